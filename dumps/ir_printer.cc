@@ -1,0 +1,221 @@
+#include "dumps/ir_printer.h"
+
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ir/op_defs.h"
+
+namespace irc {
+
+std::string formatTensorType(const TensorType& type) {
+  return fmt::format("<Tensor[{}], {}>", dumpName(type.dtype), formatShape(type.shape));
+}
+
+std::string formatTupleType(const std::vector<TensorType>& types) {
+  // Runs of equal element types merge: Tensor[Float32]*2,Tensor[Int32].
+  std::vector<std::string> runs;
+  for (size_t i = 0; i < types.size();) {
+    size_t j = i;
+    while (j < types.size() && types[j].dtype == types[i].dtype) ++j;
+    std::string element = fmt::format("Tensor[{}]", dumpName(types[i].dtype));
+    runs.push_back(j - i > 1 ? fmt::format("{}*{}", element, j - i) : element);
+    i = j;
+  }
+  std::vector<std::string> shapes;
+  for (const auto& t : types) shapes.push_back(formatShape(t.shape));
+  return fmt::format("<Tuple[{}], TupleShape({})>", fmt::join(runs, ","), fmt::join(shapes, ", "));
+}
+
+std::string formatStrategy(const ShardStrategy& strategy) {
+  std::vector<std::string> tuples;
+  for (const auto& t : strategy) tuples.push_back(formatIntTuple(t));
+  return fmt::format("({})", fmt::join(tuples, ", "));
+}
+
+namespace {
+
+std::string formatAliasMaps(const std::vector<DimAxes>& maps, const DeviceMatrix& mesh) {
+  std::vector<std::string> tensors;
+  for (const DimAxes& dims : maps) {
+    std::vector<std::string> entries;
+    for (const auto& axes : dims) {
+      if (axes.empty()) entries.push_back("None");
+      else if (axes.size() == 1) entries.push_back(mesh.names.at(axes[0]));
+      else {
+        std::vector<std::string> names;
+        for (int a : axes) names.push_back(mesh.names.at(a));
+        entries.push_back(fmt::format("({})", fmt::join(names, ", ")));
+      }
+    }
+    tensors.push_back(fmt::format("({})", fmt::join(entries, ", ")));
+  }
+  return fmt::format("({})", fmt::join(tensors, ", "));
+}
+
+class Printer {
+ public:
+  Printer(const Graph& g, const PrintOptions& o) : graph_(g), options_(o), refs_(g.values.size()) {}
+
+  std::string print() {
+    printHeader();
+    out_ += "subgraph attr:\n";
+    out_ += fmt::format("subgraph instance: {}\n", graph_.name);
+    out_ += fmt::format("subgraph @{}() {{\n", graph_.name);
+    computeUsedResults();
+    for (OpId id : graph_.order) printOp(graph_.op(id));
+    printReturn();
+    out_ += "}\n";
+    return std::move(out_);
+  }
+
+ private:
+  void printHeader() {
+    out_ += fmt::format("# IR entry: @{}\n# Total subgraphs: 1\n\n# Attrs:\n", graph_.name);
+    const ParallelConfig& p = graph_.parallel;
+    std::map<std::string, std::string> attrs;
+    attrs["device_num"] = std::to_string(p.deviceNum);
+    attrs["global_rank"] = std::to_string(options_.rank);
+    attrs["search_mode"] = std::string(searchModeName(p.searchMode));
+    if (p.mesh) {
+      attrs["device_matrix"] = formatIntTuple(p.mesh->dims);
+      attrs["alias_name"] = fmt::format("({})", fmt::join(p.mesh->names, ", "));
+    }
+    for (const auto& [k, v] : attrs) out_ += fmt::format("{}: {}\n", k, v);
+    size_t total = graph_.inputs.size() + graph_.parameters.size();
+    out_ += fmt::format("\n# Total params: {}\n# Params:\n", total);
+    int number = 1;
+    for (const auto* list : {&graph_.inputs, &graph_.parameters}) {
+      for (ValueId id : *list) {
+        const Value& v = graph_.value(id);
+        refs_[id] = fmt::format("%para{}_{}", number++, v.name);
+        out_ += fmt::format("{}: {}{}\n", refs_[id], formatTensorType(v.type),
+                            v.kind == ValueKind::Parameter ? " : has_default" : "");
+      }
+    }
+    out_ += "\n";
+  }
+
+  void computeUsedResults() {
+    used_.assign(graph_.values.size(), false);
+    for (const Op& op : graph_.ops)
+      for (const Operand& o : op.operands)
+        if (o.isValue()) used_[o.value] = true;
+    for (ValueId v : graph_.outputs) used_[v] = true;
+  }
+
+  std::string nextNode() { return fmt::format("%{}", counter_++); }
+
+  std::string operandText(const Operand& o) const {
+    return o.isValue() ? refs_[o.value] : formatAttribute(*o.constant);
+  }
+
+  std::string operandType(const Operand& o) const {
+    return o.isValue() ? formatTensorType(graph_.value(o.value).type) : formatConstantType(*o.constant);
+  }
+
+  std::vector<TensorType> resultTypes(const Op& op) const {
+    std::vector<TensorType> types;
+    for (ValueId r : op.results) types.push_back(graph_.value(r).type);
+    return types;
+  }
+
+  void printComments(const Op& op) {
+    if (!op.reason.empty()) out_ += fmt::format("      # reason: {}\n", op.reason);
+    if (options_.locations && op.loc.valid())
+      out_ += fmt::format("      # In file {}:{}:{}\n", options_.modelFileName, op.loc.line, op.loc.col);
+  }
+
+  std::string primitiveAttrs(const Op& op) const {
+    std::map<std::string, std::string> attrs;
+    for (const auto& [k, v] : op.attrs) attrs[k] = formatAttribute(v);
+    const OpAnnotation& a = op.annotation;
+    if (a.inStrategy) attrs["in_strategy"] = formatStrategy(*a.inStrategy);
+    if (a.outStrategy) attrs["out_strategy"] = formatStrategy(*a.outStrategy);
+    if (graph_.parallel.mesh) {
+      if (a.inLayout) attrs["in_layout"] = formatAliasMaps(*a.inLayout, *graph_.parallel.mesh);
+      if (a.outLayout) attrs["out_layout"] = formatAliasMaps(*a.outLayout, *graph_.parallel.mesh);
+    }
+    if (attrs.empty()) return {};
+    std::vector<std::string> parts;
+    for (const auto& [k, v] : attrs) parts.push_back(fmt::format("{}: {}", k, v));
+    return fmt::format(" primitive_attrs: {{{}}}", fmt::join(parts, ", "));
+  }
+
+  void printOp(const Op& op) {
+    const OpDef& def = *findOpDef(op.type);
+    std::vector<std::string> operands, operandTypes;
+    if (!def.operands.empty() && def.operands.back().kind == OperandKind::TensorList) {
+      // Concat takes its tensors through one MakeTuple node, as MindSpore prints it.
+      std::vector<std::string> elems;
+      std::vector<TensorType> types;
+      for (const Operand& o : op.operands) {
+        elems.push_back(operandText(o));
+        types.push_back(graph_.value(o.value).type);
+      }
+      std::vector<std::string> elemTypes;
+      for (const auto& t : types) elemTypes.push_back(formatTensorType(t));
+      std::string node = nextNode();
+      out_ += fmt::format("  {}({}.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node, op.name, fmt::join(elems, ", "),
+                          fmt::join(elemTypes, ", "), formatTupleType(types));
+      operands.push_back(node);
+      operandTypes.push_back(formatTupleType(types));
+    } else {
+      for (const Operand& o : op.operands) {
+        operands.push_back(operandText(o));
+        operandTypes.push_back(operandType(o));
+      }
+    }
+    std::string node = nextNode();
+    out_ += fmt::format("  {}({}) = {}({}) {{instance name: {}}}{}\n", node, op.name, op.type, fmt::join(operands, ", "),
+                        op.instanceName, primitiveAttrs(op));
+    std::vector<TensorType> results = resultTypes(op);
+    std::string resultText = def.tupleResult() ? formatTupleType(results) : formatTensorType(results.at(0));
+    out_ += fmt::format("      : ({}) -> ({})\n", fmt::join(operandTypes, ", "), resultText);
+    printComments(op);
+    if (!def.tupleResult()) {
+      refs_[op.results[0]] = node;
+      return;
+    }
+    for (size_t j = 0; j < op.results.size(); ++j) {
+      if (!used_[op.results[j]]) continue;
+      std::string item = nextNode();
+      out_ += fmt::format("  {}({}.getitem.{}) = TupleGetItem({}, {})\n      : ({}, <Int64>) -> ({})\n", item, op.name, j, node,
+                          j, resultText, formatTensorType(results[j]));
+      refs_[op.results[j]] = item;
+    }
+  }
+
+  void printReturn() {
+    std::vector<std::string> refs;
+    std::vector<TensorType> types;
+    for (ValueId v : graph_.outputs) {
+      refs.push_back(refs_[v]);
+      types.push_back(graph_.value(v).type);
+    }
+    if (refs.size() == 1) {
+      out_ += fmt::format("  Return({})\n      : ({})\n", refs[0], formatTensorType(types[0]));
+      return;
+    }
+    std::vector<std::string> elemTypes;
+    for (const auto& t : types) elemTypes.push_back(formatTensorType(t));
+    std::string node = nextNode();
+    out_ += fmt::format("  {}(return.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node, fmt::join(refs, ", "),
+                        fmt::join(elemTypes, ", "), formatTupleType(types));
+    out_ += fmt::format("  Return({})\n      : ({})\n", node, formatTupleType(types));
+  }
+
+  const Graph& graph_;
+  const PrintOptions& options_;
+  std::vector<std::string> refs_;
+  std::vector<bool> used_;
+  int counter_ = 0;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string printGraph(const Graph& graph, const PrintOptions& options) { return Printer(graph, options).print(); }
+
+}  // namespace irc

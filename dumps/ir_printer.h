@@ -1,0 +1,24 @@
+#pragma once
+// Graph -> MindSpore text IR (spec/ir-dump.md). A pure function of the graph and the options:
+// no addresses, hash orders, times or paths, so equal graphs print equal bytes.
+#include <cstdint>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace irc {
+
+struct PrintOptions {
+  int64_t rank = 0;              // printed as `global_rank` in the header
+  bool locations = false;        // `# In file model.yaml:12:5` comment lines
+  std::string modelFileName;     // for those lines
+};
+
+std::string printGraph(const Graph& graph, const PrintOptions& options);
+
+// Pieces the printer uses, exposed for tests and for other text outputs (reports, explain).
+std::string formatTensorType(const TensorType& type);  // <Tensor[Float32], (64, 64)>
+std::string formatTupleType(const std::vector<TensorType>& types);  // <Tuple[Tensor[Float32]*2], TupleShape((8), (8))>
+std::string formatStrategy(const ShardStrategy& strategy);  // ((2, 1), (1, 4))
+
+}  // namespace irc

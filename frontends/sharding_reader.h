@@ -1,0 +1,31 @@
+#pragma once
+// Reads the parallel annotations of a model: an op's in_strategy / out_strategy / in_layout /
+// out_layout, and a tensor's `sharding` in any of its four notations. Checks everything that does
+// not depend on the op's own sharding rule (ranks, divisibility, device counts, aliases, axes
+// used twice); the op-specific checks belong to the op rules.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontends/yaml_reader.h"
+#include "ir/graph.h"
+
+namespace irc {
+
+// What an annotation is checked against: the tensors it describes, in order.
+struct AnnotatedTensor {
+  std::string name;
+  Shape shape;
+};
+
+std::optional<ShardStrategy> readStrategy(YamlReader& reader, const YAML::Node& node, std::string_view what,
+                                          const std::vector<AnnotatedTensor>& tensors, int64_t deviceNum);
+
+std::optional<std::vector<DimAxes>> readLayouts(YamlReader& reader, const YAML::Node& node, std::string_view what,
+                                                const std::vector<AnnotatedTensor>& tensors, const ParallelConfig& parallel,
+                                                SourceLoc keyLoc);
+
+std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YAML::Node& node, const AnnotatedTensor& tensor,
+                                                 const ParallelConfig& parallel);
+
+}  // namespace irc

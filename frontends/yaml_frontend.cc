@@ -1,0 +1,630 @@
+#include "frontends/yaml_frontend.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include "frontends/sharding_reader.h"
+#include "frontends/yaml_reader.h"
+#include "ir/op_defs.h"
+#include "ir/shape_inference.h"
+#include "ir/suggest.h"
+#include "ir/topology.h"
+
+namespace irc {
+namespace {
+
+const std::vector<std::string> kTopKeys = {"name", "parallel", "inputs", "parameters", "ops", "outputs"};
+const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank",    "search_mode",   "fully_use_devices",
+                                                "factor_strategy", "enable_alltoall", "redistribution", "device_matrix",
+                                                "alias_name"};
+const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
+const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
+                                          "out_strategy", "in_layout", "out_layout", "priority", "sharding"};
+
+// Per model op, the YAML it came from, for the passes of the loader that run after the op exists.
+struct OpSource {
+  OpId id = kNoId;
+  YAML::Node node;
+  bool operandsOk = false;
+  bool typesOk = false;
+};
+
+class ModelLoader {
+ public:
+  ModelLoader(DiagnosticEngine& diags, const FrontendOptions& options) : reader_(diags), options_(options) {}
+
+  std::optional<Graph> load(const std::string& text);
+
+ private:
+  bool stop() const { return reader_.diags().capReached(); }
+  void readParallel(const YAML::Node& node);
+  void readTensors(const YAML::Node& list, ValueKind kind);
+  void declareOps(const YAML::Node& list);
+  void resolveOperands(OpSource& src);
+  bool orderOps();
+  void inferTypes();
+  void readAnnotations(OpSource& src);
+  void readTensorShardings();
+  void readOutputs(const std::optional<YAML::Node>& node);
+
+  bool claimName(const std::string& name, const YAML::Node& at);
+  std::optional<ValueId> lookupValue(const YAML::Node& ref, const Op& user);
+  std::optional<Attribute> readConstant(const YAML::Node& node, const OperandSpec& spec, const Op& op);
+  std::optional<Attribute> readAttr(const YAML::Node& node, const AttrSpec& spec, const Op& op);
+  int resultCount(const OpDef& def, const YAML::Node& opNode);
+
+  YamlReader reader_;
+  FrontendOptions options_;
+  Graph graph_;
+  std::map<std::string, ValueId> valuesByName_;
+  std::map<std::string, SourceLoc> nameLocs_;
+  std::vector<OpSource> sources_;
+  std::vector<std::pair<ValueId, YAML::Node>> tensorShardingNodes_;
+  bool parallelOk_ = false;
+};
+
+std::optional<Graph> ModelLoader::load(const std::string& text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    reader_.diags().error({e.mark.line + 1, e.mark.column + 1}, fmt::format("invalid YAML: {}", e.msg));
+    return std::nullopt;
+  } catch (const YAML::Exception& e) {
+    reader_.diags().error({e.mark.line + 1, e.mark.column + 1}, fmt::format("invalid YAML: {}", e.msg));
+    return std::nullopt;
+  }
+  if (!root.IsMap()) {
+    reader_.diags().error(locOf(root), fmt::format("a model must be a mapping with keys {}; got {}", joinNames(kTopKeys),
+                                                   describeNode(root)));
+    return std::nullopt;
+  }
+  reader_.checkMap(root, "the model", kTopKeys);
+  graph_.name = options_.defaultName;
+  if (auto n = reader_.optional(root, "name"))
+    if (auto s = reader_.string(*n, "name")) graph_.name = *s;
+  if (auto p = reader_.required(root, "parallel", "the model")) readParallel(*p);
+  if (auto i = reader_.optional(root, "inputs")) readTensors(*i, ValueKind::Input);
+  if (auto p = reader_.optional(root, "parameters")) readTensors(*p, ValueKind::Parameter);
+  auto opsNode = reader_.required(root, "ops", "the model");
+  if (opsNode) declareOps(*opsNode);
+  if (stop()) return std::nullopt;
+  for (OpSource& src : sources_) resolveOperands(src);
+  if (stop()) return std::nullopt;
+  if (!orderOps()) return std::nullopt;
+  inferTypes();
+  if (parallelOk_) {
+    for (OpSource& src : sources_)
+      if (src.typesOk) readAnnotations(src);
+    readTensorShardings();
+  }
+  readOutputs(reader_.optional(root, "outputs"));
+  if (reader_.diags().hasErrors()) return std::nullopt;
+  return std::move(graph_);
+}
+
+void ModelLoader::readParallel(const YAML::Node& node) {
+  if (!reader_.checkMap(node, "'parallel'", kParallelKeys)) return;
+  ParallelConfig& p = graph_.parallel;
+  p.loc = locOf(node);
+  bool ok = true;
+  if (auto n = reader_.required(node, "device_num", "'parallel'")) {
+    auto v = reader_.integer(*n, "device_num");
+    if (v && *v < 1) reader_.error(*n, fmt::format("device_num must be >= 1; got {}", *v));
+    if (v && *v >= 1) p.deviceNum = *v;
+    else ok = false;
+  } else {
+    ok = false;
+  }
+  if (auto n = reader_.optional(node, "global_rank")) {
+    auto v = reader_.integer(*n, "global_rank");
+    if (v && (*v < 0 || *v >= p.deviceNum)) {
+      reader_.error(*n, fmt::format("global_rank {} is not a rank of {} devices (valid: 0 .. {})", *v, p.deviceNum, p.deviceNum - 1));
+      ok = false;
+    } else if (v) {
+      p.globalRank = *v;
+    }
+  }
+  if (auto n = reader_.optional(node, "search_mode"))
+    if (auto s = reader_.choice(*n, "search_mode", searchModeNames())) p.searchMode = *parseSearchMode(*s);
+  if (auto n = reader_.optional(node, "fully_use_devices"))
+    if (auto b = reader_.boolean(*n, "fully_use_devices")) p.fullyUseDevices = *b;
+  if (auto n = reader_.optional(node, "factor_strategy"))
+    if (auto s = reader_.choice(*n, "factor_strategy", factorStrategyNames())) p.factorStrategy = *parseFactorStrategy(*s);
+  if (auto n = reader_.optional(node, "enable_alltoall"))
+    if (auto b = reader_.boolean(*n, "enable_alltoall")) p.enableAlltoall = *b;
+  if (auto n = reader_.optional(node, "redistribution"))
+    if (auto s = reader_.choice(*n, "redistribution", redistributionModeNames()))
+      p.redistribution = *parseRedistributionMode(*s);
+
+  auto dm = reader_.optional(node, "device_matrix");
+  auto an = reader_.optional(node, "alias_name");
+  if (dm) {
+    auto dims = reader_.intList(*dm, "device_matrix");
+    if (dims) {
+      DeviceMatrix mesh = DeviceMatrix::unnamed(*dims);
+      bool meshOk = !dims->empty();
+      for (size_t i = 0; i < dims->size(); ++i)
+        if ((*dims)[i] < 1) {
+          reader_.error((*dm)[i], fmt::format("device_matrix entries must be >= 1; got {}", (*dims)[i]));
+          meshOk = false;
+        }
+      if (dims->empty()) reader_.error(*dm, "device_matrix must have at least one axis");
+      if (meshOk && ok && mesh.deviceCount() != p.deviceNum) {
+        reader_.error(*dm, fmt::format("device_matrix {} has {} devices; device_num is {}", formatIntTuple(*dims),
+                                       mesh.deviceCount(), p.deviceNum));
+        meshOk = false;
+      }
+      if (an) {
+        auto names = reader_.stringList(*an, "alias_name");
+        if (names && names->size() != dims->size()) {
+          reader_.error(*an, fmt::format("alias_name has {} names; device_matrix {} has {} axes", names->size(),
+                                         formatIntTuple(*dims), dims->size()));
+          meshOk = false;
+        } else if (names) {
+          std::set<std::string> seen;
+          for (size_t i = 0; i < names->size(); ++i)
+            if (!seen.insert((*names)[i]).second || (*names)[i] == "None") {
+              reader_.error((*an)[i], fmt::format("alias '{}' is {}", (*names)[i],
+                                                  (*names)[i] == "None" ? "reserved (it means not split)" : "given twice"));
+              meshOk = false;
+            }
+          mesh.names = *names;
+        } else {
+          meshOk = false;
+        }
+      }
+      if (meshOk) p.mesh = mesh;
+      else ok = false;
+    } else {
+      ok = false;
+    }
+  } else if (an) {
+    reader_.error(*an, "alias_name names the axes of device_matrix, which 'parallel' does not give");
+    ok = false;
+  }
+  parallelOk_ = ok;
+}
+
+bool ModelLoader::claimName(const std::string& name, const YAML::Node& at) {
+  auto [it, inserted] = nameLocs_.emplace(name, locOf(at));
+  if (inserted) return true;
+  reader_.error(at, fmt::format("duplicate name '{}'", name));
+  reader_.diags().note(it->second, fmt::format("'{}' is first defined here", name));
+  return false;
+}
+
+void ModelLoader::readTensors(const YAML::Node& list, ValueKind kind) {
+  const char* section = kind == ValueKind::Input ? "inputs" : "parameters";
+  if (!reader_.sequence(list, section)) return;
+  for (const YAML::Node& t : list) {
+    if (stop()) return;
+    if (!reader_.checkMap(t, fmt::format("an entry of '{}'", section), kTensorKeys)) continue;
+    auto nameNode = reader_.required(t, "name", fmt::format("an entry of '{}'", section));
+    auto shapeNode = reader_.required(t, "shape", fmt::format("an entry of '{}'", section));
+    auto dtypeNode = reader_.required(t, "dtype", fmt::format("an entry of '{}'", section));
+    std::optional<std::string> name = nameNode ? reader_.string(*nameNode, "name") : std::nullopt;
+    std::optional<std::vector<int64_t>> shape = shapeNode ? reader_.intList(*shapeNode, "shape") : std::nullopt;
+    if (shape)
+      for (size_t i = 0; i < shape->size(); ++i)
+        if ((*shape)[i] < 1) {
+          reader_.error((*shapeNode)[i], fmt::format("shape entries must be >= 1; got {}", (*shape)[i]));
+          shape.reset();
+          break;
+        }
+    std::optional<DType> dtype;
+    if (dtypeNode)
+      if (auto s = reader_.choice(*dtypeNode, "dtype", allDTypeModelNames())) dtype = parseDType(*s);
+    if (!name || !shape || !dtype) continue;
+    if (!claimName(*name, *nameNode)) continue;
+    ValueId id = graph_.addGraphInput(*name, {*dtype, *shape}, kind, locOf(*nameNode));
+    valuesByName_[*name] = id;
+    if (auto s = reader_.optional(t, "sharding")) tensorShardingNodes_.emplace_back(id, *s);
+  }
+}
+
+int ModelLoader::resultCount(const OpDef& def, const YAML::Node& opNode) {
+  switch (def.family) {
+    case OpFamily::LayerNorm: return 3;
+    case OpFamily::SoftmaxCrossEntropy: return 2;
+    case OpFamily::Split: {
+      if (auto attrs = reader_.optional(opNode, "attrs"))
+        if (auto n = reader_.optional(*attrs, "output_num"))
+          if (auto v = scalarAsInt(*n); v && *v >= 1) return static_cast<int>(*v);
+      return 1;
+    }
+    default: return 1;
+  }
+}
+
+void ModelLoader::declareOps(const YAML::Node& list) {
+  if (!reader_.sequence(list, "ops")) return;
+  if (list.size() == 0) reader_.error(list, "ops must list at least one op");
+  const std::vector<std::string> typeNames = modelOpTypeNames();
+  int index = 0;
+  for (const YAML::Node& node : list) {
+    if (stop()) return;
+    if (!reader_.checkMap(node, "an op", kOpKeys)) continue;
+    auto nameNode = reader_.required(node, "name", "an op");
+    auto typeNode = reader_.required(node, "type", "an op");
+    reader_.required(node, "inputs", "an op");
+    std::optional<std::string> name = nameNode ? reader_.string(*nameNode, "op name") : std::nullopt;
+    const OpDef* def = nullptr;
+    if (typeNode)
+      if (auto type = reader_.string(*typeNode, "op type")) {
+        def = findOpDef(*type);
+        if (def && def->insertedOnly) {
+          reader_.error(*typeNode, fmt::format("op type '{}' is inserted by the passes; a model may not use it", *type));
+          def = nullptr;
+        } else if (!def) {
+          auto match = closestMatch(*type, typeNames);
+          reader_.error(*typeNode, match ? fmt::format("unknown op type '{}'; did you mean '{}'?", *type, *match)
+                                         : fmt::format("unknown op type '{}'; `irc --list-ops` lists the op set", *type));
+        }
+      }
+    if (!name || !def) continue;
+    if (!claimName(*name, *nameNode)) continue;
+    Op op;
+    op.name = *name;
+    op.type = def->type;
+    op.instanceName = *name;
+    op.loc = locOf(node);
+    op.modelIndex = index++;
+    OpId id = graph_.addOp(std::move(op), std::vector<TensorType>(resultCount(*def, node)));
+    const Op& added = graph_.op(id);
+    for (size_t r = 0; r < added.results.size(); ++r) {
+      valuesByName_[r == 0 ? *name : fmt::format("{}:{}", *name, r)] = added.results[r];
+      valuesByName_[fmt::format("{}:{}", *name, r)] = added.results[r];
+    }
+    sources_.push_back({id, node});
+  }
+}
+
+std::optional<ValueId> ModelLoader::lookupValue(const YAML::Node& ref, const Op& user) {
+  if (!ref.IsScalar() || ref.Scalar().empty()) {
+    reader_.error(ref, fmt::format("the inputs of op '{}' must be value names; got {}", user.name, describeNode(ref)));
+    return std::nullopt;
+  }
+  const std::string& name = ref.Scalar();
+  if (auto it = valuesByName_.find(name); it != valuesByName_.end()) return it->second;
+  // "op:3" on an op with fewer results deserves its own message.
+  if (auto colon = name.rfind(':'); colon != std::string::npos) {
+    std::string base = name.substr(0, colon);
+    if (auto it = valuesByName_.find(base); it != valuesByName_.end() && graph_.value(it->second).producer != kNoId) {
+      const Op& producer = graph_.op(graph_.value(it->second).producer);
+      reader_.error(ref, fmt::format("'{}' names output {} of op '{}', which has {} output{} (valid: {}:0 .. {}:{})", name,
+                                     name.substr(colon + 1), base, producer.results.size(),
+                                     producer.results.size() == 1 ? "" : "s", base, base, producer.results.size() - 1));
+      return std::nullopt;
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& [n, _] : valuesByName_) names.push_back(n);
+  auto match = closestMatch(name, names);
+  reader_.error(ref, fmt::format("unknown value '{}' in the inputs of op '{}'{}", name, user.name,
+                                 match ? fmt::format("; did you mean '{}'?", *match) : std::string()));
+  return std::nullopt;
+}
+
+std::optional<Attribute> ModelLoader::readConstant(const YAML::Node& node, const OperandSpec& spec, const Op& op) {
+  std::string what = fmt::format("operand '{}' of {} '{}'", spec.name, op.type, op.name);
+  switch (spec.kind) {
+    case OperandKind::Int:
+      if (auto v = reader_.integer(node, what)) return Attribute(*v);
+      return std::nullopt;
+    case OperandKind::IntOrTuple:
+      if (node.IsSequence()) {
+        if (auto v = reader_.intList(node, what)) return Attribute(IntTuple(*v));
+        return std::nullopt;
+      }
+      if (auto v = reader_.integer(node, fmt::format("{} (an int or a list of ints)", what))) return Attribute(*v);
+      return std::nullopt;
+    case OperandKind::Tuple:
+      if (auto v = reader_.intList(node, what)) return Attribute(IntTuple(*v));
+      return std::nullopt;
+    case OperandKind::DTypeConst:
+      if (auto s = reader_.choice(node, what, allDTypeModelNames())) return Attribute(*parseDType(*s));
+      return std::nullopt;
+    case OperandKind::TensorOrScalar:
+      if (auto v = scalarAsNumber(node)) return Attribute(ScalarTensor{DType::Float32, *v});
+      reader_.error(node, fmt::format("{} must be a value name or a number; got {}", what, describeNode(node)));
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Attribute> ModelLoader::readAttr(const YAML::Node& node, const AttrSpec& spec, const Op& op) {
+  std::string what = fmt::format("attribute '{}' of {} '{}'", spec.name, op.type, op.name);
+  switch (spec.kind) {
+    case AttrKind::Bool:
+      if (auto b = reader_.boolean(node, what)) return Attribute(*b);
+      return std::nullopt;
+    case AttrKind::Int:
+      if (auto v = reader_.integer(node, what)) return Attribute(*v);
+      return std::nullopt;
+    case AttrKind::Float:
+      if (auto v = reader_.number(node, what)) return Attribute(*v);
+      return std::nullopt;
+    case AttrKind::IntOrTuple:
+      if (node.IsSequence()) {
+        if (auto v = reader_.intList(node, what)) return Attribute(IntTuple(*v));
+        return std::nullopt;
+      }
+      if (auto v = reader_.integer(node, what)) return Attribute(IntTuple{*v});
+      return std::nullopt;
+    case AttrKind::String:
+      if (auto s = reader_.string(node, what)) return Attribute(*s);
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void ModelLoader::resolveOperands(OpSource& src) {
+  if (stop()) return;
+  Op& op = graph_.op(src.id);
+  const OpDef& def = *findOpDef(op.type);
+  auto inputsNode = reader_.optional(src.node, "inputs");
+  if (!inputsNode || !reader_.sequence(*inputsNode, fmt::format("the inputs of op '{}'", op.name))) return;
+  std::optional<YAML::Node> attrsNode = reader_.optional(src.node, "attrs");
+  if (attrsNode && !attrsNode->IsMap()) {
+    reader_.error(*attrsNode, fmt::format("the attrs of op '{}' must be a mapping; got {}", op.name, describeNode(*attrsNode)));
+    return;
+  }
+  bool ok = true;
+  const YAML::Node& inputs = *inputsNode;
+  bool variadic = def.operands.back().kind == OperandKind::TensorList;
+  std::vector<std::string> operandNames;
+  for (const auto& o : def.operands) operandNames.push_back(o.name);
+  if (!variadic && inputs.size() > def.operands.size()) {
+    reader_.error(inputs[def.operands.size()], fmt::format("{} takes {} input{} ({}); op '{}' has {}", def.type,
+                                                           def.operands.size(), def.operands.size() == 1 ? "" : "s",
+                                                           joinNames(operandNames), op.name, inputs.size()));
+    return;
+  }
+  if (variadic && inputs.size() == 0) {
+    reader_.error(inputs, fmt::format("{} takes one or more inputs; op '{}' has none", def.type, op.name));
+    return;
+  }
+  for (size_t i = 0; i < def.operands.size(); ++i) {
+    const OperandSpec& spec = def.operands[i];
+    if (spec.kind == OperandKind::TensorList) {
+      for (const YAML::Node& ref : inputs) {
+        auto v = lookupValue(ref, op);
+        if (v) op.operands.push_back(Operand::ofValue(*v, locOf(ref)));
+        ok = ok && v.has_value();
+      }
+      continue;
+    }
+    std::optional<YAML::Node> fromAttrs = attrsNode ? reader_.optional(*attrsNode, spec.name) : std::nullopt;
+    bool isConstant = spec.kind != OperandKind::Tensor && spec.kind != OperandKind::TensorOrScalar;
+    if (i < inputs.size()) {
+      const YAML::Node& ref = inputs[i];
+      if (fromAttrs) {
+        reader_.error(*fromAttrs, fmt::format("operand '{}' of op '{}' is given twice: in inputs and in attrs", spec.name, op.name));
+        ok = false;
+        continue;
+      }
+      if (spec.kind == OperandKind::Tensor ||
+          (spec.kind == OperandKind::TensorOrScalar && ref.IsScalar() && !scalarAsNumber(ref))) {
+        auto v = lookupValue(ref, op);
+        if (v) op.operands.push_back(Operand::ofValue(*v, locOf(ref)));
+        ok = ok && v.has_value();
+      } else if (auto c = readConstant(ref, spec, op)) {
+        op.operands.push_back(Operand::ofConstant(*c, locOf(ref)));
+      } else {
+        ok = false;
+      }
+    } else if (fromAttrs && (isConstant || spec.kind == OperandKind::TensorOrScalar)) {
+      if (auto c = readConstant(*fromAttrs, spec, op)) op.operands.push_back(Operand::ofConstant(*c, locOf(*fromAttrs)));
+      else ok = false;
+    } else if (spec.defaultValue) {
+      op.operands.push_back(Operand::ofConstant(*spec.defaultValue, op.loc));
+    } else {
+      reader_.error(inputs, fmt::format("{} takes {} input{} ({}); op '{}' has {}", def.type, def.operands.size(),
+                                        def.operands.size() == 1 ? "" : "s", joinNames(operandNames), op.name, inputs.size()));
+      ok = false;
+      break;
+    }
+  }
+  // Attributes: every key must be an attribute of the op or one of its constant operands.
+  std::vector<std::string> attrNames;
+  for (const auto& a : def.attrs) attrNames.push_back(a.name);
+  std::vector<std::string> accepted = attrNames;
+  for (const auto& o : def.operands)
+    if (o.kind != OperandKind::Tensor && o.kind != OperandKind::TensorList) accepted.push_back(o.name);
+  if (attrsNode)
+    for (auto it = attrsNode->begin(); it != attrsNode->end(); ++it) {
+      const std::string key = it->first.Scalar();
+      op.attrLocs.emplace_back(key, locOf(it->first));
+      if (std::find(accepted.begin(), accepted.end(), key) != accepted.end()) continue;
+      auto match = closestMatch(key, accepted);
+      reader_.error(it->first, fmt::format("{} has no attribute '{}'{}", def.type, key,
+                                           match ? fmt::format("; did you mean '{}'?", *match)
+                                                 : accepted.empty() ? std::string("; it takes none")
+                                                                    : fmt::format("; valid: {}", joinNames(accepted))));
+      ok = false;
+    }
+  for (const AttrSpec& spec : def.attrs) {
+    auto node = attrsNode ? reader_.optional(*attrsNode, spec.name) : std::nullopt;
+    if (node) {
+      if (auto a = readAttr(*node, spec, op)) op.attrs[spec.name] = *a;
+      else ok = false;
+    } else if (spec.defaultValue) {
+      op.attrs[spec.name] = *spec.defaultValue;
+    } else {
+      reader_.error(src.node, fmt::format("{} '{}' needs attribute '{}'", def.type, op.name, spec.name));
+      ok = false;
+    }
+  }
+  src.operandsOk = ok;
+}
+
+bool ModelLoader::orderOps() {
+  TopologyResult topo = topologicalOrder(graph_);
+  if (!topo.acyclic()) {
+    std::vector<std::string> names;
+    for (OpId id : topo.cycle) names.push_back(fmt::format("'{}'", graph_.op(id).name));
+    const Op& first = graph_.op(topo.cycle.front());
+    reader_.diags().error(first.loc, fmt::format("the ops {} form a cycle: each needs another's output", joinNames(names)));
+    return false;
+  }
+  graph_.order = std::move(topo.order);
+  return true;
+}
+
+void ModelLoader::inferTypes() {
+  std::vector<bool> valueOk(graph_.values.size(), false);
+  for (ValueId v : graph_.inputs) valueOk[v] = true;
+  for (ValueId v : graph_.parameters) valueOk[v] = true;
+  std::vector<OpSource*> byId(graph_.ops.size(), nullptr);
+  for (OpSource& s : sources_) byId[s.id] = &s;
+  for (OpId id : graph_.order) {
+    OpSource& src = *byId[id];
+    Op& op = graph_.op(id);
+    if (!src.operandsOk) continue;
+    std::vector<InferOperand> in;
+    bool ready = true;
+    for (const Operand& o : op.operands) {
+      if (o.isValue() && !valueOk[o.value]) ready = false;  // its producer already failed: no cascade
+      in.push_back({o.isValue() ? &graph_.value(o.value).type : nullptr, o.isValue() ? nullptr : &*o.constant});
+    }
+    if (!ready) continue;
+    InferResult r = inferResultTypes(*findOpDef(op.type), in, op.attrs);
+    if (auto* e = std::get_if<InferError>(&r)) {
+      SourceLoc loc = op.loc;
+      if (e->operandIndex >= 0 && static_cast<size_t>(e->operandIndex) < op.operands.size() &&
+          op.operands[e->operandIndex].loc.valid())
+        loc = op.operands[e->operandIndex].loc;
+      else if (!e->attr.empty())
+        loc = op.attrLoc(e->attr);
+      reader_.diags().error(loc, fmt::format("{} '{}': {}", op.type, op.name, e->message));
+      continue;
+    }
+    auto types = std::get<std::vector<TensorType>>(std::move(r));
+    for (size_t i = 0; i < types.size() && i < op.results.size(); ++i) {
+      graph_.value(op.results[i]).type = types[i];
+      valueOk[op.results[i]] = true;
+    }
+    src.typesOk = true;
+  }
+}
+
+void ModelLoader::readAnnotations(OpSource& src) {
+  Op& op = graph_.op(src.id);
+  const YAML::Node& node = src.node;
+  std::vector<AnnotatedTensor> inputs, outputs;
+  for (const Operand& o : op.operands)
+    if (o.isValue()) inputs.push_back({graph_.value(o.value).name, graph_.value(o.value).type.shape});
+  for (ValueId r : op.results) outputs.push_back({graph_.value(r).name, graph_.value(r).type.shape});
+  OpAnnotation& ann = op.annotation;
+  int64_t deviceNum = graph_.parallel.deviceNum;
+  auto inStrategy = reader_.optional(node, "in_strategy");
+  auto inLayout = reader_.optional(node, "in_layout");
+  if (inStrategy && inLayout) {
+    reader_.error(*inLayout, fmt::format("op '{}' has both in_strategy and in_layout; give one", op.name));
+    return;
+  }
+  if ((inStrategy || inLayout) && op.type == "Reshape") {
+    reader_.error(inStrategy ? *inStrategy : *inLayout,
+                  fmt::format("Reshape '{}' takes no strategy: its layouts come from its producer and consumer", op.name));
+    return;
+  }
+  if (inStrategy) {
+    ann.inStrategyLoc = locOf(*inStrategy);
+    ann.inStrategy = readStrategy(reader_, *inStrategy, fmt::format("in_strategy of op '{}'", op.name), inputs, deviceNum);
+  }
+  if (auto n = reader_.optional(node, "out_strategy")) {
+    ann.outStrategyLoc = locOf(*n);
+    if (!inStrategy)
+      reader_.error(*n, fmt::format("out_strategy of op '{}' needs an in_strategy beside it", op.name));
+    else
+      ann.outStrategy = readStrategy(reader_, *n, fmt::format("out_strategy of op '{}'", op.name), outputs, deviceNum);
+  }
+  if (inLayout) {
+    ann.inLayoutLoc = locOf(*inLayout);
+    ann.inLayout = readLayouts(reader_, *inLayout, fmt::format("in_layout of op '{}'", op.name), inputs, graph_.parallel,
+                               ann.inLayoutLoc);
+  }
+  if (auto n = reader_.optional(node, "out_layout")) {
+    ann.outLayoutLoc = locOf(*n);
+    ann.outLayout = readLayouts(reader_, *n, fmt::format("out_layout of op '{}'", op.name), outputs, graph_.parallel,
+                                ann.outLayoutLoc);
+  }
+  if (auto n = reader_.optional(node, "priority")) {
+    ann.priorityLoc = locOf(*n);
+    if (auto v = reader_.integer(*n, "priority")) {
+      if (*v < 0) reader_.error(*n, fmt::format("priority must be >= 0 (0 is highest); got {}", *v));
+      else ann.priority = *v;
+    }
+  }
+  if (auto n = reader_.optional(node, "sharding")) {
+    ann.outputSharding.assign(outputs.size(), std::nullopt);
+    if (outputs.size() == 1 && !n->IsSequence()) {
+      ann.outputSharding[0] = readTensorSharding(reader_, *n, outputs[0], graph_.parallel);
+    } else if (reader_.sequence(*n, fmt::format("the sharding of multi-output op '{}' (one entry per output)", op.name))) {
+      if (n->size() != outputs.size()) {
+        reader_.error(*n, fmt::format("the sharding of op '{}' has {} entries; the op has {} outputs", op.name, n->size(),
+                                      outputs.size()));
+      } else {
+        for (size_t i = 0; i < outputs.size(); ++i)
+          if (!(*n)[i].IsNull()) ann.outputSharding[i] = readTensorSharding(reader_, (*n)[i], outputs[i], graph_.parallel);
+      }
+    }
+  }
+}
+
+void ModelLoader::readTensorShardings() {
+  for (auto& [id, node] : tensorShardingNodes_) {
+    Value& v = graph_.value(id);
+    v.sharding = readTensorSharding(reader_, node, {v.name, v.type.shape}, graph_.parallel);
+  }
+}
+
+void ModelLoader::readOutputs(const std::optional<YAML::Node>& node) {
+  if (node) {
+    if (!reader_.sequence(*node, "outputs")) return;
+    if (node->size() == 0) reader_.error(*node, "outputs must name at least one value");
+    for (const YAML::Node& ref : *node) {
+      if (!ref.IsScalar()) {
+        reader_.error(ref, fmt::format("outputs must be value names; got {}", describeNode(ref)));
+        continue;
+      }
+      auto it = valuesByName_.find(ref.Scalar());
+      if (it == valuesByName_.end()) {
+        std::vector<std::string> names;
+        for (const auto& [n, _] : valuesByName_) names.push_back(n);
+        reader_.error(ref, fmt::format("unknown value '{}' in outputs{}", ref.Scalar(), didYouMean(ref.Scalar(), names)));
+        continue;
+      }
+      graph_.outputs.push_back(it->second);
+    }
+    return;
+  }
+  // Default: every op result that nothing consumes, in print order.
+  std::vector<bool> used(graph_.values.size(), false);
+  for (const Op& op : graph_.ops)
+    for (const Operand& o : op.operands)
+      if (o.isValue()) used[o.value] = true;
+  for (OpId id : graph_.order)
+    for (ValueId r : graph_.op(id).results)
+      if (!used[r]) graph_.outputs.push_back(r);
+}
+
+}  // namespace
+
+std::optional<Graph> loadModel(const std::string& text, DiagnosticEngine& diags, const FrontendOptions& options) {
+  try {
+    ModelLoader loader(diags, options);
+    return loader.load(text);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp may throw on access patterns we did not foresee; it is still the model's fault.
+    diags.error({e.mark.line + 1, e.mark.column + 1}, fmt::format("invalid YAML: {}", e.msg));
+    return std::nullopt;
+  }
+}
+
+}  // namespace irc

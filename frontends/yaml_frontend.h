@@ -1,0 +1,19 @@
+#pragma once
+// The model file (spec/model-format.md) -> Graph. Every node keeps its YAML position; every
+// problem is a located diagnostic (all of them, up to the engine's cap); shapes and dtypes are
+// inferred for every op. Returns nullopt when the model was rejected.
+#include <optional>
+#include <string>
+
+#include "ir/diagnostics.h"
+#include "ir/graph.h"
+
+namespace irc {
+
+struct FrontendOptions {
+  std::string defaultName;  // the graph name when the model has no `name` (the file's stem)
+};
+
+std::optional<Graph> loadModel(const std::string& text, DiagnosticEngine& diags, const FrontendOptions& options);
+
+}  // namespace irc

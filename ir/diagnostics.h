@@ -1,0 +1,68 @@
+#pragma once
+// Located diagnostics: `FILE:LINE:COL: error: message`, then the source line and a caret.
+// User errors (a bad model) go through a DiagnosticEngine and end in exit status 1; internal
+// errors (bugs) are exceptions of type InternalError and end in exit status 4.
+#include <cstddef>
+#include <map>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace irc {
+
+// 1-based line and column; line 0 means "no position" (a diagnostic about the whole file).
+struct SourceLoc {
+  int line = 0;
+  int col = 0;
+  bool valid() const { return line > 0; }
+  bool operator==(const SourceLoc&) const = default;
+};
+
+enum class Severity { Error, Note };
+
+struct Diagnostic {
+  Severity severity = Severity::Error;
+  SourceLoc loc;
+  std::string message;
+};
+
+class DiagnosticEngine {
+ public:
+  static constexpr size_t kDefaultErrorCap = 20;
+
+  DiagnosticEngine(std::string fileName, std::string sourceText, size_t errorCap = kDefaultErrorCap);
+
+  void error(SourceLoc loc, std::string message);
+  void note(SourceLoc loc, std::string message);
+
+  size_t errorCount() const { return errorCount_; }
+  bool hasErrors() const { return errorCount_ > 0; }
+  // True once the cap is reached: callers may stop looking for more errors.
+  bool capReached() const { return errorCount_ >= errorCap_; }
+  const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  const std::string& fileName() const { return fileName_; }
+
+  // Every diagnostic in the order reported, each with its source line and caret.
+  void render(std::ostream& out, bool color) const;
+  std::string renderToString() const;
+
+ private:
+  std::string sourceLine(int line) const;
+
+  std::string fileName_;
+  std::string sourceText_;
+  std::vector<size_t> lineStarts_;
+  size_t errorCap_;
+  size_t errorCount_ = 0;
+  size_t droppedErrors_ = 0;
+  std::vector<Diagnostic> diagnostics_;
+};
+
+// A bug in irc, not in the model: reported with exit status 4.
+class InternalError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+}  // namespace irc

@@ -1,0 +1,65 @@
+#include "ir/graph.h"
+
+namespace irc {
+
+SourceLoc Op::attrLoc(std::string_view attr) const {
+  for (const auto& [key, loc] : attrLocs)
+    if (key == attr) return loc;
+  return loc;
+}
+
+ValueId Graph::addGraphInput(std::string valueName, TensorType type, ValueKind kind, SourceLoc loc) {
+  ValueId id = static_cast<ValueId>(values.size());
+  Value v;
+  v.name = std::move(valueName);
+  v.type = std::move(type);
+  v.kind = kind;
+  v.loc = loc;
+  values.push_back(std::move(v));
+  (kind == ValueKind::Input ? inputs : parameters).push_back(id);
+  return id;
+}
+
+OpId Graph::addOp(Op op, const std::vector<TensorType>& resultTypes) {
+  OpId id = static_cast<OpId>(ops.size());
+  op.results.clear();
+  for (size_t i = 0; i < resultTypes.size(); ++i) {
+    Value v;
+    v.name = i == 0 ? op.name : op.name + ":" + std::to_string(i);
+    v.type = resultTypes[i];
+    v.kind = ValueKind::OpResult;
+    v.producer = id;
+    v.resultIndex = static_cast<int>(i);
+    v.loc = op.loc;
+    op.results.push_back(static_cast<ValueId>(values.size()));
+    values.push_back(std::move(v));
+  }
+  ops.push_back(std::move(op));
+  return id;
+}
+
+int Graph::paramNumber(ValueId id) const {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i] == id) return static_cast<int>(i) + 1;
+  for (size_t i = 0; i < parameters.size(); ++i)
+    if (parameters[i] == id) return static_cast<int>(inputs.size() + i) + 1;
+  return 0;
+}
+
+std::optional<ValueId> Graph::findValue(std::string_view valueName) const {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i].name == valueName) return static_cast<ValueId>(i);
+  return std::nullopt;
+}
+
+std::vector<std::vector<Use>> computeUses(const Graph& graph) {
+  std::vector<std::vector<Use>> uses(graph.values.size());
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (op.operands[i].isValue()) uses[op.operands[i].value].push_back({id, static_cast<int>(i)});
+  }
+  return uses;
+}
+
+}  // namespace irc

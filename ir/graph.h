@@ -1,0 +1,100 @@
+#pragma once
+// The operator graph: values (inputs, parameters, op results) and ops. Ids are dense indices;
+// `order` is the execution and print order (topological, ties by model order). Iteration is
+// always over vectors, never over hash containers, so everything derived from a Graph is
+// deterministic.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/attribute.h"
+#include "ir/diagnostics.h"
+#include "ir/parallel_config.h"
+#include "ir/shape.h"
+#include "ir/sharding.h"
+
+namespace irc {
+
+using ValueId = int32_t;
+using OpId = int32_t;
+constexpr int32_t kNoId = -1;
+
+struct TensorType {
+  DType dtype = DType::Float32;
+  Shape shape;
+  bool operator==(const TensorType&) const = default;
+};
+
+enum class ValueKind { Input, Parameter, OpResult };
+
+struct Value {
+  std::string name;  // model name; a later result of a multi-output op is `op:1`
+  TensorType type;
+  ValueKind kind = ValueKind::OpResult;
+  OpId producer = kNoId;
+  int resultIndex = 0;
+  SourceLoc loc;
+  std::optional<TensorSharding> sharding;  // an input's or parameter's annotation
+};
+
+// An operand is a value or a constant (Reshape's shape, Cast's dtype, a reduction's axis, ...).
+struct Operand {
+  ValueId value = kNoId;
+  std::optional<Attribute> constant;
+  SourceLoc loc;
+
+  static Operand ofValue(ValueId v, SourceLoc loc = {}) { return {v, std::nullopt, loc}; }
+  static Operand ofConstant(Attribute a, SourceLoc loc = {}) { return {kNoId, std::move(a), loc}; }
+  bool isValue() const { return value != kNoId; }
+};
+
+struct Op {
+  std::string name;          // unique; printed as %N(name)
+  std::string type;          // MindSpore primitive name
+  std::string instanceName;  // {instance name: ...}
+  std::vector<Operand> operands;
+  AttrMap attrs;
+  std::vector<ValueId> results;
+  SourceLoc loc;
+  std::vector<std::pair<std::string, SourceLoc>> attrLocs;  // where each model attr was written
+  int modelIndex = -1;       // position in the model's op list; -1 for inserted ops
+  OpAnnotation annotation;   // what the model configured
+  std::string reason;        // inserted ops: why the pass inserted it (the `# reason:` line)
+
+  SourceLoc attrLoc(std::string_view attr) const;
+};
+
+class Graph {
+ public:
+  std::string name;
+  ParallelConfig parallel;
+  std::vector<Value> values;
+  std::vector<Op> ops;
+  std::vector<ValueId> inputs;      // in model order
+  std::vector<ValueId> parameters;  // in model order, after the inputs when numbered
+  std::vector<ValueId> outputs;
+  std::vector<OpId> order;          // execution / print order
+
+  ValueId addGraphInput(std::string name, TensorType type, ValueKind kind, SourceLoc loc);
+  // Adds the op and one result value per given type; returns its id. Does not touch `order`.
+  OpId addOp(Op op, const std::vector<TensorType>& resultTypes);
+
+  const Value& value(ValueId id) const { return values.at(id); }
+  Value& value(ValueId id) { return values.at(id); }
+  const Op& op(OpId id) const { return ops.at(id); }
+  Op& op(OpId id) { return ops.at(id); }
+
+  // The `%paraK_` number of an input or parameter (inputs first, from 1), or 0.
+  int paramNumber(ValueId id) const;
+  std::optional<ValueId> findValue(std::string_view valueName) const;
+};
+
+// Consumers of every value, in `order` (an op using a value twice is listed once per use).
+struct Use {
+  OpId op;
+  int operandIndex;
+};
+std::vector<std::vector<Use>> computeUses(const Graph& graph);
+
+}  // namespace irc

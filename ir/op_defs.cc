@@ -1,0 +1,121 @@
+#include "ir/op_defs.h"
+
+namespace irc {
+namespace {
+
+OperandSpec tensor(std::string name) { return {std::move(name), OperandKind::Tensor, std::nullopt}; }
+OperandSpec constant(std::string name, OperandKind kind, std::optional<Attribute> def = std::nullopt) {
+  return {std::move(name), kind, std::move(def)};
+}
+AttrSpec attr(std::string name, AttrKind kind, std::optional<Attribute> def) {
+  return {std::move(name), kind, std::move(def)};
+}
+
+std::vector<OpDef> buildOpDefs() {
+  std::vector<OpDef> defs;
+  const std::vector<AttrSpec> transposes = {attr("transpose_a", AttrKind::Bool, false),
+                                            attr("transpose_b", AttrKind::Bool, false)};
+  defs.push_back({"MatMul", OpFamily::MatMul, {tensor("x"), tensor("w")}, transposes});
+  defs.push_back({"BatchMatMul", OpFamily::BatchMatMul, {tensor("x"), tensor("w")}, transposes});
+  for (const char* t : {"Add", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "Equal"})
+    defs.push_back({t, OpFamily::Broadcast, {tensor("x"), {"y", OperandKind::TensorOrScalar, std::nullopt}}, {}});
+  defs.push_back({"BiasAdd", OpFamily::BiasAdd, {tensor("x"), tensor("b")}, {}});
+  for (const char* t : {"ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Square", "Abs"})
+    defs.push_back({t, OpFamily::Unary, {tensor("x")}, {}});
+  defs.push_back({"Cast", OpFamily::Cast, {tensor("x"), constant("dtype", OperandKind::DTypeConst)}, {}});
+  for (const char* t : {"Softmax", "LogSoftmax"})
+    defs.push_back({t, OpFamily::Softmax, {tensor("x")}, {attr("axis", AttrKind::Int, int64_t{-1})}});
+  for (const char* t : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"})
+    defs.push_back({t, OpFamily::Reduce, {tensor("x"), constant("axis", OperandKind::IntOrTuple, IntTuple{})},
+                    {attr("keep_dims", AttrKind::Bool, false)}});
+  defs.push_back({"Reshape", OpFamily::Reshape, {tensor("x"), constant("shape", OperandKind::Tuple)}, {}});
+  defs.push_back({"Transpose", OpFamily::Transpose, {tensor("x"), constant("perm", OperandKind::Tuple)}, {}});
+  defs.push_back({"ExpandDims", OpFamily::ExpandDims, {tensor("x"), constant("axis", OperandKind::Int)}, {}});
+  defs.push_back({"Squeeze", OpFamily::Squeeze, {tensor("x")}, {attr("axis", AttrKind::IntOrTuple, IntTuple{})}});
+  defs.push_back({"Gather", OpFamily::Gather,
+                  {tensor("params"), tensor("indices"), constant("axis", OperandKind::Int, int64_t{0})}, {}});
+  defs.push_back({"Concat", OpFamily::Concat, {{"values", OperandKind::TensorList, std::nullopt}},
+                  {attr("axis", AttrKind::Int, int64_t{0})}});
+  defs.push_back({"Split", OpFamily::Split, {tensor("x")},
+                  {attr("axis", AttrKind::Int, int64_t{0}), attr("output_num", AttrKind::Int, std::nullopt)}});
+  defs.push_back({"LayerNorm", OpFamily::LayerNorm, {tensor("x"), tensor("gamma"), tensor("beta")},
+                  {attr("begin_norm_axis", AttrKind::Int, int64_t{-1}),
+                   attr("begin_params_axis", AttrKind::Int, int64_t{-1}),
+                   attr("epsilon", AttrKind::Float, 1e-7)}});
+  defs.push_back({"SoftmaxCrossEntropyWithLogits", OpFamily::SoftmaxCrossEntropy,
+                  {tensor("logits"), tensor("labels")}, {}});
+  defs.push_back({"OneHot", OpFamily::OneHot,
+                  {tensor("indices"), constant("depth", OperandKind::Int),
+                   {"on_value", OperandKind::TensorOrScalar, std::nullopt},
+                   {"off_value", OperandKind::TensorOrScalar, std::nullopt}},
+                  {attr("axis", AttrKind::Int, int64_t{-1})}});
+
+  // Inserted by the passes (spec/ops.md, second table).
+  const std::vector<AttrSpec> groupAttrs = {attr("group", AttrKind::String, std::nullopt),
+                                            attr("group_ranks", AttrKind::String, std::nullopt)};
+  auto with = [](std::vector<AttrSpec> base, std::vector<AttrSpec> more) {
+    base.insert(base.end(), more.begin(), more.end());
+    return base;
+  };
+  defs.push_back({"AllReduce", OpFamily::AllReduce, {tensor("x")},
+                  with(groupAttrs, {attr("op", AttrKind::String, std::string("sum")),
+                                    attr("fusion", AttrKind::Int, int64_t{0}), attr("index", AttrKind::Int, int64_t{0})}),
+                  true});
+  defs.push_back({"AllGather", OpFamily::AllGather, {tensor("x")},
+                  with(groupAttrs, {attr("rank_size", AttrKind::Int, std::nullopt)}), true});
+  defs.push_back({"ReduceScatter", OpFamily::ReduceScatter, {tensor("x")},
+                  with(groupAttrs, {attr("op", AttrKind::String, std::string("sum")),
+                                    attr("rank_size", AttrKind::Int, std::nullopt)}),
+                  true});
+  defs.push_back({"AlltoAll", OpFamily::AlltoAll, {tensor("x")},
+                  with(groupAttrs, {attr("split_count", AttrKind::Int, std::nullopt),
+                                    attr("split_dim", AttrKind::Int, std::nullopt),
+                                    attr("concat_dim", AttrKind::Int, std::nullopt)}),
+                  true});
+  defs.push_back({"StridedSlice", OpFamily::StridedSlice,
+                  {tensor("x"), constant("begin", OperandKind::Tuple), constant("end", OperandKind::Tuple),
+                   constant("strides", OperandKind::Tuple)},
+                  {attr("begin_mask", AttrKind::Int, int64_t{0}), attr("ellipsis_mask", AttrKind::Int, int64_t{0}),
+                   attr("end_mask", AttrKind::Int, int64_t{0}), attr("new_axis_mask", AttrKind::Int, int64_t{0}),
+                   attr("shrink_axis_mask", AttrKind::Int, int64_t{0})},
+                  true});
+  return defs;
+}
+
+}  // namespace
+
+bool OpDef::hasAttr(std::string_view attrName) const {
+  for (const auto& a : attrs)
+    if (a.name == attrName) return true;
+  return false;
+}
+
+const OperandSpec* OpDef::operand(std::string_view operandName) const {
+  for (const auto& o : operands)
+    if (o.name == operandName) return &o;
+  return nullptr;
+}
+
+bool OpDef::tupleResult() const {
+  return family == OpFamily::Split || family == OpFamily::LayerNorm || family == OpFamily::SoftmaxCrossEntropy;
+}
+
+const std::vector<OpDef>& allOpDefs() {
+  static const std::vector<OpDef> defs = buildOpDefs();
+  return defs;
+}
+
+const OpDef* findOpDef(std::string_view type) {
+  for (const auto& d : allOpDefs())
+    if (d.type == type) return &d;
+  return nullptr;
+}
+
+std::vector<std::string> modelOpTypeNames() {
+  std::vector<std::string> names;
+  for (const auto& d : allOpDefs())
+    if (!d.insertedOnly) names.push_back(d.type);
+  return names;
+}
+
+}  // namespace irc

@@ -1,0 +1,64 @@
+#include "ir/parallel_config.h"
+
+namespace irc {
+namespace {
+
+template <typename Enum, size_t N>
+std::optional<Enum> lookup(std::string_view s, const std::pair<Enum, const char*> (&table)[N]) {
+  for (const auto& [value, name] : table)
+    if (s == name) return value;
+  return std::nullopt;
+}
+
+template <typename Enum, size_t N>
+std::string_view nameOf(Enum e, const std::pair<Enum, const char*> (&table)[N]) {
+  for (const auto& [value, name] : table)
+    if (value == e) return name;
+  return table[0].second;
+}
+
+template <typename Enum, size_t N>
+std::vector<std::string> namesOf(const std::pair<Enum, const char*> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const auto& entry : table) out.emplace_back(entry.second);
+  return out;
+}
+
+const std::pair<SearchMode, const char*> kSearchModes[] = {
+    {SearchMode::ShardingPropagation, "sharding_propagation"},
+    {SearchMode::FactorPropagation, "factor_propagation"},
+    {SearchMode::DataParallel, "data_parallel"},
+    {SearchMode::SemiAuto, "semi_auto"},
+};
+const std::pair<FactorStrategy, const char*> kFactorStrategies[] = {
+    {FactorStrategy::Aggressive, "aggressive"},
+    {FactorStrategy::Basic, "basic"},
+    {FactorStrategy::BasicThenAggressive, "basic_then_aggressive"},
+};
+const std::pair<RedistributionMode, const char*> kRedistributionModes[] = {
+    {RedistributionMode::MindSpore, "mindspore"},
+    {RedistributionMode::Optimal, "optimal"},
+};
+
+}  // namespace
+
+std::string_view searchModeName(SearchMode m) { return nameOf(m, kSearchModes); }
+std::optional<SearchMode> parseSearchMode(std::string_view s) { return lookup(s, kSearchModes); }
+const std::vector<std::string>& searchModeNames() {
+  static const auto names = namesOf(kSearchModes);
+  return names;
+}
+std::string_view factorStrategyName(FactorStrategy s) { return nameOf(s, kFactorStrategies); }
+std::optional<FactorStrategy> parseFactorStrategy(std::string_view s) { return lookup(s, kFactorStrategies); }
+const std::vector<std::string>& factorStrategyNames() {
+  static const auto names = namesOf(kFactorStrategies);
+  return names;
+}
+std::string_view redistributionModeName(RedistributionMode m) { return nameOf(m, kRedistributionModes); }
+std::optional<RedistributionMode> parseRedistributionMode(std::string_view s) { return lookup(s, kRedistributionModes); }
+const std::vector<std::string>& redistributionModeNames() {
+  static const auto names = namesOf(kRedistributionModes);
+  return names;
+}
+
+}  // namespace irc

@@ -1,0 +1,41 @@
+#pragma once
+// The model's `parallel` section, typed.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/device_matrix.h"
+#include "ir/diagnostics.h"
+
+namespace irc {
+
+enum class SearchMode { ShardingPropagation, FactorPropagation, DataParallel, SemiAuto };
+enum class FactorStrategy { Aggressive, Basic, BasicThenAggressive };
+enum class RedistributionMode { MindSpore, Optimal };
+
+std::string_view searchModeName(SearchMode m);
+std::optional<SearchMode> parseSearchMode(std::string_view s);
+const std::vector<std::string>& searchModeNames();
+std::string_view factorStrategyName(FactorStrategy s);
+std::optional<FactorStrategy> parseFactorStrategy(std::string_view s);
+const std::vector<std::string>& factorStrategyNames();
+std::string_view redistributionModeName(RedistributionMode m);
+std::optional<RedistributionMode> parseRedistributionMode(std::string_view s);
+const std::vector<std::string>& redistributionModeNames();
+
+struct ParallelConfig {
+  int64_t deviceNum = 1;
+  int64_t globalRank = 0;
+  SearchMode searchMode = SearchMode::ShardingPropagation;
+  bool fullyUseDevices = true;
+  FactorStrategy factorStrategy = FactorStrategy::Aggressive;
+  bool enableAlltoall = false;
+  RedistributionMode redistribution = RedistributionMode::MindSpore;
+  // The named mesh of layout-style annotations (`device_matrix` + `alias_name`), if given.
+  std::optional<DeviceMatrix> mesh;
+  SourceLoc loc;  // the `parallel` mapping
+};
+
+}  // namespace irc

@@ -1,0 +1,55 @@
+#pragma once
+// What the model says about parallelism, in typed form: an op's configured strategy or layout,
+// and a tensor's `sharding` annotation (any of the four notations, resolved onto the model's
+// named mesh). Device axes are indices into the device matrix counted from the LEFT; the
+// MindSpore "from the right" integer form exists only at the text edges.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/attribute.h"
+#include "ir/diagnostics.h"
+
+namespace irc {
+
+enum class ReduceOp { Sum, Max, Min, Prod };
+std::string_view reduceOpName(ReduceOp op);  // "sum"
+std::optional<ReduceOp> parseReduceOp(std::string_view name);
+
+// Per tensor dim, the device axes splitting it, major first (empty = not split).
+using DimAxes = std::vector<std::vector<int>>;
+
+// Which notation a sharding was written in; the dump prints layouts in that spirit.
+enum class ShardingNotation { Layout, Sbp, Placements, DimsMapping };
+
+struct TensorSharding {
+  DimAxes dims;
+  std::vector<int> partialAxes;  // ascending
+  ReduceOp partialOp = ReduceOp::Sum;
+  int64_t priority = 0;          // 0 is highest, as in Shardy
+  std::vector<bool> open;        // per dim: may propagation add axes (default: closed)
+  std::vector<int> replicatedAxes;
+  ShardingNotation notation = ShardingNotation::Layout;
+  SourceLoc loc;
+  bool operator==(const TensorSharding&) const = default;
+};
+
+// MindSpore shard strategy: per tensor input, the number of slices of each dim.
+using ShardStrategy = std::vector<IntTuple>;
+
+// What the model configured on an op. `in_strategy` and `in_layout` exclude each other.
+struct OpAnnotation {
+  std::optional<ShardStrategy> inStrategy;
+  std::optional<ShardStrategy> outStrategy;
+  std::optional<std::vector<DimAxes>> inLayout;
+  std::optional<std::vector<DimAxes>> outLayout;
+  std::optional<int64_t> priority;
+  // One entry per op output; nullopt = no constraint on that output.
+  std::vector<std::optional<TensorSharding>> outputSharding;
+  SourceLoc inStrategyLoc, outStrategyLoc, inLayoutLoc, outLayoutLoc, priorityLoc;
+
+  bool configured() const { return inStrategy.has_value() || inLayout.has_value(); }
+};
+
+}  // namespace irc

@@ -1,0 +1,158 @@
+#include "ir/tensor_layout.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace irc {
+
+TensorLayout TensorLayout::replicated(DeviceMatrix mesh, Shape shape) {
+  TensorLayout l;
+  l.dims.assign(shape.size(), {});
+  l.mesh = std::move(mesh);
+  l.shape = std::move(shape);
+  return l;
+}
+
+int64_t TensorLayout::splitsOfDim(size_t dim) const {
+  int64_t n = 1;
+  for (int a : dims[dim]) n *= mesh.dims[a];
+  return n;
+}
+
+Shape TensorLayout::sliceShape() const {
+  Shape s = shape;
+  for (size_t d = 0; d < s.size(); ++d) s[d] /= splitsOfDim(d);
+  return s;
+}
+
+std::vector<int64_t> TensorLayout::blockIndex(int64_t deviceRank) const {
+  std::vector<int64_t> c = mesh.coord(deviceRank);
+  std::vector<int64_t> index(dims.size(), 0);
+  for (size_t d = 0; d < dims.size(); ++d)
+    for (int a : dims[d]) index[d] = index[d] * mesh.dims[a] + c[a];
+  return index;
+}
+
+std::vector<std::pair<int64_t, int64_t>> TensorLayout::sliceRanges(int64_t deviceRank) const {
+  Shape slice = sliceShape();
+  std::vector<int64_t> index = blockIndex(deviceRank);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (size_t d = 0; d < dims.size(); ++d) ranges.emplace_back(index[d] * slice[d], (index[d] + 1) * slice[d]);
+  return ranges;
+}
+
+int64_t TensorLayout::shardNumber(int64_t deviceRank) const {
+  std::vector<int64_t> index = blockIndex(deviceRank);
+  int64_t n = 0;
+  for (size_t d = 0; d < dims.size(); ++d) n = n * splitsOfDim(d) + index[d];
+  return n;
+}
+
+std::vector<int> TensorLayout::usedAxes() const {
+  std::vector<int> used;
+  for (const auto& axes : dims) used.insert(used.end(), axes.begin(), axes.end());
+  std::sort(used.begin(), used.end());
+  return used;
+}
+
+std::vector<int64_t> TensorLayout::replicaGroup(int64_t deviceRank) const {
+  std::vector<int> holding = usedAxes();
+  holding.insert(holding.end(), partialAxes.begin(), partialAxes.end());
+  std::vector<int> free;
+  for (int a = 0; a < mesh.rank(); ++a)
+    if (std::find(holding.begin(), holding.end(), a) == holding.end()) free.push_back(a);
+  return groupAlongAxes(mesh, deviceRank, free);
+}
+
+std::vector<std::vector<int>> TensorLayout::tensorMapEntries() const {
+  std::vector<std::vector<int>> out;
+  for (const auto& axes : dims) {
+    std::vector<int> e;
+    for (int a : axes) e.push_back(mesh.rank() - 1 - a);
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<int> TensorLayout::partialFromRight() const {
+  std::vector<int> out;
+  for (int a : partialAxes) out.push_back(mesh.rank() - 1 - a);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TensorLayout TensorLayout::standardForm() const {
+  std::vector<int> renumber(mesh.rank(), -1);
+  TensorLayout s;
+  s.shape = shape;
+  s.partialOp = partialOp;
+  for (int a = 0; a < mesh.rank(); ++a)
+    if (mesh.dims[a] != 1) {
+      renumber[a] = s.mesh.rank();
+      s.mesh.dims.push_back(mesh.dims[a]);
+      s.mesh.names.push_back(a < static_cast<int>(mesh.names.size()) ? mesh.names[a] : fmt::format("axis_{}", a));
+    }
+  for (const auto& axes : dims) {
+    std::vector<int> kept;
+    for (int a : axes)
+      if (renumber[a] >= 0) kept.push_back(renumber[a]);
+    s.dims.push_back(kept);
+  }
+  for (int a : partialAxes)
+    if (renumber[a] >= 0) s.partialAxes.push_back(renumber[a]);
+  if (s.partialAxes.empty()) s.partialOp = ReduceOp::Sum;
+  return s;
+}
+
+bool TensorLayout::sameAs(const TensorLayout& other) const {
+  TensorLayout a = standardForm(), b = other.standardForm();
+  return a.mesh.dims == b.mesh.dims && a.shape == b.shape && a.dims == b.dims && a.partialAxes == b.partialAxes &&
+         a.partialOp == b.partialOp;
+}
+
+std::string divisorsText(int64_t size) {
+  std::vector<int64_t> ds;
+  for (int64_t d = 1; d <= size; ++d)
+    if (size % d == 0) ds.push_back(d);
+  return fmt::format("{}", fmt::join(ds, ", "));
+}
+
+std::optional<LayoutProblem> validateLayout(const TensorLayout& layout, std::string_view tensorName) {
+  if (layout.dims.size() != layout.shape.size())
+    return LayoutProblem{fmt::format("the layout of '{}' has {} entries; the tensor has rank {} (shape {})", tensorName,
+                                     layout.dims.size(), layout.shape.size(), formatShape(layout.shape))};
+  std::vector<int> seenOnDim(layout.mesh.rank(), -2);
+  auto axisName = [&](int a) {
+    return a < static_cast<int>(layout.mesh.names.size()) ? layout.mesh.names[a] : fmt::format("axis_{}", a);
+  };
+  for (size_t d = 0; d < layout.dims.size(); ++d) {
+    for (int a : layout.dims[d]) {
+      if (a < 0 || a >= layout.mesh.rank())
+        return LayoutProblem{fmt::format("device axis {} is out of range for a device matrix of rank {}", a, layout.mesh.rank()),
+                             static_cast<int>(d)};
+      if (seenOnDim[a] != -2)
+        return LayoutProblem{fmt::format("device axis '{}' is used twice in the layout of '{}' (dims {} and {})", axisName(a),
+                                         tensorName, seenOnDim[a], d),
+                             static_cast<int>(d)};
+      seenOnDim[a] = static_cast<int>(d);
+    }
+    int64_t splits = layout.splitsOfDim(d);
+    if (layout.shape[d] % splits != 0)
+      return LayoutProblem{fmt::format("dim {} of '{}' (size {}) cannot be split {} ways; split counts that divide it: {}", d,
+                                       tensorName, layout.shape[d], splits, divisorsText(layout.shape[d])),
+                           static_cast<int>(d)};
+  }
+  for (int a : layout.partialAxes) {
+    if (a < 0 || a >= layout.mesh.rank())
+      return LayoutProblem{fmt::format("partial axis {} is out of range for a device matrix of rank {}", a, layout.mesh.rank())};
+    if (seenOnDim[a] != -2)
+      return LayoutProblem{fmt::format("device axis '{}' of '{}' is both {} and partial", axisName(a), tensorName,
+                                       seenOnDim[a] >= 0 ? fmt::format("splitting dim {}", seenOnDim[a]) : "partial")};
+    seenOnDim[a] = -1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace irc

@@ -1,0 +1,27 @@
+#pragma once
+// The compile pipeline: THE ordered list of stages, with MindSpore's dump names.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace irc {
+
+struct PipelineStage {
+  int position;             // 00 = the parsed model; dump files are numbered by it
+  std::string passName;     // what --passes / --stop-after / --dump-after take
+  std::string dumpName;     // MindSpore's name, also accepted by --dump-after
+  std::string description;  // one line for --list-passes
+  // Builds the pass; null for stage 0 (the frontend, not a pass).
+  std::function<std::unique_ptr<Pass>(const ParallelConfig&)> make;
+};
+
+const std::vector<PipelineStage>& pipelineStages();
+
+// The stage a pass or dump name refers to, or null.
+const PipelineStage* findStage(std::string_view name);
+std::vector<std::string> stageNames();  // pass names and dump names, for "did you mean"
+
+}  // namespace irc

@@ -1,0 +1,110 @@
+#include "tools/cli_util.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "ir/suggest.h"
+
+namespace irc::cli {
+
+ArgScanner::ArgScanner(std::vector<std::string> args, std::vector<std::string> flagsWithValue, std::vector<std::string> switches)
+    : args_(std::move(args)), withValue_(std::move(flagsWithValue)), switches_(std::move(switches)) {}
+
+ArgScanner::Item ArgScanner::next() {
+  std::string arg = args_[pos_++];
+  if (arg.size() < 2 || arg[0] != '-' || arg == "-") return {"", arg};
+  std::string flag = arg, value;
+  bool inlineValue = false;
+  if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+    flag = arg.substr(0, eq);
+    value = arg.substr(eq + 1);
+    inlineValue = true;
+  }
+  bool takesValue = std::find(withValue_.begin(), withValue_.end(), flag) != withValue_.end();
+  bool isSwitch = std::find(switches_.begin(), switches_.end(), flag) != switches_.end();
+  if (!takesValue && !isSwitch) {
+    std::vector<std::string> all = withValue_;
+    all.insert(all.end(), switches_.begin(), switches_.end());
+    auto match = closestMatch(flag, all);
+    throw UsageError(match ? fmt::format("unknown option '{}'; did you mean '{}'?", flag, *match)
+                           : fmt::format("unknown option '{}'; see 'irc --help'", flag));
+  }
+  if (isSwitch) {
+    if (inlineValue) throw UsageError(fmt::format("option '{}' takes no value", flag));
+    return {flag, ""};
+  }
+  if (!inlineValue) {
+    if (pos_ >= args_.size()) throw UsageError(fmt::format("option '{}' needs a value", flag));
+    value = args_[pos_++];
+  }
+  return {flag, value};
+}
+
+ColorMode parseColorMode(const std::string& value) {
+  if (value == "auto") return ColorMode::Auto;
+  if (value == "always") return ColorMode::Always;
+  if (value == "never") return ColorMode::Never;
+  throw UsageError(fmt::format("--color takes auto, always or never; got '{}'", value));
+}
+
+bool useColor(ColorMode mode, FILE* stream) {
+  if (mode == ColorMode::Always) return true;
+  if (mode == ColorMode::Never) return false;
+  const char* noColor = std::getenv("NO_COLOR");
+  if (noColor && *noColor) return false;
+  return isatty(fileno(stream)) != 0;
+}
+
+std::optional<std::string> readModelText(const std::string& path, std::string& error) {
+  if (path == "-") {
+    std::ostringstream buffer;
+    buffer << std::cin.rdbuf();
+    return buffer.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = fmt::format("cannot read '{}': {}", path, std::strerror(errno));
+    return std::nullopt;
+  }
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string modelStem(const std::string& path) {
+  if (path == "-") return "stdin";
+  size_t slash = path.find_last_of('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  size_t dot = base.find_last_of('.');
+  return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
+}
+
+int64_t parseIntArg(const std::string& flag, const std::string& value) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || p != value.data() + value.size() || value.empty())
+    throw UsageError(fmt::format("{} takes an integer; got '{}'", flag, value));
+  return v;
+}
+
+std::vector<int64_t> parseIntListArg(const std::string& flag, const std::string& value) {
+  std::vector<int64_t> out;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t comma = value.find(',', start);
+    std::string part = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    out.push_back(parseIntArg(flag, part));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace irc::cli

@@ -1,0 +1,48 @@
+#pragma once
+// Small helpers shared by the subcommands: flag scanning with "did you mean", colour choice,
+// reading the model text.
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace irc::cli {
+
+// A usage error: exit status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Walks argv, splitting `--flag=value`; knows which flags take a value.
+class ArgScanner {
+ public:
+  ArgScanner(std::vector<std::string> args, std::vector<std::string> flagsWithValue, std::vector<std::string> switches);
+
+  bool done() const { return pos_ >= args_.size(); }
+  // The next flag (with its value when it takes one) or positional argument.
+  struct Item {
+    std::string flag;  // empty for a positional argument
+    std::string value;
+  };
+  Item next();
+
+ private:
+  std::vector<std::string> args_;
+  std::vector<std::string> withValue_, switches_;
+  size_t pos_ = 0;
+};
+
+enum class ColorMode { Auto, Always, Never };
+ColorMode parseColorMode(const std::string& value);
+bool useColor(ColorMode mode, FILE* stream);
+
+// The model's text ("-" reads stdin); nullopt with `error` set when it cannot be read.
+std::optional<std::string> readModelText(const std::string& path, std::string& error);
+std::string modelStem(const std::string& path);  // "examples/ffn.yaml" -> "ffn"; "-" -> "stdin"
+
+int64_t parseIntArg(const std::string& flag, const std::string& value);
+std::vector<int64_t> parseIntListArg(const std::string& flag, const std::string& value);
+
+}  // namespace irc::cli

@@ -1,0 +1,14 @@
+#pragma once
+// The subcommands of `irc`; each returns the process exit status (spec/cli.md).
+#include <string>
+#include <vector>
+
+namespace irc::cli {
+
+int runCompile(const std::vector<std::string>& args);
+int runLayout(const std::vector<std::string>& args);
+void printHelp();
+void printListOps();
+void printListPasses();
+
+}  // namespace irc::cli

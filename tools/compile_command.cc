@@ -1,0 +1,199 @@
+// `irc MODEL [options]`: load, run the pipeline, write dumps.
+#include <chrono>
+#include <iostream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "dumps/dump_writer.h"
+#include "frontends/yaml_frontend.h"
+#include "ir/suggest.h"
+#include "passes/pass_manager.h"
+#include "passes/pipeline.h"
+#include "tools/cli_util.h"
+#include "tools/commands.h"
+
+namespace irc::cli {
+namespace {
+
+struct CompileArgs {
+  std::string model;
+  bool dumpAll = false;
+  std::set<std::string> dumpAfter;
+  std::string dumpDir;
+  std::optional<int64_t> rank;
+  bool allRanks = false;
+  std::optional<SearchMode> searchMode;
+  std::optional<RedistributionMode> redistribution;
+  std::vector<std::string> passes;  // empty: the whole pipeline
+  std::string stopAfter;
+  bool timePasses = false;
+  bool dumpLocations = false;
+  bool quiet = false;
+  ColorMode color = ColorMode::Auto;
+};
+
+std::vector<std::string> splitNames(const std::string& value) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = value.find(',', start);
+    out.push_back(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+const PipelineStage& stageOrThrow(const std::string& flag, const std::string& name) {
+  if (const PipelineStage* s = findStage(name)) return *s;
+  auto match = closestMatch(name, stageNames());
+  throw UsageError(match ? fmt::format("{}: unknown pass '{}'; did you mean '{}'?", flag, name, *match)
+                         : fmt::format("{}: unknown pass '{}'; valid: {}", flag, name, joinNames(stageNames())));
+}
+
+CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
+  ArgScanner scan(args,
+                  {"--dump-after", "--dump-dir", "--rank", "--search-mode", "--redistribution", "--passes", "--stop-after",
+                   "--color", "--report"},
+                  {"--dump-all", "--all-ranks", "--time-passes", "--dump-locations", "-q", "--quiet"});
+  CompileArgs a;
+  while (!scan.done()) {
+    auto item = scan.next();
+    const std::string& f = item.flag;
+    if (f.empty()) {
+      if (!a.model.empty()) throw UsageError(fmt::format("more than one model given: '{}' and '{}'", a.model, item.value));
+      a.model = item.value;
+    } else if (f == "--dump-all") {
+      a.dumpAll = true;
+    } else if (f == "--dump-after") {
+      for (const auto& name : splitNames(item.value)) a.dumpAfter.insert(stageOrThrow(f, name).dumpName);
+    } else if (f == "--dump-dir") {
+      a.dumpDir = item.value;
+    } else if (f == "--rank") {
+      a.rank = parseIntArg(f, item.value);
+    } else if (f == "--all-ranks") {
+      a.allRanks = true;
+    } else if (f == "--search-mode") {
+      a.searchMode = parseSearchMode(item.value);
+      if (!a.searchMode)
+        throw UsageError(fmt::format("--search-mode '{}' is not known{}; valid: {}", item.value,
+                                     didYouMean(item.value, searchModeNames()), joinNames(searchModeNames())));
+    } else if (f == "--redistribution") {
+      a.redistribution = parseRedistributionMode(item.value);
+      if (!a.redistribution)
+        throw UsageError(fmt::format("--redistribution takes {}; got '{}'", joinNames(redistributionModeNames()), item.value));
+    } else if (f == "--passes") {
+      for (const auto& name : splitNames(item.value)) a.passes.push_back(stageOrThrow(f, name).passName);
+    } else if (f == "--stop-after") {
+      a.stopAfter = stageOrThrow(f, item.value).passName;
+    } else if (f == "--time-passes") {
+      a.timePasses = true;
+    } else if (f == "--dump-locations") {
+      a.dumpLocations = true;
+    } else if (f == "-q" || f == "--quiet") {
+      a.quiet = true;
+    } else if (f == "--color") {
+      a.color = parseColorMode(item.value);
+    } else if (f == "--report") {
+      throw UsageError("--report is not available yet: the JSON report comes with shape slicing (issue 7)");
+    }
+  }
+  if (a.model.empty()) throw UsageError("no model given; usage: irc MODEL.yaml [options] (see 'irc --help')");
+  if (!a.passes.empty() && !a.stopAfter.empty()) throw UsageError("--passes and --stop-after exclude each other");
+  if (a.rank && a.allRanks) throw UsageError("--rank and --all-ranks exclude each other");
+  return a;
+}
+
+// Times each pass; prints a table on stderr at the end (never into dumps).
+class PassTimer : public PassInstrumentation {
+ public:
+  void beforePass(int, std::string_view) override { start_ = std::chrono::steady_clock::now(); }
+  void afterPass(int position, std::string_view passName, std::string_view, const Graph&) override {
+    if (position == 0) return;
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+    rows_.emplace_back(std::string(passName), ms);
+  }
+  void print(double parseMs) const {
+    double total = parseMs;
+    for (const auto& r : rows_) total += r.second;
+    std::cerr << fmt::format("{:<24} {:>10}\n", "pass", "ms");
+    std::cerr << fmt::format("{:<24} {:>10.3f}\n", "parse", parseMs);
+    for (const auto& [name, ms] : rows_) std::cerr << fmt::format("{:<24} {:>10.3f}\n", name, ms);
+    std::cerr << fmt::format("{:<24} {:>10.3f}\n", "total", total);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  std::vector<std::pair<std::string, double>> rows_;
+};
+
+}  // namespace
+
+int runCompile(const std::vector<std::string>& args) {
+  CompileArgs a = parseCompileArgs(args);
+  bool color = useColor(a.color, stderr);
+  std::string readError;
+  auto text = readModelText(a.model, readError);
+  if (!text) {
+    std::cerr << "irc: error: " << readError << "\n";
+    return 1;
+  }
+  auto parseStart = std::chrono::steady_clock::now();
+  std::string displayName = a.model == "-" ? "<stdin>" : a.model;
+  DiagnosticEngine diags(displayName, *text);
+  auto graph = loadModel(*text, diags, {modelStem(a.model)});
+  double parseMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - parseStart).count();
+  if (!graph) {
+    diags.render(std::cerr, color);
+    return 1;
+  }
+  if (a.searchMode) graph->parallel.searchMode = *a.searchMode;
+  if (a.redistribution) graph->parallel.redistribution = *a.redistribution;
+  if (a.rank && (*a.rank < 0 || *a.rank >= graph->parallel.deviceNum))
+    throw UsageError(fmt::format("--rank {} is not a rank of {} devices (valid: 0 .. {})", *a.rank, graph->parallel.deviceNum,
+                                 graph->parallel.deviceNum - 1));
+
+  PassManager manager;
+  for (const PipelineStage& stage : pipelineStages()) {
+    if (!stage.make) continue;
+    bool chosen = a.passes.empty() || std::find(a.passes.begin(), a.passes.end(), stage.passName) != a.passes.end();
+    if (chosen) manager.addPass(stage.position, stage.make(graph->parallel));
+    if (stage.passName == a.stopAfter) break;
+  }
+  DumpOptions dumpOptions;
+  dumpOptions.dir = a.dumpDir.empty() ? modelStem(a.model) + "_ir" : a.dumpDir;
+  dumpOptions.all = a.dumpAll;
+  dumpOptions.after = a.dumpAfter;
+  dumpOptions.locations = a.dumpLocations;
+  dumpOptions.modelFileName = displayName;
+  if (a.allRanks)
+    for (int64_t r = 0; r < graph->parallel.deviceNum; ++r) dumpOptions.ranks.push_back(r);
+  else
+    dumpOptions.ranks.push_back(a.rank.value_or(graph->parallel.globalRank));
+  bool dumping = a.dumpAll || !a.dumpAfter.empty();
+  DumpWriter dumps(dumpOptions);
+  PassTimer timer;
+  if (dumping) manager.addInstrumentation(&dumps);
+  if (a.timePasses) manager.addInstrumentation(&timer);
+
+  PassContext context{diags};
+  if (manager.run(*graph, context) == RunOutcome::Rejected) {
+    diags.render(std::cerr, color);
+    return 1;
+  }
+  if (auto err = dumps.flush()) {
+    std::cerr << "irc: error: " << *err << "\n";
+    return 1;
+  }
+  if (a.timePasses) timer.print(parseMs);
+  if (!a.quiet) {
+    std::cerr << fmt::format("irc: {}: {} ops, {} inputs, {} parameters, {} devices\n", graph->name, graph->ops.size(),
+                             graph->inputs.size(), graph->parameters.size(), graph->parallel.deviceNum);
+    if (dumping) std::cerr << fmt::format("irc: wrote {} dump{} under {}/\n", dumps.written().size(),
+                                          dumps.written().size() == 1 ? "" : "s", dumpOptions.dir);
+  }
+  return 0;
+}
+
+}  // namespace irc::cli

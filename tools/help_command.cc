@@ -1,0 +1,88 @@
+// `irc --help`, `--list-ops`, `--list-passes`.
+#include <iostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ir/op_defs.h"
+#include "passes/pipeline.h"
+#include "tools/commands.h"
+
+namespace irc::cli {
+
+void printHelp() {
+  std::cout << R"(irc - operator-level (SPMD) auto-parallel compiler passes, standalone and inspectable
+
+Examples:
+  irc examples/ffn.yaml --dump-all              compile; write every pass's .ir dump to ffn_ir/rank_0/
+  irc examples/ffn.yaml --dump-after parse --dump-dir out
+  irc examples/ffn.yaml --all-ranks --dump-all  one rank_<r>/ folder per rank
+  irc layout --device-matrix 2,4 --alias dp,mp --tensor-map dp,None --shape 8,8
+  irc layout --strategy 2,1 --device-num 8      MindSpore's shard() derivation, repeats included
+  cat model.yaml | irc - --dump-all
+
+Usage:
+  irc MODEL.yaml [options]            compile: run the pipeline, write dumps
+  irc layout [layout options]         one tensor layout: every rank's slice, every notation
+  irc --list-passes | --list-ops | --version | --help
+
+Compile options:
+  --dump-all                 write a dump after every pass
+  --dump-after PASS[,PASS]   write dumps after these passes only
+  --dump-dir DIR             where dumps go (default: <model stem>_ir/); one rank_<r>/ folder per rank
+  --dump-locations           add '# In file MODEL:LINE:COL' lines under ops
+  --rank R | --all-ranks     which ranks' dumps to write (default: parallel.global_rank)
+  --search-mode MODE         override parallel.search_mode
+  --redistribution MODE      mindspore (default) or optimal
+  --passes A,B               run only these passes of the pipeline
+  --stop-after PASS          run the pipeline up to PASS
+  --time-passes              a table of pass times on stderr
+  -q, --quiet                no summary on stderr
+  --color auto|always|never  colour diagnostics (NO_COLOR is honoured)
+
+Layout options (irc layout):
+  --device-matrix 2,4 [--alias dp,mp]  the mesh; then exactly one of
+  --tensor-map dp,None | --tensor-map-index 1,-1 | --sbp 'S(0),B' |
+  --placements 'Shard(0),Replicate()' | --dims-mapping 0,-1 [--partial 1] |
+  --strategy 2,1,2 --device-num 8
+  --shape 8,8                tensor shape (default: each dim its number of slices)
+  --json                     machine-readable output
+
+Exit status: 0 ok, 1 model rejected or dump not written, 2 usage error, 3 verify mismatch,
+4 internal error (a bug in irc).
+)";
+}
+
+namespace {
+
+std::string operandSummary(const OperandSpec& o) {
+  switch (o.kind) {
+    case OperandKind::Tensor: return o.name;
+    case OperandKind::TensorList: return o.name + "...";
+    case OperandKind::TensorOrScalar: return o.name;
+    default: return o.defaultValue ? fmt::format("{}={}", o.name, formatAttribute(*o.defaultValue)) : o.name;
+  }
+}
+
+}  // namespace
+
+void printListOps() {
+  for (const OpDef& def : allOpDefs()) {
+    if (def.insertedOnly) continue;
+    std::vector<std::string> operands, attrs;
+    for (const auto& o : def.operands) operands.push_back(operandSummary(o));
+    for (const auto& a : def.attrs)
+      attrs.push_back(a.defaultValue ? fmt::format("{}={}", a.name, formatAttribute(*a.defaultValue)) : a.name);
+    std::cout << fmt::format("{}({}){}\n", def.type, fmt::join(operands, ", "),
+                             attrs.empty() ? "" : fmt::format(" attrs: {}", fmt::join(attrs, ", ")));
+  }
+}
+
+void printListPasses() {
+  for (const PipelineStage& s : pipelineStages()) {
+    std::string names = s.passName == s.dumpName ? s.passName : fmt::format("{} ({})", s.passName, s.dumpName);
+    std::cout << fmt::format("{:02d} {:<44} {}\n", s.position, names, s.description);
+  }
+}
+
+}  // namespace irc::cli
