@@ -1,6 +1,7 @@
 #include "frontends/sharding_reader.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ir/layout_notation.h"
 #include "ir/tensor_layout.h"
@@ -55,6 +56,12 @@ std::optional<DimAxes> readAliasMap(YamlReader& reader, const YAML::Node& node, 
   return std::get<DimAxes>(parsed);
 }
 
+std::string tensorNames(const std::vector<AnnotatedTensor>& tensors) {
+  std::vector<std::string> names;
+  for (const auto& t : tensors) names.push_back(fmt::format("'{}'", t.name));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 const DeviceMatrix* requireMesh(YamlReader& reader, const YAML::Node& node, const ParallelConfig& parallel, std::string_view what) {
   if (parallel.mesh) return &*parallel.mesh;
   reader.error(node, fmt::format("{} names device axes, but the model has no parallel.device_matrix (add device_matrix "
@@ -80,7 +87,8 @@ std::optional<ShardStrategy> readStrategy(YamlReader& reader, const YAML::Node& 
                                           const std::vector<AnnotatedTensor>& tensors, int64_t deviceNum) {
   if (!reader.sequence(node, what)) return std::nullopt;
   if (node.size() != tensors.size()) {
-    reader.error(node, fmt::format("{} has {} tuples; it needs one per tensor ({})", what, node.size(), tensors.size()));
+    reader.error(node, fmt::format("{} has {} tuples; it needs one per tensor input ({}: {})", what, node.size(), tensors.size(),
+                                   tensorNames(tensors)));
     return std::nullopt;
   }
   ShardStrategy strategy;
@@ -127,7 +135,8 @@ std::optional<std::vector<DimAxes>> readLayouts(YamlReader& reader, const YAML::
   const DeviceMatrix* mesh = requireMesh(reader, node, parallel, what);
   if (!mesh || !reader.sequence(node, what)) return std::nullopt;
   if (node.size() != tensors.size()) {
-    reader.error(node, fmt::format("{} has {} tensor maps; it needs one per tensor ({})", what, node.size(), tensors.size()));
+    reader.error(node, fmt::format("{} has {} tensor maps; it needs one per tensor ({}: {})", what, node.size(), tensors.size(),
+                                   tensorNames(tensors)));
     return std::nullopt;
   }
   std::vector<DimAxes> out;
@@ -240,7 +249,7 @@ std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YAML:
     for (size_t i = 0; i < names->size(); ++i) {
       auto axis = mesh->axisIndex((*names)[i]);
       if (!axis) {
-        reader.error((*r)[i], fmt::format("unknown device axis '{}'; alias_name has: {}", (*names)[i],
+        reader.error((*r)[i], fmt::format("unknown device axis '{}' (alias_name has: {})", (*names)[i],
                                           fmt::format("{}", fmt::join(mesh->names, ", "))));
         return std::nullopt;
       }

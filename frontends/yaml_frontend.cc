@@ -62,6 +62,8 @@ class ModelLoader {
   Graph graph_;
   std::map<std::string, ValueId> valuesByName_;
   std::map<std::string, SourceLoc> nameLocs_;
+  // Names whose entry was rejected: a reference to one is not reported again (no cascades).
+  std::set<std::string> rejectedNames_;
   std::vector<OpSource> sources_;
   std::vector<std::pair<ValueId, YAML::Node>> tensorShardingNodes_;
   bool parallelOk_ = false;
@@ -98,9 +100,9 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
   if (!orderOps()) return std::nullopt;
   inferTypes();
   if (parallelOk_) {
+    readTensorShardings();  // inputs and parameters come before ops in a model file
     for (OpSource& src : sources_)
       if (src.typesOk) readAnnotations(src);
-    readTensorShardings();
   }
   readOutputs(reader_.optional(root, "outputs"));
   if (reader_.diags().hasErrors()) return std::nullopt;
@@ -219,6 +221,7 @@ void ModelLoader::readTensors(const YAML::Node& list, ValueKind kind) {
     std::optional<DType> dtype;
     if (dtypeNode)
       if (auto s = reader_.choice(*dtypeNode, "dtype", allDTypeModelNames())) dtype = parseDType(*s);
+    if (name && (!shape || !dtype)) rejectedNames_.insert(*name);
     if (!name || !shape || !dtype) continue;
     if (!claimName(*name, *nameNode)) continue;
     ValueId id = graph_.addGraphInput(*name, {*dtype, *shape}, kind, locOf(*nameNode));
@@ -266,6 +269,7 @@ void ModelLoader::declareOps(const YAML::Node& list) {
                                          : fmt::format("unknown op type '{}'; `irc --list-ops` lists the op set", *type));
         }
       }
+    if (name && !def) rejectedNames_.insert(*name);
     if (!name || !def) continue;
     if (!claimName(*name, *nameNode)) continue;
     Op op;
@@ -291,6 +295,7 @@ std::optional<ValueId> ModelLoader::lookupValue(const YAML::Node& ref, const Op&
   }
   const std::string& name = ref.Scalar();
   if (auto it = valuesByName_.find(name); it != valuesByName_.end()) return it->second;
+  if (rejectedNames_.count(name) || rejectedNames_.count(name.substr(0, name.rfind(':')))) return std::nullopt;
   // "op:3" on an op with fewer results deserves its own message.
   if (auto colon = name.rfind(':'); colon != std::string::npos) {
     std::string base = name.substr(0, colon);
@@ -303,7 +308,8 @@ std::optional<ValueId> ModelLoader::lookupValue(const YAML::Node& ref, const Op&
     }
   }
   std::vector<std::string> names;
-  for (const auto& [n, _] : valuesByName_) names.push_back(n);
+  for (const auto& [n, _] : valuesByName_)
+    if (n != user.name && n.rfind(user.name + ":", 0) != 0) names.push_back(n);  // not the op itself
   auto match = closestMatch(name, names);
   reader_.error(ref, fmt::format("unknown value '{}' in the inputs of op '{}'{}", name, user.name,
                                  match ? fmt::format("; did you mean '{}'?", *match) : std::string()));
@@ -594,6 +600,7 @@ void ModelLoader::readOutputs(const std::optional<YAML::Node>& node) {
         continue;
       }
       auto it = valuesByName_.find(ref.Scalar());
+      if (it == valuesByName_.end() && rejectedNames_.count(ref.Scalar())) continue;
       if (it == valuesByName_.end()) {
         std::vector<std::string> names;
         for (const auto& [n, _] : valuesByName_) names.push_back(n);

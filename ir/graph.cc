@@ -47,6 +47,8 @@ int Graph::paramNumber(ValueId id) const {
 }
 
 std::optional<ValueId> Graph::findValue(std::string_view valueName) const {
+  // `op:0` is the op's first result, whose value carries the op's plain name.
+  if (valueName.size() > 2 && valueName.substr(valueName.size() - 2) == ":0") valueName.remove_suffix(2);
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i].name == valueName) return static_cast<ValueId>(i);
   return std::nullopt;

@@ -138,8 +138,8 @@ NotationResult<DimAxes> parseAliasMap(const std::vector<std::vector<std::string>
       if (name == "None" && perDim[d].size() == 1) continue;
       auto axis = mesh.axisIndex(name);
       if (!axis)
-        return NotationError{static_cast<int>(d), fmt::format("unknown device axis '{}'{}; alias_name has: {}", name,
-                                                              didYouMean(name, mesh.names), meshAxisList(mesh))};
+        return NotationError{static_cast<int>(d), fmt::format("unknown device axis '{}' (alias_name has: {}){}", name,
+                                                              meshAxisList(mesh), didYouMean(name, mesh.names))};
       if (usedBy[*axis] >= 0)
         return NotationError{static_cast<int>(d), fmt::format("device axis '{}' is used twice (dims {} and {}); an axis may "
                                                               "split only one dim",

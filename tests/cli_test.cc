@@ -1,0 +1,77 @@
+// The command line: exit codes, help, listings, "did you mean", dump files and determinism.
+#include <doctest/doctest.h>
+
+#include "tests/test_util.h"
+
+namespace irc::test {
+namespace {
+std::string ffn() { return sourceDir() + "/examples/ffn.yaml"; }
+}  // namespace
+
+TEST_CASE("--help starts with examples; --version prints the version") {
+  RunResult help = runIrc({"--help"});
+  CHECK(help.exitCode == 0);
+  CHECK(help.out.find("Examples:") < help.out.find("Usage:"));
+  RunResult v = runIrc({"--version"});
+  CHECK(v.exitCode == 0);
+  CHECK(v.out.rfind("irc ", 0) == 0);
+}
+
+TEST_CASE("usage errors exit 2 with a did-you-mean") {
+  RunResult r = runIrc({ffn(), "--dump-al"});
+  CHECK(r.exitCode == 2);
+  CHECK(r.err == "irc: error: unknown option '--dump-al'; did you mean '--dump-all'?\n");
+  RunResult p = runIrc({ffn(), "--dump-after", "prase"});
+  CHECK(p.exitCode == 2);
+  CHECK(p.err == "irc: error: --dump-after: unknown pass 'prase'; did you mean 'parse'?\n");
+  CHECK(runIrc({}).exitCode == 2);
+  CHECK(runIrc({ffn(), "--rank", "8"}).exitCode == 2);
+}
+
+TEST_CASE("a missing model file is rejected with status 1") {
+  RunResult r = runIrc({"no-such-model.yaml"});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err == "irc: error: cannot read 'no-such-model.yaml': No such file or directory\n");
+}
+
+TEST_CASE("--list-passes and --list-ops") {
+  RunResult passes = runIrc({"--list-passes"});
+  CHECK(passes.exitCode == 0);
+  CHECK(passes.out.rfind("00 parse", 0) == 0);
+  RunResult ops = runIrc({"--list-ops"});
+  CHECK(ops.exitCode == 0);
+  CHECK(ops.out.find("MatMul(x, w) attrs: transpose_a=false, transpose_b=false") != std::string::npos);
+  CHECK(ops.out.find("AllReduce") == std::string::npos);
+}
+
+TEST_CASE("dumps go to DIR/rank_<r>/NN_<pass>_XXXX.ir; two runs give the same bytes") {
+  TempDir tmp;
+  RunResult a = runIrc({ffn(), "--dump-all", "--dump-dir", tmp.path() + "/a", "-q"});
+  RunResult b = runIrc({ffn(), "--dump-all", "--dump-dir", tmp.path() + "/b", "-q"});
+  REQUIRE(a.exitCode == 0);
+  REQUIRE(b.exitCode == 0);
+  CHECK(a.err.empty());
+  std::vector<std::string> files = listFiles(tmp.path() + "/a");
+  CHECK(files == listFiles(tmp.path() + "/b"));
+  REQUIRE(!files.empty());
+  CHECK(files[0] == "rank_0/00_parse_0000.ir");
+  for (const auto& f : files) CHECK(readFile(tmp.path() + "/a/" + f) == readFile(tmp.path() + "/b/" + f));
+}
+
+TEST_CASE("--all-ranks writes one complete folder per rank with its global_rank") {
+  TempDir tmp;
+  RunResult r = runIrc({ffn(), "--all-ranks", "--dump-after", "parse", "--dump-dir", tmp.path(), "-q"});
+  REQUIRE(r.exitCode == 0);
+  std::vector<std::string> files = listFiles(tmp.path());
+  CHECK(files.size() == 8);
+  CHECK(readFile(tmp.path() + "/rank_5/00_parse_0000.ir").find("global_rank: 5\n") != std::string::npos);
+}
+
+TEST_CASE("the default dump dir is <stem>_ir in the current directory; stdin works as '-'") {
+  TempDir tmp;
+  RunResult r = runIrc({ffn(), "--dump-all", "-q"}, tmp.path());
+  REQUIRE(r.exitCode == 0);
+  CHECK(listFiles(tmp.path() + "/ffn_ir") == std::vector<std::string>{"rank_0/00_parse_0000.ir"});
+}
+
+}  // namespace irc::test
