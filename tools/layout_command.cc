@@ -3,13 +3,151 @@
 
 #include <fmt/format.h>
 
+#include "dumps/layout_description.h"
+#include "ir/layout_notation.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
 namespace irc::cli {
+namespace {
 
-int runLayout(const std::vector<std::string>&) {
-  throw UsageError("'irc layout' is not available in this version yet");
+// A problem with the layout itself (not with the flags): exit status 1.
+struct LayoutRejected {
+  std::string message;
+};
+
+std::vector<std::string> namesArg(const std::string& value) { return splitTopLevel(value); }
+
+std::vector<std::vector<int64_t>> tensorMapIndexArg(const std::string& value) {
+  std::vector<std::vector<int64_t>> perDim;
+  for (const std::string& entry : splitTopLevel(value)) {
+    std::vector<int64_t> axes;
+    for (const std::string& part : splitTopLevel(entry)) axes.push_back(parseIntArg("--tensor-map-index", part));
+    perDim.push_back(axes);
+  }
+  return perDim;
+}
+
+template <typename T>
+T take(NotationResult<T> r, const std::string& flag) {
+  if (auto* e = std::get_if<NotationError>(&r))
+    throw LayoutRejected{e->entry >= 0 ? fmt::format("{} entry {}: {}", flag, e->entry, e->message)
+                                       : fmt::format("{}: {}", flag, e->message)};
+  return std::get<T>(std::move(r));
+}
+
+TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, ColorMode& color) {
+  ArgScanner scan(args,
+                  {"--device-matrix", "--alias", "--tensor-map", "--tensor-map-index", "--sbp", "--placements",
+                   "--dims-mapping", "--partial", "--strategy", "--device-num", "--shape", "--color"},
+                  {"--json"});
+  std::optional<std::vector<int64_t>> deviceMatrix, shape, strategy, dimsMapping, partial;
+  std::optional<int64_t> deviceNum;
+  std::optional<std::vector<std::string>> alias;
+  std::vector<std::pair<std::string, std::string>> notations;
+  while (!scan.done()) {
+    auto item = scan.next();
+    const std::string& f = item.flag;
+    if (f.empty()) throw UsageError(fmt::format("irc layout takes no positional argument; got '{}'", item.value));
+    if (f == "--json") json = true;
+    else if (f == "--color") color = parseColorMode(item.value);
+    else if (f == "--device-matrix") deviceMatrix = parseIntListArg(f, item.value);
+    else if (f == "--alias") alias = namesArg(item.value);
+    else if (f == "--shape") shape = parseIntListArg(f, item.value);
+    else if (f == "--device-num") deviceNum = parseIntArg(f, item.value);
+    else if (f == "--partial") partial = parseIntListArg(f, item.value);
+    else if (f == "--strategy") {
+      strategy = parseIntListArg(f, item.value);
+      notations.emplace_back(f, item.value);
+    } else {
+      if (f == "--dims-mapping") dimsMapping = parseIntListArg(f, item.value);
+      notations.emplace_back(f, item.value);
+    }
+  }
+  if (notations.size() != 1)
+    throw UsageError(notations.empty() ? "irc layout needs one of --tensor-map, --tensor-map-index, --sbp, --placements, "
+                                         "--dims-mapping, --strategy (see 'irc --help')"
+                                       : "irc layout takes exactly one layout notation");
+  if (partial && !dimsMapping) throw UsageError("--partial goes with --dims-mapping");
+  const auto& [flag, value] = notations[0];
+
+  TensorLayout layout;
+  if (flag == "--strategy") {
+    if (deviceMatrix || alias) throw UsageError("--strategy derives the device matrix; give --device-num, not --device-matrix");
+    int64_t devices = deviceNum.value_or(1);
+    if (!deviceNum) {
+      devices = 1;
+      for (int64_t s : *strategy) devices *= s;
+    }
+    Shape defaultShape = *strategy;
+    layout = take(layoutFromStrategy(*strategy, devices, shape.value_or(defaultShape)), flag);
+  } else {
+    if (!deviceMatrix) throw UsageError(fmt::format("{} needs --device-matrix", flag));
+    if (deviceNum) throw UsageError("--device-num goes with --strategy; the device matrix gives the device count");
+    for (int64_t d : *deviceMatrix)
+      if (d < 1) throw UsageError(fmt::format("--device-matrix entries must be >= 1; got {}", d));
+    layout.mesh = DeviceMatrix::unnamed(*deviceMatrix);
+    if (alias) {
+      if (alias->size() != deviceMatrix->size())
+        throw UsageError(fmt::format("--alias has {} names; the device matrix has {} axes", alias->size(), deviceMatrix->size()));
+      layout.mesh.names = *alias;
+    }
+    const DeviceMatrix& mesh = layout.mesh;
+    AxisAssignment assignment;
+    if (flag == "--tensor-map") {
+      std::vector<std::vector<std::string>> perDim;
+      for (const std::string& entry : splitTopLevel(value)) perDim.push_back(splitTopLevel(entry));
+      assignment.dims = take(parseAliasMap(perDim, mesh), flag);
+    } else if (flag == "--tensor-map-index") {
+      assignment.dims = take(parseTensorMapIndex(tensorMapIndexArg(value), mesh), flag);
+    } else if (flag == "--dims-mapping") {
+      assignment = take(parseDimsMapping(*dimsMapping, partial.value_or(std::vector<int64_t>{}), mesh), flag);
+    } else {
+      size_t rank = shape ? shape->size() : 0;
+      if (!shape) {
+        // Without --shape the rank is the largest dim an entry names, plus one.
+        for (const std::string& e : splitTopLevel(value)) {
+          auto open = e.find('('), close = e.find(')');
+          if (open != std::string::npos && close > open + 1 && std::isdigit(static_cast<unsigned char>(e[open + 1])))
+            rank = std::max<size_t>(rank, std::stoul(e.substr(open + 1)) + 1);
+        }
+      }
+      assignment = take(flag == "--sbp" ? parseSbp(splitTopLevel(value), mesh, rank)
+                                        : parsePlacements(splitTopLevel(value), mesh, rank),
+                        flag);
+    }
+    layout.dims = assignment.dims;
+    layout.partialAxes = assignment.partialAxes;
+    layout.partialOp = assignment.partialOp;
+    if (shape) {
+      layout.shape = *shape;
+    } else {
+      for (size_t d = 0; d < layout.dims.size(); ++d) layout.shape.push_back(layout.splitsOfDim(d));
+    }
+  }
+  if (layout.shape.size() != layout.dims.size())
+    throw LayoutRejected{fmt::format("--shape {} has rank {}; the layout has {} dims", formatShape(layout.shape),
+                                     layout.shape.size(), layout.dims.size())};
+  for (int64_t d : layout.shape)
+    if (d < 1) throw UsageError(fmt::format("--shape entries must be >= 1; got {}", d));
+  if (auto problem = validateLayout(layout, "the tensor")) throw LayoutRejected{problem->message};
+  return layout;
+}
+
+}  // namespace
+
+int runLayout(const std::vector<std::string>& args) {
+  bool json = false;
+  ColorMode color = ColorMode::Auto;
+  try {
+    TensorLayout layout = buildLayout(args, json, color);
+    if (json) std::cout << layoutJson(layout).dump() << "\n";
+    else std::cout << layoutText(layout, useColor(color, stdout));
+    return 0;
+  } catch (const LayoutRejected& e) {
+    std::cerr << "irc layout: error: " << e.message << "\n";
+    return 1;
+  }
 }
 
 }  // namespace irc::cli
