@@ -122,6 +122,7 @@ class Printer {
   }
 
   void printComments(const Op& op) {
+    if (op.modelIndex >= 0 && op.parallel.hasSharding) out_ += fmt::format("      # strategy: {}\n", originText(op.parallel.origin));
     if (!op.reason.empty()) out_ += fmt::format("      # reason: {}\n", op.reason);
     if (options_.locations && op.loc.valid())
       out_ += fmt::format("      # In file {}:{}:{}\n", options_.modelFileName, op.loc.line, op.loc.col);
@@ -172,7 +173,7 @@ class Printer {
                         op.instanceName, primitiveAttrs(op));
     std::vector<TensorType> results = resultTypes(op);
     std::string resultText = def.tupleResult() ? formatTupleType(results) : formatTensorType(results.at(0));
-    out_ += fmt::format("      : ({}) -> ({})\n", fmt::join(operandTypes, ", "), resultText);
+    out_ += fmt::format("{}      : ({}) -> ({})\n", parallelPrefix(op), fmt::join(operandTypes, ", "), resultText);
     printComments(op);
     if (!def.tupleResult()) {
       refs_[op.results[0]] = node;
@@ -204,6 +205,67 @@ class Printer {
     out_ += fmt::format("  {}(return.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node, fmt::join(refs, ", "),
                         fmt::join(elemTypes, ", "), formatTupleType(types));
     out_ += fmt::format("  Return({})\n      : ({})\n", node, formatTupleType(types));
+  }
+
+  // ` {in_strategy: ...}` from step_parallel_begin on; after layout inference also MindSpore's
+  // parallel details: device_matrix, inputs_tensor_map, outputs_tensor_map (and partial axes).
+  std::string parallelPrefix(const Op& op) const {
+    const OpParallelState& p = op.parallel;
+    if (!p.hasSharding) return {};
+    std::vector<std::string> parts;
+    if (op.type != "Reshape") {
+      if (p.sharding.layoutForm && graph_.parallel.mesh)
+        parts.push_back("in_layout: " + formatAliasMaps(p.inLayoutMaps, *graph_.parallel.mesh));
+      else
+        parts.push_back("in_strategy: " + formatStrategy(p.inStrategy));
+      if (p.outStrategy) parts.push_back("out_strategy: " + formatStrategy(*p.outStrategy));
+    }
+    if (p.layoutsInferred) {
+      parts.push_back("device_matrix: " + formatIntTuple(p.sharding.mesh.dims));
+      parts.push_back("inputs_tensor_map: " + formatTensorMaps(p.inputLayouts));
+      parts.push_back("outputs_tensor_map: " + formatTensorMaps(p.outputLayouts));
+      bool partial = false;
+      std::vector<std::string> partials;
+      for (const auto& l : p.outputLayouts) {
+        partial |= l.isPartial();
+        std::vector<int> axes = l.partialFromRight();
+        partials.push_back(l.isPartial() ? fmt::format("{}{}", reduceOpName(l.partialOp),
+                                                       formatIntTuple(std::vector<int64_t>(axes.begin(), axes.end())))
+                                         : "()");
+      }
+      if (partial) parts.push_back(fmt::format("outputs_partial: ({})", fmt::join(partials, ", ")));
+    }
+    if (parts.empty()) return {};
+    return fmt::format(" {{{}}}", fmt::join(parts, ", "));
+  }
+
+  static std::string formatTensorMaps(const std::vector<TensorLayout>& layouts) {
+    std::vector<std::string> maps;
+    for (const auto& l : layouts) {
+      std::vector<std::string> entries;
+      for (const auto& e : l.tensorMapEntries()) {
+        if (e.empty()) entries.push_back("-1");
+        else if (e.size() == 1) entries.push_back(std::to_string(e[0]));
+        else entries.push_back(formatIntTuple(std::vector<int64_t>(e.begin(), e.end())));
+      }
+      maps.push_back(fmt::format("({})", fmt::join(entries, ", ")));
+    }
+    return fmt::format("({})", fmt::join(maps, ", "));
+  }
+
+  static std::string originText(const StrategyOrigin& o) {
+    switch (o.kind) {
+      case OriginKind::User: return "user";
+      case OriginKind::Tensor: return o.from.empty() ? "tensor" : fmt::format("tensor (the sharding of '{}')", o.from);
+      case OriginKind::Default: return o.from.empty() ? "default" : fmt::format("default ({})", o.from);
+      case OriginKind::Propagated: {
+        std::string text = o.edge.empty() ? fmt::format("propagated from {}", o.from)
+                                          : fmt::format("propagated from {} (edge {}, cost {})", o.from, o.edge, formatNumber(o.cost));
+        if (o.hasNextBest) text += fmt::format("; next best {} cost {}", o.nextBest, formatNumber(o.nextBestCost));
+        return text;
+      }
+    }
+    return "default";
   }
 
   const Graph& graph_;

@@ -10,9 +10,11 @@
 
 #include "ir/attribute.h"
 #include "ir/diagnostics.h"
+#include "ir/op_parallel.h"
 #include "ir/parallel_config.h"
 #include "ir/shape.h"
 #include "ir/sharding.h"
+#include "ir/tensor_layout.h"
 
 namespace irc {
 
@@ -36,6 +38,9 @@ struct Value {
   int resultIndex = 0;
   SourceLoc loc;
   std::optional<TensorSharding> sharding;  // an input's or parameter's annotation
+  // Inputs and parameters, after layout inference: the layout the value is held in (its
+  // annotation, else what its first consumer needs).
+  std::optional<TensorLayout> layout;
 };
 
 // An operand is a value or a constant (Reshape's shape, Cast's dtype, a reduction's axis, ...).
@@ -61,6 +66,7 @@ struct Op {
   int modelIndex = -1;       // position in the model's op list; -1 for inserted ops
   OpAnnotation annotation;   // what the model configured
   std::string reason;        // inserted ops: why the pass inserted it (the `# reason:` line)
+  OpParallelState parallel;  // what the parallel passes decided
 
   SourceLoc attrLoc(std::string_view attr) const;
 };

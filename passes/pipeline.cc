@@ -1,5 +1,8 @@
 #include "passes/pipeline.h"
 
+#include "passes/layout_inference.h"
+#include "passes/strategy_propagation.h"
+
 namespace irc {
 
 const std::vector<PipelineStage>& pipelineStages() {
@@ -8,11 +11,20 @@ const std::vector<PipelineStage>& pipelineStages() {
   // it really works.
   static const std::vector<PipelineStage> stages = {
       {0, "parse", "parse", "the model as loaded: graph built, shapes and dtypes inferred", nullptr},
+      // Every op needs a strategy before any layout exists; the search mode picks the algorithm.
+      {1, "sharding_propagation", "step_parallel_begin",
+       "strategy propagation (search_mode: sharding_propagation, factor_propagation, data_parallel, semi_auto)",
+       [](const ParallelConfig& p) { return createStrategyPropagationPass(p.searchMode); }},
+      // Layouts follow from strategies: each op's view of its operands and results.
+      {2, "layout_inference", "tensor_layout", "device matrix, tensor maps and partial state of every op's tensors",
+       [](const ParallelConfig&) { return createLayoutInferencePass(); }},
   };
   return stages;
 }
 
 const PipelineStage* findStage(std::string_view name) {
+  // factor_propagation is the same pipeline slot as sharding_propagation, in the other mode.
+  if (name == "factor_propagation") name = "sharding_propagation";
   for (const auto& s : pipelineStages())
     if (s.passName == name || s.dumpName == name) return &s;
   return nullptr;

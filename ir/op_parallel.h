@@ -1,0 +1,61 @@
+#pragma once
+// What the parallel passes decide about an op, stored on the op so that dumps and reports read
+// it: its sharding (device matrix + device axes per factor of its rule), where that came from,
+// and after layout inference the layouts of its inputs and outputs and its forward ops.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/sharding.h"
+#include "ir/tensor_layout.h"
+
+namespace irc {
+
+struct OpSharding {
+  DeviceMatrix mesh;
+  std::vector<std::vector<int>> factorAxes;  // per factor of the op's rule, device axes major first
+  bool layoutForm = false;                   // from in_layout / a named mesh: printed {in_layout: ...}
+  // out_strategy / out_layout: the output layouts the user asked for (MatMul reduce-scatter).
+  std::vector<std::optional<TensorLayout>> requestedOutputs;
+  bool operator==(const OpSharding&) const = default;
+};
+
+enum class OriginKind { User, Propagated, Default, Tensor };
+
+struct StrategyOrigin {
+  OriginKind kind = OriginKind::Default;
+  std::string from;      // the op or value it came from
+  std::string edge;      // "relu -> matmul2"
+  double cost = 0;
+  std::string nextBest;  // the best losing alternative, printed
+  double nextBestCost = 0;
+  bool hasNextBest = false;
+};
+
+// A forward op: communication right after the op that completes its output.
+struct ForwardOp {
+  enum class Kind { AllReduce, ReduceScatter, RealDiv };
+  Kind kind = Kind::AllReduce;
+  ReduceOp reduceOp = ReduceOp::Sum;
+  std::vector<int> axes;  // device axes of the op's mesh spanned by the group
+  int64_t divisor = 1;    // RealDiv
+  std::string reason;
+};
+
+struct OpParallelState {
+  OpSharding sharding;
+  StrategyOrigin origin;
+  bool hasSharding = false;
+  // The sharding as the dump prints it: a shard strategy, or tensor maps in layout form.
+  ShardStrategy inStrategy;
+  std::optional<ShardStrategy> outStrategy;
+  std::vector<DimAxes> inLayoutMaps;
+  // Filled by layout inference.
+  bool layoutsInferred = false;
+  std::vector<TensorLayout> inputLayouts;   // per tensor operand, as the op needs it
+  std::vector<TensorLayout> outputLayouts;  // per result, as the op computes it (partial included)
+  std::vector<TensorLayout> finalLayouts;   // per result, after the forward ops
+  std::vector<ForwardOp> forwardOps;
+};
+
+}  // namespace irc

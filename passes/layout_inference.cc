@@ -1,0 +1,91 @@
+// Needs: every op with a rule has a sharding (strategy propagation). Guarantees: every such op
+// knows the layout of each tensor operand as it needs it, of each result as it computes it
+// (partial included), its forward ops and each result's layout after them; every input and
+// parameter knows the layout it is held in (its annotation, else what its first consumer needs).
+#include "passes/layout_inference.h"
+
+#include <fmt/format.h>
+
+#include "passes/op_rule.h"
+#include "passes/op_sharding.h"
+#include "passes/propagation_common.h"
+
+namespace irc {
+
+int tensorOperandIndex(const Op& op, int operandIndex) {
+  int k = 0;
+  for (int i = 0; i < operandIndex; ++i) k += op.operands[i].isValue() ? 1 : 0;
+  return k;
+}
+
+namespace {
+
+class LayoutInferencePass : public Pass {
+ public:
+  std::string_view name() const override { return "layout_inference"; }
+  std::string_view dumpName() const override { return "tensor_layout"; }
+
+  PassStatus run(Graph& graph, PassContext& context) override {
+    for (OpId id : graph.order) {
+      Op& op = graph.op(id);
+      auto rule = ruleOf(graph, op);
+      if (!rule) continue;
+      OpParallelState& p = op.parallel;
+      if (!p.hasSharding) {
+        context.diags.error(op.loc, fmt::format("op '{}' has no strategy: layout inference needs strategy propagation first "
+                                                "(run the pipeline from the start, or include sharding_propagation in --passes)",
+                                                op.name));
+        return PassStatus::Failed;
+      }
+      OpView view = viewOf(graph, op);
+      p.inputLayouts.clear();
+      p.outputLayouts.clear();
+      p.finalLayouts.clear();
+      for (size_t k = 0; k < rule->operands.size(); ++k)
+        p.inputLayouts.push_back(operandLayout(*rule, p.sharding, static_cast<int>(k), view.operandShapes[k]));
+      for (size_t r = 0; r < rule->results.size(); ++r) {
+        TensorLayout computed = resultLayout(*rule, p.sharding, static_cast<int>(r), view.resultShapes[r]);
+        p.outputLayouts.push_back(computed);
+        const auto& requested = p.sharding.requestedOutputs;
+        if (r < requested.size() && requested[r]) {
+          p.finalLayouts.push_back(*requested[r]);
+        } else {
+          computed.partialAxes.clear();
+          computed.partialOp = ReduceOp::Sum;
+          p.finalLayouts.push_back(computed);
+        }
+      }
+      p.forwardOps = forwardOps(*rule, p.sharding, view);
+      p.layoutsInferred = true;
+    }
+    inferGraphInputLayouts(graph);
+    return PassStatus::Changed;
+  }
+
+ private:
+  static void inferGraphInputLayouts(Graph& graph) {
+    auto uses = computeUses(graph);
+    for (const auto* list : {&graph.inputs, &graph.parameters})
+      for (ValueId id : *list) {
+        Value& v = graph.value(id);
+        if (v.layout) continue;  // factor propagation's fixed point already decided it
+        if (v.sharding && graph.parallel.mesh) {
+          v.layout = layoutOfSharding(*v.sharding, *graph.parallel.mesh, v.type.shape);
+          continue;
+        }
+        v.layout = TensorLayout::replicated(DeviceMatrix::unnamed({graph.parallel.deviceNum}), v.type.shape);
+        for (const Use& use : uses[id]) {
+          const Op& consumer = graph.op(use.op);
+          if (!consumer.parallel.layoutsInferred) continue;
+          v.layout = consumer.parallel.inputLayouts[tensorOperandIndex(consumer, use.operandIndex)];
+          break;
+        }
+      }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createLayoutInferencePass() { return std::make_unique<LayoutInferencePass>(); }
+
+}  // namespace irc

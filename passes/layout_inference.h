@@ -1,0 +1,14 @@
+#pragma once
+// Pipeline slot 2 (dump `tensor_layout`).
+#include <memory>
+
+#include "passes/pass.h"
+
+namespace irc {
+
+std::unique_ptr<Pass> createLayoutInferencePass();
+
+// The index among an op's tensor operands of operand `operandIndex` (constants skipped).
+int tensorOperandIndex(const Op& op, int operandIndex);
+
+}  // namespace irc

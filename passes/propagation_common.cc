@@ -1,0 +1,73 @@
+#include "passes/propagation_common.h"
+
+#include <functional>
+
+namespace irc {
+
+PropagationInput preparePropagation(Graph& graph, PassContext& context, bool fullyUseDevices) {
+  PropagationInput in;
+  in.rules.resize(graph.ops.size());
+  in.views.resize(graph.ops.size());
+  for (Value& v : graph.values) v.layout.reset();
+  for (OpId id : graph.order) {
+    Op& op = graph.op(id);
+    in.rules[id] = ruleOf(graph, op);
+    in.views[id] = viewOf(graph, op);
+    op.parallel = OpParallelState{};
+    if (!in.rules[id]) continue;
+    bool failed = false;
+    if (auto s = configuredSharding(graph, op, *in.rules[id], context.diags, fullyUseDevices, failed)) {
+      StrategyOrigin origin;
+      origin.kind = OriginKind::User;
+      assignSharding(op, *in.rules[id], in.views[id], *s, origin);
+    }
+    in.failed |= failed;
+  }
+  return in;
+}
+
+TensorLayout layoutOfSharding(const TensorSharding& sharding, const DeviceMatrix& mesh, const Shape& shape) {
+  return TensorLayout{mesh, shape, sharding.dims, sharding.partialAxes, sharding.partialOp};
+}
+
+std::optional<TensorLayout> producedLayout(const Graph& graph, const PropagationInput& in, ValueId value) {
+  const Value& v = graph.value(value);
+  if (v.producer == kNoId) {
+    if (v.sharding && graph.parallel.mesh) return layoutOfSharding(*v.sharding, *graph.parallel.mesh, v.type.shape);
+    return std::nullopt;
+  }
+  const Op& op = graph.op(v.producer);
+  if (!op.parallel.hasSharding || !in.rules[v.producer]) return std::nullopt;
+  const OpSharding& s = op.parallel.sharding;
+  if (v.resultIndex < static_cast<int>(s.requestedOutputs.size()) && s.requestedOutputs[v.resultIndex])
+    return *s.requestedOutputs[v.resultIndex];
+  TensorLayout l = resultLayout(*in.rules[v.producer], s, v.resultIndex, v.type.shape);
+  l.partialAxes.clear();  // the forward ops complete it
+  return l;
+}
+
+void finishPropagation(Graph& graph, const PropagationInput& in,
+                       const std::function<OpSharding(const OpRule&, const OpView&)>& fallback) {
+  for (OpId id : graph.order) {
+    Op& op = graph.op(id);
+    if (op.parallel.hasSharding || !in.rules[id]) continue;
+    const OpRule& rule = *in.rules[id];
+    StrategyOrigin origin;
+    origin.kind = OriginKind::Default;
+    if (op.type == "Reshape") {
+      ValueId input = op.operands[0].value;
+      if (auto layout = producedLayout(graph, in, input)) {
+        origin.kind = OriginKind::Propagated;
+        origin.from = graph.value(input).name;
+        origin.edge = graph.value(input).name + " -> " + op.name;
+        assignSharding(op, rule, in.views[id], shardingFromNeighbour(rule, 0, false, *layout), origin);
+        continue;
+      }
+      assignSharding(op, rule, in.views[id], replicatedSharding(rule, graph.parallel.deviceNum), origin);
+      continue;
+    }
+    assignSharding(op, rule, in.views[id], fallback(rule, in.views[id]), origin);
+  }
+}
+
+}  // namespace irc

@@ -1,0 +1,37 @@
+#pragma once
+// Pieces every propagation mode shares: rules of all ops computed once, the configured ops'
+// shardings, the layout a tensor annotation stands for, and the finishing step that gives
+// Reshapes and unreached ops their shardings.
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+#include "passes/op_rule.h"
+#include "passes/pass.h"
+#include "passes/sharding_assignment.h"
+
+namespace irc {
+
+struct PropagationInput {
+  std::vector<std::optional<OpRule>> rules;  // per op id
+  std::vector<OpView> views;                 // per op id
+  bool failed = false;                       // a configured strategy was invalid (diagnosed)
+};
+
+// Rules and views of all ops; configured ops get their sharding (origin user).
+PropagationInput preparePropagation(Graph& graph, PassContext& context, bool fullyUseDevices);
+
+// The layout an input/parameter annotation or an op-output constraint stands for.
+TensorLayout layoutOfSharding(const TensorSharding& sharding, const DeviceMatrix& mesh, const Shape& shape);
+
+// The layout a value is produced in: an op result's final layout (after its forward ops), an
+// annotated input's annotation; nullopt for an unannotated input or an op without a sharding.
+std::optional<TensorLayout> producedLayout(const Graph& graph, const PropagationInput& in, ValueId value);
+
+// In execution order: a Reshape without a sharding takes the one its input's layout implies
+// through its factors (replicated when nothing is known); any other op without one gets
+// `fallback` (origin default).
+void finishPropagation(Graph& graph, const PropagationInput& in, const std::function<OpSharding(const OpRule&, const OpView&)>& fallback);
+
+}  // namespace irc

@@ -1,0 +1,63 @@
+#pragma once
+// Redistribution of one tensor from layout A to layout B (spec/parallel-semantics.md §4),
+// MindSpore's operator inference on plain values, unit-tested without any graph:
+//   1. unify the two device matrices into a common refinement and expand the tensor's dims so
+//      each (sub-)dim holds at most one axis in each layout (MindSpore's ExpandTensorShape);
+//   2. repeat split / permute / concat passes over the dims in ascending order until the
+//      current map equals the target's;
+//   3. wrap in Reshapes to and from the expanded local shape when the expansion changed it.
+// Where no common refinement exists the tensor is gathered whole, reshaped and split.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/tensor_layout.h"
+
+namespace irc {
+
+struct RedistStep {
+  enum class Kind { Reshape, Split, Gather, AlltoAll, AllReduce, ReduceScatter };
+  Kind kind = Kind::Split;
+  int dim = -1;         // Split: the sliced dim; Gather: the concat dim; AlltoAll: split_dim
+  int concatDim = -1;   // AlltoAll: the dim it concatenates (the one giving the axis up)
+  std::vector<int> axes;  // device axes of `mesh` the group spans
+  ReduceOp reduceOp = ReduceOp::Sum;
+  Shape localBefore;    // the local shape entering the step (the same on every rank)
+  Shape localAfter;
+  DeviceMatrix mesh;    // the (unified) mesh the axes index
+
+  int64_t groupSize() const;
+};
+
+struct RedistCost {
+  double comm = 0;     // MindSpore's model, in bytes, forward comm corrected
+  double compute = 0;
+};
+
+struct RedistPlan {
+  std::vector<RedistStep> steps;
+  RedistCost cost;
+  bool empty() const { return steps.empty(); }
+};
+
+struct PlannerOptions {
+  bool enableAlltoall = false;
+  int dtypeBytes = 4;
+};
+
+// A and B describe the same global tensor (same shape). A may be partial: its reduction comes
+// first (AllReduce over the partial axes).
+RedistPlan planRedistribution(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options);
+
+// MindSpore's per-step cost (§4) and the correction of a comm total.
+RedistCost stepCost(const RedistStep& step, int dtypeBytes);
+double correctComm(double comm);
+
+// Per-rank arguments of a step.
+std::vector<int64_t> stepGroup(const RedistStep& step, int64_t rank);
+// StridedSlice bounds for a Split step: begin and end per dim of the local tensor.
+std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank);
+
+std::string stepKindName(RedistStep::Kind kind);
+
+}  // namespace irc

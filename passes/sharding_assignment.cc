@@ -1,0 +1,97 @@
+#include "passes/sharding_assignment.h"
+
+#include <fmt/format.h>
+
+namespace irc {
+
+std::optional<OpSharding> configuredSharding(const Graph& graph, const Op& op, const OpRule& rule, DiagnosticEngine& diags,
+                                             bool fullyUseDevices, bool& failed) {
+  const OpAnnotation& a = op.annotation;
+  if (!a.configured()) return std::nullopt;
+  OpView view = viewOf(graph, op);
+  ShardingResult r = a.inStrategy ? shardingFromStrategy(rule, view, *a.inStrategy, graph.parallel.deviceNum, a.outStrategy)
+                                  : shardingFromLayouts(rule, view, *a.inLayout, *graph.parallel.mesh, a.outLayout);
+  SourceLoc loc = a.inStrategy ? a.inStrategyLoc : a.inLayoutLoc;
+  if (auto* e = std::get_if<StrategyError>(&r)) {
+    diags.error(loc, e->message);
+    failed = true;
+    return std::nullopt;
+  }
+  OpSharding s = std::get<OpSharding>(r);
+  if (a.inStrategy && fullyUseDevices) {
+    int64_t used = devicesUsed(rule, s);
+    if (used != 1 && used != graph.parallel.deviceNum) {
+      diags.error(loc, fmt::format("{} '{}': the strategy uses {} of {} devices; with fully_use_devices (the default) a "
+                                   "configured strategy must use all devices or one (set parallel.fully_use_devices: false "
+                                   "to allow repeated calculation)",
+                                   op.type, op.name, used, graph.parallel.deviceNum));
+      failed = true;
+      return std::nullopt;
+    }
+  }
+  return s;
+}
+
+OpSharding replicatedSharding(const OpRule& rule, int64_t deviceNum) {
+  OpSharding s;
+  s.mesh = DeviceMatrix::unnamed({deviceNum});
+  s.factorAxes.assign(rule.factorCount(), {});
+  s.requestedOutputs.assign(rule.results.size(), std::nullopt);
+  return s;
+}
+
+OpSharding dataParallelSharding(const OpRule& rule, const OpView& op, int64_t deviceNum) {
+  OpSharding s = replicatedSharding(rule, deviceNum);
+  if (rule.operands.empty() || rule.operands[0].empty() || rule.operands[0][0].size() != 1) return s;
+  int f = rule.operands[0][0][0];
+  if (rule.isReplicated(f) || op.operandShapes[0][0] % deviceNum != 0 || deviceNum == 1) return s;
+  // Gather's first operand is the table: MindSpore's data parallel splits the indices' batch
+  // instead, which is also what keeps the output whole.
+  if (op.type == "Gather") {
+    if (rule.operands[1].empty() || op.operandShapes[1][0] % deviceNum != 0) return s;
+    f = rule.operands[1][0][0];
+  }
+  s.factorAxes[f] = {0};
+  return s;
+}
+
+OpSharding shardingFromNeighbour(const OpRule& rule, int tensor, bool isResult, const TensorLayout& layout) {
+  OpSharding s;
+  s.mesh = layout.mesh;
+  s.factorAxes.assign(rule.factorCount(), {});
+  s.requestedOutputs.assign(rule.results.size(), std::nullopt);
+  const DimFactors& dims = isResult ? rule.results.at(tensor) : rule.operands.at(tensor);
+  std::vector<bool> axisUsed(layout.mesh.rank(), false);
+  for (size_t d = 0; d < dims.size() && d < layout.dims.size(); ++d) {
+    const auto& factors = dims[d];
+    const auto& axes = layout.dims[d];
+    // Hand the dim's axes to its factors major to minor; a factor takes axes while what it has
+    // left divides evenly, and the minor factor starts only once the major one is used up (no
+    // sub-axes: a layout that needs one stops here).
+    size_t a = 0;
+    for (int f : factors) {
+      int64_t left = rule.factorSizes[f];
+      while (a < axes.size() && !rule.isReplicated(f) && left % layout.mesh.dims[axes[a]] == 0 && left > 1) {
+        left /= layout.mesh.dims[axes[a]];
+        s.factorAxes[f].push_back(axes[a]);
+        axisUsed[axes[a]] = true;
+        ++a;
+      }
+      if (a < axes.size() && left > 1) break;  // the next axis does not fit this factor
+    }
+  }
+  return s;
+}
+
+void assignSharding(Op& op, const OpRule& rule, const OpView& view, OpSharding sharding, StrategyOrigin origin) {
+  OpParallelState& p = op.parallel;
+  p.inStrategy = strategyOf(rule, sharding, view);
+  p.outStrategy.reset();
+  if (op.annotation.outStrategy) p.outStrategy = op.annotation.outStrategy;
+  p.inLayoutMaps = layoutMapsOf(rule, sharding);
+  p.sharding = std::move(sharding);
+  p.origin = std::move(origin);
+  p.hasSharding = true;
+}
+
+}  // namespace irc

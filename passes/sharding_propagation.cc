@@ -1,0 +1,227 @@
+// MindSpore's sharding propagation (seed 001, spec §5): candidates for every unconfigured op,
+// redistribution costs on edges, BFS from the configured ops and fixed layouts choosing for each
+// reached neighbour the candidate that is cheapest on the edge it was reached by.
+#include <deque>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "dumps/ir_printer.h"
+#include "passes/layout_inference.h"
+#include "passes/redistribution_planner.h"
+#include "passes/sharding_propagation.h"
+#include "passes/strategy_candidates.h"
+
+namespace irc {
+namespace {
+
+// Layouts compare in standard form; the key makes plans memoizable (layers repeat).
+std::string layoutKey(const TensorLayout& l) {
+  TensorLayout s = l.standardForm();
+  std::string key = formatShape(s.mesh.dims) + formatShape(s.shape);
+  for (const auto& axes : s.dims) {
+    key += '|';
+    for (int a : axes) key += std::to_string(a) + ',';
+  }
+  key += 'p';
+  for (int a : s.partialAxes) key += std::to_string(a) + ',';
+  return key;
+}
+
+struct Scored {
+  const OpSharding* sharding;
+  RedistCost edge;
+  double forwardComm;
+  int64_t partitions;
+  ShardStrategy strategy;
+};
+
+// §5.5: zero-communication pairs by computation, own forward comm, larger partition number,
+// lexicographically larger strategy; else the smallest communication.
+bool better(const Scored& a, const Scored& b) {
+  bool za = a.edge.comm == 0, zb = b.edge.comm == 0;
+  if (za != zb) return za;
+  if (!za && a.edge.comm != b.edge.comm) return a.edge.comm < b.edge.comm;
+  if (a.edge.compute != b.edge.compute) return a.edge.compute < b.edge.compute;
+  if (a.forwardComm != b.forwardComm) return a.forwardComm < b.forwardComm;
+  if (a.partitions != b.partitions) return a.partitions > b.partitions;
+  return a.strategy > b.strategy;
+}
+
+class ShardingPropagation {
+ public:
+  ShardingPropagation(Graph& g, const PropagationInput& in) : graph_(g), in_(in), uses_(computeUses(g)) {
+    visited_.assign(g.ops.size(), false);
+  }
+
+  void run() {
+    std::deque<OpId> queue;
+    // Fixed layouts first: annotated inputs and parameters (they come first in a model).
+    for (const auto* list : {&graph_.inputs, &graph_.parameters})
+      for (ValueId v : *list)
+        if (auto layout = producedLayout(graph_, in_, v)) reachConsumers(v, *layout, graph_.value(v).name, queue);
+    // Configured ops in model order (irc rule; MindSpore orders by internal name).
+    std::vector<OpId> roots;
+    for (OpId id : graph_.order)
+      if (graph_.op(id).parallel.hasSharding) roots.push_back(id);
+    std::sort(roots.begin(), roots.end(), [&](OpId a, OpId b) { return graph_.op(a).modelIndex < graph_.op(b).modelIndex; });
+    for (OpId id : roots) {
+      visited_[id] = true;
+      queue.push_back(id);
+    }
+    while (!queue.empty()) {
+      OpId id = queue.front();
+      queue.pop_front();
+      const Op& op = graph_.op(id);
+      for (ValueId r : op.results)  // successors first
+        if (auto layout = producedLayout(graph_, in_, r)) reachConsumers(r, *layout, op.name, queue);
+      for (size_t i = 0; i < op.operands.size(); ++i) {  // then predecessors
+        if (!op.operands[i].isValue()) continue;
+        const Value& v = graph_.value(op.operands[i].value);
+        if (v.producer == kNoId || visited_[v.producer]) continue;
+        const TensorLayout& need = op.parallel.hasSharding
+                                       ? operandLayout(*in_.rules[id], op.parallel.sharding, tensorOperandIndex(op, i), v.type.shape)
+                                       : TensorLayout::replicated(DeviceMatrix::unnamed({graph_.parallel.deviceNum}), v.type.shape);
+        chooseProducer(v.producer, v.resultIndex, need, op.name, queue);
+      }
+    }
+  }
+
+ private:
+  void reachConsumers(ValueId value, const TensorLayout& layout, const std::string& from, std::deque<OpId>& queue) {
+    for (const Use& use : uses_[value]) {
+      if (visited_[use.op]) continue;
+      chooseConsumer(use.op, tensorOperandIndex(graph_.op(use.op), use.operandIndex), layout, from, queue);
+    }
+  }
+
+  const std::vector<OpSharding>& candidates(OpId id) {
+    const OpRule& rule = *in_.rules[id];
+    const OpView& view = in_.views[id];
+    std::string key = view.type + rule.print();
+    for (const auto& s : view.operandShapes) key += formatShape(s);
+    for (const auto& s : view.resultShapes) key += formatShape(s);
+    auto it = candidateCache_.find(key);
+    if (it == candidateCache_.end())
+      it = candidateCache_.emplace(key, candidateShardings(rule, view, graph_.parallel.deviceNum, graph_.parallel.fullyUseDevices)).first;
+    return it->second;
+  }
+
+  RedistCost edgeCost(const TensorLayout& from, const TensorLayout& to, DType dtype) {
+    std::string key = layoutKey(from) + "->" + layoutKey(to) + std::to_string(byteSize(dtype));
+    auto it = planCache_.find(key);
+    if (it != planCache_.end()) return it->second;
+    PlannerOptions options{graph_.parallel.enableAlltoall, byteSize(dtype)};
+    RedistCost c = planRedistribution(from, to, options).cost;
+    planCache_.emplace(key, c);
+    return c;
+  }
+
+  double forwardComm(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype) {
+    std::vector<int> axes = partialAxes(rule, s);
+    if (axes.empty() || view.resultShapes.empty()) return 0;
+    RedistStep step;
+    step.kind = RedistStep::Kind::AllReduce;
+    step.mesh = s.mesh;
+    step.axes = axes;
+    step.localBefore = resultLayout(rule, s, 0, view.resultShapes[0]).sliceShape();
+    return correctComm(stepCost(step, byteSize(dtype)).comm);
+  }
+
+  Scored score(OpId id, const OpSharding& s, RedistCost edge) {
+    const OpRule& rule = *in_.rules[id];
+    const OpView& view = in_.views[id];
+    ShardStrategy strategy = strategyOf(rule, s, view);
+    int64_t partitions = 1;
+    for (const auto& t : strategy)
+      for (int64_t x : t) partitions *= x;
+    DType dtype = graph_.value(graph_.op(id).results[0]).type.dtype;
+    return {&s, edge, forwardComm(rule, s, view, dtype), partitions, strategy};
+  }
+
+  // Picks the best candidate by `costOf` and records where it came from.
+  template <typename CostFn>
+  void choose(OpId id, const std::string& from, const std::string& edge, CostFn costOf, std::deque<OpId>& queue) {
+    Op& op = graph_.op(id);
+    const OpRule& rule = *in_.rules[id];
+    visited_[id] = true;
+    queue.push_back(id);
+    StrategyOrigin origin;
+    origin.kind = OriginKind::Propagated;
+    origin.from = from;
+    origin.edge = edge;
+    if (op.type == "Reshape") return;  // takes its layouts through (finishPropagation / below)
+    std::vector<Scored> scored;
+    for (const OpSharding& s : candidates(id)) scored.push_back(score(id, s, costOf(s)));
+    if (scored.empty()) {
+      assignSharding(op, rule, in_.views[id], replicatedSharding(rule, graph_.parallel.deviceNum), origin);
+      return;
+    }
+    std::stable_sort(scored.begin(), scored.end(), better);
+    origin.cost = scored[0].edge.comm;
+    if (scored.size() > 1) {
+      origin.hasNextBest = true;
+      origin.nextBest = formatStrategy(scored[1].strategy);
+      origin.nextBestCost = scored[1].edge.comm;
+    }
+    assignSharding(op, rule, in_.views[id], *scored[0].sharding, origin);
+  }
+
+  void chooseConsumer(OpId id, int operand, const TensorLayout& layout, const std::string& from, std::deque<OpId>& queue) {
+    Op& op = graph_.op(id);
+    if (op.type == "Reshape" && in_.rules[id]) {
+      visited_[id] = true;
+      queue.push_back(id);
+      StrategyOrigin origin{OriginKind::Propagated, from, from + " -> " + op.name, 0, "", 0, false};
+      assignSharding(op, *in_.rules[id], in_.views[id], shardingFromNeighbour(*in_.rules[id], 0, false, layout), origin);
+      return;
+    }
+    if (!in_.rules[id]) return;
+    DType dtype = graph_.value(op.operands[0].isValue() ? op.operands[0].value : op.results[0]).type.dtype;
+    const Shape& shape = in_.views[id].operandShapes[operand];
+    choose(id, from, from + " -> " + op.name,
+           [&](const OpSharding& s) { return edgeCost(layout, operandLayout(*in_.rules[id], s, operand, shape), dtype); }, queue);
+  }
+
+  void chooseProducer(OpId id, int result, const TensorLayout& need, const std::string& consumer, std::deque<OpId>& queue) {
+    Op& op = graph_.op(id);
+    if (!in_.rules[id]) return;
+    if (op.type == "Reshape") {
+      visited_[id] = true;
+      queue.push_back(id);
+      StrategyOrigin origin{OriginKind::Propagated, consumer, op.name + " -> " + consumer, 0, "", 0, false};
+      assignSharding(op, *in_.rules[id], in_.views[id], shardingFromNeighbour(*in_.rules[id], 0, true, need), origin);
+      return;
+    }
+    DType dtype = graph_.value(op.results[result]).type.dtype;
+    const Shape& shape = in_.views[id].resultShapes[result];
+    choose(id, consumer, op.name + " -> " + consumer,
+           [&](const OpSharding& s) {
+             TensorLayout produced = s.requestedOutputs.size() > static_cast<size_t>(result) && s.requestedOutputs[result]
+                                         ? *s.requestedOutputs[result]
+                                         : resultLayout(*in_.rules[id], s, result, shape);
+             produced.partialAxes.clear();
+             return edgeCost(produced, need, dtype);
+           },
+           queue);
+  }
+
+  Graph& graph_;
+  const PropagationInput& in_;
+  std::vector<std::vector<Use>> uses_;
+  std::vector<bool> visited_;
+  std::map<std::string, std::vector<OpSharding>> candidateCache_;
+  std::unordered_map<std::string, RedistCost> planCache_;
+};
+
+}  // namespace
+
+bool runShardingPropagation(Graph& graph, const PropagationInput& in, PassContext&) {
+  ShardingPropagation(graph, in).run();
+  int64_t devices = graph.parallel.deviceNum;
+  finishPropagation(graph, in, [&](const OpRule& r, const OpView& v) { return dataParallelSharding(r, v, devices); });
+  return true;
+}
+
+}  // namespace irc

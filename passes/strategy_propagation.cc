@@ -1,0 +1,49 @@
+// Needs: a loaded graph. Guarantees: every op with a rule has a sharding and an origin;
+// configured ops keep theirs. Fails (with diagnostics) on an invalid configured strategy.
+#include "passes/strategy_propagation.h"
+
+#include "passes/propagation_common.h"
+#include "passes/sharding_propagation.h"
+
+namespace irc {
+namespace {
+
+class StrategyPropagationPass : public Pass {
+ public:
+  explicit StrategyPropagationPass(SearchMode mode) : mode_(mode) {}
+  std::string_view name() const override {
+    return mode_ == SearchMode::FactorPropagation ? "factor_propagation" : "sharding_propagation";
+  }
+  std::string_view dumpName() const override { return "step_parallel_begin"; }
+
+  PassStatus run(Graph& graph, PassContext& context) override {
+    bool fullyUse = mode_ == SearchMode::ShardingPropagation && graph.parallel.fullyUseDevices;
+    PropagationInput in = preparePropagation(graph, context, fullyUse);
+    if (in.failed) return PassStatus::Failed;
+    int64_t devices = graph.parallel.deviceNum;
+    switch (mode_) {
+      case SearchMode::SemiAuto:
+        finishPropagation(graph, in, [&](const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
+        break;
+      case SearchMode::DataParallel:
+        finishPropagation(graph, in, [&](const OpRule& r, const OpView& v) { return dataParallelSharding(r, v, devices); });
+        break;
+      case SearchMode::ShardingPropagation:
+        if (!runShardingPropagation(graph, in, context)) return PassStatus::Failed;
+        break;
+      case SearchMode::FactorPropagation:
+        if (!runFactorPropagation(graph, in, context)) return PassStatus::Failed;
+        break;
+    }
+    return PassStatus::Changed;
+  }
+
+ private:
+  SearchMode mode_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createStrategyPropagationPass(SearchMode mode) { return std::make_unique<StrategyPropagationPass>(mode); }
+
+}  // namespace irc

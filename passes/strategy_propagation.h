@@ -1,0 +1,13 @@
+#pragma once
+// Pipeline slot 1 (dump `step_parallel_begin`): gives every op a strategy, by the search mode
+// of the model (spec/model-format.md): sharding_propagation (MindSpore's cost-based BFS),
+// factor_propagation (Shardy), data_parallel, semi_auto.
+#include <memory>
+
+#include "passes/pass.h"
+
+namespace irc {
+
+std::unique_ptr<Pass> createStrategyPropagationPass(SearchMode mode);
+
+}  // namespace irc
