@@ -1,5 +1,6 @@
 #include "dumps/dump_writer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -36,18 +37,30 @@ std::optional<std::string> writeFileAtomically(const std::string& path, const st
   return std::nullopt;
 }
 
+bool DumpWriter::selected(std::string_view passName, std::string_view dumpName) const {
+  return options_.all || options_.after.count(std::string(dumpName)) || options_.after.count(std::string(passName));
+}
+
+void DumpWriter::dump(int position, std::string_view dumpName, const Graph& graph, int64_t rank) {
+  PrintOptions print;
+  print.rank = rank;
+  print.locations = options_.locations;
+  print.modelFileName = options_.modelFileName;
+  int& counter = counters_[rank];
+  std::string path = fmt::format("{}/rank_{}/{:02d}_{}_{:04d}.ir", options_.dir, rank, position, dumpName, counter++);
+  pending_.emplace_back(path, printGraph(graph, print));
+}
+
 void DumpWriter::afterPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph) {
-  bool selected = options_.all || options_.after.count(std::string(dumpName)) || options_.after.count(std::string(passName));
-  if (!selected) return;
-  for (int64_t rank : options_.ranks) {
-    PrintOptions print;
-    print.rank = rank;
-    print.locations = options_.locations;
-    print.modelFileName = options_.modelFileName;
-    int& counter = counters_[rank];
-    std::string path = fmt::format("{}/rank_{}/{:02d}_{}_{:04d}.ir", options_.dir, rank, position, dumpName, counter++);
-    pending_.emplace_back(path, printGraph(graph, print));
-  }
+  if (!selected(passName, dumpName)) return;
+  for (int64_t rank : options_.ranks) dump(position, dumpName, graph, rank);
+}
+
+void DumpWriter::afterRankPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
+                               int64_t rank) {
+  if (!selected(passName, dumpName)) return;
+  if (std::find(options_.ranks.begin(), options_.ranks.end(), rank) == options_.ranks.end()) return;
+  dump(position, dumpName, graph, rank);
 }
 
 std::optional<std::string> DumpWriter::flush() {

@@ -29,6 +29,8 @@ class DumpWriter : public PassInstrumentation {
   explicit DumpWriter(DumpOptions options) : options_(std::move(options)) {}
 
   void afterPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph) override;
+  void afterRankPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
+                     int64_t rank) override;
 
   // Writes every pending dump; returns the first error (the compile then fails with status 1).
   std::optional<std::string> flush();
@@ -36,6 +38,9 @@ class DumpWriter : public PassInstrumentation {
   const std::vector<std::string>& written() const { return written_; }
 
  private:
+  bool selected(std::string_view passName, std::string_view dumpName) const;
+  void dump(int position, std::string_view dumpName, const Graph& graph, int64_t rank);
+
   DumpOptions options_;
   std::map<int64_t, int> counters_;  // .ir files per rank folder in this run
   std::vector<std::pair<std::string, std::string>> pending_;  // path, text

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ir/inserted_ops.h"
 #include "ir/op_defs.h"
 
 namespace irc {
@@ -90,8 +91,8 @@ class Printer {
       for (ValueId id : *list) {
         const Value& v = graph_.value(id);
         refs_[id] = fmt::format("%para{}_{}", number++, v.name);
-        out_ += fmt::format("{}: {}{}\n", refs_[id], formatTensorType(v.type),
-                            v.kind == ValueKind::Parameter ? " : has_default" : "");
+        out_ += fmt::format("{}: {}{}{}\n", refs_[id], formatTensorType(v.type),
+                            v.kind == ValueKind::Parameter ? " : has_default" : "", sliceComment({id}));
       }
     }
     out_ += "\n";
@@ -103,6 +104,19 @@ class Printer {
       for (const Operand& o : op.operands)
         if (o.isValue()) used_[o.value] = true;
     for (ValueId v : graph_.outputs) used_[v] = true;
+  }
+
+  // `  # slice [0:64, 0:16] of (64, 64)` in a rank's local graph; "; "-joined for several values.
+  std::string sliceComment(const std::vector<ValueId>& values) const {
+    if (!graph_.localShapes) return {};
+    std::vector<std::string> parts;
+    for (ValueId id : values) {
+      const Value& v = graph_.value(id);
+      std::vector<std::string> ranges;
+      for (const auto& [b, e] : v.slice) ranges.push_back(fmt::format("{}:{}", b, e));
+      parts.push_back(fmt::format("slice [{}] of {}", fmt::join(ranges, ", "), formatShape(v.globalShape)));
+    }
+    return fmt::format("  # {}", fmt::join(parts, "; "));
   }
 
   std::string nextNode() { return fmt::format("%{}", counter_++); }
@@ -144,7 +158,14 @@ class Printer {
     return fmt::format(" primitive_attrs: {{{}}}", fmt::join(parts, ", "));
   }
 
-  void printOp(const Op& op) {
+  void printOp(const Op& global) {
+    // Inserted ops of the global graph print with the dumped rank's groups and bounds.
+    Op materialized;
+    if (global.step && !graph_.localShapes) {
+      materialized = global;
+      materializeForRank(materialized, options_.rank);
+    }
+    const Op& op = global.step && !graph_.localShapes ? materialized : global;
     const OpDef& def = *findOpDef(op.type);
     std::vector<std::string> operands, operandTypes;
     if (!def.operands.empty() && def.operands.back().kind == OperandKind::TensorList) {
@@ -196,7 +217,7 @@ class Printer {
       types.push_back(graph_.value(v).type);
     }
     if (refs.size() == 1) {
-      out_ += fmt::format("  Return({})\n      : ({})\n", refs[0], formatTensorType(types[0]));
+      out_ += fmt::format("  Return({}){}\n      : ({})\n", refs[0], sliceComment(graph_.outputs), formatTensorType(types[0]));
       return;
     }
     std::vector<std::string> elemTypes;
@@ -204,7 +225,7 @@ class Printer {
     std::string node = nextNode();
     out_ += fmt::format("  {}(return.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node, fmt::join(refs, ", "),
                         fmt::join(elemTypes, ", "), formatTupleType(types));
-    out_ += fmt::format("  Return({})\n      : ({})\n", node, formatTupleType(types));
+    out_ += fmt::format("  Return({}){}\n      : ({})\n", node, sliceComment(graph_.outputs), formatTupleType(types));
   }
 
   // ` {in_strategy: ...}` from step_parallel_begin on; after layout inference also MindSpore's

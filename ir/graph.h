@@ -12,6 +12,7 @@
 #include "ir/diagnostics.h"
 #include "ir/op_parallel.h"
 #include "ir/parallel_config.h"
+#include "ir/redist_step.h"
 #include "ir/shape.h"
 #include "ir/sharding.h"
 #include "ir/tensor_layout.h"
@@ -41,6 +42,10 @@ struct Value {
   // Inputs and parameters, after layout inference: the layout the value is held in (its
   // annotation, else what its first consumer needs).
   std::optional<TensorLayout> layout;
+  // In a rank's local graph: the global shape and the rank's [begin, end) per dim of it, for
+  // inputs, parameters and graph outputs (the dump's `# slice` comments).
+  Shape globalShape;
+  std::vector<std::pair<int64_t, int64_t>> slice;
 };
 
 // An operand is a value or a constant (Reshape's shape, Cast's dtype, a reduction's axis, ...).
@@ -67,8 +72,25 @@ struct Op {
   OpAnnotation annotation;   // what the model configured
   std::string reason;        // inserted ops: why the pass inserted it (the `# reason:` line)
   OpParallelState parallel;  // what the parallel passes decided
+  // Inserted communication / redistribution ops: the step they perform, from which each rank's
+  // groups and slice bounds follow.
+  std::optional<RedistStep> step;
+
+  bool inserted() const { return modelIndex < 0; }
 
   SourceLoc attrLoc(std::string_view attr) const;
+};
+
+// One edge's redistribution, for reports and `irc explain`.
+struct RedistributionRecord {
+  ValueId value = kNoId;       // the value as produced
+  std::string producer;        // op or input name
+  std::string consumer;
+  int inputIndex = 0;          // the consumer's operand index
+  TensorLayout from, to;
+  std::vector<OpId> ops;       // the inserted ops, in order
+  std::vector<std::string> reasons;
+  std::string reason;          // one line for the whole edge
 };
 
 class Graph {
@@ -81,6 +103,11 @@ class Graph {
   std::vector<ValueId> parameters;  // in model order, after the inputs when numbered
   std::vector<ValueId> outputs;
   std::vector<OpId> order;          // execution / print order
+  // False while shapes are global (up to step_parallel_end): inserted ops then carry the global
+  // type of the value they move. True in a rank's local graph (validate).
+  bool localShapes = false;
+  int64_t rank = 0;                 // the rank of a local graph
+  std::vector<RedistributionRecord> redistributions;  // per edge, in print order
 
   ValueId addGraphInput(std::string name, TensorType type, ValueKind kind, SourceLoc loc);
   // Adds the op and one result value per given type; returns its id. Does not touch `order`.

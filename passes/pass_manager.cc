@@ -9,6 +9,8 @@ namespace irc {
 
 void PassManager::addPass(int position, std::unique_ptr<Pass> pass) { passes_.push_back({position, std::move(pass)}); }
 
+void PassManager::addRankPass(int position, RankPassFactory factory) { rankPasses_.emplace_back(position, std::move(factory)); }
+
 void PassManager::addInstrumentation(PassInstrumentation* instrumentation) { instrumentations_.push_back(instrumentation); }
 
 RunOutcome PassManager::run(Graph& graph, PassContext& context) {
@@ -28,6 +30,26 @@ RunOutcome PassManager::run(Graph& graph, PassContext& context) {
         throw InternalError(fmt::format("the graph is invalid after pass '{}':\n  {}", pass.name(), fmt::join(problems, "\n  ")));
     }
     for (auto* i : instrumentations_) i->afterPass(scheduled.position, pass.name(), pass.dumpName(), graph);
+  }
+  if (rankPasses_.empty()) return RunOutcome::Ok;
+  for (int64_t rank : ranks_) {
+    Graph local = graph;
+    for (auto& [position, factory] : rankPasses_) {
+      std::unique_ptr<Pass> pass = factory(rank);
+      for (auto* i : instrumentations_) i->beforePass(position, pass->name());
+      PassStatus status = pass->run(local, context);
+      if (status == PassStatus::Failed) {
+        if (!context.diags.hasErrors())
+          throw InternalError(fmt::format("pass '{}' failed without a diagnostic", pass->name()));
+        return RunOutcome::Rejected;
+      }
+      auto problems = verifyGraph(local);
+      if (!problems.empty())
+        throw InternalError(fmt::format("rank {}'s graph is invalid after pass '{}':\n  {}", rank, pass->name(),
+                                        fmt::join(problems, "\n  ")));
+      for (auto* i : instrumentations_) i->afterRankPass(position, pass->name(), pass->dumpName(), local, rank);
+    }
+    if (rankSink_) rankSink_(rank, std::move(local));
   }
   return RunOutcome::Ok;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Runs passes in order with instrumentations around them (dumps, timing), verifies the graph
 // after every pass that changed it, and stops at the first failure.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,7 +17,13 @@ class PassInstrumentation {
   virtual void beforePass(int /*position*/, std::string_view /*passName*/) {}
   virtual void afterPass(int /*position*/, std::string_view /*passName*/, std::string_view /*dumpName*/,
                          const Graph& /*graph*/) {}
+  // After a per-rank pass (shape slicing) on rank `rank`'s own graph.
+  virtual void afterRankPass(int /*position*/, std::string_view /*passName*/, std::string_view /*dumpName*/,
+                             const Graph& /*graph*/, int64_t /*rank*/) {}
 };
+
+// A pass that makes one rank's graph from the global one (shape slicing).
+using RankPassFactory = std::function<std::unique_ptr<Pass>(int64_t rank)>;
 
 struct ScheduledPass {
   int position;  // the pass's place in the full pipeline (dump files are numbered by it)
@@ -28,6 +35,11 @@ enum class RunOutcome { Ok, Rejected };
 class PassManager {
  public:
   void addPass(int position, std::unique_ptr<Pass> pass);
+  // Runs after the global passes, once per rank of `ranks`, each on its own copy of the graph.
+  void addRankPass(int position, RankPassFactory factory);
+  void setRanks(std::vector<int64_t> ranks) { ranks_ = std::move(ranks); }
+  // Called with each rank's final graph (for reports and verification).
+  void setRankGraphSink(std::function<void(int64_t, Graph&&)> sink) { rankSink_ = std::move(sink); }
   void addInstrumentation(PassInstrumentation* instrumentation);
 
   // Throws InternalError ("invalid after pass X: ...") when a pass leaves a malformed graph.
@@ -35,6 +47,9 @@ class PassManager {
 
  private:
   std::vector<ScheduledPass> passes_;
+  std::vector<std::pair<int, RankPassFactory>> rankPasses_;
+  std::vector<int64_t> ranks_;
+  std::function<void(int64_t, Graph&&)> rankSink_;
   std::vector<PassInstrumentation*> instrumentations_;
 };
 

@@ -1,6 +1,8 @@
 #include "passes/pipeline.h"
 
 #include "passes/layout_inference.h"
+#include "passes/redistribution.h"
+#include "passes/shape_slicing.h"
 #include "passes/strategy_propagation.h"
 
 namespace irc {
@@ -10,14 +12,20 @@ const std::vector<PipelineStage>& pipelineStages() {
   // inference, redistribution, shape slicing) join here as they are built; none is listed before
   // it really works.
   static const std::vector<PipelineStage> stages = {
-      {0, "parse", "parse", "the model as loaded: graph built, shapes and dtypes inferred", nullptr},
+      {0, "parse", "parse", "the model as loaded: graph built, shapes and dtypes inferred", nullptr, nullptr},
       // Every op needs a strategy before any layout exists; the search mode picks the algorithm.
       {1, "sharding_propagation", "step_parallel_begin",
        "strategy propagation (search_mode: sharding_propagation, factor_propagation, data_parallel, semi_auto)",
-       [](const ParallelConfig& p) { return createStrategyPropagationPass(p.searchMode); }},
+       [](const ParallelConfig& p) { return createStrategyPropagationPass(p.searchMode); }, nullptr},
       // Layouts follow from strategies: each op's view of its operands and results.
       {2, "layout_inference", "tensor_layout", "device matrix, tensor maps and partial state of every op's tensors",
-       [](const ParallelConfig&) { return createLayoutInferencePass(); }},
+       [](const ParallelConfig&) { return createLayoutInferencePass(); }, nullptr},
+      // Communication goes where a producer's layout differs from its consumer's need.
+      {3, "redistribution", "step_parallel_end", "forward ops after partial results, redistributions on mismatched edges",
+       [](const ParallelConfig&) { return createRedistributionPass(); }, nullptr},
+      // Last, each rank's own program: local shapes, its slices, its groups and bounds.
+      {4, "shape_slicing", "validate", "one rank's local graph: sliced inputs and weights, local shapes (per rank)", nullptr,
+       [](int64_t rank) { return createShapeSlicingPass(rank); }},
   };
   return stages;
 }

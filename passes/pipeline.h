@@ -14,8 +14,10 @@ struct PipelineStage {
   std::string passName;     // what --passes / --stop-after / --dump-after take
   std::string dumpName;     // MindSpore's name, also accepted by --dump-after
   std::string description;  // one line for --list-passes
-  // Builds the pass; null for stage 0 (the frontend, not a pass).
+  // Builds the pass; null for stage 0 (the frontend, not a pass) and for per-rank stages.
   std::function<std::unique_ptr<Pass>(const ParallelConfig&)> make;
+  // A stage run once per dumped rank on its own copy of the graph (shape slicing).
+  std::function<std::unique_ptr<Pass>(int64_t rank)> makeForRank;
 };
 
 const std::vector<PipelineStage>& pipelineStages();

@@ -8,23 +8,7 @@
 
 namespace irc {
 
-int64_t RedistStep::groupSize() const {
-  int64_t n = 1;
-  for (int a : axes) n *= mesh.dims[a];
-  return n;
-}
 
-std::string stepKindName(RedistStep::Kind kind) {
-  switch (kind) {
-    case RedistStep::Kind::Reshape: return "Reshape";
-    case RedistStep::Kind::Split: return "StridedSlice";
-    case RedistStep::Kind::Gather: return "AllGather";
-    case RedistStep::Kind::AlltoAll: return "AlltoAll";
-    case RedistStep::Kind::AllReduce: return "AllReduce";
-    case RedistStep::Kind::ReduceScatter: return "ReduceScatter";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -132,10 +116,28 @@ std::optional<Unified> unify(const TensorLayout& a, const TensorLayout& b) {
         changed = true;
         break;
       }
+      // A sub-dim neither layout splits merges into the one before it: the blocks are the same,
+      // and a dim that holds at most one axis on both sides is not expanded at all.
+      std::vector<int64_t> merged;
+      std::vector<int> mA, mB;
+      for (size_t k = 0; k < sub->size(); ++k) {
+        if (k > 0 && ownA[k] < 0 && ownB[k] < 0) {
+          merged.back() *= (*sub)[k];
+          continue;
+        }
+        merged.push_back((*sub)[k]);
+        mA.push_back(ownA[k]);
+        mB.push_back(ownB[k]);
+      }
+      if (merged.empty()) {  // a dim of size 1
+        merged.push_back(1);
+        mA.push_back(-1);
+        mB.push_back(-1);
+      }
       u.groupOfDim.push_back(static_cast<int>(u.expanded.size()));
-      u.expanded.insert(u.expanded.end(), sub->begin(), sub->end());
-      u.from.insert(u.from.end(), ownA.begin(), ownA.end());
-      u.to.insert(u.to.end(), ownB.begin(), ownB.end());
+      u.expanded.insert(u.expanded.end(), merged.begin(), merged.end());
+      u.from.insert(u.from.end(), mA.begin(), mA.end());
+      u.to.insert(u.to.end(), mB.begin(), mB.end());
     }
     if (!changed) return u;
   }
@@ -151,12 +153,18 @@ std::vector<int> partialOnUnified(const TensorLayout& a, const std::vector<std::
 
 class PlanBuilder {
  public:
-  PlanBuilder(const DeviceMatrix& mesh, Shape local, const PlannerOptions& o) : mesh_(mesh), local_(std::move(local)), options_(o) {}
+  PlanBuilder(const DeviceMatrix& mesh, Shape local, Shape global, const PlannerOptions& o)
+      : mesh_(mesh), local_(std::move(local)), global_(std::move(global)), options_(o) {}
 
-  void reshape(const Shape& to) {
-    if (to == local_) return;
+  // Sub-dim -> original tensor dim, for messages (set once the shape is expanded).
+  void setDimMap(std::vector<int> subToDim) { subToDim_ = std::move(subToDim); }
+
+  void reshape(const Shape& localTo, const Shape& globalTo) {
+    if (localTo == local_ && globalTo.size() == global_.size()) return;
     RedistStep s = base(RedistStep::Kind::Reshape);
-    s.localAfter = to;
+    s.localAfter = localTo;
+    s.globalAfter = globalTo;
+    global_ = globalTo;
     push(s);
   }
   void split(int dim, int axis) {
@@ -207,14 +215,18 @@ class PlanBuilder {
     s.mesh = mesh_;
     s.localBefore = local_;
     s.localAfter = local_;
+    s.globalAfter = global_;
     return s;
   }
-  void push(const RedistStep& s) {
+  void push(RedistStep s) {
+    if (s.dim >= 0 && static_cast<size_t>(s.dim) < subToDim_.size()) s.tensorDim = subToDim_[s.dim];
     local_ = s.localAfter;
-    plan_.steps.push_back(s);
+    plan_.steps.push_back(std::move(s));
   }
   DeviceMatrix mesh_;
   Shape local_;
+  Shape global_;
+  std::vector<int> subToDim_;
   PlannerOptions options_;
   RedistPlan plan_;
 };
@@ -276,13 +288,21 @@ RedistPlan planUnified(const TensorLayout& a, const TensorLayout& b, const Plann
   std::optional<Unified> u = unify(a, b);
   if (!u) return {};
   std::vector<int64_t> sizes = u->mesh.dims;
-  PlanBuilder builder(u->mesh, a.sliceShape(), options);
+  PlanBuilder builder(u->mesh, a.sliceShape(), a.shape, options);
   std::vector<int> partial = partialOnUnified(a, axisRuns(a.mesh, sizes));
   if (!partial.empty()) builder.allreduce(partial, a.partialOp);
-  Shape expandedLocal = localOf(u->expanded, u->from, u->mesh);
-  builder.reshape(expandedLocal);
+  std::vector<int> subToDim(u->expanded.size(), 0);
+  for (size_t d = 0; d < u->groupOfDim.size(); ++d)
+    for (size_t s = u->groupOfDim[d]; s < subToDim.size(); ++s) subToDim[s] = static_cast<int>(d);
+  builder.setDimMap(u->expanded == a.shape ? std::vector<int>() : subToDim);
+  if (u->expanded == a.shape) {
+    std::vector<int> identity(a.shape.size());
+    for (size_t d = 0; d < identity.size(); ++d) identity[d] = static_cast<int>(d);
+    builder.setDimMap(identity);
+  }
+  builder.reshape(localOf(u->expanded, u->from, u->mesh), u->expanded);
   inferOperators(builder, u->from, u->to, options.enableAlltoall);
-  builder.reshape(b.sliceShape());
+  builder.reshape(b.sliceShape(), b.shape);
   return builder.finish();
 }
 
@@ -298,6 +318,7 @@ RedistCost stepCost(const RedistStep& step, int dtypeBytes) {
     case RedistStep::Kind::Reshape: return {0, 2 * p};
     case RedistStep::Kind::AllReduce: return {2 * (n - 1) / n * p, p};
     case RedistStep::Kind::ReduceScatter: return {(n - 1) / n * p, p};
+    case RedistStep::Kind::RealDiv: return {0, p};
   }
   return {};
 }
@@ -321,16 +342,6 @@ RedistPlan planRedistribution(const TensorLayout& from, const TensorLayout& to, 
   return first;
 }
 
-std::vector<int64_t> stepGroup(const RedistStep& step, int64_t rank) { return groupAlongAxes(step.mesh, rank, step.axes); }
 
-std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank) {
-  IntTuple begin(step.localBefore.size(), 0), end(step.localBefore.begin(), step.localBefore.end());
-  std::vector<int64_t> group = stepGroup(step, rank);
-  int64_t index = std::find(group.begin(), group.end(), rank) - group.begin();
-  int64_t slice = step.localAfter[step.dim];
-  begin[step.dim] = index * slice;
-  end[step.dim] = begin[step.dim] + slice;
-  return {begin, end};
-}
 
 }  // namespace irc

@@ -11,23 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "ir/redist_step.h"
 #include "ir/tensor_layout.h"
 
 namespace irc {
-
-struct RedistStep {
-  enum class Kind { Reshape, Split, Gather, AlltoAll, AllReduce, ReduceScatter };
-  Kind kind = Kind::Split;
-  int dim = -1;         // Split: the sliced dim; Gather: the concat dim; AlltoAll: split_dim
-  int concatDim = -1;   // AlltoAll: the dim it concatenates (the one giving the axis up)
-  std::vector<int> axes;  // device axes of `mesh` the group spans
-  ReduceOp reduceOp = ReduceOp::Sum;
-  Shape localBefore;    // the local shape entering the step (the same on every rank)
-  Shape localAfter;
-  DeviceMatrix mesh;    // the (unified) mesh the axes index
-
-  int64_t groupSize() const;
-};
 
 struct RedistCost {
   double comm = 0;     // MindSpore's model, in bytes, forward comm corrected
@@ -53,11 +40,5 @@ RedistPlan planRedistribution(const TensorLayout& from, const TensorLayout& to, 
 RedistCost stepCost(const RedistStep& step, int dtypeBytes);
 double correctComm(double comm);
 
-// Per-rank arguments of a step.
-std::vector<int64_t> stepGroup(const RedistStep& step, int64_t rank);
-// StridedSlice bounds for a Split step: begin and end per dim of the local tensor.
-std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank);
-
-std::string stepKindName(RedistStep::Kind kind);
 
 }  // namespace irc

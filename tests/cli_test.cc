@@ -1,6 +1,8 @@
 // The command line: exit codes, help, listings, "did you mean", dump files and determinism.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include "tests/test_util.h"
 
 namespace irc::test {
@@ -71,7 +73,17 @@ TEST_CASE("the default dump dir is <stem>_ir in the current directory; stdin wor
   TempDir tmp;
   RunResult r = runIrc({ffn(), "--dump-all", "-q"}, tmp.path());
   REQUIRE(r.exitCode == 0);
-  CHECK(listFiles(tmp.path() + "/ffn_ir") == std::vector<std::string>{"rank_0/00_parse_0000.ir"});
+  std::vector<std::string> files = listFiles(tmp.path() + "/ffn_ir");
+  REQUIRE(!files.empty());
+  CHECK(files.front() == "rank_0/00_parse_0000.ir");
+  for (size_t i = 0; i < files.size(); ++i) {
+    CAPTURE(files[i]);
+    CHECK(files[i].rfind("rank_0/", 0) == 0);
+    CHECK(files[i].find(fmt::format("_{:04d}.ir", i)) != std::string::npos);  // the counter runs on
+  }
+  RunResult piped = runIrc({"-", "--dump-after", "parse", "-q"}, tmp.path());  // stdin is /dev/null: no model
+  CHECK(piped.exitCode == 1);
+  CHECK(piped.err.find("<stdin>: error: a model must be a mapping") == 0);
 }
 
 }  // namespace irc::test

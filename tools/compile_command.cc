@@ -4,8 +4,10 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dumps/dump_writer.h"
+#include "dumps/report.h"
 #include "frontends/yaml_frontend.h"
 #include "ir/suggest.h"
 #include "passes/pass_manager.h"
@@ -27,6 +29,7 @@ struct CompileArgs {
   std::optional<RedistributionMode> redistribution;
   std::vector<std::string> passes;  // empty: the whole pipeline
   std::string stopAfter;
+  std::string report;  // --report FILE or "-"
   bool timePasses = false;
   bool dumpLocations = false;
   bool quiet = false;
@@ -96,7 +99,7 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
     } else if (f == "--color") {
       a.color = parseColorMode(item.value);
     } else if (f == "--report") {
-      throw UsageError("--report is not available yet: the JSON report comes with shape slicing (issue 7)");
+      a.report = item.value;
     }
   }
   if (a.model.empty()) throw UsageError("no model given; usage: irc MODEL.yaml [options] (see 'irc --help')");
@@ -128,6 +131,20 @@ class PassTimer : public PassInstrumentation {
   std::vector<std::pair<std::string, double>> rows_;
 };
 
+void printSummary(const Graph& graph, size_t dumpsWritten, const std::string& dumpDir) {
+  size_t modelOps = 0;
+  for (const Op& op : graph.ops) modelOps += op.inserted() ? 0 : 1;
+  CompileTotals totals = compileTotals(graph);
+  std::vector<std::string> inserted;
+  for (const auto& [type, n] : totals.insertedByType) inserted.push_back(fmt::format("{} {}", n, type));
+  std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", graph.name, modelOps, graph.parallel.deviceNum,
+                           inserted.empty() ? "nothing" : fmt::format("{}", fmt::join(inserted, ", ")));
+  std::cerr << fmt::format("irc: per rank: {} bytes of communication, {} bytes of parameters\n",
+                           formatNumber(totals.commBytesPerRank), formatNumber(totals.paramBytesPerRank));
+  if (dumpsWritten > 0)
+    std::cerr << fmt::format("irc: wrote {} dump{} under {}/\n", dumpsWritten, dumpsWritten == 1 ? "" : "s", dumpDir);
+}
+
 }  // namespace
 
 int runCompile(const std::vector<std::string>& args) {
@@ -156,9 +173,10 @@ int runCompile(const std::vector<std::string>& args) {
 
   PassManager manager;
   for (const PipelineStage& stage : pipelineStages()) {
-    if (!stage.make) continue;
+    if (!stage.make && !stage.makeForRank) continue;
     bool chosen = a.passes.empty() || std::find(a.passes.begin(), a.passes.end(), stage.passName) != a.passes.end();
-    if (chosen) manager.addPass(stage.position, stage.make(graph->parallel));
+    if (chosen && stage.make) manager.addPass(stage.position, stage.make(graph->parallel));
+    if (chosen && stage.makeForRank) manager.addRankPass(stage.position, stage.makeForRank);
     if (stage.passName == a.stopAfter) break;
   }
   DumpOptions dumpOptions;
@@ -171,6 +189,7 @@ int runCompile(const std::vector<std::string>& args) {
     for (int64_t r = 0; r < graph->parallel.deviceNum; ++r) dumpOptions.ranks.push_back(r);
   else
     dumpOptions.ranks.push_back(a.rank.value_or(graph->parallel.globalRank));
+  manager.setRanks(dumpOptions.ranks);
   bool dumping = a.dumpAll || !a.dumpAfter.empty();
   DumpWriter dumps(dumpOptions);
   PassTimer timer;
@@ -186,13 +205,18 @@ int runCompile(const std::vector<std::string>& args) {
     std::cerr << "irc: error: " << *err << "\n";
     return 1;
   }
-  if (a.timePasses) timer.print(parseMs);
-  if (!a.quiet) {
-    std::cerr << fmt::format("irc: {}: {} ops, {} inputs, {} parameters, {} devices\n", graph->name, graph->ops.size(),
-                             graph->inputs.size(), graph->parameters.size(), graph->parallel.deviceNum);
-    if (dumping) std::cerr << fmt::format("irc: wrote {} dump{} under {}/\n", dumps.written().size(),
-                                          dumps.written().size() == 1 ? "" : "s", dumpOptions.dir);
+  int64_t reportRank = a.rank.value_or(graph->parallel.globalRank);
+  if (!a.report.empty()) {
+    std::string text = buildReport(*graph, reportRank).dump(2) + "\n";
+    if (a.report == "-") {
+      std::cout << text;
+    } else if (auto err = writeFileAtomically(a.report, text)) {
+      std::cerr << "irc: error: " << *err << "\n";
+      return 1;
+    }
   }
+  if (a.timePasses) timer.print(parseMs);
+  if (!a.quiet) printSummary(*graph, dumping ? dumps.written().size() : 0, dumpOptions.dir);
   return 0;
 }
 

@@ -1,0 +1,25 @@
+#pragma once
+// The JSON report (spec/report.md, schema_version 1): every op with its strategy, origin, layouts
+// and forward ops; every value's layout; every edge's redistribution; totals. Built from the
+// global graph after redistribution, for one rank's groups and bounds.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/graph.h"
+
+namespace irc {
+
+nlohmann::ordered_json buildReport(const Graph& graph, int64_t rank);
+
+// Counts for the end-of-compile summary.
+struct CompileTotals {
+  std::map<std::string, int> insertedByType;
+  double commBytesPerRank = 0;
+  double paramBytesPerRank = 0;
+};
+CompileTotals compileTotals(const Graph& graph);
+
+}  // namespace irc

@@ -1,0 +1,61 @@
+#include "ir/inserted_ops.h"
+
+namespace irc {
+
+std::string opTypeOfStep(const RedistStep& step) {
+  switch (step.kind) {
+    case RedistStep::Kind::Reshape: return "Reshape";
+    case RedistStep::Kind::Split: return "StridedSlice";
+    case RedistStep::Kind::Gather: return "AllGather";
+    case RedistStep::Kind::AlltoAll: return "AlltoAll";
+    case RedistStep::Kind::AllReduce: return "AllReduce";
+    case RedistStep::Kind::ReduceScatter: return "ReduceScatter";
+    case RedistStep::Kind::RealDiv: return "RealDiv";
+  }
+  return "";
+}
+
+void materializeForRank(Op& op, int64_t rank) {
+  if (!op.step || opTypeOfStep(*op.step) != op.type) return;  // Split/Concat of a gather sequence
+  const RedistStep& s = *op.step;
+  auto setGroup = [&] {
+    std::vector<int64_t> group = stepGroup(s, rank);
+    op.attrs["group"] = mindsporeGroupName(group);
+    op.attrs["group_ranks"] = groupRanksText(group);
+  };
+  switch (s.kind) {
+    case RedistStep::Kind::Split: {
+      auto [begin, end] = splitBounds(s, rank);
+      op.operands[1].constant = Attribute(begin);
+      op.operands[2].constant = Attribute(end);
+      op.operands[3].constant = Attribute(IntTuple(begin.size(), 1));
+      break;
+    }
+    case RedistStep::Kind::Gather:
+      setGroup();
+      op.attrs["rank_size"] = s.groupSize();
+      break;
+    case RedistStep::Kind::AllReduce:
+      setGroup();
+      op.attrs["op"] = std::string(reduceOpName(s.reduceOp));
+      op.attrs["fusion"] = int64_t{0};
+      op.attrs["index"] = int64_t{0};
+      break;
+    case RedistStep::Kind::ReduceScatter:
+      setGroup();
+      op.attrs["op"] = std::string(reduceOpName(s.reduceOp));
+      op.attrs["rank_size"] = s.groupSize();
+      break;
+    case RedistStep::Kind::AlltoAll:
+      setGroup();
+      op.attrs["split_count"] = s.groupSize();
+      op.attrs["split_dim"] = int64_t{s.dim};
+      op.attrs["concat_dim"] = int64_t{s.concatDim};
+      break;
+    case RedistStep::Kind::Reshape:
+    case RedistStep::Kind::RealDiv:
+      break;
+  }
+}
+
+}  // namespace irc

@@ -1,0 +1,16 @@
+#pragma once
+// Building the ops the passes insert (forward ops, redistribution steps) and giving them a
+// rank's arguments: groups with MindSpore's names, StridedSlice bounds.
+#include <string>
+
+#include "ir/graph.h"
+
+namespace irc {
+
+// The op type a step becomes (the Gather step's AllGather; Split steps are StridedSlices).
+std::string opTypeOfStep(const RedistStep& step);
+
+// Sets the rank's attrs and constants on an inserted op from its step (no-op without one).
+void materializeForRank(Op& op, int64_t rank);
+
+}  // namespace irc

@@ -1,0 +1,50 @@
+#include "ir/redist_step.h"
+
+#include <algorithm>
+
+namespace irc {
+
+int64_t RedistStep::groupSize() const {
+  int64_t n = 1;
+  for (int a : axes) n *= mesh.dims[a];
+  return n;
+}
+
+std::string stepKindName(RedistStep::Kind kind) {
+  switch (kind) {
+    case RedistStep::Kind::Reshape: return "Reshape";
+    case RedistStep::Kind::Split: return "StridedSlice";
+    case RedistStep::Kind::Gather: return "AllGather";
+    case RedistStep::Kind::AlltoAll: return "AlltoAll";
+    case RedistStep::Kind::AllReduce: return "AllReduce";
+    case RedistStep::Kind::ReduceScatter: return "ReduceScatter";
+    case RedistStep::Kind::RealDiv: return "RealDiv";
+  }
+  return "?";
+}
+
+std::vector<int64_t> stepGroup(const RedistStep& step, int64_t rank) { return groupAlongAxes(step.mesh, rank, step.axes); }
+
+std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank) {
+  IntTuple begin(step.localBefore.size(), 0), end(step.localBefore.begin(), step.localBefore.end());
+  std::vector<int64_t> group = stepGroup(step, rank);
+  int64_t index = std::find(group.begin(), group.end(), rank) - group.begin();
+  int64_t slice = step.localAfter[step.dim];
+  begin[step.dim] = index * slice;
+  end[step.dim] = begin[step.dim] + slice;
+  return {begin, end};
+}
+
+double stepSendBytes(const RedistStep& step, int dtypeBytes) {
+  double n = static_cast<double>(step.groupSize());
+  double in = static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
+  switch (step.kind) {
+    case RedistStep::Kind::Gather: return (n - 1) * in;
+    case RedistStep::Kind::AllReduce: return 2 * (n - 1) / n * in;
+    case RedistStep::Kind::ReduceScatter: return (n - 1) / n * in;
+    case RedistStep::Kind::AlltoAll: return (n - 1) / n * in;
+    default: return 0;
+  }
+}
+
+}  // namespace irc

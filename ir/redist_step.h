@@ -1,0 +1,42 @@
+#pragma once
+// One step of a redistribution or a forward op, as the passes plan it and the graph stores it on
+// the inserted op: what it does, over which device axes of which mesh, on which local shapes. The
+// per-rank arguments (groups, slice bounds) are derived from it for any rank.
+#include <string>
+#include <vector>
+
+#include "ir/attribute.h"
+#include "ir/device_matrix.h"
+#include "ir/shape.h"
+#include "ir/sharding.h"
+
+namespace irc {
+
+struct RedistStep {
+  enum class Kind { Reshape, Split, Gather, AlltoAll, AllReduce, ReduceScatter, RealDiv };
+  Kind kind = Kind::Split;
+  int dim = -1;         // Split: the sliced dim; Gather: the concat dim; AlltoAll: split_dim
+  int concatDim = -1;   // AlltoAll: the dim it concatenates (the one giving the axis up)
+  std::vector<int> axes;  // device axes of `mesh` the group spans
+  ReduceOp reduceOp = ReduceOp::Sum;
+  Shape localBefore;    // the local shape entering the step (the same on every rank)
+  Shape localAfter;
+  DeviceMatrix mesh;    // the (unified) mesh the axes index
+
+  Shape globalAfter;    // the tensor's global shape after the step (changes only at Reshapes)
+  int tensorDim = -1;   // the dim of the original tensor the step acts on, for messages
+  int64_t divisor = 1;  // RealDiv after ReduceMean's AllReduce
+
+  int64_t groupSize() const;
+  bool operator==(const RedistStep&) const = default;
+};
+
+// The ranks of the step's group containing `rank`, ascending.
+std::vector<int64_t> stepGroup(const RedistStep& step, int64_t rank);
+// StridedSlice bounds of a Split step on `rank`: begin and end per dim of the local tensor.
+std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank);
+std::string stepKindName(RedistStep::Kind kind);
+// Bytes `rank` sends for the step under the ring model (0 for local steps).
+double stepSendBytes(const RedistStep& step, int dtypeBytes);
+
+}  // namespace irc

@@ -1,0 +1,247 @@
+// Needs: layout inference (every op knows the layouts it needs and produces, inputs and
+// parameters the layout they are held in). Guarantees: right after every op its forward ops
+// (AllReduce / ReduceScatter, RealDiv), shared by all consumers; right before every consumer,
+// for each operand whose layout differs from what it needs, the redistribution sequence; every
+// inserted op named deterministically, with its step and a reason; one record per edge.
+#include "passes/redistribution.h"
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ir/inserted_ops.h"
+#include "passes/layout_inference.h"
+#include "passes/redistribution_planner.h"
+
+namespace irc {
+namespace {
+
+std::string axisText(const RedistStep& s) {
+  std::vector<int> fromRight;
+  for (int a : s.axes) fromRight.push_back(s.mesh.rank() - 1 - a);
+  std::sort(fromRight.begin(), fromRight.end());
+  return fmt::format("device axis {}", fmt::join(fromRight, ", "));
+}
+
+class Inserter {
+ public:
+  explicit Inserter(Graph& g) : graph_(g) {}
+
+  // Appends an inserted op reading `input`; returns its (first) result.
+  ValueId add(std::string name, std::string instance, std::string type, std::vector<Operand> operands, AttrMap attrs,
+              std::vector<TensorType> results, std::optional<RedistStep> step, std::string reason) {
+    Op op;
+    op.name = std::move(name);
+    op.instanceName = std::move(instance);
+    op.type = std::move(type);
+    op.operands = std::move(operands);
+    op.attrs = std::move(attrs);
+    op.step = std::move(step);
+    op.reason = std::move(reason);
+    OpId id = graph_.addOp(std::move(op), results);
+    materializeForRank(graph_.op(id), graph_.parallel.globalRank);
+    order.push_back(id);
+    return graph_.op(id).results[0];
+  }
+
+  std::vector<OpId> order;
+
+ private:
+  Graph& graph_;
+};
+
+AttrMap sliceMasks() {
+  return {{"begin_mask", int64_t{0}}, {"ellipsis_mask", int64_t{0}}, {"end_mask", int64_t{0}},
+          {"new_axis_mask", int64_t{0}}, {"shrink_axis_mask", int64_t{0}}};
+}
+
+// Emits the ops of one step; `name(i, type)` gives the i-th inserted op's names.
+ValueId emitStep(Inserter& ins, const RedistStep& step, ValueId input, DType dtype, const std::string& reason,
+                 const std::function<std::pair<std::string, std::string>(const std::string&)>& names) {
+  TensorType carried{dtype, step.globalAfter};
+  std::string type = opTypeOfStep(step);
+  auto [name, instance] = names(type);
+  switch (step.kind) {
+    case RedistStep::Kind::Reshape:
+      return ins.add(name, instance, "Reshape", {Operand::ofValue(input), Operand::ofConstant(IntTuple(step.localAfter))}, {},
+                     {carried}, step, reason);
+    case RedistStep::Kind::Split:
+      return ins.add(name, instance, "StridedSlice",
+                     {Operand::ofValue(input), Operand::ofConstant(IntTuple{}), Operand::ofConstant(IntTuple{}),
+                      Operand::ofConstant(IntTuple{})},
+                     sliceMasks(), {carried}, step, reason);
+    case RedistStep::Kind::RealDiv:
+      return ins.add(name, instance, "RealDiv",
+                     {Operand::ofValue(input), Operand::ofConstant(ScalarTensor{dtype, static_cast<double>(step.divisor)})}, {},
+                     {carried}, step, reason);
+    case RedistStep::Kind::Gather: {
+      ValueId gathered = ins.add(name, instance, "AllGather", {Operand::ofValue(input)}, {}, {carried}, step, reason);
+      if (step.dim == 0) return gathered;
+      // AllGather concatenates on dim 0: Split it back into the members' blocks and concatenate
+      // them on the dim the axis left.
+      int64_t n = step.groupSize();
+      auto [splitName, splitInstance] = names("Split");
+      ValueId first = ins.add(splitName, splitInstance, "Split", {Operand::ofValue(gathered)},
+                              {{"axis", int64_t{0}}, {"output_num", n}}, std::vector<TensorType>(n, carried), step,
+                              fmt::format("AllGather concatenated on dim 0; split it into the {} members' blocks", n));
+      std::vector<Operand> parts;
+      for (int64_t j = 0; j < n; ++j) parts.push_back(Operand::ofValue(first + static_cast<ValueId>(j)));
+      auto [concatName, concatInstance] = names("Concat");
+      return ins.add(concatName, concatInstance, "Concat", parts, {{"axis", int64_t{step.dim}}}, {carried}, step,
+                     fmt::format("and concatenate the blocks on dim {}", step.dim));
+    }
+    default:
+      return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, step, reason);
+  }
+}
+
+std::string stepReason(const RedistStep& s, const std::string& consumer, int input, const std::string& producer) {
+  int d = s.tensorDim >= 0 ? s.tensorDim : s.dim;
+  switch (s.kind) {
+    case RedistStep::Kind::Split:
+      return fmt::format("{} needs input {} split {} ways on dim {} ({}); it arrives whole on dim {}", consumer, input,
+                         s.groupSize(), d, axisText(s), d);
+    case RedistStep::Kind::Gather:
+      return fmt::format("{} needs input {} whole on dim {} over {}; {} gives it split {} ways", consumer, input, d, axisText(s),
+                         producer, s.groupSize());
+    case RedistStep::Kind::AlltoAll:
+      return fmt::format("{} needs input {} split on dim {} over {}; it arrives split on dim {}: one all-to-all moves it",
+                         consumer, input, d, axisText(s), s.concatDim);
+    case RedistStep::Kind::Reshape:
+      return fmt::format("reshape the local tensor to {} so that each dim holds at most one device axis",
+                         formatShape(s.localAfter));
+    case RedistStep::Kind::AllReduce:
+      return fmt::format("{}'s value is partial over {}: reduce it before redistributing", producer, axisText(s));
+    default: return "";
+  }
+}
+
+class RedistributionPass : public Pass {
+ public:
+  std::string_view name() const override { return "redistribution"; }
+  std::string_view dumpName() const override { return "step_parallel_end"; }
+
+  PassStatus run(Graph& graph, PassContext& context) override {
+    for (OpId id : graph.order)
+      if (graph.op(id).inserted()) {
+        context.diags.error({}, "redistribution already ran on this graph");
+        return PassStatus::Failed;
+      }
+    for (OpId id : graph.order)
+      if (!graph.op(id).parallel.layoutsInferred && ruleOfKnown(graph.op(id))) {
+        context.diags.error(graph.op(id).loc, fmt::format("op '{}' has no layouts: redistribution needs layout_inference first",
+                                                          graph.op(id).name));
+        return PassStatus::Failed;
+      }
+    PlannerOptions options{graph.parallel.enableAlltoall, 4};
+    Inserter ins(graph);
+    std::vector<ValueId> current(graph.values.size());
+    for (size_t v = 0; v < current.size(); ++v) current[v] = static_cast<ValueId>(v);
+    std::vector<OpId> modelOrder = graph.order;
+    graph.redistributions.clear();
+    for (OpId id : modelOrder) {
+      // Before the op: one redistribution per operand whose layout is not what it needs.
+      for (size_t i = 0; i < graph.op(id).operands.size(); ++i) {
+        const Operand& operand = graph.op(id).operands[i];
+        if (!operand.isValue()) continue;
+        ValueId original = operand.value;
+        const Value& v = graph.value(original);
+        TensorLayout from = layoutOf(graph, original);
+        const Op& op = graph.op(id);
+        TensorLayout to = op.parallel.inputLayouts[tensorOperandIndex(op, static_cast<int>(i))];
+        ValueId input = current[original];
+        if (!from.sameAs(to)) {
+          options.dtypeBytes = byteSize(v.type.dtype);
+          RedistPlan plan = planRedistribution(from, to, options);
+          RedistributionRecord rec;
+          rec.value = original;
+          rec.producer = v.producer == kNoId ? v.name : graph.op(v.producer).name;
+          rec.consumer = op.name;
+          rec.inputIndex = static_cast<int>(i);
+          rec.from = from;
+          rec.to = to;
+          std::string consumerName = op.name;
+          int counter = 0;
+          auto names = [&](const std::string& type) {
+            int k = counter++;
+            return std::make_pair(fmt::format("{}.in{}.redistribution_op.{}", consumerName, i, k),
+                                  fmt::format("redistribution_op_{}_{}_{}{}", rec.producer, consumerName, k, type));
+          };
+          size_t before = ins.order.size();
+          for (size_t k = 0; k < plan.steps.size(); ++k) {
+            const RedistStep& step = plan.steps[k];
+            std::string reason = k > 0 && k + 1 == plan.steps.size() && step.kind == RedistStep::Kind::Reshape
+                                     ? fmt::format("reshape the local tensor back to {}", formatShape(step.localAfter))
+                                     : stepReason(step, consumerName, static_cast<int>(i), rec.producer);
+            rec.reasons.push_back(reason);
+            input = emitStep(ins, step, input, v.type.dtype, reason, names);
+          }
+          rec.ops.assign(ins.order.begin() + before, ins.order.end());
+          rec.reason = rec.reasons.empty() ? "" : rec.reasons.front();
+          for (const auto& r : rec.reasons)
+            if (r.rfind("reshape", 0) != 0) {
+              rec.reason = r;
+              break;
+            }
+          graph.redistributions.push_back(std::move(rec));
+        }
+        graph.op(id).operands[i].value = input;
+      }
+      ins.order.push_back(id);
+      emitForwardOps(graph, ins, id, current);
+    }
+    for (ValueId& out : graph.outputs) out = current[out];
+    graph.order = std::move(ins.order);
+    return PassStatus::Changed;
+  }
+
+ private:
+  static bool ruleOfKnown(const Op& op) { return !op.inserted(); }
+
+  static TensorLayout layoutOf(const Graph& graph, ValueId v) {
+    const Value& value = graph.value(v);
+    if (value.producer == kNoId) return *value.layout;
+    return graph.op(value.producer).parallel.finalLayouts[value.resultIndex];
+  }
+
+  // Right after the op: what completes its partial results, shared by all consumers.
+  static void emitForwardOps(Graph& graph, Inserter& ins, OpId id, std::vector<ValueId>& current) {
+    const OpParallelState p = graph.op(id).parallel;
+    if (p.forwardOps.empty()) return;
+    std::string opName = graph.op(id).name;
+    ValueId result = graph.op(id).results[0];
+    const Value& v = graph.value(result);
+    DType dtype = v.type.dtype;
+    Shape local = p.outputLayouts[0].sliceShape();
+    int counter = 0;
+    auto names = [&](const std::string&) {
+      int k = counter++;
+      return std::make_pair(fmt::format("{}.forward_op.{}", opName, k), fmt::format("forward_op_{}_{}", opName, k));
+    };
+    ValueId input = result;
+    for (const ForwardOp& f : p.forwardOps) {
+      RedistStep step;
+      step.mesh = p.sharding.mesh;
+      step.axes = f.axes;
+      step.reduceOp = f.reduceOp;
+      step.localBefore = local;
+      step.globalAfter = v.type.shape;
+      step.divisor = f.divisor;
+      step.kind = f.kind == ForwardOp::Kind::AllReduce       ? RedistStep::Kind::AllReduce
+                  : f.kind == ForwardOp::Kind::ReduceScatter ? RedistStep::Kind::ReduceScatter
+                                                             : RedistStep::Kind::RealDiv;
+      if (step.kind == RedistStep::Kind::ReduceScatter) local[0] /= step.groupSize();
+      step.localAfter = local;
+      input = emitStep(ins, step, input, dtype, f.reason, names);
+    }
+    current[result] = input;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createRedistributionPass() { return std::make_unique<RedistributionPass>(); }
+
+}  // namespace irc

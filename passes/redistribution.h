@@ -1,0 +1,11 @@
+#pragma once
+// Pipeline slot 3 (dump `step_parallel_end`).
+#include <memory>
+
+#include "passes/pass.h"
+
+namespace irc {
+
+std::unique_ptr<Pass> createRedistributionPass();
+
+}  // namespace irc

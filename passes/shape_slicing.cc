@@ -1,0 +1,98 @@
+// Needs: redistribution (every edge consistent, inserted ops carrying their steps). Guarantees:
+// the graph is rank `rank`'s program: every input and parameter has the shape of its slice (and
+// knows the slice), inserted ops have the rank's groups and slice bounds, model Reshapes reshape
+// to local shapes, every shape is re-inferred on local shapes, and every op's local result shape
+// equals the slice of the layout it computes (else an internal error: the layouts are
+// inconsistent).
+#include "passes/shape_slicing.h"
+
+#include <fmt/format.h>
+
+#include "ir/inserted_ops.h"
+#include "ir/op_defs.h"
+#include "ir/shape_inference.h"
+
+namespace irc {
+namespace {
+
+class ShapeSlicingPass : public Pass {
+ public:
+  explicit ShapeSlicingPass(int64_t rank) : rank_(rank) {}
+  std::string_view name() const override { return "shape_slicing"; }
+  std::string_view dumpName() const override { return "validate"; }
+
+  PassStatus run(Graph& graph, PassContext& context) override {
+    graph.localShapes = true;
+    graph.rank = rank_;
+    for (const auto* list : {&graph.inputs, &graph.parameters})
+      for (ValueId id : *list) {
+        Value& v = graph.value(id);
+        if (!v.layout) {
+          context.diags.error(v.loc, fmt::format("'{}' has no layout: shape slicing needs layout inference first", v.name));
+          return PassStatus::Failed;
+        }
+        v.globalShape = v.type.shape;
+        v.slice = v.layout->sliceRanges(rank_);
+        v.type.shape = v.layout->sliceShape();
+      }
+    for (OpId id : graph.order) {
+      Op& op = graph.op(id);
+      materializeForRank(op, rank_);
+      if (!op.inserted() && op.type == "Reshape" && op.parallel.layoutsInferred)
+        op.operands[1].constant = Attribute(IntTuple(op.parallel.outputLayouts[0].sliceShape()));
+      reinfer(graph, op);
+      checkAgainstLayouts(graph, op);
+    }
+    for (ValueId out : graph.outputs) {
+      Value& v = graph.value(out);
+      TensorLayout l = finalLayoutOf(graph, out);
+      v.globalShape = l.shape;
+      v.slice = l.sliceRanges(rank_);
+    }
+    return PassStatus::Changed;
+  }
+
+ private:
+  static void reinfer(Graph& graph, Op& op) {
+    std::vector<InferOperand> in;
+    for (const Operand& o : op.operands)
+      in.push_back({o.isValue() ? &graph.value(o.value).type : nullptr, o.isValue() ? nullptr : &*o.constant});
+    InferResult r = inferResultTypes(*findOpDef(op.type), in, op.attrs);
+    if (auto* e = std::get_if<InferError>(&r))
+      throw InternalError(fmt::format("rank {}: op '{}' ({}) does not fit its local shapes: {}", graph.rank, op.name, op.type,
+                                      e->message));
+    auto types = std::get<std::vector<TensorType>>(std::move(r));
+    for (size_t i = 0; i < types.size() && i < op.results.size(); ++i) graph.value(op.results[i]).type = types[i];
+  }
+
+  // Where the value ends up after the op that produced it (for the Return's slices).
+  static TensorLayout finalLayoutOf(const Graph& graph, ValueId v) {
+    const Value& value = graph.value(v);
+    if (value.producer == kNoId) return *value.layout;
+    const Op& op = graph.op(value.producer);
+    if (!op.inserted()) return op.parallel.finalLayouts[value.resultIndex];
+    // An inserted op at the end of a chain: walk back to the model op or input it started from.
+    for (const Operand& o : op.operands)
+      if (o.isValue()) return finalLayoutOf(graph, o.value);
+    throw InternalError("an inserted op without input");
+  }
+
+  static void checkAgainstLayouts(const Graph& graph, const Op& op) {
+    if (op.inserted() || !op.parallel.layoutsInferred) return;
+    for (size_t r = 0; r < op.results.size(); ++r) {
+      Shape want = op.parallel.outputLayouts[r].sliceShape();
+      const Shape& got = graph.value(op.results[r]).type.shape;
+      if (got != want)
+        throw InternalError(fmt::format("rank {}: op '{}' computes a local result of shape {} but its layout gives {}", graph.rank,
+                                        op.name, formatShape(got), formatShape(want)));
+    }
+  }
+
+  int64_t rank_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createShapeSlicingPass(int64_t rank) { return std::make_unique<ShapeSlicingPass>(rank); }
+
+}  // namespace irc
