@@ -1,5 +1,9 @@
 #include "passes/pipeline.h"
 
+#include <algorithm>
+
+#include "passes/pass_manager.h"
+
 #include "passes/layout_inference.h"
 #include "passes/redistribution.h"
 #include "passes/shape_slicing.h"
@@ -28,6 +32,17 @@ const std::vector<PipelineStage>& pipelineStages() {
        [](int64_t rank) { return createShapeSlicingPass(rank); }},
   };
   return stages;
+}
+
+void schedulePipeline(PassManager& manager, const ParallelConfig& parallel, const std::vector<std::string>& only,
+                      const std::string& stopAfter) {
+  for (const PipelineStage& stage : pipelineStages()) {
+    if (!stage.make && !stage.makeForRank) continue;
+    bool chosen = only.empty() || std::find(only.begin(), only.end(), stage.passName) != only.end();
+    if (chosen && stage.make) manager.addPass(stage.position, stage.make(parallel));
+    if (chosen && stage.makeForRank) manager.addRankPass(stage.position, stage.makeForRank);
+    if (stage.passName == stopAfter) break;
+  }
 }
 
 const PipelineStage* findStage(std::string_view name) {

@@ -22,6 +22,12 @@ struct PipelineStage {
 
 const std::vector<PipelineStage>& pipelineStages();
 
+class PassManager;
+// Schedules the pipeline's stages on `manager`: all of them, only those in `only` (pass names),
+// or up to and including `stopAfter`.
+void schedulePipeline(PassManager& manager, const ParallelConfig& parallel, const std::vector<std::string>& only = {},
+                      const std::string& stopAfter = "");
+
 // The stage a pass or dump name refers to, or null.
 const PipelineStage* findStage(std::string_view name);
 std::vector<std::string> stageNames();  // pass names and dump names, for "did you mean"

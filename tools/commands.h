@@ -7,6 +7,7 @@ namespace irc::cli {
 
 int runCompile(const std::vector<std::string>& args);
 int runLayout(const std::vector<std::string>& args);
+int runVerify(const std::vector<std::string>& args);
 void printHelp();
 void printListOps();
 void printListPasses();

@@ -172,13 +172,7 @@ int runCompile(const std::vector<std::string>& args) {
                                  graph->parallel.deviceNum - 1));
 
   PassManager manager;
-  for (const PipelineStage& stage : pipelineStages()) {
-    if (!stage.make && !stage.makeForRank) continue;
-    bool chosen = a.passes.empty() || std::find(a.passes.begin(), a.passes.end(), stage.passName) != a.passes.end();
-    if (chosen && stage.make) manager.addPass(stage.position, stage.make(graph->parallel));
-    if (chosen && stage.makeForRank) manager.addRankPass(stage.position, stage.makeForRank);
-    if (stage.passName == a.stopAfter) break;
-  }
+  schedulePipeline(manager, graph->parallel, a.passes, a.stopAfter);
   DumpOptions dumpOptions;
   dumpOptions.dir = a.dumpDir.empty() ? modelStem(a.model) + "_ir" : a.dumpDir;
   dumpOptions.all = a.dumpAll;

@@ -37,7 +37,8 @@ int dispatch(const std::vector<std::string>& args) {
     return 0;
   }
   if (first == "layout") return runLayout(rest);
-  if (first == "explain" || first == "verify" || first == "diff") {
+  if (first == "verify") return runVerify(rest);
+  if (first == "explain" || first == "diff") {
     std::cerr << fmt::format("irc: 'irc {}' is not available in this version yet\n", first);
     return 2;
   }

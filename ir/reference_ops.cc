@@ -1,0 +1,352 @@
+#include "ir/reference_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "ir/op_defs.h"
+#include "ir/shape_inference.h"
+
+namespace irc {
+namespace {
+
+using Index = std::vector<int64_t>;
+
+// Calls fn(index) for every index of `shape` in row-major order.
+void forEach(const Shape& shape, const std::function<void(const Index&)>& fn) {
+  int64_t n = numElements(shape);
+  Index idx(shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    fn(idx);
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+int64_t offsetOf(const Index& idx, const std::vector<int64_t>& strides) {
+  int64_t o = 0;
+  for (size_t d = 0; d < idx.size(); ++d) o += idx[d] * strides[d];
+  return o;
+}
+
+// The element of `t` that broadcasting maps output index `idx` to.
+double broadcastAt(const TensorValue& t, const Index& idx, const std::vector<int64_t>& strides) {
+  size_t offset = idx.size() - t.shape.size();
+  int64_t o = 0;
+  for (size_t d = 0; d < t.shape.size(); ++d) o += (t.shape[d] == 1 ? 0 : idx[offset + d]) * strides[d];
+  return t.data[o];
+}
+
+IntTuple tupleOf(const Attribute& a) {
+  if (auto* i = std::get_if<int64_t>(&a)) return {*i};
+  return std::get<IntTuple>(a);
+}
+
+double binary(const std::string& type, double x, double y) {
+  if (type == "Add") return x + y;
+  if (type == "Sub") return x - y;
+  if (type == "Mul") return x * y;
+  if (type == "RealDiv") return x / y;
+  if (type == "Maximum") return std::max(x, y);
+  if (type == "Minimum") return std::min(x, y);
+  if (type == "Equal") return x == y ? 1.0 : 0.0;
+  throw InternalError("unknown binary op " + type);
+}
+
+double unary(const std::string& type, double x) {
+  if (type == "ReLU") return x > 0 ? x : 0;
+  if (type == "GeLU") return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  if (type == "Tanh") return std::tanh(x);
+  if (type == "Sigmoid") return 1 / (1 + std::exp(-x));
+  if (type == "Exp") return std::exp(x);
+  if (type == "Log") return std::log(x);
+  if (type == "Neg") return -x;
+  if (type == "Sqrt") return std::sqrt(x);
+  if (type == "Square") return x * x;
+  if (type == "Abs") return std::fabs(x);
+  throw InternalError("unknown unary op " + type);
+}
+
+TensorValue matmul(const TensorValue& x, const TensorValue& w, bool ta, bool tb, const Shape& outShape) {
+  TensorValue out = TensorValue::zeros(outShape);
+  size_t rank = outShape.size();
+  int64_t m = outShape[rank - 2], n = outShape[rank - 1];
+  size_t rx = x.shape.size(), rw = w.shape.size();
+  int64_t k = ta ? x.shape[rx - 2] : x.shape[rx - 1];
+  auto sx = stridesOf(x.shape), sw = stridesOf(w.shape), so = stridesOf(outShape);
+  Shape batch(outShape.begin(), outShape.end() - 2);
+  forEach(batch, [&](const Index& b) {
+    // Batch offsets with broadcasting of each operand's batch dims.
+    auto batchOffset = [&](const TensorValue& t, const std::vector<int64_t>& st) {
+      size_t tb2 = t.shape.size() - 2, off = batch.size() - tb2;
+      int64_t o = 0;
+      for (size_t d = 0; d < tb2; ++d) o += (t.shape[d] == 1 ? 0 : b[off + d]) * st[d];
+      return o;
+    };
+    int64_t ox = batchOffset(x, sx), ow = batchOffset(w, sw);
+    int64_t oo = 0;
+    for (size_t d = 0; d < batch.size(); ++d) oo += b[d] * so[d];
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          double a = ta ? x.data[ox + p * sx[rx - 2] + i * sx[rx - 1]] : x.data[ox + i * sx[rx - 2] + p * sx[rx - 1]];
+          double c = tb ? w.data[ow + j * sw[rw - 2] + p * sw[rw - 1]] : w.data[ow + p * sw[rw - 2] + j * sw[rw - 1]];
+          acc += a * c;
+        }
+        out.data[oo + i * so[rank - 2] + j * so[rank - 1]] = acc;
+      }
+  });
+  return out;
+}
+
+// Applies fn to every 1-d line of `t` along `axis` (in place on a copy).
+TensorValue alongAxis(const TensorValue& t, int64_t axis, const std::function<void(std::vector<double>&)>& fn) {
+  TensorValue out = t;
+  auto st = stridesOf(t.shape);
+  Shape outer = t.shape;
+  outer[axis] = 1;
+  forEach(outer, [&](const Index& idx) {
+    int64_t base = offsetOf(idx, st);
+    std::vector<double> line(t.shape[axis]);
+    for (int64_t i = 0; i < t.shape[axis]; ++i) line[i] = t.data[base + i * st[axis]];
+    fn(line);
+    for (int64_t i = 0; i < t.shape[axis]; ++i) out.data[base + i * st[axis]] = line[i];
+  });
+  return out;
+}
+
+TensorValue reduce(const std::string& type, const TensorValue& x, const IntTuple& axesIn, bool keep, const Shape& outShape) {
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  std::vector<bool> reduced(rank, axesIn.empty());
+  for (int64_t a : axesIn) reduced[*normalizeAxis(a, rank)] = true;
+  Shape kept;
+  for (int64_t d = 0; d < rank; ++d) kept.push_back(reduced[d] ? 1 : x.shape[d]);
+  TensorValue acc = TensorValue::zeros(kept);
+  double init = type == "ReduceMax" ? -std::numeric_limits<double>::infinity()
+                : type == "ReduceMin" ? std::numeric_limits<double>::infinity() : 0.0;
+  std::fill(acc.data.begin(), acc.data.end(), init);
+  auto sk = stridesOf(kept), sx = stridesOf(x.shape);
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d) count *= reduced[d] ? x.shape[d] : 1;
+  forEach(x.shape, [&](const Index& idx) {
+    Index k = idx;
+    for (int64_t d = 0; d < rank; ++d)
+      if (reduced[d]) k[d] = 0;
+    double& a = acc.data[offsetOf(k, sk)];
+    double v = x.data[offsetOf(idx, sx)];
+    if (type == "ReduceMax") a = std::max(a, v);
+    else if (type == "ReduceMin") a = std::min(a, v);
+    else a += v;
+  });
+  if (type == "ReduceMean")
+    for (double& v : acc.data) v /= static_cast<double>(count);
+  acc.shape = outShape;
+  (void)keep;
+  return acc;
+}
+
+}  // namespace
+
+std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const TensorValue*>& in,
+                                    const std::vector<TensorType>& results) {
+  const OpDef& def = *findOpDef(op.type);
+  auto constant = [&](size_t i) -> const Attribute& { return *op.operands.at(i).constant; };
+  auto attrInt = [&](const char* name) { return std::get<int64_t>(op.attrs.at(name)); };
+  const Shape& outShape = results.at(0).shape;
+  switch (def.family) {
+    case OpFamily::MatMul:
+    case OpFamily::BatchMatMul:
+      return {matmul(*in[0], *in[1], std::get<bool>(op.attrs.at("transpose_a")), std::get<bool>(op.attrs.at("transpose_b")),
+                     outShape)};
+    case OpFamily::Broadcast: {
+      TensorValue y;
+      if (in[1]) y = *in[1];
+      else y = {{}, {std::get<ScalarTensor>(constant(1)).value}};
+      TensorValue out = TensorValue::zeros(outShape);
+      auto sx = stridesOf(in[0]->shape), sy = stridesOf(y.shape);
+      int64_t i = 0;
+      forEach(outShape, [&](const Index& idx) {
+        out.data[i++] = binary(op.type, broadcastAt(*in[0], idx, sx), broadcastAt(y, idx, sy));
+      });
+      return {out};
+    }
+    case OpFamily::BiasAdd: {
+      TensorValue out = *in[0];
+      auto sx = stridesOf(out.shape);
+      int64_t i = 0;
+      forEach(out.shape, [&](const Index& idx) { out.data[i++] += in[1]->data[idx[1]]; });
+      (void)sx;
+      return {out};
+    }
+    case OpFamily::Unary: {
+      TensorValue out = *in[0];
+      for (double& v : out.data) v = unary(op.type, v);
+      return {out};
+    }
+    case OpFamily::Cast: {
+      TensorValue out = *in[0];
+      DType to = std::get<DType>(constant(1));
+      for (double& v : out.data) {
+        if (to == DType::Bool) v = v != 0 ? 1.0 : 0.0;
+        else if (isInteger(to)) v = std::trunc(v);
+      }
+      return {out};
+    }
+    case OpFamily::Softmax: {
+      int64_t axis = *normalizeAxis(attrInt("axis"), in[0]->shape.size());
+      bool log = op.type == "LogSoftmax";
+      return {alongAxis(*in[0], axis, [&](std::vector<double>& line) {
+        double mx = *std::max_element(line.begin(), line.end()), sum = 0;
+        for (double v : line) sum += std::exp(v - mx);
+        for (double& v : line) v = log ? v - mx - std::log(sum) : std::exp(v - mx) / sum;
+      })};
+    }
+    case OpFamily::Reduce:
+      return {reduce(op.type, *in[0], tupleOf(constant(1)), std::get<bool>(op.attrs.at("keep_dims")), outShape)};
+    case OpFamily::Reshape:
+    case OpFamily::ExpandDims:
+    case OpFamily::Squeeze: {
+      TensorValue out = *in[0];
+      out.shape = outShape;
+      return {out};
+    }
+    case OpFamily::Transpose: {
+      const IntTuple& perm = std::get<IntTuple>(constant(1));
+      TensorValue out = TensorValue::zeros(outShape);
+      auto sx = stridesOf(in[0]->shape);
+      int64_t i = 0;
+      forEach(outShape, [&](const Index& idx) {
+        int64_t o = 0;
+        for (size_t d = 0; d < perm.size(); ++d) o += idx[d] * sx[perm[d]];
+        out.data[i++] = in[0]->data[o];
+      });
+      return {out};
+    }
+    case OpFamily::Gather: {
+      const TensorValue& params = *in[0];
+      const TensorValue& indices = *in[1];
+      int64_t axis = *normalizeAxis(std::get<int64_t>(constant(2)), params.shape.size());
+      TensorValue out = TensorValue::zeros(outShape);
+      auto sp = stridesOf(params.shape), si = stridesOf(indices.shape);
+      size_t ir = indices.shape.size();
+      int64_t i = 0;
+      forEach(outShape, [&](const Index& idx) {
+        Index pi(params.shape.size());
+        for (int64_t d = 0; d < axis; ++d) pi[d] = idx[d];
+        Index ii(idx.begin() + axis, idx.begin() + axis + ir);
+        double raw = indices.data[offsetOf(ii, si)];
+        int64_t row = static_cast<int64_t>(raw);
+        if (row < 0 || row >= params.shape[axis])
+          throw ReferenceError(fmt::format("Gather '{}': index {} is outside the table (size {})", op.name, raw, params.shape[axis]));
+        pi[axis] = row;
+        for (size_t d = axis + 1; d < params.shape.size(); ++d) pi[d] = idx[d - 1 + ir];
+        out.data[i++] = params.data[offsetOf(pi, sp)];
+      });
+      return {out};
+    }
+    case OpFamily::Concat: {
+      int64_t axis = *normalizeAxis(attrInt("axis"), outShape.size());
+      TensorValue out = TensorValue::zeros(outShape);
+      auto so = stridesOf(outShape);
+      int64_t offset = 0;
+      for (const TensorValue* t : in) {
+        int64_t i = 0;
+        forEach(t->shape, [&](const Index& idx) {
+          Index o = idx;
+          o[axis] += offset;
+          out.data[offsetOf(o, so)] = t->data[i++];
+        });
+        offset += t->shape[axis];
+      }
+      return {out};
+    }
+    case OpFamily::Split: {
+      int64_t axis = *normalizeAxis(attrInt("axis"), in[0]->shape.size());
+      std::vector<TensorValue> outs;
+      int64_t part = results[0].shape[axis];
+      for (size_t r = 0; r < results.size(); ++r) {
+        std::vector<std::pair<int64_t, int64_t>> ranges;
+        for (size_t d = 0; d < in[0]->shape.size(); ++d)
+          ranges.emplace_back(static_cast<int64_t>(d) == axis ? r * part : 0,
+                              static_cast<int64_t>(d) == axis ? (r + 1) * part : in[0]->shape[d]);
+        outs.push_back(sliceOf(*in[0], ranges));
+      }
+      return outs;
+    }
+    case OpFamily::LayerNorm: {
+      const TensorValue& x = *in[0];
+      int64_t rank = static_cast<int64_t>(x.shape.size());
+      int64_t axis = *normalizeAxis(attrInt("begin_norm_axis"), rank);
+      double eps = std::get<double>(op.attrs.at("epsilon"));
+      int64_t inner = 1;
+      for (int64_t d = axis; d < rank; ++d) inner *= x.shape[d];
+      int64_t outer = x.size() / inner;
+      TensorValue y = TensorValue::zeros(x.shape), mean = TensorValue::zeros(results[1].shape),
+                  var = TensorValue::zeros(results[2].shape);
+      for (int64_t o = 0; o < outer; ++o) {
+        double m = 0, v = 0;
+        for (int64_t i = 0; i < inner; ++i) m += x.data[o * inner + i];
+        m /= static_cast<double>(inner);
+        for (int64_t i = 0; i < inner; ++i) v += (x.data[o * inner + i] - m) * (x.data[o * inner + i] - m);
+        v /= static_cast<double>(inner);
+        mean.data[o] = m;
+        var.data[o] = v;
+        for (int64_t i = 0; i < inner; ++i)
+          y.data[o * inner + i] = (x.data[o * inner + i] - m) / std::sqrt(v + eps) * in[1]->data[i] + in[2]->data[i];
+      }
+      return {y, mean, var};
+    }
+    case OpFamily::SoftmaxCrossEntropy: {
+      const TensorValue& logits = *in[0];
+      const TensorValue& labels = *in[1];
+      int64_t n = logits.shape[0], c = logits.shape[1];
+      TensorValue loss = TensorValue::zeros({n}), grad = TensorValue::zeros({n, c});
+      for (int64_t i = 0; i < n; ++i) {
+        double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (int64_t j = 0; j < c; ++j) mx = std::max(mx, logits.data[i * c + j]);
+        for (int64_t j = 0; j < c; ++j) sum += std::exp(logits.data[i * c + j] - mx);
+        for (int64_t j = 0; j < c; ++j) {
+          double logp = logits.data[i * c + j] - mx - std::log(sum);
+          loss.data[i] -= labels.data[i * c + j] * logp;
+          grad.data[i * c + j] = std::exp(logp) - labels.data[i * c + j];
+        }
+      }
+      return {loss, grad};
+    }
+    case OpFamily::OneHot: {
+      int64_t depth = std::get<int64_t>(constant(1));
+      auto scalar = [&](size_t i) { return in[i] ? in[i]->data[0] : std::get<ScalarTensor>(constant(i)).value; };
+      double on = scalar(2), off = scalar(3);
+      int64_t axis = attrInt("axis");
+      int64_t pos = axis == -1 ? static_cast<int64_t>(outShape.size()) - 1 : axis;
+      TensorValue out = TensorValue::zeros(outShape);
+      auto si = stridesOf(in[0]->shape);
+      int64_t i = 0;
+      forEach(outShape, [&](const Index& idx) {
+        Index ii;
+        for (size_t d = 0; d < idx.size(); ++d)
+          if (static_cast<int64_t>(d) != pos) ii.push_back(idx[d]);
+        out.data[i++] = static_cast<int64_t>(in[0]->data[offsetOf(ii, si)]) == idx[pos] ? on : off;
+      });
+      (void)depth;
+      return {out};
+    }
+    case OpFamily::StridedSlice: {
+      const IntTuple& begin = std::get<IntTuple>(constant(1));
+      const IntTuple& end = std::get<IntTuple>(constant(2));
+      std::vector<std::pair<int64_t, int64_t>> ranges;
+      for (size_t d = 0; d < begin.size(); ++d) ranges.emplace_back(begin[d], end[d]);
+      return {sliceOf(*in[0], ranges)};
+    }
+    default:
+      throw InternalError(fmt::format("the reference interpreter runs collective '{}' only across ranks", op.type));
+  }
+}
+
+}  // namespace irc

@@ -1,0 +1,256 @@
+#include "passes/spmd_simulator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "ir/op_defs.h"
+#include "ir/reference_ops.h"
+
+namespace irc {
+namespace {
+
+// splitmix64: the same numbers on every machine and standard library.
+struct Random {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) / 9007199254740992.0 * 2.0 - 1.0; }  // [-1, 1)
+};
+
+// Integer inputs are indices: keep them inside every table or depth they index.
+int64_t indexBound(const Graph& g, ValueId v) {
+  int64_t bound = 4;
+  bool constrained = false;
+  for (const Op& op : g.ops)
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (op.operands[i].value != v) continue;
+      int64_t b = -1;
+      if (op.type == "Gather" && i == 1) {
+        const Shape& table = g.value(op.operands[0].value).type.shape;
+        b = table[static_cast<size_t>((std::get<int64_t>(*op.operands[2].constant) + table.size()) % table.size())];
+      }
+      if (op.type == "OneHot" && i == 0) b = std::get<int64_t>(*op.operands[1].constant);
+      if (b > 0) {
+        bound = constrained ? std::min(bound, b) : b;
+        constrained = true;
+      }
+    }
+  return bound;
+}
+
+std::vector<TensorValue> runLocal(const Graph& g, const Op& op, const std::vector<TensorValue>& values) {
+  std::vector<const TensorValue*> in;
+  for (const Operand& o : op.operands) in.push_back(o.isValue() ? &values[o.value] : nullptr);
+  std::vector<TensorType> results;
+  for (ValueId r : op.results) results.push_back(g.value(r).type);
+  return evaluateOp(op, in, results);
+}
+
+std::vector<int64_t> groupOf(const Op& op) {
+  std::vector<int64_t> ranks;
+  const std::string& text = std::get<std::string>(op.attrs.at("group_ranks"));
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t dash = text.find('-', start);
+    ranks.push_back(std::stoll(text.substr(start, dash == std::string::npos ? std::string::npos : dash - start)));
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  return ranks;
+}
+
+double combine(const std::string& op, double a, double b) {
+  if (op == "max") return std::max(a, b);
+  if (op == "min") return std::min(a, b);
+  if (op == "prod") return a * b;
+  return a + b;
+}
+
+TensorValue concatDim(const std::vector<TensorValue>& parts, int64_t dim) {
+  Shape out = parts[0].shape;
+  out[dim] = 0;
+  for (const auto& p : parts) out[dim] += p.shape[dim];
+  TensorValue r = TensorValue::zeros(out);
+  auto so = stridesOf(out);
+  int64_t offset = 0;
+  for (const auto& p : parts) {
+    auto sp = stridesOf(p.shape);
+    for (int64_t i = 0; i < p.size(); ++i) {
+      int64_t rest = i, o = 0;
+      for (size_t d = 0; d < p.shape.size(); ++d) {
+        int64_t idx = rest / sp[d];
+        rest %= sp[d];
+        o += (idx + (static_cast<int64_t>(d) == dim ? offset : 0)) * so[d];
+      }
+      r.data[o] = p.data[i];
+    }
+    offset += p.shape[dim];
+  }
+  return r;
+}
+
+TensorValue blockOf(const TensorValue& t, int64_t dim, int64_t count, int64_t index) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    int64_t size = t.shape[d] / (static_cast<int64_t>(d) == dim ? count : 1);
+    ranges.emplace_back(static_cast<int64_t>(d) == dim ? index * size : 0,
+                        static_cast<int64_t>(d) == dim ? (index + 1) * size : t.shape[d]);
+  }
+  return sliceOf(t, ranges);
+}
+
+// One collective across all ranks; returns each rank's result.
+std::map<int64_t, TensorValue> runCollective(const std::map<int64_t, Graph>& locals, OpId id,
+                                             const std::map<int64_t, std::vector<TensorValue>>& values) {
+  std::map<int64_t, TensorValue> out;
+  for (const auto& [rank, g] : locals) {
+    const Op& op = g.op(id);
+    std::vector<int64_t> group = groupOf(op);
+    std::vector<TensorValue> members;
+    for (int64_t m : group) members.push_back(values.at(m)[locals.at(m).op(id).operands[0].value]);
+    int64_t me = std::find(group.begin(), group.end(), rank) - group.begin();
+    if (op.type == "AllReduce" || op.type == "ReduceScatter") {
+      std::string reduceOp = std::get<std::string>(op.attrs.at("op"));
+      TensorValue acc = members[0];
+      for (size_t k = 1; k < members.size(); ++k)
+        for (int64_t i = 0; i < acc.size(); ++i) acc.data[i] = combine(reduceOp, acc.data[i], members[k].data[i]);
+      out[rank] = op.type == "AllReduce" ? acc : blockOf(acc, 0, static_cast<int64_t>(group.size()), me);
+    } else if (op.type == "AllGather") {
+      out[rank] = concatDim(members, 0);
+    } else if (op.type == "AlltoAll") {
+      int64_t n = std::get<int64_t>(op.attrs.at("split_count"));
+      int64_t splitDim = std::get<int64_t>(op.attrs.at("split_dim")), concat = std::get<int64_t>(op.attrs.at("concat_dim"));
+      std::vector<TensorValue> received;
+      for (const auto& m : members) received.push_back(blockOf(m, splitDim, n, me));
+      out[rank] = concatDim(received, concat);
+    } else {
+      throw InternalError("unknown collective " + op.type);
+    }
+  }
+  return out;
+}
+
+bool isCollective(const std::string& type) {
+  return type == "AllReduce" || type == "AllGather" || type == "ReduceScatter" || type == "AlltoAll";
+}
+
+}  // namespace
+
+VerifyResult simulateAndCompare(const Graph& original, const Graph& global, const std::map<int64_t, Graph>& locals,
+                                const VerifyOptions& options) {
+  VerifyResult result;
+  Random rng{options.seed * 0x9E3779B97F4A7C15ULL + 1};
+  std::vector<TensorValue> ref(original.values.size());
+  for (const auto* list : {&original.inputs, &original.parameters})
+    for (ValueId v : *list) {
+      const Value& value = original.value(v);
+      TensorValue t = TensorValue::zeros(value.type.shape);
+      bool integral = isInteger(value.type.dtype) || value.type.dtype == DType::Bool;
+      int64_t bound = value.type.dtype == DType::Bool ? 2 : indexBound(original, v);
+      for (double& x : t.data)
+        x = integral ? static_cast<double>(rng.next() % static_cast<uint64_t>(bound)) : rng.uniform();
+      ref[v] = std::move(t);
+    }
+  try {
+    for (OpId id : original.order) {
+      const Op& op = original.op(id);
+      auto outs = runLocal(original, op, ref);
+      for (size_t r = 0; r < outs.size(); ++r) ref[op.results[r]] = std::move(outs[r]);
+    }
+  } catch (const ReferenceError& e) {
+    result.ok = false;
+    result.problem = e.what();
+    return result;
+  }
+
+  // Each rank's inputs and parameters: its slice of the reference values.
+  std::map<int64_t, std::vector<TensorValue>> values;
+  for (const auto& [rank, g] : locals) {
+    auto& vals = values[rank];
+    vals.resize(g.values.size());
+    for (const auto* list : {&g.inputs, &g.parameters})
+      for (ValueId v : *list) vals[v] = sliceOf(ref[v], g.value(v).slice);
+  }
+  // The value that completes each model op result: after its forward ops, if any.
+  std::map<ValueId, ValueId> completed;
+  for (OpId id : global.order) {
+    const Op& op = global.op(id);
+    auto pos = op.name.rfind(".forward_op.");
+    if (!op.inserted() || pos == std::string::npos) continue;
+    std::optional<ValueId> base = global.findValue(op.name.substr(0, pos));
+    if (base) completed[*base] = op.results[0];
+  }
+  std::map<ValueId, std::pair<ValueId, int>> check;  // completed value -> (model result, result index)
+  for (OpId id : global.order) {
+    const Op& op = global.op(id);
+    if (op.inserted() || !op.parallel.layoutsInferred) continue;
+    for (size_t r = 0; r < op.results.size(); ++r) {
+      ValueId v = op.results[r];
+      check[completed.count(v) ? completed[v] : v] = {v, static_cast<int>(r)};
+    }
+  }
+
+  try {
+    for (OpId id : global.order) {
+      const Op& gop = global.op(id);
+      if (isCollective(gop.type)) {
+        auto outs = runCollective(locals, id, values);
+        for (auto& [rank, t] : outs) values[rank][gop.results[0]] = std::move(t);
+      } else {
+        for (const auto& [rank, g] : locals) {
+          auto outs = runLocal(g, g.op(id), values[rank]);
+          for (size_t r = 0; r < outs.size(); ++r) values[rank][gop.results[r]] = std::move(outs[r]);
+        }
+      }
+      for (ValueId produced : gop.results) {
+        auto it = check.find(produced);
+        if (it == check.end()) continue;
+        auto [modelValue, resultIndex] = it->second;
+        const Value& mv = global.value(modelValue);
+        const TensorLayout& layout = global.op(mv.producer).parallel.finalLayouts[resultIndex];
+        ++result.comparedValues;
+        for (const auto& [rank, g] : locals) {
+          TensorValue want = sliceOf(ref[modelValue], layout.sliceRanges(rank));
+          const TensorValue& got = values[rank][produced];
+          for (int64_t i = 0; i < want.size(); ++i) {
+            double a = got.data[i], b = want.data[i];
+            if (std::isnan(a) && std::isnan(b)) continue;
+            double abs = std::fabs(a - b), rel = abs / std::max(std::fabs(b), 1e-300);
+            if (std::isfinite(abs)) {
+              result.maxAbsError = std::max(result.maxAbsError, abs);
+              if (std::fabs(b) > options.atol) result.maxRelError = std::max(result.maxRelError, rel);
+            }
+            bool bad = !(abs <= options.atol + options.rtol * std::fabs(b));
+            if (bad && result.ok) {
+              result.ok = false;
+              result.op = global.op(mv.producer).name;
+              result.rank = rank;
+              auto st = stridesOf(want.shape);
+              int64_t rest = i;
+              auto ranges = layout.sliceRanges(rank);
+              for (size_t d = 0; d < st.size(); ++d) {
+                result.element.push_back(rest / st[d] + ranges[d].first);
+                rest %= st[d];
+              }
+              result.got = a;
+              result.expected = b;
+            }
+          }
+        }
+        if (!result.ok) return result;
+      }
+    }
+  } catch (const ReferenceError& e) {
+    result.ok = false;
+    result.problem = e.what();
+  }
+  return result;
+}
+
+}  // namespace irc

@@ -1,0 +1,39 @@
+#pragma once
+// `irc verify`'s engine: runs the single-device graph and every rank's local graph (the ones
+// shape slicing made, nothing simplified) in lockstep on seeded random inputs, the collectives
+// exchanging data by their groups, and compares every model op's completed result on every
+// rank with the matching block of the single-device result.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace irc {
+
+struct VerifyOptions {
+  uint64_t seed = 0;
+  double rtol = 1e-9;
+  double atol = 1e-12;
+};
+
+struct VerifyResult {
+  bool ok = true;
+  size_t comparedValues = 0;
+  double maxAbsError = 0;
+  double maxRelError = 0;
+  // The first mismatch, in execution order (then lowest rank, then first element).
+  std::string op;
+  int64_t rank = -1;
+  std::vector<int64_t> element;
+  double got = 0, expected = 0;
+  std::string problem;  // a reference error (an index outside a table), if the run could not finish
+};
+
+// `original`: the model as loaded; `global`: after redistribution; `locals`: every rank's graph
+// after shape slicing, indexed by rank.
+VerifyResult simulateAndCompare(const Graph& original, const Graph& global, const std::map<int64_t, Graph>& locals,
+                                const VerifyOptions& options);
+
+}  // namespace irc
