@@ -137,6 +137,7 @@ class FactorPropagation {
         s.factorAxes[f] = scores[best].first;
         for (int a : s.factorAxes[f]) axisTaken[a] = true;
       }
+      enforceCompoundOrder(rule, s);
       StrategyOrigin origin;
       origin.kind = OriginKind::Propagated;
       origin.from = "factor propagation";

@@ -327,6 +327,28 @@ std::vector<DimAxes> layoutMapsOf(const OpRule& rule, const OpSharding& s) {
   return maps;
 }
 
+bool enforceCompoundOrder(const OpRule& rule, OpSharding& s) {
+  bool changed = false;
+  auto fix = [&](const std::vector<DimFactors>& tensors) {
+    for (const DimFactors& dims : tensors)
+      for (const auto& factors : dims) {
+        bool majorFull = true;
+        for (int f : factors) {
+          if (!majorFull && !s.factorAxes[f].empty()) {
+            s.factorAxes[f].clear();
+            changed = true;
+          }
+          int64_t split = 1;
+          for (int a : s.factorAxes[f]) split *= s.mesh.dims[a];
+          majorFull = majorFull && split == rule.factorSizes[f];
+        }
+      }
+  };
+  fix(rule.operands);
+  fix(rule.results);
+  return changed;
+}
+
 int64_t devicesUsed(const OpRule& rule, const OpSharding& s) {
   int64_t n = 1;
   for (int f = 0; f < rule.factorCount(); ++f)

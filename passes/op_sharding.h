@@ -52,6 +52,11 @@ std::vector<ForwardOp> forwardOps(const OpRule& rule, const OpSharding& s, const
 ShardStrategy strategyOf(const OpRule& rule, const OpSharding& s, const OpView& op);
 // Per operand its tensor map, for the layout form.
 std::vector<DimAxes> layoutMapsOf(const OpRule& rule, const OpSharding& s);
+// Drops axes a layout cannot express: in a dim made of several factors (a reshape's merged dim)
+// a minor factor may hold axes only once every more-major factor is fully split, in every tensor
+// of the op. Returns true when it changed anything.
+bool enforceCompoundOrder(const OpRule& rule, OpSharding& s);
+
 // Device count the sharding uses (the product of its factors' split counts).
 int64_t devicesUsed(const OpRule& rule, const OpSharding& s);
 

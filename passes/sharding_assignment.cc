@@ -80,6 +80,7 @@ OpSharding shardingFromNeighbour(const OpRule& rule, int tensor, bool isResult, 
       if (a < axes.size() && left > 1) break;  // the next axis does not fit this factor
     }
   }
+  enforceCompoundOrder(rule, s);
   return s;
 }
 

@@ -1,0 +1,214 @@
+// irc verify: every example and conformance model under every search mode; deliberately broken
+// plans are caught with the right op and rank; hundreds of random models all verify.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "tests/pipeline_util.h"
+#include "tests/test_util.h"
+
+namespace irc::test {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> modelFiles() {
+  std::vector<std::string> files;
+  for (const auto& dir : {sourceDir() + "/examples", sourceDir() + "/../shared/conformance/models"})
+    if (fs::exists(dir))
+      for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+const SearchMode kModes[] = {SearchMode::ShardingPropagation, SearchMode::FactorPropagation, SearchMode::DataParallel,
+                             SearchMode::SemiAuto};
+
+}  // namespace
+
+TEST_CASE("every example and conformance model verifies under every search mode") {
+  for (const std::string& file : modelFiles())
+    for (SearchMode mode : kModes) {
+      CAPTURE(file);
+      CAPTURE(std::string(searchModeName(mode)));
+      Compiled c = compileAllRanks(readFile(file), mode);
+      REQUIRE(c.errors.empty());
+      VerifyResult r = verifyCompiled(c);
+      CHECK(r.problem.empty());
+      CHECK(r.ok);
+      CHECK(r.comparedValues > 0);
+    }
+}
+
+TEST_CASE("a dropped AllReduce is caught at the op whose result it completed") {
+  Compiled c = compileAllRanks(readFile(sourceDir() + "/examples/ffn.yaml"));
+  REQUIRE(c.errors.empty());
+  // Every rank "reduces" over itself alone: the AllReduce is gone in effect.
+  int dropped = 0;
+  for (auto& [rank, g] : c.locals)
+    for (Op& op : g.ops)
+      if (op.type == "AllReduce") {
+        op.attrs["group_ranks"] = std::to_string(rank);
+        ++dropped;
+      }
+  REQUIRE(dropped == 8);
+  VerifyResult r = verifyCompiled(c);
+  CHECK(!r.ok);
+  CHECK(r.op == "matmul2");
+  CHECK(r.rank == 0);
+}
+
+TEST_CASE("a moved StridedSlice offset is caught at its consumer on the rank it breaks") {
+  Compiled c = compileAllRanks(readFile(sourceDir() + "/examples/ffn.yaml"));
+  REQUIRE(c.errors.empty());
+  // On rank 1 only, slice columns 0:16 instead of 16:32.
+  Graph& g = c.locals.at(1);
+  bool moved = false;
+  for (Op& op : g.ops)
+    if (op.type == "StridedSlice") {
+      op.operands[1].constant = Attribute(IntTuple{0, 0});
+      op.operands[2].constant = Attribute(IntTuple{32, 16});
+      moved = true;
+    }
+  REQUIRE(moved);
+  VerifyResult r = verifyCompiled(c);
+  CHECK(!r.ok);
+  CHECK(r.op == "add2");
+  CHECK(r.rank == 1);
+  CHECK(r.element == std::vector<int64_t>{0, 16});
+}
+
+namespace {
+
+// A random model: chains and diamonds over 2-d float tensors, with random configured strategies.
+std::string randomModel(std::mt19937& rng, int deviceNum) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> pool;  // name, shape
+  std::string inputs = "inputs:\n", params = "parameters:\n", ops = "ops:\n";
+  int64_t sizes[] = {8, 16, 32};
+  int64_t rows = sizes[pick(3)], cols = sizes[pick(3)];
+  inputs += fmt::format("  - {{name: x, shape: [{}, {}], dtype: float32}}\n", rows, cols);
+  pool.push_back({"x", {rows, cols}});
+  int opCount = 3 + pick(6), paramCount = 0;
+  auto strategyFor = [&](int64_t a, int64_t b) {
+    // A split of (a, b) over a power-of-two number of devices dividing deviceNum.
+    int64_t budget = deviceNum >> pick(2);
+    int64_t s0 = 1;
+    while (s0 * 2 <= budget && a % (s0 * 2) == 0 && pick(2)) s0 *= 2;
+    int64_t s1 = 1;
+    while (s0 * s1 * 2 <= budget && b % (s1 * 2) == 0 && pick(2)) s1 *= 2;
+    return std::make_pair(s0, s1);
+  };
+  for (int i = 0; i < opCount; ++i) {
+    auto [src, shape] = pool[pool.size() - 1 - pick(std::min<int>(2, static_cast<int>(pool.size())))];
+    auto [a, b] = shape;
+    std::string name = fmt::format("op{}", i);
+    bool configure = pick(3) == 0;
+    switch (pick(8)) {
+      case 0: case 1: {  // MatMul with a fresh weight
+        int64_t n = sizes[pick(3)];
+        std::string w = fmt::format("w{}", paramCount++);
+        params += fmt::format("  - {{name: {}, shape: [{}, {}], dtype: float32}}\n", w, b, n);
+        std::string strategy;
+        if (configure) {
+          auto [s0, s1] = strategyFor(a, b);
+          int64_t s2 = 1;
+          while (s0 * s1 * s2 * 2 <= deviceNum && n % (s2 * 2) == 0 && pick(2)) s2 *= 2;
+          strategy = fmt::format(", in_strategy: [[{}, {}], [{}, {}]]", s0, s1, s1, s2);
+        }
+        ops += fmt::format("  - {{name: {}, type: MatMul, inputs: [{}, {}]{}}}\n", name, src, w, strategy);
+        pool.push_back({name, {a, n}});
+        break;
+      }
+      case 2: {  // Add of a bias
+        std::string bias = fmt::format("b{}", paramCount++);
+        params += fmt::format("  - {{name: {}, shape: [{}], dtype: float32}}\n", bias, b);
+        ops += fmt::format("  - {{name: {}, type: Add, inputs: [{}, {}]}}\n", name, src, bias);
+        pool.push_back({name, {a, b}});
+        break;
+      }
+      case 3: {  // elementwise of two pool values of the same shape (a diamond)
+        std::string other = src;
+        for (const auto& p : pool)
+          if (p.second == shape && pick(2)) other = p.first;
+        std::string type = pick(2) ? "Mul" : "Sub";
+        std::string strategy;
+        if (configure) {
+          auto [s0, s1] = strategyFor(a, b);
+          strategy = fmt::format(", in_strategy: [[{}, {}], [{}, {}]]", s0, s1, s0, s1);
+        }
+        ops += fmt::format("  - {{name: {}, type: {}, inputs: [{}, {}]{}}}\n", name, type, src, other, strategy);
+        pool.push_back({name, {a, b}});
+        break;
+      }
+      case 4: {
+        const char* types[] = {"ReLU", "Tanh", "Sigmoid", "Neg"};
+        std::string strategy;
+        if (configure) {
+          auto [s0, s1] = strategyFor(a, b);
+          strategy = fmt::format(", in_strategy: [[{}, {}]]", s0, s1);
+        }
+        ops += fmt::format("  - {{name: {}, type: {}, inputs: [{}]{}}}\n", name, types[pick(4)], src, strategy);
+        pool.push_back({name, {a, b}});
+        break;
+      }
+      case 5:
+        ops += fmt::format("  - {{name: {}, type: Transpose, inputs: [{}, [1, 0]]}}\n", name, src);
+        pool.push_back({name, {b, a}});
+        break;
+      case 6: {
+        bool mean = pick(2);
+        ops += fmt::format("  - {{name: {}, type: {}, inputs: [{}, [1]], attrs: {{keep_dims: true}}}}\n", name,
+                           mean ? "ReduceMean" : "ReduceSum", src);
+        pool.push_back({name, {a, 1}});
+        break;
+      }
+      default:
+        if (a * b % 4 == 0 && a > 2 && a % 2 == 0) {
+          ops += fmt::format("  - {{name: {}, type: Reshape, inputs: [{}, [{}, {}]]}}\n", name, src, a / 2, b * 2);
+          pool.push_back({name, {a / 2, b * 2}});
+        } else {
+          ops += fmt::format("  - {{name: {}, type: Softmax, inputs: [{}]}}\n", name, src);
+          pool.push_back({name, {a, b}});
+        }
+    }
+  }
+  std::string header =
+      fmt::format("parallel: {{device_num: {}, fully_use_devices: {}}}\n", deviceNum, pick(2) ? "true" : "false");
+  return header + inputs + (paramCount ? params : "") + ops + fmt::format("outputs: [{}]\n", pool.back().first);
+}
+
+}  // namespace
+
+TEST_CASE("hundreds of random models verify on 2-16 devices under both propagation modes") {
+  std::mt19937 rng(4242);
+  int verified = 0, rejected = 0;
+  for (int i = 0; i < 150; ++i) {
+    int devices = 2 << (rng() % 4);  // 2, 4, 8, 16
+    std::string yaml = randomModel(rng, devices);
+    for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation}) {
+      CAPTURE(yaml);
+      CAPTURE(std::string(searchModeName(mode)));
+      Compiled c = compileAllRanks(yaml, mode);
+      if (!c.errors.empty()) {
+        // fully_use_devices may reject a random strategy; that must be the only reason.
+        CHECK(c.errors.find("fully_use_devices") != std::string::npos);
+        ++rejected;
+        continue;
+      }
+      VerifyResult r = verifyCompiled(c, static_cast<uint64_t>(i));
+      CHECK(r.problem.empty());
+      CHECK(r.ok);
+      ++verified;
+    }
+  }
+  MESSAGE(fmt::format("{} random compiles verified, {} rejected by fully_use_devices", verified, rejected));
+  CHECK(verified >= 200);
+}
+
+}  // namespace irc::test
