@@ -42,7 +42,9 @@ TEST_CASE("--list-passes and --list-ops") {
   CHECK(passes.out.rfind("00 parse", 0) == 0);
   RunResult ops = runIrc({"--list-ops"});
   CHECK(ops.exitCode == 0);
-  CHECK(ops.out.find("MatMul(x, w) attrs: transpose_a=false, transpose_b=false") != std::string::npos);
+  CHECK(ops.out.find("MatMul ([i, k], [k, j])->([i, j]) reduction={k}\n    MatMul(x, w) attrs: transpose_a=false, transpose_b=false\n") !=
+        std::string::npos);
+  CHECK(ops.out.find("Reshape ([i, j, k])->([(ij), k])   [(2, 4, 8) -> (8, 8)]") != std::string::npos);
   CHECK(ops.out.find("AllReduce") == std::string::npos);
 }
 
