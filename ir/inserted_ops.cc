@@ -1,5 +1,7 @@
 #include "ir/inserted_ops.h"
 
+#include <algorithm>
+
 namespace irc {
 
 std::string opTypeOfStep(const RedistStep& step) {
@@ -11,6 +13,7 @@ std::string opTypeOfStep(const RedistStep& step) {
     case RedistStep::Kind::AllReduce: return "AllReduce";
     case RedistStep::Kind::ReduceScatter: return "ReduceScatter";
     case RedistStep::Kind::RealDiv: return "RealDiv";
+    case RedistStep::Kind::VocabOffset: return "Sub";
   }
   return "";
 }
@@ -52,6 +55,13 @@ void materializeForRank(Op& op, int64_t rank) {
       op.attrs["split_dim"] = int64_t{s.dim};
       op.attrs["concat_dim"] = int64_t{s.concatDim};
       break;
+    case RedistStep::Kind::VocabOffset: {
+      std::vector<int64_t> group = stepGroup(s, rank);
+      int64_t index = std::find(group.begin(), group.end(), rank) - group.begin();
+      auto& offset = std::get<ScalarTensor>(*op.operands[1].constant);
+      offset.value = static_cast<double>(index * s.rows);
+      break;
+    }
     case RedistStep::Kind::Reshape:
     case RedistStep::Kind::RealDiv:
       break;

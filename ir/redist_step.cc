@@ -19,6 +19,7 @@ std::string stepKindName(RedistStep::Kind kind) {
     case RedistStep::Kind::AllReduce: return "AllReduce";
     case RedistStep::Kind::ReduceScatter: return "ReduceScatter";
     case RedistStep::Kind::RealDiv: return "RealDiv";
+    case RedistStep::Kind::VocabOffset: return "VocabOffset";
   }
   return "?";
 }

@@ -13,7 +13,9 @@
 namespace irc {
 
 struct RedistStep {
-  enum class Kind { Reshape, Split, Gather, AlltoAll, AllReduce, ReduceScatter, RealDiv };
+  // VocabOffset: the Sub of a vocab-split Gather's masked lookup, whose constant is the first
+  // table row the rank holds (its index along `axes` times `rows`).
+  enum class Kind { Reshape, Split, Gather, AlltoAll, AllReduce, ReduceScatter, RealDiv, VocabOffset };
   Kind kind = Kind::Split;
   int dim = -1;         // Split: the sliced dim; Gather: the concat dim; AlltoAll: split_dim
   int concatDim = -1;   // AlltoAll: the dim it concatenates (the one giving the axis up)
@@ -26,6 +28,7 @@ struct RedistStep {
   Shape globalAfter;    // the tensor's global shape after the step (changes only at Reshapes)
   int tensorDim = -1;   // the dim of the original tensor the step acts on, for messages
   int64_t divisor = 1;  // RealDiv after ReduceMean's AllReduce
+  int64_t rows = 0;     // VocabOffset: table rows per rank
 
   int64_t groupSize() const;
   bool operator==(const RedistStep&) const = default;

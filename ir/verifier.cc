@@ -95,8 +95,10 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
       } else {
         for (size_t i = 0; i < types.size(); ++i)
           if (!(graph.value(op.results[i]).type == types[i]))
-            problems.push_back(fmt::format("op '{}' result {} has shape {}, shape inference gives {}", op.name, i,
-                                           formatShape(graph.value(op.results[i]).type.shape), formatShape(types[i].shape)));
+            problems.push_back(fmt::format("op '{}' result {} has type {} {}, shape inference gives {} {}", op.name, i,
+                                           modelName(graph.value(op.results[i]).type.dtype),
+                                           formatShape(graph.value(op.results[i]).type.shape), modelName(types[i].dtype),
+                                           formatShape(types[i].shape)));
       }
     }
     for (ValueId r2 : op.results) defined[r2] = true;

@@ -143,11 +143,12 @@ class RedistributionPass : public Pass {
     graph.redistributions.clear();
     for (OpId id : modelOrder) {
       // Before the op: one redistribution per operand whose layout is not what it needs.
+      // Emitting appends to graph.ops and graph.values: no reference into them is used after it.
       for (size_t i = 0; i < graph.op(id).operands.size(); ++i) {
         const Operand& operand = graph.op(id).operands[i];
         if (!operand.isValue()) continue;
         ValueId original = operand.value;
-        const Value& v = graph.value(original);
+        const Value v = graph.value(original);  // a copy: inserting ops appends to graph.values
         TensorLayout from = layoutOf(graph, original);
         const Op& op = graph.op(id);
         TensorLayout to = op.parallel.inputLayouts[tensorOperandIndex(op, static_cast<int>(i))];
@@ -189,7 +190,9 @@ class RedistributionPass : public Pass {
         }
         graph.op(id).operands[i].value = input;
       }
+      std::optional<MaskedLookup> lookup = emitVocabLookupBefore(graph, ins, id);
       ins.order.push_back(id);
+      if (lookup) current[graph.op(id).results[0]] = emitVocabLookupAfter(graph, ins, id, *lookup);
       emitForwardOps(graph, ins, id, current);
     }
     for (ValueId& out : graph.outputs) out = current[out];
@@ -206,21 +209,98 @@ class RedistributionPass : public Pass {
     return graph.op(value.producer).parallel.finalLayouts[value.resultIndex];
   }
 
+  // A Gather whose table rows are split (its reduction factor on axes of size > 1) looks up only
+  // the rows the rank holds, masking the rest to zero (spec/ops.md): before it
+  // s = Sub(indices, offset), r = ReLU(s), m = Minimum(r, rows - 1), e = Equal(s, m), and it
+  // reads m. (Inserting appends to graph.ops: no reference to an op is held across it.)
+  struct MaskedLookup {
+    ValueId mask;      // e
+    int nextIndex;     // the next `.replace.<i>`
+  };
+  static std::optional<MaskedLookup> emitVocabLookupBefore(Graph& graph, Inserter& ins, OpId id) {
+    const Op& op = graph.op(id);
+    if (op.type != "Gather" || op.parallel.forwardOps.empty()) return std::nullopt;
+    const TensorLayout& params = op.parallel.inputLayouts[0];
+    int64_t axis = std::get<int64_t>(*op.operands[2].constant);
+    if (axis < 0) axis += static_cast<int64_t>(params.shape.size());
+    std::vector<int> axes;
+    for (int a : params.dims[axis])
+      if (params.mesh.dims[a] > 1) axes.push_back(a);
+    if (axes.empty()) return std::nullopt;
+    int64_t rows = params.sliceShape()[axis];
+    ValueId indices = op.operands[1].value;
+    TensorType indexType = graph.value(indices).type;
+    DType idx = indexType.dtype;
+    const std::string name = op.name;
+    int counter = 0;
+    auto next = [&] {
+      int k = counter++;
+      return std::make_pair(fmt::format("{}.replace.{}", name, k), fmt::format("replace_op_{}_{}", name, k));
+    };
+    RedistStep offset;
+    offset.kind = RedistStep::Kind::VocabOffset;
+    offset.mesh = params.mesh;
+    offset.axes = axes;
+    offset.rows = rows;
+    offset.globalAfter = indexType.shape;
+    auto [n0, i0] = next();
+    std::string why = fmt::format("{} holds table rows [offset, offset + {}) on this rank: shift the indices", name, rows);
+    ValueId s = ins.add(n0, i0, "Sub", {Operand::ofValue(indices), Operand::ofConstant(ScalarTensor{idx, 0})}, {}, {indexType},
+                        offset, why);
+    auto [n1, i1] = next();
+    ValueId r = ins.add(n1, i1, "ReLU", {Operand::ofValue(s)}, {}, {indexType}, std::nullopt, "clamp indices below the rows held");
+    auto [n2, i2] = next();
+    ValueId m = ins.add(n2, i2, "Minimum", {Operand::ofValue(r), Operand::ofConstant(ScalarTensor{idx, static_cast<double>(rows - 1)})},
+                        {}, {indexType}, std::nullopt, "clamp indices above the rows held");
+    auto [n3, i3] = next();
+    ValueId e = ins.add(n3, i3, "Equal", {Operand::ofValue(s), Operand::ofValue(m)}, {}, {{DType::Bool, indexType.shape}},
+                        std::nullopt, "true where the index falls in the rows held");
+    graph.op(id).operands[1].value = m;
+    return MaskedLookup{e, counter};
+  }
+
+  // After the Gather g: c = Cast(e, dtype), x = ExpandDims(c, -1), y = Mul(g, x); returns y.
+  static ValueId emitVocabLookupAfter(Graph& graph, Inserter& ins, OpId id, const MaskedLookup& lookup) {
+    const std::string name = graph.op(id).name;
+    ValueId g = graph.op(id).results[0];
+    ValueId e = lookup.mask;
+    TensorType out = graph.value(g).type;
+    Shape mask = graph.value(e).type.shape;
+    int counter = lookup.nextIndex;
+    auto next = [&] {
+      int k = counter++;
+      return std::make_pair(fmt::format("{}.replace.{}", name, k), fmt::format("replace_op_{}_{}", name, k));
+    };
+    auto [n4, i4] = next();
+    ValueId c = ins.add(n4, i4, "Cast", {Operand::ofValue(e), Operand::ofConstant(out.dtype)}, {}, {{out.dtype, mask}},
+                        std::nullopt, "the mask as numbers");
+    ValueId x = c;
+    if (out.shape.size() > mask.size()) {
+      mask.push_back(1);
+      auto [n5, i5] = next();
+      x = ins.add(n5, i5, "ExpandDims", {Operand::ofValue(c), Operand::ofConstant(int64_t{-1})}, {}, {{out.dtype, mask}},
+                  std::nullopt, "broadcast the mask over the embedding dim");
+    }
+    auto [n6, i6] = next();
+    return ins.add(n6, i6, "Mul", {Operand::ofValue(g), Operand::ofValue(x)}, {}, {out}, std::nullopt,
+                   "zero the rows this rank does not hold; the AllReduce sums the ranks' rows");
+  }
+
   // Right after the op: what completes its partial results, shared by all consumers.
   static void emitForwardOps(Graph& graph, Inserter& ins, OpId id, std::vector<ValueId>& current) {
     const OpParallelState p = graph.op(id).parallel;
     if (p.forwardOps.empty()) return;
     std::string opName = graph.op(id).name;
     ValueId result = graph.op(id).results[0];
-    const Value& v = graph.value(result);
+    const Value v = graph.value(result);  // a copy: inserting ops appends to graph.values
     DType dtype = v.type.dtype;
     Shape local = p.outputLayouts[0].sliceShape();
+    ValueId input = current[result];  // after a masked lookup, its Mul
     int counter = 0;
     auto names = [&](const std::string&) {
       int k = counter++;
       return std::make_pair(fmt::format("{}.forward_op.{}", opName, k), fmt::format("forward_op_{}_{}", opName, k));
     };
-    ValueId input = result;
     for (const ForwardOp& f : p.forwardOps) {
       RedistStep step;
       step.mesh = p.sharding.mesh;

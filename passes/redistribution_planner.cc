@@ -288,6 +288,9 @@ RedistPlan planUnified(const TensorLayout& a, const TensorLayout& b, const Plann
   std::optional<Unified> u = unify(a, b);
   if (!u) return {};
   std::vector<int64_t> sizes = u->mesh.dims;
+  // Equal once unified (a dim split 8 ways over one axis is the same as over 2 x 4): nothing to
+  // do unless a partial value must be reduced.
+  if (u->from == u->to && a.partialAxes.empty()) return {};
   PlanBuilder builder(u->mesh, a.sliceShape(), a.shape, options);
   std::vector<int> partial = partialOnUnified(a, axisRuns(a.mesh, sizes));
   if (!partial.empty()) builder.allreduce(partial, a.partialOp);
@@ -318,7 +321,8 @@ RedistCost stepCost(const RedistStep& step, int dtypeBytes) {
     case RedistStep::Kind::Reshape: return {0, 2 * p};
     case RedistStep::Kind::AllReduce: return {2 * (n - 1) / n * p, p};
     case RedistStep::Kind::ReduceScatter: return {(n - 1) / n * p, p};
-    case RedistStep::Kind::RealDiv: return {0, p};
+    case RedistStep::Kind::RealDiv:
+    case RedistStep::Kind::VocabOffset: return {0, p};
   }
   return {};
 }

@@ -32,7 +32,7 @@ TEST_CASE("the verifier catches a result type that disagrees with inference") {
   g.value(g.op(0).results[0]).type.shape = {4, 2};
   auto problems = verifyGraph(g);
   REQUIRE(problems.size() == 1);
-  CHECK(problems[0] == "op 't' result 0 has shape (4, 2), shape inference gives (2, 4)");
+  CHECK(problems[0] == "op 't' result 0 has type float32 (4, 2), shape inference gives float32 (2, 4)");
 }
 
 }  // namespace irc::test

@@ -18,7 +18,7 @@ namespace {
 
 std::vector<std::string> modelFiles() {
   std::vector<std::string> files;
-  for (const auto& dir : {sourceDir() + "/examples", sourceDir() + "/../shared/conformance/models"})
+  for (const auto& dir : {sourceDir() + "/examples", sourceDir() + "/tests/models", sourceDir() + "/../shared/conformance/models"})
     if (fs::exists(dir))
       for (const auto& e : fs::directory_iterator(dir))
         if (e.path().extension() == ".yaml") files.push_back(e.path().string());
