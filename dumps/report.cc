@@ -33,7 +33,11 @@ json originJson(const StrategyOrigin& o) {
   switch (o.kind) {
     case OriginKind::User: j["kind"] = "user"; break;
     case OriginKind::Default: j["kind"] = "default"; break;
-    case OriginKind::Tensor: j["kind"] = "tensor"; break;
+    case OriginKind::Tensor:
+      j["kind"] = "tensor";
+      if (!o.from.empty()) j["from"] = o.from;
+      if (!o.edge.empty()) j["edge_cost"] = o.cost;
+      break;
     case OriginKind::Propagated:
       j["kind"] = "propagated";
       j["from"] = o.from;

@@ -54,7 +54,10 @@ struct OpParallelState {
   bool layoutsInferred = false;
   std::vector<TensorLayout> inputLayouts;   // per tensor operand, as the op needs it
   std::vector<TensorLayout> outputLayouts;  // per result, as the op computes it (partial included)
-  std::vector<TensorLayout> finalLayouts;   // per result, after the forward ops
+  std::vector<TensorLayout> finalLayouts;   // per result, what consumers see (after forward ops and any constraint)
+  // Per result, the layout after the forward ops where an output `sharding` constraint then
+  // asks for another one (the conversion is part of the op's forward ops).
+  std::vector<std::optional<TensorLayout>> beforeConstraint;
   std::vector<ForwardOp> forwardOps;
 };
 

@@ -41,6 +41,7 @@ class LayoutInferencePass : public Pass {
       p.inputLayouts.clear();
       p.outputLayouts.clear();
       p.finalLayouts.clear();
+      p.beforeConstraint.clear();
       for (size_t k = 0; k < rule->operands.size(); ++k)
         p.inputLayouts.push_back(operandLayout(*rule, p.sharding, static_cast<int>(k), view.operandShapes[k]));
       for (size_t r = 0; r < rule->results.size(); ++r) {
@@ -53,6 +54,16 @@ class LayoutInferencePass : public Pass {
           computed.partialAxes.clear();
           computed.partialOp = ReduceOp::Sum;
           p.finalLayouts.push_back(computed);
+        }
+        // An output `sharding` constraint: consumers see it; the op converts right after.
+        p.beforeConstraint.push_back(std::nullopt);
+        const auto& constraints = op.annotation.outputSharding;
+        if (r < constraints.size() && constraints[r] && graph.parallel.mesh) {
+          TensorLayout wanted = layoutOfSharding(*constraints[r], *graph.parallel.mesh, view.resultShapes[r]);
+          if (!wanted.sameAs(p.finalLayouts.back())) {
+            p.beforeConstraint.back() = p.finalLayouts.back();
+            p.finalLayouts.back() = wanted;
+          }
         }
       }
       p.forwardOps = forwardOps(*rule, p.sharding, view);

@@ -37,6 +37,9 @@ std::optional<TensorLayout> producedLayout(const Graph& graph, const Propagation
     return std::nullopt;
   }
   const Op& op = graph.op(v.producer);
+  const auto& constraints = op.annotation.outputSharding;
+  if (v.resultIndex < static_cast<int>(constraints.size()) && constraints[v.resultIndex] && graph.parallel.mesh)
+    return layoutOfSharding(*constraints[v.resultIndex], *graph.parallel.mesh, v.type.shape);
   if (!op.parallel.hasSharding || !in.rules[v.producer]) return std::nullopt;
   const OpSharding& s = op.parallel.sharding;
   if (v.resultIndex < static_cast<int>(s.requestedOutputs.size()) && s.requestedOutputs[v.resultIndex])

@@ -289,14 +289,41 @@ class RedistributionPass : public Pass {
   // Right after the op: what completes its partial results, shared by all consumers.
   static void emitForwardOps(Graph& graph, Inserter& ins, OpId id, std::vector<ValueId>& current) {
     const OpParallelState p = graph.op(id).parallel;
-    if (p.forwardOps.empty()) return;
+    int counter = 0;
+    if (!p.forwardOps.empty()) emitReductions(graph, ins, id, current, counter);
+    emitConstraints(graph, ins, id, current, counter);
+  }
+
+  // The op's output `sharding` constraints: convert each constrained result to its layout.
+  static void emitConstraints(Graph& graph, Inserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
+    const OpParallelState p = graph.op(id).parallel;
+    const std::string opName = graph.op(id).name;
+    const std::vector<ValueId> results = graph.op(id).results;
+    for (size_t r = 0; r < p.beforeConstraint.size(); ++r) {
+      if (!p.beforeConstraint[r]) continue;
+      const Value v = graph.value(results[r]);
+      PlannerOptions options{graph.parallel.enableAlltoall, byteSize(v.type.dtype)};
+      RedistPlan plan = planRedistribution(*p.beforeConstraint[r], p.finalLayouts[r], options);
+      auto names = [&](const std::string&) {
+        int k = counter++;
+        return std::make_pair(fmt::format("{}.forward_op.{}", opName, k), fmt::format("forward_op_{}_{}", opName, k));
+      };
+      ValueId input = current[results[r]];
+      for (const RedistStep& step : plan.steps)
+        input = emitStep(ins, step, input, v.type.dtype,
+                         fmt::format("the sharding constraint on {}: {}", v.name, stepReason(step, opName, 0, opName)), names);
+      current[results[r]] = input;
+    }
+  }
+
+  static void emitReductions(Graph& graph, Inserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
+    const OpParallelState p = graph.op(id).parallel;
     std::string opName = graph.op(id).name;
     ValueId result = graph.op(id).results[0];
     const Value v = graph.value(result);  // a copy: inserting ops appends to graph.values
     DType dtype = v.type.dtype;
     Shape local = p.outputLayouts[0].sliceShape();
     ValueId input = current[result];  // after a masked lookup, its Mul
-    int counter = 0;
     auto names = [&](const std::string&) {
       int k = counter++;
       return std::make_pair(fmt::format("{}.forward_op.{}", opName, k), fmt::format("forward_op_{}_{}", opName, k));

@@ -60,7 +60,8 @@ class ShardingPropagation {
     // Fixed layouts first: annotated inputs and parameters (they come first in a model).
     for (const auto* list : {&graph_.inputs, &graph_.parameters})
       for (ValueId v : *list)
-        if (auto layout = producedLayout(graph_, in_, v)) reachConsumers(v, *layout, graph_.value(v).name, queue);
+        if (auto layout = producedLayout(graph_, in_, v))
+          reachConsumers(v, *layout, graph_.value(v).name, queue, OriginKind::Tensor);
     // Configured ops in model order (irc rule; MindSpore orders by internal name).
     std::vector<OpId> roots;
     for (OpId id : graph_.order)
@@ -69,6 +70,18 @@ class ShardingPropagation {
     for (OpId id : roots) {
       visited_[id] = true;
       queue.push_back(id);
+    }
+    // Output `sharding` constraints are fixed values too: the producing op is chosen by the cost
+    // of producing that layout (§5.0); its consumers see the constraint through producedLayout.
+    for (OpId id : graph_.order) {
+      const Op& op = graph_.op(id);
+      for (size_t r = 0; r < op.annotation.outputSharding.size(); ++r) {
+        if (!op.annotation.outputSharding[r] || visited_[id]) continue;
+        if (auto layout = producedLayout(graph_, in_, op.results[r])) {
+          chooseProducer(id, static_cast<int>(r), *layout, graph_.value(op.results[r]).name, queue, OriginKind::Tensor);
+          graph_.op(id).parallel.origin.edge = op.name + " -> its output sharding";
+        }
+      }
     }
     while (!queue.empty()) {
       OpId id = queue.front();
@@ -89,10 +102,20 @@ class ShardingPropagation {
   }
 
  private:
-  void reachConsumers(ValueId value, const TensorLayout& layout, const std::string& from, std::deque<OpId>& queue) {
+  void reachConsumers(ValueId value, const TensorLayout& layout, const std::string& from, std::deque<OpId>& queue,
+                      OriginKind kind = OriginKind::Propagated) {
+    // A constrained op output is a fixed value as well: its consumers are decided by it.
+    const Value& v = graph_.value(value);
+    if (v.producer != kNoId) {
+      const auto& c = graph_.op(v.producer).annotation.outputSharding;
+      if (v.resultIndex < static_cast<int>(c.size()) && c[v.resultIndex]) {
+        kind = OriginKind::Tensor;
+      }
+    }
+    std::string fromName = kind == OriginKind::Tensor ? v.name : from;
     for (const Use& use : uses_[value]) {
       if (visited_[use.op]) continue;
-      chooseConsumer(use.op, tensorOperandIndex(graph_.op(use.op), use.operandIndex), layout, from, queue);
+      chooseConsumer(use.op, tensorOperandIndex(graph_.op(use.op), use.operandIndex), layout, fromName, queue, kind);
     }
   }
 
@@ -142,13 +165,14 @@ class ShardingPropagation {
 
   // Picks the best candidate by `costOf` and records where it came from.
   template <typename CostFn>
-  void choose(OpId id, const std::string& from, const std::string& edge, CostFn costOf, std::deque<OpId>& queue) {
+  void choose(OpId id, const std::string& from, const std::string& edge, CostFn costOf, std::deque<OpId>& queue,
+              OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
     const OpRule& rule = *in_.rules[id];
     visited_[id] = true;
     queue.push_back(id);
     StrategyOrigin origin;
-    origin.kind = OriginKind::Propagated;
+    origin.kind = kind;
     origin.from = from;
     origin.edge = edge;
     if (op.type == "Reshape") return;  // takes its layouts through (finishPropagation / below)
@@ -168,12 +192,13 @@ class ShardingPropagation {
     assignSharding(op, rule, in_.views[id], *scored[0].sharding, origin);
   }
 
-  void chooseConsumer(OpId id, int operand, const TensorLayout& layout, const std::string& from, std::deque<OpId>& queue) {
+  void chooseConsumer(OpId id, int operand, const TensorLayout& layout, const std::string& from, std::deque<OpId>& queue,
+                      OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
     if (op.type == "Reshape" && in_.rules[id]) {
       visited_[id] = true;
       queue.push_back(id);
-      StrategyOrigin origin{OriginKind::Propagated, from, from + " -> " + op.name, 0, "", 0, false};
+      StrategyOrigin origin{kind, from, from + " -> " + op.name, 0, "", 0, false};
       assignSharding(op, *in_.rules[id], in_.views[id], shardingFromNeighbour(*in_.rules[id], 0, false, layout), origin);
       return;
     }
@@ -181,10 +206,12 @@ class ShardingPropagation {
     DType dtype = graph_.value(op.operands[0].isValue() ? op.operands[0].value : op.results[0]).type.dtype;
     const Shape& shape = in_.views[id].operandShapes[operand];
     choose(id, from, from + " -> " + op.name,
-           [&](const OpSharding& s) { return edgeCost(layout, operandLayout(*in_.rules[id], s, operand, shape), dtype); }, queue);
+           [&](const OpSharding& s) { return edgeCost(layout, operandLayout(*in_.rules[id], s, operand, shape), dtype); }, queue,
+           kind);
   }
 
-  void chooseProducer(OpId id, int result, const TensorLayout& need, const std::string& consumer, std::deque<OpId>& queue) {
+  void chooseProducer(OpId id, int result, const TensorLayout& need, const std::string& consumer, std::deque<OpId>& queue,
+                      OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
     if (!in_.rules[id]) return;
     if (op.type == "Reshape") {
@@ -204,7 +231,7 @@ class ShardingPropagation {
              produced.partialAxes.clear();
              return edgeCost(produced, need, dtype);
            },
-           queue);
+           queue, kind);
   }
 
   Graph& graph_;
