@@ -13,6 +13,7 @@
 
 #include "ir/inserted_ops.h"
 #include "passes/layout_inference.h"
+#include "passes/optimal_planner.h"
 #include "passes/redistribution_planner.h"
 
 namespace irc {
@@ -120,6 +121,13 @@ std::string stepReason(const RedistStep& s, const std::string& consumer, int inp
 
 class RedistributionPass : public Pass {
  public:
+  // The plan from one layout to another with the model's planner.
+  static RedistPlan plan_(const Graph& graph, const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options) {
+    if (graph.parallel.redistribution == RedistributionMode::Optimal)
+      return planOptimal(from, to, options, {graph.parallel.alpha, graph.parallel.beta, graph.parallel.gamma});
+    return planRedistribution(from, to, options);
+  }
+
   std::string_view name() const override { return "redistribution"; }
   std::string_view dumpName() const override { return "step_parallel_end"; }
 
@@ -136,6 +144,7 @@ class RedistributionPass : public Pass {
         return PassStatus::Failed;
       }
     PlannerOptions options{graph.parallel.enableAlltoall, 4};
+    if (graph.parallel.redistribution == RedistributionMode::Optimal) fuseReductionsIntoEdges(graph);
     Inserter ins(graph);
     std::vector<ValueId> current(graph.values.size());
     for (size_t v = 0; v < current.size(); ++v) current[v] = static_cast<ValueId>(v);
@@ -155,7 +164,7 @@ class RedistributionPass : public Pass {
         ValueId input = current[original];
         if (!from.sameAs(to)) {
           options.dtypeBytes = byteSize(v.type.dtype);
-          RedistPlan plan = planRedistribution(from, to, options);
+          RedistPlan plan = plan_(graph, from, to, options);
           RedistributionRecord rec;
           rec.value = original;
           rec.producer = v.producer == kNoId ? v.name : graph.op(v.producer).name;
@@ -202,6 +211,25 @@ class RedistributionPass : public Pass {
 
  private:
   static bool ruleOfKnown(const Op& op) { return !op.inserted(); }
+
+  // The optimal planner plans a partial result's reduction together with its one consumer's
+  // redistribution (AllReduce + StridedSlice becomes ReduceScatter): such an op keeps no forward
+  // op and its value reaches the edge partial. Values with several consumers, graph outputs and
+  // ReduceMean (whose RealDiv must follow the sum) keep their forward ops.
+  static void fuseReductionsIntoEdges(Graph& graph) {
+    auto uses = computeUses(graph);
+    std::vector<bool> isOutput(graph.values.size(), false);
+    for (ValueId v : graph.outputs) isOutput[v] = true;
+    for (OpId id : graph.order) {
+      Op& op = graph.op(id);
+      OpParallelState& p = op.parallel;
+      if (p.forwardOps.size() != 1 || p.forwardOps[0].kind != ForwardOp::Kind::AllReduce || op.type == "Gather") continue;
+      ValueId result = op.results[0];
+      if (uses[result].size() != 1 || isOutput[result] || p.beforeConstraint[0]) continue;
+      p.forwardOps.clear();
+      p.finalLayouts[0] = p.outputLayouts[0];  // partial: the edge's plan reduces it
+    }
+  }
 
   static TensorLayout layoutOf(const Graph& graph, ValueId v) {
     const Value& value = graph.value(v);
@@ -303,7 +331,7 @@ class RedistributionPass : public Pass {
       if (!p.beforeConstraint[r]) continue;
       const Value v = graph.value(results[r]);
       PlannerOptions options{graph.parallel.enableAlltoall, byteSize(v.type.dtype)};
-      RedistPlan plan = planRedistribution(*p.beforeConstraint[r], p.finalLayouts[r], options);
+      RedistPlan plan = plan_(graph, *p.beforeConstraint[r], p.finalLayouts[r], options);
       auto names = [&](const std::string&) {
         int k = counter++;
         return std::make_pair(fmt::format("{}.forward_op.{}", opName, k), fmt::format("forward_op_{}_{}", opName, k));

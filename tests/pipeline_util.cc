@@ -20,7 +20,8 @@ class Tamper : public PassInstrumentation {
 };
 }  // namespace
 
-Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode, const std::function<void(Graph&)>& tamper) {
+Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode, const std::function<void(Graph&)>& tamper,
+                         std::optional<RedistributionMode> planner) {
   Compiled c;
   DiagnosticEngine diags("m.yaml", yaml);
   auto g = loadModel(yaml, diags, {"m"});
@@ -29,6 +30,7 @@ Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode
     return c;
   }
   if (mode) g->parallel.searchMode = *mode;
+  if (planner) g->parallel.redistribution = *planner;
   c.original = *g;
   PassManager manager;
   schedulePipeline(manager, g->parallel);

@@ -19,7 +19,8 @@ struct Compiled {
 
 // `tamper` may change the global graph between redistribution and shape slicing.
 Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode = std::nullopt,
-                         const std::function<void(Graph&)>& tamper = nullptr);
+                         const std::function<void(Graph&)>& tamper = nullptr,
+                         std::optional<RedistributionMode> planner = std::nullopt);
 VerifyResult verifyCompiled(const Compiled& c, uint64_t seed = 0);
 
 }  // namespace irc::test

@@ -30,6 +30,7 @@ struct CompileArgs {
   std::vector<std::string> passes;  // empty: the whole pipeline
   std::string stopAfter;
   std::string report;  // --report FILE or "-"
+  std::optional<double> alpha, beta, gamma;
   bool timePasses = false;
   bool dumpLocations = false;
   bool quiet = false;
@@ -58,7 +59,7 @@ const PipelineStage& stageOrThrow(const std::string& flag, const std::string& na
 CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
   ArgScanner scan(args,
                   {"--dump-after", "--dump-dir", "--rank", "--search-mode", "--redistribution", "--passes", "--stop-after",
-                   "--color", "--report"},
+                   "--color", "--report", "--alpha", "--beta", "--gamma"},
                   {"--dump-all", "--all-ranks", "--time-passes", "--dump-locations", "-q", "--quiet"});
   CompileArgs a;
   while (!scan.done()) {
@@ -100,6 +101,16 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       a.color = parseColorMode(item.value);
     } else if (f == "--report") {
       a.report = item.value;
+    } else if (f == "--alpha" || f == "--beta" || f == "--gamma") {
+      double v = 0;
+      try {
+        size_t used = 0;
+        v = std::stod(item.value, &used);
+        if (used != item.value.size() || v < 0) throw std::invalid_argument("");
+      } catch (const std::exception&) {
+        throw UsageError(fmt::format("{} takes a non-negative number of seconds; got '{}'", f, item.value));
+      }
+      (f == "--alpha" ? a.alpha : f == "--beta" ? a.beta : a.gamma) = v;
     }
   }
   if (a.model.empty()) throw UsageError("no model given; usage: irc MODEL.yaml [options] (see 'irc --help')");
@@ -167,6 +178,9 @@ int runCompile(const std::vector<std::string>& args) {
   }
   if (a.searchMode) graph->parallel.searchMode = *a.searchMode;
   if (a.redistribution) graph->parallel.redistribution = *a.redistribution;
+  if (a.alpha) graph->parallel.alpha = *a.alpha;
+  if (a.beta) graph->parallel.beta = *a.beta;
+  if (a.gamma) graph->parallel.gamma = *a.gamma;
   if (a.rank && (*a.rank < 0 || *a.rank >= graph->parallel.deviceNum))
     throw UsageError(fmt::format("--rank {} is not a rank of {} devices (valid: 0 .. {})", *a.rank, graph->parallel.deviceNum,
                                  graph->parallel.deviceNum - 1));

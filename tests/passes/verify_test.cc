@@ -31,12 +31,14 @@ const SearchMode kModes[] = {SearchMode::ShardingPropagation, SearchMode::Factor
 
 }  // namespace
 
-TEST_CASE("every example and conformance model verifies under every search mode") {
+TEST_CASE("every example and conformance model verifies under every search mode and both planners") {
   for (const std::string& file : modelFiles())
-    for (SearchMode mode : kModes) {
+    for (SearchMode mode : kModes)
+      for (RedistributionMode planner : {RedistributionMode::MindSpore, RedistributionMode::Optimal}) {
       CAPTURE(file);
       CAPTURE(std::string(searchModeName(mode)));
-      Compiled c = compileAllRanks(readFile(file), mode);
+      CAPTURE(std::string(redistributionModeName(planner)));
+      Compiled c = compileAllRanks(readFile(file), mode, nullptr, planner);
       REQUIRE(c.errors.empty());
       VerifyResult r = verifyCompiled(c);
       CHECK(r.problem.empty());
@@ -185,16 +187,18 @@ std::string randomModel(std::mt19937& rng, int deviceNum) {
 
 }  // namespace
 
-TEST_CASE("hundreds of random models verify on 2-16 devices under both propagation modes") {
+TEST_CASE("hundreds of random models verify on 2-16 devices under both propagation modes and both planners") {
   std::mt19937 rng(4242);
   int verified = 0, rejected = 0;
   for (int i = 0; i < 150; ++i) {
     int devices = 2 << (rng() % 4);  // 2, 4, 8, 16
     std::string yaml = randomModel(rng, devices);
     for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation}) {
+      RedistributionMode planner = i % 2 ? RedistributionMode::Optimal : RedistributionMode::MindSpore;
       CAPTURE(yaml);
       CAPTURE(std::string(searchModeName(mode)));
-      Compiled c = compileAllRanks(yaml, mode);
+      CAPTURE(std::string(redistributionModeName(planner)));
+      Compiled c = compileAllRanks(yaml, mode, nullptr, planner);
       if (!c.errors.empty()) {
         // fully_use_devices may reject a random strategy; that must be the only reason.
         CHECK(c.errors.find("fully_use_devices") != std::string::npos);

@@ -1,0 +1,31 @@
+#pragma once
+// `--redistribution optimal` (irc's own planner): a shortest-path search over every plan made of
+// MindSpore's primitives (StridedSlice, AllGather [+ Split/Concat], AllReduce) plus AlltoAll and
+// ReduceScatter, on the same unified form as the MindSpore planner, minimising an alpha-beta time
+// model. MindSpore's plan is one of the paths searched, so the result is never costlier under the
+// model; a partial source is usually finished by a ReduceScatter (AllReduce + slice fused).
+#include "passes/redistribution_planner.h"
+
+namespace irc {
+
+// Time of a step in seconds (ring algorithms; n = group size, B = bytes of the local input):
+//   AllGather      (n-1)·alpha + (n-1)·B·beta           (+ 2·n·B·gamma for Split/Concat off dim 0)
+//   AllReduce    2·(n-1)·alpha + 2·(n-1)/n·B·beta + B·gamma
+//   ReduceScatter  (n-1)·alpha + (n-1)/n·B·beta   + B·gamma
+//   AlltoAll       (n-1)·alpha + (n-1)/n·B·beta
+//   StridedSlice   B/n·gamma (the slice is copied)   Reshape  B·gamma
+// Defaults: alpha 10 us per message, beta 0.1 ns/byte (10 GB/s links), gamma 0.01 ns/byte
+// (100 GB/s local copies). Override with `irc --alpha S --beta S --gamma S`.
+struct CommCostModel {
+  double alpha = 10e-6;
+  double beta = 1e-10;
+  double gamma = 1e-11;
+};
+
+double stepTime(const RedistStep& step, int dtypeBytes, const CommCostModel& model);
+double planTime(const RedistPlan& plan, int dtypeBytes, const CommCostModel& model);
+
+RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options,
+                       const CommCostModel& model);
+
+}  // namespace irc
