@@ -38,7 +38,8 @@ int dispatch(const std::vector<std::string>& args) {
   }
   if (first == "layout") return runLayout(rest);
   if (first == "verify") return runVerify(rest);
-  if (first == "explain" || first == "diff") {
+  if (first == "explain") return runExplain(rest);
+  if (first == "diff") {
     std::cerr << fmt::format("irc: 'irc {}' is not available in this version yet\n", first);
     return 2;
   }

@@ -1,0 +1,123 @@
+#include "dumps/explain.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "dumps/ir_printer.h"
+#include "ir/inserted_ops.h"
+#include "ir/layout_notation.h"
+
+namespace irc {
+namespace {
+
+std::string layoutLine(const TensorLayout& l) {
+  std::string text = fmt::format("tensor map {} on device matrix {}, slice {}", printTensorMapIndex(l), formatShape(l.mesh.dims),
+                                 formatShape(l.sliceShape()));
+  if (l.isPartial()) {
+    std::vector<int> axes = l.partialFromRight();
+    text += fmt::format(", partial ({}) over device axes {}", reduceOpName(l.partialOp), fmt::join(axes, ", "));
+  }
+  return text;
+}
+
+std::string originLines(const StrategyOrigin& o) {
+  switch (o.kind) {
+    case OriginKind::User: return "  origin: configured in the model (user)\n";
+    case OriginKind::Default:
+      return "  origin: default — no configured op or annotated tensor reaches it (data parallel, or replicated in semi_auto)\n";
+    case OriginKind::Tensor:
+    case OriginKind::Propagated: {
+      std::string out = fmt::format("  origin: {} from {}", o.kind == OriginKind::Tensor ? "fixed by the sharding of" : "propagated",
+                                    o.from);
+      if (!o.edge.empty()) out += fmt::format(" over edge {}, redistribution cost {}", o.edge, formatNumber(o.cost));
+      out += "\n";
+      if (o.hasNextBest)
+        out += fmt::format("  best losing alternative: {} at cost {}\n", o.nextBest, formatNumber(o.nextBestCost));
+      return out;
+    }
+  }
+  return "";
+}
+
+std::string explainModelOp(const Graph& graph, const Op& op) {
+  const OpParallelState& p = op.parallel;
+  std::string out = fmt::format("{} ({}), model op at {}:{}\n", op.name, op.type, op.loc.line, op.loc.col);
+  if (!p.hasSharding) return out + "  no strategy (the strategy propagation pass did not run)\n";
+  if (op.type == "Reshape") out += "  strategy: none (a Reshape takes its layouts from its neighbours)\n";
+  else out += fmt::format("  strategy: {}\n", formatStrategy(p.inStrategy));
+  out += originLines(p.origin);
+  if (!p.layoutsInferred) return out;
+  out += fmt::format("  device matrix: {}\n", formatShape(p.sharding.mesh.dims));
+  int k = 0;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const Operand& o = op.operands[i];
+    if (!o.isValue()) continue;
+    // Name the value as the model does, also where a redistribution now feeds the op.
+    std::string valueName = graph.value(o.value).name;
+    for (const RedistributionRecord& rec : graph.redistributions)
+      if (rec.consumer == op.name && rec.inputIndex == static_cast<int>(i))
+        valueName = graph.value(rec.value).name + ", redistributed";
+    out += fmt::format("  input {} ({}): {}\n", k, valueName, layoutLine(p.inputLayouts[k]));
+    ++k;
+  }
+  for (size_t r = 0; r < p.outputLayouts.size(); ++r) {
+    out += fmt::format("  output {}: computed as {}\n", r, layoutLine(p.outputLayouts[r]));
+    if (!p.finalLayouts[r].sameAs(p.outputLayouts[r])) out += fmt::format("            consumers see {}\n", layoutLine(p.finalLayouts[r]));
+  }
+  std::vector<std::string> forward;
+  for (OpId id : graph.order) {
+    const Op& other = graph.op(id);
+    if (other.inserted() && other.name.rfind(op.name + ".forward_op.", 0) == 0) forward.push_back(fmt::format("{} {}", other.name, other.type));
+  }
+  out += forward.empty() ? "  forward ops: none\n" : fmt::format("  forward ops: {}\n", fmt::join(forward, ", "));
+  for (const RedistributionRecord& rec : graph.redistributions)
+    if (rec.consumer == op.name)
+      out += fmt::format("  input {} is redistributed from {} ({} ops): {}\n", rec.inputIndex, rec.producer, rec.ops.size(), rec.reason);
+  return out;
+}
+
+std::string explainInserted(const Graph& graph, OpId id, int64_t rank) {
+  Op op = graph.op(id);
+  materializeForRank(op, rank);
+  std::string out = fmt::format("{} = {} (inserted)\n", op.name, op.type);
+  if (!op.reason.empty()) out += fmt::format("  why: {}\n", op.reason);
+  for (const RedistributionRecord& rec : graph.redistributions) {
+    auto pos = std::find(rec.ops.begin(), rec.ops.end(), id);
+    if (pos == rec.ops.end()) continue;
+    out += fmt::format("  edge: {} -> {} (input {}), step {} of {}\n", rec.producer, rec.consumer, rec.inputIndex,
+                       pos - rec.ops.begin() + 1, rec.ops.size());
+    out += fmt::format("  the producer gives: {}\n", layoutLine(rec.from));
+    out += fmt::format("  the consumer needs: {}\n", layoutLine(rec.to));
+  }
+  if (auto f = op.name.find(".forward_op."); f != std::string::npos)
+    out += fmt::format("  a forward op of {}: it completes that op's output for all its consumers\n", op.name.substr(0, f));
+  if (op.step) {
+    const RedistStep& s = *op.step;
+    out += fmt::format("  local shape: {} -> {}\n", formatShape(s.localBefore), formatShape(s.localAfter));
+    if (op.attrs.count("group_ranks"))
+      out += fmt::format("  rank {}'s group: {} ({})\n", rank, std::get<std::string>(op.attrs.at("group_ranks")),
+                         std::get<std::string>(op.attrs.at("group")));
+    if (op.type == "StridedSlice")
+      out += fmt::format("  rank {} keeps {} .. {}\n", rank, formatAttribute(*op.operands[1].constant),
+                         formatAttribute(*op.operands[2].constant));
+    if (opTypeOfStep(s) == op.type)
+      out += fmt::format("  bytes sent per rank: {}\n",
+                         formatNumber(stepSendBytes(s, byteSize(graph.value(op.results[0]).type.dtype))));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> explainOp(const Graph& graph, const std::string& name, int64_t rank) {
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    if (op.name != name && op.instanceName != name) continue;
+    return op.inserted() ? explainInserted(graph, id, rank) : explainModelOp(graph, op);
+  }
+  return std::nullopt;
+}
+
+}  // namespace irc

@@ -1,0 +1,15 @@
+#pragma once
+// `irc explain`: a plain-text account of one op of a compiled graph — a model op's strategy and
+// where it came from, or why an inserted op is there (the edge, both layouts, the plan step, the
+// rank's group and bounds, the bytes it sends).
+#include <optional>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace irc {
+
+// nullopt when `name` names no op (model or inserted) of the graph.
+std::optional<std::string> explainOp(const Graph& graph, const std::string& name, int64_t rank);
+
+}  // namespace irc

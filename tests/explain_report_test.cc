@@ -1,0 +1,101 @@
+// `irc explain` and the JSON report (spec/report.md): field presence and types, the seed FFN's
+// facts, and determinism.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/test_util.h"
+
+namespace irc::test {
+namespace {
+std::string ffn() { return sourceDir() + "/examples/ffn.yaml"; }
+using json = nlohmann::json;
+
+// A small schema check: every key present with the JSON type expected.
+void requireFields(const json& j, const std::vector<std::pair<std::string, json::value_t>>& fields) {
+  for (const auto& [key, type] : fields) {
+    CAPTURE(key);
+    REQUIRE(j.contains(key));
+    bool numeric = type == json::value_t::number_float &&
+                   (j[key].is_number_float() || j[key].is_number_integer() || j[key].is_number_unsigned());
+    bool integral = type == json::value_t::number_integer && (j[key].is_number_integer() || j[key].is_number_unsigned());
+    CHECK((j[key].type() == type || numeric || integral));
+  }
+}
+}  // namespace
+
+TEST_CASE("explain an op: strategy, origin with the losing alternative, layouts, its redistribution") {
+  RunResult r = runIrc({"explain", ffn(), "add2"});
+  REQUIRE(r.exitCode == 0);
+  CHECK(r.out.find("  strategy: ((2, 4), (4))\n") != std::string::npos);
+  CHECK(r.out.find("  origin: propagated from matmul2 over edge matmul2 -> add2, redistribution cost 0\n") != std::string::npos);
+  CHECK(r.out.find("  best losing alternative: ((8, 1), (1)) at cost 0\n") != std::string::npos);
+  CHECK(r.out.find("  input 0 (matmul2, redistributed): tensor map [1, 0] on device matrix (2, 4), slice (32, 16)\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("explain an inserted op: why, the edge, both layouts, the rank's bounds and group") {
+  RunResult slice = runIrc({"explain", ffn(), "add2.in0.redistribution_op.0", "--rank", "5"});
+  REQUIRE(slice.exitCode == 0);
+  CHECK(slice.out.find("  edge: matmul2 -> add2 (input 0), step 1 of 1\n") != std::string::npos);
+  CHECK(slice.out.find("  the producer gives: tensor map [2, 0] on device matrix (2, 4, 1), slice (32, 64)\n") != std::string::npos);
+  CHECK(slice.out.find("  rank 5 keeps (0, 16) .. (32, 32)\n") != std::string::npos);
+  RunResult reduce = runIrc({"explain", ffn(), "forward_op_matmul2_0", "--rank", "6"});
+  REQUIRE(reduce.exitCode == 0);
+  CHECK(reduce.out.find("  rank 6's group: 4-5-6-7 (4-15700679239691767905)\n") != std::string::npos);
+  CHECK(reduce.out.find("  bytes sent per rank: 12288\n") != std::string::npos);  // 2 (n-1)/n of 32x64 floats
+  RunResult unknown = runIrc({"explain", ffn(), "relo"});
+  CHECK(unknown.exitCode == 2);
+  CHECK(unknown.err == "irc: error: 'relo' names no op of ffn; did you mean 'relu'?\n");
+}
+
+TEST_CASE("the report has every field of spec/report.md with its type") {
+  RunResult r = runIrc({ffn(), "--report", "-", "-q"});
+  REQUIRE(r.exitCode == 0);
+  json rep = json::parse(r.out);
+  using T = json::value_t;
+  requireFields(rep, {{"schema_version", T::number_integer}, {"model", T::string}, {"device_num", T::number_integer},
+                      {"global_rank", T::number_integer}, {"search_mode", T::string}, {"ops", T::array}, {"values", T::array},
+                      {"redistributions", T::array}, {"totals", T::object}});
+  REQUIRE(rep["ops"].size() == 5);
+  for (const auto& op : rep["ops"]) {
+    requireFields(op, {{"name", T::string}, {"type", T::string}, {"in_strategy", T::array}, {"origin", T::object},
+                       {"dev_matrix", T::array}, {"inputs", T::array}, {"outputs", T::array}, {"forward_ops", T::array}});
+    for (const auto& in : op["inputs"])
+      requireFields(in, {{"value", T::string}, {"shape", T::array}, {"tensor_map", T::array}, {"partial", T::array},
+                         {"slice_shape", T::array}});
+    requireFields(op["origin"], {{"kind", T::string}});
+  }
+  for (const auto& v : rep["values"])
+    requireFields(v, {{"name", T::string}, {"shape", T::array}, {"dtype", T::string}, {"dev_matrix", T::array},
+                      {"tensor_map", T::array}, {"partial", T::array}, {"origin", T::object}});
+  for (const auto& e : rep["redistributions"])
+    requireFields(e, {{"value", T::string}, {"consumer", T::string}, {"input_index", T::number_integer}, {"from", T::object},
+                      {"to", T::object}, {"reason", T::string}, {"ops", T::array}, {"comm_bytes_per_rank", T::number_float}});
+  requireFields(rep["totals"], {{"comm_bytes_per_rank", T::number_float}, {"param_bytes_per_rank", T::number_float},
+                                {"inserted_ops", T::number_integer}});
+  // The FFN's facts, derived by hand: one AllReduce of 32x64 floats over 4 ranks, 2*3/4*8192
+  // bytes; the parameters' slices: 64x16 + 16 + 16x64 + 16 floats.
+  CHECK(rep["totals"]["comm_bytes_per_rank"] == 12288.0);
+  CHECK(rep["totals"]["param_bytes_per_rank"] == 8320.0);
+  CHECK(rep["totals"]["inserted_ops"] == 2);
+  CHECK(rep["ops"][3]["outputs"][0]["partial"] == json({1}));
+  CHECK(rep["ops"][3]["outputs"][0]["partial_op"] == "sum");
+  CHECK(rep["ops"][0]["origin"]["kind"] == "user");
+  CHECK(rep["ops"][1]["origin"]["from"] == "matmul");
+}
+
+TEST_CASE("the report is deterministic and follows --rank") {
+  RunResult a = runIrc({ffn(), "--report", "-", "-q"});
+  RunResult b = runIrc({ffn(), "--report", "-", "-q"});
+  CHECK(a.out == b.out);
+  RunResult r6 = runIrc({ffn(), "--report", "-", "-q", "--rank", "6"});
+  json rep = json::parse(r6.out);
+  CHECK(rep["global_rank"] == 6);
+  CHECK(rep["ops"][3]["forward_ops"][0]["attrs"]["group_ranks"] == json({4, 5, 6, 7}));
+  // Rank 6 is coordinate (1, 2) on the (2, 4) mesh: it keeps columns 32:48 of its local block.
+  CHECK(rep["redistributions"][0]["ops"][0]["attrs"]["begin"] == json({0, 32}));
+  CHECK(rep["redistributions"][0]["ops"][0]["attrs"]["end"] == json({32, 48}));
+}
+
+}  // namespace irc::test
