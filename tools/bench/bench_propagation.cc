@@ -1,0 +1,70 @@
+// Propagation benchmark (issue 6): both search modes on generated transformers of 100, 1000 and
+// 4000 layers; prints the time of each stage and the time per op, so linear growth shows as a
+// flat per-op column. Usage: irc_bench [LAYERS...]  (default 100 1000 4000)
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "frontends/yaml_frontend.h"
+#include "passes/pass_manager.h"
+#include "passes/pipeline.h"
+#include "tools/bench/transformer_model.h"
+
+namespace {
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Times each global pass.
+class StageTimer : public irc::PassInstrumentation {
+ public:
+  void beforePass(int, std::string_view) override { start_ = std::chrono::steady_clock::now(); }
+  void afterPass(int position, std::string_view, std::string_view, const irc::Graph&) override {
+    if (position > 0) ms[position] = msSince(start_);
+  }
+  double ms[5] = {0, 0, 0, 0, 0};
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> layers;
+  for (int i = 1; i < argc; ++i) layers.push_back(std::atoi(argv[i]));
+  if (layers.empty()) layers = {100, 1000, 4000};
+  std::cout << fmt::format("{:>6} {:>7} {:<21} {:>9} {:>12} {:>10} {:>12} {:>11} {:>14}\n", "layers", "ops", "mode", "parse ms",
+                           "propagate ms", "layout ms", "redistrib ms", "total ms", "propagate us/op");
+  for (int n : layers) {
+    std::string text = irc::bench::transformerModel(n, 8);
+    for (irc::SearchMode mode : {irc::SearchMode::ShardingPropagation, irc::SearchMode::FactorPropagation}) {
+      auto t0 = std::chrono::steady_clock::now();
+      irc::DiagnosticEngine diags("bench.yaml", text);
+      auto graph = irc::loadModel(text, diags, {"bench"});
+      if (!graph) {
+        std::cerr << diags.renderToString();
+        return 1;
+      }
+      double parseMs = msSince(t0);
+      graph->parallel.searchMode = mode;
+      irc::PassManager manager;
+      irc::schedulePipeline(manager, graph->parallel, {}, "redistribution");
+      StageTimer timer;
+      manager.addInstrumentation(&timer);
+      irc::PassContext context{diags};
+      if (manager.run(*graph, context) != irc::RunOutcome::Ok) {
+        std::cerr << diags.renderToString();
+        return 1;
+      }
+      size_t ops = static_cast<size_t>(n) * irc::bench::kOpsPerLayer;
+      std::cout << fmt::format("{:>6} {:>7} {:<21} {:>9.1f} {:>12.1f} {:>10.1f} {:>12.1f} {:>11.1f} {:>14.2f}\n", n, ops,
+                               irc::searchModeName(mode), parseMs, timer.ms[1], timer.ms[2], timer.ms[3], msSince(t0),
+                               1000.0 * timer.ms[1] / static_cast<double>(ops));
+    }
+  }
+  return 0;
+}
