@@ -291,15 +291,11 @@ std::optional<OpRule> buildRule(const OpDef& def, const std::vector<TensorType>&
       int64_t axis = *normalizeAxis(std::get<int64_t>(attrs.at("axis")), rank);
       std::vector<int> f = b.factorsFor(ref.shape);
       b.rule.factorKinds[f[axis]] = FactorKind::Replicated;
-      // Every operand and result shares the factors but the split/concat axis, which is
-      // replicated in all of them (its size differs per tensor; it is never split).
-      auto dimsOf = [&](const TensorType& t) {
-        DimFactors dims = single(f);
-        dims[axis] = {t.shape[axis] == ref.shape[axis] ? f[axis] : b.factor(t.shape[axis], FactorKind::Replicated)};
-        return dims;
-      };
-      for (const auto& t : in) b.rule.operands.push_back(dimsOf(t));
-      for (const auto& t : out) b.rule.results.push_back(dimsOf(t));
+      // Every operand and result has the same factors; the split/concat axis is one replicated
+      // factor for all of them (its size differs per tensor, but it is never split), so the
+      // tensor maps are MindSpore's identity maps.
+      for (size_t i = 0; i < in.size(); ++i) b.rule.operands.push_back(single(f));
+      for (size_t i = 0; i < out.size(); ++i) b.rule.results.push_back(single(f));
       return b.done();
     }
     case OpFamily::LayerNorm: return layerNormRule(in[0], attrs);

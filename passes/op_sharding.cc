@@ -72,13 +72,16 @@ ShardingResult shardingFromStrategy(const OpRule& rule, const OpView& op, const 
   if (!oneHot && strategy.size() != tensors)
     return err(fmt::format("{} '{}' has {} tensor inputs; the strategy has {} tuples", op.type, op.name, tensors, strategy.size()));
   std::vector<int64_t> splits(rule.factorCount(), 0);
+  std::vector<std::string> setBy(rule.factorCount());  // "dim 1 of 'x'": where a factor's split came from
   auto setSplit = [&](int f, int64_t s, int k, size_t d, const std::string& tensor) -> std::optional<StrategyError> {
     if (splits[f] == 0 || splits[f] == s) {
+      if (splits[f] == 0) setBy[f] = fmt::format("dim {} of '{}'", d, tensor);
       splits[f] = s;
       return std::nullopt;
     }
-    return err(fmt::format("{} '{}': dim {} of '{}' is split {} ways but the same dim of another input {} ways; they must be equal",
-                           op.type, op.name, d, tensor, s, splits[f]),
+    return err(fmt::format("{} '{}': dim {} of '{}' is split {} ways but {} is split {} ways; they are the same dim of the op "
+                           "(factor {}) and must be split alike",
+                           op.type, op.name, d, tensor, s, setBy[f], splits[f], factorName(f)),
                k);
   };
   if (oneHot) {

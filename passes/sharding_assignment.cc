@@ -73,10 +73,11 @@ OpSharding shardingFromNeighbour(const OpRule& rule, int tensor, bool isResult, 
       int64_t left = rule.factorSizes[f];
       while (a < axes.size() && !rule.isReplicated(f) && left % layout.mesh.dims[axes[a]] == 0 && left > 1) {
         left /= layout.mesh.dims[axes[a]];
-        s.factorAxes[f].push_back(axes[a]);
+        if (layout.mesh.dims[axes[a]] > 1) s.factorAxes[f].push_back(axes[a]);  // size-1 axes split nothing
         axisUsed[axes[a]] = true;
         ++a;
       }
+      while (a < axes.size() && layout.mesh.dims[axes[a]] == 1) ++a;
       if (a < axes.size() && left > 1) break;  // the next axis does not fit this factor
     }
   }

@@ -1,6 +1,9 @@
 #include "tests/pipeline_util.h"
 
+#include <fmt/format.h>
+
 #include "frontends/yaml_frontend.h"
+#include "ir/layout_notation.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 
@@ -44,6 +47,44 @@ Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode
   if (manager.run(*g, context) == RunOutcome::Rejected) c.errors = diags.renderToString();
   c.global = std::move(*g);
   return c;
+}
+
+OpFacts opFacts(const std::string& yaml, const std::string& opName) {
+  OpFacts f;
+  DiagnosticEngine diags("m.yaml", yaml);
+  auto g = loadModel(yaml, diags, {"m"});
+  if (!g) {
+    f.errors = diags.renderToString();
+    return f;
+  }
+  g->parallel.searchMode = SearchMode::SemiAuto;
+  PassManager manager;
+  schedulePipeline(manager, g->parallel, {}, "layout_inference");
+  PassContext context{diags};
+  if (manager.run(*g, context) == RunOutcome::Rejected) {
+    f.errors = diags.renderToString();
+    return f;
+  }
+  const Op& op = g->op(g->value(*g->findValue(opName)).producer);
+  const OpParallelState& p = op.parallel;
+  f.devMatrix = formatShape(p.sharding.mesh.dims);
+  for (const auto& l : p.inputLayouts) {
+    f.inputMaps.push_back(printTensorMapIndex(l));
+    f.inputSlices.push_back(l.sliceShape());
+  }
+  for (const auto& l : p.outputLayouts) {
+    f.outputMaps.push_back(printTensorMapIndex(l));
+    f.outputSlices.push_back(l.sliceShape());
+    f.outputPartial.push_back(l.partialFromRight());
+  }
+  for (const ForwardOp& fo : p.forwardOps) {
+    const char* kind = fo.kind == ForwardOp::Kind::AllReduce ? "AllReduce" : fo.kind == ForwardOp::Kind::ReduceScatter ? "ReduceScatter" : "RealDiv";
+    if (fo.kind == ForwardOp::Kind::RealDiv) f.forward.push_back(fmt::format("RealDiv {}", fo.divisor));
+    else
+      f.forward.push_back(fmt::format("{} {} over {}", kind, reduceOpName(fo.reduceOp),
+                                      groupRanksText(groupAlongAxes(p.sharding.mesh, 0, fo.axes))));
+  }
+  return f;
 }
 
 VerifyResult verifyCompiled(const Compiled& c, uint64_t seed) {

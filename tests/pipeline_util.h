@@ -23,4 +23,17 @@ Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode
                          std::optional<RedistributionMode> planner = std::nullopt);
 VerifyResult verifyCompiled(const Compiled& c, uint64_t seed = 0);
 
+// What layout inference says of one op, in MindSpore's printed forms (semi_auto: only the
+// configured op's strategy matters).
+struct OpFacts {
+  std::string devMatrix;               // (2, 1, 4)
+  std::vector<std::string> inputMaps;  // [2, 1]
+  std::vector<std::string> outputMaps;
+  std::vector<Shape> inputSlices, outputSlices;
+  std::vector<std::vector<int>> outputPartial;  // from the right
+  std::vector<std::string> forward;    // "AllReduce sum over 0-1-2-3" on rank 0
+  std::string errors;                  // diagnostics when the strategy was rejected
+};
+OpFacts opFacts(const std::string& yaml, const std::string& opName);
+
 }  // namespace irc::test
