@@ -1,0 +1,131 @@
+// Strategy propagation in every mode: what each op gets and where it came from. Every case also
+// verifies (the program computes what one device does).
+#include <doctest/doctest.h>
+
+#include "dumps/ir_printer.h"
+#include "ir/layout_notation.h"
+#include "tests/pipeline_util.h"
+
+namespace irc::test {
+namespace {
+
+const Op& opNamed(const Graph& g, const std::string& name) { return g.op(g.value(*g.findValue(name)).producer); }
+std::string strategyOf(const Compiled& c, const std::string& name) { return formatStrategy(opNamed(c.global, name).parallel.inStrategy); }
+const StrategyOrigin& originOf(const Compiled& c, const std::string& name) { return opNamed(c.global, name).parallel.origin; }
+
+Compiled compiled(const std::string& yaml, std::optional<SearchMode> mode = std::nullopt) {
+  Compiled c = compileAllRanks(yaml, mode);
+  INFO(c.errors);
+  REQUIRE(c.errors.empty());
+  CHECK(verifyCompiled(c).ok);
+  return c;
+}
+
+const char* kHeader = "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [64, 64], dtype: float32}\n"
+                      "parameters:\n  - {name: w, shape: [64, 64], dtype: float32}\n  - {name: w2, shape: [64, 64], dtype: float32}\n";
+
+}  // namespace
+
+TEST_CASE("sharding propagation: a diamond takes the configured op's layout with no communication") {
+  Compiled c = compiled(std::string(kHeader) +
+                        "ops:\n  - {name: a, type: MatMul, inputs: [x, w], in_strategy: [[2, 1], [1, 4]]}\n"
+                        "  - {name: b, type: ReLU, inputs: [a]}\n  - {name: t, type: Tanh, inputs: [a]}\n"
+                        "  - {name: d, type: Add, inputs: [b, t]}\n");
+  CHECK(strategyOf(c, "b") == "((2, 4))");
+  CHECK(strategyOf(c, "t") == "((2, 4))");
+  CHECK(strategyOf(c, "d") == "((2, 4), (2, 4))");
+  CHECK(originOf(c, "d").from == "b");  // reached from b first (successors in model order)
+  CHECK(c.global.redistributions.empty());
+}
+
+TEST_CASE("sharding propagation: a configured op in the middle decides its predecessors and successors") {
+  Compiled c = compiled(std::string(kHeader) +
+                        "ops:\n  - {name: r, type: ReLU, inputs: [x]}\n"
+                        "  - {name: m, type: MatMul, inputs: [r, w], in_strategy: [[4, 2], [2, 1]]}\n"
+                        "  - {name: s, type: Sigmoid, inputs: [m]}\n");
+  CHECK(strategyOf(c, "r") == "((4, 2))");
+  CHECK(originOf(c, "r").kind == OriginKind::Propagated);
+  CHECK(originOf(c, "r").edge == "r -> m");
+  CHECK(strategyOf(c, "s") == "((4, 2))");
+  CHECK(originOf(c, "s").edge == "m -> s");
+}
+
+TEST_CASE("sharding propagation: two configured ops that disagree get a redistribution on their edge") {
+  Compiled c = compiled(std::string(kHeader) +
+                        "ops:\n  - {name: a, type: MatMul, inputs: [x, w], in_strategy: [[8, 1], [1, 1]]}\n"
+                        "  - {name: b, type: MatMul, inputs: [a, w2], in_strategy: [[1, 1], [1, 8]]}\n");
+  REQUIRE(c.global.redistributions.size() == 1);
+  const RedistributionRecord& rec = c.global.redistributions[0];
+  CHECK(rec.producer == "a");
+  CHECK(rec.consumer == "b");
+  REQUIRE(rec.ops.size() == 1);
+  CHECK(c.global.op(rec.ops[0]).type == "AllGather");
+}
+
+TEST_CASE("sharding propagation goes through Reshape and Transpose") {
+  Compiled c = compiled(std::string(kHeader) +
+                        "ops:\n  - {name: a, type: MatMul, inputs: [x, w], in_strategy: [[8, 1], [1, 1]]}\n"
+                        "  - {name: r, type: Reshape, inputs: [a, [8, 8, 64]]}\n"
+                        "  - {name: t, type: Transpose, inputs: [r, [1, 0, 2]]}\n"
+                        "  - {name: e, type: Exp, inputs: [t]}\n");
+  const Op& r = opNamed(c.global, "r");
+  // The Reshape works on a's device matrix (8, 1, 1), where the m axis is 2 from the right.
+  CHECK(formatShape(r.parallel.sharding.mesh.dims) == "(8, 1, 1)");
+  CHECK(printTensorMapIndex(r.parallel.outputLayouts[0]) == "[2, -1, -1]");
+  CHECK(strategyOf(c, "t") == "((8, 1, 1))");
+  CHECK(strategyOf(c, "e") == "((1, 8, 1))");
+  CHECK(c.global.redistributions.empty());
+}
+
+TEST_CASE("ops no configured op reaches get the data-parallel strategy, origin default") {
+  Compiled c = compiled("parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [64, 64], dtype: float32}\n"
+                        "  - {name: y, shape: [16, 4], dtype: float32}\nops:\n"
+                        "  - {name: a, type: ReLU, inputs: [x], in_strategy: [[2, 4]]}\n  - {name: b, type: Tanh, inputs: [y]}\n"
+                        "  - {name: c, type: Neg, inputs: [b]}\n");
+  CHECK(strategyOf(c, "b") == "((8, 1))");
+  CHECK(originOf(c, "b").kind == OriginKind::Default);
+  CHECK(strategyOf(c, "c") == "((8, 1))");
+}
+
+TEST_CASE("semi_auto replicates every unconfigured op; data_parallel splits dim 0") {
+  std::string yaml = std::string(kHeader) + "ops:\n  - {name: a, type: MatMul, inputs: [x, w], in_strategy: [[2, 1], [1, 4]]}\n"
+                                            "  - {name: b, type: ReLU, inputs: [a]}\n";
+  Compiled semi = compiled(yaml, SearchMode::SemiAuto);
+  CHECK(strategyOf(semi, "b") == "((1, 1))");
+  Compiled dp = compiled(yaml, SearchMode::DataParallel);
+  CHECK(strategyOf(dp, "b") == "((8, 1))");
+  CHECK(strategyOf(dp, "a") == "((2, 1), (1, 4))");  // configured ops keep theirs in every mode
+}
+
+TEST_CASE("factor propagation: user priorities decide a conflict") {
+  auto model = [](int px, int py) {
+    return "parallel: {device_num: 8, search_mode: factor_propagation, device_matrix: [2, 4], alias_name: [dp, mp]}\n"
+           "inputs:\n  - {name: x, shape: [16, 8], dtype: float32, sharding: {layout: [mp, None], priority: " + std::to_string(px) +
+           "}}\n  - {name: y, shape: [16, 8], dtype: float32, sharding: {layout: [dp, None], priority: " + std::to_string(py) +
+           "}}\nops:\n  - {name: s, type: Add, inputs: [x, y]}\n  - {name: o, type: ReLU, inputs: [s]}\n";
+  };
+  // Equal priorities: the conflict goes to the first carrier (x, mp).
+  Compiled same = compiled(model(0, 0));
+  CHECK(printAliasLayout(opNamed(same.global, "s").parallel.outputLayouts[0]) == "(mp, None)");
+  // y first (priority 0), x later (1): s and its consumer take y's dp, and x is redistributed.
+  Compiled ordered = compiled(model(1, 0));
+  CHECK(printAliasLayout(opNamed(ordered.global, "s").parallel.outputLayouts[0]) == "(dp, None)");
+  CHECK(printAliasLayout(opNamed(ordered.global, "o").parallel.outputLayouts[0]) == "(dp, None)");
+  REQUIRE(ordered.global.redistributions.size() == 1);
+  CHECK(ordered.global.redistributions[0].producer == "x");
+}
+
+TEST_CASE("factor propagation through compound reshape factors") {
+  std::string head = "parallel: {device_num: 8, search_mode: factor_propagation, device_matrix: [2, 4], alias_name: [dp, mp]}\n";
+  // [2, 4] sharded {dp}{mp} reshaped to [8] gives {dp, mp} (the seed's example).
+  Compiled merge = compiled(head + "inputs:\n  - {name: x, shape: [2, 4], dtype: float32, sharding: {layout: [dp, mp]}}\n"
+                                   "ops:\n  - {name: r, type: Reshape, inputs: [x, [8]]}\n  - {name: e, type: Exp, inputs: [r]}\n");
+  CHECK(printAliasLayout(opNamed(merge.global, "e").parallel.outputLayouts[0]) == "((dp, mp))");
+  // And back: [8, 16] sharded {dp, mp} on dim 0 split into [2, 4, 16] gives {dp}{mp}{}.
+  Compiled split = compiled(head + "inputs:\n  - {name: x, shape: [8, 16], dtype: float32, sharding: {layout: [[dp, mp], None]}}\n"
+                                   "ops:\n  - {name: r, type: Reshape, inputs: [x, [2, 4, 16]]}\n  - {name: e, type: Exp, inputs: [r]}\n");
+  CHECK(printAliasLayout(opNamed(split.global, "e").parallel.outputLayouts[0]) == "(dp, mp, None)");
+  CHECK(split.global.redistributions.empty());
+}
+
+}  // namespace irc::test
