@@ -541,7 +541,14 @@ void ModelLoader::readAnnotations(OpSource& src) {
   }
   if (inStrategy) {
     ann.inStrategyLoc = locOf(*inStrategy);
-    ann.inStrategy = readStrategy(reader_, *inStrategy, fmt::format("in_strategy of op '{}'", op.name), inputs, deviceNum);
+    std::vector<AnnotatedTensor> described = inputs;
+    if (op.type == "OneHot") {
+      // MindSpore gives OneHot's strategy on its output, then () for each scalar operand.
+      described = {{fmt::format("the output of '{}'", op.name), graph_.value(op.results[0]).type.shape}};
+      size_t given = inStrategy->IsSequence() ? inStrategy->size() : 1;
+      for (size_t i = 1; i < std::min<size_t>(given, 4); ++i) described.push_back({"a scalar operand", {}});
+    }
+    ann.inStrategy = readStrategy(reader_, *inStrategy, fmt::format("in_strategy of op '{}'", op.name), described, deviceNum);
   }
   if (auto n = reader_.optional(node, "out_strategy")) {
     ann.outStrategyLoc = locOf(*n);

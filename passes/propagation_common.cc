@@ -15,6 +15,8 @@ PropagationInput preparePropagation(Graph& graph, PassContext& context, bool ful
     in.views[id] = viewOf(graph, op);
     op.parallel = OpParallelState{};
     if (!in.rules[id]) continue;
+    // MindSpore ignores a strategy configured on Cast: it follows its neighbours (spec §5.2).
+    if (op.type == "Cast") continue;
     bool failed = false;
     if (auto s = configuredSharding(graph, op, *in.rules[id], context.diags, fullyUseDevices, failed)) {
       StrategyOrigin origin;

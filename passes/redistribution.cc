@@ -247,6 +247,10 @@ class RedistributionPass : public Pass {
   };
   static std::optional<MaskedLookup> emitVocabLookupBefore(Graph& graph, Inserter& ins, OpId id) {
     const Op& op = graph.op(id);
+    if (op.type == "OneHot") {
+      emitClassOffset(graph, ins, id);
+      return std::nullopt;
+    }
     if (op.type != "Gather" || op.parallel.forwardOps.empty()) return std::nullopt;
     const TensorLayout& params = op.parallel.inputLayouts[0];
     int64_t axis = std::get<int64_t>(*op.operands[2].constant);
@@ -285,6 +289,34 @@ class RedistributionPass : public Pass {
                         std::nullopt, "true where the index falls in the rows held");
     graph.op(id).operands[1].value = m;
     return MaskedLookup{e, counter};
+  }
+
+  // A OneHot whose class dim is split: each rank one-hots its class range [offset, offset +
+  // depth/n), so it reads Sub(indices, offset); out-of-range indices give off_value as they must.
+  // Shape slicing gives the OneHot its local depth.
+  static void emitClassOffset(Graph& graph, Inserter& ins, OpId id) {
+    const Op& op = graph.op(id);
+    const TensorLayout& out = op.parallel.outputLayouts[0];
+    int64_t axis = std::get<int64_t>(op.attrs.at("axis"));
+    size_t classDim = axis == -1 ? out.shape.size() - 1 : static_cast<size_t>(axis);
+    std::vector<int> axes;
+    for (int a : out.dims[classDim])
+      if (out.mesh.dims[a] > 1) axes.push_back(a);
+    if (axes.empty()) return;
+    ValueId indices = op.operands[0].value;
+    TensorType indexType = graph.value(indices).type;
+    RedistStep offset;
+    offset.kind = RedistStep::Kind::VocabOffset;
+    offset.mesh = out.mesh;
+    offset.axes = axes;
+    offset.rows = out.sliceShape()[classDim];
+    offset.globalAfter = indexType.shape;
+    const std::string name = op.name;
+    ValueId shifted = ins.add(fmt::format("{}.replace.0", name), fmt::format("replace_op_{}_0", name), "Sub",
+                              {Operand::ofValue(indices), Operand::ofConstant(ScalarTensor{indexType.dtype, 0})}, {}, {indexType}, offset,
+                              fmt::format("{} one-hots only its {} classes [offset, offset + {}) on this rank", name, offset.rows,
+                                          offset.rows));
+    graph.op(id).operands[0].value = shifted;
   }
 
   // After the Gather g: c = Cast(e, dtype), x = ExpandDims(c, -1), y = Mul(g, x); returns y.

@@ -40,6 +40,14 @@ class ShapeSlicingPass : public Pass {
       materializeForRank(op, rank_);
       if (!op.inserted() && op.type == "Reshape" && op.parallel.layoutsInferred)
         op.operands[1].constant = Attribute(IntTuple(op.parallel.outputLayouts[0].sliceShape()));
+      if (!op.inserted() && op.type == "OneHot" && op.parallel.layoutsInferred) {
+        // A split class dim: the rank one-hots its own class range (the redistribution pass
+        // shifted the indices).
+        const TensorLayout& out = op.parallel.outputLayouts[0];
+        int64_t axis = std::get<int64_t>(op.attrs.at("axis"));
+        size_t classDim = axis == -1 ? out.shape.size() - 1 : static_cast<size_t>(axis);
+        op.operands[1].constant = Attribute(out.sliceShape()[classDim]);
+      }
       reinfer(graph, op);
       checkAgainstLayouts(graph, op);
     }

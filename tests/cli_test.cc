@@ -89,3 +89,23 @@ TEST_CASE("the default dump dir is <stem>_ir in the current directory; stdin wor
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("irc verify prints agreement and exits 0; --dump-locations and --time-passes") {
+  RunResult v = runIrc({"verify", sourceDir() + "/examples/ffn.yaml", "--seed", "3", "--redistribution", "optimal"});
+  CHECK(v.exitCode == 0);
+  CHECK(v.out.rfind("irc verify: ffn: all 8 ranks agree with the single-device program on 5 values", 0) == 0);
+  CHECK(runIrc({"verify", sourceDir() + "/examples/ffn.yaml", "--rtol", "x"}).exitCode == 2);
+  TempDir tmp;
+  RunResult d = runIrc({sourceDir() + "/examples/ffn.yaml", "--dump-after", "parse", "--dump-locations", "--dump-dir", tmp.path(),
+                        "--time-passes", "-q"});
+  REQUIRE(d.exitCode == 0);
+  std::string dump = readFile(tmp.path() + "/rank_0/00_parse_0000.ir");
+  CHECK(dump.find("      # In file " + sourceDir() + "/examples/ffn.yaml:15:5\n") != std::string::npos);
+  CHECK(d.err.find("pass ") == 0);
+  CHECK(d.err.find("\nsharding_propagation ") != std::string::npos);
+  CHECK(d.err.find("\ntotal ") != std::string::npos);
+}
+
+}  // namespace irc::test

@@ -129,3 +129,37 @@ TEST_CASE("factor propagation through compound reshape factors") {
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("factor propagation: replicated axes are never used on that tensor; open dims may grow") {
+  std::string head = "parallel: {device_num: 8, search_mode: factor_propagation, device_matrix: [2, 4], alias_name: [dp, mp]}\n";
+  // x is split on dim 0 by dp and must never be split by mp; its consumer's weight brings mp.
+  Compiled c = compiled(head +
+                        "inputs:\n  - {name: x, shape: [16, 8], dtype: float32, sharding: {layout: [dp, None], open: [false, true], replicated: [mp]}}\n"
+                        "parameters:\n  - {name: w, shape: [8, 32], dtype: float32, sharding: {layout: [None, mp]}}\n"
+                        "ops:\n  - {name: y, type: MatMul, inputs: [x, w]}\n  - {name: z, type: ReLU, inputs: [y]}\n");
+  CHECK(printAliasLayout(*c.global.value(*c.global.findValue("x")).layout) == "(dp, None)");
+  CHECK(printAliasLayout(opNamed(c.global, "z").parallel.outputLayouts[0]) == "(dp, mp)");
+}
+
+TEST_CASE("factor propagation: basic stops a factor for everyone at a conflict, aggressive per tensor") {
+  auto model = [](const char* strategy) {
+    return std::string("parallel: {device_num: 8, search_mode: factor_propagation, factor_strategy: ") + strategy +
+           ", device_matrix: [2, 4], alias_name: [dp, mp]}\n"
+           "inputs:\n  - {name: x, shape: [16, 8], dtype: float32, sharding: {layout: [dp, None]}}\n"
+           "  - {name: y, shape: [16, 8], dtype: float32, sharding: {layout: [None, None]}}\n"
+           "ops:\n  - {name: s, type: Add, inputs: [x, y]}\n  - {name: z, type: ReLU, inputs: [s]}\n";
+  };
+  // y is closed and unsplit on dim 0. Basic: y cannot take dp, so nobody does, and s's tensor
+  // stays whole -- z, which sees only s, is replicated. Aggressive: s takes dp (y alone does
+  // not), and so does z.
+  Compiled basic = compiled(model("basic"));
+  CHECK(printAliasLayout(opNamed(basic.global, "z").parallel.outputLayouts[0]) == "(None, None)");
+  Compiled aggressive = compiled(model("aggressive"));
+  CHECK(printAliasLayout(opNamed(aggressive.global, "z").parallel.outputLayouts[0]) == "(dp, None)");
+  Compiled both = compiled(model("basic_then_aggressive"));
+  CHECK(printAliasLayout(opNamed(both.global, "z").parallel.outputLayouts[0]) == "(dp, None)");
+}
+
+}  // namespace irc::test

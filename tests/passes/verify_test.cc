@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <set>
+
+#include <fmt/ranges.h>
 
 #include <fmt/format.h>
 
@@ -111,7 +114,7 @@ std::string randomModel(std::mt19937& rng, int deviceNum) {
     auto [a, b] = shape;
     std::string name = fmt::format("op{}", i);
     bool configure = pick(3) == 0;
-    switch (pick(8)) {
+    switch (pick(13)) {
       case 0: case 1: {  // MatMul with a fresh weight
         int64_t n = sizes[pick(3)];
         std::string w = fmt::format("w{}", paramCount++);
@@ -170,6 +173,54 @@ std::string randomModel(std::mt19937& rng, int deviceNum) {
         pool.push_back({name, {a, 1}});
         break;
       }
+      case 8: {  // LayerNorm over the last dim, with fresh gamma and beta
+        std::string g = fmt::format("g{}", paramCount), bb = fmt::format("be{}", paramCount++);
+        params += fmt::format("  - {{name: {}, shape: [{}], dtype: float32}}\n  - {{name: {}, shape: [{}], dtype: float32}}\n", g, b, bb, b);
+        std::string strategy = configure ? fmt::format(", in_strategy: [[{}, 1], [1], [1]]", strategyFor(a, 1).first) : "";
+        ops += fmt::format("  - {{name: {}, type: LayerNorm, inputs: [{}, {}, {}]{}}}\n", name, src, g, bb, strategy);
+        pool.push_back({name, {a, b}});  // its first output
+        break;
+      }
+      case 9: {  // Concat of two same-shape values on dim 1, then Split back
+        std::string other = src;
+        for (const auto& p : pool)
+          if (p.second == shape && pick(2)) other = p.first;
+        ops += fmt::format("  - {{name: {}c, type: Concat, inputs: [{}, {}], attrs: {{axis: 1}}}}\n", name, src, other);
+        ops += fmt::format("  - {{name: {}, type: Split, inputs: [{}c], attrs: {{axis: 1, output_num: 2}}}}\n", name, name);
+        pool.push_back({name + ":1", {a, b}});
+        break;
+      }
+      case 10: {  // BatchMatMul over a reshaped batch
+        if (a % 2 != 0) break;
+        std::string w = fmt::format("w{}", paramCount++);
+        params += fmt::format("  - {{name: {}, shape: [2, {}, {}], dtype: float32}}\n", w, b, b);
+        ops += fmt::format("  - {{name: {}r, type: Reshape, inputs: [{}, [2, {}, {}]]}}\n", name, src, a / 2, b);
+        std::string strategy = configure ? ", in_strategy: [[2, 1, 1], [2, 1, 1]]" : "";
+        ops += fmt::format("  - {{name: {}b, type: BatchMatMul, inputs: [{}r, {}]{}}}\n", name, name, w, deviceNum >= 2 ? strategy : "");
+        ops += fmt::format("  - {{name: {}, type: Reshape, inputs: [{}b, [{}, {}]]}}\n", name, name, a, b);
+        pool.push_back({name, {a, b}});
+        break;
+      }
+      case 11: {  // Gather rows of a table by an integer input
+        std::string table = fmt::format("t{}", paramCount++);
+        params += fmt::format("  - {{name: {}, shape: [{}, {}], dtype: float32}}\n", table, 32, b);
+        if (inputs.find("ids") == std::string::npos) inputs += fmt::format("  - {{name: ids, shape: [{}], dtype: int32}}\n", a);
+        bool vocab = configure && deviceNum >= 2;
+        std::string strategy = vocab ? fmt::format(", in_strategy: [[{}, 1], [1]]", std::min(deviceNum, 4)) : "";
+        if (inputs.find(fmt::format("ids, shape: [{}]", a)) == std::string::npos) {
+          ops += fmt::format("  - {{name: {}, type: Exp, inputs: [{}]}}\n", name, src);
+        } else {
+          ops += fmt::format("  - {{name: {}, type: Gather, inputs: [{}, ids, 0]{}}}\n", name, table, strategy);
+        }
+        pool.push_back({name, {a, b}});
+        break;
+      }
+      case 12: {
+        const char* types[] = {"GeLU", "Square", "Abs", "Exp"};
+        ops += fmt::format("  - {{name: {}, type: {}, inputs: [{}]}}\n", name, types[pick(4)], src);
+        pool.push_back({name, {a, b}});
+        break;
+      }
       default:
         if (a * b % 4 == 0 && a > 2 && a % 2 == 0) {
           ops += fmt::format("  - {{name: {}, type: Reshape, inputs: [{}, [{}, {}]]}}\n", name, src, a / 2, b * 2);
@@ -190,7 +241,8 @@ std::string randomModel(std::mt19937& rng, int deviceNum) {
 TEST_CASE("hundreds of random models verify on 2-16 devices under both propagation modes and both planners") {
   std::mt19937 rng(4242);
   int verified = 0, rejected = 0;
-  for (int i = 0; i < 150; ++i) {
+  std::set<std::string> opTypesSeen;
+  for (int i = 0; i < 250; ++i) {
     int devices = 2 << (rng() % 4);  // 2, 4, 8, 16
     std::string yaml = randomModel(rng, devices);
     for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation}) {
@@ -209,10 +261,15 @@ TEST_CASE("hundreds of random models verify on 2-16 devices under both propagati
       CHECK(r.problem.empty());
       CHECK(r.ok);
       ++verified;
+      for (const Op& op : c.global.ops) opTypesSeen.insert(op.type);
     }
   }
   MESSAGE(fmt::format("{} random compiles verified, {} rejected by fully_use_devices", verified, rejected));
-  CHECK(verified >= 200);
+  CHECK(verified >= 400);
+  MESSAGE(fmt::format("op types seen: {}", fmt::join(opTypesSeen, ", ")));
+  for (const char* t : {"MatMul", "BatchMatMul", "Gather", "LayerNorm", "Concat", "Split", "Softmax", "ReduceMean", "Reshape",
+                        "Transpose", "AllReduce", "AllGather", "StridedSlice"})
+    CHECK(opTypesSeen.count(t) == 1);
 }
 
 }  // namespace irc::test
