@@ -10,19 +10,6 @@ int64_t RedistStep::groupSize() const {
   return n;
 }
 
-std::string stepKindName(RedistStep::Kind kind) {
-  switch (kind) {
-    case RedistStep::Kind::Reshape: return "Reshape";
-    case RedistStep::Kind::Split: return "StridedSlice";
-    case RedistStep::Kind::Gather: return "AllGather";
-    case RedistStep::Kind::AlltoAll: return "AlltoAll";
-    case RedistStep::Kind::AllReduce: return "AllReduce";
-    case RedistStep::Kind::ReduceScatter: return "ReduceScatter";
-    case RedistStep::Kind::RealDiv: return "RealDiv";
-    case RedistStep::Kind::VocabOffset: return "VocabOffset";
-  }
-  return "?";
-}
 
 std::vector<int64_t> stepGroup(const RedistStep& step, int64_t rank) { return groupAlongAxes(step.mesh, rank, step.axes); }
 

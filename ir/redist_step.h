@@ -38,7 +38,6 @@ struct RedistStep {
 std::vector<int64_t> stepGroup(const RedistStep& step, int64_t rank);
 // StridedSlice bounds of a Split step on `rank`: begin and end per dim of the local tensor.
 std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank);
-std::string stepKindName(RedistStep::Kind kind);
 // Bytes `rank` sends for the step under the ring model (0 for local steps).
 double stepSendBytes(const RedistStep& step, int dtypeBytes);
 

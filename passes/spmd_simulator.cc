@@ -72,39 +72,6 @@ double combine(const std::string& op, double a, double b) {
   return a + b;
 }
 
-TensorValue concatDim(const std::vector<TensorValue>& parts, int64_t dim) {
-  Shape out = parts[0].shape;
-  out[dim] = 0;
-  for (const auto& p : parts) out[dim] += p.shape[dim];
-  TensorValue r = TensorValue::zeros(out);
-  auto so = stridesOf(out);
-  int64_t offset = 0;
-  for (const auto& p : parts) {
-    auto sp = stridesOf(p.shape);
-    for (int64_t i = 0; i < p.size(); ++i) {
-      int64_t rest = i, o = 0;
-      for (size_t d = 0; d < p.shape.size(); ++d) {
-        int64_t idx = rest / sp[d];
-        rest %= sp[d];
-        o += (idx + (static_cast<int64_t>(d) == dim ? offset : 0)) * so[d];
-      }
-      r.data[o] = p.data[i];
-    }
-    offset += p.shape[dim];
-  }
-  return r;
-}
-
-TensorValue blockOf(const TensorValue& t, int64_t dim, int64_t count, int64_t index) {
-  std::vector<std::pair<int64_t, int64_t>> ranges;
-  for (size_t d = 0; d < t.shape.size(); ++d) {
-    int64_t size = t.shape[d] / (static_cast<int64_t>(d) == dim ? count : 1);
-    ranges.emplace_back(static_cast<int64_t>(d) == dim ? index * size : 0,
-                        static_cast<int64_t>(d) == dim ? (index + 1) * size : t.shape[d]);
-  }
-  return sliceOf(t, ranges);
-}
-
 // One collective across all ranks; returns each rank's result.
 std::map<int64_t, TensorValue> runCollective(const std::map<int64_t, Graph>& locals, OpId id,
                                              const std::map<int64_t, std::vector<TensorValue>>& values) {
@@ -120,15 +87,15 @@ std::map<int64_t, TensorValue> runCollective(const std::map<int64_t, Graph>& loc
       TensorValue acc = members[0];
       for (size_t k = 1; k < members.size(); ++k)
         for (int64_t i = 0; i < acc.size(); ++i) acc.data[i] = combine(reduceOp, acc.data[i], members[k].data[i]);
-      out[rank] = op.type == "AllReduce" ? acc : blockOf(acc, 0, static_cast<int64_t>(group.size()), me);
+      out[rank] = op.type == "AllReduce" ? acc : blockAlong(acc, 0, static_cast<int64_t>(group.size()), me);
     } else if (op.type == "AllGather") {
-      out[rank] = concatDim(members, 0);
+      out[rank] = concatAlong(members, 0);
     } else if (op.type == "AlltoAll") {
       int64_t n = std::get<int64_t>(op.attrs.at("split_count"));
       int64_t splitDim = std::get<int64_t>(op.attrs.at("split_dim")), concat = std::get<int64_t>(op.attrs.at("concat_dim"));
       std::vector<TensorValue> received;
-      for (const auto& m : members) received.push_back(blockOf(m, splitDim, n, me));
-      out[rank] = concatDim(received, concat);
+      for (const auto& m : members) received.push_back(blockAlong(m, splitDim, n, me));
+      out[rank] = concatAlong(received, concat);
     } else {
       throw InternalError("unknown collective " + op.type);
     }

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "frontends/yaml_frontend.h"
 #include "ir/suggest.h"
 
 namespace irc::cli {
@@ -92,6 +93,43 @@ int64_t parseIntArg(const std::string& flag, const std::string& value) {
   if (ec != std::errc() || p != value.data() + value.size() || value.empty())
     throw UsageError(fmt::format("{} takes an integer; got '{}'", flag, value));
   return v;
+}
+
+double parseSecondsArg(const std::string& flag, const std::string& value) {
+  try {
+    size_t used = 0;
+    double v = std::stod(value, &used);
+    if (used == value.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(fmt::format("{} takes a non-negative number; got '{}'", flag, value));
+}
+
+SearchMode parseSearchModeArg(const std::string& flag, const std::string& value) {
+  if (auto m = parseSearchMode(value)) return *m;
+  throw UsageError(fmt::format("{} '{}' is not known{}; valid: {}", flag, value, didYouMean(value, searchModeNames()),
+                               joinNames(searchModeNames())));
+}
+
+RedistributionMode parseRedistributionArg(const std::string& flag, const std::string& value) {
+  if (auto m = parseRedistributionMode(value)) return *m;
+  throw UsageError(fmt::format("{} takes {}; got '{}'", flag, joinNames(redistributionModeNames()), value));
+}
+
+std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode color) {
+  std::string readError;
+  auto text = readModelText(path, readError);
+  if (!text) {
+    std::cerr << "irc: error: " << readError << "\n";
+    return std::nullopt;
+  }
+  auto diags = std::make_unique<DiagnosticEngine>(path == "-" ? "<stdin>" : path, *text);
+  auto graph = loadModel(*text, *diags, {modelStem(path)});
+  if (!graph) {
+    diags->render(std::cerr, useColor(color, stderr));
+    return std::nullopt;
+  }
+  return LoadedModel{std::move(diags), std::move(*graph)};
 }
 
 std::vector<int64_t> parseIntListArg(const std::string& flag, const std::string& value) {

@@ -2,10 +2,13 @@
 // Small helpers shared by the subcommands: flag scanning with "did you mean", colour choice,
 // reading the model text.
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "ir/graph.h"
 
 namespace irc::cli {
 
@@ -43,6 +46,19 @@ std::optional<std::string> readModelText(const std::string& path, std::string& e
 std::string modelStem(const std::string& path);  // "examples/ffn.yaml" -> "ffn"; "-" -> "stdin"
 
 int64_t parseIntArg(const std::string& flag, const std::string& value);
+double parseSecondsArg(const std::string& flag, const std::string& value);  // a non-negative number
+SearchMode parseSearchModeArg(const std::string& flag, const std::string& value);
+RedistributionMode parseRedistributionArg(const std::string& flag, const std::string& value);
+
+// A loaded model with the diagnostic engine that holds its text (passes report into it).
+struct LoadedModel {
+  std::unique_ptr<DiagnosticEngine> diags;
+  Graph graph;
+};
+
+// Reads and loads a model ("-" = stdin). On failure prints the diagnostics (or the read error)
+// and returns nullopt; the command then exits 1.
+std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode color);
 std::vector<int64_t> parseIntListArg(const std::string& flag, const std::string& value);
 
 }  // namespace irc::cli

@@ -8,7 +8,6 @@
 
 #include "dumps/dump_writer.h"
 #include "dumps/report.h"
-#include "frontends/yaml_frontend.h"
 #include "ir/suggest.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
@@ -79,14 +78,9 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
     } else if (f == "--all-ranks") {
       a.allRanks = true;
     } else if (f == "--search-mode") {
-      a.searchMode = parseSearchMode(item.value);
-      if (!a.searchMode)
-        throw UsageError(fmt::format("--search-mode '{}' is not known{}; valid: {}", item.value,
-                                     didYouMean(item.value, searchModeNames()), joinNames(searchModeNames())));
+      a.searchMode = parseSearchModeArg(f, item.value);
     } else if (f == "--redistribution") {
-      a.redistribution = parseRedistributionMode(item.value);
-      if (!a.redistribution)
-        throw UsageError(fmt::format("--redistribution takes {}; got '{}'", joinNames(redistributionModeNames()), item.value));
+      a.redistribution = parseRedistributionArg(f, item.value);
     } else if (f == "--passes") {
       for (const auto& name : splitNames(item.value)) a.passes.push_back(stageOrThrow(f, name).passName);
     } else if (f == "--stop-after") {
@@ -102,15 +96,7 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
     } else if (f == "--report") {
       a.report = item.value;
     } else if (f == "--alpha" || f == "--beta" || f == "--gamma") {
-      double v = 0;
-      try {
-        size_t used = 0;
-        v = std::stod(item.value, &used);
-        if (used != item.value.size() || v < 0) throw std::invalid_argument("");
-      } catch (const std::exception&) {
-        throw UsageError(fmt::format("{} takes a non-negative number of seconds; got '{}'", f, item.value));
-      }
-      (f == "--alpha" ? a.alpha : f == "--beta" ? a.beta : a.gamma) = v;
+      (f == "--alpha" ? a.alpha : f == "--beta" ? a.beta : a.gamma) = parseSecondsArg(f, item.value);
     }
   }
   if (a.model.empty()) throw UsageError("no model given; usage: irc MODEL.yaml [options] (see 'irc --help')");
@@ -161,21 +147,13 @@ void printSummary(const Graph& graph, size_t dumpsWritten, const std::string& du
 int runCompile(const std::vector<std::string>& args) {
   CompileArgs a = parseCompileArgs(args);
   bool color = useColor(a.color, stderr);
-  std::string readError;
-  auto text = readModelText(a.model, readError);
-  if (!text) {
-    std::cerr << "irc: error: " << readError << "\n";
-    return 1;
-  }
   auto parseStart = std::chrono::steady_clock::now();
   std::string displayName = a.model == "-" ? "<stdin>" : a.model;
-  DiagnosticEngine diags(displayName, *text);
-  auto graph = loadModel(*text, diags, {modelStem(a.model)});
+  auto loaded = loadModelOrReport(a.model, a.color);
   double parseMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - parseStart).count();
-  if (!graph) {
-    diags.render(std::cerr, color);
-    return 1;
-  }
+  if (!loaded) return 1;
+  Graph* graph = &loaded->graph;
+  DiagnosticEngine& diags = *loaded->diags;
   if (a.searchMode) graph->parallel.searchMode = *a.searchMode;
   if (a.redistribution) graph->parallel.redistribution = *a.redistribution;
   if (a.alpha) graph->parallel.alpha = *a.alpha;

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include "dumps/explain.h"
-#include "frontends/yaml_frontend.h"
 #include "ir/suggest.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
@@ -25,28 +24,15 @@ int runExplain(const std::vector<std::string>& args) {
     if (item.flag.empty()) positional.push_back(item.value);
     else if (item.flag == "--rank") rank = parseIntArg(item.flag, item.value);
     else if (item.flag == "--color") color = parseColorMode(item.value);
-    else if (item.flag == "--search-mode") {
-      searchMode = parseSearchMode(item.value);
-      if (!searchMode) throw UsageError(fmt::format("--search-mode '{}' is not known{}", item.value, didYouMean(item.value, searchModeNames())));
-    } else if (item.flag == "--redistribution") {
-      redistribution = parseRedistributionMode(item.value);
-      if (!redistribution) throw UsageError(fmt::format("--redistribution takes mindspore or optimal; got '{}'", item.value));
-    }
+    else if (item.flag == "--search-mode") searchMode = parseSearchModeArg(item.flag, item.value);
+    else if (item.flag == "--redistribution") redistribution = parseRedistributionArg(item.flag, item.value);
   }
   if (positional.size() != 2) throw UsageError("usage: irc explain MODEL.yaml NAME [--rank R]");
   const std::string& model = positional[0];
-  std::string readError;
-  auto text = readModelText(model, readError);
-  if (!text) {
-    std::cerr << "irc: error: " << readError << "\n";
-    return 1;
-  }
-  DiagnosticEngine diags(model == "-" ? "<stdin>" : model, *text);
-  auto graph = loadModel(*text, diags, {modelStem(model)});
-  if (!graph) {
-    diags.render(std::cerr, useColor(color, stderr));
-    return 1;
-  }
+  auto loaded = loadModelOrReport(model, color);
+  if (!loaded) return 1;
+  Graph* graph = &loaded->graph;
+  DiagnosticEngine& diags = *loaded->diags;
   if (searchMode) graph->parallel.searchMode = *searchMode;
   if (redistribution) graph->parallel.redistribution = *redistribution;
   int64_t r = rank.value_or(graph->parallel.globalRank);

@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "frontends/yaml_frontend.h"
-#include "ir/suggest.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "passes/spmd_simulator.h"
@@ -25,48 +23,28 @@ int runVerify(const std::vector<std::string>& args) {
   while (!scan.done()) {
     auto item = scan.next();
     const std::string& f = item.flag;
-    auto number = [&](const std::string& v) {
-      try {
-        size_t used = 0;
-        double d = std::stod(v, &used);
-        if (used == v.size() && d >= 0) return d;
-      } catch (const std::exception&) {
-      }
-      throw UsageError(fmt::format("{} takes a non-negative number; got '{}'", f, v));
-    };
     if (f.empty()) {
       if (!model.empty()) throw UsageError("irc verify takes one model");
       model = item.value;
     } else if (f == "--seed") {
       options.seed = static_cast<uint64_t>(parseIntArg(f, item.value));
     } else if (f == "--rtol") {
-      options.rtol = number(item.value);
+      options.rtol = parseSecondsArg(f, item.value);
     } else if (f == "--atol") {
-      options.atol = number(item.value);
+      options.atol = parseSecondsArg(f, item.value);
     } else if (f == "--search-mode") {
-      searchMode = parseSearchMode(item.value);
-      if (!searchMode)
-        throw UsageError(fmt::format("--search-mode '{}' is not known{}", item.value, didYouMean(item.value, searchModeNames())));
+      searchMode = parseSearchModeArg(f, item.value);
     } else if (f == "--redistribution") {
-      redistribution = parseRedistributionMode(item.value);
-      if (!redistribution) throw UsageError(fmt::format("--redistribution takes mindspore or optimal; got '{}'", item.value));
+      redistribution = parseRedistributionArg(f, item.value);
     } else if (f == "--color") {
       color = parseColorMode(item.value);
     }
   }
   if (model.empty()) throw UsageError("usage: irc verify MODEL.yaml [--seed N] [--rtol X] [--atol X]");
-  std::string readError;
-  auto text = readModelText(model, readError);
-  if (!text) {
-    std::cerr << "irc: error: " << readError << "\n";
-    return 1;
-  }
-  DiagnosticEngine diags(model == "-" ? "<stdin>" : model, *text);
-  auto graph = loadModel(*text, diags, {modelStem(model)});
-  if (!graph) {
-    diags.render(std::cerr, useColor(color, stderr));
-    return 1;
-  }
+  auto loaded = loadModelOrReport(model, color);
+  if (!loaded) return 1;
+  Graph* graph = &loaded->graph;
+  DiagnosticEngine& diags = *loaded->diags;
   if (searchMode) graph->parallel.searchMode = *searchMode;
   if (redistribution) graph->parallel.redistribution = *redistribution;
   Graph original = *graph;

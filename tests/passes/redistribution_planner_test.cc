@@ -23,37 +23,6 @@ std::string printTensorMapIndexFor(const TensorLayout& l) {
   return out + "]";
 }
 
-TensorValue concatOn(const std::vector<TensorValue>& parts, int64_t dim) {
-  Shape out = parts[0].shape;
-  out[dim] = 0;
-  for (const auto& p : parts) out[dim] += p.shape[dim];
-  TensorValue r = TensorValue::zeros(out);
-  auto so = stridesOf(out);
-  int64_t offset = 0;
-  for (const auto& p : parts) {
-    auto sp = stridesOf(p.shape);
-    for (int64_t i = 0; i < p.size(); ++i) {
-      int64_t rest = i, o = 0;
-      for (size_t d = 0; d < p.shape.size(); ++d) {
-        o += (rest / sp[d] + (static_cast<int64_t>(d) == dim ? offset : 0)) * so[d];
-        rest %= sp[d];
-      }
-      r.data[o] = p.data[i];
-    }
-    offset += p.shape[dim];
-  }
-  return r;
-}
-
-TensorValue block(const TensorValue& t, int64_t dim, int64_t n, int64_t i) {
-  std::vector<std::pair<int64_t, int64_t>> ranges;
-  for (size_t d = 0; d < t.shape.size(); ++d) {
-    int64_t size = t.shape[d] / (static_cast<int64_t>(d) == dim ? n : 1);
-    ranges.emplace_back(static_cast<int64_t>(d) == dim ? i * size : 0, static_cast<int64_t>(d) == dim ? (i + 1) * size : t.shape[d]);
-  }
-  return sliceOf(t, ranges);
-}
-
 // Executes one step on every rank (ops.md semantics: AllGather concatenates on dim 0, then the
 // blocks move to the step's dim; AlltoAll sends block j of split_dim to member j).
 void execute(const RedistStep& s, std::vector<TensorValue>& local) {
@@ -76,19 +45,19 @@ void execute(const RedistStep& s, std::vector<TensorValue>& local) {
       case RedistStep::Kind::Gather: {
         std::vector<TensorValue> parts;
         for (int64_t m : group) parts.push_back(local[m]);
-        TensorValue gathered = concatOn(parts, 0);
+        TensorValue gathered = concatAlong(parts, 0);
         if (s.dim != 0) {
           std::vector<TensorValue> blocks;
-          for (size_t j = 0; j < group.size(); ++j) blocks.push_back(block(gathered, 0, static_cast<int64_t>(group.size()), j));
-          gathered = concatOn(blocks, s.dim);
+          for (size_t j = 0; j < group.size(); ++j) blocks.push_back(blockAlong(gathered, 0, static_cast<int64_t>(group.size()), j));
+          gathered = concatAlong(blocks, s.dim);
         }
         next[r] = gathered;
         break;
       }
       case RedistStep::Kind::AlltoAll: {
         std::vector<TensorValue> received;
-        for (int64_t m : group) received.push_back(block(local[m], s.dim, static_cast<int64_t>(group.size()), me));
-        next[r] = concatOn(received, s.concatDim);
+        for (int64_t m : group) received.push_back(blockAlong(local[m], s.dim, static_cast<int64_t>(group.size()), me));
+        next[r] = concatAlong(received, s.concatDim);
         break;
       }
       case RedistStep::Kind::AllReduce:
@@ -96,7 +65,7 @@ void execute(const RedistStep& s, std::vector<TensorValue>& local) {
         TensorValue sum = TensorValue::zeros(local[r].shape);
         for (int64_t m : group)
           for (int64_t i = 0; i < sum.size(); ++i) sum.data[i] += local[m].data[i];
-        next[r] = s.kind == RedistStep::Kind::AllReduce ? sum : block(sum, 0, static_cast<int64_t>(group.size()), me);
+        next[r] = s.kind == RedistStep::Kind::AllReduce ? sum : blockAlong(sum, 0, static_cast<int64_t>(group.size()), me);
         break;
       }
       default: FAIL("unexpected step");
