@@ -38,14 +38,6 @@ OpId Graph::addOp(Op op, const std::vector<TensorType>& resultTypes) {
   return id;
 }
 
-int Graph::paramNumber(ValueId id) const {
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i] == id) return static_cast<int>(i) + 1;
-  for (size_t i = 0; i < parameters.size(); ++i)
-    if (parameters[i] == id) return static_cast<int>(inputs.size() + i) + 1;
-  return 0;
-}
-
 std::optional<ValueId> Graph::findValue(std::string_view valueName) const {
   // `op:0` is the op's first result, whose value carries the op's plain name.
   if (valueName.size() > 2 && valueName.substr(valueName.size() - 2) == ":0") valueName.remove_suffix(2);

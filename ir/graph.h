@@ -118,8 +118,7 @@ class Graph {
   const Op& op(OpId id) const { return ops.at(id); }
   Op& op(OpId id) { return ops.at(id); }
 
-  // The `%paraK_` number of an input or parameter (inputs first, from 1), or 0.
-  int paramNumber(ValueId id) const;
+  // By name (`op:0` is the op's first result); a linear scan, for tests and tools, not passes.
   std::optional<ValueId> findValue(std::string_view valueName) const;
 };
 

@@ -146,12 +146,15 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
   }
   // The value that completes each model op result: after its forward ops, if any.
   std::map<ValueId, ValueId> completed;
+  std::map<std::string, ValueId> firstResultOf;  // model op name -> its first result
+  for (OpId id : global.order)
+    if (!global.op(id).inserted()) firstResultOf[global.op(id).name] = global.op(id).results[0];
   for (OpId id : global.order) {
     const Op& op = global.op(id);
     auto pos = op.name.rfind(".forward_op.");
     if (!op.inserted() || pos == std::string::npos) continue;
-    std::optional<ValueId> base = global.findValue(op.name.substr(0, pos));
-    if (base) completed[*base] = op.results[0];
+    auto base = firstResultOf.find(op.name.substr(0, pos));
+    if (base != firstResultOf.end()) completed[base->second] = op.results[0];
   }
   std::map<ValueId, std::pair<ValueId, int>> check;  // completed value -> (model result, result index)
   for (OpId id : global.order) {
