@@ -14,6 +14,18 @@ std::optional<std::string> writeFileAtomically(const std::string& path, const st
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path target(path);
+  // Only a plain regular file (or a new path) is replaced by rename. A symlink, device, pipe or
+  // terminal (`--report /dev/stdout`, `/dev/null`) is written through in place: a rename would
+  // replace the link or the device node itself with a regular file (as root, even /dev/null).
+  fs::file_status status = fs::symlink_status(target, ec);
+  bool replaceable = !fs::exists(status) || fs::is_regular_file(status);
+  if (!replaceable && !fs::is_directory(status)) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) return fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+    return std::nullopt;
+  }
   if (target.has_parent_path()) {
     fs::create_directories(target.parent_path(), ec);
     if (ec) return fmt::format("cannot create directory '{}': {}", target.parent_path().string(), ec.message());

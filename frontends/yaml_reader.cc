@@ -52,7 +52,8 @@ bool YamlReader::checkMap(const YAML::Node& node, std::string_view what, const s
   }
   std::set<std::string> seen;
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& key = it->first;
+    // A copy: yaml-cpp's iterator returns a temporary proxy, so `const Node& = it->first` dangles.
+    const YAML::Node key = it->first;
     if (!key.IsScalar()) {
       error(key, fmt::format("{} has a key that is not a name", what));
       continue;

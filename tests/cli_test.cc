@@ -1,6 +1,8 @@
 // The command line: exit codes, help, listings, "did you mean", dump files and determinism.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "tests/test_util.h"
@@ -106,6 +108,28 @@ TEST_CASE("irc verify prints agreement and exits 0; --dump-locations and --time-
   CHECK(d.err.find("pass ") == 0);
   CHECK(d.err.find("\nsharding_propagation ") != std::string::npos);
   CHECK(d.err.find("\ntotal ") != std::string::npos);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("writing the report to a device or a symlink writes through it (no rename over it)") {
+  REQUIRE(std::filesystem::is_character_file("/dev/null"));
+  REQUIRE(std::filesystem::is_symlink("/dev/stdout"));
+  RunResult r = runIrc({sourceDir() + "/examples/ffn.yaml", "--report", "/dev/null", "-q"});
+  CHECK(r.exitCode == 0);
+  CHECK(std::filesystem::is_character_file("/dev/null"));
+  RunResult out = runIrc({sourceDir() + "/examples/ffn.yaml", "--report", "/dev/stdout", "-q"});
+  CHECK(out.exitCode == 0);
+  CHECK(out.out.rfind("{\n  \"schema_version\": 1,", 0) == 0);
+  CHECK(std::filesystem::is_symlink("/dev/stdout"));
+  TempDir tmp;  // a symlink to a regular file is written through, not replaced
+  writeFile(tmp.path() + "/real.json", "old");
+  std::filesystem::create_symlink(tmp.path() + "/real.json", tmp.path() + "/link.json");
+  CHECK(runIrc({sourceDir() + "/examples/ffn.yaml", "--report", tmp.path() + "/link.json", "-q"}).exitCode == 0);
+  CHECK(std::filesystem::is_symlink(tmp.path() + "/link.json"));
+  CHECK(readFile(tmp.path() + "/real.json").rfind("{\n  \"schema_version\": 1,", 0) == 0);
 }
 
 }  // namespace irc::test
