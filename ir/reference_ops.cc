@@ -121,7 +121,7 @@ TensorValue alongAxis(const TensorValue& t, int64_t axis, const std::function<vo
   return out;
 }
 
-TensorValue reduce(const std::string& type, const TensorValue& x, const IntTuple& axesIn, bool keep, const Shape& outShape) {
+TensorValue reduce(const std::string& type, const TensorValue& x, const IntTuple& axesIn, const Shape& outShape) {
   int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<bool> reduced(rank, axesIn.empty());
   for (int64_t a : axesIn) reduced[*normalizeAxis(a, rank)] = true;
@@ -146,8 +146,7 @@ TensorValue reduce(const std::string& type, const TensorValue& x, const IntTuple
   });
   if (type == "ReduceMean")
     for (double& v : acc.data) v /= static_cast<double>(count);
-  acc.shape = outShape;
-  (void)keep;
+  acc.shape = outShape;  // keep_dims only changes the shape: the data is the same
   return acc;
 }
 
@@ -178,10 +177,8 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
     }
     case OpFamily::BiasAdd: {
       TensorValue out = *in[0];
-      auto sx = stridesOf(out.shape);
       int64_t i = 0;
       forEach(out.shape, [&](const Index& idx) { out.data[i++] += in[1]->data[idx[1]]; });
-      (void)sx;
       return {out};
     }
     case OpFamily::Unary: {
@@ -208,7 +205,7 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
       })};
     }
     case OpFamily::Reduce:
-      return {reduce(op.type, *in[0], tupleOf(constant(1)), std::get<bool>(op.attrs.at("keep_dims")), outShape)};
+      return {reduce(op.type, *in[0], tupleOf(constant(1)), outShape)};
     case OpFamily::Reshape:
     case OpFamily::ExpandDims:
     case OpFamily::Squeeze: {
@@ -320,7 +317,6 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
       return {loss, grad};
     }
     case OpFamily::OneHot: {
-      int64_t depth = std::get<int64_t>(constant(1));
       auto scalar = [&](size_t i) { return in[i] ? in[i]->data[0] : std::get<ScalarTensor>(constant(i)).value; };
       double on = scalar(2), off = scalar(3);
       int64_t axis = attrInt("axis");
@@ -334,7 +330,6 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
           if (static_cast<int64_t>(d) != pos) ii.push_back(idx[d]);
         out.data[i++] = static_cast<int64_t>(in[0]->data[offsetOf(ii, si)]) == idx[pos] ? on : off;
       });
-      (void)depth;
       return {out};
     }
     case OpFamily::StridedSlice: {

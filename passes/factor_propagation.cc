@@ -196,16 +196,16 @@ class FactorPropagation {
     return t;
   }
 
-  const DimFactors& dimsOf(const OpRule& rule, const Op& op, size_t t) const {
+  // Tensor t of an op: its operands first, then its results.
+  static const DimFactors& dimsOf(const OpRule& rule, size_t t) {
     size_t operands = rule.operands.size();
-    (void)op;
     return t < operands ? rule.operands[t] : rule.results[t - operands];
   }
 
   // The axes tensor `t` of the op gives factor f (its dim's axes handed to the dim's factors
   // major to minor), or nullopt when the tensor does not hold f.
   std::optional<std::vector<int>> factorAxes(const OpRule& rule, const Op& op, size_t t, int f) const {
-    const DimFactors& dims = dimsOf(rule, op, t);
+    const DimFactors& dims = dimsOf(rule, t);
     const TensorState& ts = state_[tensorsOf(op)[t]];
     for (size_t d = 0; d < dims.size(); ++d) {
       auto pos = std::find(dims[d].begin(), dims[d].end(), f);
@@ -282,7 +282,7 @@ class FactorPropagation {
       // Per tensor: a closed, frozen or barring tensor cannot take the result.
       auto canTake = [&](size_t t, const std::vector<int>& axes) {
         const TensorState& ts = state_[tensors[t]];
-        const DimFactors& dims = dimsOf(rule, op, t);
+        const DimFactors& dims = dimsOf(rule, t);
         for (size_t d = 0; d < dims.size(); ++d)
           if (std::find(dims[d].begin(), dims[d].end(), f) != dims[d].end()) {
             if (!ts.dims[d].open || ts.dims[d].frozen) return false;
@@ -320,7 +320,7 @@ class FactorPropagation {
   }
 
   void writeFactor(const OpRule& rule, const Op& op, size_t t, int f, const std::vector<int>& axes) {
-    const DimFactors& dims = dimsOf(rule, op, t);
+    const DimFactors& dims = dimsOf(rule, t);
     TensorState& ts = state_[tensorsOf(op)[t]];
     for (size_t d = 0; d < dims.size(); ++d) {
       if (std::find(dims[d].begin(), dims[d].end(), f) == dims[d].end()) continue;

@@ -56,7 +56,7 @@ OpRule broadcastRule(const std::vector<TensorType>& operands, const TensorType& 
   return b.done();
 }
 
-OpRule matmulRule(const TensorType& x, const TensorType& w, const TensorType& out, const AttrMap& attrs, bool batched) {
+OpRule matmulRule(const TensorType& x, const TensorType& w, const TensorType& out, const AttrMap& attrs) {
   RuleBuilder b;
   bool ta = std::get<bool>(attrs.at("transpose_a")), tb = std::get<bool>(attrs.at("transpose_b"));
   size_t batch = out.shape.size() - 2;
@@ -86,7 +86,6 @@ OpRule matmulRule(const TensorType& x, const TensorType& w, const TensorType& ou
   // MindSpore's device matrix: [batch..., m, k, n].
   std::vector<int> order = batchFactors;
   order.insert(order.end(), {m, k, n});
-  (void)batched;
   return b.done(order);
 }
 
@@ -198,8 +197,8 @@ std::optional<OpRule> buildRule(const OpDef& def, const std::vector<TensorType>&
       b.rule.results = {single(f)};
       return b.done();
     }
-    case OpFamily::MatMul: return matmulRule(in[0], in[1], out[0], attrs, false);
-    case OpFamily::BatchMatMul: return matmulRule(in[0], in[1], out[0], attrs, true);
+    case OpFamily::MatMul:
+    case OpFamily::BatchMatMul: return matmulRule(in[0], in[1], out[0], attrs);
     case OpFamily::Softmax: {
       RuleBuilder b;
       int64_t rank = static_cast<int64_t>(in[0].shape.size());

@@ -116,7 +116,7 @@ RedistributionMode parseRedistributionArg(const std::string& flag, const std::st
   throw UsageError(fmt::format("{} takes {}; got '{}'", flag, joinNames(redistributionModeNames()), value));
 }
 
-std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode color) {
+std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode color, const ParallelOverrides& overrides) {
   std::string readError;
   auto text = readModelText(path, readError);
   if (!text) {
@@ -129,6 +129,8 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     diags->render(std::cerr, useColor(color, stderr));
     return std::nullopt;
   }
+  if (overrides.searchMode) graph->parallel.searchMode = *overrides.searchMode;
+  if (overrides.redistribution) graph->parallel.redistribution = *overrides.redistribution;
   return LoadedModel{std::move(diags), std::move(*graph)};
 }
 

@@ -56,9 +56,15 @@ struct LoadedModel {
   Graph graph;
 };
 
-// Reads and loads a model ("-" = stdin). On failure prints the diagnostics (or the read error)
-// and returns nullopt; the command then exits 1.
-std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode color);
+// Command-line overrides of the model's `parallel` settings.
+struct ParallelOverrides {
+  std::optional<SearchMode> searchMode;
+  std::optional<RedistributionMode> redistribution;
+};
+
+// Reads and loads a model ("-" = stdin) and applies the overrides. On failure prints the
+// diagnostics (or the read error) and returns nullopt; the command then exits 1.
+std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode color, const ParallelOverrides& overrides = {});
 std::vector<int64_t> parseIntListArg(const std::string& flag, const std::string& value);
 
 }  // namespace irc::cli

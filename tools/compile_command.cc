@@ -24,8 +24,7 @@ struct CompileArgs {
   std::string dumpDir;
   std::optional<int64_t> rank;
   bool allRanks = false;
-  std::optional<SearchMode> searchMode;
-  std::optional<RedistributionMode> redistribution;
+  ParallelOverrides overrides;
   std::vector<std::string> passes;  // empty: the whole pipeline
   std::string stopAfter;
   std::string report;  // --report FILE or "-"
@@ -78,9 +77,9 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
     } else if (f == "--all-ranks") {
       a.allRanks = true;
     } else if (f == "--search-mode") {
-      a.searchMode = parseSearchModeArg(f, item.value);
+      a.overrides.searchMode = parseSearchModeArg(f, item.value);
     } else if (f == "--redistribution") {
-      a.redistribution = parseRedistributionArg(f, item.value);
+      a.overrides.redistribution = parseRedistributionArg(f, item.value);
     } else if (f == "--passes") {
       for (const auto& name : splitNames(item.value)) a.passes.push_back(stageOrThrow(f, name).passName);
     } else if (f == "--stop-after") {
@@ -149,13 +148,11 @@ int runCompile(const std::vector<std::string>& args) {
   bool color = useColor(a.color, stderr);
   auto parseStart = std::chrono::steady_clock::now();
   std::string displayName = a.model == "-" ? "<stdin>" : a.model;
-  auto loaded = loadModelOrReport(a.model, a.color);
+  auto loaded = loadModelOrReport(a.model, a.color, a.overrides);
   double parseMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - parseStart).count();
   if (!loaded) return 1;
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
-  if (a.searchMode) graph->parallel.searchMode = *a.searchMode;
-  if (a.redistribution) graph->parallel.redistribution = *a.redistribution;
   if (a.alpha) graph->parallel.alpha = *a.alpha;
   if (a.beta) graph->parallel.beta = *a.beta;
   if (a.gamma) graph->parallel.gamma = *a.gamma;

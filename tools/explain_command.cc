@@ -16,25 +16,22 @@ int runExplain(const std::vector<std::string>& args) {
   ArgScanner scan(args, {"--rank", "--search-mode", "--redistribution", "--color"}, {});
   std::vector<std::string> positional;
   std::optional<int64_t> rank;
-  std::optional<SearchMode> searchMode;
-  std::optional<RedistributionMode> redistribution;
+  ParallelOverrides overrides;
   ColorMode color = ColorMode::Auto;
   while (!scan.done()) {
     auto item = scan.next();
     if (item.flag.empty()) positional.push_back(item.value);
     else if (item.flag == "--rank") rank = parseIntArg(item.flag, item.value);
     else if (item.flag == "--color") color = parseColorMode(item.value);
-    else if (item.flag == "--search-mode") searchMode = parseSearchModeArg(item.flag, item.value);
-    else if (item.flag == "--redistribution") redistribution = parseRedistributionArg(item.flag, item.value);
+    else if (item.flag == "--search-mode") overrides.searchMode = parseSearchModeArg(item.flag, item.value);
+    else if (item.flag == "--redistribution") overrides.redistribution = parseRedistributionArg(item.flag, item.value);
   }
   if (positional.size() != 2) throw UsageError("usage: irc explain MODEL.yaml NAME [--rank R]");
   const std::string& model = positional[0];
-  auto loaded = loadModelOrReport(model, color);
+  auto loaded = loadModelOrReport(model, color, overrides);
   if (!loaded) return 1;
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
-  if (searchMode) graph->parallel.searchMode = *searchMode;
-  if (redistribution) graph->parallel.redistribution = *redistribution;
   int64_t r = rank.value_or(graph->parallel.globalRank);
   if (r < 0 || r >= graph->parallel.deviceNum)
     throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, graph->parallel.deviceNum));

@@ -17,8 +17,7 @@ int runVerify(const std::vector<std::string>& args) {
   ArgScanner scan(args, {"--seed", "--rtol", "--atol", "--search-mode", "--redistribution", "--color"}, {"-q", "--quiet"});
   std::string model;
   VerifyOptions options;
-  std::optional<SearchMode> searchMode;
-  std::optional<RedistributionMode> redistribution;
+  ParallelOverrides overrides;
   ColorMode color = ColorMode::Auto;
   while (!scan.done()) {
     auto item = scan.next();
@@ -33,20 +32,18 @@ int runVerify(const std::vector<std::string>& args) {
     } else if (f == "--atol") {
       options.atol = parseSecondsArg(f, item.value);
     } else if (f == "--search-mode") {
-      searchMode = parseSearchModeArg(f, item.value);
+      overrides.searchMode = parseSearchModeArg(f, item.value);
     } else if (f == "--redistribution") {
-      redistribution = parseRedistributionArg(f, item.value);
+      overrides.redistribution = parseRedistributionArg(f, item.value);
     } else if (f == "--color") {
       color = parseColorMode(item.value);
     }
   }
   if (model.empty()) throw UsageError("usage: irc verify MODEL.yaml [--seed N] [--rtol X] [--atol X]");
-  auto loaded = loadModelOrReport(model, color);
+  auto loaded = loadModelOrReport(model, color, overrides);
   if (!loaded) return 1;
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
-  if (searchMode) graph->parallel.searchMode = *searchMode;
-  if (redistribution) graph->parallel.redistribution = *redistribution;
   Graph original = *graph;
   PassManager manager;
   schedulePipeline(manager, graph->parallel);
