@@ -9,6 +9,7 @@ int runCompile(const std::vector<std::string>& args);
 int runLayout(const std::vector<std::string>& args);
 int runVerify(const std::vector<std::string>& args);
 int runExplain(const std::vector<std::string>& args);
+int runDiff(const std::vector<std::string>& args);
 void printHelp();
 void printListOps();
 void printListPasses();

@@ -21,11 +21,17 @@ Examples:
   irc examples/ffn.yaml --all-ranks --dump-all  one rank_<r>/ folder per rank
   irc layout --device-matrix 2,4 --alias dp,mp --tensor-map dp,None --shape 8,8
   irc layout --strategy 2,1 --device-num 8      MindSpore's shard() derivation, repeats included
+  irc verify examples/ffn.yaml --search-mode factor_propagation
+  irc explain examples/ffn.yaml add2.in0.redistribution_op.0 --rank 5
+  irc diff a_ir b_ir                            compare two dump directories, pass by pass
   cat model.yaml | irc - --dump-all
 
 Usage:
   irc MODEL.yaml [options]            compile: run the pipeline, write dumps
   irc layout [layout options]         one tensor layout: every rank's slice, every notation
+  irc explain MODEL.yaml NAME         why an op got its strategy / why a collective is there
+  irc verify MODEL.yaml [options]     run every rank's program and compare with one device
+  irc diff A B [--rank R]             sharding-aware diff of two dumps, dump dirs or models
   irc --list-passes | --list-ops | --version | --help
 
 Compile options:

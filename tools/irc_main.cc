@@ -39,10 +39,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (first == "layout") return runLayout(rest);
   if (first == "verify") return runVerify(rest);
   if (first == "explain") return runExplain(rest);
-  if (first == "diff") {
-    std::cerr << fmt::format("irc: 'irc {}' is not available in this version yet\n", first);
-    return 2;
-  }
+  if (first == "diff") return runDiff(rest);
   for (const auto& a : args) {
     if (a == "-h" || a == "--help") {
       printHelp();

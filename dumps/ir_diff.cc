@@ -1,0 +1,163 @@
+#include "dumps/ir_diff.h"
+
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace irc {
+namespace {
+
+// One dumped node: its op line (references by name), type line and comment lines.
+struct Node {
+  std::string name;
+  std::string body;      // "Op(args) {instance name: ...} primitive_attrs: {...}" with names for %N
+  std::string strategy;  // the {in_strategy: ...} or {in_layout: ...} part of the type line, if any
+  std::string types;     // the types after the colon
+  std::vector<std::string> comments;
+};
+
+struct Dump {
+  std::vector<std::string> headerAttrs;     // "device_num: 8"
+  std::map<std::string, std::string> params;  // name -> rest of the line
+  std::vector<std::string> paramOrder;
+  std::vector<Node> nodes;
+  std::string ret;
+};
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+Dump parse(const std::string& text) {
+  Dump d;
+  std::istringstream in(text);
+  std::map<std::string, std::string> refNames;  // "%3" -> "matmul2"
+  static const std::regex nodeLine(R"(^  (%\d+)\(([^)]*)\) = (.*)$)");
+  static const std::regex paramLine(R"(^%para\d+_([^:]+): (.*)$)");
+  static const std::regex ref(R"(%\d+\b|%para\d+_[A-Za-z0-9_.:]+)");
+  auto rename = [&](const std::string& s) {
+    std::string out;
+    auto begin = std::sregex_iterator(s.begin(), s.end(), ref);
+    size_t last = 0;
+    for (auto it = begin; it != std::sregex_iterator(); ++it) {
+      out += s.substr(last, it->position() - last);
+      std::string r = it->str();
+      if (r.rfind("%para", 0) == 0) out += r.substr(r.find('_') + 1);
+      else out += refNames.count(r) ? refNames[r] : r;
+      last = it->position() + it->length();
+    }
+    return out + s.substr(last);
+  };
+  bool inAttrs = false;
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (line == "# Attrs:") {
+      inAttrs = true;
+      continue;
+    }
+    if (inAttrs) {
+      if (line.empty()) inAttrs = false;
+      else d.headerAttrs.push_back(line);
+      continue;
+    }
+    if (std::regex_match(line, m, paramLine)) {
+      d.params[m[1]] = m[2];
+      d.paramOrder.push_back(m[1]);
+      refNames[line.substr(0, line.find(':'))] = m[1];
+    } else if (std::regex_match(line, m, nodeLine)) {
+      refNames[m[1]] = m[2];
+      d.nodes.push_back({m[2], rename(m[3]), "", "", {}});
+    } else if (line.rfind("  Return(", 0) == 0) {
+      d.ret = rename(trim(line));
+    } else if (!d.nodes.empty() && line.find("      # ") == 0) {
+      d.nodes.back().comments.push_back(trim(line));
+    } else if (!d.nodes.empty() && (line.rfind(" {", 0) == 0 || line.rfind("      : ", 0) == 0) && d.nodes.back().types.empty()) {
+      size_t colon = line.find("      : ");
+      Node& n = d.nodes.back();
+      n.strategy = trim(line.substr(0, colon));
+      n.types = trim(line.substr(colon + 8));
+    }
+  }
+  return d;
+}
+
+std::string strategyPart(const std::string& s) {
+  // "{in_strategy: ((2, 4), (4)), device_matrix: ...}" -> "((2, 4), (4))"
+  for (const char* key : {"in_strategy: ", "in_layout: "}) {
+    size_t p = s.find(key);
+    if (p == std::string::npos) continue;
+    p += std::string(key).size();
+    int depth = 0;
+    size_t e = p;
+    for (; e < s.size(); ++e) {
+      depth += (s[e] == '(') - (s[e] == ')');
+      if (depth == 0) break;
+    }
+    return s.substr(p, e - p + 1);
+  }
+  return "";
+}
+
+std::string opOf(const std::string& body) { return body.substr(0, body.find('(')); }
+
+}  // namespace
+
+IrDiff diffIrText(const std::string& aText, const std::string& bText) {
+  Dump a = parse(aText), b = parse(bText);
+  IrDiff diff;
+  auto& out = diff.lines;
+  if (a.headerAttrs != b.headerAttrs)
+    for (size_t i = 0; i < std::max(a.headerAttrs.size(), b.headerAttrs.size()); ++i) {
+      std::string x = i < a.headerAttrs.size() ? a.headerAttrs[i] : "", y = i < b.headerAttrs.size() ? b.headerAttrs[i] : "";
+      if (x != y) out.push_back(fmt::format("attr: {} -> {}", x.empty() ? "(none)" : x, y.empty() ? "(none)" : y));
+    }
+  for (const auto& name : a.paramOrder) {
+    auto it = b.params.find(name);
+    if (it == b.params.end()) out.push_back(fmt::format("- param {}: {}", name, a.params[name]));
+    else if (it->second != a.params[name]) out.push_back(fmt::format("~ param {}: {} -> {}", name, a.params[name], it->second));
+  }
+  for (const auto& name : b.paramOrder)
+    if (!a.params.count(name)) out.push_back(fmt::format("+ param {}: {}", name, b.params[name]));
+
+  std::map<std::string, const Node*> inB;
+  for (const Node& n : b.nodes) inB[n.name] = &n;
+  std::map<std::string, bool> seen;
+  for (const Node& n : a.nodes) {
+    seen[n.name] = true;
+    auto it = inB.find(n.name);
+    if (it == inB.end()) {
+      out.push_back(fmt::format("- {} = {}", n.name, n.body));
+      continue;
+    }
+    const Node& o = *it->second;
+    std::string sa = strategyPart(n.strategy), sb = strategyPart(o.strategy);
+    if (sa != sb) out.push_back(fmt::format("strategy {}: {} -> {}", n.name, sa.empty() ? "none" : sa, sb.empty() ? "none" : sb));
+    if (opOf(n.body) != opOf(o.body)) {
+      // Another op under the same name (inserted ops are numbered per edge): the new one whole.
+      out.push_back(fmt::format("~ {}: {} -> {}\n    now {}", n.name, opOf(n.body), opOf(o.body), o.body));
+      continue;
+    }
+    if (n.body != o.body) out.push_back(fmt::format("~ {}: {}\n    -> {}", n.name, n.body, o.body));
+    if (n.strategy != o.strategy && sa == sb) out.push_back(fmt::format("~ {} layouts: {}\n    -> {}", n.name, n.strategy, o.strategy));
+    if (n.types != o.types) out.push_back(fmt::format("~ {} types: {}\n    -> {}", n.name, n.types, o.types));
+    std::vector<std::string> ca, cb;
+    for (const auto& c : n.comments) if (c.rfind("# strategy:", 0) == 0) ca.push_back(c);
+    for (const auto& c : o.comments) if (c.rfind("# strategy:", 0) == 0) cb.push_back(c);
+    if (ca != cb && !ca.empty() && !cb.empty()) out.push_back(fmt::format("~ {} origin: {}\n    -> {}", n.name, ca[0].substr(12), cb[0].substr(12)));
+  }
+  for (const Node& n : b.nodes)
+    if (!seen.count(n.name)) {
+      std::string reason;
+      for (const auto& c : n.comments)
+        if (c.rfind("# reason:", 0) == 0) reason = "  " + c;
+      out.push_back(fmt::format("+ {} = {}{}", n.name, n.body, reason));
+    }
+  if (a.ret != b.ret) out.push_back(fmt::format("~ {} -> {}", a.ret, b.ret));
+  return diff;
+}
+
+}  // namespace irc

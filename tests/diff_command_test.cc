@@ -1,0 +1,57 @@
+// `irc diff`: dumps matched by node name, strategy changes named, inserted communication shown.
+#include <doctest/doctest.h>
+
+#include "dumps/ir_diff.h"
+#include "tests/test_util.h"
+
+namespace irc::test {
+namespace {
+std::string ffn() { return sourceDir() + "/examples/ffn.yaml"; }
+}  // namespace
+
+TEST_CASE("identical dump directories: no differences, status 0") {
+  TempDir tmp;
+  REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", tmp.path() + "/a", "-q"}).exitCode == 0);
+  RunResult r = runIrc({"diff", tmp.path() + "/a", tmp.path() + "/a"});
+  CHECK(r.exitCode == 0);
+  CHECK(r.out.find("no differences\n") != std::string::npos);
+}
+
+TEST_CASE("the optimal planner's FFN: the forward AllReduce moves onto the edge") {
+  TempDir tmp;
+  REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", tmp.path() + "/a", "-q"}).exitCode == 0);
+  REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", tmp.path() + "/b", "-q", "--redistribution", "optimal"}).exitCode == 0);
+  RunResult r = runIrc({"diff", tmp.path() + "/a", tmp.path() + "/b"});
+  CHECK(r.exitCode == 1);
+  CHECK(r.out.find("== 03_step_parallel_end\n- matmul2.forward_op.0 = AllReduce(matmul2)") != std::string::npos);
+  CHECK(r.out.find("~ add2.in0.redistribution_op.0: StridedSlice -> AllReduce\n") != std::string::npos);
+  CHECK(r.out.find("+ add2.in0.redistribution_op.1 = StridedSlice(add2.in0.redistribution_op.0, (0, 0), (32, 16), (1, 1))") !=
+        std::string::npos);
+}
+
+TEST_CASE("two models: a strategy change is named as such, in every stage it shows") {
+  TempDir tmp;
+  std::string other = readFile(ffn());
+  other.replace(other.find("in_strategy: [[2, 1], [1, 4]]"), 29, "in_strategy: [[8, 1], [1, 1]]");
+  writeFile(tmp.path() + "/ffn_dp.yaml", other);
+  RunResult r = runIrc({"diff", ffn(), tmp.path() + "/ffn_dp.yaml"});
+  CHECK(r.exitCode == 1);
+  CHECK(r.out.find("== 01_step_parallel_begin\n") != std::string::npos);
+  CHECK(r.out.find("strategy matmul: ((2, 1), (1, 4)) -> ((8, 1), (1, 1))\n") != std::string::npos);
+  CHECK(r.out.find("~ param x: <Tensor[Float32], (32, 64)>  # slice [0:32, 0:64] of (64, 64) -> <Tensor[Float32], (8, 64)>  # slice "
+                   "[0:8, 0:64] of (64, 64)\n") != std::string::npos);
+  CHECK(runIrc({"diff", ffn(), tmp.path()}).exitCode == 2);  // a model and a directory
+}
+
+TEST_CASE("nodes are matched by name, so an inserted op does not shift every later line") {
+  std::string a = "subgraph @g() {\n  %0(x1) = ReLU(%para1_x) {instance name: x1}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
+                  "  %1(x2) = Neg(%0) {instance name: x2}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n}\n";
+  std::string b = "subgraph @g() {\n  %0(x1) = ReLU(%para1_x) {instance name: x1}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
+                  "  %1(extra) = Abs(%0) {instance name: extra}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
+                  "  %2(x2) = Neg(%0) {instance name: x2}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n}\n";
+  IrDiff d = diffIrText(a, b);
+  REQUIRE(d.lines.size() == 1);
+  CHECK(d.lines[0] == "+ extra = Abs(x1) {instance name: extra}");
+}
+
+}  // namespace irc::test
