@@ -1,5 +1,6 @@
 // `irc MODEL [options]`: load, run the pipeline, write dumps.
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <set>
 
@@ -167,7 +168,8 @@ int runCompile(const std::vector<std::string>& args) {
   dumpOptions.all = a.dumpAll;
   dumpOptions.after = a.dumpAfter;
   dumpOptions.locations = a.dumpLocations;
-  dumpOptions.modelFileName = displayName;
+  // The file's name only: a dump never holds an absolute path (ir-dump.md, Determinism).
+  dumpOptions.modelFileName = a.model == "-" ? displayName : std::filesystem::path(a.model).filename().string();
   if (a.allRanks)
     for (int64_t r = 0; r < graph->parallel.deviceNum; ++r) dumpOptions.ranks.push_back(r);
   else
