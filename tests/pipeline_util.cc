@@ -23,48 +23,55 @@ class Tamper : public PassInstrumentation {
 };
 }  // namespace
 
-Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode, const std::function<void(Graph&)>& tamper,
-                         std::optional<RedistributionMode> planner) {
-  Compiled c;
+// Loads `yaml`, lets `prepare` adjust the graph and schedule the manager, and runs it. The
+// diagnostics of a rejected model or pass land in `errors` (then nullopt for a rejected model).
+std::optional<Graph> runPipeline(const std::string& yaml, const std::function<void(Graph&, PassManager&)>& prepare,
+                                 std::string& errors) {
   DiagnosticEngine diags("m.yaml", yaml);
   auto g = loadModel(yaml, diags, {"m"});
   if (!g) {
-    c.errors = diags.renderToString();
-    return c;
+    errors = diags.renderToString();
+    return std::nullopt;
   }
-  if (mode) g->parallel.searchMode = *mode;
-  if (planner) g->parallel.redistribution = *planner;
-  c.original = *g;
   PassManager manager;
-  schedulePipeline(manager, g->parallel);
-  std::vector<int64_t> ranks;
-  for (int64_t r = 0; r < g->parallel.deviceNum; ++r) ranks.push_back(r);
-  manager.setRanks(ranks);
-  manager.setRankGraphSink([&](int64_t rank, Graph&& local) { c.locals.emplace(rank, std::move(local)); });
-  Tamper t(tamper);
-  manager.addInstrumentation(&t);
+  prepare(*g, manager);
   PassContext context{diags};
-  if (manager.run(*g, context) == RunOutcome::Rejected) c.errors = diags.renderToString();
-  c.global = std::move(*g);
+  if (manager.run(*g, context) == RunOutcome::Rejected) errors = diags.renderToString();
+  return g;
+}
+
+Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode, const std::function<void(Graph&)>& tamper,
+                         std::optional<RedistributionMode> planner) {
+  Compiled c;
+  Tamper t(tamper);
+  auto g = runPipeline(
+      yaml,
+      [&](Graph& graph, PassManager& manager) {
+        if (mode) graph.parallel.searchMode = *mode;
+        if (planner) graph.parallel.redistribution = *planner;
+        c.original = graph;
+        schedulePipeline(manager, graph.parallel);
+        std::vector<int64_t> ranks;
+        for (int64_t r = 0; r < graph.parallel.deviceNum; ++r) ranks.push_back(r);
+        manager.setRanks(ranks);
+        manager.setRankGraphSink([&](int64_t rank, Graph&& local) { c.locals.emplace(rank, std::move(local)); });
+        manager.addInstrumentation(&t);
+      },
+      c.errors);
+  if (g) c.global = std::move(*g);
   return c;
 }
 
 OpFacts opFacts(const std::string& yaml, const std::string& opName) {
   OpFacts f;
-  DiagnosticEngine diags("m.yaml", yaml);
-  auto g = loadModel(yaml, diags, {"m"});
-  if (!g) {
-    f.errors = diags.renderToString();
-    return f;
-  }
-  g->parallel.searchMode = SearchMode::SemiAuto;
-  PassManager manager;
-  schedulePipeline(manager, g->parallel, {}, "layout_inference");
-  PassContext context{diags};
-  if (manager.run(*g, context) == RunOutcome::Rejected) {
-    f.errors = diags.renderToString();
-    return f;
-  }
+  auto g = runPipeline(
+      yaml,
+      [](Graph& graph, PassManager& manager) {
+        graph.parallel.searchMode = SearchMode::SemiAuto;
+        schedulePipeline(manager, graph.parallel, {}, "layout_inference");
+      },
+      f.errors);
+  if (!g || !f.errors.empty()) return f;
   const Op& op = g->op(g->value(*g->findValue(opName)).producer);
   const OpParallelState& p = op.parallel;
   f.devMatrix = formatShape(p.sharding.mesh.dims);
