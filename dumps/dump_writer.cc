@@ -1,66 +1,120 @@
 #include "dumps/dump_writer.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
 namespace irc {
+namespace fs = std::filesystem;
 
-std::optional<std::string> writeFileAtomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path target(path);
-  // Only a plain regular file (or a new path) is replaced by rename. A symlink, device, pipe or
-  // terminal (`--report /dev/stdout`, `/dev/null`) is written through in place: a rename would
-  // replace the link or the device node itself with a regular file (as root, even /dev/null).
-  fs::file_status status = fs::symlink_status(target, ec);
-  bool replaceable = !fs::exists(status) || fs::is_regular_file(status);
-  if (!replaceable && !fs::is_directory(status)) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) return fmt::format("cannot write '{}': {}", path, std::strerror(errno));
-    return std::nullopt;
-  }
-  if (target.has_parent_path()) {
-    fs::create_directories(target.parent_path(), ec);
-    if (ec) return fmt::format("cannot create directory '{}': {}", target.parent_path().string(), ec.message());
-  }
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fmt::format("cannot write '{}': {}", tmp, std::strerror(errno));
-    out << text;
-    out.close();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return fmt::format("cannot write '{}': {}", tmp, std::strerror(errno));
+namespace {
+
+std::string systemReason(int error) { return std::strerror(error); }
+
+// Writes all of `text` to an open descriptor and closes it; the errno of the first failure.
+int writeAllAndClose(int fd, const std::string& text) {
+  size_t done = 0;
+  int error = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      error = errno;
+      break;
     }
+    done += static_cast<size_t>(n);
   }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return fmt::format("cannot rename '{}' to '{}': {}", tmp, path, ec.message());
+  if (::close(fd) != 0 && error == 0) error = errno;
+  return error;
+}
+
+// A new file in a folder this run created: O_EXCL and O_NOFOLLOW, so nothing that appeared
+// there meanwhile (a symlink planted by someone else) is followed or overwritten.
+std::optional<std::string> writeNewFile(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return fmt::format("cannot write '{}': {}", path, systemReason(errno));
+  if (int error = writeAllAndClose(fd, text)) {
+    ::unlink(path.c_str());
+    return fmt::format("cannot write '{}': {}", path, systemReason(error));
   }
   return std::nullopt;
+}
+
+// Puts `staged` at `target`: a plain rename when nothing is there, else an atomic exchange with
+// the old folder, which is then removed. Either way `target` is never seen half-written.
+std::optional<std::string> replaceFolder(const std::string& staged, const std::string& target) {
+  if (::rename(staged.c_str(), target.c_str()) == 0) return std::nullopt;
+  int error = errno;
+  if (error == EEXIST || error == ENOTEMPTY || error == EISDIR || error == ENOTDIR) {
+    if (::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+      std::error_code ec;
+      fs::remove_all(staged, ec);  // the previous run's folder, now under the staging name
+      return std::nullopt;
+    }
+    error = errno;
+  }
+  return fmt::format("cannot put the dumps in place at '{}': {}", target, systemReason(error));
+}
+
+}  // namespace
+
+std::string dumpFileName(std::string_view dumpName, int position) { return fmt::format("{}_{:04d}.ir", dumpName, position); }
+
+DumpWriter::~DumpWriter() { removeStaging(); }
+
+void DumpWriter::removeStaging() {
+  std::error_code ec;
+  for (const auto& [rank, folder] : staging_) fs::remove_all(folder, ec);
+  staging_.clear();
 }
 
 bool DumpWriter::selected(std::string_view passName, std::string_view dumpName) const {
   return options_.all || options_.after.count(std::string(dumpName)) || options_.after.count(std::string(passName));
 }
 
+std::optional<std::string> DumpWriter::stagingFolder(int64_t rank) {
+  if (auto it = staging_.find(rank); it != staging_.end()) return it->second;
+  std::error_code ec;
+  fs::create_directories(options_.dir, ec);
+  if (ec) {
+    error_ = fmt::format("cannot create directory '{}': {}", options_.dir, ec.message());
+    return std::nullopt;
+  }
+  std::string pattern = fmt::format("{}/.rank_{}.irc-XXXXXX", options_.dir, rank);
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (!::mkdtemp(buffer.data())) {
+    error_ = fmt::format("cannot create a folder in '{}': {}", options_.dir, systemReason(errno));
+    return std::nullopt;
+  }
+  std::string folder(buffer.data());
+  ::chmod(folder.c_str(), 0755);  // mkdtemp makes it private; a dump folder is an ordinary one
+  staging_[rank] = folder;
+  return folder;
+}
+
 void DumpWriter::dump(int position, std::string_view dumpName, const Graph& graph, int64_t rank) {
+  if (error_) return;  // the run already failed; commit reports it
+  auto folder = stagingFolder(rank);
+  if (!folder) return;
   PrintOptions print;
   print.rank = rank;
   print.locations = options_.locations;
   print.modelFileName = options_.modelFileName;
-  int& counter = counters_[rank];
-  std::string path = fmt::format("{}/rank_{}/{:02d}_{}_{:04d}.ir", options_.dir, rank, position, dumpName, counter++);
-  pending_.emplace_back(path, printGraph(graph, print));
+  std::string name = dumpFileName(dumpName, position);
+  if (auto err = writeNewFile(*folder + "/" + name, printGraph(graph, print))) {
+    error_ = *err;
+    return;
+  }
+  files_.emplace_back(rank, name);
 }
 
 void DumpWriter::afterPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph) {
@@ -75,12 +129,58 @@ void DumpWriter::afterRankPass(int position, std::string_view passName, std::str
   dump(position, dumpName, graph, rank);
 }
 
-std::optional<std::string> DumpWriter::flush() {
-  for (const auto& [path, text] : pending_) {
-    if (auto err = writeFileAtomically(path, text)) return err;
-    written_.push_back(path);
+std::optional<std::string> DumpWriter::commit() {
+  if (error_) {
+    removeStaging();
+    return error_;
   }
-  pending_.clear();
+  for (auto it = staging_.begin(); it != staging_.end();) {
+    std::string target = fmt::format("{}/rank_{}", options_.dir, it->first);
+    if (auto err = replaceFolder(it->second, target)) {
+      removeStaging();
+      return err;
+    }
+    it = staging_.erase(it);
+  }
+  for (const auto& [rank, name] : files_) written_.push_back(fmt::format("{}/rank_{}/{}", options_.dir, rank, name));
+  return std::nullopt;
+}
+
+std::optional<std::string> writeFileAtomically(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  fs::path target(path);
+  fs::file_status status = fs::symlink_status(target, ec);
+  if (fs::is_directory(status)) return fmt::format("cannot write '{}': {}", path, systemReason(EISDIR));
+  // Only a plain regular file (or a new path) is replaced by rename. A symlink, device, pipe or
+  // terminal (`--report /dev/stdout`, `/dev/null`) is written through in place: a rename would
+  // replace the link or the device node itself with a regular file (as root, even /dev/null).
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) return fmt::format("cannot write '{}': {}", path, systemReason(errno));
+    if (int error = writeAllAndClose(fd, text)) return fmt::format("cannot write '{}': {}", path, systemReason(error));
+    return std::nullopt;
+  }
+  fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  fs::create_directories(parent, ec);
+  if (ec) return fmt::format("cannot create directory '{}': {}", parent.string(), ec.message());
+  // A unique temporary name beside the target (same file system, so the rename is atomic);
+  // mkstemp opens it with O_EXCL, so a planted symlink is never followed.
+  std::string pattern = (parent / fmt::format(".{}.irc-XXXXXX", target.filename().string())).string();
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  int fd = ::mkstemp(buffer.data());
+  if (fd < 0) return fmt::format("cannot write '{}': {}", path, systemReason(errno));
+  std::string tmp(buffer.data());
+  ::fchmod(fd, 0644);
+  if (int error = writeAllAndClose(fd, text)) {
+    ::unlink(tmp.c_str());
+    return fmt::format("cannot write '{}': {}", path, systemReason(error));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int error = errno;
+    ::unlink(tmp.c_str());
+    return fmt::format("cannot write '{}': {}", path, systemReason(error));
+  }
   return std::nullopt;
 }
 

@@ -1,8 +1,13 @@
 #pragma once
-// The dump instrumentation: after each selected pass, writes `DIR/rank_<r>/NN_<pass>_XXXX.ir`
-// for every dumped rank (spec/ir-dump.md "Files"). Dumps are kept in memory until `flush`, which
-// the driver calls only when the whole compile succeeded: a rejected model leaves no partial
-// set of dumps, and each file is written whole or not at all.
+// The dump instrumentation: after each selected pass, writes `DIR/rank_<r>/<pass>_XXXX.ir` for
+// every dumped rank (spec/ir-dump.md "Files"; XXXX is the pass's position in the pipeline).
+//
+// Each dump is written to disk as soon as it is printed, into a private staging folder per rank
+// (`DIR/.rank_<r>.irc-XXXXXX`, made by mkdtemp). `commit`, which the driver calls only when the
+// whole compile succeeded, swaps each staging folder in place of `rank_<r>` with one rename, so
+// a rank folder holds exactly one run's files: no stale file of an earlier run survives, two
+// concurrent runs never splice their files, and a rejected model, a full disk or a crash leaves
+// the previous dumps as they were. Staging folders not committed are removed.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -24,30 +29,42 @@ struct DumpOptions {
   std::string modelFileName;
 };
 
+// `<pass>_XXXX.ir`: MindSpore's file name for the dump of the pass at `position`.
+std::string dumpFileName(std::string_view dumpName, int position);
+
 class DumpWriter : public PassInstrumentation {
  public:
   explicit DumpWriter(DumpOptions options) : options_(std::move(options)) {}
+  ~DumpWriter() override;
+  DumpWriter(const DumpWriter&) = delete;
+  DumpWriter& operator=(const DumpWriter&) = delete;
 
   void afterPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph) override;
   void afterRankPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
                      int64_t rank) override;
 
-  // Writes every pending dump; returns the first error (the compile then fails with status 1).
-  std::optional<std::string> flush();
-  // Paths written by `flush`, in order.
+  // Puts every rank's staged folder in place; returns the first error of the whole run (a write
+  // that failed while the passes ran, or a rename), in which case nothing of this run is left.
+  std::optional<std::string> commit();
+  // Final paths of the files `commit` put in place, in order.
   const std::vector<std::string>& written() const { return written_; }
 
  private:
   bool selected(std::string_view passName, std::string_view dumpName) const;
   void dump(int position, std::string_view dumpName, const Graph& graph, int64_t rank);
+  std::optional<std::string> stagingFolder(int64_t rank);
+  void removeStaging();
 
   DumpOptions options_;
-  std::map<int64_t, int> counters_;  // .ir files per rank folder in this run
-  std::vector<std::pair<std::string, std::string>> pending_;  // path, text
+  std::map<int64_t, std::string> staging_;  // rank -> its staging folder
+  std::vector<std::pair<int64_t, std::string>> files_;  // rank, file name, in the order written
+  std::optional<std::string> error_;
   std::vector<std::string> written_;
 };
 
-// Writes `text` to `path` through a temporary file and a rename; returns an error message.
+// Writes `text` to `path` through a uniquely named temporary file beside it and a rename; a
+// device, pipe or symlink target is written through in place. Returns an error message with the
+// system's reason.
 std::optional<std::string> writeFileAtomically(const std::string& path, const std::string& text);
 
 }  // namespace irc

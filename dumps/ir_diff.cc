@@ -1,7 +1,6 @@
 #include "dumps/ir_diff.h"
 
 #include <map>
-#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -31,29 +30,84 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The end of the digits starting at `i` (i itself when there are none).
+size_t digitsEnd(const std::string& s, size_t i) {
+  while (i < s.size() && isDigit(s[i])) ++i;
+  return i;
+}
+
+bool isNameChar(char c) {
+  return isDigit(c) || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == '.' || c == ':';
+}
+
+// `%paraN_NAME: REST` -> NAME, REST. Hand-written scanners, not std::regex: its recursion
+// overflows the stack on the long lines of a dump for thousands of devices.
+bool matchParamLine(const std::string& line, std::string& name, std::string& rest) {
+  if (line.rfind("%para", 0) != 0) return false;
+  size_t i = digitsEnd(line, 5);
+  if (i == 5 || i >= line.size() || line[i] != '_') return false;
+  size_t colon = line.find(':', i + 1);
+  if (colon == std::string::npos || colon == i + 1 || colon + 1 >= line.size() || line[colon + 1] != ' ') return false;
+  name = line.substr(i + 1, colon - i - 1);
+  rest = line.substr(colon + 2);
+  return true;
+}
+
+// `  %N(NAME) = REST` -> %N, NAME, REST.
+bool matchNodeLine(const std::string& line, std::string& ref, std::string& name, std::string& rest) {
+  if (line.rfind("  %", 0) != 0) return false;
+  size_t i = digitsEnd(line, 3);
+  if (i == 3 || i >= line.size() || line[i] != '(') return false;
+  size_t close = line.find(')', i + 1);
+  if (close == std::string::npos || line.compare(close, 4, ") = ") != 0) return false;
+  ref = line.substr(2, i - 2);
+  name = line.substr(i + 1, close - i - 1);
+  rest = line.substr(close + 4);
+  return true;
+}
+
 Dump parse(const std::string& text) {
   Dump d;
   std::istringstream in(text);
   std::map<std::string, std::string> refNames;  // "%3" -> "matmul2"
-  static const std::regex nodeLine(R"(^  (%\d+)\(([^)]*)\) = (.*)$)");
-  static const std::regex paramLine(R"(^%para\d+_([^:]+): (.*)$)");
-  static const std::regex ref(R"(%\d+\b|%para\d+_[A-Za-z0-9_.:]+)");
+  // Replaces `%N` by its node's name and `%paraK_NAME` by NAME.
   auto rename = [&](const std::string& s) {
     std::string out;
-    auto begin = std::sregex_iterator(s.begin(), s.end(), ref);
-    size_t last = 0;
-    for (auto it = begin; it != std::sregex_iterator(); ++it) {
-      out += s.substr(last, it->position() - last);
-      std::string r = it->str();
-      if (r.rfind("%para", 0) == 0) out += r.substr(r.find('_') + 1);
-      else out += refNames.count(r) ? refNames[r] : r;
-      last = it->position() + it->length();
+    size_t i = 0;
+    while (i < s.size()) {
+      size_t pct = s.find('%', i);
+      if (pct == std::string::npos) break;
+      out.append(s, i, pct - i);
+      size_t digits = digitsEnd(s, pct + 1);
+      bool wordEnds = digits == s.size() || !(isNameChar(s[digits]) && s[digits] != '.' && s[digits] != ':');
+      if (digits > pct + 1 && wordEnds) {
+        std::string r = s.substr(pct, digits - pct);
+        auto it = refNames.find(r);
+        out += it != refNames.end() ? it->second : r;
+        i = digits;
+        continue;
+      }
+      if (s.compare(pct, 5, "%para") == 0) {
+        size_t k = digitsEnd(s, pct + 5);
+        if (k > pct + 5 && k < s.size() && s[k] == '_') {
+          size_t e = k + 1;
+          while (e < s.size() && isNameChar(s[e])) ++e;
+          if (e > k + 1) {
+            out.append(s, k + 1, e - k - 1);
+            i = e;
+            continue;
+          }
+        }
+      }
+      out += '%';
+      i = pct + 1;
     }
-    return out + s.substr(last);
+    return out + s.substr(std::min(i, s.size()));
   };
   bool inAttrs = false;
-  std::string line;
-  std::smatch m;
+  std::string line, ref, name, rest;
   while (std::getline(in, line)) {
     if (line == "# Attrs:") {
       inAttrs = true;
@@ -64,13 +118,13 @@ Dump parse(const std::string& text) {
       else d.headerAttrs.push_back(line);
       continue;
     }
-    if (std::regex_match(line, m, paramLine)) {
-      d.params[m[1]] = m[2];
-      d.paramOrder.push_back(m[1]);
-      refNames[line.substr(0, line.find(':'))] = m[1];
-    } else if (std::regex_match(line, m, nodeLine)) {
-      refNames[m[1]] = m[2];
-      d.nodes.push_back({m[2], rename(m[3]), "", "", {}});
+    if (matchParamLine(line, name, rest)) {
+      d.params[name] = rest;
+      d.paramOrder.push_back(name);
+      refNames[line.substr(0, line.find(':'))] = name;
+    } else if (matchNodeLine(line, ref, name, rest)) {
+      refNames[ref] = name;
+      d.nodes.push_back({name, rename(rest), "", "", {}});
     } else if (line.rfind("  Return(", 0) == 0) {
       d.ret = rename(trim(line));
     } else if (!d.nodes.empty() && line.find("      # ") == 0) {

@@ -1,5 +1,7 @@
 #include "frontends/sharding_reader.h"
 
+#include "ir/limits.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -116,7 +118,15 @@ std::optional<ShardStrategy> readStrategy(YamlReader& reader, const YAML::Node& 
                                            tensor.shape[d], divisorsText(tensor.shape[d])));
         tupleOk = false;
       }
-      product *= std::max<int64_t>(s, 1);
+      auto next = checkedMul(product, std::max<int64_t>(s, 1));
+      if (!next) {
+        if (tupleOk)
+          reader.error(tuple, fmt::format("{}: {} for '{}' uses more devices than a 64-bit integer holds; device_num is {}",
+                                          what, formatIntTuple(*values), tensor.name, deviceNum));
+        tupleOk = false;
+        break;
+      }
+      product = *next;
     }
     if (tupleOk && deviceNum % product != 0) {
       reader.error(tuple, fmt::format("{}: {} for '{}' uses {} devices, which does not divide device_num {}", what,
@@ -210,6 +220,17 @@ std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YAML:
                                    key == "sbp" ? "P" : key == "placements" ? "Partial()" : "a dims_mapping"));
       return std::nullopt;
     }
+  if (!assignment.partialAxes.empty()) {
+    // A declared partial state cannot be honoured: an input or parameter is fed whole, and the
+    // partial sums an op makes are completed by its forward AllReduce. Accepting it would only
+    // relabel a whole value as partial, and its consumer would sum copies (docs/model-format.md).
+    reader.error(value, fmt::format("{} declares a partial state over device axis '{}'; a tensor sharding may only "
+                                    "split or replicate (write {} for that axis): partial results come from ops "
+                                    "that reduce over a split dim, and irc completes them itself",
+                                    what, mesh->names[assignment.partialAxes[0]],
+                                    key == "sbp" ? "B" : key == "placements" ? "Replicate()" : "no 'partial' entry"));
+    return std::nullopt;
+  }
   if (assignment.dims.size() != rank) {
     reader.error(value, fmt::format("{} has {} dims; '{}' has rank {} (shape {})", what, assignment.dims.size(), tensor.name, rank,
                                     formatShape(tensor.shape)));

@@ -9,6 +9,8 @@
 
 #include "frontends/sharding_reader.h"
 #include "frontends/yaml_reader.h"
+#include "ir/limits.h"
+#include "ir/names.h"
 #include "ir/op_defs.h"
 #include "ir/shape_inference.h"
 #include "ir/suggest.h"
@@ -69,10 +71,44 @@ class ModelLoader {
   bool parallelOk_ = false;
 };
 
+// Where the second YAML document of `text` starts: its node's mark when yaml-cpp has one, else
+// the second line that opens a document (`---`).
+SourceLoc secondDocumentLoc(const std::string& text, const YAML::Node& second) {
+  if (second.Mark().line >= 0 && !second.IsNull()) return {second.Mark().line + 1, second.Mark().column + 1};
+  int line = 1, markers = 0, firstContentLine = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    std::string_view l(text.data() + start, (end == std::string::npos ? text.size() : end) - start);
+    bool marker = l.rfind("---", 0) == 0;
+    bool content = !l.empty() && l[0] != '#' && l.find_first_not_of(" \t\r") != std::string_view::npos;
+    if (marker && (++markers == 2 || firstContentLine > 0)) return {line, 1};
+    if (content && !marker && firstContentLine == 0) firstContentLine = line;
+    if (end == std::string::npos) break;
+    start = end + 1;
+    ++line;
+  }
+  return {1, 1};
+}
+
 std::optional<Graph> ModelLoader::load(const std::string& text) {
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      reader_.diags().error(secondDocumentLoc(text, documents[1]),
+                            fmt::format("the file holds {} YAML documents; a model file holds exactly one (remove this "
+                                        "'---' and what follows, or put the second model in its own file)",
+                                        documents.size()));
+      return std::nullopt;
+    }
+    if (documents.empty() || documents[0].IsNull()) {
+      reader_.diags().error({1, 1}, fmt::format("the file holds no model (it is empty or only comments); a model is a "
+                                                "mapping with keys {}",
+                                                joinNames(kTopKeys)));
+      return std::nullopt;
+    }
+    root = documents[0];
   } catch (const YAML::ParserException& e) {
     reader_.diags().error({e.mark.line + 1, e.mark.column + 1}, fmt::format("invalid YAML: {}", e.msg));
     return std::nullopt;
@@ -116,8 +152,9 @@ void ModelLoader::readParallel(const YAML::Node& node) {
   bool ok = true;
   if (auto n = reader_.required(node, "device_num", "'parallel'")) {
     auto v = reader_.integer(*n, "device_num");
-    if (v && *v < 1) reader_.error(*n, fmt::format("device_num must be >= 1; got {}", *v));
-    if (v && *v >= 1) p.deviceNum = *v;
+    if (v && (*v < 1 || *v > kMaxDeviceNum))
+      reader_.error(*n, fmt::format("device_num must be in 1 .. {} (docs/limits.md); got {}", kMaxDeviceNum, *v));
+    if (v && *v >= 1 && *v <= kMaxDeviceNum) p.deviceNum = *v;
     else ok = false;
   } else {
     ok = false;
@@ -156,6 +193,11 @@ void ModelLoader::readParallel(const YAML::Node& node) {
           meshOk = false;
         }
       if (dims->empty()) reader_.error(*dm, "device_matrix must have at least one axis");
+      if (meshOk && !checkedProduct(*dims)) {
+        reader_.error(*dm, fmt::format("device_matrix {}: the product of its entries does not fit a 64-bit integer; "
+                                       "it must equal device_num {}", formatIntTuple(*dims), p.deviceNum));
+        meshOk = false;
+      }
       if (meshOk && ok && mesh.deviceCount() != p.deviceNum) {
         reader_.error(*dm, fmt::format("device_matrix {} has {} devices; device_num is {}", formatIntTuple(*dims),
                                        mesh.deviceCount(), p.deviceNum));
@@ -218,6 +260,11 @@ void ModelLoader::readTensors(const YAML::Node& list, ValueKind kind) {
           shape.reset();
           break;
         }
+    if (shape && !withinElementLimit(*shape)) {
+      reader_.error(*shapeNode, fmt::format("shape {} has more than {} elements (docs/limits.md)", formatShape(*shape),
+                                            kMaxTensorElements));
+      shape.reset();
+    }
     std::optional<DType> dtype;
     if (dtypeNode)
       if (auto s = reader_.choice(*dtypeNode, "dtype", allDTypeModelNames())) dtype = parseDType(*s);
@@ -237,7 +284,8 @@ int ModelLoader::resultCount(const OpDef& def, const YAML::Node& opNode) {
     case OpFamily::Split: {
       if (auto attrs = reader_.optional(opNode, "attrs"))
         if (auto n = reader_.optional(*attrs, "output_num"))
-          if (auto v = scalarAsInt(*n); v && *v >= 1) return static_cast<int>(*v);
+          // Past the limit, shape inference reports the located error; one result meanwhile.
+          if (auto v = scalarAsInt(*n); v && *v >= 1 && *v <= kMaxOpResults) return static_cast<int>(*v);
       return 1;
     }
     default: return 1;
@@ -280,9 +328,12 @@ void ModelLoader::declareOps(const YAML::Node& list) {
     op.modelIndex = index++;
     OpId id = graph_.addOp(std::move(op), std::vector<TensorType>(resultCount(*def, node)));
     const Op& added = graph_.op(id);
+    // `op:r` names result r, unless a value or op is declared with exactly that name: the exact
+    // name wins (docs/model-format.md), whichever is declared first.
+    valuesByName_[*name] = added.results[0];
     for (size_t r = 0; r < added.results.size(); ++r) {
-      valuesByName_[r == 0 ? *name : fmt::format("{}:{}", *name, r)] = added.results[r];
-      valuesByName_[fmt::format("{}:{}", *name, r)] = added.results[r];
+      std::string indexed = fmt::format("{}:{}", *name, r);
+      if (!nameLocs_.count(indexed)) valuesByName_[indexed] = added.results[r];
     }
     sources_.push_back({id, node});
   }
@@ -295,6 +346,10 @@ std::optional<ValueId> ModelLoader::lookupValue(const YAML::Node& ref, const Op&
   }
   const std::string& name = ref.Scalar();
   if (auto it = valuesByName_.find(name); it != valuesByName_.end()) return it->second;
+  if (auto problem = nameProblem(name)) {
+    reader_.error(ref, fmt::format("the input of op '{}' {}", user.name, *problem));
+    return std::nullopt;
+  }
   if (rejectedNames_.count(name) || rejectedNames_.count(name.substr(0, name.rfind(':')))) return std::nullopt;
   // "op:3" on an op with fewer results deserves its own message.
   if (auto colon = name.rfind(':'); colon != std::string::npos) {

@@ -1,5 +1,7 @@
 #include "frontends/yaml_reader.h"
 
+#include "ir/names.h"
+
 #include <charconv>
 #include <set>
 
@@ -108,7 +110,15 @@ std::optional<bool> YamlReader::boolean(const YAML::Node& node, std::string_view
 }
 
 std::optional<std::string> YamlReader::string(const YAML::Node& node, std::string_view what) {
-  if (node.IsScalar() && !node.Scalar().empty()) return node.Scalar();
+  if (node.IsScalar() && !node.Scalar().empty()) {
+    // Names end up in dumps, reports and diagnostics: a control character could forge a dump
+    // line, invalid UTF-8 cannot be written as JSON.
+    if (auto problem = nameProblem(node.Scalar())) {
+      error(node, fmt::format("{} {}", what, *problem));
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
   error(node, fmt::format("{} must be a name; got {}", what, describeNode(node)));
   return std::nullopt;
 }
@@ -142,6 +152,9 @@ std::optional<std::vector<std::string>> YamlReader::stringList(const YAML::Node&
   for (const YAML::Node& e : node) {
     if (!e.IsScalar() || e.Scalar().empty()) {
       error(e, fmt::format("{} must be a list of names; got {}", what, describeNode(e)));
+      ok = false;
+    } else if (auto problem = nameProblem(e.Scalar())) {
+      error(e, fmt::format("an entry of {} {}", what, *problem));
       ok = false;
     } else {
       out.push_back(e.Scalar());

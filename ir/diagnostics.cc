@@ -34,6 +34,10 @@ std::string DiagnosticEngine::sourceLine(int line) const {
   if (end == std::string::npos) end = sourceText_.size();
   std::string text = sourceText_.substr(begin, end - begin);
   if (!text.empty() && text.back() == '\r') text.pop_back();
+  // The line is echoed to a terminal: control bytes (ESC, CR, NUL) become '?', one for one, so
+  // the caret below still points at the right column.
+  for (char& c : text)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7F) c = '?';
   return text;
 }
 

@@ -99,19 +99,8 @@ bool isPartialAxis(const TensorLayout& l, int axis) {
 
 }  // namespace
 
-std::vector<std::string> splitTopLevel(std::string_view text) {
+std::vector<std::string> splitTopLevelKeepingTuples(std::string_view text) {
   std::string s = trim(text);
-  if (s.size() >= 2 && ((s.front() == '(' && s.back() == ')') || (s.front() == '[' && s.back() == ']'))) {
-    // Strip one pair of outer brackets only if they enclose everything.
-    int depth = 0;
-    bool encloses = true;
-    for (size_t i = 0; i < s.size(); ++i) {
-      depth += (s[i] == '(' || s[i] == '[') - (s[i] == ')' || s[i] == ']');
-      if (depth == 0 && i + 1 < s.size()) encloses = false;
-    }
-    // "S(0)" does not start with a bracket, so only true tuples get here.
-    if (encloses) s = s.substr(1, s.size() - 2);
-  }
   std::vector<std::string> parts;
   int depth = 0;
   std::string cur;
@@ -127,6 +116,22 @@ std::vector<std::string> splitTopLevel(std::string_view text) {
   }
   if (!trim(cur).empty() || !parts.empty()) parts.push_back(trim(cur));
   return parts;
+}
+
+std::vector<std::string> splitTopLevel(std::string_view text) {
+  std::string s = trim(text);
+  if (s.size() >= 2 && ((s.front() == '(' && s.back() == ')') || (s.front() == '[' && s.back() == ']'))) {
+    // Strip one pair of outer brackets only if they enclose everything.
+    int depth = 0;
+    bool encloses = true;
+    for (size_t i = 0; i < s.size(); ++i) {
+      depth += (s[i] == '(' || s[i] == '[') - (s[i] == ')' || s[i] == ']');
+      if (depth == 0 && i + 1 < s.size()) encloses = false;
+    }
+    // "S(0)" does not start with a bracket, so only true tuples get here.
+    if (encloses) s = s.substr(1, s.size() - 2);
+  }
+  return splitTopLevelKeepingTuples(s);
 }
 
 NotationResult<DimAxes> parseAliasMap(const std::vector<std::vector<std::string>>& perDim, const DeviceMatrix& mesh) {

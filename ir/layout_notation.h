@@ -59,5 +59,7 @@ std::string printTensorMapIndex(const TensorLayout& layout);  // [1, -1]; [(1, 0
 
 // Splits "a,(b,c),None" at top-level commas, trimming blanks and one pair of outer brackets.
 std::vector<std::string> splitTopLevel(std::string_view text);
+// The same without stripping outer brackets: `(a,b)` is one entry (a dim on several axes).
+std::vector<std::string> splitTopLevelKeepingTuples(std::string_view text);
 
 }  // namespace irc

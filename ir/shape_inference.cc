@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ir/limits.h"
+
 namespace irc {
 namespace {
 
@@ -144,8 +146,10 @@ Result inferReshape(const std::vector<InferOperand>& in) {
       inferred = static_cast<int>(i);
     } else if (target[i] <= 0) {
       return fail(fmt::format("shape {} has entry {}; entries must be positive or a single -1", formatIntTuple(target), target[i]), 1);
+    } else if (auto k = checkedMul(known, target[i]); k && *k <= kMaxTensorElements) {
+      known = *k;
     } else {
-      known *= target[i];
+      return fail(fmt::format("shape {} has more than {} elements (docs/limits.md)", formatIntTuple(target), kMaxTensorElements), 1);
     }
   }
   if (inferred >= 0) {
@@ -259,7 +263,8 @@ Result inferSplit(const std::vector<InferOperand>& in, const AttrMap& attrs) {
   auto axis = normalizeAxis(intAttr(attrs, "axis"), rank);
   if (!axis) return fail(fmt::format("axis {} is out of range for rank {}", intAttr(attrs, "axis"), rank), -1, "axis");
   int64_t n = intAttr(attrs, "output_num");
-  if (n < 1) return fail(fmt::format("output_num must be >= 1; got {}", n), -1, "output_num");
+  if (n < 1 || n > kMaxOpResults)
+    return fail(fmt::format("output_num must be in 1 .. {} (docs/limits.md); got {}", kMaxOpResults, n), -1, "output_num");
   if (x.shape[*axis] % n != 0)
     return fail(fmt::format("output_num {} does not divide dim {} of shape {} (size {})", n, *axis, formatShape(x.shape), x.shape[*axis]),
                 -1, "output_num");
@@ -386,7 +391,9 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-InferResult inferResultTypes(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) {
+namespace {
+
+InferResult inferByFamily(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) {
   switch (def.family) {
     case OpFamily::MatMul: return inferMatMul(in, attrs);
     case OpFamily::BatchMatMul: return inferBatchMatMul(in, attrs);
@@ -419,6 +426,20 @@ InferResult inferResultTypes(const OpDef& def, const std::vector<InferOperand>& 
     case OpFamily::StridedSlice: return inferStridedSlice(in);
   }
   return fail("unknown op family");
+}
+
+}  // namespace
+
+InferResult inferResultTypes(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) {
+  InferResult result = inferByFamily(def, in, attrs);
+  // Every result stays within the documented element bound (docs/limits.md): a OneHot depth or
+  // a Reshape target can otherwise ask for sizes whose byte counts wrap around int64.
+  if (auto* types = std::get_if<std::vector<TensorType>>(&result))
+    for (const TensorType& t : *types)
+      if (!withinElementLimit(t.shape))
+        return fail(fmt::format("the result {} would have more than {} elements (docs/limits.md)", formatShape(t.shape),
+                                kMaxTensorElements));
+  return result;
 }
 
 }  // namespace irc

@@ -113,10 +113,34 @@ bool TensorLayout::sameAs(const TensorLayout& other) const {
 }
 
 std::string divisorsText(int64_t size) {
-  std::vector<int64_t> ds;
-  for (int64_t d = 1; d <= size; ++d)
-    if (size % d == 0) ds.push_back(d);
-  return fmt::format("{}", fmt::join(ds, ", "));
+  // The divisors from the prime factorization, not by trial division up to `size` (a dim of
+  // 10^18 would take hours); at most a handful are listed.
+  constexpr size_t kShown = 12;
+  std::vector<std::pair<int64_t, int>> primes;
+  int64_t rest = size;
+  for (int64_t p = 2; p <= rest / p; ++p) {
+    if (rest % p != 0) {
+      if (p > 1'000'000) break;  // the rest is a large prime or a product of large ones
+      continue;
+    }
+    int e = 0;
+    while (rest % p == 0) rest /= p, ++e;
+    primes.emplace_back(p, e);
+  }
+  if (rest > 1) primes.emplace_back(rest, 1);
+  std::vector<int64_t> ds{1};
+  for (auto [p, e] : primes) {
+    size_t n = ds.size();
+    int64_t power = 1;
+    for (int i = 0; i < e; ++i) {
+      power *= p;
+      for (size_t j = 0; j < n; ++j) ds.push_back(ds[j] * power);
+    }
+  }
+  std::sort(ds.begin(), ds.end());
+  if (ds.size() <= kShown) return fmt::format("{}", fmt::join(ds, ", "));
+  std::vector<int64_t> head(ds.begin(), ds.begin() + kShown - 1);
+  return fmt::format("{}, ... ({} divisors in all), {}", fmt::join(head, ", "), ds.size(), ds.back());
 }
 
 std::optional<LayoutProblem> validateLayout(const TensorLayout& layout, std::string_view tensorName) {

@@ -270,9 +270,12 @@ std::optional<OpRule> buildRule(const OpDef& def, const std::vector<TensorType>&
       RuleBuilder b;
       int64_t rank = static_cast<int64_t>(in[0].shape.size());
       int64_t axis = *normalizeAxis(std::get<int64_t>(constants.at(0)), rank);
+      // A split vocabulary (axis 0) becomes ops.md's masked lookup, whose mask broadcasts over
+      // the trailing embedding dim. A gathered dim at another axis has no such lowering here, so
+      // it is never split: a strategy that splits it is rejected, propagation does not pick one.
+      FactorKind gathered = axis == 0 ? FactorKind::Reduction : FactorKind::Replicated;
       std::vector<int> p;
-      for (int64_t d = 0; d < rank; ++d)
-        p.push_back(b.factor(in[0].shape[d], d == axis ? FactorKind::Reduction : FactorKind::PassThrough));
+      for (int64_t d = 0; d < rank; ++d) p.push_back(b.factor(in[0].shape[d], d == axis ? gathered : FactorKind::PassThrough));
       std::vector<int> idx = b.factorsFor(in[1].shape);
       DimFactors outDims;
       for (int64_t d = 0; d < axis; ++d) outDims.push_back({p[d]});

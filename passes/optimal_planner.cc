@@ -117,8 +117,9 @@ class Search {
       if (a >= 0) usedAxes |= 1u << a;
     if (s.partial) {
       moves.push_back({RedistStep::Kind::AllReduce, -1, -1, s.partial});
-      // ReduceScatter over one partial axis onto sub-dim 0 (it scatters dim 0 of the local tensor).
-      if (s.cur[0] < 0)
+      // ReduceScatter over one partial axis onto sub-dim 0 (it scatters dim 0 of the local tensor);
+      // a scalar has no dim to scatter.
+      if (!s.cur.empty() && s.cur[0] < 0)
         for (int a : axesOf(s.partial))
           if (local[0] % u_.mesh.dims[a] == 0) moves.push_back({RedistStep::Kind::ReduceScatter, 0, -1, 1u << a});
     }

@@ -9,6 +9,8 @@
 #include <functional>
 
 #include <fmt/format.h>
+
+#include "ir/limits.h"
 #include <fmt/ranges.h>
 
 #include "ir/inserted_ops.h"
@@ -26,6 +28,8 @@ std::string axisText(const RedistStep& s) {
   return fmt::format("device axis {}", fmt::join(fromRight, ", "));
 }
 
+struct InsertionLimitReached {};
+
 class Inserter {
  public:
   explicit Inserter(Graph& g) : graph_(g) {}
@@ -33,6 +37,9 @@ class Inserter {
   // Appends an inserted op reading `input`; returns its (first) result.
   ValueId add(std::string name, std::string instance, std::string type, std::vector<Operand> operands, AttrMap attrs,
               std::vector<TensorType> results, std::optional<RedistStep> step, std::string reason) {
+    // A bound on the work (docs/limits.md): a gather over a million ranks on a dim other than 0
+    // would otherwise write a Split with a million outputs into every dump.
+    if (++inserted_ > kMaxInsertedNodes) throw InsertionLimitReached{};
     Op op;
     op.name = std::move(name);
     op.instanceName = std::move(instance);
@@ -51,6 +58,7 @@ class Inserter {
 
  private:
   Graph& graph_;
+  int64_t inserted_ = 0;
 };
 
 AttrMap sliceMasks() {
@@ -150,7 +158,28 @@ class RedistributionPass : public Pass {
     for (size_t v = 0; v < current.size(); ++v) current[v] = static_cast<ValueId>(v);
     std::vector<OpId> modelOrder = graph.order;
     graph.redistributions.clear();
-    for (OpId id : modelOrder) {
+    OpId at = kNoId;
+    try {
+      for (OpId id : modelOrder) {
+        at = id;
+        insertAround(graph, ins, id, current, options);
+      }
+    } catch (const InsertionLimitReached&) {
+      context.diags.error(graph.op(at).loc, fmt::format("redistributing around op '{}' would take the compile past {} inserted "
+                                                        "nodes (docs/limits.md); use fewer devices or a strategy that "
+                                                        "needs less redistribution",
+                                                        graph.op(at).name, kMaxInsertedNodes));
+      return PassStatus::Failed;
+    }
+    for (ValueId& out : graph.outputs) out = current[out];
+    graph.order = std::move(ins.order);
+    return PassStatus::Changed;
+  }
+
+ private:
+  // The redistributions before op `id`, the op itself, and its forward ops.
+  void insertAround(Graph& graph, Inserter& ins, OpId id, std::vector<ValueId>& current, PlannerOptions& options) {
+    {
       // Before the op: one redistribution per operand whose layout is not what it needs.
       // Emitting appends to graph.ops and graph.values: no reference into them is used after it.
       for (size_t i = 0; i < graph.op(id).operands.size(); ++i) {
@@ -204,12 +233,8 @@ class RedistributionPass : public Pass {
       if (lookup) current[graph.op(id).results[0]] = emitVocabLookupAfter(graph, ins, id, *lookup);
       emitForwardOps(graph, ins, id, current);
     }
-    for (ValueId& out : graph.outputs) out = current[out];
-    graph.order = std::move(ins.order);
-    return PassStatus::Changed;
   }
 
- private:
   static bool ruleOfKnown(const Op& op) { return !op.inserted(); }
 
   // The optimal planner plans a partial result's reduction together with its one consumer's

@@ -40,6 +40,18 @@ class ShapeSlicingPass : public Pass {
       materializeForRank(op, rank_);
       if (!op.inserted() && op.type == "Reshape" && op.parallel.layoutsInferred)
         op.operands[1].constant = Attribute(IntTuple(op.parallel.outputLayouts[0].sliceShape()));
+      if (!op.inserted() && op.type == "Squeeze" && op.parallel.layoutsInferred) {
+        // `axis: ()` squeezes the dims of size 1 of the *global* shape; on a slice a split dim
+        // may have size 1 too. MindSpore's SqueezeInfo likewise replaces it by the explicit axes.
+        const IntTuple* axes = std::get_if<IntTuple>(&op.attrs.at("axis"));
+        if (axes && axes->empty()) {
+          IntTuple squeezed;
+          const Shape& global = op.parallel.inputLayouts[0].shape;
+          for (size_t d = 0; d < global.size(); ++d)
+            if (global[d] == 1) squeezed.push_back(static_cast<int64_t>(d));
+          op.attrs["axis"] = Attribute(squeezed);
+        }
+      }
       if (!op.inserted() && op.type == "OneHot" && op.parallel.layoutsInferred) {
         // A split class dim: the rank one-hots its own class range (the redistribution pass
         // shifted the indices).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "frontends/yaml_frontend.h"
+#include "ir/limits.h"
 #include "ir/suggest.h"
 
 namespace irc::cli {
@@ -66,17 +68,36 @@ bool useColor(ColorMode mode, FILE* stream) {
 }
 
 std::optional<std::string> readModelText(const std::string& path, std::string& error) {
-  if (path == "-") {
-    std::ostringstream buffer;
-    buffer << std::cin.rdbuf();
-    return buffer.str();
+  // At most kMaxModelBytes: `/dev/zero` or a runaway file is refused, not read until memory
+  // runs out.
+  auto readCapped = [&](std::istream& in, const std::string& shown) -> std::optional<std::string> {
+    std::string text;
+    char buffer[1 << 16];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+      text.append(buffer, static_cast<size_t>(in.gcount()));
+      if (static_cast<int64_t>(text.size()) > kMaxModelBytes) {
+        error = fmt::format("cannot read '{}': it is larger than {} bytes (docs/limits.md)", shown, kMaxModelBytes);
+        return std::nullopt;
+      }
+    }
+    if (in.bad()) {
+      error = fmt::format("cannot read '{}': {}", shown, std::strerror(errno));
+      return std::nullopt;
+    }
+    return text;
+  };
+  if (path == "-") return readCapped(std::cin, "<stdin>");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = fmt::format("cannot read '{}': it is a directory; give a model file", path);
+    return std::nullopt;
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = fmt::format("cannot read '{}': {}", path, std::strerror(errno));
     return std::nullopt;
   }
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return readCapped(in, path);
 }
 
 std::string modelStem(const std::string& path) {
@@ -92,6 +113,12 @@ int64_t parseIntArg(const std::string& flag, const std::string& value) {
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || p != value.data() + value.size() || value.empty())
     throw UsageError(fmt::format("{} takes an integer; got '{}'", flag, value));
+  return v;
+}
+
+int64_t parsePositiveIntArg(const std::string& flag, const std::string& value) {
+  int64_t v = parseIntArg(flag, value);
+  if (v < 1) throw UsageError(fmt::format("{} takes a positive integer; got '{}'", flag, value));
   return v;
 }
 

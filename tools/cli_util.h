@@ -46,6 +46,7 @@ std::optional<std::string> readModelText(const std::string& path, std::string& e
 std::string modelStem(const std::string& path);  // "examples/ffn.yaml" -> "ffn"; "-" -> "stdin"
 
 int64_t parseIntArg(const std::string& flag, const std::string& value);
+int64_t parsePositiveIntArg(const std::string& flag, const std::string& value);  // >= 1
 double parseSecondsArg(const std::string& flag, const std::string& value);  // a non-negative number
 SearchMode parseSearchModeArg(const std::string& flag, const std::string& value);
 RedistributionMode parseRedistributionArg(const std::string& flag, const std::string& value);

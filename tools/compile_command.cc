@@ -9,6 +9,7 @@
 
 #include "dumps/dump_writer.h"
 #include "dumps/report.h"
+#include "ir/limits.h"
 #include "ir/suggest.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
@@ -25,6 +26,7 @@ struct CompileArgs {
   std::string dumpDir;
   std::optional<int64_t> rank;
   bool allRanks = false;
+  int64_t maxRanks = kDefaultMaxRanks;
   ParallelOverrides overrides;
   std::vector<std::string> passes;  // empty: the whole pipeline
   std::string stopAfter;
@@ -58,7 +60,7 @@ const PipelineStage& stageOrThrow(const std::string& flag, const std::string& na
 CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
   ArgScanner scan(args,
                   {"--dump-after", "--dump-dir", "--rank", "--search-mode", "--redistribution", "--passes", "--stop-after",
-                   "--color", "--report", "--alpha", "--beta", "--gamma"},
+                   "--color", "--report", "--alpha", "--beta", "--gamma", "--max-ranks"},
                   {"--dump-all", "--all-ranks", "--time-passes", "--dump-locations", "-q", "--quiet"});
   CompileArgs a;
   while (!scan.done()) {
@@ -77,6 +79,8 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       a.rank = parseIntArg(f, item.value);
     } else if (f == "--all-ranks") {
       a.allRanks = true;
+    } else if (f == "--max-ranks") {
+      a.maxRanks = parsePositiveIntArg(f, item.value);
     } else if (f == "--search-mode") {
       a.overrides.searchMode = parseSearchModeArg(f, item.value);
     } else if (f == "--redistribution") {
@@ -163,8 +167,13 @@ int runCompile(const std::vector<std::string>& args) {
 
   PassManager manager;
   schedulePipeline(manager, graph->parallel, a.passes, a.stopAfter);
+  if (a.allRanks && graph->parallel.deviceNum > a.maxRanks)
+    throw UsageError(fmt::format("--all-ranks would write {} rank folders; the limit is {} (raise it with --max-ranks N, "
+                                 "or dump one rank with --rank R)",
+                                 graph->parallel.deviceNum, a.maxRanks));
   DumpOptions dumpOptions;
-  dumpOptions.dir = a.dumpDir.empty() ? modelStem(a.model) + "_ir" : a.dumpDir;
+  // `-` has no file name: the dump folder is named after the model's `name`.
+  dumpOptions.dir = !a.dumpDir.empty() ? a.dumpDir : (a.model == "-" ? graph->name : modelStem(a.model)) + "_ir";
   dumpOptions.all = a.dumpAll;
   dumpOptions.after = a.dumpAfter;
   dumpOptions.locations = a.dumpLocations;
@@ -186,7 +195,7 @@ int runCompile(const std::vector<std::string>& args) {
     diags.render(std::cerr, color);
     return 1;
   }
-  if (auto err = dumps.flush()) {
+  if (auto err = dumps.commit()) {
     std::cerr << "irc: error: " << *err << "\n";
     return 1;
   }
@@ -194,7 +203,7 @@ int runCompile(const std::vector<std::string>& args) {
   if (!a.report.empty()) {
     std::string text = buildReport(*graph, reportRank).dump(2) + "\n";
     if (a.report == "-") {
-      std::cout << text;
+      std::cout << text;  // a failed write to stdout is caught by the driver (exit 1)
     } else if (auto err = writeFileAtomically(a.report, text)) {
       std::cerr << "irc: error: " << *err << "\n";
       return 1;

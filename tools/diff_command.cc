@@ -18,8 +18,12 @@ namespace irc::cli {
 namespace {
 namespace fs = std::filesystem;
 
-// Every stage's dump text, by "NN_<pass>".
+// Every stage's dump text, by "XXXX_<pass>" (the pipeline position first, so that stages sort in
+// pipeline order); printed as the pass name.
 using Stages = std::map<std::string, std::string>;
+
+std::string stageKey(int position, std::string_view pass) { return fmt::format("{:04d}_{}", position, pass); }
+std::string stageName(const std::string& key) { return key.substr(5); }
 
 class TextCapture : public PassInstrumentation {
  public:
@@ -27,7 +31,7 @@ class TextCapture : public PassInstrumentation {
   void afterPass(int position, std::string_view, std::string_view dumpName, const Graph& graph) override {
     PrintOptions options;
     options.rank = rank_;
-    stages[fmt::format("{:02d}_{}", position, dumpName)] = printGraph(graph, options);
+    stages[stageKey(position, dumpName)] = printGraph(graph, options);
   }
   void afterRankPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph, int64_t) override {
     afterPass(position, passName, dumpName, graph);
@@ -56,16 +60,18 @@ std::optional<Stages> stagesOfModel(const std::string& path, int64_t rank, Color
   return capture.stages;
 }
 
-// The dumps of a directory (its rank_<r>/ folder when there is one), by "NN_<pass>".
+// The dumps of a directory (its rank_<r>/ folder when there is one): `<pass>_XXXX.ir` files.
 Stages stagesOfDir(const std::string& dir, int64_t rank) {
   fs::path root = fs::exists(fs::path(dir) / fmt::format("rank_{}", rank)) ? fs::path(dir) / fmt::format("rank_{}", rank) : fs::path(dir);
   Stages stages;
   for (const auto& e : fs::directory_iterator(root)) {
     std::string name = e.path().filename().string();
-    if (e.path().extension() != ".ir" || name.size() < 8) continue;
-    std::string key = name.substr(0, name.size() - 8);  // drop "_XXXX.ir"
-    std::string text = readModelText(e.path().string(), key).value_or("");
-    stages[key] = text;
+    if (e.path().extension() != ".ir" || name.size() < 9 || name[name.size() - 8] != '_') continue;
+    std::string digits = name.substr(name.size() - 7, 4);
+    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string error;
+    std::string text = readModelText(e.path().string(), error).value_or("");
+    stages[stageKey(std::stoi(digits), name.substr(0, name.size() - 8))] = text;
   }
   return stages;
 }
@@ -114,19 +120,19 @@ int runDiff(const std::vector<std::string>& args) {
   for (const auto& [stage, text] : a) {
     auto it = b.find(stage);
     if (it == b.end()) {
-      std::cout << fmt::format("== {}: only in {}\n", stage, paths[0]);
+      std::cout << fmt::format("== {}: only in {}\n", stageName(stage), paths[0]);
       ++differences;
       continue;
     }
     IrDiff d = diffIrText(text, it->second);
     if (d.empty()) continue;
-    std::cout << fmt::format("== {}\n", stage);
+    std::cout << fmt::format("== {}\n", stageName(stage));
     for (const auto& line : d.lines) std::cout << line << "\n";
     differences += d.lines.size();
   }
   for (const auto& [stage, text] : b)
     if (!a.count(stage)) {
-      std::cout << fmt::format("== {}: only in {}\n", stage, paths[1]);
+      std::cout << fmt::format("== {}: only in {}\n", stageName(stage), paths[1]);
       ++differences;
     }
   std::cout << (differences == 0 ? "no differences\n" : fmt::format("{} difference{}\n", differences, differences == 1 ? "" : "s"));

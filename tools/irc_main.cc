@@ -1,5 +1,8 @@
 // The `irc` driver: subcommand dispatch and the exit-status contract
 // (0 ok, 1 rejected, 2 usage, 3 verify mismatch, 4 internal error).
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -57,12 +60,26 @@ int dispatch(const std::vector<std::string>& args) {
   return runCompile(args);
 }
 
+// Results go to stdout; a full disk or a closed pipe there is a failed run, not a success.
+int finishStdout(int status) {
+  std::cout.flush();
+  bool failed = std::cout.fail() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (failed) {
+    int error = errno;  // stdio leaves the first failure's reason in errno
+    std::cerr << "irc: error: cannot write to standard output" << (error ? std::string(": ") + std::strerror(error) : "")
+              << "\n";
+    return status == 0 ? 1 : status;
+  }
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  errno = 0;
   try {
-    return dispatch(args);
+    return finishStdout(dispatch(args));
   } catch (const irc::cli::UsageError& e) {
     std::cerr << "irc: error: " << e.what() << "\n";
     return 2;

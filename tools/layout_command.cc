@@ -5,6 +5,7 @@
 
 #include "dumps/layout_description.h"
 #include "ir/layout_notation.h"
+#include "ir/limits.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -18,9 +19,20 @@ struct LayoutRejected {
 
 std::vector<std::string> namesArg(const std::string& value) { return splitTopLevel(value); }
 
+// The per-dim entries of a tensor map argument. Square brackets around the whole list are
+// dropped; a parenthesised entry is one dim on several axes (cli.md), also when it is the only
+// one: `(ax1,ax0)` is one dim, not two.
+std::vector<std::string> dimEntries(const std::string& value) {
+  std::string s = value;
+  while (!s.empty() && s.front() == ' ') s.erase(0, 1);
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  if (s.size() >= 2 && s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
+  return splitTopLevelKeepingTuples(s);
+}
+
 std::vector<std::vector<int64_t>> tensorMapIndexArg(const std::string& value) {
   std::vector<std::vector<int64_t>> perDim;
-  for (const std::string& entry : splitTopLevel(value)) {
+  for (const std::string& entry : dimEntries(value)) {
     std::vector<int64_t> axes;
     for (const std::string& part : splitTopLevel(entry)) axes.push_back(parseIntArg("--tensor-map-index", part));
     perDim.push_back(axes);
@@ -36,10 +48,10 @@ T take(NotationResult<T> r, const std::string& flag) {
   return std::get<T>(std::move(r));
 }
 
-TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, ColorMode& color) {
+TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, ColorMode& color, int64_t& maxRanks) {
   ArgScanner scan(args,
                   {"--device-matrix", "--alias", "--tensor-map", "--tensor-map-index", "--sbp", "--placements",
-                   "--dims-mapping", "--partial", "--strategy", "--device-num", "--shape", "--color"},
+                   "--dims-mapping", "--partial", "--strategy", "--device-num", "--shape", "--color", "--max-ranks"},
                   {"--json"});
   std::optional<std::vector<int64_t>> deviceMatrix, shape, strategy, dimsMapping, partial;
   std::optional<int64_t> deviceNum;
@@ -51,6 +63,7 @@ TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, Color
     if (f.empty()) throw UsageError(fmt::format("irc layout takes no positional argument; got '{}'", item.value));
     if (f == "--json") json = true;
     else if (f == "--color") color = parseColorMode(item.value);
+    else if (f == "--max-ranks") maxRanks = parsePositiveIntArg(f, item.value);
     else if (f == "--device-matrix") deviceMatrix = parseIntListArg(f, item.value);
     else if (f == "--alias") alias = namesArg(item.value);
     else if (f == "--shape") shape = parseIntListArg(f, item.value);
@@ -75,10 +88,16 @@ TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, Color
   if (flag == "--strategy") {
     if (deviceMatrix || alias) throw UsageError("--strategy derives the device matrix; give --device-num, not --device-matrix");
     int64_t devices = deviceNum.value_or(1);
+    for (int64_t s : *strategy)
+      if (s < 1) throw UsageError(fmt::format("--strategy entries must be >= 1; got {}", s));
     if (!deviceNum) {
-      devices = 1;
-      for (int64_t s : *strategy) devices *= s;
+      auto product = checkedProduct(*strategy);
+      if (!product || *product > kMaxDeviceNum)
+        throw LayoutRejected{fmt::format("--strategy {} uses more than {} devices (docs/limits.md)", value, kMaxDeviceNum)};
+      devices = *product;
     }
+    if (devices < 1 || devices > kMaxDeviceNum)
+      throw LayoutRejected{fmt::format("--device-num must be in 1 .. {} (docs/limits.md); got {}", kMaxDeviceNum, devices)};
     Shape defaultShape = *strategy;
     layout = take(layoutFromStrategy(*strategy, devices, shape.value_or(defaultShape)), flag);
   } else {
@@ -86,6 +105,9 @@ TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, Color
     if (deviceNum) throw UsageError("--device-num goes with --strategy; the device matrix gives the device count");
     for (int64_t d : *deviceMatrix)
       if (d < 1) throw UsageError(fmt::format("--device-matrix entries must be >= 1; got {}", d));
+    if (auto n = checkedProduct(*deviceMatrix); !n || *n > kMaxDeviceNum)
+      throw LayoutRejected{fmt::format("--device-matrix {} has more than {} devices (docs/limits.md)",
+                                       formatIntTuple(*deviceMatrix), kMaxDeviceNum)};
     layout.mesh = DeviceMatrix::unnamed(*deviceMatrix);
     if (alias) {
       if (alias->size() != deviceMatrix->size())
@@ -96,7 +118,7 @@ TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, Color
     AxisAssignment assignment;
     if (flag == "--tensor-map") {
       std::vector<std::vector<std::string>> perDim;
-      for (const std::string& entry : splitTopLevel(value)) perDim.push_back(splitTopLevel(entry));
+      for (const std::string& entry : dimEntries(value)) perDim.push_back(splitTopLevel(entry));
       assignment.dims = take(parseAliasMap(perDim, mesh), flag);
     } else if (flag == "--tensor-map-index") {
       assignment.dims = take(parseTensorMapIndex(tensorMapIndexArg(value), mesh), flag);
@@ -130,7 +152,15 @@ TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, Color
                                      layout.shape.size(), layout.dims.size())};
   for (int64_t d : layout.shape)
     if (d < 1) throw UsageError(fmt::format("--shape entries must be >= 1; got {}", d));
+  if (!withinElementLimit(layout.shape))
+    throw LayoutRejected{fmt::format("--shape {} has more than {} elements (docs/limits.md)", formatShape(layout.shape),
+                                     kMaxTensorElements)};
   if (auto problem = validateLayout(layout, "the tensor")) throw LayoutRejected{problem->message};
+  // The output has one row per rank: refuse a table nobody can read before building it.
+  if (layout.mesh.deviceCount() > maxRanks)
+    throw LayoutRejected{fmt::format("the device matrix has {} ranks; irc layout prints one row per rank and stops at {} "
+                                     "(raise it with --max-ranks N)",
+                                     layout.mesh.deviceCount(), maxRanks)};
   return layout;
 }
 
@@ -139,8 +169,9 @@ TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, Color
 int runLayout(const std::vector<std::string>& args) {
   bool json = false;
   ColorMode color = ColorMode::Auto;
+  int64_t maxRanks = kDefaultMaxRanks;
   try {
-    TensorLayout layout = buildLayout(args, json, color);
+    TensorLayout layout = buildLayout(args, json, color, maxRanks);
     if (json) std::cout << layoutJson(layout).dump() << "\n";
     else std::cout << layoutText(layout, useColor(color, stdout));
     return 0;

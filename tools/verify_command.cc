@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ir/limits.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "passes/spmd_simulator.h"
@@ -12,13 +13,25 @@
 #include "tools/commands.h"
 
 namespace irc::cli {
+namespace {
+
+// How two numbers are judged equal, printed under every verdict so that a reader knows what
+// "agree" meant.
+std::string toleranceLine(const VerifyOptions& options) {
+  return fmt::format("irc verify: tolerance: |got - expected| <= {:g} + {:g} * |expected|; equal infinities and "
+                     "NaN against NaN agree\n",
+                     options.atol, options.rtol);
+}
+
+}  // namespace
 
 int runVerify(const std::vector<std::string>& args) {
-  ArgScanner scan(args, {"--seed", "--rtol", "--atol", "--search-mode", "--redistribution", "--color"}, {"-q", "--quiet"});
+  ArgScanner scan(args, {"--seed", "--rtol", "--atol", "--search-mode", "--redistribution", "--color", "--max-ranks"}, {"-q", "--quiet"});
   std::string model;
   VerifyOptions options;
   ParallelOverrides overrides;
   ColorMode color = ColorMode::Auto;
+  int64_t maxRanks = kDefaultMaxRanks;
   while (!scan.done()) {
     auto item = scan.next();
     const std::string& f = item.flag;
@@ -27,6 +40,8 @@ int runVerify(const std::vector<std::string>& args) {
       model = item.value;
     } else if (f == "--seed") {
       options.seed = static_cast<uint64_t>(parseIntArg(f, item.value));
+    } else if (f == "--max-ranks") {
+      maxRanks = parsePositiveIntArg(f, item.value);
     } else if (f == "--rtol") {
       options.rtol = parseSecondsArg(f, item.value);
     } else if (f == "--atol") {
@@ -44,6 +59,10 @@ int runVerify(const std::vector<std::string>& args) {
   if (!loaded) return 1;
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
+  if (graph->parallel.deviceNum > maxRanks)
+    throw UsageError(fmt::format("irc verify simulates every rank: {} devices is past the limit of {} (raise it with "
+                                 "--max-ranks N)",
+                                 graph->parallel.deviceNum, maxRanks));
   Graph original = *graph;
   PassManager manager;
   schedulePipeline(manager, graph->parallel);
@@ -65,11 +84,13 @@ int runVerify(const std::vector<std::string>& args) {
   if (!r.ok) {
     std::cout << fmt::format("irc verify: {}: MISMATCH at op '{}' on rank {}, element [{}]: got {}, expected {} (seed {})\n",
                              graph->name, r.op, r.rank, fmt::join(r.element, ", "), r.got, r.expected, options.seed);
+    std::cout << toleranceLine(options);
     return 3;
   }
   std::cout << fmt::format("irc verify: {}: all {} ranks agree with the single-device program on {} values "
                            "(max abs error {:.3g}, max rel error {:.3g}; seed {})\n",
                            graph->name, locals.size(), r.comparedValues, r.maxAbsError, r.maxRelError, options.seed);
+  std::cout << toleranceLine(options);
   return 0;
 }
 
