@@ -38,12 +38,13 @@ int writeAllAndClose(int fd, const std::string& text) {
 
 // A new file in a folder this run created: O_EXCL and O_NOFOLLOW, so nothing that appeared
 // there meanwhile (a symlink planted by someone else) is followed or overwritten.
-std::optional<std::string> writeNewFile(const std::string& path, const std::string& text) {
+// `shown` is the path the file will have once its folder is in place (what a user looks for).
+std::optional<std::string> writeNewFile(const std::string& path, const std::string& shown, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return fmt::format("cannot write '{}': {}", path, systemReason(errno));
+  if (fd < 0) return fmt::format("cannot write '{}': {}", shown, systemReason(errno));
   if (int error = writeAllAndClose(fd, text)) {
     ::unlink(path.c_str());
-    return fmt::format("cannot write '{}': {}", path, systemReason(error));
+    return fmt::format("cannot write '{}': {}", shown, systemReason(error));
   }
   return std::nullopt;
 }
@@ -110,7 +111,8 @@ void DumpWriter::dump(int position, std::string_view dumpName, const Graph& grap
   print.locations = options_.locations;
   print.modelFileName = options_.modelFileName;
   std::string name = dumpFileName(dumpName, position);
-  if (auto err = writeNewFile(*folder + "/" + name, printGraph(graph, print))) {
+  std::string shown = fmt::format("{}/rank_{}/{}", options_.dir, rank, name);
+  if (auto err = writeNewFile(*folder + "/" + name, shown, printGraph(graph, print))) {
     error_ = *err;
     return;
   }

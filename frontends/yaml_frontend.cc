@@ -2,9 +2,11 @@
 
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "frontends/sharding_reader.h"
@@ -71,10 +73,53 @@ class ModelLoader {
   bool parallelOk_ = false;
 };
 
-// Where the second YAML document of `text` starts: its node's mark when yaml-cpp has one, else
-// the second line that opens a document (`---`).
+// yaml-cpp 0.7 loops forever on some malformed flow collections, emitting the same event again
+// and again (found by the fuzzer). A well-formed document has fewer events than bytes, so a
+// dry run through the event parser that stops at a generous bound tells the two apart before
+// the tree is built.
+class RunawayGuard : public YAML::EventHandler {
+ public:
+  struct Runaway {
+    YAML::Mark mark;
+  };
+  explicit RunawayGuard(size_t bytes) : limit_(4 * bytes + 64) {}
+  void OnDocumentStart(const YAML::Mark& m) override { count(m); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { count(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { count(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { count(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { count(m); }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { count(m); }
+  void OnMapEnd() override {}
+
+ private:
+  void count(const YAML::Mark& m) {
+    if (++events_ > limit_) throw Runaway{m};
+  }
+  size_t limit_;
+  size_t events_ = 0;
+};
+
+// Nullopt when yaml-cpp gets through `text`; else where it started going round in circles.
+std::optional<SourceLoc> yamlRunsAway(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  RunawayGuard guard(text.size());
+  try {
+    while (parser.HandleNextDocument(guard)) {
+    }
+  } catch (const RunawayGuard::Runaway& r) {
+    return SourceLoc{std::max(r.mark.line, 0) + 1, std::max(r.mark.column, 0) + 1};
+  } catch (const YAML::Exception&) {
+    // A syntax error: the real parse below reports it with its position.
+  }
+  return std::nullopt;
+}
+
+// Where the second YAML document of `text` starts: the line that opens it (`---`), else its
+// node's mark.
 SourceLoc secondDocumentLoc(const std::string& text, const YAML::Node& second) {
-  if (second.Mark().line >= 0 && !second.IsNull()) return {second.Mark().line + 1, second.Mark().column + 1};
   int line = 1, markers = 0, firstContentLine = 0;
   size_t start = 0;
   while (start <= text.size()) {
@@ -88,10 +133,30 @@ SourceLoc secondDocumentLoc(const std::string& text, const YAML::Node& second) {
     start = end + 1;
     ++line;
   }
+  if (second.Mark().line >= 0) return {second.Mark().line + 1, second.Mark().column + 1};
   return {1, 1};
 }
 
 std::optional<Graph> ModelLoader::load(const std::string& text) {
+  // YAML text never holds C0 control bytes but TAB, LF and CR (the spec's c-printable), and
+  // yaml-cpp loops forever on a NUL: refuse them before parsing.
+  int line = 1, col = 1;
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7F) {
+      reader_.diags().error({line, col}, fmt::format("the file contains the control byte 0x{:02X}; a model is YAML text "
+                                                     "(only tab, line feed and carriage return among control characters)",
+                                                     u));
+      return std::nullopt;
+    }
+    if (c == '\n') ++line, col = 1;
+    else ++col;
+  }
+  if (auto at = yamlRunsAway(text)) {
+    reader_.diags().error(*at, "invalid YAML: the parser makes no progress here (a malformed flow collection such as "
+                               "'[x[x, y]' or an unclosed '{'?)");
+    return std::nullopt;
+  }
   YAML::Node root;
   try {
     std::vector<YAML::Node> documents = YAML::LoadAll(text);
@@ -252,6 +317,7 @@ void ModelLoader::readTensors(const YAML::Node& list, ValueKind kind) {
     auto shapeNode = reader_.required(t, "shape", fmt::format("an entry of '{}'", section));
     auto dtypeNode = reader_.required(t, "dtype", fmt::format("an entry of '{}'", section));
     std::optional<std::string> name = nameNode ? reader_.string(*nameNode, "name") : std::nullopt;
+    if (nameNode && !name && nameNode->IsScalar()) rejectedNames_.insert(nameNode->Scalar());
     std::optional<std::vector<int64_t>> shape = shapeNode ? reader_.intList(*shapeNode, "shape") : std::nullopt;
     if (shape)
       for (size_t i = 0; i < shape->size(); ++i)
@@ -304,6 +370,7 @@ void ModelLoader::declareOps(const YAML::Node& list) {
     auto typeNode = reader_.required(node, "type", "an op");
     reader_.required(node, "inputs", "an op");
     std::optional<std::string> name = nameNode ? reader_.string(*nameNode, "op name") : std::nullopt;
+    if (nameNode && !name && nameNode->IsScalar()) rejectedNames_.insert(nameNode->Scalar());
     const OpDef* def = nullptr;
     if (typeNode)
       if (auto type = reader_.string(*typeNode, "op type")) {

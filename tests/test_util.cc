@@ -65,4 +65,17 @@ RunResult runIrc(const std::vector<std::string>& args, const std::string& cwd) {
   return r;
 }
 
+RunResult runShell(const std::string& script, const std::string& cwd) {
+  TempDir capture;
+  writeFile(capture.path() + "/script", script);
+  std::string cmd = "cd " + quote(cwd) + " && NO_COLOR=1 IRC=" + quote(IRC_BINARY) + " bash " + quote(capture.path() + "/script") +
+                    " >" + quote(capture.path() + "/out") + " 2>" + quote(capture.path() + "/err") + " </dev/null";
+  int status = std::system(cmd.c_str());
+  RunResult r;
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = readFile(capture.path() + "/out");
+  r.err = readFile(capture.path() + "/err");
+  return r;
+}
+
 }  // namespace irc::test

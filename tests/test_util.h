@@ -14,6 +14,8 @@ struct RunResult {
 
 // Runs build/irc with `args` (shell-quoted here) in `cwd`.
 RunResult runIrc(const std::vector<std::string>& args, const std::string& cwd = ".");
+// Runs a bash script in `cwd` with $IRC naming the irc binary (for pipes, limits, background jobs).
+RunResult runShell(const std::string& script, const std::string& cwd = ".");
 
 class TempDir {
  public:

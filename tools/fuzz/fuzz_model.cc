@@ -1,0 +1,68 @@
+// The fuzz target: bytes -> the YAML frontend -> the whole pipeline for every rank -> `irc
+// verify`'s lockstep simulation. A rejected model must come with a located diagnostic; an
+// accepted one must compile without an internal error and compute, on every rank, what the
+// single-device program computes. Anything else aborts, which the fuzzer reports.
+//
+// Built two ways: with libFuzzer (clang, `tools/fuzz/run`), and with the small replay main in
+// replay_main.cc, which the sanitizer build of the test suite runs over the corpus.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "frontends/yaml_frontend.h"
+#include "passes/pass_manager.h"
+#include "passes/pipeline.h"
+#include "passes/spmd_simulator.h"
+
+namespace {
+
+// Keeps one input fast (the fuzzer wants thousands a second): bigger meshes and graphs are the
+// benchmarks' business, not the fuzzer's.
+constexpr int64_t kMaxFuzzDevices = 16;
+constexpr size_t kMaxFuzzOps = 64;
+
+[[noreturn]] void fail(const std::string& what, const std::string& model) {
+  std::fprintf(stderr, "irc fuzz: %s\n--- model ---\n%s\n", what.c_str(), model.c_str());
+  std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace irc;
+  std::string text(reinterpret_cast<const char*>(data), size);
+  DiagnosticEngine diags("fuzz.yaml", text);
+  try {
+    std::optional<Graph> graph = loadModel(text, diags, {"fuzz"});
+    if (!graph) {
+      if (!diags.hasErrors()) fail("rejected without a diagnostic", text);
+      if (diags.renderToString().rfind("fuzz.yaml", 0) != 0) fail("a diagnostic without FILE:", text);
+      return 0;
+    }
+    if (graph->parallel.deviceNum > kMaxFuzzDevices || graph->ops.size() > kMaxFuzzOps) return 0;
+    Graph original = *graph;
+    PassManager manager;
+    schedulePipeline(manager, graph->parallel);
+    std::vector<int64_t> ranks;
+    for (int64_t r = 0; r < graph->parallel.deviceNum; ++r) ranks.push_back(r);
+    manager.setRanks(ranks);
+    std::map<int64_t, Graph> locals;
+    manager.setRankGraphSink([&](int64_t rank, Graph&& g) { locals.emplace(rank, std::move(g)); });
+    PassContext context{diags};
+    if (manager.run(*graph, context) == RunOutcome::Rejected) {
+      if (!diags.hasErrors()) fail("a pass rejected without a diagnostic", text);
+      return 0;
+    }
+    VerifyResult result = simulateAndCompare(original, *graph, locals, {});
+    if (!result.problem.empty()) return 0;  // e.g. an index outside a table: the model's problem
+    if (!result.ok)
+      fail("verify mismatch at op '" + result.op + "' on rank " + std::to_string(result.rank) + ": got " +
+               std::to_string(result.got) + ", expected " + std::to_string(result.expected),
+           text);
+  } catch (const std::exception& e) {
+    fail(std::string("exception: ") + e.what(), text);
+  }
+  return 0;
+}
