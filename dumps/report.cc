@@ -1,11 +1,26 @@
 #include "dumps/report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ir/inserted_ops.h"
 
 namespace irc {
 namespace {
+
+// The model value behind an operand: through the inserted ops (forward ops, redistributions, a
+// replace graph) that sit between it and the op, back to an input, parameter or model op result.
+ValueId modelValueOf(const Graph& graph, ValueId v) {
+  while (true) {
+    const Value& value = graph.value(v);
+    if (value.producer == kNoId || !graph.op(value.producer).inserted()) return v;
+    const Op& producer = graph.op(value.producer);
+    auto first = std::find_if(producer.operands.begin(), producer.operands.end(), [](const Operand& o) { return o.isValue(); });
+    if (first == producer.operands.end()) return v;
+    v = first->value;
+  }
+}
 
 using json = nlohmann::ordered_json;
 
@@ -163,7 +178,7 @@ json buildReport(const Graph& graph, int64_t rank) {
         if (!o.isValue()) continue;
         const TensorLayout& l = p.inputLayouts[k++];
         json in;
-        in["value"] = graph.value(o.value).name;
+        in["value"] = graph.value(modelValueOf(graph, o.value)).name;
         in["shape"] = l.shape;
         json layout = layoutJson(l, false);  // named: items() must not outlive it
         for (auto& [key, x] : layout.items()) in[key] = x;

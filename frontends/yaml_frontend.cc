@@ -671,6 +671,9 @@ void ModelLoader::readAnnotations(OpSource& src) {
       for (size_t i = 1; i < std::min<size_t>(given, 4); ++i) described.push_back({"a scalar operand", {}});
     }
     ann.inStrategy = readStrategy(reader_, *inStrategy, fmt::format("in_strategy of op '{}'", op.name), described, deviceNum);
+    // OneHot's strategy always reads ((out), (), ()), however many () the model wrote, so that
+    // primitive_attrs and the type line print the same tuple.
+    if (op.type == "OneHot" && ann.inStrategy) ann.inStrategy->resize(3);
   }
   if (auto n = reader_.optional(node, "out_strategy")) {
     ann.outStrategyLoc = locOf(*n);

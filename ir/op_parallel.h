@@ -17,6 +17,9 @@ struct OpSharding {
   bool layoutForm = false;                   // from in_layout / a named mesh: printed {in_layout: ...}
   // out_strategy / out_layout: the output layouts the user asked for (MatMul reduce-scatter).
   std::vector<std::optional<TensorLayout>> requestedOutputs;
+  // Factor propagation: per result, the tensor's fixed-point sharding where the op computes
+  // another layout; layout inference converts the result to it right after the op.
+  std::vector<std::optional<TensorLayout>> fixedPointOutputs;
   bool operator==(const OpSharding&) const = default;
 };
 

@@ -214,7 +214,7 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
       return {out};
     }
     case OpFamily::Transpose: {
-      const IntTuple& perm = std::get<IntTuple>(constant(1));
+      IntTuple perm = *normalizePerm(std::get<IntTuple>(constant(1)), in[0]->shape.size());
       TensorValue out = TensorValue::zeros(outShape);
       auto sx = stridesOf(in[0]->shape);
       int64_t i = 0;

@@ -168,21 +168,16 @@ Result inferReshape(const std::vector<InferOperand>& in) {
 
 Result inferTranspose(const std::vector<InferOperand>& in) {
   const TensorType& x = *in[0].tensor;
-  IntTuple perm = std::get<IntTuple>(*in[1].constant);
-  int64_t rank = static_cast<int64_t>(x.shape.size());
-  std::vector<bool> seen(rank, false);
-  bool ok = static_cast<int64_t>(perm.size()) == rank;
-  for (int64_t p : perm) {
-    if (!ok) break;
-    if (p < 0 || p >= rank || seen[p]) ok = false;
-    else seen[p] = true;
-  }
-  if (!ok)
-    return fail(fmt::format("perm {} is not a permutation of 0 .. {} (x has shape {})", formatIntTuple(perm), rank - 1,
+  const IntTuple& given = std::get<IntTuple>(*in[1].constant);
+  std::optional<IntTuple> perm = normalizePerm(given, x.shape.size());
+  if (!perm)
+    return fail(fmt::format("perm {} is not a permutation of 0 .. {} (entries in [{}, {}), negative ones counting from the "
+                            "end; x has shape {})",
+                            formatIntTuple(given), x.shape.size() - 1, -static_cast<int64_t>(x.shape.size()), x.shape.size(),
                             formatShape(x.shape)),
                 1);
   Shape out;
-  for (int64_t p : perm) out.push_back(x.shape[p]);
+  for (int64_t p : *perm) out.push_back(x.shape[p]);
   return std::vector<TensorType>{{x.dtype, out}};
 }
 
@@ -385,6 +380,19 @@ Result inferStridedSlice(const std::vector<InferOperand>& in) {
 }
 
 }  // namespace
+
+std::optional<IntTuple> normalizePerm(const IntTuple& perm, size_t rank) {
+  if (perm.size() != rank) return std::nullopt;
+  IntTuple out;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    auto axis = normalizeAxis(p, static_cast<int64_t>(rank));
+    if (!axis || seen[*axis]) return std::nullopt;
+    seen[*axis] = true;
+    out.push_back(*axis);
+  }
+  return out;
+}
 
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) return std::nullopt;

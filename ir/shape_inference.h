@@ -29,5 +29,8 @@ InferResult inferResultTypes(const OpDef& def, const std::vector<InferOperand>& 
 
 // Normalizes a possibly negative axis against `rank` (numpy rules); nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+// A Transpose perm with its entries in [-rank, rank) made non-negative; nullopt unless it is a
+// permutation of 0 .. rank-1 then (ops.md).
+std::optional<IntTuple> normalizePerm(const IntTuple& perm, size_t rank);
 
 }  // namespace irc

@@ -55,13 +55,20 @@ class LayoutInferencePass : public Pass {
           computed.partialOp = ReduceOp::Sum;
           p.finalLayouts.push_back(computed);
         }
-        // An output `sharding` constraint: consumers see it; the op converts right after.
         p.beforeConstraint.push_back(std::nullopt);
+        // Factor propagation's fixed point gives the result another sharding: consumers see
+        // that; the op converts right after itself.
+        const auto& fixedPoint = p.sharding.fixedPointOutputs;
+        if (r < fixedPoint.size() && fixedPoint[r] && !fixedPoint[r]->sameAs(p.finalLayouts.back())) {
+          p.beforeConstraint.back() = p.finalLayouts.back();
+          p.finalLayouts.back() = *fixedPoint[r];
+        }
+        // An output `sharding` constraint: consumers see it; the op converts right after.
         const auto& constraints = op.annotation.outputSharding;
         if (r < constraints.size() && constraints[r] && graph.parallel.mesh) {
           TensorLayout wanted = layoutOfSharding(*constraints[r], *graph.parallel.mesh, view.resultShapes[r]);
           if (!wanted.sameAs(p.finalLayouts.back())) {
-            p.beforeConstraint.back() = p.finalLayouts.back();
+            if (!p.beforeConstraint.back()) p.beforeConstraint.back() = p.finalLayouts.back();
             p.finalLayouts.back() = wanted;
           }
         }

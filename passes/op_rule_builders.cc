@@ -232,7 +232,7 @@ std::optional<OpRule> buildRule(const OpDef& def, const std::vector<TensorType>&
     case OpFamily::Transpose: {
       RuleBuilder b;
       std::vector<int> f = b.factorsFor(in[0].shape);
-      const auto& perm = std::get<IntTuple>(constants.at(0));
+      IntTuple perm = *normalizePerm(std::get<IntTuple>(constants.at(0)), in[0].shape.size());
       DimFactors outDims;
       for (int64_t p : perm) outDims.push_back({f[p]});
       b.rule.operands = {single(f)};

@@ -316,8 +316,11 @@ ShardStrategy strategyOf(const OpRule& rule, const OpSharding& s, const OpView& 
     return t;
   };
   if (op.type == "OneHot") {
+    // MindSpore's form (parallel-semantics.md §2): the output's tuple, then () for on_value
+    // and off_value.
     out.push_back(splitsOf(rule.results[0]));
-    for (size_t i = 1; i < rule.operands.size(); ++i) out.push_back({});
+    out.push_back({});
+    out.push_back({});
     return out;
   }
   for (const auto& dims : rule.operands) out.push_back(splitsOf(dims));

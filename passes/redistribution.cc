@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/layout_notation.h"
 #include "ir/limits.h"
 #include <fmt/ranges.h>
 
@@ -394,9 +395,15 @@ class RedistributionPass : public Pass {
         return std::make_pair(fmt::format("{}.forward_op.{}", opName, k), fmt::format("forward_op_{}_{}", opName, k));
       };
       ValueId input = current[results[r]];
+      // Why the result is converted: the user's constraint on it, or factor propagation's
+      // fixed point, which holds the tensor in another sharding than the op computes.
+      bool constrained = r < graph.op(id).annotation.outputSharding.size() && graph.op(id).annotation.outputSharding[r];
+      std::string why = constrained ? fmt::format("the sharding constraint on {}", v.name)
+                                    : fmt::format("factor propagation holds {} as {}; {} computes it as {}", v.name,
+                                                  printAliasLayout(p.finalLayouts[r]), opName,
+                                                  printAliasLayout(*p.beforeConstraint[r]));
       for (const RedistStep& step : plan.steps)
-        input = emitStep(ins, step, input, v.type.dtype,
-                         fmt::format("the sharding constraint on {}: {}", v.name, stepReason(step, opName, 0, opName)), names);
+        input = emitStep(ins, step, input, v.type.dtype, fmt::format("{}: {}", why, stepReason(step, opName, 0, opName)), names);
       current[results[r]] = input;
     }
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "passes/factor_sharding.h"
+
 namespace irc {
 
 std::optional<OpSharding> configuredSharding(const Graph& graph, const Op& op, const OpRule& rule, DiagnosticEngine& diags,
@@ -61,25 +63,13 @@ OpSharding shardingFromNeighbour(const OpRule& rule, int tensor, bool isResult, 
   s.factorAxes.assign(rule.factorCount(), {});
   s.requestedOutputs.assign(rule.results.size(), std::nullopt);
   const DimFactors& dims = isResult ? rule.results.at(tensor) : rule.operands.at(tensor);
-  std::vector<bool> axisUsed(layout.mesh.rank(), false);
+  std::vector<bool> replicated(rule.factorCount());
+  for (int f = 0; f < rule.factorCount(); ++f) replicated[f] = rule.isReplicated(f);
+  // Shardy's projection (the one factor propagation uses too): a layout that needs a sub-axis
+  // or splits a replicated factor stops there.
   for (size_t d = 0; d < dims.size() && d < layout.dims.size(); ++d) {
-    const auto& factors = dims[d];
-    const auto& axes = layout.dims[d];
-    // Hand the dim's axes to its factors major to minor; a factor takes axes while what it has
-    // left divides evenly, and the minor factor starts only once the major one is used up (no
-    // sub-axes: a layout that needs one stops here).
-    size_t a = 0;
-    for (int f : factors) {
-      int64_t left = rule.factorSizes[f];
-      while (a < axes.size() && !rule.isReplicated(f) && left % layout.mesh.dims[axes[a]] == 0 && left > 1) {
-        left /= layout.mesh.dims[axes[a]];
-        if (layout.mesh.dims[axes[a]] > 1) s.factorAxes[f].push_back(axes[a]);  // size-1 axes split nothing
-        axisUsed[axes[a]] = true;
-        ++a;
-      }
-      while (a < axes.size() && layout.mesh.dims[axes[a]] == 1) ++a;
-      if (a < axes.size() && left > 1) break;  // the next axis does not fit this factor
-    }
+    auto perFactor = projectDim(dims[d], rule.factorSizes, layout.dims[d], layout.mesh.dims, &replicated);
+    for (size_t i = 0; i < dims[d].size(); ++i) s.factorAxes[dims[d][i]] = perFactor[i];
   }
   enforceCompoundOrder(rule, s);
   return s;

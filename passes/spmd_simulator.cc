@@ -1,5 +1,7 @@
 #include "passes/spmd_simulator.h"
 
+#include "ir/limits.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -116,9 +118,23 @@ bool isCollective(const std::string& type) {
 
 }  // namespace
 
+int64_t programElements(const Graph& graph) {
+  int64_t total = 0;
+  for (const Value& v : graph.values) total = std::min(total + numElements(v.type.shape), kMaxTensorElements);
+  return total;
+}
+
 VerifyResult simulateAndCompare(const Graph& original, const Graph& global, const std::map<int64_t, Graph>& locals,
                                 const VerifyOptions& options) {
   VerifyResult result;
+  // Every value of the single-device program is held in float64 (and a slice of it on every
+  // rank): a program past the documented bound is refused, not allocated until memory runs out.
+  if (int64_t elements = programElements(original); elements > options.maxElements) {
+    result.ok = false;
+    result.problem = fmt::format("the program's values hold {} elements; verify simulates at most {} (docs/limits.md)",
+                                 elements, options.maxElements);
+    return result;
+  }
   Random rng{options.seed * 0x9E3779B97F4A7C15ULL + 1};
   std::vector<TensorValue> ref(original.values.size());
   for (const auto* list : {&original.inputs, &original.parameters})

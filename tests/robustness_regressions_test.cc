@@ -166,6 +166,11 @@ TEST_CASE("work is bounded: Split's output_num and --all-ranks past the limit ar
   CHECK(!fs::exists(tmp.path() + "/many_ir"));
   CHECK(runIrc({"verify", "many.yaml"}, tmp.path()).exitCode == 2);
   CHECK(compileText(tmp, "many.yaml", many, {"--dump-all", "-q"}).exitCode == 0);  // rank 0 alone is fine
+
+  // verify refuses a program too large to simulate instead of allocating it (found by the fuzzer).
+  RunResult huge = runIrc({"verify", sourceDir() + "/tests/fuzz_corpus/verify_huge_tensor.yaml"});
+  CHECK(huge.exitCode == 1);
+  CHECK(huge.err.find("verify simulates at most 268435456 (docs/limits.md)") != std::string::npos);
 }
 
 TEST_CASE("valid models that used to be internal errors: Squeeze of a split dim, Gather on a split axis 1") {

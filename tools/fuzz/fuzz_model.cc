@@ -22,6 +22,7 @@ namespace {
 // benchmarks' business, not the fuzzer's.
 constexpr int64_t kMaxFuzzDevices = 16;
 constexpr size_t kMaxFuzzOps = 64;
+constexpr int64_t kMaxFuzzElements = int64_t{1} << 20;
 
 [[noreturn]] void fail(const std::string& what, const std::string& model) {
   std::fprintf(stderr, "irc fuzz: %s\n--- model ---\n%s\n", what.c_str(), model.c_str());
@@ -42,6 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return 0;
     }
     if (graph->parallel.deviceNum > kMaxFuzzDevices || graph->ops.size() > kMaxFuzzOps) return 0;
+    VerifyOptions options;
+    options.maxElements = kMaxFuzzElements;  // larger programs are refused by verify, as documented
     Graph original = *graph;
     PassManager manager;
     schedulePipeline(manager, graph->parallel);
@@ -55,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!diags.hasErrors()) fail("a pass rejected without a diagnostic", text);
       return 0;
     }
-    VerifyResult result = simulateAndCompare(original, *graph, locals, {});
+    VerifyResult result = simulateAndCompare(original, *graph, locals, options);
     if (!result.problem.empty()) return 0;  // e.g. an index outside a table: the model's problem
     if (!result.ok)
       fail("verify mismatch at op '" + result.op + "' on rank " + std::to_string(result.rank) + ": got " +
