@@ -102,9 +102,12 @@ std::string explainInserted(const Graph& graph, OpId id, int64_t rank) {
     if (op.type == "StridedSlice")
       out += fmt::format("  rank {} keeps {} .. {}\n", rank, formatAttribute(*op.operands[1].constant),
                          formatAttribute(*op.operands[2].constant));
-    if (opTypeOfStep(s) == op.type)
-      out += fmt::format("  bytes sent per rank: {}\n",
-                         formatNumber(stepSendBytes(s, byteSize(graph.value(op.results[0]).type.dtype))));
+    int dtypeBytes = byteSize(graph.value(op.results[0]).type.dtype);
+    if (s.kind == RedistStep::Kind::Mirror)
+      out += fmt::format("  forward: the identity; backward: AllReduce (mean) of the gradient, {} bytes sent per rank\n",
+                         formatNumber(mirrorGradientBytes(s, dtypeBytes)));
+    else if (opTypeOfStep(s) == op.type)
+      out += fmt::format("  bytes sent per rank: {}\n", formatNumber(stepSendBytes(s, dtypeBytes)));
   }
   return out;
 }

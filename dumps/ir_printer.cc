@@ -190,7 +190,8 @@ class Printer {
       }
     }
     std::string node = nextNode();
-    out_ += fmt::format("  {}({}) = {}({}) {{instance name: {}}}{}\n", node, op.name, op.type, fmt::join(operands, ", "),
+    out_ += fmt::format("  {}({}) = {}({}) {{instance name: {}}}{}\n", node, op.printedName.empty() ? op.name : op.printedName,
+                        op.type, fmt::join(operands, ", "),
                         op.instanceName, primitiveAttrs(op));
     std::vector<TensorType> results = resultTypes(op);
     std::string resultText = def.tupleResult() ? formatTupleType(results) : formatTensorType(results.at(0));

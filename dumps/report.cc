@@ -9,18 +9,6 @@
 namespace irc {
 namespace {
 
-// The model value behind an operand: through the inserted ops (forward ops, redistributions, a
-// replace graph) that sit between it and the op, back to an input, parameter or model op result.
-ValueId modelValueOf(const Graph& graph, ValueId v) {
-  while (true) {
-    const Value& value = graph.value(v);
-    if (value.producer == kNoId || !graph.op(value.producer).inserted()) return v;
-    const Op& producer = graph.op(value.producer);
-    auto first = std::find_if(producer.operands.begin(), producer.operands.end(), [](const Operand& o) { return o.isValue(); });
-    if (first == producer.operands.end()) return v;
-    v = first->value;
-  }
-}
 
 using json = nlohmann::ordered_json;
 
@@ -115,6 +103,7 @@ CompileTotals compileTotals(const Graph& graph) {
     if (!op.inserted()) continue;
     ++t.insertedByType[op.type];
     t.commBytesPerRank += sendBytes(graph, op);
+    if (op.step) t.gradBytesPerRank += mirrorGradientBytes(*op.step, byteSize(graph.value(op.results[0]).type.dtype));
   }
   for (ValueId p : graph.parameters) {
     const Value& v = graph.value(p);
@@ -178,7 +167,7 @@ json buildReport(const Graph& graph, int64_t rank) {
         if (!o.isValue()) continue;
         const TensorLayout& l = p.inputLayouts[k++];
         json in;
-        in["value"] = graph.value(modelValueOf(graph, o.value)).name;
+        in["value"] = graph.value(modelValueBehind(graph, o.value)).name;
         in["shape"] = l.shape;
         json layout = layoutJson(l, false);  // named: items() must not outlive it
         for (auto& [key, x] : layout.items()) in[key] = x;
@@ -227,12 +216,25 @@ json buildReport(const Graph& graph, int64_t rank) {
     redistributions.push_back(j);
   }
   report["redistributions"] = redistributions;
+  // A training graph's mirrors: the gradient AllReduce each one stands for.
+  json mirrors = json::array();
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    if (!op.inserted() || !op.step || op.step->kind != RedistStep::Kind::Mirror) continue;
+    json j = insertedOpJson(graph, id, rank);
+    j["name"] = op.name;
+    j["parameter"] = graph.value(modelValueBehind(graph, op.operands[0].value)).name;
+    j["grad_comm_bytes_per_rank"] = mirrorGradientBytes(*op.step, byteSize(graph.value(op.results[0]).type.dtype));
+    mirrors.push_back(j);
+  }
+  report["mirror_ops"] = mirrors;
   CompileTotals totals = compileTotals(graph);
   int inserted = 0;
   for (const auto& [type, n] : totals.insertedByType) inserted += n;
   report["totals"] = {{"comm_bytes_per_rank", totals.commBytesPerRank},
                       {"param_bytes_per_rank", totals.paramBytesPerRank},
-                      {"inserted_ops", inserted}};
+                      {"inserted_ops", inserted},
+                      {"grad_comm_bytes_per_rank", totals.gradBytesPerRank}};
   return report;
 }
 

@@ -19,6 +19,7 @@ struct CompileTotals {
   std::map<std::string, int> insertedByType;
   double commBytesPerRank = 0;
   double paramBytesPerRank = 0;
+  double gradBytesPerRank = 0;  // training graphs: the mirrors' gradient AllReduces
 };
 CompileTotals compileTotals(const Graph& graph);
 

@@ -24,7 +24,7 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name", "parallel", "inputs", "parameters", "ops", "outputs"};
 const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank",    "search_mode",   "fully_use_devices",
                                                 "factor_strategy", "enable_alltoall", "redistribution", "device_matrix",
-                                                "alias_name"};
+                                                "alias_name",      "training"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
                                           "out_strategy", "in_layout", "out_layout", "priority", "sharding"};
@@ -239,6 +239,8 @@ void ModelLoader::readParallel(const YAML::Node& node) {
     if (auto b = reader_.boolean(*n, "fully_use_devices")) p.fullyUseDevices = *b;
   if (auto n = reader_.optional(node, "factor_strategy"))
     if (auto s = reader_.choice(*n, "factor_strategy", factorStrategyNames())) p.factorStrategy = *parseFactorStrategy(*s);
+  if (auto n = reader_.optional(node, "training"))
+    if (auto b = reader_.boolean(*n, "training")) p.training = *b;
   if (auto n = reader_.optional(node, "enable_alltoall"))
     if (auto b = reader_.boolean(*n, "enable_alltoall")) p.enableAlltoall = *b;
   if (auto n = reader_.optional(node, "redistribution"))

@@ -60,7 +60,10 @@ struct Operand {
 };
 
 struct Op {
-  std::string name;          // unique; printed as %N(name)
+  std::string name;          // unique; printed as %N(name) unless printedName is set
+  // Set where a pass replaced a model op in place by a sequence it belongs to (a vocab-split
+  // Gather is node 4 of its replace graph, `<op>.replace.4`); the op keeps its name elsewhere.
+  std::string printedName;
   std::string type;          // MindSpore primitive name
   std::string instanceName;  // {instance name: ...}
   std::vector<Operand> operands;

@@ -14,8 +14,20 @@ std::string opTypeOfStep(const RedistStep& step) {
     case RedistStep::Kind::ReduceScatter: return "ReduceScatter";
     case RedistStep::Kind::RealDiv: return "RealDiv";
     case RedistStep::Kind::VocabOffset: return "Sub";
+    case RedistStep::Kind::Mirror: return "_MirrorOperator";
   }
   return "";
+}
+
+ValueId modelValueBehind(const Graph& graph, ValueId v) {
+  while (true) {
+    const Value& value = graph.value(v);
+    if (value.producer == kNoId || !graph.op(value.producer).inserted()) return v;
+    const Op& producer = graph.op(value.producer);
+    auto first = std::find_if(producer.operands.begin(), producer.operands.end(), [](const Operand& o) { return o.isValue(); });
+    if (first == producer.operands.end()) return v;
+    v = first->value;
+  }
 }
 
 void materializeForRank(Op& op, int64_t rank) {
@@ -62,6 +74,11 @@ void materializeForRank(Op& op, int64_t rank) {
       offset.value = static_cast<double>(index * s.rows);
       break;
     }
+    case RedistStep::Kind::Mirror:
+      setGroup();
+      op.attrs["dev_num"] = s.groupSize();
+      op.attrs["mean_flag"] = true;
+      break;
     case RedistStep::Kind::Reshape:
     case RedistStep::Kind::RealDiv:
       break;

@@ -13,4 +13,8 @@ std::string opTypeOfStep(const RedistStep& step);
 // Sets the rank's attrs and constants on an inserted op from its step (no-op without one).
 void materializeForRank(Op& op, int64_t rank);
 
+// The model value behind `v`: back through the inserted ops (forward ops, redistributions, a
+// replace graph, mirrors) that sit between it and an input, parameter or model op result.
+ValueId modelValueBehind(const Graph& graph, ValueId v);
+
 }  // namespace irc

@@ -72,6 +72,12 @@ std::vector<OpDef> buildOpDefs() {
                                     attr("split_dim", AttrKind::Int, std::nullopt),
                                     attr("concat_dim", AttrKind::Int, std::nullopt)}),
                   true});
+  // MindSpore's _MirrorOperator: the identity in the forward graph; in the backward graph it
+  // AllReduces (and averages, mean_flag) the parameter's gradient over the parameter's replica
+  // group.
+  defs.push_back({"_MirrorOperator", OpFamily::Mirror, {tensor("x")},
+                  with(groupAttrs, {attr("dev_num", AttrKind::Int, std::nullopt), attr("mean_flag", AttrKind::Bool, true)}),
+                  true});
   defs.push_back({"StridedSlice", OpFamily::StridedSlice,
                   {tensor("x"), constant("begin", OperandKind::Tuple), constant("end", OperandKind::Tuple),
                    constant("strides", OperandKind::Tuple)},

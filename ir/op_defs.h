@@ -41,6 +41,8 @@ enum class OpFamily {
   ExpandDims, Squeeze, Gather, Concat, Split, LayerNorm, SoftmaxCrossEntropy, OneHot,
   // inserted by the passes, never written in a model
   AllReduce, AllGather, ReduceScatter, AlltoAll, StridedSlice,
+  // training graphs: the identity forward, the gradient AllReduce of a replicated parameter
+  Mirror,
 };
 
 struct OpDef {

@@ -33,6 +33,8 @@ struct ParallelConfig {
   FactorStrategy factorStrategy = FactorStrategy::Aggressive;
   bool enableAlltoall = false;
   RedistributionMode redistribution = RedistributionMode::MindSpore;
+  // A training graph: replicated parameters get MindSpore's _MirrorOperator (gradient AllReduce).
+  bool training = false;
   // The optimal planner's alpha-beta model (seconds per message, per byte sent, per byte
   // copied); see passes/optimal_planner.h. Not model keys: `irc --alpha/--beta/--gamma`.
   double alpha = 10e-6;

@@ -23,6 +23,12 @@ std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank) 
   return {begin, end};
 }
 
+double mirrorGradientBytes(const RedistStep& step, int dtypeBytes) {
+  double n = static_cast<double>(step.groupSize());
+  return step.kind == RedistStep::Kind::Mirror ? 2 * (n - 1) / n * static_cast<double>(numElements(step.localBefore)) * dtypeBytes
+                                               : 0;
+}
+
 double stepSendBytes(const RedistStep& step, int dtypeBytes) {
   double n = static_cast<double>(step.groupSize());
   double in = static_cast<double>(numElements(step.localBefore)) * dtypeBytes;

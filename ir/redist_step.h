@@ -15,7 +15,9 @@ namespace irc {
 struct RedistStep {
   // VocabOffset: the Sub of a vocab-split Gather's masked lookup, whose constant is the first
   // table row the rank holds (its index along `axes` times `rows`).
-  enum class Kind { Reshape, Split, Gather, AlltoAll, AllReduce, ReduceScatter, RealDiv, VocabOffset };
+  // Mirror: a training graph's _MirrorOperator (identity forward; the gradient AllReduce over
+  // `axes`, the replica group of a parameter as its consumer reads it).
+  enum class Kind { Reshape, Split, Gather, AlltoAll, AllReduce, ReduceScatter, RealDiv, VocabOffset, Mirror };
   Kind kind = Kind::Split;
   int dim = -1;         // Split: the sliced dim; Gather: the concat dim; AlltoAll: split_dim
   int concatDim = -1;   // AlltoAll: the dim it concatenates (the one giving the axis up)
@@ -38,7 +40,10 @@ struct RedistStep {
 std::vector<int64_t> stepGroup(const RedistStep& step, int64_t rank);
 // StridedSlice bounds of a Split step on `rank`: begin and end per dim of the local tensor.
 std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank);
-// Bytes `rank` sends for the step under the ring model (0 for local steps).
+// Bytes `rank` sends for the step under the ring model (0 for local steps and for the forward
+// identity of a mirror).
 double stepSendBytes(const RedistStep& step, int dtypeBytes);
+// Bytes `rank` sends for a mirror's gradient AllReduce (ring: 2 (n - 1) / n of the local slice).
+double mirrorGradientBytes(const RedistStep& step, int dtypeBytes);
 
 }  // namespace irc

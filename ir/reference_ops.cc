@@ -159,6 +159,7 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
   auto attrInt = [&](const char* name) { return std::get<int64_t>(op.attrs.at(name)); };
   const Shape& outShape = results.at(0).shape;
   switch (def.family) {
+    case OpFamily::Mirror: return {*in[0]};  // the forward graph's identity
     case OpFamily::MatMul:
     case OpFamily::BatchMatMul:
       return {matmul(*in[0], *in[1], std::get<bool>(op.attrs.at("transpose_a")), std::get<bool>(op.attrs.at("transpose_b")),

@@ -431,6 +431,7 @@ InferResult inferByFamily(const OpDef& def, const std::vector<InferOperand>& in,
     case OpFamily::AllGather:
     case OpFamily::ReduceScatter:
     case OpFamily::AlltoAll: return inferCollective(def, in, attrs);
+    case OpFamily::Mirror: return std::vector<TensorType>{*in[0].tensor};
     case OpFamily::StridedSlice: return inferStridedSlice(in);
   }
   return fail("unknown op family");

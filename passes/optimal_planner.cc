@@ -23,6 +23,7 @@ double stepTime(const RedistStep& step, int dtypeBytes, const CommCostModel& m) 
     case RedistStep::Kind::Reshape: return b * m.gamma;
     case RedistStep::Kind::RealDiv:
     case RedistStep::Kind::VocabOffset: return b * m.gamma;
+    case RedistStep::Kind::Mirror: return 0;
   }
   return 0;
 }

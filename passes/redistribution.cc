@@ -227,6 +227,8 @@ class RedistributionPass : public Pass {
             }
           graph.redistributions.push_back(std::move(rec));
         }
+        if (graph.parallel.training && v.kind == ValueKind::Parameter)
+          input = emitMirror(ins, to, input, v, graph.op(id).name, static_cast<int>(i));
         graph.op(id).operands[i].value = input;
       }
       std::optional<MaskedLookup> lookup = emitVocabLookupBefore(graph, ins, id);
@@ -237,6 +239,34 @@ class RedistributionPass : public Pass {
   }
 
   static bool ruleOfKnown(const Op& op) { return !op.inserted(); }
+
+  // A training graph's _MirrorOperator right before the op (MindSpore's InsertMirrorOps), where
+  // the parameter as the op reads it is replicated over more than one rank: the axes of the
+  // layout's mesh that split no dim. Forward it is the identity; backward it averages the
+  // parameter's gradient over that replica group.
+  static ValueId emitMirror(Inserter& ins, const TensorLayout& as, ValueId input, const Value& param, const std::string& consumer,
+                            int operand) {
+    RedistStep mirror;
+    mirror.kind = RedistStep::Kind::Mirror;
+    mirror.mesh = as.mesh;
+    for (int a = 0; a < as.mesh.rank(); ++a) {
+      bool used = std::any_of(as.dims.begin(), as.dims.end(), [&](const std::vector<int>& axes) {
+        return std::find(axes.begin(), axes.end(), a) != axes.end();
+      });
+      if (!used && as.mesh.dims[a] > 1) mirror.axes.push_back(a);
+    }
+    if (mirror.groupSize() <= 1) return input;
+    mirror.localBefore = mirror.localAfter = as.sliceShape();
+    mirror.globalAfter = as.shape;
+    auto names = [&](const std::string&) {
+      return std::make_pair(fmt::format("{}.in{}.mirror_op.0", consumer, operand),
+                            fmt::format("mirror_op_{}_{}_0", param.name, consumer));
+    };
+    std::string reason = fmt::format("{} reads {} replicated over {} ({} ranks hold each slice): in training its gradient is "
+                                     "averaged over them by an AllReduce",
+                                     consumer, param.name, axisText(mirror), mirror.groupSize());
+    return emitStep(ins, mirror, input, param.type.dtype, reason, names);
+  }
 
   // The optimal planner plans a partial result's reduction together with its one consumer's
   // redistribution (AllReduce + StridedSlice becomes ReduceScatter): such an op keeps no forward
@@ -313,7 +343,11 @@ class RedistributionPass : public Pass {
     auto [n3, i3] = next();
     ValueId e = ins.add(n3, i3, "Equal", {Operand::ofValue(s), Operand::ofValue(m)}, {}, {{DType::Bool, indexType.shape}},
                         std::nullopt, "true where the index falls in the rows held");
+    // The Gather itself is node 4 of the replace graph (ops.md): it prints as `<op>.replace.4`.
+    auto [n4, i4] = next();
     graph.op(id).operands[1].value = m;
+    graph.op(id).printedName = n4;
+    graph.op(id).instanceName = i4;
     return MaskedLookup{e, counter};
   }
 
@@ -345,7 +379,8 @@ class RedistributionPass : public Pass {
     graph.op(id).operands[0].value = shifted;
   }
 
-  // After the Gather g: c = Cast(e, dtype), x = ExpandDims(c, -1), y = Mul(g, x); returns y.
+  // After the Gather g (`.replace.4`): c = Cast(e, dtype), x = ExpandDims(c, -1), y = Mul(g, x),
+  // `.replace.5` to `.7`; returns y.
   static ValueId emitVocabLookupAfter(Graph& graph, Inserter& ins, OpId id, const MaskedLookup& lookup) {
     const std::string name = graph.op(id).name;
     ValueId g = graph.op(id).results[0];

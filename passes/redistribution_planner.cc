@@ -171,6 +171,7 @@ RedistCost stepCost(const RedistStep& step, int dtypeBytes) {
     case RedistStep::Kind::ReduceScatter: return {(n - 1) / n * p, p};
     case RedistStep::Kind::RealDiv:
     case RedistStep::Kind::VocabOffset: return {0, p};
+    case RedistStep::Kind::Mirror: return {0, 0};
   }
   return {};
 }

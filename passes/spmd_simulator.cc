@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/inserted_ops.h"
 #include "ir/op_defs.h"
 #include "ir/reference_ops.h"
 
@@ -167,17 +168,15 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
     for (const auto* list : {&g.inputs, &g.parameters})
       for (ValueId v : *list) vals[v] = sliceOf(ref[v], g.value(v).slice);
   }
-  // The value that completes each model op result: after its forward ops, if any.
+  // The value that completes each model op result: after its forward ops, if any. A forward op
+  // belongs to the result it reads (back through the forward ops before it): a multi-result op's
+  // conversion of result 1 does not complete result 0.
   std::map<ValueId, ValueId> completed;
-  std::map<std::string, ValueId> firstResultOf;  // model op name -> its first result
-  for (OpId id : global.order)
-    if (!global.op(id).inserted()) firstResultOf[global.op(id).name] = global.op(id).results[0];
   for (OpId id : global.order) {
     const Op& op = global.op(id);
-    auto pos = op.name.rfind(".forward_op.");
-    if (!op.inserted() || pos == std::string::npos) continue;
-    auto base = firstResultOf.find(op.name.substr(0, pos));
-    if (base != firstResultOf.end()) completed[base->second] = op.results[0];
+    if (!op.inserted() || op.name.rfind(".forward_op.") == std::string::npos) continue;
+    auto first = std::find_if(op.operands.begin(), op.operands.end(), [](const Operand& o) { return o.isValue(); });
+    if (first != op.operands.end()) completed[modelValueBehind(global, first->value)] = op.results[0];
   }
   std::map<ValueId, std::pair<ValueId, int>> check;  // completed value -> (model result, result index)
   for (OpId id : global.order) {

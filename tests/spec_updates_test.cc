@@ -62,3 +62,56 @@ TEST_CASE("the report's ops[].inputs[i].value names the model value, through ins
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("training graphs: a _MirrorOperator before every op that reads a replicated parameter, and its gradient bytes") {
+  std::string ffn = readFile(sourceDir() + "/examples/ffn.yaml");
+  ffn.replace(ffn.find("  global_rank: 0"), 16, "  global_rank: 0\n  training: true");
+  Compiled c = compileAllRanks(ffn);
+  REQUIRE(c.errors.empty());
+  CHECK(verifyCompiled(c).ok);  // the identity forward
+  // dense1.weight as matmul reads it, (1, 4) on [2, 1, 4], is replicated over the dp axis:
+  // ranks 0 and 4 hold the same slice. Its gradient AllReduce sends 2 (n - 1) / n of its
+  // 64 x 16 float32 slice: 4096 bytes. The biases, (4) as add reads them: 2 x 16 x 4 x 1/2 = 64.
+  auto report = buildReport(c.global, 0);
+  REQUIRE(report["mirror_ops"].size() == 4);
+  const auto& first = report["mirror_ops"][0];
+  CHECK(first["name"] == "matmul.in1.mirror_op.0");
+  CHECK(first["parameter"] == "dense1.weight");
+  CHECK(first["attrs"]["group_ranks"].dump() == "[0,4]");
+  CHECK(first["attrs"]["dev_num"] == 2);
+  CHECK(first["attrs"]["mean_flag"] == true);
+  CHECK(first["grad_comm_bytes_per_rank"] == 4096.0);
+  CHECK(report["totals"]["grad_comm_bytes_per_rank"] == 4096.0 + 64 + 4096 + 64);
+  CHECK(report["totals"]["comm_bytes_per_rank"] == 12288.0);  // the forward part alone, as before
+  // Not a training graph: no mirrors.
+  Compiled plain = compileAllRanks(readFile(sourceDir() + "/examples/ffn.yaml"));
+  CHECK(buildReport(plain.global, 0)["mirror_ops"].empty());
+  TempDir tmp;
+  writeFile(tmp.path() + "/t.yaml", ffn);
+  RunResult r = runIrc({"t.yaml"}, tmp.path());
+  CHECK(r.err.find("12288 bytes of forward communication, 8320 bytes of gradient AllReduce") != std::string::npos);
+  RunResult e = runIrc({"explain", "t.yaml", "matmul.in1.mirror_op.0"}, tmp.path());
+  CHECK(e.out.find("backward: AllReduce (mean) of the gradient, 4096 bytes sent per rank") != std::string::npos);
+}
+
+TEST_CASE("a split-vocabulary Gather is node 4 of its replace graph, .replace.0 to .7, then .forward_op.0") {
+  TempDir tmp;
+  REQUIRE(runIrc({sourceDir() + "/tests/models/vocab_split.yaml", "--dump-after", "step_parallel_end", "--dump-dir", tmp.path(), "-q"})
+              .exitCode == 0);
+  std::string dump = readFile(tmp.path() + "/rank_0/step_parallel_end_0003.ir");
+  const char* expected[] = {"(embed.replace.0) = Sub(",        "(embed.replace.1) = ReLU(",  "(embed.replace.2) = Minimum(",
+                            "(embed.replace.3) = Equal(",      "(embed.replace.4) = Gather(", "(embed.replace.5) = Cast(",
+                            "(embed.replace.6) = ExpandDims(", "(embed.replace.7) = Mul(",    "(embed.forward_op.0) = AllReduce("};
+  size_t at = 0;
+  for (const char* node : expected) {
+    CAPTURE(node);
+    size_t found = dump.find(node, at);
+    CHECK(found != std::string::npos);
+    at = found;
+  }
+  CHECK(dump.find("{instance name: replace_op_embed_4}") != std::string::npos);
+}
+
+}  // namespace irc::test

@@ -140,8 +140,14 @@ void printSummary(const Graph& graph, size_t dumpsWritten, const std::string& du
   for (const auto& [type, n] : totals.insertedByType) inserted.push_back(fmt::format("{} {}", n, type));
   std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", graph.name, modelOps, graph.parallel.deviceNum,
                            inserted.empty() ? "nothing" : fmt::format("{}", fmt::join(inserted, ", ")));
-  std::cerr << fmt::format("irc: per rank: {} bytes of communication, {} bytes of parameters\n",
-                           formatNumber(totals.commBytesPerRank), formatNumber(totals.paramBytesPerRank));
+  if (graph.parallel.training)
+    std::cerr << fmt::format("irc: per rank: {} bytes of forward communication, {} bytes of gradient AllReduce, {} bytes of "
+                             "parameters\n",
+                             formatNumber(totals.commBytesPerRank), formatNumber(totals.gradBytesPerRank),
+                             formatNumber(totals.paramBytesPerRank));
+  else
+    std::cerr << fmt::format("irc: per rank: {} bytes of communication, {} bytes of parameters\n",
+                             formatNumber(totals.commBytesPerRank), formatNumber(totals.paramBytesPerRank));
   if (dumpsWritten > 0)
     std::cerr << fmt::format("irc: wrote {} dump{} under {}/\n", dumpsWritten, dumpsWritten == 1 ? "" : "s", dumpDir);
 }

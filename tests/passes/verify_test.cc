@@ -231,15 +231,18 @@ std::string randomModel(std::mt19937& rng, int deviceNum) {
         }
     }
   }
-  std::string header =
-      fmt::format("parallel: {{device_num: {}, fully_use_devices: {}}}\n", deviceNum, pick(2) ? "true" : "false");
+  std::string fullyUse = pick(2) ? "true" : "false";
+  std::string header = fmt::format("parallel: {{device_num: {}, fully_use_devices: {}, training: {}}}\n", deviceNum, fullyUse,
+                                   pick(2) ? "true" : "false");
   return header + inputs + (paramCount ? params : "") + ops + fmt::format("outputs: [{}]\n", pool.back().first);
 }
 
 }  // namespace
 
 TEST_CASE("hundreds of random models verify on 2-16 devices under both propagation modes and both planners") {
-  std::mt19937 rng(4242);
+  // The seed moved from 4242 when the models gained a random `training` key (the stream shifted and
+  // 4242 no longer reached a Softmax); the model 4242 then found is kept in tests/models.
+  std::mt19937 rng(4243);
   int verified = 0, rejected = 0;
   std::set<std::string> opTypesSeen;
   for (int i = 0; i < 250; ++i) {
@@ -268,7 +271,7 @@ TEST_CASE("hundreds of random models verify on 2-16 devices under both propagati
   CHECK(verified >= 400);
   MESSAGE(fmt::format("op types seen: {}", fmt::join(opTypesSeen, ", ")));
   for (const char* t : {"MatMul", "BatchMatMul", "Gather", "LayerNorm", "Concat", "Split", "Softmax", "ReduceMean", "Reshape",
-                        "Transpose", "AllReduce", "AllGather", "StridedSlice"})
+                        "Transpose", "AllReduce", "AllGather", "StridedSlice", "_MirrorOperator"})
     CHECK(opTypesSeen.count(t) == 1);
 }
 
