@@ -17,9 +17,12 @@ struct OpSharding {
   bool layoutForm = false;                   // from in_layout / a named mesh: printed {in_layout: ...}
   // out_strategy / out_layout: the output layouts the user asked for (MatMul reduce-scatter).
   std::vector<std::optional<TensorLayout>> requestedOutputs;
-  // Factor propagation: per result, the tensor's fixed-point sharding where the op computes
-  // another layout; layout inference converts the result to it right after the op.
-  std::vector<std::optional<TensorLayout>> fixedPointOutputs;
+  // Per result, a layout the result is converted to right after the op (its forward ops), where
+  // the op computes another: factor propagation's fixed-point sharding of the tensor, or what a
+  // Reshape's consumer needs (MindSpore's ReshapeInfo redistributes at the Reshape).
+  std::vector<std::optional<TensorLayout>> convertedOutputs;
+  enum class Conversion { FactorFixedPoint, ReshapeConsumer };
+  Conversion conversion = Conversion::FactorFixedPoint;
   bool operator==(const OpSharding&) const = default;
 };
 

@@ -132,13 +132,13 @@ class FactorPropagation {
   // their own rule, so only propagated ops can disagree.
   void recordFixedPointResults(Op& op, const OpRule& rule) {
     OpSharding& s = op.parallel.sharding;
-    s.fixedPointOutputs.assign(rule.results.size(), std::nullopt);
+    s.convertedOutputs.assign(rule.results.size(), std::nullopt);
     for (size_t r = 0; r < rule.results.size(); ++r) {
       ValueId v = op.results[r];
       TensorLayout computed = resultLayout(rule, s, static_cast<int>(r), graph_.value(v).type.shape);
       computed.partialAxes.clear();
       TensorLayout fixedPoint = layoutOfState(v);
-      if (!fixedPoint.sameAs(computed)) s.fixedPointOutputs[r] = fixedPoint;
+      if (!fixedPoint.sameAs(computed)) s.convertedOutputs[r] = fixedPoint;
     }
   }
 

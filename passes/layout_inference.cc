@@ -56,12 +56,12 @@ class LayoutInferencePass : public Pass {
           p.finalLayouts.push_back(computed);
         }
         p.beforeConstraint.push_back(std::nullopt);
-        // Factor propagation's fixed point gives the result another sharding: consumers see
-        // that; the op converts right after itself.
-        const auto& fixedPoint = p.sharding.fixedPointOutputs;
-        if (r < fixedPoint.size() && fixedPoint[r] && !fixedPoint[r]->sameAs(p.finalLayouts.back())) {
+        // The result is held in another layout than the op computes (factor propagation's fixed
+        // point, a Reshape's consumer): consumers see that; the op converts right after itself.
+        const auto& converted = p.sharding.convertedOutputs;
+        if (r < converted.size() && converted[r] && !converted[r]->sameAs(p.finalLayouts.back())) {
           p.beforeConstraint.back() = p.finalLayouts.back();
-          p.finalLayouts.back() = *fixedPoint[r];
+          p.finalLayouts.back() = *converted[r];
         }
         // An output `sharding` constraint: consumers see it; the op converts right after.
         const auto& constraints = op.annotation.outputSharding;

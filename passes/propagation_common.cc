@@ -75,4 +75,37 @@ void finishPropagation(Graph& graph, const PropagationInput& in,
   }
 }
 
+void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
+  auto uses = computeUses(graph);
+  for (auto it = graph.order.rbegin(); it != graph.order.rend(); ++it) {
+    Op& op = graph.op(*it);
+    if (op.type != "Reshape" || !in.rules[*it] || op.annotation.configured()) continue;
+    ValueId out = op.results[0];
+    const Use* first = nullptr;
+    for (const Use& u : uses[out])
+      if (in.rules[u.op] && graph.op(u.op).parallel.hasSharding) {
+        first = &u;
+        break;
+      }
+    if (!first) continue;
+    const Op& consumer = graph.op(first->op);
+    int k = 0;
+    for (int i = 0; i < first->operandIndex; ++i) k += consumer.operands[i].isValue() ? 1 : 0;
+    TensorLayout need = operandLayout(*in.rules[first->op], consumer.parallel.sharding, k, graph.value(out).type.shape);
+    const OpRule& rule = *in.rules[*it];
+    OpSharding s = shardingFromNeighbour(rule, 0, true, need);
+    TensorLayout produced = resultLayout(rule, s, 0, graph.value(out).type.shape);
+    s.convertedOutputs.assign(rule.results.size(), std::nullopt);
+    if (!produced.sameAs(need)) {
+      s.convertedOutputs[0] = need;
+      s.conversion = OpSharding::Conversion::ReshapeConsumer;
+    }
+    StrategyOrigin origin = op.parallel.origin;
+    origin.kind = OriginKind::Propagated;
+    origin.from = consumer.name;
+    origin.edge = op.name + " -> " + consumer.name;
+    assignSharding(op, rule, in.views[*it], s, origin);
+  }
+}
+
 }  // namespace irc

@@ -34,4 +34,12 @@ std::optional<TensorLayout> producedLayout(const Graph& graph, const Propagation
 // `fallback` (origin default).
 void finishPropagation(Graph& graph, const PropagationInput& in, const std::function<OpSharding(const OpRule&, const OpView&)>& fallback);
 
+// MindSpore's ReshapeInfo, for the MindSpore modes (spec §5 items 6 and 7): a Reshape with a
+// consumer takes its output layout from its first consumer's need and its input layout from
+// its producer, the redistribution done at the Reshape: before it (to the layout that reshapes
+// locally into the consumer's, as far as the reshape's factors express it) and, for what they
+// cannot express, right after it. Reshapes are visited consumers first. A Reshape without a
+// consumer keeps the projection of its input.
+void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in);
+
 }  // namespace irc

@@ -434,9 +434,10 @@ class RedistributionPass : public Pass {
       // fixed point, which holds the tensor in another sharding than the op computes.
       bool constrained = r < graph.op(id).annotation.outputSharding.size() && graph.op(id).annotation.outputSharding[r];
       std::string why = constrained ? fmt::format("the sharding constraint on {}", v.name)
-                                    : fmt::format("factor propagation holds {} as {}; {} computes it as {}", v.name,
-                                                  printAliasLayout(p.finalLayouts[r]), opName,
-                                                  printAliasLayout(*p.beforeConstraint[r]));
+                        : p.sharding.conversion == OpSharding::Conversion::ReshapeConsumer
+                            ? fmt::format("{} hands its consumer the layout it needs (MindSpore's ReshapeInfo)", opName)
+                            : fmt::format("factor propagation holds {} as {}; {} computes it as {}", v.name,
+                                          printAliasLayout(p.finalLayouts[r]), opName, printAliasLayout(*p.beforeConstraint[r]));
       for (const RedistStep& step : plan.steps)
         input = emitStep(ins, step, input, v.type.dtype, fmt::format("{}: {}", why, stepReason(step, opName, 0, opName)), names);
       current[results[r]] = input;

@@ -24,12 +24,15 @@ class StrategyPropagationPass : public Pass {
     switch (mode_) {
       case SearchMode::SemiAuto:
         finishPropagation(graph, in, [&](const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
+        reshapeLayoutsFromConsumers(graph, in);
         break;
       case SearchMode::DataParallel:
         finishPropagation(graph, in, [&](const OpRule& r, const OpView& v) { return dataParallelSharding(r, v, devices); });
+        reshapeLayoutsFromConsumers(graph, in);
         break;
       case SearchMode::ShardingPropagation:
         if (!runShardingPropagation(graph, in, context)) return PassStatus::Failed;
+        reshapeLayoutsFromConsumers(graph, in);
         break;
       case SearchMode::FactorPropagation:
         if (!runFactorPropagation(graph, in, context)) return PassStatus::Failed;

@@ -115,3 +115,47 @@ TEST_CASE("a split-vocabulary Gather is node 4 of its replace graph, .replace.0 
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+namespace {
+std::vector<std::string> insertedOps(const Compiled& c) {
+  std::vector<std::string> out;
+  for (OpId id : c.global.order) {
+    const Op& op = c.global.op(id);
+    if (op.inserted() && op.type != "TupleGetItem" && op.type != "MakeTuple" && op.type != "Split" && op.type != "Concat")
+      out.push_back(op.name + " = " + op.type);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("ReshapeInfo in the MindSpore modes: the Reshape redistributes to what its consumer needs") {
+  // Merge: act is batch-split 8 ways, head wants (32, 32) whole. The Reshape's output layout is
+  // head's (whole); its input is gathered before it, and head's edge needs nothing.
+  std::string merge = readFile(sourceDir() + "/tests/models/reshape_info_merge.yaml");
+  for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::SemiAuto, SearchMode::DataParallel}) {
+    CAPTURE(std::string(searchModeName(mode)));
+    Compiled c = compileAllRanks(merge, mode);
+    REQUIRE(c.errors.empty());
+    CHECK(verifyCompiled(c).ok);
+    CHECK(insertedOps(c) == std::vector<std::string>{"flat.in0.redistribution_op.0 = AllGather"});
+  }
+  // Factor propagation keeps Shardy's projection: the Reshape computes batch-split (its input's
+  // sharding carried through), and since head fixes flat whole, the result is converted right
+  // after it (spec §6).
+  Compiled f = compileAllRanks(merge, SearchMode::FactorPropagation);
+  REQUIRE(f.errors.empty());
+  CHECK(verifyCompiled(f).ok);
+  CHECK(insertedOps(f) == std::vector<std::string>{"flat.forward_op.0 = AllGather"});
+
+  // Split: head wants dim 2 (the minor factor of the split dim 1) split 8 ways, which the
+  // reshape's factors cannot carry without the major one: the Reshape runs on the gathered
+  // tensor and slices right after itself.
+  Compiled s = compileAllRanks(readFile(sourceDir() + "/tests/models/reshape_info_split.yaml"));
+  REQUIRE(s.errors.empty());
+  CHECK(verifyCompiled(s).ok);
+  CHECK(insertedOps(s) == std::vector<std::string>{"unflat.in0.redistribution_op.0 = AllGather", "unflat.forward_op.0 = StridedSlice"});
+}
+
+}  // namespace irc::test
