@@ -17,7 +17,10 @@ double stepTime(const RedistStep& step, int dtypeBytes, const CommCostModel& m) 
     case RedistStep::Kind::Gather:
       return (n - 1) * m.alpha + (n - 1) * b * m.beta + (step.dim == 0 ? 0 : 2 * n * b * m.gamma);
     case RedistStep::Kind::AllReduce: return 2 * (n - 1) * m.alpha + 2 * (n - 1) / n * b * m.beta + b * m.gamma;
-    case RedistStep::Kind::ReduceScatter: return (n - 1) * m.alpha + (n - 1) / n * b * m.beta + b * m.gamma;
+    // On a dim other than 0 the local tensor is first split along it and its blocks stacked on
+    // dim 0 (Split + Concat: one copy of the tensor), since the collective scatters dim 0.
+    case RedistStep::Kind::ReduceScatter:
+      return (n - 1) * m.alpha + (n - 1) / n * b * m.beta + b * m.gamma + (step.dim > 0 ? 2 * b * m.gamma : 0);
     case RedistStep::Kind::AlltoAll: return (n - 1) * m.alpha + (n - 1) / n * b * m.beta;
     case RedistStep::Kind::Split: return b / n * m.gamma;
     case RedistStep::Kind::Reshape: return b * m.gamma;
@@ -75,7 +78,7 @@ class Search {
     int a = m.axes ? __builtin_ctz(m.axes) : -1;
     switch (m.kind) {
       case RedistStep::Kind::AllReduce: n.partial = 0; break;
-      case RedistStep::Kind::ReduceScatter: n.partial &= ~m.axes; n.cur[0] = a; break;
+      case RedistStep::Kind::ReduceScatter: n.partial &= ~m.axes; n.cur[m.dim] = a; break;
       case RedistStep::Kind::Gather: n.cur[m.dim] = -1; break;
       case RedistStep::Kind::AlltoAll: n.cur[m.concatDim] = -1; n.cur[m.dim] = a; break;
       case RedistStep::Kind::Split: n.cur[m.dim] = a; break;
@@ -118,11 +121,13 @@ class Search {
       if (a >= 0) usedAxes |= 1u << a;
     if (s.partial) {
       moves.push_back({RedistStep::Kind::AllReduce, -1, -1, s.partial});
-      // ReduceScatter over one partial axis onto sub-dim 0 (it scatters dim 0 of the local tensor);
-      // a scalar has no dim to scatter.
-      if (!s.cur.empty() && s.cur[0] < 0)
-        for (int a : axesOf(s.partial))
-          if (local[0] % u_.mesh.dims[a] == 0) moves.push_back({RedistStep::Kind::ReduceScatter, 0, -1, 1u << a});
+      // ReduceScatter over one partial axis onto any unsplit sub-dim it divides (a scalar has
+      // none); with several partial axes, the search orders them.
+      for (size_t d = 0; d < s.cur.size(); ++d)
+        if (s.cur[d] < 0)
+          for (int a : axesOf(s.partial))
+            if (local[d] % u_.mesh.dims[a] == 0)
+              moves.push_back({RedistStep::Kind::ReduceScatter, static_cast<int>(d), -1, 1u << a});
     }
     for (size_t d = 0; d < s.cur.size(); ++d) {
       int a = s.cur[d];

@@ -72,7 +72,9 @@ ValueId emitStep(Inserter& ins, const RedistStep& step, ValueId input, DType dty
                  const std::function<std::pair<std::string, std::string>(const std::string&)>& names) {
   TensorType carried{dtype, step.globalAfter};
   std::string type = opTypeOfStep(step);
-  auto [name, instance] = names(type);
+  // A ReduceScatter on a dim other than 0 starts with the Split that stacks its blocks on dim 0.
+  bool stackFirst = step.kind == RedistStep::Kind::ReduceScatter && step.dim > 0;
+  auto [name, instance] = names(stackFirst ? "Split" : type);
   switch (step.kind) {
     case RedistStep::Kind::Reshape:
       return ins.add(name, instance, "Reshape", {Operand::ofValue(input), Operand::ofConstant(IntTuple(step.localAfter))}, {},
@@ -102,6 +104,22 @@ ValueId emitStep(Inserter& ins, const RedistStep& step, ValueId input, DType dty
       return ins.add(concatName, concatInstance, "Concat", parts, {{"axis", int64_t{step.dim}}}, {carried}, step,
                      fmt::format("and concatenate the blocks on dim {}", step.dim));
     }
+    case RedistStep::Kind::ReduceScatter: {
+      if (!stackFirst) return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, step, reason);
+      // ReduceScatter scatters dim 0: split the local tensor into the members' blocks along the
+      // dim and stack them on dim 0 first, so that member i keeps block i of that dim.
+      int64_t n = step.groupSize();
+      ValueId first = ins.add(name, instance, "Split", {Operand::ofValue(input)}, {{"axis", int64_t{step.dim}}, {"output_num", n}},
+                              std::vector<TensorType>(n, carried), step,
+                              fmt::format("ReduceScatter scatters dim 0: split dim {} into the {} members' blocks", step.dim, n));
+      std::vector<Operand> parts;
+      for (int64_t j = 0; j < n; ++j) parts.push_back(Operand::ofValue(first + static_cast<ValueId>(j)));
+      auto [concatName, concatInstance] = names("Concat");
+      ValueId stacked = ins.add(concatName, concatInstance, "Concat", parts, {{"axis", int64_t{0}}}, {carried}, step,
+                                "and stack the blocks on dim 0");
+      auto [rsName, rsInstance] = names("ReduceScatter");
+      return ins.add(rsName, rsInstance, "ReduceScatter", {Operand::ofValue(stacked)}, {}, {carried}, step, reason);
+    }
     default:
       return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, step, reason);
   }
@@ -124,6 +142,10 @@ std::string stepReason(const RedistStep& s, const std::string& consumer, int inp
                          formatShape(s.localAfter));
     case RedistStep::Kind::AllReduce:
       return fmt::format("{}'s value is partial over {}: reduce it before redistributing", producer, axisText(s));
+    case RedistStep::Kind::ReduceScatter:
+      return fmt::format("{}'s value is partial over {} and {} needs input {} split {} ways on dim {}: one reduce-scatter does "
+                         "both",
+                         producer, axisText(s), consumer, input, s.groupSize(), d);
     default: return "";
   }
 }

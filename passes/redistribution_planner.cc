@@ -168,7 +168,7 @@ RedistCost stepCost(const RedistStep& step, int dtypeBytes) {
     case RedistStep::Kind::AlltoAll: return {4 * p, p};
     case RedistStep::Kind::Reshape: return {0, 2 * p};
     case RedistStep::Kind::AllReduce: return {2 * (n - 1) / n * p, p};
-    case RedistStep::Kind::ReduceScatter: return {(n - 1) / n * p, p};
+    case RedistStep::Kind::ReduceScatter: return {(n - 1) / n * p, step.dim > 0 ? 3 * p : p};
     case RedistStep::Kind::RealDiv:
     case RedistStep::Kind::VocabOffset: return {0, p};
     case RedistStep::Kind::Mirror: return {0, 0};

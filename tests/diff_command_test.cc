@@ -17,16 +17,17 @@ TEST_CASE("identical dump directories: no differences, status 0") {
   CHECK(r.out.find("no differences\n") != std::string::npos);
 }
 
-TEST_CASE("the optimal planner's FFN: the forward AllReduce moves onto the edge") {
+TEST_CASE("the optimal planner's FFN: the forward AllReduce and the slice become one ReduceScatter on the edge") {
   TempDir tmp;
   REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", tmp.path() + "/a", "-q"}).exitCode == 0);
   REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", tmp.path() + "/b", "-q", "--redistribution", "optimal"}).exitCode == 0);
   RunResult r = runIrc({"diff", tmp.path() + "/a", tmp.path() + "/b"});
   CHECK(r.exitCode == 1);
   CHECK(r.out.find("== step_parallel_end\n- matmul2.forward_op.0 = AllReduce(matmul2)") != std::string::npos);
-  CHECK(r.out.find("~ add2.in0.redistribution_op.0: StridedSlice -> AllReduce\n") != std::string::npos);
-  CHECK(r.out.find("+ add2.in0.redistribution_op.1 = StridedSlice(add2.in0.redistribution_op.0, (0, 0), (32, 16), (1, 1))") !=
-        std::string::npos);
+  CHECK(r.out.find("~ add2.in0.redistribution_op.0: StridedSlice -> Split\n") != std::string::npos);
+  CHECK(r.out.find("+ add2.in0.redistribution_op.2 = ReduceScatter(add2.in0.redistribution_op.1) {instance name: "
+                   "redistribution_op_matmul2_add2_2ReduceScatter} primitive_attrs: {group: 4-6301172352641561019, group_ranks: "
+                   "0-1-2-3, op: sum, rank_size: 4}") != std::string::npos);
 }
 
 TEST_CASE("two models: a strategy change is named as such, in every stage it shows") {

@@ -1,12 +1,17 @@
 // Propagation benchmark (issue 6): both search modes on generated transformers of 100, 1000 and
 // 4000 layers; prints the time of each stage and the time per op, so linear growth shows as a
 // flat per-op column. Usage: irc_bench [LAYERS...]  (default 100 1000 4000)
+//
+// `irc_bench --comm [LAYERS]` instead prints, as a Markdown table, the communication bytes per
+// rank of the generated transformer (default 4 layers) at dp x mp in {8x1, 4x2, 2x4, 1x8}, under
+// both propagation modes and both redistribution planners.
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "dumps/report.h"
 #include "frontends/yaml_frontend.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
@@ -31,9 +36,41 @@ class StageTimer : public irc::PassInstrumentation {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Bytes of communication per rank of one compile (global passes only), or -1 when rejected.
+double commBytes(const std::string& text, irc::SearchMode mode, irc::RedistributionMode planner) {
+  irc::DiagnosticEngine diags("bench.yaml", text);
+  auto graph = irc::loadModel(text, diags, {"bench"});
+  if (!graph) return -1;
+  graph->parallel.searchMode = mode;
+  graph->parallel.redistribution = planner;
+  irc::PassManager manager;
+  irc::schedulePipeline(manager, graph->parallel, {}, "redistribution");
+  irc::PassContext context{diags};
+  if (manager.run(*graph, context) != irc::RunOutcome::Ok) return -1;
+  return irc::compileTotals(*graph).commBytesPerRank;
+}
+
+int commTable(int layers) {
+  using irc::RedistributionMode;
+  std::cout << fmt::format("Communication bytes per rank, generated transformer of {} layers ({} ops), 8 devices:\n\n", layers,
+                           layers * irc::bench::kOpsPerLayer);
+  std::cout << "| dp x mp | search mode | mindspore planner | optimal planner | saved |\n|---|---|---|---|---|\n";
+  for (auto [dp, mp] : std::vector<std::pair<int, int>>{{8, 1}, {4, 2}, {2, 4}, {1, 8}}) {
+    std::string text = irc::bench::transformerModel(layers, dp, mp);
+    for (irc::SearchMode mode : {irc::SearchMode::ShardingPropagation, irc::SearchMode::FactorPropagation}) {
+      double ms = commBytes(text, mode, RedistributionMode::MindSpore), opt = commBytes(text, mode, RedistributionMode::Optimal);
+      if (ms < 0 || opt < 0) return 1;
+      std::cout << fmt::format("| {} x {} | {} | {:.0f} | {:.0f} | {:.1f}% |\n", dp, mp, irc::searchModeName(mode), ms, opt,
+                               ms > 0 ? 100.0 * (ms - opt) / ms : 0.0);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--comm") return commTable(argc > 2 ? std::atoi(argv[2]) : 4);
   std::vector<int> layers;
   for (int i = 1; i < argc; ++i) layers.push_back(std::atoi(argv[i]));
   if (layers.empty()) layers = {100, 1000, 4000};

@@ -4,7 +4,10 @@
 
 namespace irc::bench {
 
-std::string transformerModel(int layers, int deviceNum) {
+std::string transformerModel(int layers, int deviceNum) { return transformerModel(layers, 2, deviceNum / 2); }
+
+std::string transformerModel(int layers, int dp, int mp) {
+  int deviceNum = dp * mp;
   // batch 8 x sequence 8 tokens, hidden 64, 4 heads of 16, MLP 256.
   std::string params, ops;
   std::string x = "x";
@@ -17,7 +20,7 @@ std::string transformerModel(int layers, int deviceNum) {
     auto op = [&](const std::string& name, const std::string& body) { ops += fmt::format("  - {{name: l{}.{}, {}}}\n", l, name, body); };
     std::string L = fmt::format("l{}.", l);
     op("ln1", fmt::format("type: LayerNorm, inputs: [{}, {}ln1.g, {}ln1.b]", x, L, L));
-    op("q", fmt::format("type: MatMul, inputs: [\"{}ln1:0\", {}wq], in_strategy: [[2, 1], [1, {}]]", L, L, deviceNum / 2));
+    op("q", fmt::format("type: MatMul, inputs: [\"{}ln1:0\", {}wq], in_strategy: [[{}, 1], [1, {}]]", L, L, dp, mp));
     op("k", fmt::format("type: MatMul, inputs: [\"{}ln1:0\", {}wk]", L, L));
     op("v", fmt::format("type: MatMul, inputs: [\"{}ln1:0\", {}wv]", L, L));
     op("qh", fmt::format("type: Reshape, inputs: [{}q, [8, 8, 4, 16]]", L));
@@ -35,7 +38,7 @@ std::string transformerModel(int layers, int deviceNum) {
     op("o", fmt::format("type: MatMul, inputs: [{}merged, {}wo]", L, L));
     op("res1", fmt::format("type: Add, inputs: [{}, {}o]", x, L));
     op("ln2", fmt::format("type: LayerNorm, inputs: [{}res1, {}ln2.g, {}ln2.b]", L, L, L));
-    op("h1", fmt::format("type: MatMul, inputs: [\"{}ln2:0\", {}w1], in_strategy: [[2, 1], [1, {}]]", L, L, deviceNum / 2));
+    op("h1", fmt::format("type: MatMul, inputs: [\"{}ln2:0\", {}w1], in_strategy: [[{}, 1], [1, {}]]", L, L, dp, mp));
     op("h1b", fmt::format("type: Add, inputs: [{}h1, {}b1]", L, L));
     op("act", fmt::format("type: GeLU, inputs: [{}h1b]", L));
     op("h2", fmt::format("type: MatMul, inputs: [{}act, {}w2]", L, L));

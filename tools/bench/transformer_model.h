@@ -7,6 +7,8 @@
 namespace irc::bench {
 
 std::string transformerModel(int layers, int deviceNum);
+// The same with the configured MatMuls (q and h1 of every layer) split dp x mp: ((dp, 1), (1, mp)).
+std::string transformerModel(int layers, int dp, int mp);
 constexpr int kOpsPerLayer = 25;
 
 }  // namespace irc::bench
