@@ -1,6 +1,7 @@
 #include "ir/suggest.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,14 @@ size_t editDistance(std::string_view a, std::string_view b) {
 }
 
 std::optional<std::string> closestMatch(std::string_view word, const std::vector<std::string>& candidates) {
+  // The same word in other case ("Relu" for "ReLU") is the likeliest slip of all.
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  for (const std::string& c : candidates)
+    if (c != word && lower(c) == lower(word)) return c;
   size_t limit = std::max<size_t>(1, word.size() / 3);
   std::optional<std::string> best;
   size_t bestDistance = limit + 1;

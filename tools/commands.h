@@ -10,7 +10,6 @@ int runLayout(const std::vector<std::string>& args);
 int runVerify(const std::vector<std::string>& args);
 int runExplain(const std::vector<std::string>& args);
 int runDiff(const std::vector<std::string>& args);
-void printHelp();
 void printListOps();
 void printListPasses();
 

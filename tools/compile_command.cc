@@ -14,6 +14,7 @@
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "tools/cli_util.h"
+#include "tools/command_specs.h"
 #include "tools/commands.h"
 
 namespace irc::cli {
@@ -58,10 +59,8 @@ const PipelineStage& stageOrThrow(const std::string& flag, const std::string& na
 }
 
 CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
-  ArgScanner scan(args,
-                  {"--dump-after", "--dump-dir", "--rank", "--search-mode", "--redistribution", "--passes", "--stop-after",
-                   "--color", "--report", "--alpha", "--beta", "--gamma", "--max-ranks"},
-                  {"--dump-all", "--all-ranks", "--time-passes", "--dump-locations", "-q", "--quiet"});
+  const CommandSpec& spec = commandSpec("");
+  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   CompileArgs a;
   while (!scan.done()) {
     auto item = scan.next();

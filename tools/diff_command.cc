@@ -12,6 +12,7 @@
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "tools/cli_util.h"
+#include "tools/command_specs.h"
 #include "tools/commands.h"
 
 namespace irc::cli {
@@ -84,7 +85,8 @@ bool isModel(const std::string& p) {
 }  // namespace
 
 int runDiff(const std::vector<std::string>& args) {
-  ArgScanner scan(args, {"--rank", "--color"}, {});
+  const CommandSpec& spec = commandSpec("diff");
+  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   std::vector<std::string> paths;
   int64_t rank = 0;
   ColorMode color = ColorMode::Auto;

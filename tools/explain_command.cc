@@ -1,21 +1,67 @@
-// `irc explain MODEL NAME [--rank R] [--search-mode M] [--redistribution P]`.
+// `irc explain MODEL NAME [--rank R] [--pass PASS] [--search-mode M] [--redistribution P]`.
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "dumps/explain.h"
+#include "dumps/ir_printer.h"
 #include "ir/suggest.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "tools/cli_util.h"
+#include "tools/command_specs.h"
 #include "tools/commands.h"
 
 namespace irc::cli {
+namespace {
+
+// The text of one dump, captured as the pipeline runs (rank `rank`'s view).
+class DumpCapture : public PassInstrumentation {
+ public:
+  DumpCapture(std::string dumpName, int64_t rank) : dumpName_(std::move(dumpName)), rank_(rank) {}
+  void afterPass(int, std::string_view, std::string_view dumpName, const Graph& graph) override { take(dumpName, graph); }
+  void afterRankPass(int, std::string_view, std::string_view dumpName, const Graph& graph, int64_t rank) override {
+    if (rank == rank_) take(dumpName, graph);
+  }
+  std::string text;
+
+ private:
+  void take(std::string_view dumpName, const Graph& graph) {
+    if (dumpName != dumpName_) return;
+    PrintOptions options;
+    options.rank = rank_;
+    text = printGraph(graph, options);
+  }
+  std::string dumpName_;
+  int64_t rank_;
+};
+
+// The node a dump prints as `%N`: its printed name, with the TupleGetItem / MakeTuple suffixes
+// a printed-only node carries taken off (they explain the op they belong to).
+std::optional<std::string> printedNodeName(const std::string& dump, const std::string& ref) {
+  std::string head = "  " + ref + "(";
+  for (size_t at = dump.find(head); at != std::string::npos; at = dump.find(head, at + 1)) {
+    if (at != 0 && dump[at - 1] != '\n') continue;
+    size_t open = at + head.size(), close = dump.find(") = ", open);
+    if (close == std::string::npos) return std::nullopt;
+    std::string name = dump.substr(open, close - open);
+    for (const char* suffix : {".make_tuple", ".getitem."}) {
+      size_t p = name.rfind(suffix);
+      if (p != std::string::npos) name = name.substr(0, p);
+    }
+    return name;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 int runExplain(const std::vector<std::string>& args) {
-  ArgScanner scan(args, {"--rank", "--search-mode", "--redistribution", "--color"}, {});
+  const CommandSpec& spec = commandSpec("explain");
+  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   std::vector<std::string> positional;
   std::optional<int64_t> rank;
+  std::string pass = "step_parallel_end";
   ParallelOverrides overrides;
   ColorMode color = ColorMode::Auto;
   while (!scan.done()) {
@@ -23,10 +69,15 @@ int runExplain(const std::vector<std::string>& args) {
     if (item.flag.empty()) positional.push_back(item.value);
     else if (item.flag == "--rank") rank = parseIntArg(item.flag, item.value);
     else if (item.flag == "--color") color = parseColorMode(item.value);
+    else if (item.flag == "--pass") pass = item.value;
     else if (item.flag == "--search-mode") overrides.searchMode = parseSearchModeArg(item.flag, item.value);
     else if (item.flag == "--redistribution") overrides.redistribution = parseRedistributionArg(item.flag, item.value);
   }
-  if (positional.size() != 2) throw UsageError("usage: irc explain MODEL.yaml NAME [--rank R]");
+  if (positional.size() != 2) throw UsageError("usage: irc explain MODEL.yaml NAME [--rank R] [--pass PASS]");
+  const PipelineStage* stage = findStage(pass);
+  if (!stage)
+    throw UsageError(fmt::format("--pass: unknown pass '{}'{}; valid: {}", pass, didYouMean(pass, stageNames()),
+                                 joinNames(stageNames())));
   const std::string& model = positional[0];
   auto loaded = loadModelOrReport(model, color, overrides);
   if (!loaded) return 1;
@@ -35,20 +86,34 @@ int runExplain(const std::vector<std::string>& args) {
   int64_t r = rank.value_or(graph->parallel.globalRank);
   if (r < 0 || r >= graph->parallel.deviceNum)
     throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, graph->parallel.deviceNum));
+  std::string name = positional[1];
+  bool byNumber = name.size() > 1 && name[0] == '%' && name.find_first_not_of("0123456789", 1) == std::string::npos;
   PassManager manager;
-  schedulePipeline(manager, graph->parallel, {}, "redistribution");
+  // A %N needs the dump it refers to: run through that pass (validate is per rank) as well.
+  schedulePipeline(manager, graph->parallel, {}, byNumber && stage->position > 3 ? "" : "redistribution");
+  manager.setRanks({r});
+  DumpCapture capture(stage->dumpName, r);
+  if (byNumber) manager.addInstrumentation(&capture);
+  manager.setRankGraphSink([](int64_t, Graph&&) {});
   PassContext context{diags};
   if (manager.run(*graph, context) == RunOutcome::Rejected) {
     diags.render(std::cerr, useColor(color, stderr));
     return 1;
   }
-  if (auto explanation = explainOp(*graph, positional[1], r)) {
+  if (byNumber) {
+    auto printed = printedNodeName(capture.text, name);
+    if (!printed) throw UsageError(fmt::format("the {} dump of {} has no node {}", stage->dumpName, graph->name, name));
+    name = *printed;
+    for (OpId id : graph->order)
+      if (graph->op(id).printedName == name) name = graph->op(id).name;  // a replaced op prints under its new name
+  }
+  if (auto explanation = explainOp(*graph, name, r)) {
     std::cout << *explanation;
     return 0;
   }
   std::vector<std::string> names;
   for (OpId id : graph->order) names.push_back(graph->op(id).name);
-  throw UsageError(fmt::format("'{}' names no op of {}{}", positional[1], graph->name, didYouMean(positional[1], names)));
+  throw UsageError(fmt::format("'{}' names no op of {}{}", name, graph->name, didYouMean(name, names)));
 }
 
 }  // namespace irc::cli

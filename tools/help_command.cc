@@ -12,55 +12,6 @@
 
 namespace irc::cli {
 
-void printHelp() {
-  std::cout << R"(irc - operator-level (SPMD) auto-parallel compiler passes, standalone and inspectable
-
-Examples:
-  irc examples/ffn.yaml --dump-all              compile; write every pass's .ir dump to ffn_ir/rank_0/
-  irc examples/ffn.yaml --dump-after parse --dump-dir out
-  irc examples/ffn.yaml --all-ranks --dump-all  one rank_<r>/ folder per rank
-  irc layout --device-matrix 2,4 --alias dp,mp --tensor-map dp,None --shape 8,8
-  irc layout --strategy 2,1 --device-num 8      MindSpore's shard() derivation, repeats included
-  irc verify examples/ffn.yaml --search-mode factor_propagation
-  irc explain examples/ffn.yaml add2.in0.redistribution_op.0 --rank 5
-  irc diff a_ir b_ir                            compare two dump directories, pass by pass
-  cat model.yaml | irc - --dump-all
-
-Usage:
-  irc MODEL.yaml [options]            compile: run the pipeline, write dumps
-  irc layout [layout options]         one tensor layout: every rank's slice, every notation
-  irc explain MODEL.yaml NAME         why an op got its strategy / why a collective is there
-  irc verify MODEL.yaml [options]     run every rank's program and compare with one device
-  irc diff A B [--rank R]             sharding-aware diff of two dumps, dump dirs or models
-  irc --list-passes | --list-ops | --version | --help
-
-Compile options:
-  --dump-all                 write a dump after every pass
-  --dump-after PASS[,PASS]   write dumps after these passes only
-  --dump-dir DIR             where dumps go (default: <model stem>_ir/); one rank_<r>/ folder per rank
-  --dump-locations           add '# In file MODEL:LINE:COL' lines under ops
-  --rank R | --all-ranks     which ranks' dumps to write (default: parallel.global_rank)
-  --search-mode MODE         override parallel.search_mode
-  --redistribution MODE      mindspore (default) or optimal
-  --passes A,B               run only these passes of the pipeline
-  --stop-after PASS          run the pipeline up to PASS
-  --time-passes              a table of pass times on stderr
-  -q, --quiet                no summary on stderr
-  --color auto|always|never  colour diagnostics (NO_COLOR is honoured)
-
-Layout options (irc layout):
-  --device-matrix 2,4 [--alias dp,mp]  the mesh; then exactly one of
-  --tensor-map dp,None | --tensor-map-index 1,-1 | --sbp 'S(0),B' |
-  --placements 'Shard(0),Replicate()' | --dims-mapping 0,-1 [--partial 1] |
-  --strategy 2,1,2 --device-num 8
-  --shape 8,8                tensor shape (default: each dim its number of slices)
-  --json                     machine-readable output
-
-Exit status: 0 ok, 1 model rejected or dump not written, 2 usage error, 3 verify mismatch,
-4 internal error (a bug in irc).
-)";
-}
-
 namespace {
 
 std::string operandSummary(const OperandSpec& o) {

@@ -1,5 +1,6 @@
 // The `irc` driver: subcommand dispatch and the exit-status contract
 // (0 ok, 1 rejected, 2 usage, 3 verify mismatch, 4 internal error).
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,32 +12,39 @@
 
 #include "ir/diagnostics.h"
 #include "tools/cli_util.h"
+#include "tools/command_specs.h"
 #include "tools/commands.h"
+#include "ir/suggest.h"
 
 namespace {
+
+bool asksForHelp(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(), [](const std::string& a) { return a == "-h" || a == "--help"; });
+}
 
 int dispatch(const std::vector<std::string>& args) {
   using namespace irc::cli;
   if (args.empty()) {
-    printHelp();
+    std::cerr << shortUsage();
     return 2;
   }
   const std::string& first = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (first == "-h" || first == "--help") {
-    printHelp();
+  const std::vector<std::string> subcommands = {"layout", "explain", "verify", "diff"};
+  if (first == "help") {
+    if (rest.empty()) {
+      std::cout << commandHelp(commandSpec(""));
+      return 0;
+    }
+    if (std::find(subcommands.begin(), subcommands.end(), rest[0]) == subcommands.end())
+      throw UsageError(fmt::format("'{}' is not a subcommand{}; valid: {}", rest[0], irc::didYouMean(rest[0], subcommands),
+                                   irc::joinNames(subcommands)));
+    std::cout << commandHelp(commandSpec(rest[0]));
     return 0;
   }
-  if (first == "--version") {
-    std::cout << "irc " << IRC_VERSION << "\n";
-    return 0;
-  }
-  if (first == "--list-ops") {
-    printListOps();
-    return 0;
-  }
-  if (first == "--list-passes") {
-    printListPasses();
+  bool sub = std::find(subcommands.begin(), subcommands.end(), first) != subcommands.end();
+  if (asksForHelp(sub ? rest : args)) {
+    std::cout << commandHelp(commandSpec(sub ? first : ""));
     return 0;
   }
   if (first == "layout") return runLayout(rest);
@@ -44,8 +52,8 @@ int dispatch(const std::vector<std::string>& args) {
   if (first == "explain") return runExplain(rest);
   if (first == "diff") return runDiff(rest);
   for (const auto& a : args) {
-    if (a == "-h" || a == "--help") {
-      printHelp();
+    if (a == "--version") {
+      std::cout << "irc " << IRC_VERSION << "\n";
       return 0;
     }
     if (a == "--list-ops") {

@@ -7,6 +7,7 @@
 #include "ir/layout_notation.h"
 #include "ir/limits.h"
 #include "tools/cli_util.h"
+#include "tools/command_specs.h"
 #include "tools/commands.h"
 
 namespace irc::cli {
@@ -49,10 +50,8 @@ T take(NotationResult<T> r, const std::string& flag) {
 }
 
 TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, ColorMode& color, int64_t& maxRanks) {
-  ArgScanner scan(args,
-                  {"--device-matrix", "--alias", "--tensor-map", "--tensor-map-index", "--sbp", "--placements",
-                   "--dims-mapping", "--partial", "--strategy", "--device-num", "--shape", "--color", "--max-ranks"},
-                  {"--json"});
+  const CommandSpec& spec = commandSpec("layout");
+  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   std::optional<std::vector<int64_t>> deviceMatrix, shape, strategy, dimsMapping, partial;
   std::optional<int64_t> deviceNum;
   std::optional<std::vector<std::string>> alias;

@@ -10,6 +10,7 @@
 #include "passes/pipeline.h"
 #include "passes/spmd_simulator.h"
 #include "tools/cli_util.h"
+#include "tools/command_specs.h"
 #include "tools/commands.h"
 
 namespace irc::cli {
@@ -26,7 +27,8 @@ std::string toleranceLine(const VerifyOptions& options) {
 }  // namespace
 
 int runVerify(const std::vector<std::string>& args) {
-  ArgScanner scan(args, {"--seed", "--rtol", "--atol", "--search-mode", "--redistribution", "--color", "--max-ranks"}, {"-q", "--quiet"});
+  const CommandSpec& spec = commandSpec("verify");
+  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   std::string model;
   VerifyOptions options;
   ParallelOverrides overrides;

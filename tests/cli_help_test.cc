@@ -1,0 +1,78 @@
+// Help and names on the command line (issue 19): every subcommand has --help with examples
+// first, `irc help SUBCOMMAND`, a short usage for `irc` alone; every option a parser accepts is
+// in its help, and so is every option cli.md names; `%N` names in explain; "did you mean" for a
+// type in the wrong case; `-` takes its dump folder from the model's name.
+#include <doctest/doctest.h>
+
+#include "tests/test_util.h"
+#include "tools/command_specs.h"
+
+namespace irc::test {
+
+TEST_CASE("every subcommand has --help, examples first; irc help SUBCOMMAND; irc alone is a short usage") {
+  for (const char* sub : {"layout", "explain", "verify", "diff"}) {
+    CAPTURE(sub);
+    RunResult h = runIrc({sub, "--help"});
+    CHECK(h.exitCode == 0);
+    CHECK(h.out.find("Examples:") < h.out.find("Usage:"));
+    CHECK(h.out.find(std::string("irc ") + sub) == 0);
+    CHECK(runIrc({"help", sub}).out == h.out);
+    CHECK(runIrc({sub, "-h"}).out == h.out);
+  }
+  RunResult bare = runIrc({});
+  CHECK(bare.exitCode == 2);
+  CHECK(bare.err.find("'irc --help'") != std::string::npos);
+  CHECK(bare.err.size() < 300);  // short, not the whole help
+  CHECK(runIrc({"help"}).out == runIrc({"--help"}).out);
+  CHECK(runIrc({"help", "verfy"}).err.find("did you mean 'verify'?") != std::string::npos);
+}
+
+TEST_CASE("each option a parser accepts appears in its command's help, and cli.md's options in irc --help") {
+  for (const auto& spec : cli::commandSpecs()) {
+    std::string help = cli::commandHelp(spec);
+    for (const auto& flags : {cli::flagsWithValue(spec), cli::switchFlags(spec)})
+      for (const std::string& flag : flags) {
+        CAPTURE(spec.name);
+        CAPTURE(flag);
+        CHECK(help.find(flag) != std::string::npos);
+      }
+  }
+  std::string help = runIrc({"--help"}).out;
+  for (const char* flag : {"--dump-all", "--dump-after", "--dump-dir", "--rank", "--all-ranks", "--search-mode", "--redistribution",
+                           "--report", "--passes", "--stop-after", "--time-passes", "--list-passes", "--list-ops", "--help",
+                           "--version", "--alpha", "--beta", "--gamma", "--color"}) {
+    CAPTURE(flag);
+    CHECK(help.find(flag) != std::string::npos);
+  }
+  // An option the parser does not know is a usage error in every subcommand.
+  for (const char* sub : {"layout", "explain", "verify", "diff"}) CHECK(runIrc({sub, "--bogus"}).exitCode == 2);
+}
+
+TEST_CASE("explain takes %N as a dump prints it (--pass, default step_parallel_end)") {
+  std::string ffn = sourceDir() + "/examples/ffn.yaml";
+  // step_parallel_end prints matmul2's AllReduce as %4; validate prints matmul as %0.
+  RunResult r = runIrc({"explain", ffn, "%4"});
+  CHECK(r.exitCode == 0);
+  CHECK(r.out.rfind("matmul2.forward_op.0 = AllReduce (inserted)", 0) == 0);
+  CHECK(runIrc({"explain", ffn, "%0", "--pass", "validate"}).out.rfind("matmul (MatMul)", 0) == 0);
+  RunResult missing = runIrc({"explain", ffn, "%99"});
+  CHECK(missing.exitCode == 2);
+  CHECK(missing.err.find("has no node %99") != std::string::npos);
+  CHECK(runIrc({"explain", ffn, "%1", "--pass", "nope"}).exitCode == 2);
+}
+
+TEST_CASE("did you mean: an op type in the wrong case; '-' names its dump folder after the model") {
+  TempDir tmp;
+  writeFile(tmp.path() + "/m.yaml", "name: mine\nparallel: {device_num: 1}\ninputs:\n  - {name: x, shape: [4], dtype: float32}\n"
+                                    "ops:\n  - {name: r, type: Relu, inputs: [x]}\n");
+  RunResult r = runIrc({"m.yaml"}, tmp.path());
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find("unknown op type 'Relu'; did you mean 'ReLU'?") != std::string::npos);
+  writeFile(tmp.path() + "/ok.yaml", "name: mine\nparallel: {device_num: 1}\ninputs:\n  - {name: x, shape: [4], dtype: float32}\n"
+                                     "ops:\n  - {name: r, type: ReLU, inputs: [x]}\n");
+  RunResult piped = runShell("\"$IRC\" - --dump-after parse -q < ok.yaml", tmp.path());
+  CHECK(piped.exitCode == 0);
+  CHECK(listFiles(tmp.path() + "/mine_ir") == std::vector<std::string>{"rank_0/parse_0000.ir"});
+}
+
+}  // namespace irc::test

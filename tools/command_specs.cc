@@ -1,0 +1,170 @@
+#include "tools/command_specs.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace irc::cli {
+namespace {
+
+const std::vector<OptionSpec> kModeOptions = {
+    {"--search-mode", "MODE", "override parallel.search_mode: sharding_propagation, factor_propagation, data_parallel, semi_auto"},
+    {"--redistribution", "PLANNER", "mindspore (MindSpore's operator sequences, the default) or optimal (the cost-optimal planner)"},
+};
+const OptionSpec kColor = {"--color", "WHEN", "auto, always or never: colour on stderr (auto: only on a terminal; NO_COLOR is honoured)"};
+const OptionSpec kQuiet = {"-q|--quiet", "", "no summary or progress on stderr"};
+const OptionSpec kHelp = {"-h|--help", "", "this help"};
+
+std::vector<OptionSpec> join(std::vector<std::vector<OptionSpec>> parts) {
+  std::vector<OptionSpec> out;
+  for (auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+std::vector<CommandSpec> build() {
+  std::vector<CommandSpec> specs;
+  specs.push_back({"", "compile: run the pipeline, write dumps and a report", "irc MODEL.yaml [options]   (MODEL '-' reads stdin)",
+                   {"irc examples/ffn.yaml --dump-all               every pass's dump in ffn_ir/rank_0/",
+                    "irc examples/ffn.yaml --dump-after validate --rank 5",
+                    "irc examples/ffn.yaml --all-ranks --dump-all   one rank_<r>/ folder per rank",
+                    "irc examples/ffn.yaml --report -               the JSON report on stdout",
+                    "irc examples/ffn.yaml --redistribution optimal --time-passes",
+                    "cat model.yaml | irc - --dump-all              the folder is named after the model's name"},
+                   join({{{"--dump-all", "", "write a dump after every pass"},
+                          {"--dump-after", "PASS[,PASS]", "write dumps after these passes only (pass or dump names)"},
+                          {"--dump-dir", "DIR", "where dumps go (default <model stem>_ir/); one rank_<r>/ folder per rank, replaced whole"},
+                          {"--dump-locations", "", "add '# In file MODEL:LINE:COL' lines under model ops"},
+                          {"--rank", "R", "the rank whose dumps and report are written (default parallel.global_rank)"},
+                          {"--all-ranks", "", "write one folder per rank"},
+                          {"--max-ranks", "N", "the most rank folders --all-ranks may write (default 4096)"}},
+                         kModeOptions,
+                         {{"--report", "FILE", "write the JSON report (report.md) to FILE, '-' for stdout"},
+                          {"--passes", "A,B", "run only these passes of the pipeline"},
+                          {"--stop-after", "PASS", "run the pipeline up to PASS"},
+                          {"--time-passes", "", "a table of pass times on stderr"},
+                          {"--alpha", "SECONDS", "the optimal planner's cost per message (default 1e-05)"},
+                          {"--beta", "SECONDS", "the optimal planner's cost per byte sent (default 1e-10)"},
+                          {"--gamma", "SECONDS", "the optimal planner's cost per byte copied (default 1e-11)"},
+                          kQuiet, kColor, kHelp,
+                          {"--list-passes", "", "the pipeline, one line per pass"},
+                          {"--list-ops", "", "every op with its sharding rule"},
+                          {"--version", "", "irc's version"}}}),
+                   "Subcommands: layout, explain, verify, diff (irc help SUBCOMMAND).\n"
+                   "Exit status: 0 ok, 1 model rejected or output not written, 2 usage error, 3 verify mismatch,\n"
+                   "4 internal error (a bug in irc)."});
+  specs.push_back({"layout", "one tensor layout: every notation, every rank's slice, a picture of the mesh",
+                   "irc layout --device-matrix D0,D1 [--alias A,B] NOTATION [--shape S0,S1] [--json]",
+                   {"irc layout --device-matrix 2,4 --alias dp,mp --tensor-map dp,None --shape 8,8",
+                    "irc layout --device-matrix 4,3 --alias a,b --tensor-map '(b,a)' --shape 24   one dim on two axes",
+                    "irc layout --strategy 2,1 --device-num 8      MindSpore's shard() derivation, repeats included",
+                    "irc layout --device-matrix 2,2 --sbp 'S(0),B' --json"},
+                   {{"--device-matrix", "D0,D1,...", "the mesh (rank-major, last axis fastest)"},
+                    {"--alias", "A,B,...", "names of the mesh axes (default axis_0, axis_1, ...)"},
+                    {"--tensor-map", "MAP", "Layout form: an alias or None per dim; '(a,b)' is one dim on several axes"},
+                    {"--tensor-map-index", "MAP", "MindSpore's integer form, axes counted from the right, -1 not split"},
+                    {"--sbp", "LIST", "OneFlow nd-SBP, one entry per mesh axis: S(i), B, P"},
+                    {"--placements", "LIST", "DTensor placements: Shard(i), Replicate(), Partial()"},
+                    {"--dims-mapping", "MAP", "Paddle form: mesh axis (from the left) per dim, -1 not split"},
+                    {"--partial", "AXES", "with --dims-mapping: mesh axes holding partial sums"},
+                    {"--strategy", "S0,S1,...", "a shard strategy; the device matrix is derived (with --device-num)"},
+                    {"--device-num", "N", "with --strategy: the device count (default: the strategy's product)"},
+                    {"--shape", "S0,S1,...", "the tensor shape (default: each dim its number of slices)"},
+                    {"--max-ranks", "N", "the most ranks the per-rank table may list (default 4096)"},
+                    {"--json", "", "machine-readable output"},
+                    kColor, kHelp},
+                   ""});
+  specs.push_back({"explain", "why an op got its strategy, or why an inserted op is there", "irc explain MODEL.yaml NAME [options]",
+                   {"irc explain examples/ffn.yaml add2                 the strategy and where it came from",
+                    "irc explain examples/ffn.yaml add2.in0.redistribution_op.0 --rank 5",
+                    "irc explain examples/ffn.yaml %4                   the node the step_parallel_end dump prints as %4",
+                    "irc explain examples/ffn.yaml %4 --pass validate"},
+                   join({{{"--rank", "R", "the rank whose groups and slice bounds are shown (default parallel.global_rank)"},
+                          {"--pass", "PASS", "with a %N name: the dump %N refers to (default step_parallel_end)"}},
+                         kModeOptions, {kColor, kHelp}}),
+                   "NAME is an op or value name as in the model or the dumps, or %N as a dump prints it."});
+  specs.push_back({"verify", "run every rank's program and compare it with the single-device program",
+                   "irc verify MODEL.yaml [options]",
+                   {"irc verify examples/ffn.yaml", "irc verify examples/ffn.yaml --search-mode factor_propagation --redistribution optimal",
+                    "irc verify model.yaml --seed 7 --rtol 1e-6"},
+                   join({{{"--seed", "N", "the seed of the random inputs (default 0)"},
+                          {"--rtol", "X", "relative tolerance (default 1e-09)"},
+                          {"--atol", "X", "absolute tolerance (default 1e-12)"},
+                          {"--max-ranks", "N", "the most ranks verify simulates (default 4096)"}},
+                         kModeOptions, {kQuiet, kColor, kHelp}}),
+                   "Exit status: 0 every rank agrees, 1 model rejected, 3 a mismatch (the first is named)."});
+  specs.push_back({"diff", "sharding-aware diff of two dumps, dump directories or models", "irc diff A B [options]",
+                   {"irc diff a.yaml b.yaml                 what changed in cost first, then per stage",
+                    "irc diff a.yaml b.yaml --stat          only the summary",
+                    "irc diff ffn_ir other_ir --json        the summary for CI bots",
+                    "irc diff a.ir b.ir"},
+                   {{"--rank", "R", "the rank folder (and, for models, the rank) compared (default 0)"},
+                    {"--stat", "", "print only the summary"},
+                    {"--json", "", "print the summary as JSON"},
+                    {"--all-stages", "", "show a difference at every stage it appears in, not only the first"},
+                    kColor,
+                    kHelp},
+                   "Exit status as diff(1): 0 identical, 1 different (a rejected model is 1 too), 2 usage."});
+  return specs;
+}
+
+std::vector<std::string> spellings(const std::string& flag) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t bar = flag.find('|', start);
+    out.push_back(flag.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+    if (bar == std::string::npos) return out;
+    start = bar + 1;
+  }
+}
+
+}  // namespace
+
+const std::vector<CommandSpec>& commandSpecs() {
+  static const std::vector<CommandSpec> specs = build();
+  return specs;
+}
+
+const CommandSpec& commandSpec(const std::string& name) {
+  for (const auto& s : commandSpecs())
+    if (s.name == name) return s;
+  throw std::logic_error("no command spec named " + name);
+}
+
+std::vector<std::string> flagsWithValue(const CommandSpec& spec) {
+  std::vector<std::string> out;
+  for (const auto& o : spec.options)
+    if (!o.value.empty())
+      for (const auto& f : spellings(o.flag)) out.push_back(f);
+  return out;
+}
+
+std::vector<std::string> switchFlags(const CommandSpec& spec) {
+  std::vector<std::string> out;
+  for (const auto& o : spec.options)
+    if (o.value.empty())
+      for (const auto& f : spellings(o.flag)) out.push_back(f);
+  return out;
+}
+
+std::string commandHelp(const CommandSpec& spec) {
+  std::string out = fmt::format("irc{} - {}\n\nExamples:\n", spec.name.empty() ? "" : " " + spec.name, spec.summary);
+  for (const auto& e : spec.examples) out += "  " + e + "\n";
+  out += fmt::format("\nUsage:\n  {}\n\nOptions:\n", spec.usage);
+  for (const auto& o : spec.options) {
+    std::string head = o.flag;
+    for (size_t p = head.find('|'); p != std::string::npos; p = head.find('|')) head.replace(p, 1, ", ");
+    if (!o.value.empty()) head += " " + o.value;
+    out += fmt::format("  {:<28} {}\n", head, o.help);
+  }
+  if (!spec.details.empty()) out += "\n" + spec.details + "\n";
+  return out;
+}
+
+std::string shortUsage() {
+  return "usage: irc MODEL.yaml [options]\n"
+         "       irc layout | explain | verify | diff ...\n"
+         "'irc --help' shows examples and every option; 'irc help SUBCOMMAND' a subcommand's.\n";
+}
+
+}  // namespace irc::cli
