@@ -1,5 +1,6 @@
 #include "dumps/ir_diff.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -212,6 +213,78 @@ IrDiff diffIrText(const std::string& aText, const std::string& bText) {
     }
   if (a.ret != b.ret) out.push_back(fmt::format("~ {} -> {}", a.ret, b.ret));
   return diff;
+}
+
+namespace {
+
+// Bytes of one element of a printed dtype (`Float32`).
+int dtypeBytes(std::string_view name) {
+  if (name == "Float64" || name == "Int64") return 8;
+  if (name == "Float16" || name == "BFloat16") return 2;
+  if (name == "Int8" || name == "UInt8" || name == "Bool") return 1;
+  return 4;
+}
+
+// Bytes of the first tensor type in `types` (`<Tensor[Float32], (32, 64)>...`), 0 if none.
+double firstTensorBytes(const std::string& types) {
+  size_t t = types.find("<Tensor[");
+  if (t == std::string::npos) return 0;
+  size_t close = types.find(']', t);
+  size_t open = types.find('(', close), end = types.find(')', open);
+  if (close == std::string::npos || open == std::string::npos || end == std::string::npos) return 0;
+  double elements = 1;
+  std::string dims = types.substr(open + 1, end - open - 1);
+  size_t start = 0;
+  while (start < dims.size()) {
+    size_t comma = dims.find(',', start);
+    std::string d = trim(dims.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (!d.empty() && d.find_first_not_of("0123456789") == std::string::npos) elements *= std::stod(d);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return elements * dtypeBytes(std::string_view(types).substr(t + 8, close - t - 8));
+}
+
+// The size of the group an inserted collective's body names (`group_ranks: 0-1-2-3`).
+double groupSize(const std::string& body) {
+  size_t p = body.find("group_ranks: ");
+  if (p == std::string::npos) return 1;
+  size_t end = body.find_first_of(",}", p);
+  std::string ranks = body.substr(p + 13, end - p - 13);
+  return 1 + static_cast<double>(std::count(ranks.begin(), ranks.end(), '-'));
+}
+
+bool isInsertedInstance(const std::string& body) {
+  for (const char* prefix : {"{instance name: forward_op_", "{instance name: redistribution_op_", "{instance name: replace_op_",
+                             "{instance name: mirror_op_"})
+    if (body.find(prefix) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+DumpSummary summarizeDump(const std::string& text) {
+  DumpSummary s;
+  Dump d = parse(text);
+  for (const auto& [name, rest] : d.params)
+    if (rest.find(": has_default") != std::string::npos) s.paramBytesPerRank += firstTensorBytes(rest);
+  for (const Node& n : d.nodes) {
+    std::string strategy = strategyPart(n.strategy);
+    if (!strategy.empty()) {
+      s.strategies[n.name] = strategy;
+      s.strategyOrder.push_back(n.name);
+    }
+    if (!isInsertedInstance(n.body)) continue;
+    std::string op = opOf(n.body);
+    ++s.insertedByType[op];
+    ++s.insertedOps;
+    double bytes = firstTensorBytes(n.types), g = groupSize(n.body);
+    if (op == "AllGather") s.commBytesPerRank += (g - 1) * bytes;
+    else if (op == "AllReduce") s.commBytesPerRank += 2 * (g - 1) / g * bytes;
+    else if (op == "ReduceScatter" || op == "AlltoAll") s.commBytesPerRank += (g - 1) / g * bytes;
+    else if (op == "_MirrorOperator") s.gradBytesPerRank += 2 * (g - 1) / g * bytes;
+  }
+  return s;
 }
 
 }  // namespace irc

@@ -56,3 +56,53 @@ TEST_CASE("nodes are matched by name, so an inserted op does not shift every lat
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("irc diff leads with a summary: strategies once, inserted ops by type, totals with deltas") {
+  TempDir tmp;
+  std::string other = readFile(sourceDir() + "/examples/ffn.yaml");
+  other.replace(other.find("in_strategy: [[2, 1], [1, 4]]"), 29, "in_strategy: [[8, 1], [1, 1]]");
+  writeFile(tmp.path() + "/ffn_dp.yaml", other);
+  std::string ffn = sourceDir() + "/examples/ffn.yaml";
+  RunResult r = runIrc({"diff", ffn, tmp.path() + "/ffn_dp.yaml"});
+  CHECK(r.exitCode == 1);
+  // Pure data parallel: no AllReduce, no slice, every weight whole on every rank. Per rank the
+  // tensor-parallel FFN held 64x16 slices of both weights and 16 of both biases: 8320 bytes;
+  // data parallel holds them whole: 2 x 64 x 64 x 4 + 2 x 64 x 4 = 33280.
+  CHECK(r.out.find("summary:\n  strategies changed: 5\n    matmul: ((2, 1), (1, 4)) -> ((8, 1), (1, 1))\n") != std::string::npos);
+  CHECK(r.out.find("  inserted ops: -1 AllReduce, -1 StridedSlice\n") != std::string::npos);
+  CHECK(r.out.find("  communication bytes per rank: 12288 -> 0 (-12288, -100.0%)\n") != std::string::npos);
+  CHECK(r.out.find("  parameter bytes per rank: 8320 -> 33280 (+24960, +300.0%)\n") != std::string::npos);
+  // Each difference once, at the first stage it shows.
+  size_t first = r.out.find("strategy matmul: ((2, 1), (1, 4)) -> ((8, 1), (1, 1))");
+  REQUIRE(first != std::string::npos);
+  CHECK(r.out.find("strategy matmul: ((2, 1), (1, 4)) -> ((8, 1), (1, 1))", first + 1) == std::string::npos);
+  RunResult all = runIrc({"diff", ffn, tmp.path() + "/ffn_dp.yaml", "--all-stages"});
+  size_t a1 = all.out.find("strategy matmul:");
+  CHECK(all.out.find("strategy matmul:", a1 + 1) != std::string::npos);
+
+  RunResult stat = runIrc({"diff", ffn, tmp.path() + "/ffn_dp.yaml", "--stat"});
+  CHECK(stat.exitCode == 1);
+  CHECK(stat.out.find("== ") == std::string::npos);
+  CHECK(stat.out.find("summary:") != std::string::npos);
+  RunResult json = runIrc({"diff", ffn, tmp.path() + "/ffn_dp.yaml", "--json"});
+  CHECK(json.exitCode == 1);
+  CHECK(json.out.find("\"comm_bytes_per_rank\": {\n      \"before\": 12288.0,\n      \"after\": 0.0,\n      \"delta\": -12288.0,\n"
+                      "      \"percent\": -100.0") != std::string::npos);
+  CHECK(runIrc({"diff", ffn, ffn, "--stat"}).exitCode == 0);
+
+  // The optimal planner's summary on the same model: -1 AllReduce -1 StridedSlice +1 ReduceScatter,
+  // 12288 -> 6144 bytes (the Split and Concat are local).
+  REQUIRE(runIrc({ffn, "--dump-all", "--dump-dir", tmp.path() + "/a", "-q"}).exitCode == 0);
+  REQUIRE(runIrc({ffn, "--dump-all", "--dump-dir", tmp.path() + "/b", "-q", "--redistribution", "optimal"}).exitCode == 0);
+  RunResult o = runIrc({"diff", tmp.path() + "/a", tmp.path() + "/b", "--stat"});
+  CHECK(o.out.find("  inserted ops: +1 Concat, +1 ReduceScatter, +1 Split, -1 AllReduce, -1 StridedSlice\n") != std::string::npos);
+  CHECK(o.out.find("  communication bytes per rank: 12288 -> 6144 (-6144, -50.0%)\n") != std::string::npos);
+  // Two single .ir files.
+  RunResult files = runIrc({"diff", tmp.path() + "/a/rank_0/validate_0004.ir", tmp.path() + "/b/rank_0/validate_0004.ir"});
+  CHECK(files.exitCode == 1);
+  CHECK(files.out.find("== dump\n") != std::string::npos);
+}
+
+}  // namespace irc::test

@@ -4,11 +4,16 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "dumps/ir_diff.h"
 #include "dumps/ir_printer.h"
+#include "ir/attribute.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "tools/cli_util.h"
@@ -82,6 +87,105 @@ bool isModel(const std::string& p) {
   return ext == ".yaml" || ext == ".yml" || p == "-";
 }
 
+
+// The review summary of two sets of stages: strategies from the first dump that has them
+// (step_parallel_begin), inserted ops and totals from the last (validate: local shapes).
+struct DiffSummary {
+  std::vector<std::tuple<std::string, std::string, std::string>> strategies;  // op, before, after
+  std::map<std::string, int> added, removed;                                   // inserted ops by type
+  DumpSummary before, after;
+  bool changed() const {
+    return !strategies.empty() || !added.empty() || !removed.empty() || before.commBytesPerRank != after.commBytesPerRank ||
+           before.paramBytesPerRank != after.paramBytesPerRank || before.gradBytesPerRank != after.gradBytesPerRank;
+  }
+};
+
+bool sameStages(const Stages& a, const Stages& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [stage, text] : a) {
+    auto it = b.find(stage);
+    if (it == b.end() || !diffIrText(text, it->second).empty()) return false;
+  }
+  return true;
+}
+
+const std::string* stageText(const Stages& s, const std::vector<std::string>& preferred, bool last) {
+  for (const std::string& name : preferred)
+    for (const auto& [key, text] : s)
+      if (stageName(key) == name) return &text;
+  if (s.empty()) return nullptr;
+  return last ? &s.rbegin()->second : &s.begin()->second;
+}
+
+DiffSummary summarize(const Stages& a, const Stages& b) {
+  DiffSummary d;
+  const std::string *sa = stageText(a, {"step_parallel_begin", "tensor_layout", "step_parallel_end", "validate"}, false),
+                    *sb = stageText(b, {"step_parallel_begin", "tensor_layout", "step_parallel_end", "validate"}, false);
+  if (sa && sb) {
+    DumpSummary x = summarizeDump(*sa), y = summarizeDump(*sb);
+    for (const std::string& op : x.strategyOrder) {
+      auto it = y.strategies.find(op);
+      if (it != y.strategies.end() && it->second != x.strategies[op]) d.strategies.emplace_back(op, x.strategies[op], it->second);
+    }
+  }
+  const std::string *ta = stageText(a, {"validate", "step_parallel_end"}, true), *tb = stageText(b, {"validate", "step_parallel_end"}, true);
+  if (ta) d.before = summarizeDump(*ta);
+  if (tb) d.after = summarizeDump(*tb);
+  std::set<std::string> types;
+  for (const auto& [t, n] : d.before.insertedByType) types.insert(t);
+  for (const auto& [t, n] : d.after.insertedByType) types.insert(t);
+  for (const std::string& t : types) {
+    int n = (d.after.insertedByType.count(t) ? d.after.insertedByType.at(t) : 0) -
+            (d.before.insertedByType.count(t) ? d.before.insertedByType.at(t) : 0);
+    if (n > 0) d.added[t] = n;
+    if (n < 0) d.removed[t] = -n;
+  }
+  return d;
+}
+
+std::string deltaText(double before, double after) {
+  double delta = after - before;
+  std::string pct = before != 0 ? fmt::format(", {:+.1f}%", 100.0 * delta / before) : "";
+  return fmt::format("{} -> {} ({:+}{})", formatNumber(before), formatNumber(after), delta, pct);
+}
+
+void printSummary(const DiffSummary& d) {
+  std::cout << "summary:\n";
+  std::cout << fmt::format("  strategies changed: {}\n", d.strategies.size());
+  for (const auto& [op, x, y] : d.strategies) std::cout << fmt::format("    {}: {} -> {}\n", op, x, y);
+  std::vector<std::string> changes;
+  for (const auto& [t, n] : d.added) changes.push_back(fmt::format("+{} {}", n, t));
+  for (const auto& [t, n] : d.removed) changes.push_back(fmt::format("-{} {}", n, t));
+  std::cout << fmt::format("  inserted ops: {}\n", changes.empty() ? "no change" : fmt::format("{}", fmt::join(changes, ", ")));
+  std::cout << fmt::format("  communication bytes per rank: {}\n", deltaText(d.before.commBytesPerRank, d.after.commBytesPerRank));
+  std::cout << fmt::format("  parameter bytes per rank: {}\n", deltaText(d.before.paramBytesPerRank, d.after.paramBytesPerRank));
+  if (d.before.gradBytesPerRank != 0 || d.after.gradBytesPerRank != 0)
+    std::cout << fmt::format("  gradient bytes per rank: {}\n", deltaText(d.before.gradBytesPerRank, d.after.gradBytesPerRank));
+  std::cout << fmt::format("  inserted ops in all: {}\n", deltaText(d.before.insertedOps, d.after.insertedOps));
+}
+
+nlohmann::ordered_json summaryJson(const DiffSummary& d, const std::vector<std::string>& paths) {
+  using json = nlohmann::ordered_json;
+  json j;
+  j["a"] = paths[0];
+  j["b"] = paths[1];
+  json strategies = json::array();
+  for (const auto& [op, x, y] : d.strategies) strategies.push_back({{"op", op}, {"before", x}, {"after", y}});
+  j["strategies_changed"] = strategies;
+  j["inserted_ops_added"] = d.added;
+  j["inserted_ops_removed"] = d.removed;
+  auto total = [](double x, double y) {
+    json t = {{"before", x}, {"after", y}, {"delta", y - x}};
+    t["percent"] = x != 0 ? json(100.0 * (y - x) / x) : json(nullptr);
+    return t;
+  };
+  j["totals"] = {{"comm_bytes_per_rank", total(d.before.commBytesPerRank, d.after.commBytesPerRank)},
+                 {"param_bytes_per_rank", total(d.before.paramBytesPerRank, d.after.paramBytesPerRank)},
+                 {"grad_comm_bytes_per_rank", total(d.before.gradBytesPerRank, d.after.gradBytesPerRank)},
+                 {"inserted_ops", total(d.before.insertedOps, d.after.insertedOps)}};
+  return j;
+}
+
 }  // namespace
 
 int runDiff(const std::vector<std::string>& args) {
@@ -90,11 +194,15 @@ int runDiff(const std::vector<std::string>& args) {
   std::vector<std::string> paths;
   int64_t rank = 0;
   ColorMode color = ColorMode::Auto;
+  bool stat = false, json = false, allStages = false;
   while (!scan.done()) {
     auto item = scan.next();
     if (item.flag.empty()) paths.push_back(item.value);
     else if (item.flag == "--rank") rank = parseIntArg(item.flag, item.value);
     else if (item.flag == "--color") color = parseColorMode(item.value);
+    else if (item.flag == "--stat") stat = true;
+    else if (item.flag == "--json") json = true;
+    else if (item.flag == "--all-stages") allStages = true;
   }
   if (paths.size() != 2) throw UsageError("usage: irc diff A B [--rank R]   (two .ir dumps, two dump dirs or two models)");
   for (const auto& p : paths)
@@ -111,14 +219,24 @@ int runDiff(const std::vector<std::string>& args) {
     b = stagesOfDir(paths[1], rank);
   } else if (fs::is_regular_file(paths[0]) && fs::is_regular_file(paths[1]) && !isModel(paths[0]) && !isModel(paths[1])) {
     std::string err;
-    a["dump"] = readModelText(paths[0], err).value_or("");
-    b["dump"] = readModelText(paths[1], err).value_or("");
+    a[stageKey(0, "dump")] = readModelText(paths[0], err).value_or("");
+    b[stageKey(0, "dump")] = readModelText(paths[1], err).value_or("");
   } else {
     throw UsageError("irc diff compares two of a kind: two .ir dumps, two dump directories or two models");
   }
 
-  size_t differences = 0;
+  DiffSummary summary = summarize(a, b);
+  if (json) {
+    std::cout << summaryJson(summary, paths).dump(2) << "\n";
+    return summary.changed() || !sameStages(a, b) ? 1 : 0;
+  }
   std::cout << fmt::format("--- {}\n+++ {}\n", paths[0], paths[1]);
+  printSummary(summary);
+  if (stat) return summary.changed() || !sameStages(a, b) ? 1 : 0;
+
+  // Per stage, each difference once, at the first stage where it shows (--all-stages: every).
+  size_t differences = 0;
+  std::set<std::string> shown;
   for (const auto& [stage, text] : a) {
     auto it = b.find(stage);
     if (it == b.end()) {
@@ -126,11 +244,13 @@ int runDiff(const std::vector<std::string>& args) {
       ++differences;
       continue;
     }
-    IrDiff d = diffIrText(text, it->second);
-    if (d.empty()) continue;
+    std::vector<std::string> lines;
+    for (const auto& line : diffIrText(text, it->second).lines)
+      if (allStages || shown.insert(line).second) lines.push_back(line);
+    if (lines.empty()) continue;
     std::cout << fmt::format("== {}\n", stageName(stage));
-    for (const auto& line : d.lines) std::cout << line << "\n";
-    differences += d.lines.size();
+    for (const auto& line : lines) std::cout << line << "\n";
+    differences += lines.size();
   }
   for (const auto& [stage, text] : b)
     if (!a.count(stage)) {
