@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "dumps/dot_printer.h"
+
 namespace irc {
 namespace fs = std::filesystem;
 
@@ -117,6 +119,13 @@ void DumpWriter::dump(int position, std::string_view dumpName, const Graph& grap
     return;
   }
   files_.emplace_back(rank, name);
+  if (!options_.dot) return;
+  std::string dotName = name.substr(0, name.size() - 3) + ".dot";
+  if (auto err = writeNewFile(*folder + "/" + dotName, fmt::format("{}/rank_{}/{}", options_.dir, rank, dotName), printDot(graph, print))) {
+    error_ = *err;
+    return;
+  }
+  files_.emplace_back(rank, dotName);
 }
 
 void DumpWriter::afterPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph) {

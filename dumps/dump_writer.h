@@ -26,6 +26,7 @@ struct DumpOptions {
   bool all = false;                    // --dump-all
   std::set<std::string> after;         // --dump-after (dump names)
   bool locations = false;              // --dump-locations
+  bool dot = false;                    // --dump-dot: a <pass>_XXXX.dot beside each .ir
   std::string modelFileName;
 };
 

@@ -4,6 +4,8 @@
 // type in the wrong case; `-` takes its dump folder from the model's name.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "tests/test_util.h"
 #include "tools/command_specs.h"
 
@@ -73,6 +75,36 @@ TEST_CASE("did you mean: an op type in the wrong case; '-' names its dump folder
   RunResult piped = runShell("\"$IRC\" - --dump-after parse -q < ok.yaml", tmp.path());
   CHECK(piped.exitCode == 0);
   CHECK(listFiles(tmp.path() + "/mine_ir") == std::vector<std::string>{"rank_0/parse_0000.ir"});
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("--dump-dot writes <pass>_XXXX.dot beside each dump, which Graphviz renders") {
+  TempDir tmp;
+  std::string out = tmp.path() + "/d";
+  REQUIRE(runIrc({sourceDir() + "/examples/ffn.yaml", "--dump-all", "--dump-dot", "--dump-dir", out, "-q"}).exitCode == 0);
+  std::vector<std::string> files = listFiles(out);
+  CHECK(std::count(files.begin(), files.end(), "rank_0/validate_0004.dot") == 1);
+  CHECK(std::count(files.begin(), files.end(), "rank_0/parse_0000.dot") == 1);
+  std::string dot = readFile(out + "/rank_0/validate_0004.dot");
+  // matmul2's AllReduce: filled as a collective, with rank 0's group; its input edge carries the
+  // bytes each rank sends, 2 (n - 1) / n of the 32 x 64 float32 slice = 12288.
+  CHECK(dot.find("[label=\"matmul2.forward_op.0\\nAllReduce\\ngroup 0-1-2-3\\n(32, 64)\", shape=box, style=filled, fillcolor=\"#f4a6a6\"]") !=
+        std::string::npos);
+  CHECK(dot.find("[label=\"12288 B/rank\"]") != std::string::npos);
+  CHECK(dot.find("[label=\"matmul\\nMatMul\\n((2, 1), (1, 4))\\n(32, 16)\", shape=box]") != std::string::npos);
+  RunResult render = runShell("command -v dot >/dev/null || { echo no-graphviz; exit 0; }; dot -Tsvg " + out +
+                              "/rank_0/step_parallel_end_0003.dot -o " + tmp.path() + "/g.svg");
+  REQUIRE(render.exitCode == 0);
+  if (render.out.find("no-graphviz") != std::string::npos) {
+    MESSAGE("graphviz is not installed: the DOT file was not rendered (tools/setup installs it)");
+    return;
+  }
+  std::string svg = readFile(tmp.path() + "/g.svg");
+  CHECK(svg.find("<svg") != std::string::npos);
+  CHECK(svg.find("matmul2.forward_op.0") != std::string::npos);
 }
 
 }  // namespace irc::test

@@ -35,6 +35,7 @@ struct CompileArgs {
   std::optional<double> alpha, beta, gamma;
   bool timePasses = false;
   bool dumpLocations = false;
+  bool dumpDot = false;
   bool quiet = false;
   ColorMode color = ColorMode::Auto;
 };
@@ -92,6 +93,8 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       a.timePasses = true;
     } else if (f == "--dump-locations") {
       a.dumpLocations = true;
+    } else if (f == "--dump-dot") {
+      a.dumpDot = true;
     } else if (f == "-q" || f == "--quiet") {
       a.quiet = true;
     } else if (f == "--color") {
@@ -182,6 +185,7 @@ int runCompile(const std::vector<std::string>& args) {
   dumpOptions.all = a.dumpAll;
   dumpOptions.after = a.dumpAfter;
   dumpOptions.locations = a.dumpLocations;
+  dumpOptions.dot = a.dumpDot;
   // The file's name only: a dump never holds an absolute path (ir-dump.md, Determinism).
   dumpOptions.modelFileName = a.model == "-" ? displayName : std::filesystem::path(a.model).filename().string();
   if (a.allRanks)
