@@ -1,0 +1,20 @@
+# Writes irc(1) from the help text of irc and of each subcommand (run at build time).
+#   cmake -DIRC=path/to/irc -DOUT=irc.1 -DVERSION=x.y.z -P make_manpage.cmake
+function(help_of out)
+  execute_process(COMMAND ${IRC} ${ARGN} OUTPUT_VARIABLE text RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "irc ${ARGN} failed")
+  endif()
+  # roff: a backslash is \e; a line starting with . or ' must not be read as a request.
+  string(REPLACE "\\" "\\e" text "${text}")
+  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" text "${text}")
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+help_of(main --help)
+set(page ".TH IRC 1 \"\" \"irc ${VERSION}\" \"User Commands\"\n.SH NAME\nirc \\- operator-level (SPMD) auto-parallel compiler passes, standalone and inspectable\n.SH DESCRIPTION\n.nf\n${main}.fi\n")
+foreach(sub layout explain verify diff)
+  help_of(text ${sub} --help)
+  string(TOUPPER ${sub} title)
+  string(APPEND page ".SH IRC ${title}\n.nf\n${text}.fi\n")
+endforeach()
+file(WRITE ${OUT} "${page}")
