@@ -108,3 +108,15 @@ TEST_CASE("--dump-dot writes <pass>_XXXX.dot beside each dump, which Graphviz re
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("no progress line when stderr is not a terminal") {
+  RunResult r = runIrc({sourceDir() + "/examples/ffn.yaml"});
+  CHECK(r.exitCode == 0);
+  CHECK(r.err.find('\r') == std::string::npos);
+  CHECK(r.err.find('\033') == std::string::npos);
+  CHECK(runIrc({sourceDir() + "/examples/ffn.yaml", "-q"}).err.empty());
+}
+
+}  // namespace irc::test

@@ -1,4 +1,6 @@
 // `irc MODEL [options]`: load, run the pipeline, write dumps.
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -134,6 +136,33 @@ class PassTimer : public PassInstrumentation {
   std::vector<std::pair<std::string, double>> rows_;
 };
 
+// On a terminal, a compile that has run for more than a second shows the stage it is in on one
+// status line of stderr, overwritten as it goes and cleared at the end. Nothing when stderr is
+// not a terminal or with --quiet.
+class ProgressLine : public PassInstrumentation {
+ public:
+  ProgressLine(bool enabled, std::chrono::steady_clock::time_point start) : enabled_(enabled), start_(start) {}
+  ~ProgressLine() override { clear(); }
+  void beforePass(int position, std::string_view passName) override { show(fmt::format("{} ({}/{})", passName, position, 4)); }
+  void afterRankPass(int, std::string_view, std::string_view, const Graph&, int64_t rank) override {
+    show(fmt::format("shape_slicing: rank {} done", rank));
+  }
+  void clear() {
+    if (shown_) std::cerr << "\r\033[K" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  void show(const std::string& what) {
+    if (!enabled_ || std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
+    std::cerr << "\r\033[Kirc: " << what << std::flush;
+    shown_ = true;
+  }
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
 void printSummary(const Graph& graph, size_t dumpsWritten, const std::string& dumpDir) {
   size_t modelOps = 0;
   for (const Op& op : graph.ops) modelOps += op.inserted() ? 0 : 1;
@@ -196,11 +225,15 @@ int runCompile(const std::vector<std::string>& args) {
   bool dumping = a.dumpAll || !a.dumpAfter.empty();
   DumpWriter dumps(dumpOptions);
   PassTimer timer;
+  ProgressLine progress(!a.quiet && isatty(fileno(stderr)) != 0, parseStart);
+  manager.addInstrumentation(&progress);
   if (dumping) manager.addInstrumentation(&dumps);
   if (a.timePasses) manager.addInstrumentation(&timer);
 
   PassContext context{diags};
-  if (manager.run(*graph, context) == RunOutcome::Rejected) {
+  RunOutcome outcome = manager.run(*graph, context);
+  progress.clear();
+  if (outcome == RunOutcome::Rejected) {
     diags.render(std::cerr, color);
     return 1;
   }
