@@ -49,7 +49,16 @@ class ShapeSlicingPass : public Pass {
           const Shape& global = op.parallel.inputLayouts[0].shape;
           for (size_t d = 0; d < global.size(); ++d)
             if (global[d] == 1) squeezed.push_back(static_cast<int64_t>(d));
-          op.attrs["axis"] = Attribute(squeezed);
+          if (!squeezed.empty()) {
+            op.attrs["axis"] = Attribute(squeezed);
+          } else {
+            // Globally there is nothing to squeeze, but `()` would squeeze a dim split down to
+            // size 1 here: the rank's op is the identity, written as a Reshape to its own
+            // local shape (as MindSpore replaces an op by its local equivalent).
+            op.type = "Reshape";
+            op.attrs.clear();
+            op.operands.push_back(Operand::ofConstant(IntTuple(op.parallel.inputLayouts[0].sliceShape())));
+          }
         }
       }
       if (!op.inserted() && op.type == "OneHot" && op.parallel.layoutsInferred) {

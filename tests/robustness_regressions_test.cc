@@ -186,6 +186,9 @@ ops:
   RunResult dump = runIrc({"sq.yaml", "--dump-after", "validate", "-q"}, tmp.path());
   REQUIRE(dump.exitCode == 0);
   CHECK(readFile(tmp.path() + "/sq_ir/rank_0/validate_0004.ir").find("primitive_attrs: {axis: (1), in_strategy: ((2, 1, 1))}") != std::string::npos);
+  // Nothing to squeeze globally, but a dim split down to size 1 on the rank: the rank's op is the
+  // identity (found by the fuzzer).
+  CHECK(runIrc({"verify", sourceDir() + "/tests/fuzz_corpus/squeeze_nothing_split.yaml"}).exitCode == 0);
 
   writeFile(tmp.path() + "/g.yaml", R"(name: g
 parallel: {device_num: 2}
