@@ -279,7 +279,8 @@ std::vector<ForwardOp> forwardOps(const OpRule& rule, const OpSharding& s, const
   int64_t groupSize = 1;
   for (int a : axes) groupSize *= s.mesh.dims[a];
   std::vector<std::string> names;
-  for (int a : axes) names.push_back(fmt::format("device axis {}", a));
+  // Axes counted from the right, as MindSpore's tensor maps (and every other reason line) count them.
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) names.push_back(fmt::format("device axis {}", s.mesh.rank() - 1 - *it));
   std::string where = fmt::format("{}", fmt::join(names, ", "));
   std::vector<ForwardOp> ops;
   ForwardOp reduce;
