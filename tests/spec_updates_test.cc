@@ -163,16 +163,15 @@ TEST_CASE("ReshapeInfo in the MindSpore modes: the Reshape redistributes to what
 namespace irc::test {
 
 TEST_CASE("reason lines count device axes from the right, as tensor maps and outputs_partial do") {
-  // A one-MatMul model whose contracted dim is split over the last axis of (2, 1, 4): from the
-  // right that is axis 0, in outputs_partial and in the AllReduce's reason alike.
+  // ReduceSum over dim 1 with strategy (2, 4): device matrix (2, 4), the reduced dim on its last
+  // axis, which counted from the right is axis 0, in outputs_partial and in the reason alike.
   TempDir tmp;
   writeFile(tmp.path() + "/m.yaml", "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
-                                    "  - {name: w, shape: [8, 8], dtype: float32}\n"
-                                    "ops:\n  - {name: y, type: MatMul, inputs: [x, w], in_strategy: [[2, 4], [4, 1]]}\n");
+                                    "ops:\n  - {name: y, type: ReduceSum, inputs: [x, [1]], in_strategy: [[2, 4]]}\n");
   REQUIRE(runIrc({"m.yaml", "--dump-after", "step_parallel_end", "-q"}, tmp.path()).exitCode == 0);
   std::string dump = readFile(tmp.path() + "/m_ir/rank_0/step_parallel_end_0003.ir");
   CHECK(dump.find("outputs_partial: (sum(0))") != std::string::npos);
-  CHECK(dump.find("# reason: y splits its contracted dim 4 ways (device axis 0): the output is partial") != std::string::npos);
+  CHECK(dump.find("# reason: y splits a reduced dim 4 ways (device axis 0): the output is partial") != std::string::npos);
 }
 
 }  // namespace irc::test
