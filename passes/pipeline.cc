@@ -37,7 +37,10 @@ const std::vector<PipelineStage>& pipelineStages() {
 void schedulePipeline(PassManager& manager, const ParallelConfig& parallel, const std::vector<std::string>& only,
                       const std::string& stopAfter) {
   for (const PipelineStage& stage : pipelineStages()) {
-    if (!stage.make && !stage.makeForRank) continue;
+    if (!stage.make && !stage.makeForRank) {  // the frontend's stage: nothing to schedule
+      if (stage.passName == stopAfter) break;
+      continue;
+    }
     bool chosen = only.empty() || std::find(only.begin(), only.end(), stage.passName) != only.end();
     if (chosen && stage.make) manager.addPass(stage.position, stage.make(parallel));
     if (chosen && stage.makeForRank) manager.addRankPass(stage.position, stage.makeForRank);

@@ -120,3 +120,39 @@ TEST_CASE("no progress line when stderr is not a terminal") {
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("--time-passes covers every stage and the wall time; --stop-after parse stops; the report is compact by default") {
+  TempDir tmp;
+  std::string ffn = sourceDir() + "/examples/ffn.yaml";
+  RunResult t = runIrc({ffn, "--time-passes", "--dump-all", "--dump-dir", tmp.path() + "/d", "--report", tmp.path() + "/r.json", "-q"});
+  REQUIRE(t.exitCode == 0);
+  for (const char* stage : {"\nload ", "\nsharding_propagation ", "\nlayout_inference ", "\nredistribution ", "\nshape_slicing ",
+                            "\nwrite dumps ", "\nreport ", "\nteardown ", "\nother ", "\ntotal (wall) "}) {
+    CAPTURE(stage);
+    CHECK(t.err.find(stage) != std::string::npos);
+  }
+  // --stop-after parse runs no pass: only the parsed model is dumped.
+  RunResult p = runIrc({ffn, "--stop-after", "parse", "--dump-all", "--dump-dir", tmp.path() + "/p", "--time-passes", "-q"});
+  REQUIRE(p.exitCode == 0);
+  CHECK(listFiles(tmp.path() + "/p") == std::vector<std::string>{"rank_0/parse_0000.ir"});
+  CHECK(p.err.find("sharding_propagation") == std::string::npos);
+  // Compact by default (one line), indented on request; the same JSON either way.
+  std::string compact = runIrc({ffn, "--report", "-", "-q"}).out;
+  std::string indented = runIrc({ffn, "--report", "-", "-q", "--report-indent", "2"}).out;
+  CHECK(std::count(compact.begin(), compact.end(), '\n') == 1);
+  CHECK(indented.find("{\n  \"schema_version\": 1,\n  \"model\": \"ffn\",") == 0);
+  std::string squeezed;
+  bool inString = false;
+  for (size_t i = 0; i < indented.size(); ++i) {
+    char c = indented[i];
+    if (c == '"' && (i == 0 || indented[i - 1] != '\\')) inString = !inString;
+    if (!inString && (c == ' ' || c == '\n')) continue;
+    squeezed += c;
+  }
+  CHECK(squeezed + "\n" == compact);
+  CHECK(runIrc({ffn, "--report", "-", "--report-indent", "99"}).exitCode == 2);
+}
+
+}  // namespace irc::test

@@ -102,7 +102,7 @@ TEST_CASE("irc verify prints agreement and exits 0; --dump-locations and --time-
   std::string dump = readFile(tmp.path() + "/rank_0/parse_0000.ir");
   CHECK(dump.find("      # In file ffn.yaml:15:5\n") != std::string::npos);  // the model is given by an absolute path
   CHECK(dump.find(sourceDir()) == std::string::npos);
-  CHECK(d.err.find("pass ") == 0);
+  CHECK(d.err.find("stage ") == 0);
   CHECK(d.err.find("\nsharding_propagation ") != std::string::npos);
   CHECK(d.err.find("\ntotal ") != std::string::npos);
 }

@@ -40,6 +40,7 @@ std::vector<CommandSpec> build() {
                           {"--max-ranks", "N", "the most rank folders --all-ranks may write (default 4096)"}},
                          kModeOptions,
                          {{"--report", "FILE", "write the JSON report (report.md) to FILE, '-' for stdout"},
+                          {"--report-indent", "N", "indent the report N spaces a level for reading (default: compact, one line)"},
                           {"--passes", "A,B", "run only these passes of the pipeline"},
                           {"--stop-after", "PASS", "run the pipeline up to PASS"},
                           {"--time-passes", "", "a table of pass times on stderr"},

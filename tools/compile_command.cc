@@ -34,6 +34,7 @@ struct CompileArgs {
   std::vector<std::string> passes;  // empty: the whole pipeline
   std::string stopAfter;
   std::string report;  // --report FILE or "-"
+  int reportIndent = -1;  // --report-indent N; compact by default
   std::optional<double> alpha, beta, gamma;
   bool timePasses = false;
   bool dumpLocations = false;
@@ -103,6 +104,10 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       a.color = parseColorMode(item.value);
     } else if (f == "--report") {
       a.report = item.value;
+    } else if (f == "--report-indent") {
+      int64_t n = parseIntArg(f, item.value);
+      if (n < 0 || n > 16) throw UsageError(fmt::format("--report-indent takes 0 .. 16; got '{}'", item.value));
+      a.reportIndent = static_cast<int>(n);
     } else if (f == "--alpha" || f == "--beta" || f == "--gamma") {
       (f == "--alpha" ? a.alpha : f == "--beta" ? a.beta : a.gamma) = parseSecondsArg(f, item.value);
     }
@@ -113,27 +118,67 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
   return a;
 }
 
-// Times each pass; prints a table on stderr at the end (never into dumps).
-class PassTimer : public PassInstrumentation {
+// `--time-passes`: the time of every stage of the run -- loading, each pass, shape slicing,
+// writing dumps, the report, tearing down -- on stderr at the end (never into dumps). It is
+// added first, so a pass's time stops before the dump writer prints it; the dump writer's own
+// time is measured around its calls. The total is the wall time since the run started.
+class StageTimer : public PassInstrumentation {
  public:
-  void beforePass(int, std::string_view) override { start_ = std::chrono::steady_clock::now(); }
+  using Clock = std::chrono::steady_clock;
+  explicit StageTimer(Clock::time_point start) : start_(start) {}
+  void beforePass(int, std::string_view) override { passStart_ = Clock::now(); }
   void afterPass(int position, std::string_view passName, std::string_view, const Graph&) override {
-    if (position == 0) return;
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-    rows_.emplace_back(std::string(passName), ms);
+    if (position > 0) add(std::string(passName), passStart_);
   }
-  void print(double parseMs) const {
-    double total = parseMs;
-    for (const auto& r : rows_) total += r.second;
-    std::cerr << fmt::format("{:<24} {:>10}\n", "pass", "ms");
-    std::cerr << fmt::format("{:<24} {:>10.3f}\n", "parse", parseMs);
-    for (const auto& [name, ms] : rows_) std::cerr << fmt::format("{:<24} {:>10.3f}\n", name, ms);
-    std::cerr << fmt::format("{:<24} {:>10.3f}\n", "total", total);
+  void afterRankPass(int, std::string_view passName, std::string_view, const Graph&, int64_t) override {
+    add(std::string(passName), passStart_);
+  }
+  void add(const std::string& stage, Clock::time_point since) {
+    double ms = std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+    for (auto& row : rows_)
+      if (row.first == stage) {
+        row.second += ms;
+        return;
+      }
+    rows_.emplace_back(stage, ms);
+  }
+  void print() const {
+    double total = std::chrono::duration<double, std::milli>(Clock::now() - start_).count(), listed = 0;
+    std::cerr << fmt::format("{:<24} {:>10}\n", "stage", "ms");
+    for (const auto& [name, ms] : rows_) {
+      std::cerr << fmt::format("{:<24} {:>10.3f}\n", name, ms);
+      listed += ms;
+    }
+    std::cerr << fmt::format("{:<24} {:>10.3f}\n", "other", std::max(0.0, total - listed));
+    std::cerr << fmt::format("{:<24} {:>10.3f}\n", "total (wall)", total);
   }
 
  private:
-  std::chrono::steady_clock::time_point start_;
+  Clock::time_point start_, passStart_;
   std::vector<std::pair<std::string, double>> rows_;
+};
+
+// Times every call of another instrumentation (the dump writer) as one stage.
+class TimedInstrumentation : public PassInstrumentation {
+ public:
+  TimedInstrumentation(PassInstrumentation& inner, StageTimer* timer, std::string stage)
+      : inner_(inner), timer_(timer), stage_(std::move(stage)) {}
+  void afterPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph) override {
+    auto start = StageTimer::Clock::now();
+    inner_.afterPass(position, passName, dumpName, graph);
+    if (timer_) timer_->add(stage_, start);
+  }
+  void afterRankPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
+                     int64_t rank) override {
+    auto start = StageTimer::Clock::now();
+    inner_.afterRankPass(position, passName, dumpName, graph, rank);
+    if (timer_) timer_->add(stage_, start);
+  }
+
+ private:
+  PassInstrumentation& inner_;
+  StageTimer* timer_;
+  std::string stage_;
 };
 
 // On a terminal, a compile that has run for more than a second shows the stage it is in on one
@@ -191,7 +236,8 @@ int runCompile(const std::vector<std::string>& args) {
   auto parseStart = std::chrono::steady_clock::now();
   std::string displayName = a.model == "-" ? "<stdin>" : a.model;
   auto loaded = loadModelOrReport(a.model, a.color, a.overrides);
-  double parseMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - parseStart).count();
+  StageTimer timer(parseStart);
+  timer.add("load", parseStart);
   if (!loaded) return 1;
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
@@ -224,11 +270,11 @@ int runCompile(const std::vector<std::string>& args) {
   manager.setRanks(dumpOptions.ranks);
   bool dumping = a.dumpAll || !a.dumpAfter.empty();
   DumpWriter dumps(dumpOptions);
-  PassTimer timer;
+  TimedInstrumentation timedDumps(dumps, a.timePasses ? &timer : nullptr, "write dumps");
   ProgressLine progress(!a.quiet && isatty(fileno(stderr)) != 0, parseStart);
-  manager.addInstrumentation(&progress);
-  if (dumping) manager.addInstrumentation(&dumps);
   if (a.timePasses) manager.addInstrumentation(&timer);
+  manager.addInstrumentation(&progress);
+  if (dumping) manager.addInstrumentation(&timedDumps);
 
   PassContext context{diags};
   RunOutcome outcome = manager.run(*graph, context);
@@ -237,13 +283,16 @@ int runCompile(const std::vector<std::string>& args) {
     diags.render(std::cerr, color);
     return 1;
   }
+  auto commitStart = StageTimer::Clock::now();
   if (auto err = dumps.commit()) {
     std::cerr << "irc: error: " << *err << "\n";
     return 1;
   }
+  timer.add("write dumps", commitStart);
   int64_t reportRank = a.rank.value_or(graph->parallel.globalRank);
+  auto reportStart = StageTimer::Clock::now();
   if (!a.report.empty()) {
-    std::string text = buildReport(*graph, reportRank).dump(2) + "\n";
+    std::string text = buildReport(*graph, reportRank).dump(a.reportIndent) + "\n";
     if (a.report == "-") {
       std::cout << text;  // a failed write to stdout is caught by the driver (exit 1)
     } else if (auto err = writeFileAtomically(a.report, text)) {
@@ -251,8 +300,12 @@ int runCompile(const std::vector<std::string>& args) {
       return 1;
     }
   }
-  if (a.timePasses) timer.print(parseMs);
+  if (!a.report.empty()) timer.add("report", reportStart);
   if (!a.quiet) printSummary(*graph, dumping ? dumps.written().size() : 0, dumpOptions.dir);
+  auto teardownStart = StageTimer::Clock::now();
+  loaded.reset();  // the graph and the model text, freed inside the measured run
+  timer.add("teardown", teardownStart);
+  if (a.timePasses) timer.print();
   return 0;
 }
 
