@@ -24,10 +24,10 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name", "parallel", "inputs", "parameters", "ops", "outputs"};
 const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank",    "search_mode",   "fully_use_devices",
                                                 "factor_strategy", "enable_alltoall", "redistribution", "device_matrix",
-                                                "alias_name",      "training"};
+                                                "alias_name",      "training",       "strategy_ckpt_load"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
-                                          "out_strategy", "in_layout", "out_layout", "priority", "sharding"};
+                                          "out_strategy", "in_layout", "out_layout", "priority", "sharding", "ms_name"};
 
 // Per model op, the YAML it came from, for the passes of the loader that run after the op exists.
 struct OpSource {
@@ -239,6 +239,8 @@ void ModelLoader::readParallel(const YAML::Node& node) {
     if (auto b = reader_.boolean(*n, "fully_use_devices")) p.fullyUseDevices = *b;
   if (auto n = reader_.optional(node, "factor_strategy"))
     if (auto s = reader_.choice(*n, "factor_strategy", factorStrategyNames())) p.factorStrategy = *parseFactorStrategy(*s);
+  if (auto n = reader_.optional(node, "strategy_ckpt_load"))
+    if (auto s = reader_.string(*n, "strategy_ckpt_load")) p.strategyCkptLoad = *s;
   if (auto n = reader_.optional(node, "training"))
     if (auto b = reader_.boolean(*n, "training")) p.training = *b;
   if (auto n = reader_.optional(node, "enable_alltoall"))
@@ -393,6 +395,8 @@ void ModelLoader::declareOps(const YAML::Node& list) {
     op.name = *name;
     op.type = def->type;
     op.instanceName = *name;
+    if (auto ms = reader_.optional(node, "ms_name"))
+      if (auto s = reader_.string(*ms, "ms_name")) op.msName = *s;
     op.loc = locOf(node);
     op.modelIndex = index++;
     OpId id = graph_.addOp(std::move(op), std::vector<TensorType>(resultCount(*def, node)));

@@ -66,6 +66,7 @@ struct Op {
   std::string printedName;
   std::string type;          // MindSpore primitive name
   std::string instanceName;  // {instance name: ...}
+  std::string msName;        // the model's `ms_name`: MindSpore's node name, the strategy checkpoint's key
   std::vector<Operand> operands;
   AttrMap attrs;
   std::vector<ValueId> results;

@@ -35,6 +35,8 @@ struct ParallelConfig {
   RedistributionMode redistribution = RedistributionMode::MindSpore;
   // A training graph: replicated parameters get MindSpore's _MirrorOperator (gradient AllReduce).
   bool training = false;
+  // `strategy_ckpt_load`: a MindSpore strategy checkpoint configuring ops (relative to the model).
+  std::string strategyCkptLoad;
   // The optimal planner's alpha-beta model (seconds per message, per byte sent, per byte
   // copied); see passes/optimal_planner.h. Not model keys: `irc --alpha/--beta/--gamma`.
   double alpha = 10e-6;

@@ -175,3 +175,38 @@ TEST_CASE("reason lines count device axes from the right, as tensor maps and out
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("strategy checkpoint: MindSpore's JSON out, and back in as fixed strategies with the same plan") {
+  TempDir tmp;
+  std::string model = sourceDir() + "/examples/attention.yaml";
+  REQUIRE(runIrc({model, "--strategy-ckpt-out", tmp.path() + "/ck.json", "--dump-all", "--dump-dir", tmp.path() + "/a", "-q"})
+              .exitCode == 0);
+  std::string ckpt = readFile(tmp.path() + "/ck.json");
+  CHECK(ckpt.rfind("{\n  \"current_stage\": 0,\n  \"parallel_strategy_item\": {\n    \"q\": {\n      \"stage\": 0,", 0) == 0);
+  CHECK(ckpt.find("\"parallel_layout_item\": {") != std::string::npos);
+  CHECK(ckpt.find("\"opt_weight_shard_size\": 0") != std::string::npos);
+  REQUIRE(runIrc({model, "--strategy-ckpt-in", tmp.path() + "/ck.json", "--dump-all", "--dump-dir", tmp.path() + "/b", "-q"})
+              .exitCode == 0);
+  RunResult diff = runIrc({"diff", tmp.path() + "/a", tmp.path() + "/b", "--stat"});
+  CHECK(diff.out.find("strategies changed: 0\n  inserted ops: no change\n") != std::string::npos);
+  // From the model: strategy_ckpt_load (relative to the model file) and ms_name keys.
+  std::string ffn = readFile(sourceDir() + "/examples/ffn.yaml");
+  ffn.replace(ffn.find("  global_rank: 0"), 16, "  global_rank: 0\n  strategy_ckpt_load: ck.json");
+  ffn.replace(ffn.find("{name: add2,"), 12, "{name: add2, ms_name: Default/network/Add-op7,");
+  writeFile(tmp.path() + "/ffn.yaml", ffn);
+  writeFile(tmp.path() + "/ck.json", R"({"current_stage": 0, "parallel_strategy_item": {
+    "Default/network/Add-op7": {"stage": 0, "parallel_strategy": [[8, 1], [1]]}}})");
+  REQUIRE(runIrc({"ffn.yaml", "--dump-after", "step_parallel_begin", "-q"}, tmp.path()).exitCode == 0);
+  CHECK(readFile(tmp.path() + "/ffn_ir/rank_0/step_parallel_begin_0001.ir").find(" {in_strategy: ((8, 1), (1))}") != std::string::npos);
+  // Bad checkpoints: located errors, exit 1.
+  writeFile(tmp.path() + "/ck.json", "{\"parallel_strategy_item\": {\"nope\": {\"parallel_strategy\": [[1]]}}}");
+  RunResult bad = runIrc({"ffn.yaml"}, tmp.path());
+  CHECK(bad.exitCode == 1);
+  CHECK(bad.err.find("ck.json:1:1: error: the checkpoint names 'nope', which is no op of the model") != std::string::npos);
+  writeFile(tmp.path() + "/ck.json", "{\"parallel_strategy_item\": ");
+  CHECK(runIrc({"ffn.yaml"}, tmp.path()).err.find("ck.json:1:") != std::string::npos);
+}
+
+}  // namespace irc::test

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "frontends/strategy_checkpoint.h"
 #include "frontends/yaml_frontend.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
@@ -158,6 +159,25 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
   }
   if (overrides.searchMode) graph->parallel.searchMode = *overrides.searchMode;
   if (overrides.redistribution) graph->parallel.redistribution = *overrides.redistribution;
+  // A strategy checkpoint: `--strategy-ckpt-in`, else the model's `strategy_ckpt_load`
+  // (relative to the model file).
+  std::string ckpt = overrides.strategyCkptIn;
+  if (ckpt.empty() && !graph->parallel.strategyCkptLoad.empty()) {
+    std::filesystem::path p(graph->parallel.strategyCkptLoad);
+    ckpt = p.is_absolute() || path == "-" ? p.string() : (std::filesystem::path(path).parent_path() / p).string();
+  }
+  if (!ckpt.empty()) {
+    std::string error;
+    auto text = readModelText(ckpt, error);
+    if (!text) {
+      std::cerr << "irc: error: " << error << "\n";
+      return std::nullopt;
+    }
+    if (!applyStrategyCheckpoint(*graph, *text, ckpt, *diags)) {
+      for (const auto& d : diags->diagnostics()) std::cerr << d.message;
+      return std::nullopt;
+    }
+  }
   return LoadedModel{std::move(diags), std::move(*graph)};
 }
 

@@ -61,6 +61,7 @@ struct LoadedModel {
 struct ParallelOverrides {
   std::optional<SearchMode> searchMode;
   std::optional<RedistributionMode> redistribution;
+  std::string strategyCkptIn;  // --strategy-ckpt-in: wins over parallel.strategy_ckpt_load
 };
 
 // Reads and loads a model ("-" = stdin) and applies the overrides. On failure prints the

@@ -41,6 +41,8 @@ std::vector<CommandSpec> build() {
                          kModeOptions,
                          {{"--report", "FILE", "write the JSON report (report.md) to FILE, '-' for stdout"},
                           {"--report-indent", "N", "indent the report N spaces a level for reading (default: compact, one line)"},
+                          {"--strategy-ckpt-out", "FILE", "write MindSpore's strategy checkpoint JSON: every op's strategy, every parameter's layout"},
+                          {"--strategy-ckpt-in", "FILE", "configure ops from a MindSpore strategy checkpoint (as parallel.strategy_ckpt_load)"},
                           {"--passes", "A,B", "run only these passes of the pipeline"},
                           {"--stop-after", "PASS", "run the pipeline up to PASS"},
                           {"--time-passes", "", "a table of pass times on stderr"},

@@ -11,6 +11,7 @@
 
 #include "dumps/dump_writer.h"
 #include "dumps/report.h"
+#include "frontends/strategy_checkpoint.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
 #include "passes/pass_manager.h"
@@ -34,6 +35,7 @@ struct CompileArgs {
   std::vector<std::string> passes;  // empty: the whole pipeline
   std::string stopAfter;
   std::string report;  // --report FILE or "-"
+  std::string strategyCkptOut;
   int reportIndent = -1;  // --report-indent N; compact by default
   std::optional<double> alpha, beta, gamma;
   bool timePasses = false;
@@ -104,6 +106,10 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       a.color = parseColorMode(item.value);
     } else if (f == "--report") {
       a.report = item.value;
+    } else if (f == "--strategy-ckpt-in") {
+      a.overrides.strategyCkptIn = item.value;
+    } else if (f == "--strategy-ckpt-out") {
+      a.strategyCkptOut = item.value;
     } else if (f == "--report-indent") {
       int64_t n = parseIntArg(f, item.value);
       if (n < 0 || n > 16) throw UsageError(fmt::format("--report-indent takes 0 .. 16; got '{}'", item.value));
@@ -301,6 +307,11 @@ int runCompile(const std::vector<std::string>& args) {
     }
   }
   if (!a.report.empty()) timer.add("report", reportStart);
+  if (!a.strategyCkptOut.empty())
+    if (auto err = writeFileAtomically(a.strategyCkptOut, strategyCheckpointJson(*graph))) {
+      std::cerr << "irc: error: " << *err << "\n";
+      return 1;
+    }
   if (!a.quiet) printSummary(*graph, dumping ? dumps.written().size() : 0, dumpOptions.dir);
   auto teardownStart = StageTimer::Clock::now();
   loaded.reset();  // the graph and the model text, freed inside the measured run

@@ -1,0 +1,115 @@
+#include "frontends/strategy_checkpoint.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ir/suggest.h"
+
+namespace irc {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string keyOf(const Op& op) { return op.msName.empty() ? op.name : op.msName; }
+
+// Line and column of a byte offset in `text`.
+SourceLoc locAt(const std::string& text, size_t offset) {
+  SourceLoc loc{1, 1};
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') ++loc.line, loc.col = 1;
+    else ++loc.col;
+  }
+  return loc;
+}
+
+}  // namespace
+
+std::string strategyCheckpointJson(const Graph& graph) {
+  json strategies = json::object(), layouts = json::object();
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    if (op.inserted() || !op.parallel.hasSharding || op.type == "Reshape") continue;
+    strategies[keyOf(op)] = {{"stage", 0}, {"parallel_strategy", op.parallel.inStrategy}};
+  }
+  for (ValueId p : graph.parameters) {
+    const Value& v = graph.value(p);
+    if (!v.layout) continue;
+    json map = json::array();
+    for (const auto& axes : v.layout->dims) {
+      if (axes.empty()) map.push_back(-1);
+      else if (axes.size() == 1) map.push_back(v.layout->mesh.rank() - 1 - axes[0]);
+      else {
+        json several = json::array();
+        for (int a : axes) several.push_back(v.layout->mesh.rank() - 1 - a);
+        map.push_back(several);
+      }
+    }
+    layouts[v.name] = {{"dev_matrix", v.layout->mesh.dims}, {"tensor_map", map}, {"tensor_shape", v.type.shape},
+                       {"field", 0}, {"opt_weight_shard_step", 0}, {"opt_weight_shard_size", 0}};
+  }
+  json ckpt = {{"current_stage", 0}, {"parallel_strategy_item", strategies}, {"parallel_layout_item", layouts}};
+  return ckpt.dump(2) + "\n";
+}
+
+bool applyStrategyCheckpoint(Graph& graph, const std::string& text, const std::string& fileName, DiagnosticEngine& diags) {
+  DiagnosticEngine file(fileName, text);
+  auto fail = [&](SourceLoc loc, const std::string& message) {
+    file.error(loc, message);
+    diags.error({}, file.renderToString());
+    return false;
+  };
+  json ckpt;
+  try {
+    ckpt = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return fail(locAt(text, e.byte > 0 ? e.byte - 1 : 0), fmt::format("not a strategy checkpoint: {}", e.what()));
+  }
+  if (!ckpt.is_object() || !ckpt.contains("parallel_strategy_item") || !ckpt["parallel_strategy_item"].is_object())
+    return fail({1, 1}, "a strategy checkpoint is an object with a 'parallel_strategy_item' object (MindSpore's format)");
+  std::map<std::string, Op*> byKey;
+  std::vector<std::string> keys;
+  for (Op& op : graph.ops)
+    if (!op.inserted()) {
+      byKey[keyOf(op)] = &op;
+      keys.push_back(keyOf(op));
+    }
+  bool ok = true;
+  for (const auto& [node, item] : ckpt["parallel_strategy_item"].items()) {
+    auto it = byKey.find(node);
+    if (it == byKey.end()) {
+      ok = fail({1, 1}, fmt::format("the checkpoint names '{}', which is no op of the model{} (give the op an ms_name to match "
+                                    "MindSpore's node names)",
+                                    node, didYouMean(node, keys)));
+      continue;
+    }
+    const json* strategy = item.is_object() && item.contains("parallel_strategy") ? &item["parallel_strategy"] : nullptr;
+    ShardStrategy parsed;
+    bool shapeOk = strategy && strategy->is_array();
+    if (shapeOk)
+      for (const auto& tuple : *strategy) {
+        if (!tuple.is_array()) {
+          shapeOk = false;
+          break;
+        }
+        IntTuple t;
+        for (const auto& x : tuple) {
+          if (!x.is_number_integer()) shapeOk = false;
+          else t.push_back(x.get<int64_t>());
+        }
+        parsed.push_back(t);
+      }
+    if (!shapeOk) {
+      ok = fail({1, 1}, fmt::format("'{}': parallel_strategy must be a list of lists of integers", node));
+      continue;
+    }
+    // As MindSpore does, the checkpoint's strategy replaces what the model configured; it is
+    // checked against the op like any configured strategy (errors point at the op).
+    Op& op = *it->second;
+    op.annotation.inStrategy = parsed;
+    op.annotation.inLayout.reset();
+    op.annotation.inStrategyLoc = op.loc;
+  }
+  return ok;
+}
+
+}  // namespace irc

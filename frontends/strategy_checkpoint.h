@@ -1,0 +1,23 @@
+#pragma once
+// MindSpore's strategy checkpoint (the JSON its `strategy_ckpt_config` saves and loads):
+//   {"current_stage": 0,
+//    "parallel_strategy_item": {NODE: {"stage": 0, "parallel_strategy": [[2, 1], [1, 4]]}},
+//    "parallel_layout_item": {PARAM: {"dev_matrix": [...], "tensor_map": [...], "tensor_shape": [...],
+//                                     "field": 0, "opt_weight_shard_step": 0, "opt_weight_shard_size": 0}}}
+// NODE is an op's `ms_name` when the model gives one, else its name. Loading configures every
+// op the checkpoint names with that strategy, as MindSpore does (it wins over the model's own).
+#include <string>
+
+#include "ir/diagnostics.h"
+#include "ir/graph.h"
+
+namespace irc {
+
+// The checkpoint of a compiled graph: every op's strategy, every parameter's layout.
+std::string strategyCheckpointJson(const Graph& graph);
+
+// Configures the graph's ops from a checkpoint's text. Problems with the file are reported as
+// `fileName:LINE:COL` diagnostics into `diags`; returns false when any was found.
+bool applyStrategyCheckpoint(Graph& graph, const std::string& text, const std::string& fileName, DiagnosticEngine& diags);
+
+}  // namespace irc
