@@ -48,6 +48,16 @@ void schedulePipeline(PassManager& manager, const ParallelConfig& parallel, cons
   }
 }
 
+RunOutcome runForEveryRank(Graph& graph, PassContext& context, std::map<int64_t, Graph>& locals) {
+  PassManager manager;
+  schedulePipeline(manager, graph.parallel);
+  std::vector<int64_t> ranks;
+  for (int64_t r = 0; r < graph.parallel.deviceNum; ++r) ranks.push_back(r);
+  manager.setRanks(ranks);
+  manager.setRankGraphSink([&](int64_t rank, Graph&& g) { locals.emplace(rank, std::move(g)); });
+  return manager.run(graph, context);
+}
+
 const PipelineStage* findStage(std::string_view name) {
   // factor_propagation is the same pipeline slot as sharding_propagation, in the other mode.
   if (name == "factor_propagation") name = "sharding_propagation";

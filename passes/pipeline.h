@@ -1,6 +1,7 @@
 #pragma once
 // The compile pipeline: THE ordered list of stages, with MindSpore's dump names.
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ class PassManager;
 // or up to and including `stopAfter`.
 void schedulePipeline(PassManager& manager, const ParallelConfig& parallel, const std::vector<std::string>& only = {},
                       const std::string& stopAfter = "");
+
+// The whole pipeline for every rank of the model, as `irc verify` needs it: each rank's final
+// graph lands in `locals`.
+enum class RunOutcome;
+RunOutcome runForEveryRank(Graph& graph, PassContext& context, std::map<int64_t, Graph>& locals);
 
 // The stage a pass or dump name refers to, or null.
 const PipelineStage* findStage(std::string_view name);

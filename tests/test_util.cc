@@ -52,11 +52,12 @@ std::vector<std::string> listFiles(const std::string& dir) {
 
 std::string sourceDir() { return IRC_SOURCE_DIR; }
 
-RunResult runIrc(const std::vector<std::string>& args, const std::string& cwd) {
+namespace {
+// Runs `command` in `cwd` with stdout and stderr captured and no stdin.
+RunResult runCaptured(const std::string& command, const std::string& cwd) {
   TempDir capture;
-  std::string cmd = "cd " + quote(cwd) + " && NO_COLOR=1 " + quote(IRC_BINARY);
-  for (const auto& a : args) cmd += " " + quote(a);
-  cmd += " >" + quote(capture.path() + "/out") + " 2>" + quote(capture.path() + "/err") + " </dev/null";
+  std::string cmd = "cd " + quote(cwd) + " && " + command + " >" + quote(capture.path() + "/out") + " 2>" +
+                    quote(capture.path() + "/err") + " </dev/null";
   int status = std::system(cmd.c_str());
   RunResult r;
   r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -64,18 +65,18 @@ RunResult runIrc(const std::vector<std::string>& args, const std::string& cwd) {
   r.err = readFile(capture.path() + "/err");
   return r;
 }
+}  // namespace
+
+RunResult runIrc(const std::vector<std::string>& args, const std::string& cwd) {
+  std::string cmd = "NO_COLOR=1 " + quote(IRC_BINARY);
+  for (const auto& a : args) cmd += " " + quote(a);
+  return runCaptured(cmd, cwd);
+}
 
 RunResult runShell(const std::string& script, const std::string& cwd) {
-  TempDir capture;
-  writeFile(capture.path() + "/script", script);
-  std::string cmd = "cd " + quote(cwd) + " && NO_COLOR=1 IRC=" + quote(IRC_BINARY) + " bash " + quote(capture.path() + "/script") +
-                    " >" + quote(capture.path() + "/out") + " 2>" + quote(capture.path() + "/err") + " </dev/null";
-  int status = std::system(cmd.c_str());
-  RunResult r;
-  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = readFile(capture.path() + "/out");
-  r.err = readFile(capture.path() + "/err");
-  return r;
+  TempDir file;
+  writeFile(file.path() + "/script", script);
+  return runCaptured("NO_COLOR=1 IRC=" + quote(IRC_BINARY) + " bash " + quote(file.path() + "/script"), cwd);
 }
 
 }  // namespace irc::test

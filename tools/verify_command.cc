@@ -66,15 +66,9 @@ int runVerify(const std::vector<std::string>& args) {
                                  "--max-ranks N)",
                                  graph->parallel.deviceNum, maxRanks));
   Graph original = *graph;
-  PassManager manager;
-  schedulePipeline(manager, graph->parallel);
-  std::vector<int64_t> ranks;
-  for (int64_t r = 0; r < graph->parallel.deviceNum; ++r) ranks.push_back(r);
-  manager.setRanks(ranks);
   std::map<int64_t, Graph> locals;
-  manager.setRankGraphSink([&](int64_t rank, Graph&& g) { locals.emplace(rank, std::move(g)); });
   PassContext context{diags};
-  if (manager.run(*graph, context) == RunOutcome::Rejected) {
+  if (runForEveryRank(*graph, context, locals) == RunOutcome::Rejected) {
     diags.render(std::cerr, useColor(color, stderr));
     return 1;
   }

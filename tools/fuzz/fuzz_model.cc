@@ -46,15 +46,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     VerifyOptions options;
     options.maxElements = kMaxFuzzElements;  // larger programs are refused by verify, as documented
     Graph original = *graph;
-    PassManager manager;
-    schedulePipeline(manager, graph->parallel);
-    std::vector<int64_t> ranks;
-    for (int64_t r = 0; r < graph->parallel.deviceNum; ++r) ranks.push_back(r);
-    manager.setRanks(ranks);
     std::map<int64_t, Graph> locals;
-    manager.setRankGraphSink([&](int64_t rank, Graph&& g) { locals.emplace(rank, std::move(g)); });
     PassContext context{diags};
-    if (manager.run(*graph, context) == RunOutcome::Rejected) {
+    if (runForEveryRank(*graph, context, locals) == RunOutcome::Rejected) {
       if (!diags.hasErrors()) fail("a pass rejected without a diagnostic", text);
       return 0;
     }
