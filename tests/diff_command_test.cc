@@ -106,3 +106,52 @@ TEST_CASE("irc diff leads with a summary: strategies once, inserted ops by type,
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("irc diff --parallel holds irc's validate dump against MindSpore's own (seed 001's excerpt, 1.x and 2.x layouts)") {
+  TempDir tmp;
+  std::string ffn = sourceDir() + "/examples/ffn.yaml";
+  REQUIRE(runIrc({ffn, "--dump-after", "validate", "--dump-dir", tmp.path() + "/irc", "-q"}).exitCode == 0);
+  std::string ours = tmp.path() + "/irc/rank_0/validate_0004.ir";
+  // Seed 001's validate excerpt, as MindSpore 1.x printed it (equivx / equiv[CNode]493 names,
+  // Load side nodes, hash-numbered instance names, `...` lines): nothing differs.
+  RunResult seed = runIrc({"diff", "--parallel", ours, sourceDir() + "/tests/data/mindspore/ffn_validate_excerpt_1x.ir"});
+  CHECK(seed.exitCode == 0);
+  CHECK(seed.out.find("no differences\n") != std::string::npos);
+  // The same graph in 2.x's layout (strategy braces at the end of node lines, PrimFunc_,
+  // UpdateState / Depend, I64(...) / Bool(...) values, scope comments).
+  RunResult v2 = runIrc({"diff", "--parallel", ours, sourceDir() + "/tests/data/mindspore/ffn_validate_2x_style.ir"});
+  CHECK(v2.exitCode == 0);
+  // One strategy changed: that change, the strategies it moved, and the collectives.
+  std::string dp = readFile(ffn);
+  dp.replace(dp.find("in_strategy: [[2, 1], [1, 4]]"), 29, "in_strategy: [[8, 1], [1, 1]]");
+  writeFile(tmp.path() + "/dp.yaml", dp);
+  REQUIRE(runIrc({tmp.path() + "/dp.yaml", "--dump-after", "validate", "--dump-dir", tmp.path() + "/dp", "-q"}).exitCode == 0);
+  RunResult changed =
+      runIrc({"diff", "--parallel", tmp.path() + "/dp/rank_0/validate_0004.ir", sourceDir() + "/tests/data/mindspore/ffn_validate_excerpt_1x.ir"});
+  CHECK(changed.exitCode == 1);
+  CHECK(changed.out.find("~ MatMul[matmul] ((8, 1), (1, 1)) -> (8, 64)\n    -> MatMul[matmul] ((2, 1), (1, 4)) -> (32, 16)\n") !=
+        std::string::npos);
+  CHECK(changed.out.find("+ AllReduce group 0-1-2-3, op sum -> (32, 64)\n") != std::string::npos);
+  CHECK(changed.out.find("+ StridedSlice slice (0, 0), (32, 16), (1, 1) -> (32, 16)\n") != std::string::npos);
+}
+
+TEST_CASE("the dump reader survives malformed input: truncated lines, missing braces, huge lines, garbage") {
+  TempDir tmp;
+  std::string good = readFile(sourceDir() + "/tests/data/mindspore/ffn_validate_excerpt_1x.ir");
+  std::vector<std::string> bad = {
+      good.substr(0, good.size() / 2),                                    // truncated mid-line
+      "  %1(x) = MatMul(%0, %1 {instance name: matmul primitive_attrs: {in_strategy: ((2, 1)\n",  // missing braces
+      "  %1(x) = " + std::string(100000, '(') + "\n      : (<Tensor[Float32], (" + std::string(50000, '9') + "\n",
+      std::string("\x01\x02  %(\xff) = ) = (\n{in_strategy: (((\n      : -> (\n", 40),
+      ""};
+  for (size_t i = 0; i < bad.size(); ++i) {
+    CAPTURE(i);
+    writeFile(tmp.path() + "/bad.ir", bad[i]);
+    RunResult r = runIrc({"diff", "--parallel", tmp.path() + "/bad.ir", sourceDir() + "/tests/data/mindspore/ffn_validate_excerpt_1x.ir"});
+    CHECK((r.exitCode == 0 || r.exitCode == 1));
+  }
+}
+
+}  // namespace irc::test

@@ -100,11 +100,14 @@ std::vector<CommandSpec> build() {
                    {"irc diff a.yaml b.yaml                 what changed in cost first, then per stage",
                     "irc diff a.yaml b.yaml --stat          only the summary",
                     "irc diff ffn_ir other_ir --json        the summary for CI bots",
-                    "irc diff a.ir b.ir"},
+                    "irc diff a.ir b.ir",
+                    "irc diff --parallel rank_0/validate_0004.ir mindspore/rank_0/validate_0123.ir"},
                    {{"--rank", "R", "the rank folder (and, for models, the rank) compared (default 0)"},
                     {"--stat", "", "print only the summary"},
                     {"--json", "", "print the summary as JSON"},
                     {"--all-stages", "", "show a difference at every stage it appears in, not only the first"},
+                    {"--parallel", "", "compare only what parallelism decides (strategies, collectives, slices, local shapes); "
+                                       "reads MindSpore's own dumps too"},
                     kColor,
                     kHelp},
                    "Exit status as diff(1): 0 identical, 1 different (a rejected model is 1 too), 2 usage."});

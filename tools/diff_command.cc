@@ -13,6 +13,7 @@
 
 #include "dumps/ir_diff.h"
 #include "dumps/ir_printer.h"
+#include "dumps/parallel_facts.h"
 #include "ir/attribute.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
@@ -186,6 +187,32 @@ nlohmann::ordered_json summaryJson(const DiffSummary& d, const std::vector<std::
   return j;
 }
 
+// `--parallel`: only what parallelism decides, from the last dump of each side (validate when
+// there is one), so that irc's dump can be held against MindSpore's own.
+int diffParallel(const Stages& a, const Stages& b, const std::vector<std::string>& paths) {
+  const std::string *ta = stageText(a, {"validate", "step_parallel_end"}, true), *tb = stageText(b, {"validate", "step_parallel_end"}, true);
+  ParallelFacts fa = readParallelFacts(ta ? *ta : ""), fb = readParallelFacts(tb ? *tb : "");
+  auto split = [](const ParallelFacts& f, ParallelFacts& apart) {
+    ParallelFacts main;
+    main.skippedLines = f.skippedLines;
+    for (const auto& fact : f.facts) (fact.kind == ParallelFact::Kind::Apart ? apart : main).facts.push_back(fact);
+    return main;
+  };
+  ParallelFacts apartA, apartB;
+  ParallelFacts ma = split(fa, apartA), mb = split(fb, apartB);
+  std::vector<std::string> lines = diffParallelFacts(ma, mb);
+  std::cout << fmt::format("--- {} ({} nodes, {} lines skipped)\n+++ {} ({} nodes, {} lines skipped)\n", paths[0], ma.facts.size(),
+                           ma.skippedLines, paths[1], mb.facts.size(), mb.skippedLines);
+  for (const auto& line : lines) std::cout << line << "\n";
+  for (const auto& [side, apart] : {std::pair{paths[0], &apartA}, std::pair{paths[1], &apartB}})
+    if (!apart->facts.empty()) {
+      std::cout << fmt::format("apart in {} (mirrors, virtual dataset/div):\n", side);
+      for (const auto& f : apart->facts) std::cout << "  " << f.text() << "\n";
+    }
+  std::cout << (lines.empty() ? "no differences\n" : fmt::format("{} difference{}\n", lines.size(), lines.size() == 1 ? "" : "s"));
+  return lines.empty() ? 0 : 1;
+}
+
 }  // namespace
 
 int runDiff(const std::vector<std::string>& args) {
@@ -194,7 +221,7 @@ int runDiff(const std::vector<std::string>& args) {
   std::vector<std::string> paths;
   int64_t rank = 0;
   ColorMode color = ColorMode::Auto;
-  bool stat = false, json = false, allStages = false;
+  bool stat = false, json = false, allStages = false, parallel = false;
   while (!scan.done()) {
     auto item = scan.next();
     if (item.flag.empty()) paths.push_back(item.value);
@@ -203,6 +230,7 @@ int runDiff(const std::vector<std::string>& args) {
     else if (item.flag == "--stat") stat = true;
     else if (item.flag == "--json") json = true;
     else if (item.flag == "--all-stages") allStages = true;
+    else if (item.flag == "--parallel") parallel = true;
   }
   if (paths.size() != 2) throw UsageError("usage: irc diff A B [--rank R]   (two .ir dumps, two dump dirs or two models)");
   for (const auto& p : paths)
@@ -225,6 +253,7 @@ int runDiff(const std::vector<std::string>& args) {
     throw UsageError("irc diff compares two of a kind: two .ir dumps, two dump directories or two models");
   }
 
+  if (parallel) return diffParallel(a, b, paths);
   DiffSummary summary = summarize(a, b);
   if (json) {
     std::cout << summaryJson(summary, paths).dump(2) << "\n";

@@ -1,0 +1,197 @@
+#include "dumps/parallel_facts.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace irc {
+namespace {
+
+std::string trimmed(const std::string& s) {
+  size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// The balanced group opening at `open` ('(' or '{'), or "" when unbalanced.
+std::string balanced(const std::string& s, size_t open) {
+  char o = s[open], c = o == '(' ? ')' : '}';
+  int depth = 0;
+  for (size_t i = open; i < s.size(); ++i) {
+    depth += (s[i] == o) - (s[i] == c);
+    if (depth == 0) return s.substr(open, i - open + 1);
+  }
+  return "";
+}
+
+// The value of `key: ` inside a `{...}` attribute group, up to the next top-level ", ".
+std::string attrValue(const std::string& group, const std::string& key) {
+  size_t p = group.find(key + ": ");
+  while (p != std::string::npos && p > 0 && group[p - 1] != '{' && group[p - 1] != ' ') p = group.find(key + ": ", p + 1);
+  if (p == std::string::npos) return "";
+  size_t start = p + key.size() + 2, i = start;
+  int depth = 0;
+  for (; i < group.size(); ++i) {
+    char ch = group[i];
+    if (ch == '(' || ch == '[' || ch == '{') ++depth;
+    if (ch == ')' || ch == ']' || ch == '}') {
+      if (depth == 0) break;
+      --depth;
+    }
+    if (ch == ',' && depth == 0) break;
+  }
+  return trimmed(group.substr(start, i - start));
+}
+
+// The strategy `{in_strategy: ((...))}` of a line (the last such brace group: 2.x prints it at
+// the end of the node line, 1.x before the type line's colon).
+std::string strategyOf(const std::string& line) {
+  size_t p = line.rfind("{in_strategy: ");
+  if (p == std::string::npos) return "";
+  size_t open = p + 14;
+  return open < line.size() && line[open] == '(' ? balanced(line, open) : "";
+}
+
+std::string outputShape(const std::string& typeLine) {
+  size_t arrow = typeLine.find("-> (");
+  if (arrow == std::string::npos) return "";
+  size_t t = typeLine.find(", (", arrow);
+  if (t == std::string::npos) return "";
+  return balanced(typeLine, t + 2);
+}
+
+bool isSideNode(const std::string& type) {
+  return type == "Load" || type == "UpdateState" || type == "Depend" || type == "MakeTuple" || type == "TupleGetItem" ||
+         type == "Return" || type == "make_tuple" || type == "tuple_getitem";
+}
+
+bool isApart(const std::string& type) {
+  return type == "_MirrorOperator" || type == "_VirtualDataset" || type == "_VirtualDiv" || type == "MirrorMicroStep" ||
+         type == "_MirrorMiniStepOperator";
+}
+
+std::string stemOf(std::string name) {
+  while (!name.empty() && std::isdigit(static_cast<unsigned char>(name.back()))) name.pop_back();
+  return name;
+}
+
+struct RawNode {
+  std::string type, instance, attrs, args, strategy, typeLine;
+};
+
+// `  %N(NAME) = Op(args) {instance name: X} primitive_attrs: {...} ...`
+bool parseNode(const std::string& line, RawNode& n) {
+  if (line.rfind("  %", 0) != 0) return false;
+  size_t eq = line.find(") = ");
+  if (eq == std::string::npos) return false;
+  size_t opStart = eq + 4, paren = line.find('(', opStart);
+  if (paren == std::string::npos) return false;
+  n.type = line.substr(opStart, paren - opStart);
+  if (n.type.rfind("PrimFunc_", 0) == 0) n.type = n.type.substr(9);
+  n.args = balanced(line, paren);
+  size_t inst = line.find("{instance name: ");
+  if (inst != std::string::npos) {
+    size_t end = line.find('}', inst);
+    n.instance = line.substr(inst + 16, end == std::string::npos ? std::string::npos : end - inst - 16);
+  }
+  size_t attrs = line.find("primitive_attrs: {");
+  if (attrs != std::string::npos) n.attrs = balanced(line, attrs + 17);
+  n.strategy = strategyOf(line);
+  return true;
+}
+
+// The collective's details: its group's ranks and the attrs that decide what it moves.
+std::string insertedDetails(const RawNode& n) {
+  std::vector<std::string> parts;
+  if (std::string g = attrValue(n.attrs, "group_ranks"); !g.empty()) parts.push_back("group " + g);
+  for (const char* key : {"op", "split_count", "split_dim", "concat_dim", "axis", "output_num", "rank_size"})
+    if (std::string v = attrValue(n.attrs, key); !v.empty()) parts.push_back(fmt::format("{} {}", key, v));
+  if (n.type == "StridedSlice") {
+    // Operands: x, begin, end, strides.
+    std::string inner = n.args.size() > 2 ? n.args.substr(1, n.args.size() - 2) : "";
+    size_t first = inner.find(", ");
+    if (first != std::string::npos) parts.push_back("slice " + inner.substr(first + 2));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+std::string ParallelFact::text() const {
+  std::string who = kind == Kind::ModelOp ? fmt::format("{}[{}]", type, stem) : type;
+  std::string out = details.empty() ? who : fmt::format("{} {}", who, details);
+  return shape.empty() ? out : fmt::format("{} -> {}", out, shape);
+}
+
+ParallelFacts readParallelFacts(const std::string& text) {
+  ParallelFacts result;
+  std::istringstream in(text);
+  std::string line;
+  RawNode pending;
+  bool havePending = false;
+  auto finish = [&] {
+    if (!havePending) return;
+    havePending = false;
+    if (isSideNode(pending.type)) return;
+    ParallelFact f;
+    f.type = pending.type;
+    f.shape = outputShape(pending.typeLine);
+    bool inserted = pending.instance.rfind("forward_op_", 0) == 0 || pending.instance.rfind("redistribution_op_", 0) == 0 ||
+                    pending.instance.rfind("replace_op_", 0) == 0 || pending.instance.rfind("mirror_op_", 0) == 0;
+    if (isApart(pending.type)) {
+      f.kind = ParallelFact::Kind::Apart;
+      f.details = insertedDetails(pending);
+    } else if (inserted) {
+      f.kind = ParallelFact::Kind::Inserted;
+      f.details = insertedDetails(pending);
+    } else {
+      f.stem = stemOf(pending.instance);
+      f.details = pending.strategy.empty() ? strategyOf(pending.typeLine) : pending.strategy;
+    }
+    result.facts.push_back(f);
+  };
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    RawNode n;
+    if (parseNode(line, n)) {
+      finish();
+      pending = n;
+      havePending = true;
+    } else if (havePending && pending.typeLine.empty() && line.find("      : ") != std::string::npos) {
+      pending.typeLine = line;
+    } else if (trimmed(line).rfind("#", 0) != 0 && !trimmed(line).empty()) {
+      ++result.skippedLines;  // headers, `...`, params, prose: not what parallelism decides
+    }
+  }
+  finish();
+  return result;
+}
+
+std::vector<std::string> diffParallelFacts(const ParallelFacts& a, const ParallelFacts& b) {
+  // Align by identity (kind, type, stem) with a longest common subsequence, then compare what
+  // aligned facts carry.
+  auto identity = [](const ParallelFact& f) { return fmt::format("{}|{}|{}", static_cast<int>(f.kind), f.type, f.stem); };
+  const auto &x = a.facts, &y = b.facts;
+  std::vector<std::vector<int>> lcs(x.size() + 1, std::vector<int>(y.size() + 1, 0));
+  for (size_t i = x.size(); i-- > 0;)
+    for (size_t j = y.size(); j-- > 0;)
+      lcs[i][j] = identity(x[i]) == identity(y[j]) ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  std::vector<std::string> out;
+  size_t i = 0, j = 0;
+  while (i < x.size() || j < y.size()) {
+    if (i < x.size() && j < y.size() && identity(x[i]) == identity(y[j])) {
+      if (x[i].details != y[j].details || x[i].shape != y[j].shape)
+        out.push_back(fmt::format("~ {}\n    -> {}", x[i].text(), y[j].text()));
+      ++i, ++j;
+    } else if (j < y.size() && (i == x.size() || lcs[i][j + 1] >= lcs[i + 1][j])) {
+      out.push_back("+ " + y[j++].text());
+    } else {
+      out.push_back("- " + x[i++].text());
+    }
+  }
+  return out;
+}
+
+}  // namespace irc
