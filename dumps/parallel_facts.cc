@@ -26,8 +26,9 @@ std::string balanced(const std::string& s, size_t open) {
   return "";
 }
 
-// The value of `key: ` inside a `{...}` attribute group, up to the next top-level ", ".
-std::string attrValue(const std::string& group, const std::string& key) {
+}  // namespace
+
+std::string attrValueOf(const std::string& group, const std::string& key) {
   size_t p = group.find(key + ": ");
   while (p != std::string::npos && p > 0 && group[p - 1] != '{' && group[p - 1] != ' ') p = group.find(key + ": ", p + 1);
   if (p == std::string::npos) return "";
@@ -44,6 +45,8 @@ std::string attrValue(const std::string& group, const std::string& key) {
   }
   return trimmed(group.substr(start, i - start));
 }
+
+namespace {
 
 // The strategy `{in_strategy: ((...))}` of a line (the last such brace group: 2.x prints it at
 // the end of the node line, 1.x before the type line's colon).
@@ -77,15 +80,13 @@ std::string stemOf(std::string name) {
   return name;
 }
 
-struct RawNode {
-  std::string type, instance, attrs, args, strategy, typeLine;
-};
-
 // `  %N(NAME) = Op(args) {instance name: X} primitive_attrs: {...} ...`
-bool parseNode(const std::string& line, RawNode& n) {
+bool parseNode(const std::string& line, DumpNode& n) {
   if (line.rfind("  %", 0) != 0) return false;
   size_t eq = line.find(") = ");
   if (eq == std::string::npos) return false;
+  size_t open = line.find('(');
+  n.ref = line.substr(2, open - 2);
   size_t opStart = eq + 4, paren = line.find('(', opStart);
   if (paren == std::string::npos) return false;
   n.type = line.substr(opStart, paren - opStart);
@@ -103,11 +104,11 @@ bool parseNode(const std::string& line, RawNode& n) {
 }
 
 // The collective's details: its group's ranks and the attrs that decide what it moves.
-std::string insertedDetails(const RawNode& n) {
+std::string insertedDetails(const DumpNode& n) {
   std::vector<std::string> parts;
-  if (std::string g = attrValue(n.attrs, "group_ranks"); !g.empty()) parts.push_back("group " + g);
+  if (std::string g = attrValueOf(n.attrs, "group_ranks"); !g.empty()) parts.push_back("group " + g);
   for (const char* key : {"op", "split_count", "split_dim", "concat_dim", "axis", "output_num", "rank_size"})
-    if (std::string v = attrValue(n.attrs, key); !v.empty()) parts.push_back(fmt::format("{} {}", key, v));
+    if (std::string v = attrValueOf(n.attrs, key); !v.empty()) parts.push_back(fmt::format("{} {}", key, v));
   if (n.type == "StridedSlice") {
     // Operands: x, begin, end, strides.
     std::string inner = n.args.size() > 2 ? n.args.substr(1, n.args.size() - 2) : "";
@@ -125,47 +126,133 @@ std::string ParallelFact::text() const {
   return shape.empty() ? out : fmt::format("{} -> {}", out, shape);
 }
 
-ParallelFacts readParallelFacts(const std::string& text) {
-  ParallelFacts result;
+DumpText readDumpText(const std::string& text) {
+  DumpText d;
   std::istringstream in(text);
   std::string line;
-  RawNode pending;
-  bool havePending = false;
-  auto finish = [&] {
-    if (!havePending) return;
-    havePending = false;
-    if (isSideNode(pending.type)) return;
-    ParallelFact f;
-    f.type = pending.type;
-    f.shape = outputShape(pending.typeLine);
-    bool inserted = pending.instance.rfind("forward_op_", 0) == 0 || pending.instance.rfind("redistribution_op_", 0) == 0 ||
-                    pending.instance.rfind("replace_op_", 0) == 0 || pending.instance.rfind("mirror_op_", 0) == 0;
-    if (isApart(pending.type)) {
-      f.kind = ParallelFact::Kind::Apart;
-      f.details = insertedDetails(pending);
-    } else if (inserted) {
-      f.kind = ParallelFact::Kind::Inserted;
-      f.details = insertedDetails(pending);
-    } else {
-      f.stem = stemOf(pending.instance);
-      f.details = pending.strategy.empty() ? strategyOf(pending.typeLine) : pending.strategy;
-    }
-    result.facts.push_back(f);
-  };
+  int number = 0;
+  bool inAttrs = false;
   while (std::getline(in, line)) {
+    ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    RawNode n;
+    DumpNode n;
+    n.line = number;
+    if (line.rfind("# IR entry: @", 0) == 0) {
+      d.entry = line.substr(13);
+      continue;
+    }
+    if (line == "# Attrs:") {
+      inAttrs = true;
+      continue;
+    }
+    if (inAttrs) {
+      if (line.empty()) inAttrs = false;
+      else d.headerAttrs.push_back(line);
+      continue;
+    }
+    if (line.rfind("%para", 0) == 0 && line.find(": <") != std::string::npos) {
+      size_t underscore = line.find('_'), colon = line.find(": <");
+      if (underscore != std::string::npos && underscore < colon) {
+        DumpParam p;
+        p.line = number;
+        p.name = line.substr(underscore + 1, colon - underscore - 1);
+        size_t typeEnd = line.find('>', colon);
+        p.type = line.substr(colon + 2, typeEnd == std::string::npos ? std::string::npos : typeEnd - colon - 1);
+        p.hasDefault = line.find(": has_default") != std::string::npos;
+        d.params.push_back(p);
+        continue;
+      }
+    }
     if (parseNode(line, n)) {
-      finish();
-      pending = n;
-      havePending = true;
-    } else if (havePending && pending.typeLine.empty() && line.find("      : ") != std::string::npos) {
-      pending.typeLine = line;
+      d.nodes.push_back(n);
+    } else if (line.rfind("  Return(", 0) == 0) {
+      n.type = "Return";
+      n.args = balanced(line, line.find('('));
+      d.nodes.push_back(n);
+    } else if (!d.nodes.empty() && d.nodes.back().typeLine.empty() && line.find("      : ") != std::string::npos) {
+      d.nodes.back().typeLine = line;
+      if (d.nodes.back().strategy.empty()) d.nodes.back().strategy = strategyOf(line);
     } else if (trimmed(line).rfind("#", 0) != 0 && !trimmed(line).empty()) {
-      ++result.skippedLines;  // headers, `...`, params, prose: not what parallelism decides
+      ++d.skippedLines;  // `...`, subgraph lines, prose: not what the readers need
     }
   }
-  finish();
+  return d;
+}
+
+std::vector<std::string> splitArgs(const std::string& p) {
+  std::vector<std::string> out;
+  if (p.size() < 2) return out;
+  std::string cur;
+  int depth = 0;
+  for (size_t i = 1; i + 1 < p.size(); ++i) {
+    char ch = p[i];
+    if (ch == '(' || ch == '[' || ch == '{') ++depth;
+    if (ch == ')' || ch == ']' || ch == '}') --depth;
+    if (ch == ',' && depth == 0) {
+      out.push_back(trimmed(cur));
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (!trimmed(cur).empty()) out.push_back(trimmed(cur));
+  return out;
+}
+
+std::string operandTypeOf(const std::string& typeLine, size_t index) {
+  // The operand list follows the type line's "      : " (a 1.x strategy before it has colons too).
+  size_t colon = typeLine.find("      : (");
+  if (colon == std::string::npos) return "";
+  std::string list = balanced(typeLine, colon + 8);
+  // Types are <...> groups; split at top level of angle brackets.
+  std::vector<std::string> types;
+  std::string cur;
+  int depth = 0;
+  for (size_t i = 1; i + 1 < list.size(); ++i) {
+    char ch = list[i];
+    if (ch == '<') ++depth;
+    if (ch == '>') --depth;
+    if (ch == ',' && depth == 0) {
+      types.push_back(trimmed(cur));
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (!trimmed(cur).empty()) types.push_back(trimmed(cur));
+  return index < types.size() ? types[index] : "";
+}
+
+std::string outputTypeOf(const std::string& typeLine) {
+  size_t arrow = typeLine.find("-> (");
+  if (arrow == std::string::npos) return "";
+  std::string group = balanced(typeLine, arrow + 3);
+  return group.size() > 2 ? group.substr(1, group.size() - 2) : "";
+}
+
+ParallelFacts readParallelFacts(const std::string& text) {
+  DumpText d = readDumpText(text);
+  ParallelFacts result;
+  result.skippedLines = d.skippedLines + d.params.size() + d.headerAttrs.size();
+  for (const DumpNode& n : d.nodes) {
+    if (isSideNode(n.type)) continue;
+    ParallelFact f;
+    f.type = n.type;
+    f.shape = outputShape(n.typeLine);
+    bool inserted = n.instance.rfind("forward_op_", 0) == 0 || n.instance.rfind("redistribution_op_", 0) == 0 ||
+                    n.instance.rfind("replace_op_", 0) == 0 || n.instance.rfind("mirror_op_", 0) == 0;
+    if (isApart(n.type)) {
+      f.kind = ParallelFact::Kind::Apart;
+      f.details = insertedDetails(n);
+    } else if (inserted) {
+      f.kind = ParallelFact::Kind::Inserted;
+      f.details = insertedDetails(n);
+    } else {
+      f.stem = stemOf(n.instance);
+      f.details = n.strategy;
+    }
+    result.facts.push_back(f);
+  }
   return result;
 }
 

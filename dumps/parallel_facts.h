@@ -9,6 +9,39 @@
 
 namespace irc {
 
+// One node of a dump as the text gives it (both MindSpore layouts), for the readers.
+struct DumpNode {
+  int line = 0;          // 1-based line of the node in the text
+  std::string ref;       // %3
+  std::string type;      // MatMul (PrimFunc_ dropped)
+  std::string args;      // "(%1, %2, (0, 0))" as printed
+  std::string instance;  // the instance name, if any
+  std::string attrs;     // "{...}" of primitive_attrs, if any
+  std::string strategy;  // "((2, 1), (1, 4))" from the node or type line, if any
+  std::string typeLine;  // "      : (...) -> (...)"
+};
+// A `%paraK_NAME: TYPE [: has_default]` line.
+struct DumpParam {
+  int line = 0;
+  std::string name, type;
+  bool hasDefault = false;
+};
+struct DumpText {
+  std::string entry;  // `# IR entry: @NAME`
+  std::vector<std::string> headerAttrs;
+  std::vector<DumpParam> params;
+  std::vector<DumpNode> nodes;  // Return included (type "Return")
+  size_t skippedLines = 0;
+};
+DumpText readDumpText(const std::string& text);
+// Splits "(a, (b, c), d)" into its top-level items.
+std::vector<std::string> splitArgs(const std::string& parenthesised);
+// The value of `key: ` in a "{...}" attribute group, "" when absent.
+std::string attrValueOf(const std::string& group, const std::string& key);
+// The shape of the tensor type at position `index` of a type line's operand list / its output.
+std::string operandTypeOf(const std::string& typeLine, size_t index);
+std::string outputTypeOf(const std::string& typeLine);
+
 struct ParallelFact {
   enum class Kind { ModelOp, Inserted, Apart };  // Apart: mirrors, _VirtualDataset, _VirtualDiv
   Kind kind = Kind::ModelOp;

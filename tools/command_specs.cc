@@ -53,7 +53,7 @@ std::vector<CommandSpec> build() {
                           {"--list-passes", "", "the pipeline, one line per pass"},
                           {"--list-ops", "", "every op with its sharding rule"},
                           {"--version", "", "irc's version"}}}),
-                   "Subcommands: layout, explain, verify, diff (irc help SUBCOMMAND).\n"
+                   "Subcommands: layout, explain, verify, diff, import (irc help SUBCOMMAND).\n"
                    "Exit status: 0 ok, 1 model rejected or output not written, 2 usage error, 3 verify mismatch,\n"
                    "4 internal error (a bug in irc)."});
   specs.push_back({"layout", "one tensor layout: every notation, every rank's slice, a picture of the mesh",
@@ -111,6 +111,17 @@ std::vector<CommandSpec> build() {
                     kColor,
                     kHelp},
                    "Exit status as diff(1): 0 identical, 1 different (a rejected model is 1 too), 2 usage."});
+  specs.push_back({"import", "a MindSpore (or irc) parse / step_parallel_begin dump back into irc's YAML model",
+                   "irc import DUMP.ir [-o MODEL.yaml] [options]",
+                   {"irc import rank_0/step_parallel_begin_0010.ir -o net.yaml",
+                    "irc import begin_excerpt.ir --device-num 8            an excerpt without the header's device_num"},
+                   {{"-o|--output", "FILE", "write the model to FILE (default: stdout)"},
+                    {"--device-num", "N", "device_num of the model (default: the dump's, else its largest configured strategy)"},
+                    {"--name", "NAME", "the model's name (default: the dump file's stem)"},
+                    kColor,
+                    kHelp},
+                   "Side nodes (Load, UpdateState, Depend, MakeTuple, TupleGetItem) are followed, not imported; an op irc\n"
+                   "lacks is a located error naming it."});
   return specs;
 }
 
@@ -170,7 +181,7 @@ std::string commandHelp(const CommandSpec& spec) {
 
 std::string shortUsage() {
   return "usage: irc MODEL.yaml [options]\n"
-         "       irc layout | explain | verify | diff ...\n"
+         "       irc layout | explain | verify | diff | import ...\n"
          "'irc --help' shows examples and every option; 'irc help SUBCOMMAND' a subcommand's.\n";
 }
 

@@ -10,6 +10,7 @@ int runLayout(const std::vector<std::string>& args);
 int runVerify(const std::vector<std::string>& args);
 int runExplain(const std::vector<std::string>& args);
 int runDiff(const std::vector<std::string>& args);
+int runImport(const std::vector<std::string>& args);
 void printListOps();
 void printListPasses();
 

@@ -30,7 +30,7 @@ int dispatch(const std::vector<std::string>& args) {
   }
   const std::string& first = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  const std::vector<std::string> subcommands = {"layout", "explain", "verify", "diff"};
+  const std::vector<std::string> subcommands = {"layout", "explain", "verify", "diff", "import"};
   if (first == "help") {
     if (rest.empty()) {
       std::cout << commandHelp(commandSpec(""));
@@ -51,6 +51,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (first == "verify") return runVerify(rest);
   if (first == "explain") return runExplain(rest);
   if (first == "diff") return runDiff(rest);
+  if (first == "import") return runImport(rest);
   for (const auto& a : args) {
     if (a == "--version") {
       std::cout << "irc " << IRC_VERSION << "\n";

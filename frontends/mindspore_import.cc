@@ -1,0 +1,178 @@
+#include "frontends/mindspore_import.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "dumps/parallel_facts.h"
+#include "ir/op_defs.h"
+#include "ir/suggest.h"
+
+namespace irc {
+namespace {
+
+// `<Tensor[Float32], (64, 64)>` / `<Ref[Tensor(F32)], (64)>` -> dtype and shape in model form.
+std::optional<std::pair<std::string, std::string>> tensorTypeOf(const std::string& type) {
+  static const std::map<std::string, std::string> dtypes = {
+      {"Float32", "float32"}, {"F32", "float32"}, {"Float16", "float16"}, {"F16", "float16"}, {"BFloat16", "bfloat16"},
+      {"Float64", "float64"}, {"F64", "float64"}, {"Int32", "int32"},     {"I32", "int32"},     {"Int64", "int64"},
+      {"I64", "int64"},       {"Int8", "int8"},   {"UInt8", "uint8"},     {"Bool", "bool"}};
+  for (const auto& [printed, model] : dtypes) {
+    if (type.find("[" + printed + "]") == std::string::npos && type.find("(" + printed + ")") == std::string::npos) continue;
+    size_t open = type.find(", (");
+    if (open == std::string::npos) return std::pair{model, std::string("[]")};
+    size_t close = type.find(')', open);
+    std::string dims = type.substr(open + 3, close == std::string::npos ? std::string::npos : close - open - 3);
+    return std::pair{model, "[" + dims + "]"};
+  }
+  return std::nullopt;
+}
+
+// A printed attribute value in the model's YAML form: Bool(1) -> true, I64(3) -> 3, (1, 2) -> [1, 2].
+std::string yamlValue(std::string v) {
+  // A scalar tensor constant: the model writes its value (`inputs: [scores, 0.25]`).
+  if (v.rfind("Tensor(shape=[]", 0) == 0) {
+    size_t p = v.find("value=");
+    if (p != std::string::npos) return v.substr(p + 6, v.find(')', p) - p - 6);
+  }
+  if (v == "Bool(1)" || v == "true") return "true";
+  if (v == "Bool(0)" || v == "false") return "false";
+  if (v.rfind("I64(", 0) == 0 || v.rfind("I32(", 0) == 0) return v.substr(4, v.size() - 5);
+  for (char& c : v) {
+    if (c == '(') c = '[';
+    if (c == ')') c = ']';
+  }
+  return v;
+}
+
+std::string quoted(const std::string& name) { return fmt::format("\"{}\"", name); }
+
+}  // namespace
+
+std::optional<std::string> importMindSporeDump(const std::string& text, const ImportOptions& options, DiagnosticEngine& diags) {
+  DumpText d = readDumpText(text);
+  std::map<std::string, std::string> valueOf;  // %N / %paraK_NAME -> model value name
+  std::map<std::string, std::vector<std::string>> tuples;  // %N of a MakeTuple -> its operands, resolved
+  std::vector<std::string> inputs, parameters, ops;
+  std::set<std::string> names;
+  auto declare = [&](std::vector<std::string>& list, const std::string& name, const std::string& type, int line) -> bool {
+    auto t = tensorTypeOf(type);
+    if (!t) {
+      diags.error({line, 1}, fmt::format("the type of '{}' is not a tensor type irc knows: {}", name, type));
+      return false;
+    }
+    if (!names.insert(name).second) return true;
+    list.push_back(fmt::format("  - {{name: {}, shape: {}, dtype: {}}}", quoted(name), t->second, t->first));
+    return true;
+  };
+  for (const DumpParam& p : d.params) {
+    if (!declare(p.hasDefault ? parameters : inputs, p.name, p.type, p.line)) return std::nullopt;
+    valueOf["%para" + std::to_string(&p - d.params.data() + 1) + "_" + p.name] = p.name;
+  }
+  // A parameter reference: `%paraK_NAME` or 2.x's `$(@graph:paraK_NAME)`.
+  auto paramName = [](const std::string& ref) -> std::optional<std::string> {
+    size_t p = ref.find("para");
+    if (p == std::string::npos || (ref[0] != '%' && ref[0] != '$')) return std::nullopt;
+    size_t underscore = ref.find('_', p);
+    if (underscore == std::string::npos) return std::nullopt;
+    std::string name = ref.substr(underscore + 1);
+    if (!name.empty() && name.back() == ')') name.pop_back();
+    return name;
+  };
+  std::vector<std::string> typeNames = modelOpTypeNames();
+  std::map<std::string, int> stems;
+  std::vector<std::string> outputs;
+  for (const DumpNode& n : d.nodes) {
+    std::vector<std::string> args = splitArgs(n.args);
+    auto resolve = [&](size_t i) -> std::optional<std::string> {
+      const std::string& a = args[i];
+      if (auto it = valueOf.find(a); it != valueOf.end()) return it->second;
+      if (auto p = paramName(a)) {
+        if (!declare(parameters, *p, operandTypeOf(n.typeLine, i), n.line)) return std::nullopt;
+        return *p;
+      }
+      if (a.rfind("%", 0) == 0) {  // defined outside the excerpt: an input of the type it has here
+        std::string name = "in" + a.substr(1);
+        if (!declare(inputs, name, operandTypeOf(n.typeLine, i), n.line)) return std::nullopt;
+        valueOf[a] = name;
+        return name;
+      }
+      return std::nullopt;
+    };
+    if (n.type == "Load" || n.type == "Depend") {  // the value it reads, under another %N
+      if (!args.empty())
+        if (auto v = resolve(0)) valueOf[n.ref] = *v;
+      continue;
+    }
+    if (n.type == "UpdateState") continue;
+    if (n.type == "MakeTuple" || n.type == "make_tuple") {  // a Concat's operand list, or the Return's
+      for (size_t i = 0; i < args.size(); ++i)
+        if (auto v = resolve(i)) tuples[n.ref].push_back(quoted(*v));
+      continue;
+    }
+    if (n.type == "TupleGetItem" || n.type == "tuple_getitem") {
+      if (args.size() == 2)
+        if (auto v = resolve(0)) valueOf[n.ref] = fmt::format("{}:{}", *v, yamlValue(args[1]));
+      continue;
+    }
+    if (n.type == "Return") {
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (auto t = tuples.find(args[i]); t != tuples.end()) outputs.insert(outputs.end(), t->second.begin(), t->second.end());
+        else if (auto v = resolve(i)) outputs.push_back(quoted(*v));
+      }
+      continue;
+    }
+    const OpDef* def = findOpDef(n.type);
+    if (!def || def->insertedOnly) {
+      diags.error({n.line, 3}, fmt::format("op {} ({}) has no counterpart in irc's op set{}; `irc --list-ops` lists it",
+                                           n.ref, n.type, def ? " (it is inserted by the passes, not written in a model)"
+                                                              : didYouMean(n.type, typeNames)));
+      continue;
+    }
+    std::string stem = n.instance.empty() ? n.type : n.instance;
+    int count = ++stems[stem];
+    std::string name = count == 1 ? stem : fmt::format("{}{}", stem, count);
+    valueOf[n.ref] = name;
+    std::vector<std::string> operands;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (auto t = tuples.find(args[i]); t != tuples.end()) operands.insert(operands.end(), t->second.begin(), t->second.end());
+      else if (auto v = resolve(i)) operands.push_back(quoted(*v));
+      else operands.push_back(yamlValue(args[i]));  // a constant operand (shape, perm, axis ...)
+    }
+    std::vector<std::string> attrs;
+    for (const AttrSpec& spec : def->attrs)
+      if (std::string v = attrValueOf(n.attrs, spec.name); !v.empty() && v != "None") attrs.push_back(fmt::format("{}: {}", spec.name, yamlValue(v)));
+    std::string op = fmt::format("  - {{name: {}, type: {}, inputs: [{}]", quoted(name), def->type, fmt::join(operands, ", "));
+    if (!attrs.empty()) op += fmt::format(", attrs: {{{}}}", fmt::join(attrs, ", "));
+    // A configured strategy is in primitive_attrs; a propagated one only on the type line.
+    if (std::string s = attrValueOf(n.attrs, "in_strategy"); !s.empty() && s != "None") {
+      op += fmt::format(", in_strategy: {}", yamlValue(s));
+    }
+    ops.push_back(op + "}");
+  }
+  if (diags.hasErrors()) return std::nullopt;
+  if (ops.empty()) {
+    diags.error({1, 1}, "the dump has no op irc can import (expected node lines like '  %3(x) = MatMul(%1, %2) ...')");
+    return std::nullopt;
+  }
+  int64_t deviceNum = options.deviceNum;
+  for (const std::string& a : d.headerAttrs)
+    if (deviceNum == 0 && a.rfind("device_num: ", 0) == 0) {
+      std::string v = a.substr(12);
+      if (!v.empty() && v.size() < 10 && v.find_first_not_of("0123456789") == std::string::npos) deviceNum = std::stoll(v);
+    }
+  if (deviceNum == 0 && options.devicesOf) deviceNum = options.devicesOf;
+  std::string name = !options.name.empty() ? options.name : d.entry.empty() ? "imported" : d.entry;
+  std::string out = fmt::format("# Imported by `irc import` from a dump; strategies are those the dump configured.\nname: {}\n"
+                                "parallel: {{device_num: {}}}\n",
+                                quoted(name), deviceNum);
+  if (!inputs.empty()) out += "inputs:\n" + fmt::format("{}\n", fmt::join(inputs, "\n"));
+  if (!parameters.empty()) out += "parameters:\n" + fmt::format("{}\n", fmt::join(parameters, "\n"));
+  out += "ops:\n" + fmt::format("{}\n", fmt::join(ops, "\n"));
+  if (!outputs.empty()) out += fmt::format("outputs: [{}]\n", fmt::join(outputs, ", "));
+  return out;
+}
+
+}  // namespace irc

@@ -1,0 +1,23 @@
+#pragma once
+// `irc import DUMP.ir`: a MindSpore `parse` / `step_parallel_begin` dump (1.x or 2.x layout, or
+// irc's own) back into irc's YAML model: inputs and parameters (the `%para` lines, or the Loads
+// that read them), ops with their attrs and configured strategies, and outputs. Side nodes
+// (Load, UpdateState, Depend, MakeTuple, TupleGetItem) are followed, not imported. An operand a
+// dump excerpt never defines becomes an input of the type the node's type line gives it.
+#include <optional>
+#include <string>
+
+#include "ir/diagnostics.h"
+
+namespace irc {
+
+struct ImportOptions {
+  std::string name;        // the model's name; default: the dump's IR entry, else the file stem
+  int64_t deviceNum = 0;   // 0: the dump's `device_num`, else `devicesOf`
+  int64_t devicesOf = 0;   // the devices the configured strategies use (the caller measures it)
+};
+
+// The model's YAML, or nullopt with located diagnostics in `diags` (its file is the dump).
+std::optional<std::string> importMindSporeDump(const std::string& text, const ImportOptions& options, DiagnosticEngine& diags);
+
+}  // namespace irc

@@ -1,0 +1,87 @@
+// `irc import DUMP.ir [-o MODEL.yaml] [--device-num N] [--name NAME]`: a MindSpore (or irc)
+// parse / step_parallel_begin dump back into irc's YAML model (frontends/mindspore_import.h).
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "dumps/dump_writer.h"
+#include "frontends/mindspore_import.h"
+#include "frontends/yaml_frontend.h"
+#include "passes/op_sharding.h"
+#include "passes/propagation_common.h"
+#include "tools/cli_util.h"
+#include "tools/command_specs.h"
+#include "tools/commands.h"
+
+namespace irc::cli {
+namespace {
+
+int64_t devicesUsedByStrategies(std::string draft) {
+  draft.replace(draft.find("parallel: {device_num: 0}"), 25, "parallel: {device_num: 1073741824, fully_use_devices: false}");
+  DiagnosticEngine diags("draft.yaml", draft);
+  auto graph = loadModel(draft, diags, {"draft"});
+  if (!graph) return 1;
+  PassContext context{diags};
+  PropagationInput in = preparePropagation(*graph, context, false);
+  int64_t most = 1;
+  for (OpId id : graph->order)
+    if (graph->op(id).parallel.hasSharding && in.rules[id])
+      most = std::max(most, devicesUsed(*in.rules[id], graph->op(id).parallel.sharding));
+  return most;
+}
+
+}  // namespace
+
+int runImport(const std::vector<std::string>& args) {
+  const CommandSpec& spec = commandSpec("import");
+  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
+  std::string dump, output;
+  ImportOptions options;
+  ColorMode color = ColorMode::Auto;
+  while (!scan.done()) {
+    auto item = scan.next();
+    if (item.flag.empty()) {
+      if (!dump.empty()) throw UsageError("irc import takes one dump");
+      dump = item.value;
+    } else if (item.flag == "-o" || item.flag == "--output") {
+      output = item.value;
+    } else if (item.flag == "--device-num") {
+      options.deviceNum = parsePositiveIntArg(item.flag, item.value);
+    } else if (item.flag == "--name") {
+      options.name = item.value;
+    } else if (item.flag == "--color") {
+      color = parseColorMode(item.value);
+    }
+  }
+  if (dump.empty()) throw UsageError("usage: irc import DUMP.ir [-o MODEL.yaml] [--device-num N]");
+  std::string error;
+  auto text = readModelText(dump, error);
+  if (!text) {
+    std::cerr << "irc: error: " << error << "\n";
+    return 1;
+  }
+  if (options.name.empty()) options.name = modelStem(dump);
+  DiagnosticEngine diags(dump == "-" ? "<stdin>" : dump, *text);
+  auto model = importMindSporeDump(*text, options, diags);
+  if (model && options.deviceNum == 0 && model->find("parallel: {device_num: 0}") != std::string::npos) {
+    // The dump does not say how many devices: the most any configured strategy uses, measured
+    // with the ops' own rules on a draft of the model.
+    options.devicesOf = devicesUsedByStrategies(*model);
+    model = importMindSporeDump(*text, options, diags);
+  }
+  if (!model) {
+    diags.render(std::cerr, useColor(color, stderr));
+    return 1;
+  }
+  if (output.empty() || output == "-") {
+    std::cout << *model;
+    return 0;
+  }
+  if (auto err = writeFileAtomically(output, *model)) {
+    std::cerr << "irc: error: " << *err << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace irc::cli
