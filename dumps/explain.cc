@@ -34,7 +34,7 @@ std::string originLines(const StrategyOrigin& o) {
       if (!o.edge.empty()) out += fmt::format(" over edge {}, redistribution cost {}", o.edge, formatNumber(o.cost));
       out += "\n";
       if (o.hasNextBest)
-        out += fmt::format("  best losing alternative: {} at cost {}\n", o.nextBest, formatNumber(o.nextBestCost));
+        out += fmt::format("  best losing alternative: {} at cost {}\n", formatStrategy(o.nextBest), formatNumber(o.nextBestCost));
       return out;
     }
   }

@@ -281,14 +281,14 @@ class Printer {
       case OriginKind::Tensor: {
         std::string text = o.from.empty() ? "tensor" : fmt::format("tensor (the sharding of '{}'", o.from);
         if (!o.from.empty()) text += o.edge.empty() ? ")" : fmt::format(", edge {}, cost {})", o.edge, formatNumber(o.cost));
-        if (o.hasNextBest) text += fmt::format("; next best {} cost {}", o.nextBest, formatNumber(o.nextBestCost));
+        if (o.hasNextBest) text += fmt::format("; next best {} cost {}", formatStrategy(o.nextBest), formatNumber(o.nextBestCost));
         return text;
       }
       case OriginKind::Default: return o.from.empty() ? "default" : fmt::format("default ({})", o.from);
       case OriginKind::Propagated: {
         std::string text = o.edge.empty() ? fmt::format("propagated from {}", o.from)
                                           : fmt::format("propagated from {} (edge {}, cost {})", o.from, o.edge, formatNumber(o.cost));
-        if (o.hasNextBest) text += fmt::format("; next best {} cost {}", o.nextBest, formatNumber(o.nextBestCost));
+        if (o.hasNextBest) text += fmt::format("; next best {} cost {}", formatStrategy(o.nextBest), formatNumber(o.nextBestCost));
         return text;
       }
     }

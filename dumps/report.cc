@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dumps/ir_printer.h"
 #include "ir/inserted_ops.h"
 
 namespace irc {
@@ -45,7 +46,7 @@ json originJson(const StrategyOrigin& o) {
       j["kind"] = "propagated";
       j["from"] = o.from;
       j["edge_cost"] = o.cost;
-      if (o.hasNextBest) j["next_best"] = {{"in_strategy", o.nextBest}, {"edge_cost", o.nextBestCost}};
+      if (o.hasNextBest) j["next_best"] = {{"in_strategy", formatStrategy(o.nextBest)}, {"edge_cost", o.nextBestCost}};
       break;
   }
   return j;

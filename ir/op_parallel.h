@@ -33,7 +33,7 @@ struct StrategyOrigin {
   std::string from;      // the op or value it came from
   std::string edge;      // "relu -> matmul2"
   double cost = 0;
-  std::string nextBest;  // the best losing alternative, printed
+  ShardStrategy nextBest;  // the best losing alternative (formatted by dumps/ only)
   double nextBestCost = 0;
   bool hasNextBest = false;
 };

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "dumps/ir_printer.h"
 #include "passes/layout_inference.h"
 #include "passes/redistribution_planner.h"
 #include "passes/sharding_propagation.h"
@@ -186,7 +185,7 @@ class ShardingPropagation {
     origin.cost = scored[0].edge.comm;
     if (scored.size() > 1) {
       origin.hasNextBest = true;
-      origin.nextBest = formatStrategy(scored[1].strategy);
+      origin.nextBest = scored[1].strategy;
       origin.nextBestCost = scored[1].edge.comm;
     }
     assignSharding(op, rule, in_.views[id], *scored[0].sharding, origin);
@@ -198,7 +197,7 @@ class ShardingPropagation {
     if (op.type == "Reshape" && in_.rules[id]) {
       visited_[id] = true;
       queue.push_back(id);
-      StrategyOrigin origin{kind, from, from + " -> " + op.name, 0, "", 0, false};
+      StrategyOrigin origin{kind, from, from + " -> " + op.name, 0, {}, 0, false};
       assignSharding(op, *in_.rules[id], in_.views[id], shardingFromNeighbour(*in_.rules[id], 0, false, layout), origin);
       return;
     }
@@ -217,7 +216,7 @@ class ShardingPropagation {
     if (op.type == "Reshape") {
       visited_[id] = true;
       queue.push_back(id);
-      StrategyOrigin origin{OriginKind::Propagated, consumer, op.name + " -> " + consumer, 0, "", 0, false};
+      StrategyOrigin origin{OriginKind::Propagated, consumer, op.name + " -> " + consumer, 0, {}, 0, false};
       assignSharding(op, *in_.rules[id], in_.views[id], shardingFromNeighbour(*in_.rules[id], 0, true, need), origin);
       return;
     }
