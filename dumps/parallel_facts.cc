@@ -179,15 +179,18 @@ DumpText readDumpText(const std::string& text) {
   return d;
 }
 
-std::vector<std::string> splitArgs(const std::string& p) {
+namespace {
+// The items of a bracketed list, split at its top-level commas; `opens`/`closes` are the
+// brackets that nest (the list's own outer pair is dropped).
+std::vector<std::string> splitTopLevelItems(const std::string& list, const std::string& opens, const std::string& closes) {
   std::vector<std::string> out;
-  if (p.size() < 2) return out;
+  if (list.size() < 2) return out;
   std::string cur;
   int depth = 0;
-  for (size_t i = 1; i + 1 < p.size(); ++i) {
-    char ch = p[i];
-    if (ch == '(' || ch == '[' || ch == '{') ++depth;
-    if (ch == ')' || ch == ']' || ch == '}') --depth;
+  for (size_t i = 1; i + 1 < list.size(); ++i) {
+    char ch = list[i];
+    if (opens.find(ch) != std::string::npos) ++depth;
+    if (closes.find(ch) != std::string::npos) --depth;
     if (ch == ',' && depth == 0) {
       out.push_back(trimmed(cur));
       cur.clear();
@@ -198,28 +201,16 @@ std::vector<std::string> splitArgs(const std::string& p) {
   if (!trimmed(cur).empty()) out.push_back(trimmed(cur));
   return out;
 }
+}  // namespace
+
+std::vector<std::string> splitArgs(const std::string& p) { return splitTopLevelItems(p, "([{", ")]}"); }
 
 std::string operandTypeOf(const std::string& typeLine, size_t index) {
   // The operand list follows the type line's "      : " (a 1.x strategy before it has colons too).
   size_t colon = typeLine.find("      : (");
   if (colon == std::string::npos) return "";
-  std::string list = balanced(typeLine, colon + 8);
-  // Types are <...> groups; split at top level of angle brackets.
-  std::vector<std::string> types;
-  std::string cur;
-  int depth = 0;
-  for (size_t i = 1; i + 1 < list.size(); ++i) {
-    char ch = list[i];
-    if (ch == '<') ++depth;
-    if (ch == '>') --depth;
-    if (ch == ',' && depth == 0) {
-      types.push_back(trimmed(cur));
-      cur.clear();
-    } else {
-      cur += ch;
-    }
-  }
-  if (!trimmed(cur).empty()) types.push_back(trimmed(cur));
+  // Types are <...> groups: split at the commas outside them.
+  std::vector<std::string> types = splitTopLevelItems(balanced(typeLine, colon + 8), "<", ">");
   return index < types.size() ? types[index] : "";
 }
 
