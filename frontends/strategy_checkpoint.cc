@@ -102,12 +102,9 @@ bool applyStrategyCheckpoint(Graph& graph, const std::string& text, const std::s
       ok = fail({1, 1}, fmt::format("'{}': parallel_strategy must be a list of lists of integers", node));
       continue;
     }
-    // As MindSpore does, the checkpoint's strategy replaces what the model configured; it is
-    // checked against the op like any configured strategy (errors point at the op).
-    Op& op = *it->second;
-    op.annotation.inStrategy = parsed;
-    op.annotation.inLayout.reset();
-    op.annotation.inStrategyLoc = op.loc;
+    // Strategy propagation makes it the op's configured strategy where the op would otherwise
+    // get another (passes/strategy_propagation.cc).
+    it->second->annotation.checkpointStrategy = parsed;
   }
   return ok;
 }

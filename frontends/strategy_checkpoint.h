@@ -4,8 +4,12 @@
 //    "parallel_strategy_item": {NODE: {"stage": 0, "parallel_strategy": [[2, 1], [1, 4]]}},
 //    "parallel_layout_item": {PARAM: {"dev_matrix": [...], "tensor_map": [...], "tensor_shape": [...],
 //                                     "field": 0, "opt_weight_shard_step": 0, "opt_weight_shard_size": 0}}}
-// NODE is an op's `ms_name` when the model gives one, else its name. Loading configures every
-// op the checkpoint names with that strategy, as MindSpore does (it wins over the model's own).
+// NODE is an op's `ms_name` when the model gives one, else its name. Loading fixes every op the
+// checkpoint names to that strategy: strategy propagation runs once without the checkpoint, and
+// each op that would get another strategy is configured with the checkpoint's (as MindSpore
+// configures loaded ops) before propagation runs for real. An op that gets the checkpoint's
+// strategy anyway is left as it was, so a checkpoint written by irc and read back changes
+// nothing: the dumps are byte-identical.
 #include <string>
 
 #include "ir/diagnostics.h"

@@ -45,6 +45,9 @@ struct OpAnnotation {
   std::optional<std::vector<DimAxes>> inLayout;
   std::optional<std::vector<DimAxes>> outLayout;
   std::optional<int64_t> priority;
+  // A strategy checkpoint's strategy for the op (frontends/strategy_checkpoint.h): strategy
+  // propagation makes it the op's configured strategy where the op would otherwise get another.
+  std::optional<ShardStrategy> checkpointStrategy;
   // One entry per op output; nullopt = no constraint on that output.
   std::vector<std::optional<TensorSharding>> outputSharding;
   SourceLoc inStrategyLoc, outStrategyLoc, inLayoutLoc, outLayoutLoc, priorityLoc;

@@ -2,6 +2,8 @@
 // configured ops keep theirs. Fails (with diagnostics) on an invalid configured strategy.
 #include "passes/strategy_propagation.h"
 
+#include <algorithm>
+
 #include "passes/propagation_common.h"
 #include "passes/sharding_propagation.h"
 
@@ -17,6 +19,33 @@ class StrategyPropagationPass : public Pass {
   std::string_view dumpName() const override { return "step_parallel_begin"; }
 
   PassStatus run(Graph& graph, PassContext& context) override {
+    if (!applyCheckpoint(graph, context)) return PassStatus::Failed;
+    return propagate(graph, context);
+  }
+
+ private:
+  // Ops a strategy checkpoint names: where a dry run gives one another strategy than the
+  // checkpoint's, the checkpoint's becomes its configured strategy (it then seeds propagation,
+  // as a loaded strategy does in MindSpore); where they agree nothing changes.
+  bool applyCheckpoint(Graph& graph, PassContext& context) {
+    bool any = std::any_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.annotation.checkpointStrategy.has_value(); });
+    if (!any) return true;
+    Graph dry = graph;
+    for (Op& op : dry.ops) op.annotation.checkpointStrategy.reset();
+    if (propagate(dry, context) == PassStatus::Failed) return false;
+    for (size_t i = 0; i < graph.ops.size(); ++i) {
+      Op& op = graph.ops[i];
+      if (!op.annotation.checkpointStrategy) continue;
+      const OpParallelState& got = dry.ops[i].parallel;
+      if (got.hasSharding && got.inStrategy == *op.annotation.checkpointStrategy && op.type != "Reshape") continue;
+      op.annotation.inStrategy = *op.annotation.checkpointStrategy;
+      op.annotation.inLayout.reset();
+      op.annotation.inStrategyLoc = op.loc;
+    }
+    return true;
+  }
+
+  PassStatus propagate(Graph& graph, PassContext& context) {
     bool fullyUse = mode_ == SearchMode::ShardingPropagation && graph.parallel.fullyUseDevices;
     PropagationInput in = preparePropagation(graph, context, fullyUse);
     if (in.failed) return PassStatus::Failed;
@@ -41,7 +70,6 @@ class StrategyPropagationPass : public Pass {
     return PassStatus::Changed;
   }
 
- private:
   SearchMode mode_;
 };
 
