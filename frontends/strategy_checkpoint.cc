@@ -52,8 +52,10 @@ std::string strategyCheckpointJson(const Graph& graph) {
 }
 
 bool applyStrategyCheckpoint(Graph& graph, const std::string& text, const std::string& fileName, DiagnosticEngine& diags) {
-  DiagnosticEngine file(fileName, text);
+  // Each problem is rendered against the checkpoint's own text (its line and caret) and handed
+  // to the model's engine whole.
   auto fail = [&](SourceLoc loc, const std::string& message) {
+    DiagnosticEngine file(fileName, text);
     file.error(loc, message);
     diags.error({}, file.renderToString());
     return false;

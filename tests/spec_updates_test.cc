@@ -211,6 +211,14 @@ TEST_CASE("strategy checkpoint: MindSpore's JSON out, and back in as fixed strat
   RunResult bad = runIrc({"ffn.yaml"}, tmp.path());
   CHECK(bad.exitCode == 1);
   CHECK(bad.err.find("ck.json:1:1: error: the checkpoint names 'nope', which is no op of the model") != std::string::npos);
+  // Two unknown names: each reported once.
+  writeFile(tmp.path() + "/ck.json", "{\"parallel_strategy_item\": {\"nope\": {\"parallel_strategy\": [[1]]}, \"nix\": {\"parallel_strategy\": [[1]]}}}");
+  RunResult two = runIrc({"ffn.yaml"}, tmp.path());
+  CHECK(two.exitCode == 1);
+  size_t first = two.err.find("names 'nope'");
+  REQUIRE(first != std::string::npos);
+  CHECK(two.err.find("names 'nope'", first + 1) == std::string::npos);
+  CHECK(two.err.find("names 'nix'") != std::string::npos);
   writeFile(tmp.path() + "/ck.json", "{\"parallel_strategy_item\": ");
   CHECK(runIrc({"ffn.yaml"}, tmp.path()).err.find("ck.json:1:") != std::string::npos);
 }
