@@ -47,7 +47,15 @@ std::string yamlValue(std::string v) {
   return v;
 }
 
-std::string quoted(const std::string& name) { return fmt::format("\"{}\"", name); }
+// A YAML double-quoted scalar: quotes and backslashes escaped.
+std::string quoted(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
 
 }  // namespace
 
