@@ -1,5 +1,7 @@
 #include "ir/reference_ops.h"
 
+#include <Eigen/Dense>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -77,7 +79,6 @@ TensorValue matmul(const TensorValue& x, const TensorValue& w, bool ta, bool tb,
   size_t rank = outShape.size();
   int64_t m = outShape[rank - 2], n = outShape[rank - 1];
   size_t rx = x.shape.size(), rw = w.shape.size();
-  int64_t k = ta ? x.shape[rx - 2] : x.shape[rx - 1];
   auto sx = stridesOf(x.shape), sw = stridesOf(w.shape), so = stridesOf(outShape);
   Shape batch(outShape.begin(), outShape.end() - 2);
   forEach(batch, [&](const Index& b) {
@@ -91,16 +92,15 @@ TensorValue matmul(const TensorValue& x, const TensorValue& w, bool ta, bool tb,
     int64_t ox = batchOffset(x, sx), ow = batchOffset(w, sw);
     int64_t oo = 0;
     for (size_t d = 0; d < batch.size(); ++d) oo += b[d] * so[d];
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double acc = 0;
-        for (int64_t p = 0; p < k; ++p) {
-          double a = ta ? x.data[ox + p * sx[rx - 2] + i * sx[rx - 1]] : x.data[ox + i * sx[rx - 2] + p * sx[rx - 1]];
-          double c = tb ? w.data[ow + j * sw[rw - 2] + p * sw[rw - 1]] : w.data[ow + p * sw[rw - 2] + j * sw[rw - 1]];
-          acc += a * c;
-        }
-        out.data[oo + i * so[rank - 2] + j * so[rank - 1]] = acc;
-      }
+    // Each batch's matrices are contiguous and row-major: Eigen multiplies them in place.
+    using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Eigen::Map<const Matrix> a(x.data.data() + ox, x.shape[rx - 2], x.shape[rx - 1]);
+    Eigen::Map<const Matrix> c(w.data.data() + ow, w.shape[rw - 2], w.shape[rw - 1]);
+    Eigen::Map<Matrix> result(out.data.data() + oo, m, n);
+    if (ta && tb) result.noalias() = a.transpose() * c.transpose();
+    else if (ta) result.noalias() = a.transpose() * c;
+    else if (tb) result.noalias() = a * c.transpose();
+    else result.noalias() = a * c;
   });
   return out;
 }
