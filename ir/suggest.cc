@@ -49,6 +49,17 @@ std::string didYouMean(std::string_view word, const std::vector<std::string>& ca
   return match ? fmt::format("; did you mean '{}'?", *match) : std::string();
 }
 
+std::vector<std::string> splitNames(const std::string& text, char separator) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t at = text.find(separator, start);
+    out.push_back(text.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) return out;
+    start = at + 1;
+  }
+}
+
 std::string joinNames(const std::vector<std::string>& names) { return fmt::format("{}", fmt::join(names, ", ")); }
 
 }  // namespace irc

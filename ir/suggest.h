@@ -17,5 +17,7 @@ std::string didYouMean(std::string_view word, const std::vector<std::string>& ca
 
 // "a, b, c" — for "valid: ..." lists.
 std::string joinNames(const std::vector<std::string>& names);
+// "a,b,,c" split at every `separator`, empty parts kept: the inverse of joining with it.
+std::vector<std::string> splitNames(const std::string& text, char separator = ',');
 
 }  // namespace irc

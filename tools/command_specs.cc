@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "ir/suggest.h"
+
 namespace irc::cli {
 namespace {
 
@@ -125,17 +127,6 @@ std::vector<CommandSpec> build() {
   return specs;
 }
 
-std::vector<std::string> spellings(const std::string& flag) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t bar = flag.find('|', start);
-    out.push_back(flag.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
-    if (bar == std::string::npos) return out;
-    start = bar + 1;
-  }
-}
-
 }  // namespace
 
 const std::vector<CommandSpec>& commandSpecs() {
@@ -153,7 +144,7 @@ std::vector<std::string> flagsWithValue(const CommandSpec& spec) {
   std::vector<std::string> out;
   for (const auto& o : spec.options)
     if (!o.value.empty())
-      for (const auto& f : spellings(o.flag)) out.push_back(f);
+      for (const auto& f : splitNames(o.flag, '|')) out.push_back(f);
   return out;
 }
 
@@ -161,7 +152,7 @@ std::vector<std::string> switchFlags(const CommandSpec& spec) {
   std::vector<std::string> out;
   for (const auto& o : spec.options)
     if (o.value.empty())
-      for (const auto& f : spellings(o.flag)) out.push_back(f);
+      for (const auto& f : splitNames(o.flag, '|')) out.push_back(f);
   return out;
 }
 

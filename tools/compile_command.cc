@@ -45,18 +45,6 @@ struct CompileArgs {
   ColorMode color = ColorMode::Auto;
 };
 
-std::vector<std::string> splitNames(const std::string& value) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t comma = value.find(',', start);
-    out.push_back(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 const PipelineStage& stageOrThrow(const std::string& flag, const std::string& name) {
   if (const PipelineStage* s = findStage(name)) return *s;
   auto match = closestMatch(name, stageNames());
