@@ -57,7 +57,7 @@ std::string printDot(const Graph& graph, const PrintOptions& options) {
     Op op = graph.op(id);
     if (op.inserted()) materializeForRank(op, options.rank);
     std::string label = fmt::format("{}\\n{}", escaped(op.printedName.empty() ? op.name : op.printedName), op.type);
-    if (!op.inserted() && op.parallel.hasSharding && op.type != "Reshape")
+    if (!op.inserted() && op.parallel.hasSharding && !op.takesLayoutsFromNeighbours())
       label += "\\n" + formatStrategy(op.parallel.inStrategy);
     if (auto it = op.attrs.find("group_ranks"); it != op.attrs.end())
       label += "\\ngroup " + std::get<std::string>(it->second);

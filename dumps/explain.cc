@@ -45,7 +45,7 @@ std::string explainModelOp(const Graph& graph, const Op& op) {
   const OpParallelState& p = op.parallel;
   std::string out = fmt::format("{} ({}), model op at {}:{}\n", op.name, op.type, op.loc.line, op.loc.col);
   if (!p.hasSharding) return out + "  no strategy (the strategy propagation pass did not run)\n";
-  if (op.type == "Reshape") out += "  strategy: none (a Reshape takes its layouts from its neighbours)\n";
+  if (op.takesLayoutsFromNeighbours()) out += "  strategy: none (a Reshape takes its layouts from its neighbours)\n";
   else out += fmt::format("  strategy: {}\n", formatStrategy(p.inStrategy));
   out += originLines(p.origin);
   if (!p.layoutsInferred) return out;
@@ -99,7 +99,7 @@ std::string explainInserted(const Graph& graph, OpId id, int64_t rank) {
     if (op.attrs.count("group_ranks"))
       out += fmt::format("  rank {}'s group: {} ({})\n", rank, std::get<std::string>(op.attrs.at("group_ranks")),
                          std::get<std::string>(op.attrs.at("group")));
-    if (op.type == "StridedSlice")
+    if (op.family() == OpFamily::StridedSlice)
       out += fmt::format("  rank {} keeps {} .. {}\n", rank, formatAttribute(*op.operands[1].constant),
                          formatAttribute(*op.operands[2].constant));
     int dtypeBytes = byteSize(graph.value(op.results[0]).type.dtype);

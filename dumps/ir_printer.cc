@@ -235,7 +235,7 @@ class Printer {
     const OpParallelState& p = op.parallel;
     if (!p.hasSharding) return {};
     std::vector<std::string> parts;
-    if (op.type != "Reshape") {
+    if (!op.takesLayoutsFromNeighbours()) {
       if (p.sharding.layoutForm && graph_.parallel.mesh)
         parts.push_back("in_layout: " + formatAliasMaps(p.inLayoutMaps, *graph_.parallel.mesh));
       else

@@ -76,13 +76,13 @@ json insertedOpJson(const Graph& graph, OpId id, int64_t rank) {
     else if (auto* b = std::get_if<bool>(&v)) attrs[k] = *b;
     else attrs[k] = formatAttribute(v);
   }
-  if (op.type == "StridedSlice") {
+  if (op.family() == OpFamily::StridedSlice) {
     attrs["begin"] = std::get<IntTuple>(*op.operands[1].constant);
     attrs["end"] = std::get<IntTuple>(*op.operands[2].constant);
     attrs["strides"] = std::get<IntTuple>(*op.operands[3].constant);
   }
-  if (op.type == "Reshape") attrs["shape"] = std::get<IntTuple>(*op.operands[1].constant);
-  if (op.type == "RealDiv") attrs["divisor"] = std::get<ScalarTensor>(*op.operands[1].constant).value;
+  if (op.family() == OpFamily::Reshape) attrs["shape"] = std::get<IntTuple>(*op.operands[1].constant);
+  if (op.step && op.step->kind == RedistStep::Kind::RealDiv) attrs["divisor"] = std::get<ScalarTensor>(*op.operands[1].constant).value;
   json j;
   j["type"] = op.type;
   j["attrs"] = attrs;
@@ -156,7 +156,7 @@ json buildReport(const Graph& graph, int64_t rank) {
     json j;
     j["name"] = op.name;
     j["type"] = op.type;
-    if (op.type == "Reshape" || !p.hasSharding) j["in_strategy"] = nullptr;
+    if (op.takesLayoutsFromNeighbours() || !p.hasSharding) j["in_strategy"] = nullptr;
     else j["in_strategy"] = p.inStrategy;
     if (p.outStrategy) j["out_strategy"] = *p.outStrategy;
     j["origin"] = originJson(p.origin);

@@ -28,7 +28,7 @@ std::string strategyCheckpointJson(const Graph& graph) {
   json strategies = json::object(), layouts = json::object();
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
-    if (op.inserted() || !op.parallel.hasSharding || op.type == "Reshape") continue;
+    if (op.inserted() || !op.parallel.hasSharding || op.takesLayoutsFromNeighbours()) continue;
     strategies[keyOf(op)] = {{"stage", 0}, {"parallel_strategy", op.parallel.inStrategy}};
   }
   for (ValueId p : graph.parameters) {

@@ -662,7 +662,8 @@ void ModelLoader::readAnnotations(OpSource& src) {
     reader_.error(*inLayout, fmt::format("op '{}' has both in_strategy and in_layout; give one", op.name));
     return;
   }
-  if ((inStrategy || inLayout) && op.type == "Reshape") {
+  StrategyForm form = strategyFormOf(op.family());
+  if ((inStrategy || inLayout) && form == StrategyForm::FromNeighbours) {
     reader_.error(inStrategy ? *inStrategy : *inLayout,
                   fmt::format("Reshape '{}' takes no strategy: its layouts come from its producer and consumer", op.name));
     return;
@@ -670,7 +671,7 @@ void ModelLoader::readAnnotations(OpSource& src) {
   if (inStrategy) {
     ann.inStrategyLoc = locOf(*inStrategy);
     std::vector<AnnotatedTensor> described = inputs;
-    if (op.type == "OneHot") {
+    if (form == StrategyForm::OnOutput) {
       // MindSpore gives OneHot's strategy on its output, then () for each scalar operand.
       described = {{fmt::format("the output of '{}'", op.name), graph_.value(op.results[0]).type.shape}};
       size_t given = inStrategy->IsSequence() ? inStrategy->size() : 1;
@@ -679,7 +680,7 @@ void ModelLoader::readAnnotations(OpSource& src) {
     ann.inStrategy = readStrategy(reader_, *inStrategy, fmt::format("in_strategy of op '{}'", op.name), described, deviceNum);
     // OneHot's strategy always reads ((out), (), ()), however many () the model wrote, so that
     // primitive_attrs and the type line print the same tuple.
-    if (op.type == "OneHot" && ann.inStrategy) ann.inStrategy->resize(3);
+    if (form == StrategyForm::OnOutput && ann.inStrategy) ann.inStrategy->resize(3);
   }
   if (auto n = reader_.optional(node, "out_strategy")) {
     ann.outStrategyLoc = locOf(*n);

@@ -1,5 +1,7 @@
 #include "ir/graph.h"
 
+#include <fmt/format.h>
+
 namespace irc {
 
 SourceLoc Op::attrLoc(std::string_view attr) const {
@@ -18,6 +20,12 @@ ValueId Graph::addGraphInput(std::string valueName, TensorType type, ValueKind k
   values.push_back(std::move(v));
   (kind == ValueKind::Input ? inputs : parameters).push_back(id);
   return id;
+}
+
+const OpDef& Op::def() const {
+  const OpDef* d = findOpDef(type);
+  if (!d) throw InternalError(fmt::format("op '{}' has the unknown type '{}'", name, type));
+  return *d;
 }
 
 OpId Graph::addOp(Op op, const std::vector<TensorType>& resultTypes) {

@@ -10,6 +10,7 @@
 
 #include "ir/attribute.h"
 #include "ir/diagnostics.h"
+#include "ir/op_defs.h"
 #include "ir/op_parallel.h"
 #include "ir/parallel_config.h"
 #include "ir/redist_step.h"
@@ -83,6 +84,11 @@ struct Op {
   bool inserted() const { return modelIndex < 0; }
 
   SourceLoc attrLoc(std::string_view attr) const;
+  // The op's definition (every op of a graph has one: frontends and passes create only known types).
+  const OpDef& def() const;
+  OpFamily family() const { return def().family; }
+  // Reshape: it takes no strategy; its layouts come from its producer and consumer.
+  bool takesLayoutsFromNeighbours() const { return strategyFormOf(family()) == StrategyForm::FromNeighbours; }
 };
 
 // One edge's redistribution, for reports and `irc explain`.

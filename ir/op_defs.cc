@@ -1,5 +1,9 @@
 #include "ir/op_defs.h"
 
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
 namespace irc {
 namespace {
 
@@ -17,17 +21,47 @@ std::vector<OpDef> buildOpDefs() {
                                             attr("transpose_b", AttrKind::Bool, false)};
   defs.push_back({"MatMul", OpFamily::MatMul, {tensor("x"), tensor("w")}, transposes});
   defs.push_back({"BatchMatMul", OpFamily::BatchMatMul, {tensor("x"), tensor("w")}, transposes});
-  for (const char* t : {"Add", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "Equal"})
+  const std::pair<const char*, BinaryKernel> binaries[] = {
+      {"Add", [](double x, double y) { return x + y; }},
+      {"Sub", [](double x, double y) { return x - y; }},
+      {"Mul", [](double x, double y) { return x * y; }},
+      {"RealDiv", [](double x, double y) { return x / y; }},
+      {"Maximum", [](double x, double y) { return std::max(x, y); }},
+      {"Minimum", [](double x, double y) { return std::min(x, y); }},
+      {"Equal", [](double x, double y) { return x == y ? 1.0 : 0.0; }}};
+  for (auto [t, kernel] : binaries) {
     defs.push_back({t, OpFamily::Broadcast, {tensor("x"), {"y", OperandKind::TensorOrScalar, std::nullopt}}, {}});
+    defs.back().binary = kernel;
+  }
+  defs.back().boolResult = true;  // Equal
   defs.push_back({"BiasAdd", OpFamily::BiasAdd, {tensor("x"), tensor("b")}, {}});
-  for (const char* t : {"ReLU", "GeLU", "Tanh", "Sigmoid", "Exp", "Log", "Neg", "Sqrt", "Square", "Abs"})
+  const std::pair<const char*, UnaryKernel> unaries[] = {
+      {"ReLU", [](double x) { return x > 0 ? x : 0.0; }},
+      // MindSpore's GeLU is the tanh approximation.
+      {"GeLU", [](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }},
+      {"Tanh", [](double x) { return std::tanh(x); }},
+      {"Sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {"Exp", [](double x) { return std::exp(x); }},
+      {"Log", [](double x) { return std::log(x); }},
+      {"Neg", [](double x) { return -x; }},
+      {"Sqrt", [](double x) { return std::sqrt(x); }},
+      {"Square", [](double x) { return x * x; }},
+      {"Abs", [](double x) { return std::fabs(x); }}};
+  for (auto [t, kernel] : unaries) {
     defs.push_back({t, OpFamily::Unary, {tensor("x")}, {}});
+    defs.back().unary = kernel;
+  }
   defs.push_back({"Cast", OpFamily::Cast, {tensor("x"), constant("dtype", OperandKind::DTypeConst)}, {}});
   for (const char* t : {"Softmax", "LogSoftmax"})
     defs.push_back({t, OpFamily::Softmax, {tensor("x")}, {attr("axis", AttrKind::Int, int64_t{-1})}});
-  for (const char* t : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"})
+  defs.back().logarithmic = true;  // LogSoftmax
+  const std::pair<const char*, Reduction> reductions[] = {
+      {"ReduceSum", Reduction::Sum}, {"ReduceMean", Reduction::Mean}, {"ReduceMax", Reduction::Max}, {"ReduceMin", Reduction::Min}};
+  for (auto [t, reduction] : reductions) {
     defs.push_back({t, OpFamily::Reduce, {tensor("x"), constant("axis", OperandKind::IntOrTuple, IntTuple{})},
                     {attr("keep_dims", AttrKind::Bool, false)}});
+    defs.back().reduction = reduction;
+  }
   defs.push_back({"Reshape", OpFamily::Reshape, {tensor("x"), constant("shape", OperandKind::Tuple)}, {}});
   defs.push_back({"Transpose", OpFamily::Transpose, {tensor("x"), constant("perm", OperandKind::Tuple)}, {}});
   defs.push_back({"ExpandDims", OpFamily::ExpandDims, {tensor("x"), constant("axis", OperandKind::Int)}, {}});
@@ -112,10 +146,23 @@ const std::vector<OpDef>& allOpDefs() {
 }
 
 const OpDef* findOpDef(std::string_view type) {
-  for (const auto& d : allOpDefs())
-    if (d.type == type) return &d;
-  return nullptr;
+  // Every op of a model is looked up, more than once: a hashed index over the table.
+  static const std::unordered_map<std::string_view, const OpDef*> byType = [] {
+    std::unordered_map<std::string_view, const OpDef*> index;
+    for (const auto& d : allOpDefs()) index.emplace(d.type, &d);
+    return index;
+  }();
+  auto it = byType.find(type);
+  return it == byType.end() ? nullptr : it->second;
 }
+
+StrategyForm strategyFormOf(OpFamily family) {
+  if (family == OpFamily::Reshape) return StrategyForm::FromNeighbours;
+  if (family == OpFamily::OneHot) return StrategyForm::OnOutput;
+  return StrategyForm::PerOperand;
+}
+
+bool ignoresConfiguredStrategy(OpFamily family) { return family == OpFamily::Cast; }
 
 std::vector<std::string> modelOpTypeNames() {
   std::vector<std::string> names;

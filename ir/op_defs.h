@@ -45,12 +45,32 @@ enum class OpFamily {
   Mirror,
 };
 
+// How an op's strategy is written (parallel-semantics.md §2).
+enum class StrategyForm {
+  PerOperand,      // one tuple per tensor operand
+  OnOutput,        // MindSpore's OneHot: the output's tuple, then () per scalar operand
+  FromNeighbours,  // Reshape: takes none, its layouts come from its producer and consumer
+};
+
+// What a reduction combines (the Reduce family's ops, and how their partial results combine).
+enum class Reduction { None, Sum, Mean, Max, Min };
+
+using UnaryKernel = double (*)(double);
+using BinaryKernel = double (*)(double, double);
+
 struct OpDef {
   std::string type;
   OpFamily family;
   std::vector<OperandSpec> operands;
   std::vector<AttrSpec> attrs;
   bool insertedOnly = false;  // communication ops: the passes insert them, models may not
+  // What sets the op apart inside its family, for the reference interpreter, shape inference
+  // and the family's rules (so that nothing compares type names).
+  UnaryKernel unary = nullptr;    // Unary family: the elementwise function
+  BinaryKernel binary = nullptr;  // Broadcast family: the elementwise function
+  Reduction reduction = Reduction::None;
+  bool boolResult = false;   // Equal: the result is Bool
+  bool logarithmic = false;  // LogSoftmax
 
   bool hasAttr(std::string_view name) const;
   const OperandSpec* operand(std::string_view name) const;
@@ -59,6 +79,9 @@ struct OpDef {
 };
 
 const OpDef* findOpDef(std::string_view type);
+// The strategy form of a family; Cast's strategy is read but ignored (it follows its neighbours).
+StrategyForm strategyFormOf(OpFamily family);
+bool ignoresConfiguredStrategy(OpFamily family);
 const std::vector<OpDef>& allOpDefs();        // model ops first, in ops.md order
 std::vector<std::string> modelOpTypeNames();  // for "did you mean" and --list-ops
 

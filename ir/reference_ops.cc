@@ -49,31 +49,6 @@ IntTuple tupleOf(const Attribute& a) {
   return std::get<IntTuple>(a);
 }
 
-double binary(const std::string& type, double x, double y) {
-  if (type == "Add") return x + y;
-  if (type == "Sub") return x - y;
-  if (type == "Mul") return x * y;
-  if (type == "RealDiv") return x / y;
-  if (type == "Maximum") return std::max(x, y);
-  if (type == "Minimum") return std::min(x, y);
-  if (type == "Equal") return x == y ? 1.0 : 0.0;
-  throw InternalError("unknown binary op " + type);
-}
-
-double unary(const std::string& type, double x) {
-  if (type == "ReLU") return x > 0 ? x : 0;
-  if (type == "GeLU") return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-  if (type == "Tanh") return std::tanh(x);
-  if (type == "Sigmoid") return 1 / (1 + std::exp(-x));
-  if (type == "Exp") return std::exp(x);
-  if (type == "Log") return std::log(x);
-  if (type == "Neg") return -x;
-  if (type == "Sqrt") return std::sqrt(x);
-  if (type == "Square") return x * x;
-  if (type == "Abs") return std::fabs(x);
-  throw InternalError("unknown unary op " + type);
-}
-
 TensorValue matmul(const TensorValue& x, const TensorValue& w, bool ta, bool tb, const Shape& outShape) {
   TensorValue out = TensorValue::zeros(outShape);
   size_t rank = outShape.size();
@@ -121,15 +96,16 @@ TensorValue alongAxis(const TensorValue& t, int64_t axis, const std::function<vo
   return out;
 }
 
-TensorValue reduce(const std::string& type, const TensorValue& x, const IntTuple& axesIn, const Shape& outShape) {
+TensorValue reduce(Reduction reduction, const TensorValue& x, const IntTuple& axesIn, const Shape& outShape) {
   int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<bool> reduced(rank, axesIn.empty());
   for (int64_t a : axesIn) reduced[*normalizeAxis(a, rank)] = true;
   Shape kept;
   for (int64_t d = 0; d < rank; ++d) kept.push_back(reduced[d] ? 1 : x.shape[d]);
   TensorValue acc = TensorValue::zeros(kept);
-  double init = type == "ReduceMax" ? -std::numeric_limits<double>::infinity()
-                : type == "ReduceMin" ? std::numeric_limits<double>::infinity() : 0.0;
+  double init = reduction == Reduction::Max   ? -std::numeric_limits<double>::infinity()
+                : reduction == Reduction::Min ? std::numeric_limits<double>::infinity()
+                                              : 0.0;
   std::fill(acc.data.begin(), acc.data.end(), init);
   auto sk = stridesOf(kept), sx = stridesOf(x.shape);
   int64_t count = 1;
@@ -140,11 +116,11 @@ TensorValue reduce(const std::string& type, const TensorValue& x, const IntTuple
       if (reduced[d]) k[d] = 0;
     double& a = acc.data[offsetOf(k, sk)];
     double v = x.data[offsetOf(idx, sx)];
-    if (type == "ReduceMax") a = std::max(a, v);
-    else if (type == "ReduceMin") a = std::min(a, v);
+    if (reduction == Reduction::Max) a = std::max(a, v);
+    else if (reduction == Reduction::Min) a = std::min(a, v);
     else a += v;
   });
-  if (type == "ReduceMean")
+  if (reduction == Reduction::Mean)
     for (double& v : acc.data) v /= static_cast<double>(count);
   acc.shape = outShape;  // keep_dims only changes the shape: the data is the same
   return acc;
@@ -172,7 +148,7 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
       auto sx = stridesOf(in[0]->shape), sy = stridesOf(y.shape);
       int64_t i = 0;
       forEach(outShape, [&](const Index& idx) {
-        out.data[i++] = binary(op.type, broadcastAt(*in[0], idx, sx), broadcastAt(y, idx, sy));
+        out.data[i++] = def.binary(broadcastAt(*in[0], idx, sx), broadcastAt(y, idx, sy));
       });
       return {out};
     }
@@ -184,7 +160,7 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
     }
     case OpFamily::Unary: {
       TensorValue out = *in[0];
-      for (double& v : out.data) v = unary(op.type, v);
+      for (double& v : out.data) v = def.unary(v);
       return {out};
     }
     case OpFamily::Cast: {
@@ -198,7 +174,7 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
     }
     case OpFamily::Softmax: {
       int64_t axis = *normalizeAxis(attrInt("axis"), in[0]->shape.size());
-      bool log = op.type == "LogSoftmax";
+      bool log = def.logarithmic;
       return {alongAxis(*in[0], axis, [&](std::vector<double>& line) {
         double mx = *std::max_element(line.begin(), line.end()), sum = 0;
         for (double v : line) sum += std::exp(v - mx);
@@ -206,7 +182,7 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
       })};
     }
     case OpFamily::Reduce:
-      return {reduce(op.type, *in[0], tupleOf(constant(1)), outShape)};
+      return {reduce(def.reduction, *in[0], tupleOf(constant(1)), outShape)};
     case OpFamily::Reshape:
     case OpFamily::ExpandDims:
     case OpFamily::Squeeze: {

@@ -101,7 +101,7 @@ Result inferBroadcast(const OpDef& def, const std::vector<InferOperand>& in) {
     return fail(fmt::format("shapes {} and {} do not broadcast (numpy rules: trailing dims equal or 1)",
                             formatShape(x.shape), formatShape(y.shape)),
                 1);
-  return std::vector<TensorType>{{def.type == "Equal" ? DType::Bool : x.dtype, *out}};
+  return std::vector<TensorType>{{def.boolResult ? DType::Bool : x.dtype, *out}};
 }
 
 Result inferBiasAdd(const std::vector<InferOperand>& in) {

@@ -1,5 +1,7 @@
 #include "passes/op_rule.h"
 
+#include "passes/op_families/op_family.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -64,6 +66,11 @@ std::optional<OpRule> ruleOf(const Graph& graph, const Op& op) {
   }
   for (ValueId r : op.results) results.push_back(graph.value(r).type);
   return buildRule(*def, operands, constants, op.attrs, results);
+}
+
+std::optional<OpRule> buildRule(const OpDef& def, const std::vector<TensorType>& operands, const std::vector<Attribute>& constants,
+                                const AttrMap& attrs, const std::vector<TensorType>& results) {
+  return rulesOf(def.family).rule({def, operands, constants, attrs, results});
 }
 
 }  // namespace irc

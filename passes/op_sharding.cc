@@ -6,11 +6,12 @@
 #include <fmt/ranges.h>
 
 #include "ir/layout_notation.h"
+#include "passes/op_families/op_family.h"
 
 namespace irc {
 
 OpView viewOf(const Graph& graph, const Op& op) {
-  OpView v{op.name, op.type, {}, {}, {}};
+  OpView v{op.name, op.type, &op.def(), {}, {}, {}};
   for (const Operand& o : op.operands)
     if (o.isValue()) {
       v.operandNames.push_back(graph.value(o.value).name);
@@ -33,103 +34,22 @@ std::string factorRole(const OpRule& rule, const OpView& op, int f) {
   return fmt::format("factor {}", factorName(f));
 }
 
-// Op-specific MindSpore rules beyond what the factor rule expresses.
-std::optional<StrategyError> checkOpSpecific(const OpRule& rule, const OpView& op, const std::vector<int64_t>& splits) {
-  if (op.type == "Gather") {
-    if (op.operandShapes[0].size() > 2)
-      return err(fmt::format("Gather '{}': MindSpore shards Gather only with params of rank 1 or 2; '{}' has shape {}", op.name,
-                             op.operandNames[0], formatShape(op.operandShapes[0])),
-                 0);
-    int vocab = -1;
-    for (int f = 0; f < rule.factorCount(); ++f)
-      if (rule.isReduction(f)) vocab = f;
-    bool indicesSplit = false;
-    for (const auto& dim : rule.operands[1])
-      for (int f : dim) indicesSplit |= splits[f] > 1;
-    if (vocab >= 0 && splits[vocab] > 1 && indicesSplit)
-      return err(fmt::format("Gather '{}' splits its params' axis dim {} ways; MindSpore then requires the indices unsplit",
-                             op.name, splits[vocab]),
-                 1);
-  }
-  return std::nullopt;
-}
-
-std::string replicatedWhy(const OpView& op) {
-  if (op.type == "Softmax" || op.type == "LogSoftmax") return "its softmax axis";
-  if (op.type == "LayerNorm") return "a normalized dim";
-  if (op.type == "Concat" || op.type == "Split") return "its concat/split axis";
-  if (op.type == "SoftmaxCrossEntropyWithLogits") return "the class dim";
-  return "a dim the op needs whole";
-}
-
 }  // namespace
 
 ShardingResult shardingFromStrategy(const OpRule& rule, const OpView& op, const ShardStrategy& strategy, int64_t deviceNum,
                                     const std::optional<ShardStrategy>& outStrategy) {
-  if (op.type == "Reshape") return err(fmt::format("Reshape '{}' takes no strategy: its layouts come from its neighbours", op.name));
-  bool oneHot = op.type == "OneHot";
-  size_t tensors = rule.operands.size();
-  if (!oneHot && strategy.size() != tensors)
-    return err(fmt::format("{} '{}' has {} tensor inputs; the strategy has {} tuples", op.type, op.name, tensors, strategy.size()));
+  if (strategyFormOf(op.def->family) == StrategyForm::FromNeighbours)
+    return err(fmt::format("{} '{}' takes no strategy: its layouts come from its neighbours", op.type, op.name));
+  const OpFamilyRules& family = rulesOf(op.def->family);
   std::vector<int64_t> splits(rule.factorCount(), 0);
-  std::vector<std::string> setBy(rule.factorCount());  // "dim 1 of 'x'": where a factor's split came from
-  auto setSplit = [&](int f, int64_t s, int k, size_t d, const std::string& tensor) -> std::optional<StrategyError> {
-    if (splits[f] == 0 || splits[f] == s) {
-      if (splits[f] == 0) setBy[f] = fmt::format("dim {} of '{}'", d, tensor);
-      splits[f] = s;
-      return std::nullopt;
-    }
-    return err(fmt::format("{} '{}': dim {} of '{}' is split {} ways but {} is split {} ways; they are the same dim of the op "
-                           "(factor {}) and must be split alike",
-                           op.type, op.name, d, tensor, s, setBy[f], splits[f], factorName(f)),
-               k);
-  };
-  if (oneHot) {
-    // MindSpore gives OneHot's strategy on its output, then () for the scalar operands.
-    if (strategy.empty() || strategy[0].size() != op.resultShapes[0].size())
-      return err(fmt::format("OneHot '{}' takes its strategy on the output (rank {}), then () for scalar operands", op.name,
-                             op.resultShapes[0].size()));
-    for (size_t i = 1; i < strategy.size(); ++i)
-      if (!strategy[i].empty()) return err(fmt::format("OneHot '{}': strategy tuple {} must be () (a scalar operand)", op.name, i));
-    for (size_t d = 0; d < strategy[0].size(); ++d) {
-      int64_t s = strategy[0][d];
-      if (s < 1 || op.resultShapes[0][d] % s != 0)
-        return err(fmt::format("OneHot '{}': {} does not divide dim {} of the output (size {}); valid: {}", op.name, s, d,
-                               op.resultShapes[0][d], divisorsText(op.resultShapes[0][d])));
-      splits[rule.results[0][d][0]] = s;
-    }
-  } else {
-    for (size_t k = 0; k < tensors; ++k) {
-      const Shape& shape = op.operandShapes[k];
-      if (strategy[k].size() != shape.size())
-        return err(fmt::format("{} '{}': strategy {} for '{}' has {} entries; it has rank {}", op.type, op.name,
-                               formatIntTuple(strategy[k]), op.operandNames[k], strategy[k].size(), shape.size()),
-                   static_cast<int>(k));
-      for (size_t d = 0; d < shape.size(); ++d) {
-        int64_t s = strategy[k][d];
-        if (s < 1 || shape[d] % s != 0)
-          return err(fmt::format("{} '{}': {} does not divide dim {} of '{}' (size {}); valid: {}", op.type, op.name, s, d,
-                                 op.operandNames[k], shape[d], divisorsText(shape[d])),
-                     static_cast<int>(k));
-        const auto& factors = rule.operands[k][d];
-        if (factors.empty()) {
-          if (s != 1)
-            return err(fmt::format("{} '{}': dim {} of '{}' has size 1 and broadcasts; it cannot be split ({} given)", op.type,
-                                   op.name, d, op.operandNames[k], s),
-                       static_cast<int>(k));
-          continue;
-        }
-        if (auto e = setSplit(factors[0], s, static_cast<int>(k), d, op.operandNames[k])) return *e;
-      }
-    }
-  }
+  if (auto e = family.readSplits(rule, op, strategy, splits)) return *e;
   for (int f = 0; f < rule.factorCount(); ++f) {
     if (splits[f] == 0) splits[f] = 1;
     if (rule.isReplicated(f) && splits[f] > 1)
       return err(fmt::format("{} '{}' cannot split {} ({}): it is {}; its strategy must be 1", op.type, op.name,
-                             factorRole(rule, op, f), splits[f], replicatedWhy(op)));
+                             factorRole(rule, op, f), splits[f], family.replicatedWhy()));
   }
-  if (auto e = checkOpSpecific(rule, op, splits)) return *e;
+  if (auto e = family.checkSplits(rule, op, splits)) return *e;
 
   OpSharding s;
   std::vector<int64_t> dev;
@@ -140,9 +60,7 @@ ShardingResult shardingFromStrategy(const OpRule& rule, const OpView& op, const 
     return err(fmt::format("{} '{}': the strategy uses {} devices, which does not divide device_num {}", op.type, op.name, used,
                            deviceNum));
   int64_t repeat = deviceNum / used;
-  bool repeatLeft = false;
-  if (op.type == "Gather")
-    for (int f = 0; f < rule.factorCount(); ++f) repeatLeft |= rule.isReduction(f) && splits[f] > 1;
+  bool repeatLeft = family.repeatOnLeft(rule, splits);
   int shift = 0;
   if (repeat > 1) {
     if (repeatLeft) {
@@ -158,28 +76,17 @@ ShardingResult shardingFromStrategy(const OpRule& rule, const OpView& op, const 
   s.requestedOutputs.assign(rule.results.size(), std::nullopt);
 
   if (outStrategy) {
-    // MindSpore's MatMul out_strategy ((m*k, n)): the output reduce-scattered on dim 0.
-    int m = rule.results[0][0].empty() ? -1 : rule.results[0][0][0];
-    int k = -1;
-    for (int f = 0; f < rule.factorCount(); ++f)
-      if (rule.isReduction(f)) k = f;
-    if (op.type != "MatMul" || k < 0)
-      return err(fmt::format("{} '{}' takes no out_strategy (only MatMul does, to reduce-scatter its output)", op.type, op.name));
-    ShardStrategy expected = {{splits[m] * splits[k], splits[rule.results[0][1][0]]}};
-    if (*outStrategy != expected)
-      return err(fmt::format("MatMul '{}': out_strategy must be {} (dim 0 split by m*k to reduce-scatter the partial sum); got {}",
-                             op.name, formatIntTuple(expected[0]), formatIntTuple(outStrategy->at(0))));
-    TensorLayout out = resultLayout(rule, s, 0, op.resultShapes[0]);
-    out.dims[0].insert(out.dims[0].end(), s.factorAxes[k].begin(), s.factorAxes[k].end());
-    out.partialAxes.clear();
-    s.requestedOutputs[0] = out;
+    auto requested = family.outputFromOutStrategy(rule, op, splits, s, *outStrategy);
+    if (auto* e = std::get_if<StrategyError>(&requested)) return *e;
+    s.requestedOutputs[0] = std::get<TensorLayout>(std::move(requested));
   }
   return s;
 }
 
 ShardingResult shardingFromLayouts(const OpRule& rule, const OpView& op, const std::vector<DimAxes>& inLayouts,
                                    const DeviceMatrix& mesh, const std::optional<std::vector<DimAxes>>& outLayouts) {
-  if (op.type == "Reshape") return err(fmt::format("Reshape '{}' takes no layout: its layouts come from its neighbours", op.name));
+  if (strategyFormOf(op.def->family) == StrategyForm::FromNeighbours)
+    return err(fmt::format("{} '{}' takes no layout: its layouts come from its neighbours", op.type, op.name));
   if (inLayouts.size() != rule.operands.size())
     return err(fmt::format("{} '{}' has {} tensor inputs; in_layout has {} tensor maps", op.type, op.name, rule.operands.size(),
                            inLayouts.size()));
@@ -219,7 +126,8 @@ ShardingResult shardingFromLayouts(const OpRule& rule, const OpView& op, const s
   }
   for (int f = 0; f < rule.factorCount(); ++f)
     if (rule.isReplicated(f) && !s.factorAxes[f].empty())
-      return err(fmt::format("{} '{}' cannot split {}: it is {}", op.type, op.name, factorRole(rule, op, f), replicatedWhy(op)));
+      return err(fmt::format("{} '{}' cannot split {}: it is {}", op.type, op.name, factorRole(rule, op, f),
+                             rulesOf(op.def->family).replicatedWhy()));
   s.requestedOutputs.assign(rule.results.size(), std::nullopt);
   if (outLayouts) {
     for (size_t r = 0; r < outLayouts->size() && r < rule.results.size(); ++r) {
@@ -286,14 +194,13 @@ std::vector<ForwardOp> forwardOps(const OpRule& rule, const OpSharding& s, const
   ForwardOp reduce;
   reduce.axes = axes;
   reduce.reduceOp = rule.reduceOp;
-  std::string what = op.type == "Gather" ? "looks up a split vocabulary" : "splits its contracted dim";
-  if (op.type.rfind("Reduce", 0) == 0) what = "splits a reduced dim";
+  const OpFamilyRules& family = rulesOf(op.def->family);
   bool scatter = !s.requestedOutputs.empty() && s.requestedOutputs[0].has_value();
   reduce.kind = scatter ? ForwardOp::Kind::ReduceScatter : ForwardOp::Kind::AllReduce;
-  reduce.reason = fmt::format("{} {} {} ways ({}): the output is partial{}", op.name, what, groupSize, where,
+  reduce.reason = fmt::format("{} {} {} ways ({}): the output is partial{}", op.name, family.partialWhy(), groupSize, where,
                               scatter ? "; out_strategy asks for it reduce-scattered on dim 0" : "");
   ops.push_back(reduce);
-  if (op.type == "ReduceMean") {
+  if (family.averagesPartials(*op.def)) {
     ForwardOp div;
     div.kind = ForwardOp::Kind::RealDiv;
     div.axes = axes;
@@ -304,28 +211,19 @@ std::vector<ForwardOp> forwardOps(const OpRule& rule, const OpSharding& s, const
   return ops;
 }
 
-ShardStrategy strategyOf(const OpRule& rule, const OpSharding& s, const OpView& op) {
-  ShardStrategy out;
-  auto splitsOf = [&](const DimFactors& dims) {
-    IntTuple t;
-    for (const auto& factors : dims) {
-      int64_t n = 1;
-      for (int f : factors)
-        for (int a : s.factorAxes[f]) n *= s.mesh.dims[a];
-      t.push_back(n);
-    }
-    return t;
-  };
-  if (op.type == "OneHot") {
-    // MindSpore's form (parallel-semantics.md §2): the output's tuple, then () for on_value
-    // and off_value.
-    out.push_back(splitsOf(rule.results[0]));
-    out.push_back({});
-    out.push_back({});
-    return out;
+IntTuple splitCounts(const DimFactors& dims, const OpSharding& s) {
+  IntTuple t;
+  for (const auto& factors : dims) {
+    int64_t n = 1;
+    for (int f : factors)
+      for (int a : s.factorAxes[f]) n *= s.mesh.dims[a];
+    t.push_back(n);
   }
-  for (const auto& dims : rule.operands) out.push_back(splitsOf(dims));
-  return out;
+  return t;
+}
+
+ShardStrategy strategyOf(const OpRule& rule, const OpSharding& s, const OpView& op) {
+  return rulesOf(op.def->family).strategyOf(rule, s);
 }
 
 std::vector<DimAxes> layoutMapsOf(const OpRule& rule, const OpSharding& s) {

@@ -18,6 +18,7 @@ namespace irc {
 struct OpView {
   std::string name;
   std::string type;
+  const OpDef* def = nullptr;
   std::vector<std::string> operandNames;  // tensor operands
   std::vector<Shape> operandShapes;
   std::vector<Shape> resultShapes;
@@ -50,6 +51,8 @@ std::vector<ForwardOp> forwardOps(const OpRule& rule, const OpSharding& s, const
 
 // The shard strategy the sharding amounts to (per operand, per dim, number of slices).
 ShardStrategy strategyOf(const OpRule& rule, const OpSharding& s, const OpView& op);
+// The split count of each dim of a tensor made of `dims`.
+IntTuple splitCounts(const DimFactors& dims, const OpSharding& s);
 // Per operand its tensor map, for the layout form.
 std::vector<DimAxes> layoutMapsOf(const OpRule& rule, const OpSharding& s);
 // Drops axes a layout cannot express: in a dim made of several factors (a reshape's merged dim)

@@ -16,7 +16,7 @@ PropagationInput preparePropagation(Graph& graph, PassContext& context, bool ful
     op.parallel = OpParallelState{};
     if (!in.rules[id]) continue;
     // MindSpore ignores a strategy configured on Cast: it follows its neighbours (spec §5.2).
-    if (op.type == "Cast") continue;
+    if (ignoresConfiguredStrategy(op.family())) continue;
     bool failed = false;
     if (auto s = configuredSharding(graph, op, *in.rules[id], context.diags, fullyUseDevices, failed)) {
       StrategyOrigin origin;
@@ -59,7 +59,7 @@ void finishPropagation(Graph& graph, const PropagationInput& in,
     const OpRule& rule = *in.rules[id];
     StrategyOrigin origin;
     origin.kind = OriginKind::Default;
-    if (op.type == "Reshape") {
+    if (op.takesLayoutsFromNeighbours()) {
       ValueId input = op.operands[0].value;
       if (auto layout = producedLayout(graph, in, input)) {
         origin.kind = OriginKind::Propagated;
@@ -79,7 +79,7 @@ void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
   auto uses = computeUses(graph);
   for (auto it = graph.order.rbegin(); it != graph.order.rend(); ++it) {
     Op& op = graph.op(*it);
-    if (op.type != "Reshape" || !in.rules[*it] || op.annotation.configured()) continue;
+    if (!op.takesLayoutsFromNeighbours() || !in.rules[*it] || op.annotation.configured()) continue;
     ValueId out = op.results[0];
     const Use* first = nullptr;
     for (const Use& u : uses[out])

@@ -16,6 +16,8 @@
 
 #include "ir/inserted_ops.h"
 #include "passes/layout_inference.h"
+#include "passes/op_families/op_family.h"
+#include "passes/op_inserter.h"
 #include "passes/optimal_planner.h"
 #include "passes/redistribution_planner.h"
 
@@ -29,46 +31,13 @@ std::string axisText(const RedistStep& s) {
   return fmt::format("device axis {}", fmt::join(fromRight, ", "));
 }
 
-struct InsertionLimitReached {};
-
-class Inserter {
- public:
-  explicit Inserter(Graph& g) : graph_(g) {}
-
-  // Appends an inserted op reading `input`; returns its (first) result.
-  ValueId add(std::string name, std::string instance, std::string type, std::vector<Operand> operands, AttrMap attrs,
-              std::vector<TensorType> results, std::optional<RedistStep> step, std::string reason) {
-    // A bound on the work (docs/limits.md): a gather over a million ranks on a dim other than 0
-    // would otherwise write a Split with a million outputs into every dump.
-    if (++inserted_ > kMaxInsertedNodes) throw InsertionLimitReached{};
-    Op op;
-    op.name = std::move(name);
-    op.instanceName = std::move(instance);
-    op.type = std::move(type);
-    op.operands = std::move(operands);
-    op.attrs = std::move(attrs);
-    op.step = std::move(step);
-    op.reason = std::move(reason);
-    OpId id = graph_.addOp(std::move(op), results);
-    materializeForRank(graph_.op(id), graph_.parallel.globalRank);
-    order.push_back(id);
-    return graph_.op(id).results[0];
-  }
-
-  std::vector<OpId> order;
-
- private:
-  Graph& graph_;
-  int64_t inserted_ = 0;
-};
-
 AttrMap sliceMasks() {
   return {{"begin_mask", int64_t{0}}, {"ellipsis_mask", int64_t{0}}, {"end_mask", int64_t{0}},
           {"new_axis_mask", int64_t{0}}, {"shrink_axis_mask", int64_t{0}}};
 }
 
 // Emits the ops of one step; `name(i, type)` gives the i-th inserted op's names.
-ValueId emitStep(Inserter& ins, const RedistStep& step, ValueId input, DType dtype, const std::string& reason,
+ValueId emitStep(OpInserter& ins, const RedistStep& step, ValueId input, DType dtype, const std::string& reason,
                  const std::function<std::pair<std::string, std::string>(const std::string&)>& names) {
   TensorType carried{dtype, step.globalAfter};
   std::string type = opTypeOfStep(step);
@@ -176,7 +145,7 @@ class RedistributionPass : public Pass {
       }
     PlannerOptions options{graph.parallel.enableAlltoall, 4};
     if (graph.parallel.redistribution == RedistributionMode::Optimal) fuseReductionsIntoEdges(graph);
-    Inserter ins(graph);
+    OpInserter ins(graph);
     std::vector<ValueId> current(graph.values.size());
     for (size_t v = 0; v < current.size(); ++v) current[v] = static_cast<ValueId>(v);
     std::vector<OpId> modelOrder = graph.order;
@@ -201,7 +170,7 @@ class RedistributionPass : public Pass {
 
  private:
   // The redistributions before op `id`, the op itself, and its forward ops.
-  void insertAround(Graph& graph, Inserter& ins, OpId id, std::vector<ValueId>& current, PlannerOptions& options) {
+  void insertAround(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current, PlannerOptions& options) {
     {
       // Before the op: one redistribution per operand whose layout is not what it needs.
       // Emitting appends to graph.ops and graph.values: no reference into them is used after it.
@@ -253,9 +222,13 @@ class RedistributionPass : public Pass {
           input = emitMirror(ins, to, input, v, graph.op(id).name, static_cast<int>(i));
         graph.op(id).operands[i].value = input;
       }
-      std::optional<MaskedLookup> lookup = emitVocabLookupBefore(graph, ins, id);
+      // The op's replace graph, where its family has one (a masked lookup, a class offset).
+      const OpFamilyRules& family = rulesOf(graph.op(id));
+      ReplaceGraph replace;
+      family.insertBefore(graph, ins, id, replace);
       ins.order.push_back(id);
-      if (lookup) current[graph.op(id).results[0]] = emitVocabLookupAfter(graph, ins, id, *lookup);
+      ValueId result = graph.op(id).results.empty() ? kNoId : graph.op(id).results[0];
+      if (result != kNoId) current[result] = family.insertAfter(graph, ins, id, replace, result);
       emitForwardOps(graph, ins, id, current);
     }
   }
@@ -266,7 +239,7 @@ class RedistributionPass : public Pass {
   // the parameter as the op reads it is replicated over more than one rank: the axes of the
   // layout's mesh that split no dim. Forward it is the identity; backward it averages the
   // parameter's gradient over that replica group.
-  static ValueId emitMirror(Inserter& ins, const TensorLayout& as, ValueId input, const Value& param, const std::string& consumer,
+  static ValueId emitMirror(OpInserter& ins, const TensorLayout& as, ValueId input, const Value& param, const std::string& consumer,
                             int operand) {
     RedistStep mirror;
     mirror.kind = RedistStep::Kind::Mirror;
@@ -301,7 +274,9 @@ class RedistributionPass : public Pass {
     for (OpId id : graph.order) {
       Op& op = graph.op(id);
       OpParallelState& p = op.parallel;
-      if (p.forwardOps.size() != 1 || p.forwardOps[0].kind != ForwardOp::Kind::AllReduce || op.type == "Gather") continue;
+      if (p.forwardOps.size() != 1 || p.forwardOps[0].kind != ForwardOp::Kind::AllReduce ||
+          !rulesOf(op).reductionMayMoveToEdge())
+        continue;
       ValueId result = op.results[0];
       if (uses[result].size() != 1 || isOutput[result] || p.beforeConstraint[0]) continue;
       p.forwardOps.clear();
@@ -315,122 +290,8 @@ class RedistributionPass : public Pass {
     return graph.op(value.producer).parallel.finalLayouts[value.resultIndex];
   }
 
-  // A Gather whose table rows are split (its reduction factor on axes of size > 1) looks up only
-  // the rows the rank holds, masking the rest to zero (spec/ops.md): before it
-  // s = Sub(indices, offset), r = ReLU(s), m = Minimum(r, rows - 1), e = Equal(s, m), and it
-  // reads m. (Inserting appends to graph.ops: no reference to an op is held across it.)
-  struct MaskedLookup {
-    ValueId mask;      // e
-    int nextIndex;     // the next `.replace.<i>`
-  };
-  static std::optional<MaskedLookup> emitVocabLookupBefore(Graph& graph, Inserter& ins, OpId id) {
-    const Op& op = graph.op(id);
-    if (op.type == "OneHot") {
-      emitClassOffset(graph, ins, id);
-      return std::nullopt;
-    }
-    if (op.type != "Gather" || op.parallel.forwardOps.empty()) return std::nullopt;
-    const TensorLayout& params = op.parallel.inputLayouts[0];
-    int64_t axis = std::get<int64_t>(*op.operands[2].constant);
-    if (axis < 0) axis += static_cast<int64_t>(params.shape.size());
-    std::vector<int> axes;
-    for (int a : params.dims[axis])
-      if (params.mesh.dims[a] > 1) axes.push_back(a);
-    if (axes.empty()) return std::nullopt;
-    int64_t rows = params.sliceShape()[axis];
-    ValueId indices = op.operands[1].value;
-    TensorType indexType = graph.value(indices).type;
-    DType idx = indexType.dtype;
-    const std::string name = op.name;
-    int counter = 0;
-    auto next = [&] {
-      int k = counter++;
-      return std::make_pair(fmt::format("{}.replace.{}", name, k), fmt::format("replace_op_{}_{}", name, k));
-    };
-    RedistStep offset;
-    offset.kind = RedistStep::Kind::VocabOffset;
-    offset.mesh = params.mesh;
-    offset.axes = axes;
-    offset.rows = rows;
-    offset.globalAfter = indexType.shape;
-    auto [n0, i0] = next();
-    std::string why = fmt::format("{} holds table rows [offset, offset + {}) on this rank: shift the indices", name, rows);
-    ValueId s = ins.add(n0, i0, "Sub", {Operand::ofValue(indices), Operand::ofConstant(ScalarTensor{idx, 0})}, {}, {indexType},
-                        offset, why);
-    auto [n1, i1] = next();
-    ValueId r = ins.add(n1, i1, "ReLU", {Operand::ofValue(s)}, {}, {indexType}, std::nullopt, "clamp indices below the rows held");
-    auto [n2, i2] = next();
-    ValueId m = ins.add(n2, i2, "Minimum", {Operand::ofValue(r), Operand::ofConstant(ScalarTensor{idx, static_cast<double>(rows - 1)})},
-                        {}, {indexType}, std::nullopt, "clamp indices above the rows held");
-    auto [n3, i3] = next();
-    ValueId e = ins.add(n3, i3, "Equal", {Operand::ofValue(s), Operand::ofValue(m)}, {}, {{DType::Bool, indexType.shape}},
-                        std::nullopt, "true where the index falls in the rows held");
-    // The Gather itself is node 4 of the replace graph (ops.md): it prints as `<op>.replace.4`.
-    auto [n4, i4] = next();
-    graph.op(id).operands[1].value = m;
-    graph.op(id).printedName = n4;
-    graph.op(id).instanceName = i4;
-    return MaskedLookup{e, counter};
-  }
-
-  // A OneHot whose class dim is split: each rank one-hots its class range [offset, offset +
-  // depth/n), so it reads Sub(indices, offset); out-of-range indices give off_value as they must.
-  // Shape slicing gives the OneHot its local depth.
-  static void emitClassOffset(Graph& graph, Inserter& ins, OpId id) {
-    const Op& op = graph.op(id);
-    const TensorLayout& out = op.parallel.outputLayouts[0];
-    int64_t axis = std::get<int64_t>(op.attrs.at("axis"));
-    size_t classDim = axis == -1 ? out.shape.size() - 1 : static_cast<size_t>(axis);
-    std::vector<int> axes;
-    for (int a : out.dims[classDim])
-      if (out.mesh.dims[a] > 1) axes.push_back(a);
-    if (axes.empty()) return;
-    ValueId indices = op.operands[0].value;
-    TensorType indexType = graph.value(indices).type;
-    RedistStep offset;
-    offset.kind = RedistStep::Kind::VocabOffset;
-    offset.mesh = out.mesh;
-    offset.axes = axes;
-    offset.rows = out.sliceShape()[classDim];
-    offset.globalAfter = indexType.shape;
-    const std::string name = op.name;
-    ValueId shifted = ins.add(fmt::format("{}.replace.0", name), fmt::format("replace_op_{}_0", name), "Sub",
-                              {Operand::ofValue(indices), Operand::ofConstant(ScalarTensor{indexType.dtype, 0})}, {}, {indexType}, offset,
-                              fmt::format("{} one-hots only its {} classes [offset, offset + {}) on this rank", name, offset.rows,
-                                          offset.rows));
-    graph.op(id).operands[0].value = shifted;
-  }
-
-  // After the Gather g (`.replace.4`): c = Cast(e, dtype), x = ExpandDims(c, -1), y = Mul(g, x),
-  // `.replace.5` to `.7`; returns y.
-  static ValueId emitVocabLookupAfter(Graph& graph, Inserter& ins, OpId id, const MaskedLookup& lookup) {
-    const std::string name = graph.op(id).name;
-    ValueId g = graph.op(id).results[0];
-    ValueId e = lookup.mask;
-    TensorType out = graph.value(g).type;
-    Shape mask = graph.value(e).type.shape;
-    int counter = lookup.nextIndex;
-    auto next = [&] {
-      int k = counter++;
-      return std::make_pair(fmt::format("{}.replace.{}", name, k), fmt::format("replace_op_{}_{}", name, k));
-    };
-    auto [n4, i4] = next();
-    ValueId c = ins.add(n4, i4, "Cast", {Operand::ofValue(e), Operand::ofConstant(out.dtype)}, {}, {{out.dtype, mask}},
-                        std::nullopt, "the mask as numbers");
-    ValueId x = c;
-    if (out.shape.size() > mask.size()) {
-      mask.push_back(1);
-      auto [n5, i5] = next();
-      x = ins.add(n5, i5, "ExpandDims", {Operand::ofValue(c), Operand::ofConstant(int64_t{-1})}, {}, {{out.dtype, mask}},
-                  std::nullopt, "broadcast the mask over the embedding dim");
-    }
-    auto [n6, i6] = next();
-    return ins.add(n6, i6, "Mul", {Operand::ofValue(g), Operand::ofValue(x)}, {}, {out}, std::nullopt,
-                   "zero the rows this rank does not hold; the AllReduce sums the ranks' rows");
-  }
-
   // Right after the op: what completes its partial results, shared by all consumers.
-  static void emitForwardOps(Graph& graph, Inserter& ins, OpId id, std::vector<ValueId>& current) {
+  static void emitForwardOps(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current) {
     const OpParallelState p = graph.op(id).parallel;
     int counter = 0;
     if (!p.forwardOps.empty()) emitReductions(graph, ins, id, current, counter);
@@ -438,7 +299,7 @@ class RedistributionPass : public Pass {
   }
 
   // The op's output `sharding` constraints: convert each constrained result to its layout.
-  static void emitConstraints(Graph& graph, Inserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
+  static void emitConstraints(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
     const OpParallelState p = graph.op(id).parallel;
     const std::string opName = graph.op(id).name;
     const std::vector<ValueId> results = graph.op(id).results;
@@ -466,7 +327,7 @@ class RedistributionPass : public Pass {
     }
   }
 
-  static void emitReductions(Graph& graph, Inserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
+  static void emitReductions(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
     const OpParallelState p = graph.op(id).parallel;
     std::string opName = graph.op(id).name;
     ValueId result = graph.op(id).results[0];

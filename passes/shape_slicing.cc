@@ -11,6 +11,7 @@
 #include "ir/inserted_ops.h"
 #include "ir/op_defs.h"
 #include "ir/shape_inference.h"
+#include "passes/op_families/op_family.h"
 
 namespace irc {
 namespace {
@@ -38,37 +39,8 @@ class ShapeSlicingPass : public Pass {
     for (OpId id : graph.order) {
       Op& op = graph.op(id);
       materializeForRank(op, rank_);
-      if (!op.inserted() && op.type == "Reshape" && op.parallel.layoutsInferred)
-        op.operands[1].constant = Attribute(IntTuple(op.parallel.outputLayouts[0].sliceShape()));
-      if (!op.inserted() && op.type == "Squeeze" && op.parallel.layoutsInferred) {
-        // `axis: ()` squeezes the dims of size 1 of the *global* shape; on a slice a split dim
-        // may have size 1 too. MindSpore's SqueezeInfo likewise replaces it by the explicit axes.
-        const IntTuple* axes = std::get_if<IntTuple>(&op.attrs.at("axis"));
-        if (axes && axes->empty()) {
-          IntTuple squeezed;
-          const Shape& global = op.parallel.inputLayouts[0].shape;
-          for (size_t d = 0; d < global.size(); ++d)
-            if (global[d] == 1) squeezed.push_back(static_cast<int64_t>(d));
-          if (!squeezed.empty()) {
-            op.attrs["axis"] = Attribute(squeezed);
-          } else {
-            // Globally there is nothing to squeeze, but `()` would squeeze a dim split down to
-            // size 1 here: the rank's op is the identity, written as a Reshape to its own
-            // local shape (as MindSpore replaces an op by its local equivalent).
-            op.type = "Reshape";
-            op.attrs.clear();
-            op.operands.push_back(Operand::ofConstant(IntTuple(op.parallel.inputLayouts[0].sliceShape())));
-          }
-        }
-      }
-      if (!op.inserted() && op.type == "OneHot" && op.parallel.layoutsInferred) {
-        // A split class dim: the rank one-hots its own class range (the redistribution pass
-        // shifted the indices).
-        const TensorLayout& out = op.parallel.outputLayouts[0];
-        int64_t axis = std::get<int64_t>(op.attrs.at("axis"));
-        size_t classDim = axis == -1 ? out.shape.size() - 1 : static_cast<size_t>(axis);
-        op.operands[1].constant = Attribute(out.sliceShape()[classDim]);
-      }
+      // The op's constants and attributes for this rank's slices (its family's local-shape rule).
+      if (!op.inserted() && op.parallel.layoutsInferred) rulesOf(op).localize(op);
       reinfer(graph, op);
       checkAgainstLayouts(graph, op);
     }

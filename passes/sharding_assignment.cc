@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "passes/factor_sharding.h"
+#include "passes/op_families/op_family.h"
 
 namespace irc {
 
@@ -47,11 +48,10 @@ OpSharding dataParallelSharding(const OpRule& rule, const OpView& op, int64_t de
   if (rule.operands.empty() || rule.operands[0].empty() || rule.operands[0][0].size() != 1) return s;
   int f = rule.operands[0][0][0];
   if (rule.isReplicated(f) || op.operandShapes[0][0] % deviceNum != 0 || deviceNum == 1) return s;
-  // Gather's first operand is the table: MindSpore's data parallel splits the indices' batch
-  // instead, which is also what keeps the output whole.
-  if (op.type == "Gather") {
-    if (rule.operands[1].empty() || op.operandShapes[1][0] % deviceNum != 0) return s;
-    f = rule.operands[1][0][0];
+  // The family's batch operand (Gather's indices, not its table: which keeps the output whole).
+  if (int k = rulesOf(op.def->family).batchOperand(); k != 0) {
+    if (rule.operands[k].empty() || op.operandShapes[k][0] % deviceNum != 0) return s;
+    f = rule.operands[k][0][0];
   }
   s.factorAxes[f] = {0};
   return s;

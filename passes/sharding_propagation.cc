@@ -191,7 +191,7 @@ class ShardingPropagation {
     origin.kind = kind;
     origin.from = from;
     origin.edge = edge;
-    if (op.type == "Reshape") return;  // takes its layouts through (finishPropagation / below)
+    if (op.takesLayoutsFromNeighbours()) return;  // takes its layouts through (finishPropagation / below)
     std::vector<Scored> scored;
     for (const OpSharding& s : candidates(id)) scored.push_back(score(id, s, costOf(s)));
     if (scored.empty()) {
@@ -211,7 +211,7 @@ class ShardingPropagation {
   void chooseConsumer(OpId id, int operand, const TensorLayout& layout, const std::string& from, std::deque<OpId>& queue,
                       OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
-    if (op.type == "Reshape" && in_.rules[id]) {
+    if (op.takesLayoutsFromNeighbours() && in_.rules[id]) {
       visited_[id] = true;
       queue.push_back(id);
       StrategyOrigin origin{kind, from, from + " -> " + op.name, 0, {}, 0, false};
@@ -230,7 +230,7 @@ class ShardingPropagation {
                       OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
     if (!in_.rules[id]) return;
-    if (op.type == "Reshape") {
+    if (op.takesLayoutsFromNeighbours()) {
       visited_[id] = true;
       queue.push_back(id);
       StrategyOrigin origin{OriginKind::Propagated, consumer, op.name + " -> " + consumer, 0, {}, 0, false};

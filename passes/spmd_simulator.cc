@@ -10,6 +10,7 @@
 #include "ir/inserted_ops.h"
 #include "ir/op_defs.h"
 #include "ir/reference_ops.h"
+#include "passes/op_families/op_family.h"
 
 namespace irc {
 
@@ -40,12 +41,7 @@ int64_t indexBound(const Graph& g, ValueId v) {
   for (const Op& op : g.ops)
     for (size_t i = 0; i < op.operands.size(); ++i) {
       if (op.operands[i].value != v) continue;
-      int64_t b = -1;
-      if (op.type == "Gather" && i == 1) {
-        const Shape& table = g.value(op.operands[0].value).type.shape;
-        b = table[static_cast<size_t>((std::get<int64_t>(*op.operands[2].constant) + table.size()) % table.size())];
-      }
-      if (op.type == "OneHot" && i == 0) b = std::get<int64_t>(*op.operands[1].constant);
+      int64_t b = rulesOf(op).indexBound(g, op, i);
       if (b > 0) {
         bound = constrained ? std::min(bound, b) : b;
         constrained = true;
@@ -92,15 +88,16 @@ std::map<int64_t, TensorValue> runCollective(const std::map<int64_t, Graph>& loc
     std::vector<TensorValue> members;
     for (int64_t m : group) members.push_back(values.at(m)[locals.at(m).op(id).operands[0].value]);
     int64_t me = std::find(group.begin(), group.end(), rank) - group.begin();
-    if (op.type == "AllReduce" || op.type == "ReduceScatter") {
+    OpFamily family = op.family();
+    if (family == OpFamily::AllReduce || family == OpFamily::ReduceScatter) {
       std::string reduceOp = std::get<std::string>(op.attrs.at("op"));
       TensorValue acc = members[0];
       for (size_t k = 1; k < members.size(); ++k)
         for (int64_t i = 0; i < acc.size(); ++i) acc.data[i] = combine(reduceOp, acc.data[i], members[k].data[i]);
-      out[rank] = op.type == "AllReduce" ? acc : blockAlong(acc, 0, static_cast<int64_t>(group.size()), me);
-    } else if (op.type == "AllGather") {
+      out[rank] = family == OpFamily::AllReduce ? acc : blockAlong(acc, 0, static_cast<int64_t>(group.size()), me);
+    } else if (family == OpFamily::AllGather) {
       out[rank] = concatAlong(members, 0);
-    } else if (op.type == "AlltoAll") {
+    } else if (family == OpFamily::AlltoAll) {
       int64_t n = std::get<int64_t>(op.attrs.at("split_count"));
       int64_t splitDim = std::get<int64_t>(op.attrs.at("split_dim")), concat = std::get<int64_t>(op.attrs.at("concat_dim"));
       std::vector<TensorValue> received;
@@ -113,8 +110,9 @@ std::map<int64_t, TensorValue> runCollective(const std::map<int64_t, Graph>& loc
   return out;
 }
 
-bool isCollective(const std::string& type) {
-  return type == "AllReduce" || type == "AllGather" || type == "ReduceScatter" || type == "AlltoAll";
+bool isCollective(const Op& op) {
+  OpFamily f = op.family();
+  return f == OpFamily::AllReduce || f == OpFamily::AllGather || f == OpFamily::ReduceScatter || f == OpFamily::AlltoAll;
 }
 
 }  // namespace
@@ -191,7 +189,7 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
   try {
     for (OpId id : global.order) {
       const Op& gop = global.op(id);
-      if (isCollective(gop.type)) {
+      if (isCollective(gop)) {
         auto outs = runCollective(locals, id, values);
         for (auto& [rank, t] : outs) values[rank][gop.results[0]] = std::move(t);
       } else {

@@ -37,7 +37,7 @@ class StrategyPropagationPass : public Pass {
       Op& op = graph.ops[i];
       if (!op.annotation.checkpointStrategy) continue;
       const OpParallelState& got = dry.ops[i].parallel;
-      if (got.hasSharding && got.inStrategy == *op.annotation.checkpointStrategy && op.type != "Reshape") continue;
+      if (got.hasSharding && got.inStrategy == *op.annotation.checkpointStrategy && !op.takesLayoutsFromNeighbours()) continue;
       op.annotation.inStrategy = *op.annotation.checkpointStrategy;
       op.annotation.inLayout.reset();
       op.annotation.inStrategyLoc = op.loc;
