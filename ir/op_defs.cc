@@ -46,7 +46,9 @@ std::vector<OpDef> buildOpDefs() {
       {"Neg", [](double x) { return -x; }},
       {"Sqrt", [](double x) { return std::sqrt(x); }},
       {"Square", [](double x) { return x * x; }},
-      {"Abs", [](double x) { return std::fabs(x); }}};
+      {"Abs", [](double x) { return std::fabs(x); }},
+      // (irc) The Gauss error function: exporters write the exact GeLU as 0.5x(1 + Erf(x/sqrt 2)).
+      {"Erf", [](double x) { return std::erf(x); }}};
   for (auto [t, kernel] : unaries) {
     defs.push_back({t, OpFamily::Unary, {tensor("x")}, {}});
     defs.back().unary = kernel;

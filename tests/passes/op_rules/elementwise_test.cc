@@ -60,3 +60,32 @@ TEST_CASE("rules: elementwise family") {
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+// Erf was added by docs/adding-an-op.md's recipe: a definition line with its kernel, this test,
+// a line in docs/ops.md.
+TEST_CASE("Erf: the Gauss error function, elementwise, verified under a split strategy") {
+  const OpDef* def = findOpDef("Erf");
+  REQUIRE(def != nullptr);
+  CHECK(def->family == OpFamily::Unary);
+  CHECK(def->unary(0.0) == 0.0);
+  CHECK(def->unary(0.5) == doctest::Approx(0.5204998778130465).epsilon(1e-15));
+  CHECK(def->unary(-2.0) == doctest::Approx(-0.9953222650189527).epsilon(1e-15));
+  // The exact GeLU as exporters write it, split 2 x 4 on 8 devices.
+  std::string yaml = "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [16, 32], dtype: float32}\nops:\n"
+                     "  - {name: scaled, type: Mul, inputs: [x, 0.7071067811865476], in_strategy: [[2, 4]]}\n"
+                     "  - {name: erf, type: Erf, inputs: [scaled]}\n"
+                     "  - {name: one_plus, type: Add, inputs: [erf, 1.0]}\n"
+                     "  - {name: half_x, type: Mul, inputs: [x, 0.5]}\n"
+                     "  - {name: gelu, type: Mul, inputs: [half_x, one_plus]}\n"
+                     "outputs: [gelu]\n";
+  Compiled c = compileAllRanks(yaml);
+  REQUIRE(c.errors == "");
+  CHECK(ruleOf(c.original, c.original.op(1))->print() == "([i, j])->([i, j])");
+  VerifyResult r = verifyCompiled(c);
+  CHECK(r.ok);
+  CHECK(r.comparedValues > 0);
+}
+
+}  // namespace irc::test
