@@ -112,6 +112,7 @@ void DumpWriter::dump(int position, std::string_view dumpName, const Graph& grap
   print.rank = rank;
   print.locations = options_.locations;
   print.modelFileName = options_.modelFileName;
+  print.searchMode = options_.searchMode;
   std::string name = dumpFileName(dumpName, position);
   std::string shown = fmt::format("{}/rank_{}/{}", options_.dir, rank, name);
   if (auto err = writeNewFile(*folder + "/" + name, shown, printGraph(graph, print))) {

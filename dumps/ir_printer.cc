@@ -78,7 +78,7 @@ class Printer {
     std::map<std::string, std::string> attrs;
     attrs["device_num"] = std::to_string(p.deviceNum);
     attrs["global_rank"] = std::to_string(options_.rank);
-    attrs["search_mode"] = std::string(searchModeName(p.searchMode));
+    attrs["search_mode"] = std::string(searchModeName(options_.searchMode.value_or(p.searchMode)));
     if (p.mesh) {
       attrs["device_matrix"] = formatIntTuple(p.mesh->dims);
       attrs["alias_name"] = fmt::format("({})", fmt::join(p.mesh->names, ", "));

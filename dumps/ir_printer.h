@@ -2,6 +2,7 @@
 // Graph -> MindSpore text IR (spec/ir-dump.md). A pure function of the graph and the options:
 // no addresses, hash orders, times or paths, so equal graphs print equal bytes.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ir/graph.h"
@@ -12,6 +13,8 @@ struct PrintOptions {
   int64_t rank = 0;              // printed as `global_rank` in the header
   bool locations = false;        // `# In file model.yaml:12:5` comment lines
   std::string modelFileName;     // for those lines
+  // The search mode the compile ran (`--search-mode` may override the model's), for the header.
+  std::optional<SearchMode> searchMode;
 };
 
 std::string printGraph(const Graph& graph, const PrintOptions& options);

@@ -114,13 +114,13 @@ CompileTotals compileTotals(const Graph& graph) {
   return t;
 }
 
-json buildReport(const Graph& graph, int64_t rank) {
+json buildReport(const Graph& graph, const CompileOptions& options, int64_t rank) {
   json report;
   report["schema_version"] = 1;
   report["model"] = graph.name;
-  report["device_num"] = graph.parallel.deviceNum;
+  report["device_num"] = options.deviceNum;
   report["global_rank"] = rank;
-  report["search_mode"] = std::string(searchModeName(graph.parallel.searchMode));
+  report["search_mode"] = std::string(searchModeName(options.searchMode));
 
   // Forward ops of each model op: the inserted ops named `<op>.forward_op.<i>`.
   std::map<std::string, std::vector<OpId>> forward;

@@ -9,10 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/graph.h"
+#include "passes/compile_options.h"
 
 namespace irc {
 
-nlohmann::ordered_json buildReport(const Graph& graph, int64_t rank);
+nlohmann::ordered_json buildReport(const Graph& graph, const CompileOptions& options, int64_t rank);
 
 // Counts for the end-of-compile summary.
 struct CompileTotals {

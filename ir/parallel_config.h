@@ -37,11 +37,6 @@ struct ParallelConfig {
   bool training = false;
   // `strategy_ckpt_load`: a MindSpore strategy checkpoint configuring ops (relative to the model).
   std::string strategyCkptLoad;
-  // The optimal planner's alpha-beta model (seconds per message, per byte sent, per byte
-  // copied); see passes/optimal_planner.h. Not model keys: `irc --alpha/--beta/--gamma`.
-  double alpha = 10e-6;
-  double beta = 1e-10;
-  double gamma = 1e-11;
   // The named mesh of layout-style annotations (`device_matrix` + `alias_name`), if given.
   std::optional<DeviceMatrix> mesh;
   SourceLoc loc;  // the `parallel` mapping

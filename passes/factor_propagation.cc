@@ -97,7 +97,7 @@ class FactorPropagation {
         FactorProblem problem = problemOf(op, rule);
         OpSharding s;
         s.mesh = mesh_;
-        s.layoutForm = graph_.parallel.mesh.has_value();
+        s.layoutForm = in_.options.mesh.has_value();
         s.factorAxes = resolveFactorShardings(problem);
         s.requestedOutputs.assign(rule.results.size(), std::nullopt);
         enforceCompoundOrder(rule, s);
@@ -299,8 +299,8 @@ class FactorPropagation {
 
 // The mesh factor propagation works on: the model's named mesh, else the standard form of the
 // first configured op's device matrix, else one axis over all devices.
-DeviceMatrix propagationMesh(const Graph& graph) {
-  if (graph.parallel.mesh) return *graph.parallel.mesh;
+DeviceMatrix propagationMesh(const Graph& graph, const CompileOptions& options) {
+  if (options.mesh) return *options.mesh;
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (!op.parallel.hasSharding) continue;
@@ -308,20 +308,20 @@ DeviceMatrix propagationMesh(const Graph& graph) {
     DeviceMatrix m = probe.standardForm().mesh;
     if (m.rank() > 0) return DeviceMatrix::unnamed(m.dims);
   }
-  return DeviceMatrix::unnamed({graph.parallel.deviceNum});
+  return DeviceMatrix::unnamed({options.deviceNum});
 }
 
 }  // namespace
 
 bool runFactorPropagation(Graph& graph, const PropagationInput& in, PassContext&) {
-  FactorPropagation fp(graph, in, propagationMesh(graph));
+  FactorPropagation fp(graph, in, propagationMesh(graph, in.options));
   fp.seed();
-  fp.run(graph.parallel.factorStrategy);
+  fp.run(in.options.factorStrategy);
   fp.readOff();
   fp.growAnnotations();
   // Unannotated inputs and parameters are left to layout inference: each is held in the layout
   // its first consumer computes with, so that edge needs no redistribution.
-  int64_t devices = graph.parallel.deviceNum;
+  int64_t devices = in.options.deviceNum;
   finishPropagation(graph, in, [&](const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
   return true;
 }

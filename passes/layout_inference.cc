@@ -22,6 +22,7 @@ namespace {
 
 class LayoutInferencePass : public Pass {
  public:
+  explicit LayoutInferencePass(const CompileOptions& options) : options_(options) {}
   std::string_view name() const override { return "layout_inference"; }
   std::string_view dumpName() const override { return "tensor_layout"; }
 
@@ -65,8 +66,8 @@ class LayoutInferencePass : public Pass {
         }
         // An output `sharding` constraint: consumers see it; the op converts right after.
         const auto& constraints = op.annotation.outputSharding;
-        if (r < constraints.size() && constraints[r] && graph.parallel.mesh) {
-          TensorLayout wanted = layoutOfSharding(*constraints[r], *graph.parallel.mesh, view.resultShapes[r]);
+        if (r < constraints.size() && constraints[r] && options_.mesh) {
+          TensorLayout wanted = layoutOfSharding(*constraints[r], *options_.mesh, view.resultShapes[r]);
           if (!wanted.sameAs(p.finalLayouts.back())) {
             if (!p.beforeConstraint.back()) p.beforeConstraint.back() = p.finalLayouts.back();
             p.finalLayouts.back() = wanted;
@@ -81,17 +82,17 @@ class LayoutInferencePass : public Pass {
   }
 
  private:
-  static void inferGraphInputLayouts(Graph& graph) {
+  void inferGraphInputLayouts(Graph& graph) const {
     auto uses = computeUses(graph);
     for (const auto* list : {&graph.inputs, &graph.parameters})
       for (ValueId id : *list) {
         Value& v = graph.value(id);
         if (v.layout) continue;  // factor propagation's fixed point already decided it
-        if (v.sharding && graph.parallel.mesh) {
-          v.layout = layoutOfSharding(*v.sharding, *graph.parallel.mesh, v.type.shape);
+        if (v.sharding && options_.mesh) {
+          v.layout = layoutOfSharding(*v.sharding, *options_.mesh, v.type.shape);
           continue;
         }
-        v.layout = TensorLayout::replicated(DeviceMatrix::unnamed({graph.parallel.deviceNum}), v.type.shape);
+        v.layout = TensorLayout::replicated(DeviceMatrix::unnamed({options_.deviceNum}), v.type.shape);
         for (const Use& use : uses[id]) {
           const Op& consumer = graph.op(use.op);
           if (!consumer.parallel.layoutsInferred) continue;
@@ -100,10 +101,14 @@ class LayoutInferencePass : public Pass {
         }
       }
   }
+
+  CompileOptions options_;
 };
 
 }  // namespace
 
-std::unique_ptr<Pass> createLayoutInferencePass() { return std::make_unique<LayoutInferencePass>(); }
+std::unique_ptr<Pass> createLayoutInferencePass(const CompileOptions& options) {
+  return std::make_unique<LayoutInferencePass>(options);
+}
 
 }  // namespace irc

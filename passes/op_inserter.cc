@@ -19,7 +19,7 @@ ValueId OpInserter::add(std::string name, std::string instance, std::string type
   op.step = std::move(step);
   op.reason = std::move(reason);
   OpId id = graph_.addOp(std::move(op), results);
-  materializeForRank(graph_.op(id), graph_.parallel.globalRank);
+  materializeForRank(graph_.op(id), rank_);
   order.push_back(id);
   return graph_.op(id).results[0];
 }

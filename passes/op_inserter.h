@@ -14,7 +14,8 @@ struct InsertionLimitReached {};
 
 class OpInserter {
  public:
-  explicit OpInserter(Graph& g) : graph_(g) {}
+  // `rank`: the rank whose groups and slice bounds inserted ops show in global dumps.
+  OpInserter(Graph& g, int64_t rank) : graph_(g), rank_(rank) {}
 
   // Appends an inserted op; returns its (first) result. Appends to graph.ops and graph.values:
   // no reference into them survives a call.
@@ -25,6 +26,7 @@ class OpInserter {
 
  private:
   Graph& graph_;
+  int64_t rank_;
   int64_t inserted_ = 0;
 };
 

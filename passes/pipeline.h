@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "passes/compile_options.h"
 #include "passes/pass.h"
 
 namespace irc {
@@ -16,7 +17,7 @@ struct PipelineStage {
   std::string dumpName;     // MindSpore's name, also accepted by --dump-after
   std::string description;  // one line for --list-passes
   // Builds the pass; null for stage 0 (the frontend, not a pass) and for per-rank stages.
-  std::function<std::unique_ptr<Pass>(const ParallelConfig&)> make;
+  std::function<std::unique_ptr<Pass>(const CompileOptions&)> make;
   // A stage run once per dumped rank on its own copy of the graph (shape slicing).
   std::function<std::unique_ptr<Pass>(int64_t rank)> makeForRank;
 };
@@ -24,15 +25,9 @@ struct PipelineStage {
 const std::vector<PipelineStage>& pipelineStages();
 
 class PassManager;
-// Schedules the pipeline's stages on `manager`: all of them, only those in `only` (pass names),
-// or up to and including `stopAfter`.
-void schedulePipeline(PassManager& manager, const ParallelConfig& parallel, const std::vector<std::string>& only = {},
-                      const std::string& stopAfter = "");
-
-// The whole pipeline for every rank of the model, as `irc verify` needs it: each rank's final
-// graph lands in `locals`.
-enum class RunOutcome;
-RunOutcome runForEveryRank(Graph& graph, PassContext& context, std::map<int64_t, Graph>& locals);
+// Schedules the pipeline's stages on `manager`: all of them, only those in `options.passes`, or
+// up to and including `options.stopAfter` (compile() does this; see passes/compile.h).
+void schedulePipeline(PassManager& manager, const CompileOptions& options);
 
 // The stage a pass or dump name refers to, or null.
 const PipelineStage* findStage(std::string_view name);

@@ -4,8 +4,9 @@
 
 namespace irc {
 
-PropagationInput preparePropagation(Graph& graph, PassContext& context, bool fullyUseDevices) {
+PropagationInput preparePropagation(Graph& graph, PassContext& context, const CompileOptions& options, bool fullyUseDevices) {
   PropagationInput in;
+  in.options = options;
   in.rules.resize(graph.ops.size());
   in.views.resize(graph.ops.size());
   for (Value& v : graph.values) v.layout.reset();
@@ -18,7 +19,7 @@ PropagationInput preparePropagation(Graph& graph, PassContext& context, bool ful
     // MindSpore ignores a strategy configured on Cast: it follows its neighbours (spec §5.2).
     if (ignoresConfiguredStrategy(op.family())) continue;
     bool failed = false;
-    if (auto s = configuredSharding(graph, op, *in.rules[id], context.diags, fullyUseDevices, failed)) {
+    if (auto s = configuredSharding(graph, op, *in.rules[id], options, context.diags, fullyUseDevices, failed)) {
       StrategyOrigin origin;
       origin.kind = OriginKind::User;
       assignSharding(op, *in.rules[id], in.views[id], *s, origin);
@@ -35,13 +36,13 @@ TensorLayout layoutOfSharding(const TensorSharding& sharding, const DeviceMatrix
 std::optional<TensorLayout> producedLayout(const Graph& graph, const PropagationInput& in, ValueId value) {
   const Value& v = graph.value(value);
   if (v.producer == kNoId) {
-    if (v.sharding && graph.parallel.mesh) return layoutOfSharding(*v.sharding, *graph.parallel.mesh, v.type.shape);
+    if (v.sharding && in.options.mesh) return layoutOfSharding(*v.sharding, *in.options.mesh, v.type.shape);
     return std::nullopt;
   }
   const Op& op = graph.op(v.producer);
   const auto& constraints = op.annotation.outputSharding;
-  if (v.resultIndex < static_cast<int>(constraints.size()) && constraints[v.resultIndex] && graph.parallel.mesh)
-    return layoutOfSharding(*constraints[v.resultIndex], *graph.parallel.mesh, v.type.shape);
+  if (v.resultIndex < static_cast<int>(constraints.size()) && constraints[v.resultIndex] && in.options.mesh)
+    return layoutOfSharding(*constraints[v.resultIndex], *in.options.mesh, v.type.shape);
   if (!op.parallel.hasSharding || !in.rules[v.producer]) return std::nullopt;
   const OpSharding& s = op.parallel.sharding;
   if (v.resultIndex < static_cast<int>(s.requestedOutputs.size()) && s.requestedOutputs[v.resultIndex])
@@ -68,7 +69,7 @@ void finishPropagation(Graph& graph, const PropagationInput& in,
         assignSharding(op, rule, in.views[id], shardingFromNeighbour(rule, 0, false, *layout), origin);
         continue;
       }
-      assignSharding(op, rule, in.views[id], replicatedSharding(rule, graph.parallel.deviceNum), origin);
+      assignSharding(op, rule, in.views[id], replicatedSharding(rule, in.options.deviceNum), origin);
       continue;
     }
     assignSharding(op, rule, in.views[id], fallback(rule, in.views[id]), origin);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/compile_options.h"
 #include "passes/op_rule.h"
 #include "passes/pass.h"
 #include "passes/sharding_assignment.h"
@@ -17,10 +18,11 @@ struct PropagationInput {
   std::vector<std::optional<OpRule>> rules;  // per op id
   std::vector<OpView> views;                 // per op id
   bool failed = false;                       // a configured strategy was invalid (diagnosed)
+  CompileOptions options;
 };
 
 // Rules and views of all ops; configured ops get their sharding (origin user).
-PropagationInput preparePropagation(Graph& graph, PassContext& context, bool fullyUseDevices);
+PropagationInput preparePropagation(Graph& graph, PassContext& context, const CompileOptions& options, bool fullyUseDevices);
 
 // The layout an input/parameter annotation or an op-output constraint stands for.
 TensorLayout layoutOfSharding(const TensorSharding& sharding, const DeviceMatrix& mesh, const Shape& shape);

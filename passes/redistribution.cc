@@ -122,9 +122,10 @@ std::string stepReason(const RedistStep& s, const std::string& consumer, int inp
 class RedistributionPass : public Pass {
  public:
   // The plan from one layout to another with the model's planner.
-  static RedistPlan plan_(const Graph& graph, const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options) {
-    if (graph.parallel.redistribution == RedistributionMode::Optimal)
-      return planOptimal(from, to, options, {graph.parallel.alpha, graph.parallel.beta, graph.parallel.gamma});
+  explicit RedistributionPass(const CompileOptions& options) : options_(options) {}
+
+  RedistPlan plan(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options) const {
+    if (options_.redistribution == RedistributionMode::Optimal) return planOptimal(from, to, options, options_.costModel);
     return planRedistribution(from, to, options);
   }
 
@@ -143,9 +144,9 @@ class RedistributionPass : public Pass {
                                                           graph.op(id).name));
         return PassStatus::Failed;
       }
-    PlannerOptions options{graph.parallel.enableAlltoall, 4};
-    if (graph.parallel.redistribution == RedistributionMode::Optimal) fuseReductionsIntoEdges(graph);
-    OpInserter ins(graph);
+    PlannerOptions options{options_.enableAlltoall, 4};
+    if (options_.redistribution == RedistributionMode::Optimal) fuseReductionsIntoEdges(graph);
+    OpInserter ins(graph, options_.globalRank);
     std::vector<ValueId> current(graph.values.size());
     for (size_t v = 0; v < current.size(); ++v) current[v] = static_cast<ValueId>(v);
     std::vector<OpId> modelOrder = graph.order;
@@ -185,7 +186,7 @@ class RedistributionPass : public Pass {
         ValueId input = current[original];
         if (!from.sameAs(to)) {
           options.dtypeBytes = byteSize(v.type.dtype);
-          RedistPlan plan = plan_(graph, from, to, options);
+          RedistPlan plan = this->plan(from, to, options);
           RedistributionRecord rec;
           rec.value = original;
           rec.producer = v.producer == kNoId ? v.name : graph.op(v.producer).name;
@@ -218,7 +219,7 @@ class RedistributionPass : public Pass {
             }
           graph.redistributions.push_back(std::move(rec));
         }
-        if (graph.parallel.training && v.kind == ValueKind::Parameter)
+        if (options_.training && v.kind == ValueKind::Parameter)
           input = emitMirror(ins, to, input, v, graph.op(id).name, static_cast<int>(i));
         graph.op(id).operands[i].value = input;
       }
@@ -291,7 +292,7 @@ class RedistributionPass : public Pass {
   }
 
   // Right after the op: what completes its partial results, shared by all consumers.
-  static void emitForwardOps(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current) {
+  void emitForwardOps(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current) {
     const OpParallelState p = graph.op(id).parallel;
     int counter = 0;
     if (!p.forwardOps.empty()) emitReductions(graph, ins, id, current, counter);
@@ -299,15 +300,15 @@ class RedistributionPass : public Pass {
   }
 
   // The op's output `sharding` constraints: convert each constrained result to its layout.
-  static void emitConstraints(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
+  void emitConstraints(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
     const OpParallelState p = graph.op(id).parallel;
     const std::string opName = graph.op(id).name;
     const std::vector<ValueId> results = graph.op(id).results;
     for (size_t r = 0; r < p.beforeConstraint.size(); ++r) {
       if (!p.beforeConstraint[r]) continue;
       const Value v = graph.value(results[r]);
-      PlannerOptions options{graph.parallel.enableAlltoall, byteSize(v.type.dtype)};
-      RedistPlan plan = plan_(graph, *p.beforeConstraint[r], p.finalLayouts[r], options);
+      PlannerOptions options{options_.enableAlltoall, byteSize(v.type.dtype)};
+      RedistPlan plan = this->plan(*p.beforeConstraint[r], p.finalLayouts[r], options);
       auto names = [&](const std::string&) {
         int k = counter++;
         return std::make_pair(fmt::format("{}.forward_op.{}", opName, k), fmt::format("forward_op_{}_{}", opName, k));
@@ -356,10 +357,14 @@ class RedistributionPass : public Pass {
     }
     current[result] = input;
   }
+
+  CompileOptions options_;
 };
 
 }  // namespace
 
-std::unique_ptr<Pass> createRedistributionPass() { return std::make_unique<RedistributionPass>(); }
+std::unique_ptr<Pass> createRedistributionPass(const CompileOptions& options) {
+  return std::make_unique<RedistributionPass>(options);
+}
 
 }  // namespace irc

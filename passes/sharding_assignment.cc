@@ -7,13 +7,14 @@
 
 namespace irc {
 
-std::optional<OpSharding> configuredSharding(const Graph& graph, const Op& op, const OpRule& rule, DiagnosticEngine& diags,
+std::optional<OpSharding> configuredSharding(const Graph& graph, const Op& op, const OpRule& rule, const CompileOptions& options,
+                                             DiagnosticEngine& diags,
                                              bool fullyUseDevices, bool& failed) {
   const OpAnnotation& a = op.annotation;
   if (!a.configured()) return std::nullopt;
   OpView view = viewOf(graph, op);
-  ShardingResult r = a.inStrategy ? shardingFromStrategy(rule, view, *a.inStrategy, graph.parallel.deviceNum, a.outStrategy)
-                                  : shardingFromLayouts(rule, view, *a.inLayout, *graph.parallel.mesh, a.outLayout);
+  ShardingResult r = a.inStrategy ? shardingFromStrategy(rule, view, *a.inStrategy, options.deviceNum, a.outStrategy)
+                                  : shardingFromLayouts(rule, view, *a.inLayout, *options.mesh, a.outLayout);
   SourceLoc loc = a.inStrategy ? a.inStrategyLoc : a.inLayoutLoc;
   if (auto* e = std::get_if<StrategyError>(&r)) {
     diags.error(loc, e->message);
@@ -23,11 +24,11 @@ std::optional<OpSharding> configuredSharding(const Graph& graph, const Op& op, c
   OpSharding s = std::get<OpSharding>(r);
   if (a.inStrategy && fullyUseDevices) {
     int64_t used = devicesUsed(rule, s);
-    if (used != 1 && used != graph.parallel.deviceNum) {
+    if (used != 1 && used != options.deviceNum) {
       diags.error(loc, fmt::format("{} '{}': the strategy uses {} of {} devices; with fully_use_devices (the default) a "
                                    "configured strategy must use all devices or one (set parallel.fully_use_devices: false "
                                    "to allow repeated calculation)",
-                                   op.type, op.name, used, graph.parallel.deviceNum));
+                                   op.type, op.name, used, options.deviceNum));
       failed = true;
       return std::nullopt;
     }

@@ -6,6 +6,7 @@
 
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
+#include "passes/compile_options.h"
 #include "passes/op_rule.h"
 #include "passes/op_sharding.h"
 
@@ -14,7 +15,8 @@ namespace irc {
 // The op's configured sharding (in_strategy / in_layout, with out_strategy / out_layout), nullopt
 // when it has none or it is invalid (then a diagnostic is reported at the annotation).
 // `fullyUseDevices` applies MindSpore's rule to shard strategies (1 or all devices).
-std::optional<OpSharding> configuredSharding(const Graph& graph, const Op& op, const OpRule& rule, DiagnosticEngine& diags,
+std::optional<OpSharding> configuredSharding(const Graph& graph, const Op& op, const OpRule& rule, const CompileOptions& options,
+                                             DiagnosticEngine& diags,
                                              bool fullyUseDevices, bool& failed);
 
 OpSharding replicatedSharding(const OpRule& rule, int64_t deviceNum);

@@ -108,7 +108,7 @@ class ShardingPropagation {
         if (v.producer == kNoId || visited_[v.producer]) continue;
         const TensorLayout& need = op.parallel.hasSharding
                                        ? operandLayout(*in_.rules[id], op.parallel.sharding, tensorOperandIndex(op, i), v.type.shape)
-                                       : TensorLayout::replicated(DeviceMatrix::unnamed({graph_.parallel.deviceNum}), v.type.shape);
+                                       : TensorLayout::replicated(DeviceMatrix::unnamed({in_.options.deviceNum}), v.type.shape);
         chooseProducer(v.producer, v.resultIndex, need, op.name, queue);
       }
     }
@@ -140,7 +140,7 @@ class ShardingPropagation {
     for (const auto& s : view.resultShapes) key += formatShape(s);
     auto it = candidateCache_.find(key);
     if (it == candidateCache_.end())
-      it = candidateCache_.emplace(key, candidateShardings(rule, view, graph_.parallel.deviceNum, graph_.parallel.fullyUseDevices)).first;
+      it = candidateCache_.emplace(key, candidateShardings(rule, view, in_.options.deviceNum, in_.options.fullyUseDevices)).first;
     return it->second;
   }
 
@@ -151,7 +151,7 @@ class ShardingPropagation {
     key.push_back(byteSize(dtype));
     auto it = planCache_.find(key);
     if (it != planCache_.end()) return it->second;
-    PlannerOptions options{graph_.parallel.enableAlltoall, byteSize(dtype)};
+    PlannerOptions options{in_.options.enableAlltoall, byteSize(dtype)};
     RedistCost c = planRedistribution(from, to, options).cost;
     planCache_.emplace(key, c);
     return c;
@@ -195,7 +195,7 @@ class ShardingPropagation {
     std::vector<Scored> scored;
     for (const OpSharding& s : candidates(id)) scored.push_back(score(id, s, costOf(s)));
     if (scored.empty()) {
-      assignSharding(op, rule, in_.views[id], replicatedSharding(rule, graph_.parallel.deviceNum), origin);
+      assignSharding(op, rule, in_.views[id], replicatedSharding(rule, in_.options.deviceNum), origin);
       return;
     }
     std::stable_sort(scored.begin(), scored.end(), better);
@@ -262,7 +262,7 @@ class ShardingPropagation {
 
 bool runShardingPropagation(Graph& graph, const PropagationInput& in, PassContext&) {
   ShardingPropagation(graph, in).run();
-  int64_t devices = graph.parallel.deviceNum;
+  int64_t devices = in.options.deviceNum;
   finishPropagation(graph, in, [&](const OpRule& r, const OpView& v) { return dataParallelSharding(r, v, devices); });
   return true;
 }

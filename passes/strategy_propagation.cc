@@ -12,7 +12,7 @@ namespace {
 
 class StrategyPropagationPass : public Pass {
  public:
-  explicit StrategyPropagationPass(SearchMode mode) : mode_(mode) {}
+  explicit StrategyPropagationPass(const CompileOptions& options) : options_(options), mode_(options.searchMode) {}
   std::string_view name() const override {
     return mode_ == SearchMode::FactorPropagation ? "factor_propagation" : "sharding_propagation";
   }
@@ -46,10 +46,10 @@ class StrategyPropagationPass : public Pass {
   }
 
   PassStatus propagate(Graph& graph, PassContext& context) {
-    bool fullyUse = mode_ == SearchMode::ShardingPropagation && graph.parallel.fullyUseDevices;
-    PropagationInput in = preparePropagation(graph, context, fullyUse);
+    bool fullyUse = mode_ == SearchMode::ShardingPropagation && options_.fullyUseDevices;
+    PropagationInput in = preparePropagation(graph, context, options_, fullyUse);
     if (in.failed) return PassStatus::Failed;
-    int64_t devices = graph.parallel.deviceNum;
+    int64_t devices = options_.deviceNum;
     switch (mode_) {
       case SearchMode::SemiAuto:
         finishPropagation(graph, in, [&](const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
@@ -70,11 +70,14 @@ class StrategyPropagationPass : public Pass {
     return PassStatus::Changed;
   }
 
+  CompileOptions options_;
   SearchMode mode_;
 };
 
 }  // namespace
 
-std::unique_ptr<Pass> createStrategyPropagationPass(SearchMode mode) { return std::make_unique<StrategyPropagationPass>(mode); }
+std::unique_ptr<Pass> createStrategyPropagationPass(const CompileOptions& options) {
+  return std::make_unique<StrategyPropagationPass>(options);
+}
 
 }  // namespace irc

@@ -4,10 +4,11 @@
 // factor_propagation (Shardy), data_parallel, semi_auto.
 #include <memory>
 
+#include "passes/compile_options.h"
 #include "passes/pass.h"
 
 namespace irc {
 
-std::unique_ptr<Pass> createStrategyPropagationPass(SearchMode mode);
+std::unique_ptr<Pass> createStrategyPropagationPass(const CompileOptions& options);
 
 }  // namespace irc

@@ -4,8 +4,7 @@
 
 #include "frontends/yaml_frontend.h"
 #include "ir/layout_notation.h"
-#include "passes/pass_manager.h"
-#include "passes/pipeline.h"
+#include "passes/compile.h"
 
 namespace irc::test {
 
@@ -23,20 +22,21 @@ class Tamper : public PassInstrumentation {
 };
 }  // namespace
 
-// Loads `yaml`, lets `prepare` adjust the graph and schedule the manager, and runs it. The
-// diagnostics of a rejected model or pass land in `errors` (then nullopt for a rejected model).
-std::optional<Graph> runPipeline(const std::string& yaml, const std::function<void(Graph&, PassManager&)>& prepare,
-                                 std::string& errors) {
+// Loads `yaml`, lets `prepare` adjust the options and hooks, and compiles it. The diagnostics
+// of a rejected model or pass land in `errors` (then nullopt for a rejected model).
+std::optional<Graph> runPipeline(const std::string& yaml,
+                                 const std::function<void(Graph&, CompileOptions&, CompileHooks&)>& prepare, std::string& errors) {
   DiagnosticEngine diags("m.yaml", yaml);
   auto g = loadModel(yaml, diags, {"m"});
   if (!g) {
     errors = diags.renderToString();
     return std::nullopt;
   }
-  PassManager manager;
-  prepare(*g, manager);
+  CompileOptions options = optionsFromModel(g->parallel);
+  CompileHooks hooks;
+  prepare(*g, options, hooks);
   PassContext context{diags};
-  if (manager.run(*g, context) == RunOutcome::Rejected) errors = diags.renderToString();
+  if (compile(*g, options, context, hooks) == RunOutcome::Rejected) errors = diags.renderToString();
   return g;
 }
 
@@ -46,16 +46,14 @@ Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode
   Tamper t(tamper);
   auto g = runPipeline(
       yaml,
-      [&](Graph& graph, PassManager& manager) {
-        if (mode) graph.parallel.searchMode = *mode;
-        if (planner) graph.parallel.redistribution = *planner;
+      [&](Graph& graph, CompileOptions& options, CompileHooks& hooks) {
+        if (mode) options.searchMode = *mode;
+        if (planner) options.redistribution = *planner;
+        options.ranks = options.everyRank();
         c.original = graph;
-        schedulePipeline(manager, graph.parallel);
-        std::vector<int64_t> ranks;
-        for (int64_t r = 0; r < graph.parallel.deviceNum; ++r) ranks.push_back(r);
-        manager.setRanks(ranks);
-        manager.setRankGraphSink([&](int64_t rank, Graph&& local) { c.locals.emplace(rank, std::move(local)); });
-        manager.addInstrumentation(&t);
+        c.options = options;
+        hooks.rankGraphs = [&](int64_t rank, Graph&& local) { c.locals.emplace(rank, std::move(local)); };
+        hooks.instrumentations.push_back(&t);
       },
       c.errors);
   if (g) c.global = std::move(*g);
@@ -66,9 +64,9 @@ OpFacts opFacts(const std::string& yaml, const std::string& opName) {
   OpFacts f;
   auto g = runPipeline(
       yaml,
-      [](Graph& graph, PassManager& manager) {
-        graph.parallel.searchMode = SearchMode::SemiAuto;
-        schedulePipeline(manager, graph.parallel, {}, "layout_inference");
+      [](Graph&, CompileOptions& options, CompileHooks&) {
+        options.searchMode = SearchMode::SemiAuto;
+        options.stopAfter = "layout_inference";
       },
       f.errors);
   if (!g || !f.errors.empty()) return f;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "passes/compile_options.h"
 #include "passes/spmd_simulator.h"
 
 namespace irc::test {
@@ -15,6 +16,7 @@ struct Compiled {
   Graph global;
   std::map<int64_t, Graph> locals;  // every rank
   std::string errors;               // diagnostics if the model or a pass rejected it
+  CompileOptions options;           // what it was compiled with
 };
 
 // `tamper` may change the global graph between redistribution and shape slicing.

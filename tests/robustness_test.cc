@@ -7,8 +7,7 @@
 #include <random>
 
 #include "frontends/yaml_frontend.h"
-#include "passes/pass_manager.h"
-#include "passes/pipeline.h"
+#include "passes/compile.h"
 #include "tests/test_util.h"
 
 namespace irc::test {
@@ -42,11 +41,8 @@ TEST_CASE("mutated models are compiled or rejected with diagnostics, never crash
         CHECK(diags.renderToString().find("m.yaml") == 0);
         continue;
       }
-      PassManager manager;
-      schedulePipeline(manager, g->parallel);
-      manager.setRanks({0});
       PassContext context{diags};
-      if (manager.run(*g, context) == RunOutcome::Rejected) {
+      if (compile(*g, optionsFromModel(g->parallel), context) == RunOutcome::Rejected) {
         ++rejected;
         CHECK(diags.hasErrors());
       } else {

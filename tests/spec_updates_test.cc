@@ -53,7 +53,7 @@ TEST_CASE("the report's ops[].inputs[i].value names the model value, through ins
   // add2's input 0 arrives through matmul2's AllReduce and a StridedSlice.
   Compiled c = compileAllRanks(readFile(sourceDir() + "/examples/ffn.yaml"));
   REQUIRE(c.errors.empty());
-  auto report = buildReport(c.global, 0);
+  auto report = buildReport(c.global, c.options, 0);
   for (const auto& op : report["ops"])
     if (op["name"] == "add2") {
       CHECK(op["inputs"][0]["value"] == "matmul2");
@@ -74,7 +74,7 @@ TEST_CASE("training graphs: a _MirrorOperator before every op that reads a repli
   // dense1.weight as matmul reads it, (1, 4) on [2, 1, 4], is replicated over the dp axis:
   // ranks 0 and 4 hold the same slice. Its gradient AllReduce sends 2 (n - 1) / n of its
   // 64 x 16 float32 slice: 4096 bytes. The biases, (4) as add reads them: 2 x 16 x 4 x 1/2 = 64.
-  auto report = buildReport(c.global, 0);
+  auto report = buildReport(c.global, c.options, 0);
   REQUIRE(report["mirror_ops"].size() == 4);
   const auto& first = report["mirror_ops"][0];
   CHECK(first["name"] == "matmul.in1.mirror_op.0");
@@ -87,7 +87,7 @@ TEST_CASE("training graphs: a _MirrorOperator before every op that reads a repli
   CHECK(report["totals"]["comm_bytes_per_rank"] == 12288.0);  // the forward part alone, as before
   // Not a training graph: no mirrors.
   Compiled plain = compileAllRanks(readFile(sourceDir() + "/examples/ffn.yaml"));
-  CHECK(buildReport(plain.global, 0)["mirror_ops"].empty());
+  CHECK(buildReport(plain.global, plain.options, 0)["mirror_ops"].empty());
   TempDir tmp;
   writeFile(tmp.path() + "/t.yaml", ffn);
   RunResult r = runIrc({"t.yaml"}, tmp.path());

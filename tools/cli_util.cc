@@ -157,8 +157,9 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     diags->render(std::cerr, useColor(color, stderr));
     return std::nullopt;
   }
-  if (overrides.searchMode) graph->parallel.searchMode = *overrides.searchMode;
-  if (overrides.redistribution) graph->parallel.redistribution = *overrides.redistribution;
+  CompileOptions options = optionsFromModel(graph->parallel);
+  if (overrides.searchMode) options.searchMode = *overrides.searchMode;
+  if (overrides.redistribution) options.redistribution = *overrides.redistribution;
   // A strategy checkpoint: `--strategy-ckpt-in`, else the model's `strategy_ckpt_load`
   // (relative to the model file).
   std::string ckpt = overrides.strategyCkptIn;
@@ -178,7 +179,7 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
       return std::nullopt;
     }
   }
-  return LoadedModel{std::move(diags), std::move(*graph)};
+  return LoadedModel{std::move(diags), std::move(*graph), std::move(options)};
 }
 
 std::vector<int64_t> parseIntListArg(const std::string& flag, const std::string& value) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/compile_options.h"
 
 namespace irc::cli {
 
@@ -51,10 +52,12 @@ double parseSecondsArg(const std::string& flag, const std::string& value);  // a
 SearchMode parseSearchModeArg(const std::string& flag, const std::string& value);
 RedistributionMode parseRedistributionArg(const std::string& flag, const std::string& value);
 
-// A loaded model with the diagnostic engine that holds its text (passes report into it).
+// A loaded model with the diagnostic engine that holds its text (passes report into it), and
+// the options to compile it with: its `parallel` block with the command line's overrides.
 struct LoadedModel {
   std::unique_ptr<DiagnosticEngine> diags;
   Graph graph;
+  CompileOptions options;
 };
 
 // Command-line overrides of the model's `parallel` settings.
@@ -64,7 +67,7 @@ struct ParallelOverrides {
   std::string strategyCkptIn;  // --strategy-ckpt-in: wins over parallel.strategy_ckpt_load
 };
 
-// Reads and loads a model ("-" = stdin) and applies the overrides. On failure prints the
+// Reads and loads a model ("-" = stdin) and applies the overrides to its options. On failure prints the
 // diagnostics (or the read error) and returns nullopt; the command then exits 1.
 std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode color, const ParallelOverrides& overrides = {});
 std::vector<int64_t> parseIntListArg(const std::string& flag, const std::string& value);

@@ -14,7 +14,7 @@
 #include "frontends/strategy_checkpoint.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
-#include "passes/pass_manager.h"
+#include "passes/compile.h"
 #include "passes/pipeline.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
@@ -202,15 +202,15 @@ class ProgressLine : public PassInstrumentation {
   std::chrono::steady_clock::time_point start_;
 };
 
-void printSummary(const Graph& graph, size_t dumpsWritten, const std::string& dumpDir) {
+void printSummary(const Graph& graph, const CompileOptions& options, size_t dumpsWritten, const std::string& dumpDir) {
   size_t modelOps = 0;
   for (const Op& op : graph.ops) modelOps += op.inserted() ? 0 : 1;
   CompileTotals totals = compileTotals(graph);
   std::vector<std::string> inserted;
   for (const auto& [type, n] : totals.insertedByType) inserted.push_back(fmt::format("{} {}", n, type));
-  std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", graph.name, modelOps, graph.parallel.deviceNum,
+  std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", graph.name, modelOps, options.deviceNum,
                            inserted.empty() ? "nothing" : fmt::format("{}", fmt::join(inserted, ", ")));
-  if (graph.parallel.training)
+  if (options.training)
     std::cerr << fmt::format("irc: per rank: {} bytes of forward communication, {} bytes of gradient AllReduce, {} bytes of "
                              "parameters\n",
                              formatNumber(totals.commBytesPerRank), formatNumber(totals.gradBytesPerRank),
@@ -235,19 +235,19 @@ int runCompile(const std::vector<std::string>& args) {
   if (!loaded) return 1;
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
-  if (a.alpha) graph->parallel.alpha = *a.alpha;
-  if (a.beta) graph->parallel.beta = *a.beta;
-  if (a.gamma) graph->parallel.gamma = *a.gamma;
-  if (a.rank && (*a.rank < 0 || *a.rank >= graph->parallel.deviceNum))
-    throw UsageError(fmt::format("--rank {} is not a rank of {} devices (valid: 0 .. {})", *a.rank, graph->parallel.deviceNum,
-                                 graph->parallel.deviceNum - 1));
-
-  PassManager manager;
-  schedulePipeline(manager, graph->parallel, a.passes, a.stopAfter);
-  if (a.allRanks && graph->parallel.deviceNum > a.maxRanks)
+  CompileOptions& options = loaded->options;
+  if (a.alpha) options.costModel.alpha = *a.alpha;
+  if (a.beta) options.costModel.beta = *a.beta;
+  if (a.gamma) options.costModel.gamma = *a.gamma;
+  options.passes = a.passes;
+  options.stopAfter = a.stopAfter;
+  if (a.rank && (*a.rank < 0 || *a.rank >= options.deviceNum))
+    throw UsageError(fmt::format("--rank {} is not a rank of {} devices (valid: 0 .. {})", *a.rank, options.deviceNum,
+                                 options.deviceNum - 1));
+  if (a.allRanks && options.deviceNum > a.maxRanks)
     throw UsageError(fmt::format("--all-ranks would write {} rank folders; the limit is {} (raise it with --max-ranks N, "
                                  "or dump one rank with --rank R)",
-                                 graph->parallel.deviceNum, a.maxRanks));
+                                 options.deviceNum, a.maxRanks));
   DumpOptions dumpOptions;
   // `-` has no file name: the dump folder is named after the model's `name`.
   dumpOptions.dir = !a.dumpDir.empty() ? a.dumpDir : (a.model == "-" ? graph->name : modelStem(a.model)) + "_ir";
@@ -257,21 +257,20 @@ int runCompile(const std::vector<std::string>& args) {
   dumpOptions.dot = a.dumpDot;
   // The file's name only: a dump never holds an absolute path (ir-dump.md, Determinism).
   dumpOptions.modelFileName = a.model == "-" ? displayName : std::filesystem::path(a.model).filename().string();
-  if (a.allRanks)
-    for (int64_t r = 0; r < graph->parallel.deviceNum; ++r) dumpOptions.ranks.push_back(r);
-  else
-    dumpOptions.ranks.push_back(a.rank.value_or(graph->parallel.globalRank));
-  manager.setRanks(dumpOptions.ranks);
+  options.ranks = a.allRanks ? options.everyRank() : std::vector<int64_t>{a.rank.value_or(options.globalRank)};
+  dumpOptions.ranks = options.ranks;
+  dumpOptions.searchMode = options.searchMode;
   bool dumping = a.dumpAll || !a.dumpAfter.empty();
   DumpWriter dumps(dumpOptions);
   TimedInstrumentation timedDumps(dumps, a.timePasses ? &timer : nullptr, "write dumps");
   ProgressLine progress(!a.quiet && isatty(fileno(stderr)) != 0, parseStart);
-  if (a.timePasses) manager.addInstrumentation(&timer);
-  manager.addInstrumentation(&progress);
-  if (dumping) manager.addInstrumentation(&timedDumps);
+  CompileHooks hooks;
+  if (a.timePasses) hooks.instrumentations.push_back(&timer);
+  hooks.instrumentations.push_back(&progress);
+  if (dumping) hooks.instrumentations.push_back(&timedDumps);
 
   PassContext context{diags};
-  RunOutcome outcome = manager.run(*graph, context);
+  RunOutcome outcome = compile(*graph, options, context, hooks);
   progress.clear();
   if (outcome == RunOutcome::Rejected) {
     diags.render(std::cerr, color);
@@ -283,10 +282,10 @@ int runCompile(const std::vector<std::string>& args) {
     return 1;
   }
   timer.add("write dumps", commitStart);
-  int64_t reportRank = a.rank.value_or(graph->parallel.globalRank);
+  int64_t reportRank = a.rank.value_or(options.globalRank);
   auto reportStart = StageTimer::Clock::now();
   if (!a.report.empty()) {
-    std::string text = buildReport(*graph, reportRank).dump(a.reportIndent) + "\n";
+    std::string text = buildReport(*graph, options, reportRank).dump(a.reportIndent) + "\n";
     if (a.report == "-") {
       std::cout << text;  // a failed write to stdout is caught by the driver (exit 1)
     } else if (auto err = writeFileAtomically(a.report, text)) {
@@ -300,7 +299,7 @@ int runCompile(const std::vector<std::string>& args) {
       std::cerr << "irc: error: " << *err << "\n";
       return 1;
     }
-  if (!a.quiet) printSummary(*graph, dumping ? dumps.written().size() : 0, dumpOptions.dir);
+  if (!a.quiet) printSummary(*graph, options, dumping ? dumps.written().size() : 0, dumpOptions.dir);
   auto teardownStart = StageTimer::Clock::now();
   loaded.reset();  // the graph and the model text, freed inside the measured run
   timer.add("teardown", teardownStart);

@@ -15,8 +15,7 @@
 #include "dumps/ir_printer.h"
 #include "dumps/parallel_facts.h"
 #include "ir/attribute.h"
-#include "passes/pass_manager.h"
-#include "passes/pipeline.h"
+#include "passes/compile.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
 #include "tools/commands.h"
@@ -52,15 +51,13 @@ class TextCapture : public PassInstrumentation {
 std::optional<Stages> stagesOfModel(const std::string& path, int64_t rank, ColorMode color) {
   auto loaded = loadModelOrReport(path, color);
   if (!loaded) return std::nullopt;
-  if (rank >= loaded->graph.parallel.deviceNum)
-    throw UsageError(fmt::format("--rank {} is not a rank of '{}' ({} devices)", rank, path, loaded->graph.parallel.deviceNum));
-  PassManager manager;
-  schedulePipeline(manager, loaded->graph.parallel);
-  manager.setRanks({rank});
+  CompileOptions options = loaded->options;
+  if (rank >= options.deviceNum)
+    throw UsageError(fmt::format("--rank {} is not a rank of '{}' ({} devices)", rank, path, options.deviceNum));
+  options.ranks = {rank};
   TextCapture capture(rank);
-  manager.addInstrumentation(&capture);
   PassContext context{*loaded->diags};
-  if (manager.run(loaded->graph, context) == RunOutcome::Rejected) {
+  if (compile(loaded->graph, options, context, {{&capture}, {}}) == RunOutcome::Rejected) {
     loaded->diags->render(std::cerr, useColor(color, stderr));
     return std::nullopt;
   }

@@ -6,7 +6,7 @@
 #include "dumps/explain.h"
 #include "dumps/ir_printer.h"
 #include "ir/suggest.h"
-#include "passes/pass_manager.h"
+#include "passes/compile.h"
 #include "passes/pipeline.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
@@ -83,20 +83,19 @@ int runExplain(const std::vector<std::string>& args) {
   if (!loaded) return 1;
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
-  int64_t r = rank.value_or(graph->parallel.globalRank);
-  if (r < 0 || r >= graph->parallel.deviceNum)
-    throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, graph->parallel.deviceNum));
+  CompileOptions options = loaded->options;
+  int64_t r = rank.value_or(options.globalRank);
+  if (r < 0 || r >= options.deviceNum) throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.deviceNum));
   std::string name = positional[1];
   bool byNumber = name.size() > 1 && name[0] == '%' && name.find_first_not_of("0123456789", 1) == std::string::npos;
-  PassManager manager;
   // A %N needs the dump it refers to: run through that pass (validate is per rank) as well.
-  schedulePipeline(manager, graph->parallel, {}, byNumber && stage->position > 3 ? "" : "redistribution");
-  manager.setRanks({r});
+  options.stopAfter = byNumber && stage->position > 3 ? "" : "redistribution";
+  options.ranks = {r};
   DumpCapture capture(stage->dumpName, r);
-  if (byNumber) manager.addInstrumentation(&capture);
-  manager.setRankGraphSink([](int64_t, Graph&&) {});
+  CompileHooks hooks;
+  if (byNumber) hooks.instrumentations.push_back(&capture);
   PassContext context{diags};
-  if (manager.run(*graph, context) == RunOutcome::Rejected) {
+  if (compile(*graph, options, context, hooks) == RunOutcome::Rejected) {
     diags.render(std::cerr, useColor(color, stderr));
     return 1;
   }

@@ -22,7 +22,7 @@ int64_t devicesUsedByStrategies(std::string draft) {
   auto graph = loadModel(draft, diags, {"draft"});
   if (!graph) return 1;
   PassContext context{diags};
-  PropagationInput in = preparePropagation(*graph, context, false);
+  PropagationInput in = preparePropagation(*graph, context, optionsFromModel(graph->parallel), false);
   int64_t most = 1;
   for (OpId id : graph->order)
     if (graph->op(id).parallel.hasSharding && in.rules[id])

@@ -6,8 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "ir/limits.h"
-#include "passes/pass_manager.h"
-#include "passes/pipeline.h"
+#include "passes/compile.h"
 #include "passes/spmd_simulator.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
@@ -61,14 +60,18 @@ int runVerify(const std::vector<std::string>& args) {
   if (!loaded) return 1;
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
-  if (graph->parallel.deviceNum > maxRanks)
+  CompileOptions compileOptions = loaded->options;
+  if (compileOptions.deviceNum > maxRanks)
     throw UsageError(fmt::format("irc verify simulates every rank: {} devices is past the limit of {} (raise it with "
                                  "--max-ranks N)",
-                                 graph->parallel.deviceNum, maxRanks));
+                                 compileOptions.deviceNum, maxRanks));
+  compileOptions.ranks = compileOptions.everyRank();
   Graph original = *graph;
   std::map<int64_t, Graph> locals;
   PassContext context{diags};
-  if (runForEveryRank(*graph, context, locals) == RunOutcome::Rejected) {
+  CompileHooks hooks;
+  hooks.rankGraphs = [&](int64_t rank, Graph&& local) { locals.emplace(rank, std::move(local)); };
+  if (compile(*graph, compileOptions, context, hooks) == RunOutcome::Rejected) {
     diags.render(std::cerr, useColor(color, stderr));
     return 1;
   }

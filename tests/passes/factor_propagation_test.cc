@@ -95,7 +95,7 @@ TEST_CASE("an output sharding with an open dim grows, and every later stage show
   Compiled c = compiled(model("factor_grown_constraint.yaml"));
   CHECK(printAliasLayout(opNamed(c.global, "r").parallel.finalLayouts[0]) == "(dp, mp)");
   CHECK(inserted(c).empty());
-  auto report = buildReport(c.global, 0);
+  auto report = buildReport(c.global, c.options, 0);
   for (const auto& v : report["values"])
     if (v["name"] == "r") CHECK(v["tensor_map"].dump() == "[1,0]");
 }

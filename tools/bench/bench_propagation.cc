@@ -13,8 +13,7 @@
 
 #include "dumps/report.h"
 #include "frontends/yaml_frontend.h"
-#include "passes/pass_manager.h"
-#include "passes/pipeline.h"
+#include "passes/compile.h"
 #include "tools/bench/transformer_model.h"
 
 namespace {
@@ -41,12 +40,12 @@ double commBytes(const std::string& text, irc::SearchMode mode, irc::Redistribut
   irc::DiagnosticEngine diags("bench.yaml", text);
   auto graph = irc::loadModel(text, diags, {"bench"});
   if (!graph) return -1;
-  graph->parallel.searchMode = mode;
-  graph->parallel.redistribution = planner;
-  irc::PassManager manager;
-  irc::schedulePipeline(manager, graph->parallel, {}, "redistribution");
+  irc::CompileOptions options = irc::optionsFromModel(graph->parallel);
+  options.searchMode = mode;
+  options.redistribution = planner;
+  options.stopAfter = "redistribution";
   irc::PassContext context{diags};
-  if (manager.run(*graph, context) != irc::RunOutcome::Ok) return -1;
+  if (irc::compile(*graph, options, context) != irc::RunOutcome::Ok) return -1;
   return irc::compileTotals(*graph).commBytesPerRank;
 }
 
@@ -87,13 +86,12 @@ int main(int argc, char** argv) {
         return 1;
       }
       double parseMs = msSince(t0);
-      graph->parallel.searchMode = mode;
-      irc::PassManager manager;
-      irc::schedulePipeline(manager, graph->parallel, {}, "redistribution");
+      irc::CompileOptions options = irc::optionsFromModel(graph->parallel);
+      options.searchMode = mode;
+      options.stopAfter = "redistribution";
       StageTimer timer;
-      manager.addInstrumentation(&timer);
       irc::PassContext context{diags};
-      if (manager.run(*graph, context) != irc::RunOutcome::Ok) {
+      if (irc::compile(*graph, options, context, {{&timer}, {}}) != irc::RunOutcome::Ok) {
         std::cerr << diags.renderToString();
         return 1;
       }

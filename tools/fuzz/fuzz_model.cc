@@ -12,8 +12,7 @@
 #include <string>
 
 #include "frontends/yaml_frontend.h"
-#include "passes/pass_manager.h"
-#include "passes/pipeline.h"
+#include "passes/compile.h"
 #include "passes/spmd_simulator.h"
 
 namespace {
@@ -48,7 +47,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Graph original = *graph;
     std::map<int64_t, Graph> locals;
     PassContext context{diags};
-    if (runForEveryRank(*graph, context, locals) == RunOutcome::Rejected) {
+    CompileOptions compileOptions = optionsFromModel(graph->parallel);
+    compileOptions.ranks = compileOptions.everyRank();
+    CompileHooks hooks;
+    hooks.rankGraphs = [&](int64_t rank, Graph&& local) { locals.emplace(rank, std::move(local)); };
+    if (compile(*graph, compileOptions, context, hooks) == RunOutcome::Rejected) {
       if (!diags.hasErrors()) fail("a pass rejected without a diagnostic", text);
       return 0;
     }

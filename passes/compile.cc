@@ -1,0 +1,36 @@
+#include "passes/compile.h"
+
+#include "passes/pipeline.h"
+
+namespace irc {
+
+std::vector<int64_t> CompileOptions::everyRank() const {
+  std::vector<int64_t> all;
+  for (int64_t r = 0; r < deviceNum; ++r) all.push_back(r);
+  return all;
+}
+
+CompileOptions optionsFromModel(const ParallelConfig& model) {
+  CompileOptions o;
+  o.deviceNum = model.deviceNum;
+  o.globalRank = model.globalRank;
+  o.searchMode = model.searchMode;
+  o.fullyUseDevices = model.fullyUseDevices;
+  o.factorStrategy = model.factorStrategy;
+  o.enableAlltoall = model.enableAlltoall;
+  o.redistribution = model.redistribution;
+  o.training = model.training;
+  o.mesh = model.mesh;
+  return o;
+}
+
+RunOutcome compile(Graph& graph, const CompileOptions& options, PassContext& context, const CompileHooks& hooks) {
+  PassManager manager;
+  schedulePipeline(manager, options);
+  manager.setRanks(options.ranksToMaterialize());
+  if (hooks.rankGraphs) manager.setRankGraphSink(hooks.rankGraphs);
+  for (PassInstrumentation* i : hooks.instrumentations) manager.addInstrumentation(i);
+  return manager.run(graph, context);
+}
+
+}  // namespace irc

@@ -1,0 +1,22 @@
+#pragma once
+// The one way to run irc's pipeline: compile, verify, explain, diff, the benchmark and the
+// tests all call compile() on a loaded model.
+#include <functional>
+#include <vector>
+
+#include "passes/compile_options.h"
+#include "passes/pass_manager.h"
+
+namespace irc {
+
+struct CompileHooks {
+  std::vector<PassInstrumentation*> instrumentations;  // dumps, timing, progress
+  // Receives each materialized rank's final local graph (verify, explain); else they are dropped.
+  std::function<void(int64_t rank, Graph&&)> rankGraphs;
+};
+
+// Runs the pipeline `options` selects on `graph` (the global passes in place, then shape slicing
+// once per rank to materialize). Rejections are diagnostics in `context`.
+RunOutcome compile(Graph& graph, const CompileOptions& options, PassContext& context, const CompileHooks& hooks = {});
+
+}  // namespace irc

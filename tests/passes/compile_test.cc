@@ -1,0 +1,72 @@
+// compile(): the one entry point, its options, and what the pass manager does with them.
+#include <doctest/doctest.h>
+
+#include "frontends/yaml_frontend.h"
+#include "passes/compile.h"
+
+namespace irc::test {
+
+namespace {
+
+const char* kModel =
+    "parallel: {device_num: 4, search_mode: sharding_propagation, redistribution: mindspore}\n"
+    "inputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+    "parameters:\n  - {name: w, shape: [16, 8], dtype: float32}\n"
+    "ops:\n  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[1, 4], [4, 1]]}\n"
+    "  - {name: r, type: ReLU, inputs: [mm], in_strategy: [[4, 1]]}\n"
+    "outputs: [r]\n";
+
+struct Loaded {
+  DiagnosticEngine diags{"m.yaml", kModel};
+  Graph graph;
+  Loaded() : graph(*loadModel(kModel, diags, {"m"})) {}
+};
+
+size_t countType(const Graph& g, const std::string& type) {
+  size_t n = 0;
+  for (OpId id : g.order) n += g.op(id).type == type ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("compile() reads the options, not the graph: overrides change the plan and leave the model's parallel block") {
+  Loaded mindspore, optimal;
+  PassContext c1{mindspore.diags}, c2{optimal.diags};
+  CompileOptions options = optionsFromModel(mindspore.graph.parallel);
+  REQUIRE(compile(mindspore.graph, options, c1) == RunOutcome::Ok);
+  options.redistribution = RedistributionMode::Optimal;
+  REQUIRE(compile(optimal.graph, options, c2) == RunOutcome::Ok);
+  // The partial MatMul feeding a consumer that wants dim 0 split: AllReduce + slice for
+  // MindSpore's planner, one ReduceScatter for the optimal one.
+  CHECK(countType(mindspore.graph, "AllReduce") == 1);
+  CHECK(countType(optimal.graph, "ReduceScatter") == 1);
+  CHECK(countType(optimal.graph, "AllReduce") == 0);
+  CHECK(optimal.graph.parallel.redistribution == RedistributionMode::MindSpore);
+}
+
+TEST_CASE("compile() stops after the stage options.stopAfter names, and materializes options.ranks") {
+  Loaded l;
+  PassContext context{l.diags};
+  CompileOptions options = optionsFromModel(l.graph.parallel);
+  options.ranks = {1, 3};
+  std::vector<int64_t> materialized;
+  CompileHooks hooks;
+  hooks.rankGraphs = [&](int64_t rank, Graph&& local) {
+    CHECK(local.localShapes);
+    materialized.push_back(rank);
+  };
+  REQUIRE(compile(l.graph, options, context, hooks) == RunOutcome::Ok);
+  CHECK(materialized == std::vector<int64_t>{1, 3});
+
+  Loaded stopped;
+  PassContext context2{stopped.diags};
+  options.stopAfter = "layout_inference";
+  materialized.clear();
+  REQUIRE(compile(stopped.graph, options, context2, hooks) == RunOutcome::Ok);
+  CHECK(materialized.empty());
+  CHECK(countType(stopped.graph, "AllReduce") == 0);
+  CHECK(stopped.graph.op(0).parallel.layoutsInferred);
+}
+
+}  // namespace irc::test
