@@ -41,7 +41,8 @@ std::string originLines(const StrategyOrigin& o) {
   return "";
 }
 
-std::string explainModelOp(const Graph& graph, const Op& op) {
+std::string explainModelOp(const Graph& graph, OpId id) {
+  const Op& op = graph.op(id);
   const OpParallelState& p = op.parallel;
   std::string out = fmt::format("{} ({}), model op at {}:{}\n", op.name, op.type, op.loc.line, op.loc.col);
   if (!p.hasSharding) return out + "  no strategy (the strategy propagation pass did not run)\n";
@@ -67,9 +68,10 @@ std::string explainModelOp(const Graph& graph, const Op& op) {
     if (!p.finalLayouts[r].sameAs(p.outputLayouts[r])) out += fmt::format("            consumers see {}\n", layoutLine(p.finalLayouts[r]));
   }
   std::vector<std::string> forward;
+  OpId self = id;
   for (OpId id : graph.order) {
     const Op& other = graph.op(id);
-    if (other.inserted() && other.name.rfind(op.name + ".forward_op.", 0) == 0) forward.push_back(fmt::format("{} {}", other.name, other.type));
+    if (other.owner == self && other.role == InsertedRole::ForwardOp) forward.push_back(fmt::format("{} {}", other.name, other.type));
   }
   out += forward.empty() ? "  forward ops: none\n" : fmt::format("  forward ops: {}\n", fmt::join(forward, ", "));
   for (const RedistributionRecord& rec : graph.redistributions)
@@ -91,8 +93,8 @@ std::string explainInserted(const Graph& graph, OpId id, int64_t rank) {
     out += fmt::format("  the producer gives: {}\n", layoutLine(rec.from));
     out += fmt::format("  the consumer needs: {}\n", layoutLine(rec.to));
   }
-  if (auto f = op.name.find(".forward_op."); f != std::string::npos)
-    out += fmt::format("  a forward op of {}: it completes that op's output for all its consumers\n", op.name.substr(0, f));
+  if (op.role == InsertedRole::ForwardOp)
+    out += fmt::format("  a forward op of {}: it completes that op's output for all its consumers\n", graph.op(op.owner).name);
   if (op.step) {
     const RedistStep& s = *op.step;
     out += fmt::format("  local shape: {} -> {}\n", formatShape(s.localBefore), formatShape(s.localAfter));
@@ -118,7 +120,7 @@ std::optional<std::string> explainOp(const Graph& graph, const std::string& name
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.name != name && op.instanceName != name) continue;
-    return op.inserted() ? explainInserted(graph, id, rank) : explainModelOp(graph, op);
+    return op.inserted() ? explainInserted(graph, id, rank) : explainModelOp(graph, id);
   }
   return std::nullopt;
 }

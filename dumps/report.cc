@@ -52,25 +52,13 @@ json originJson(const StrategyOrigin& o) {
   return j;
 }
 
-json groupRanksJson(const std::string& text) {
-  json list = json::array();
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t dash = text.find('-', start);
-    list.push_back(std::stoll(text.substr(start, dash == std::string::npos ? std::string::npos : dash - start)));
-    if (dash == std::string::npos) break;
-    start = dash + 1;
-  }
-  return list;
-}
-
 // An inserted op as the report lists it: type and attrs for the rank (bounds as lists).
 json insertedOpJson(const Graph& graph, OpId id, int64_t rank) {
   Op op = graph.op(id);
   materializeForRank(op, rank);
   json attrs = json::object();
   for (const auto& [k, v] : op.attrs) {
-    if (k == "group_ranks") attrs[k] = groupRanksJson(std::get<std::string>(v));
+    if (k == "group_ranks") attrs[k] = stepGroup(*op.step, rank);  // the group as numbers, from the op's step
     else if (auto* i = std::get_if<int64_t>(&v)) attrs[k] = *i;
     else if (auto* s = std::get_if<std::string>(&v)) attrs[k] = *s;
     else if (auto* b = std::get_if<bool>(&v)) attrs[k] = *b;
@@ -122,12 +110,11 @@ json buildReport(const Graph& graph, const CompileOptions& options, int64_t rank
   report["global_rank"] = rank;
   report["search_mode"] = std::string(searchModeName(options.searchMode));
 
-  // Forward ops of each model op: the inserted ops named `<op>.forward_op.<i>`.
+  // Forward ops of each model op.
   std::map<std::string, std::vector<OpId>> forward;
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
-    auto pos = op.name.rfind(".forward_op.");
-    if (op.inserted() && pos != std::string::npos) forward[op.name.substr(0, pos)].push_back(id);
+    if (op.role == InsertedRole::ForwardOp) forward[graph.op(op.owner).name].push_back(id);
   }
 
   json ops = json::array();

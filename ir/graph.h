@@ -49,6 +49,15 @@ struct Value {
   std::vector<std::pair<int64_t, int64_t>> slice;
 };
 
+// What an inserted op does for the model op that owns it.
+enum class InsertedRole {
+  None,            // a model op
+  Redistribution,  // converts an operand of its owner (the consumer) to the layout it needs
+  ForwardOp,       // completes or converts a result of its owner (the producer) for all consumers
+  ReplaceGraph,    // part of its owner's local replacement (a masked lookup, a class offset)
+  Mirror,          // a training graph's _MirrorOperator before its owner
+};
+
 // An operand is a value or a constant (Reshape's shape, Cast's dtype, a reduction's axis, ...).
 struct Operand {
   ValueId value = kNoId;
@@ -80,6 +89,9 @@ struct Op {
   // Inserted communication / redistribution ops: the step they perform, from which each rank's
   // groups and slice bounds follow.
   std::optional<RedistStep> step;
+  // Inserted ops: the model op they belong to and what they do for it.
+  OpId owner = kNoId;
+  InsertedRole role = InsertedRole::None;
 
   bool inserted() const { return modelIndex < 0; }
 

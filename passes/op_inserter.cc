@@ -18,6 +18,8 @@ ValueId OpInserter::add(std::string name, std::string instance, std::string type
   op.attrs = std::move(attrs);
   op.step = std::move(step);
   op.reason = std::move(reason);
+  op.owner = owner_;
+  op.role = role_;
   OpId id = graph_.addOp(std::move(op), results);
   materializeForRank(graph_.op(id), rank_);
   order.push_back(id);

@@ -22,11 +22,19 @@ class OpInserter {
   ValueId add(std::string name, std::string instance, std::string type, std::vector<Operand> operands, AttrMap attrs,
               std::vector<TensorType> results, std::optional<RedistStep> step, std::string reason);
 
+  // The owner and role of the ops added from now on.
+  void setOwner(OpId owner, InsertedRole role) {
+    owner_ = owner;
+    role_ = role;
+  }
+
   std::vector<OpId> order;  // the new execution order, model ops included by the pass
 
  private:
   Graph& graph_;
   int64_t rank_;
+  OpId owner_ = kNoId;
+  InsertedRole role_ = InsertedRole::None;
   int64_t inserted_ = 0;
 };
 

@@ -185,6 +185,7 @@ class RedistributionPass : public Pass {
         TensorLayout to = op.parallel.inputLayouts[tensorOperandIndex(op, static_cast<int>(i))];
         ValueId input = current[original];
         if (!from.sameAs(to)) {
+          ins.setOwner(id, InsertedRole::Redistribution);
           options.dtypeBytes = byteSize(v.type.dtype);
           RedistPlan plan = this->plan(from, to, options);
           RedistributionRecord rec;
@@ -219,6 +220,7 @@ class RedistributionPass : public Pass {
             }
           graph.redistributions.push_back(std::move(rec));
         }
+        ins.setOwner(id, InsertedRole::Mirror);
         if (options_.training && v.kind == ValueKind::Parameter)
           input = emitMirror(ins, to, input, v, graph.op(id).name, static_cast<int>(i));
         graph.op(id).operands[i].value = input;
@@ -226,10 +228,12 @@ class RedistributionPass : public Pass {
       // The op's replace graph, where its family has one (a masked lookup, a class offset).
       const OpFamilyRules& family = rulesOf(graph.op(id));
       ReplaceGraph replace;
+      ins.setOwner(id, InsertedRole::ReplaceGraph);
       family.insertBefore(graph, ins, id, replace);
       ins.order.push_back(id);
       ValueId result = graph.op(id).results.empty() ? kNoId : graph.op(id).results[0];
       if (result != kNoId) current[result] = family.insertAfter(graph, ins, id, replace, result);
+      ins.setOwner(id, InsertedRole::ForwardOp);
       emitForwardOps(graph, ins, id, current);
     }
   }

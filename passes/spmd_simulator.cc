@@ -58,23 +58,13 @@ std::vector<TensorValue> runLocal(const Graph& g, const Op& op, const std::vecto
   return evaluateOp(op, in, results);
 }
 
-std::vector<int64_t> groupOf(const Op& op) {
-  std::vector<int64_t> ranks;
-  const std::string& text = std::get<std::string>(op.attrs.at("group_ranks"));
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t dash = text.find('-', start);
-    ranks.push_back(std::stoll(text.substr(start, dash == std::string::npos ? std::string::npos : dash - start)));
-    if (dash == std::string::npos) break;
-    start = dash + 1;
+double combine(ReduceOp op, double a, double b) {
+  switch (op) {
+    case ReduceOp::Max: return std::max(a, b);
+    case ReduceOp::Min: return std::min(a, b);
+    case ReduceOp::Prod: return a * b;
+    case ReduceOp::Sum: return a + b;
   }
-  return ranks;
-}
-
-double combine(const std::string& op, double a, double b) {
-  if (op == "max") return std::max(a, b);
-  if (op == "min") return std::min(a, b);
-  if (op == "prod") return a * b;
   return a + b;
 }
 
@@ -84,25 +74,24 @@ std::map<int64_t, TensorValue> runCollective(const std::map<int64_t, Graph>& loc
   std::map<int64_t, TensorValue> out;
   for (const auto& [rank, g] : locals) {
     const Op& op = g.op(id);
-    std::vector<int64_t> group = groupOf(op);
+    // The group and reduction come from the op's step (typed), not from its printed attributes.
+    const RedistStep& step = *op.step;
+    std::vector<int64_t> group = stepGroup(step, rank);
     std::vector<TensorValue> members;
     for (int64_t m : group) members.push_back(values.at(m)[locals.at(m).op(id).operands[0].value]);
     int64_t me = std::find(group.begin(), group.end(), rank) - group.begin();
     OpFamily family = op.family();
     if (family == OpFamily::AllReduce || family == OpFamily::ReduceScatter) {
-      std::string reduceOp = std::get<std::string>(op.attrs.at("op"));
       TensorValue acc = members[0];
       for (size_t k = 1; k < members.size(); ++k)
-        for (int64_t i = 0; i < acc.size(); ++i) acc.data[i] = combine(reduceOp, acc.data[i], members[k].data[i]);
+        for (int64_t i = 0; i < acc.size(); ++i) acc.data[i] = combine(step.reduceOp, acc.data[i], members[k].data[i]);
       out[rank] = family == OpFamily::AllReduce ? acc : blockAlong(acc, 0, static_cast<int64_t>(group.size()), me);
     } else if (family == OpFamily::AllGather) {
       out[rank] = concatAlong(members, 0);
     } else if (family == OpFamily::AlltoAll) {
-      int64_t n = std::get<int64_t>(op.attrs.at("split_count"));
-      int64_t splitDim = std::get<int64_t>(op.attrs.at("split_dim")), concat = std::get<int64_t>(op.attrs.at("concat_dim"));
       std::vector<TensorValue> received;
-      for (const auto& m : members) received.push_back(blockAlong(m, splitDim, n, me));
-      out[rank] = concatAlong(received, concat);
+      for (const auto& m : members) received.push_back(blockAlong(m, step.dim, step.groupSize(), me));
+      out[rank] = concatAlong(received, step.concatDim);
     } else {
       throw InternalError("unknown collective " + op.type);
     }
@@ -172,7 +161,7 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
   std::map<ValueId, ValueId> completed;
   for (OpId id : global.order) {
     const Op& op = global.op(id);
-    if (!op.inserted() || op.name.rfind(".forward_op.") == std::string::npos) continue;
+    if (op.role != InsertedRole::ForwardOp) continue;
     auto first = std::find_if(op.operands.begin(), op.operands.end(), [](const Operand& o) { return o.isValue(); });
     if (first != op.operands.end()) completed[modelValueBehind(global, first->value)] = op.results[0];
   }
@@ -211,11 +200,10 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
           // sum (max, min) over its partial group: every piece must count exactly once.
           TensorValue got = values[rank][produced];
           if (layout.isPartial()) {
-            std::string reduceOp(reduceOpName(layout.partialOp));
             for (int64_t member : groupAlongAxes(layout.mesh, rank, layout.partialAxes)) {
               if (member == rank) continue;
               const TensorValue& piece = values[member][produced];
-              for (int64_t i = 0; i < got.size(); ++i) got.data[i] = combine(reduceOp, got.data[i], piece.data[i]);
+              for (int64_t i = 0; i < got.size(); ++i) got.data[i] = combine(layout.partialOp, got.data[i], piece.data[i]);
             }
           }
           for (int64_t i = 0; i < want.size(); ++i) {

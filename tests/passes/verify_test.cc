@@ -53,12 +53,13 @@ TEST_CASE("every example and conformance model verifies under every search mode 
 TEST_CASE("a dropped AllReduce is caught at the op whose result it completed") {
   Compiled c = compileAllRanks(readFile(sourceDir() + "/examples/ffn.yaml"));
   REQUIRE(c.errors.empty());
-  // Every rank "reduces" over itself alone: the AllReduce is gone in effect.
+  // Every rank "reduces" over itself alone (its step spans no device axis): the AllReduce is
+  // gone in effect.
   int dropped = 0;
   for (auto& [rank, g] : c.locals)
     for (Op& op : g.ops)
       if (op.type == "AllReduce") {
-        op.attrs["group_ranks"] = std::to_string(rank);
+        op.step->axes.clear();
         ++dropped;
       }
   REQUIRE(dropped == 8);
@@ -273,6 +274,36 @@ TEST_CASE("hundreds of random models verify on 2-16 devices under both propagati
   for (const char* t : {"MatMul", "BatchMatMul", "Gather", "LayerNorm", "Concat", "Split", "Softmax", "ReduceMean", "Reshape",
                         "Transpose", "AllReduce", "AllGather", "StridedSlice", "_MirrorOperator"})
     CHECK(opTypesSeen.count(t) == 1);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+// Inserted ops are found by their owner and role, not by their names: a model op named like a
+// forward op ("r.forward_op.0") used to make its input's redistribution look like a forward op
+// of `mm`, and verify reported a false mismatch at mm (exit 3).
+TEST_CASE("a model op named like a forward op does not confuse verify, the report or explain") {
+  std::string yaml = "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+                     "parameters:\n  - {name: w, shape: [16, 8], dtype: float32}\nops:\n"
+                     "  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[1, 4], [4, 1]]}\n"
+                     "  - {name: r.forward_op.0, type: ReLU, inputs: [mm], in_strategy: [[4, 1]]}\n"
+                     "  - {name: out, type: Exp, inputs: [\"r.forward_op.0\"], in_strategy: [[1, 4]]}\n"
+                     "outputs: [out]\n";
+  Compiled c = compileAllRanks(yaml);
+  REQUIRE(c.errors.empty());
+  VerifyResult r = verifyCompiled(c);
+  CHECK(r.ok);
+  CHECK(r.comparedValues == 3);
+  int forward = 0, redistributions = 0;
+  for (const Op& op : c.global.ops) {
+    forward += op.role == InsertedRole::ForwardOp ? 1 : 0;
+    redistributions += op.role == InsertedRole::Redistribution ? 1 : 0;
+    if (op.role == InsertedRole::ForwardOp) CHECK(c.global.op(op.owner).name == "mm");
+    if (op.role == InsertedRole::Redistribution) CHECK(c.global.op(op.owner).name != "mm");
+  }
+  CHECK(forward == 1);  // mm's AllReduce
+  CHECK(redistributions >= 1);
 }
 
 }  // namespace irc::test
