@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "dumps/ir_printer.h"
+#include "dumps/origin_text.h"
 #include "ir/inserted_ops.h"
 #include "ir/layout_notation.h"
 
@@ -22,7 +23,9 @@ std::string layoutLine(const TensorLayout& l) {
   return text;
 }
 
-std::string originLines(const StrategyOrigin& o) {
+std::string originLines(const Graph& graph, const Op& op) {
+  const StrategyOrigin& o = op.parallel.origin;
+  std::string from = originSourceName(graph, o), edge = originEdgeText(graph, op, o);
   switch (o.kind) {
     case OriginKind::User: return "  origin: configured in the model (user)\n";
     case OriginKind::Default:
@@ -30,8 +33,8 @@ std::string originLines(const StrategyOrigin& o) {
     case OriginKind::Tensor:
     case OriginKind::Propagated: {
       std::string out = fmt::format("  origin: {} from {}", o.kind == OriginKind::Tensor ? "fixed by the sharding of" : "propagated",
-                                    o.from);
-      if (!o.edge.empty()) out += fmt::format(" over edge {}, redistribution cost {}", o.edge, formatNumber(o.cost));
+                                    from);
+      if (!edge.empty()) out += fmt::format(" over edge {}, redistribution cost {}", edge, formatNumber(o.cost));
       out += "\n";
       if (o.hasNextBest)
         out += fmt::format("  best losing alternative: {} at cost {}\n", formatStrategy(o.nextBest), formatNumber(o.nextBestCost));
@@ -48,7 +51,7 @@ std::string explainModelOp(const Graph& graph, OpId id) {
   if (!p.hasSharding) return out + "  no strategy (the strategy propagation pass did not run)\n";
   if (op.takesLayoutsFromNeighbours()) out += "  strategy: none (a Reshape takes its layouts from its neighbours)\n";
   else out += fmt::format("  strategy: {}\n", formatStrategy(p.inStrategy));
-  out += originLines(p.origin);
+  out += originLines(graph, op);
   if (!p.layoutsInferred) return out;
   out += fmt::format("  device matrix: {}\n", formatShape(p.sharding.mesh.dims));
   int k = 0;

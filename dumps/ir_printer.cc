@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dumps/origin_text.h"
 #include "ir/inserted_ops.h"
 #include "ir/op_defs.h"
 
@@ -136,7 +137,7 @@ class Printer {
   }
 
   void printComments(const Op& op) {
-    if (op.modelIndex >= 0 && op.parallel.hasSharding) out_ += fmt::format("      # strategy: {}\n", originText(op.parallel.origin));
+    if (op.modelIndex >= 0 && op.parallel.hasSharding) out_ += fmt::format("      # strategy: {}\n", originText(op));
     if (!op.reason.empty()) out_ += fmt::format("      # reason: {}\n", op.reason);
     if (options_.locations && op.loc.valid())
       out_ += fmt::format("      # In file {}:{}:{}\n", options_.modelFileName, op.loc.line, op.loc.col);
@@ -275,19 +276,21 @@ class Printer {
     return fmt::format("({})", fmt::join(maps, ", "));
   }
 
-  static std::string originText(const StrategyOrigin& o) {
+  std::string originText(const Op& op) const {
+    const StrategyOrigin& o = op.parallel.origin;
+    std::string from = originSourceName(graph_, o), edge = originEdgeText(graph_, op, o);
     switch (o.kind) {
       case OriginKind::User: return "user";
       case OriginKind::Tensor: {
-        std::string text = o.from.empty() ? "tensor" : fmt::format("tensor (the sharding of '{}'", o.from);
-        if (!o.from.empty()) text += o.edge.empty() ? ")" : fmt::format(", edge {}, cost {})", o.edge, formatNumber(o.cost));
+        std::string text = from.empty() ? "tensor" : fmt::format("tensor (the sharding of '{}'", from);
+        if (!from.empty()) text += edge.empty() ? ")" : fmt::format(", edge {}, cost {})", edge, formatNumber(o.cost));
         if (o.hasNextBest) text += fmt::format("; next best {} cost {}", formatStrategy(o.nextBest), formatNumber(o.nextBestCost));
         return text;
       }
-      case OriginKind::Default: return o.from.empty() ? "default" : fmt::format("default ({})", o.from);
+      case OriginKind::Default: return from.empty() ? "default" : fmt::format("default ({})", from);
       case OriginKind::Propagated: {
-        std::string text = o.edge.empty() ? fmt::format("propagated from {}", o.from)
-                                          : fmt::format("propagated from {} (edge {}, cost {})", o.from, o.edge, formatNumber(o.cost));
+        std::string text = edge.empty() ? fmt::format("propagated from {}", from)
+                                        : fmt::format("propagated from {} (edge {}, cost {})", from, edge, formatNumber(o.cost));
         if (o.hasNextBest) text += fmt::format("; next best {} cost {}", formatStrategy(o.nextBest), formatNumber(o.nextBestCost));
         return text;
       }

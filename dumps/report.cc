@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "dumps/ir_printer.h"
+#include "dumps/origin_text.h"
 #include "ir/inserted_ops.h"
 
 namespace irc {
@@ -32,19 +33,20 @@ json layoutJson(const TensorLayout& l, bool withDevMatrix) {
   return j;
 }
 
-json originJson(const StrategyOrigin& o) {
+json originJson(const Graph& graph, const StrategyOrigin& o) {
+  std::string from = originSourceName(graph, o);
   json j;
   switch (o.kind) {
     case OriginKind::User: j["kind"] = "user"; break;
     case OriginKind::Default: j["kind"] = "default"; break;
     case OriginKind::Tensor:
       j["kind"] = "tensor";
-      if (!o.from.empty()) j["from"] = o.from;
-      if (!o.edge.empty()) j["edge_cost"] = o.cost;
+      if (!from.empty()) j["from"] = from;
+      if (o.edge != StrategyOrigin::Edge::None) j["edge_cost"] = o.cost;
       break;
     case OriginKind::Propagated:
       j["kind"] = "propagated";
-      j["from"] = o.from;
+      j["from"] = from;
       j["edge_cost"] = o.cost;
       if (o.hasNextBest) j["next_best"] = {{"in_strategy", formatStrategy(o.nextBest)}, {"edge_cost", o.nextBestCost}};
       break;
@@ -129,7 +131,7 @@ json buildReport(const Graph& graph, const CompileOptions& options, int64_t rank
       json l = layoutJson(*layout, true);
       for (auto& [k, x] : l.items()) j[k] = x;
     }
-    if (origin) j["origin"] = originJson(*origin);
+    if (origin) j["origin"] = originJson(graph, *origin);
     else j["origin"] = v.sharding ? json{{"kind", "tensor"}} : json{{"kind", "default"}};
     values.push_back(j);
   };
@@ -146,7 +148,7 @@ json buildReport(const Graph& graph, const CompileOptions& options, int64_t rank
     if (op.takesLayoutsFromNeighbours() || !p.hasSharding) j["in_strategy"] = nullptr;
     else j["in_strategy"] = p.inStrategy;
     if (p.outStrategy) j["out_strategy"] = *p.outStrategy;
-    j["origin"] = originJson(p.origin);
+    j["origin"] = originJson(graph, p.origin);
     if (p.layoutsInferred) {
       j["dev_matrix"] = p.sharding.mesh.dims;
       json inputs = json::array();

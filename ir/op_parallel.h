@@ -28,10 +28,19 @@ struct OpSharding {
 
 enum class OriginKind { User, Propagated, Default, Tensor };
 
+// Where an op's sharding came from, as ids and typed strategies; dumps/origin_text.h words it.
 struct StrategyOrigin {
   OriginKind kind = OriginKind::Default;
-  std::string from;      // the op or value it came from
-  std::string edge;      // "relu -> matmul2"
+  // The neighbour it came from: an op, or a value (an annotated input or parameter, a
+  // constrained output, the value a Reshape took its layout from). Neither: factor
+  // propagation's fixed point (`fixedPoint`), or a configured or default sharding.
+  int32_t fromOp = -1;     // an OpId
+  int32_t fromValue = -1;  // a ValueId
+  bool fixedPoint = false;
+  // The edge it travelled, seen from the op: from its producer (`from -> op`), from its
+  // consumer (`op -> from`), or its own output constraint (`op -> its output sharding`).
+  enum class Edge { None, FromProducer, FromConsumer, OutputConstraint };
+  Edge edge = Edge::None;
   double cost = 0;
   ShardStrategy nextBest;  // the best losing alternative (formatted by dumps/ only)
   double nextBestCost = 0;

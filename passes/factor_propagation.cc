@@ -103,7 +103,7 @@ class FactorPropagation {
         enforceCompoundOrder(rule, s);
         StrategyOrigin origin;
         origin.kind = OriginKind::Propagated;
-        origin.from = "factor propagation";
+        origin.fixedPoint = true;
         assignSharding(op, rule, in_.views[id], s, origin);
         recordFixedPointResults(op, rule);
       }

@@ -64,8 +64,8 @@ void finishPropagation(Graph& graph, const PropagationInput& in,
       ValueId input = op.operands[0].value;
       if (auto layout = producedLayout(graph, in, input)) {
         origin.kind = OriginKind::Propagated;
-        origin.from = graph.value(input).name;
-        origin.edge = graph.value(input).name + " -> " + op.name;
+        origin.fromValue = input;
+        origin.edge = StrategyOrigin::Edge::FromProducer;
         assignSharding(op, rule, in.views[id], shardingFromNeighbour(rule, 0, false, *layout), origin);
         continue;
       }
@@ -103,8 +103,9 @@ void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
     }
     StrategyOrigin origin = op.parallel.origin;
     origin.kind = OriginKind::Propagated;
-    origin.from = consumer.name;
-    origin.edge = op.name + " -> " + consumer.name;
+    origin.fromOp = first->op;
+    origin.fromValue = kNoId;
+    origin.edge = StrategyOrigin::Edge::FromConsumer;
     assignSharding(op, rule, in.views[*it], s, origin);
   }
 }

@@ -73,8 +73,7 @@ class ShardingPropagation {
     // Fixed layouts first: annotated inputs and parameters (they come first in a model).
     for (const auto* list : {&graph_.inputs, &graph_.parameters})
       for (ValueId v : *list)
-        if (auto layout = producedLayout(graph_, in_, v))
-          reachConsumers(v, *layout, graph_.value(v).name, queue, OriginKind::Tensor);
+        if (auto layout = producedLayout(graph_, in_, v)) reachConsumers(v, *layout, queue, OriginKind::Tensor);
     // Configured ops in model order (irc rule; MindSpore orders by internal name).
     std::vector<OpId> roots;
     for (OpId id : graph_.order)
@@ -91,8 +90,8 @@ class ShardingPropagation {
       for (size_t r = 0; r < op.annotation.outputSharding.size(); ++r) {
         if (!op.annotation.outputSharding[r] || visited_[id]) continue;
         if (auto layout = producedLayout(graph_, in_, op.results[r])) {
-          chooseProducer(id, static_cast<int>(r), *layout, graph_.value(op.results[r]).name, queue, OriginKind::Tensor);
-          graph_.op(id).parallel.origin.edge = op.name + " -> its output sharding";
+          chooseProducer(id, static_cast<int>(r), *layout, Source::ofValue(op.results[r]), queue, OriginKind::Tensor);
+          graph_.op(id).parallel.origin.edge = StrategyOrigin::Edge::OutputConstraint;
         }
       }
     }
@@ -101,7 +100,7 @@ class ShardingPropagation {
       queue.pop_front();
       const Op& op = graph_.op(id);
       for (ValueId r : op.results)  // successors first
-        if (auto layout = producedLayout(graph_, in_, r)) reachConsumers(r, *layout, op.name, queue);
+        if (auto layout = producedLayout(graph_, in_, r)) reachConsumers(r, *layout, queue);
       for (size_t i = 0; i < op.operands.size(); ++i) {  // then predecessors
         if (!op.operands[i].isValue()) continue;
         const Value& v = graph_.value(op.operands[i].value);
@@ -109,14 +108,32 @@ class ShardingPropagation {
         const TensorLayout& need = op.parallel.hasSharding
                                        ? operandLayout(*in_.rules[id], op.parallel.sharding, tensorOperandIndex(op, i), v.type.shape)
                                        : TensorLayout::replicated(DeviceMatrix::unnamed({in_.options.deviceNum}), v.type.shape);
-        chooseProducer(v.producer, v.resultIndex, need, op.name, queue);
+        chooseProducer(v.producer, v.resultIndex, need, Source::ofOp(id), queue);
       }
     }
   }
 
  private:
-  void reachConsumers(ValueId value, const TensorLayout& layout, const std::string& from, std::deque<OpId>& queue,
-                      OriginKind kind = OriginKind::Propagated) {
+  // The neighbour a strategy comes from (an op, or a fixed value).
+  struct Source {
+    OpId op = kNoId;
+    ValueId value = kNoId;
+    static Source ofOp(OpId id) { return {id, kNoId}; }
+    static Source ofValue(ValueId id) { return {kNoId, id}; }
+  };
+
+  static StrategyOrigin originFrom(OriginKind kind, Source from, StrategyOrigin::Edge edge) {
+    StrategyOrigin origin;
+    origin.kind = kind;
+    origin.fromOp = from.op;
+    origin.fromValue = from.value;
+    origin.edge = edge;
+    return origin;
+  }
+
+  // The consumers of `value` choose by its layout: from the value itself where it is fixed (an
+  // annotated input, a constrained output), else from the op that produced it.
+  void reachConsumers(ValueId value, const TensorLayout& layout, std::deque<OpId>& queue, OriginKind kind = OriginKind::Propagated) {
     // A constrained op output is a fixed value as well: its consumers are decided by it.
     const Value& v = graph_.value(value);
     if (v.producer != kNoId) {
@@ -125,10 +142,10 @@ class ShardingPropagation {
         kind = OriginKind::Tensor;
       }
     }
-    std::string fromName = kind == OriginKind::Tensor ? v.name : from;
+    Source from = kind == OriginKind::Tensor ? Source::ofValue(value) : Source::ofOp(v.producer);
     for (const Use& use : uses_[value]) {
       if (visited_[use.op]) continue;
-      chooseConsumer(use.op, tensorOperandIndex(graph_.op(use.op), use.operandIndex), layout, fromName, queue, kind);
+      chooseConsumer(use.op, tensorOperandIndex(graph_.op(use.op), use.operandIndex), layout, from, queue, kind);
     }
   }
 
@@ -181,16 +198,13 @@ class ShardingPropagation {
 
   // Picks the best candidate by `costOf` and records where it came from.
   template <typename CostFn>
-  void choose(OpId id, const std::string& from, const std::string& edge, CostFn costOf, std::deque<OpId>& queue,
+  void choose(OpId id, Source from, StrategyOrigin::Edge edge, CostFn costOf, std::deque<OpId>& queue,
               OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
     const OpRule& rule = *in_.rules[id];
     visited_[id] = true;
     queue.push_back(id);
-    StrategyOrigin origin;
-    origin.kind = kind;
-    origin.from = from;
-    origin.edge = edge;
+    StrategyOrigin origin = originFrom(kind, from, edge);
     if (op.takesLayoutsFromNeighbours()) return;  // takes its layouts through (finishPropagation / below)
     std::vector<Scored> scored;
     for (const OpSharding& s : candidates(id)) scored.push_back(score(id, s, costOf(s)));
@@ -208,38 +222,38 @@ class ShardingPropagation {
     assignSharding(op, rule, in_.views[id], *scored[0].sharding, origin);
   }
 
-  void chooseConsumer(OpId id, int operand, const TensorLayout& layout, const std::string& from, std::deque<OpId>& queue,
+  void chooseConsumer(OpId id, int operand, const TensorLayout& layout, Source from, std::deque<OpId>& queue,
                       OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
     if (op.takesLayoutsFromNeighbours() && in_.rules[id]) {
       visited_[id] = true;
       queue.push_back(id);
-      StrategyOrigin origin{kind, from, from + " -> " + op.name, 0, {}, 0, false};
+      StrategyOrigin origin = originFrom(kind, from, StrategyOrigin::Edge::FromProducer);
       assignSharding(op, *in_.rules[id], in_.views[id], shardingFromNeighbour(*in_.rules[id], 0, false, layout), origin);
       return;
     }
     if (!in_.rules[id]) return;
     DType dtype = graph_.value(op.operands[0].isValue() ? op.operands[0].value : op.results[0]).type.dtype;
     const Shape& shape = in_.views[id].operandShapes[operand];
-    choose(id, from, from + " -> " + op.name,
+    choose(id, from, StrategyOrigin::Edge::FromProducer,
            [&](const OpSharding& s) { return edgeCost(layout, operandLayout(*in_.rules[id], s, operand, shape), dtype); }, queue,
            kind);
   }
 
-  void chooseProducer(OpId id, int result, const TensorLayout& need, const std::string& consumer, std::deque<OpId>& queue,
+  void chooseProducer(OpId id, int result, const TensorLayout& need, Source consumer, std::deque<OpId>& queue,
                       OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
     if (!in_.rules[id]) return;
     if (op.takesLayoutsFromNeighbours()) {
       visited_[id] = true;
       queue.push_back(id);
-      StrategyOrigin origin{OriginKind::Propagated, consumer, op.name + " -> " + consumer, 0, {}, 0, false};
+      StrategyOrigin origin = originFrom(OriginKind::Propagated, consumer, StrategyOrigin::Edge::FromConsumer);
       assignSharding(op, *in_.rules[id], in_.views[id], shardingFromNeighbour(*in_.rules[id], 0, true, need), origin);
       return;
     }
     DType dtype = graph_.value(op.results[result]).type.dtype;
     const Shape& shape = in_.views[id].resultShapes[result];
-    choose(id, consumer, op.name + " -> " + consumer,
+    choose(id, consumer, StrategyOrigin::Edge::FromConsumer,
            [&](const OpSharding& s) {
              TensorLayout produced = s.requestedOutputs.size() > static_cast<size_t>(result) && s.requestedOutputs[result]
                                          ? *s.requestedOutputs[result]

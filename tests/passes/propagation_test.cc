@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "dumps/ir_printer.h"
+#include "dumps/origin_text.h"
 #include "ir/layout_notation.h"
 #include "tests/pipeline_util.h"
 
@@ -12,6 +13,10 @@ namespace {
 const Op& opNamed(const Graph& g, const std::string& name) { return g.op(g.value(*g.findValue(name)).producer); }
 std::string strategyOf(const Compiled& c, const std::string& name) { return formatStrategy(opNamed(c.global, name).parallel.inStrategy); }
 const StrategyOrigin& originOf(const Compiled& c, const std::string& name) { return opNamed(c.global, name).parallel.origin; }
+std::string originFrom(const Compiled& c, const std::string& name) { return originSourceName(c.global, originOf(c, name)); }
+std::string originEdge(const Compiled& c, const std::string& name) {
+  return originEdgeText(c.global, opNamed(c.global, name), originOf(c, name));
+}
 
 Compiled compiled(const std::string& yaml, std::optional<SearchMode> mode = std::nullopt) {
   Compiled c = compileAllRanks(yaml, mode);
@@ -34,7 +39,7 @@ TEST_CASE("sharding propagation: a diamond takes the configured op's layout with
   CHECK(strategyOf(c, "b") == "((2, 4))");
   CHECK(strategyOf(c, "t") == "((2, 4))");
   CHECK(strategyOf(c, "d") == "((2, 4), (2, 4))");
-  CHECK(originOf(c, "d").from == "b");  // reached from b first (successors in model order)
+  CHECK(originFrom(c, "d") == "b");  // reached from b first (successors in model order)
   CHECK(c.global.redistributions.empty());
 }
 
@@ -45,9 +50,11 @@ TEST_CASE("sharding propagation: a configured op in the middle decides its prede
                         "  - {name: s, type: Sigmoid, inputs: [m]}\n");
   CHECK(strategyOf(c, "r") == "((4, 2))");
   CHECK(originOf(c, "r").kind == OriginKind::Propagated);
-  CHECK(originOf(c, "r").edge == "r -> m");
+  CHECK(originEdge(c, "r") == "r -> m");
+  CHECK(originOf(c, "r").edge == StrategyOrigin::Edge::FromConsumer);
   CHECK(strategyOf(c, "s") == "((4, 2))");
-  CHECK(originOf(c, "s").edge == "m -> s");
+  CHECK(originEdge(c, "s") == "m -> s");
+  CHECK(originOf(c, "s").edge == StrategyOrigin::Edge::FromProducer);
 }
 
 TEST_CASE("sharding propagation: two configured ops that disagree get a redistribution on their edge") {
