@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/factor_rule.h"
 #include "ir/sharding.h"
 #include "ir/tensor_layout.h"
 
@@ -58,6 +59,8 @@ struct ForwardOp {
 };
 
 struct OpParallelState {
+  // The op's factor rule, computed once by strategy propagation and read by the later passes.
+  std::optional<OpRule> rule;
   OpSharding sharding;
   StrategyOrigin origin;
   bool hasSharding = false;

@@ -4,6 +4,8 @@
 // parameter knows the layout it is held in (its annotation, else what its first consumer needs).
 #include "passes/layout_inference.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "passes/op_rule.h"
@@ -18,6 +20,25 @@ int tensorOperandIndex(const Op& op, int operandIndex) {
   return k;
 }
 
+const TensorLayout& layoutOfValue(const Graph& graph, ValueId v) {
+  while (true) {
+    const Value& value = graph.value(v);
+    if (value.producer == kNoId) {
+      if (!value.layout) throw InternalError(fmt::format("'{}' has no layout: layout inference has not run", value.name));
+      return *value.layout;
+    }
+    const Op& op = graph.op(value.producer);
+    if (!op.inserted()) return op.parallel.finalLayouts.at(value.resultIndex);
+    auto first = std::find_if(op.operands.begin(), op.operands.end(), [](const Operand& o) { return o.isValue(); });
+    if (first == op.operands.end()) throw InternalError(fmt::format("inserted op '{}' has no input", op.name));
+    v = first->value;
+  }
+}
+
+const TensorLayout& layoutNeeded(const Op& op, int operandIndex) {
+  return op.parallel.inputLayouts.at(tensorOperandIndex(op, operandIndex));
+}
+
 namespace {
 
 class LayoutInferencePass : public Pass {
@@ -29,10 +50,10 @@ class LayoutInferencePass : public Pass {
   PassStatus run(Graph& graph, PassContext& context) override {
     for (OpId id : graph.order) {
       Op& op = graph.op(id);
-      auto rule = ruleOf(graph, op);
-      if (!rule) continue;
+      if (op.inserted()) continue;
       OpParallelState& p = op.parallel;
-      if (!p.hasSharding) {
+      const std::optional<OpRule>& rule = p.rule;
+      if (!p.hasSharding || !rule) {
         context.diags.error(op.loc, fmt::format("op '{}' has no strategy: layout inference needs strategy propagation first "
                                                 "(run the pipeline from the start, or include sharding_propagation in --passes)",
                                                 op.name));
@@ -87,7 +108,6 @@ class LayoutInferencePass : public Pass {
     for (const auto* list : {&graph.inputs, &graph.parameters})
       for (ValueId id : *list) {
         Value& v = graph.value(id);
-        if (v.layout) continue;  // factor propagation's fixed point already decided it
         if (v.sharding && options_.mesh) {
           v.layout = layoutOfSharding(*v.sharding, *options_.mesh, v.type.shape);
           continue;
@@ -96,7 +116,7 @@ class LayoutInferencePass : public Pass {
         for (const Use& use : uses[id]) {
           const Op& consumer = graph.op(use.op);
           if (!consumer.parallel.layoutsInferred) continue;
-          v.layout = consumer.parallel.inputLayouts[tensorOperandIndex(consumer, use.operandIndex)];
+          v.layout = layoutNeeded(consumer, use.operandIndex);
           break;
         }
       }

@@ -1,45 +1,18 @@
 #pragma once
-// The sharding rule of an op in Shardy's factor notation (spec/ops.md, seed 003): factors with
-// sizes, and for every tensor operand and result, per dim the factors it is made of (major to
-// minor; several for a reshape's merged dims, none for a size-1 dim that broadcasts or is
-// inserted). A factor is pass-through, a reduction (splitting it leaves the results partial) or
-// replicated (may not be split). `mindsporeOrder` lists the factors in the order of MindSpore's
-// device matrix for the op (MatMul: [m, k, n]; Shardy's own order is [m, n, k]).
+// An op's factor rule (ir/factor_rule.h) from its family (passes/op_families/).
 #include <optional>
-#include <string>
 #include <vector>
 
+#include "ir/factor_rule.h"
 #include "ir/graph.h"
 #include "ir/op_defs.h"
 
 namespace irc {
-
-enum class FactorKind { PassThrough, Reduction, Replicated };
-
-using DimFactors = std::vector<std::vector<int>>;  // per tensor dim, factor indices major first
-
-struct OpRule {
-  std::vector<int64_t> factorSizes;
-  std::vector<FactorKind> factorKinds;
-  std::vector<DimFactors> operands;  // one per tensor (value) operand, in operand order
-  std::vector<DimFactors> results;
-  std::vector<int> mindsporeOrder;   // a permutation of the factor indices
-  ReduceOp reduceOp = ReduceOp::Sum; // how partial results combine
-
-  int factorCount() const { return static_cast<int>(factorSizes.size()); }
-  bool isReduction(int f) const { return factorKinds[f] == FactorKind::Reduction; }
-  bool isReplicated(int f) const { return factorKinds[f] == FactorKind::Replicated; }
-  // `([i, k], [k, j])->([i, j]) reduction={k}`; compound dims print `(ij)`, size-1 dims `[]`.
-  std::string print() const;
-};
 
 // The rule of a graph op (nullopt for ops without one: the inserted communication ops).
 std::optional<OpRule> ruleOf(const Graph& graph, const Op& op);
 // The rule from plain types, for tests and --list-ops.
 std::optional<OpRule> buildRule(const OpDef& def, const std::vector<TensorType>& operands, const std::vector<Attribute>& constants,
                                 const AttrMap& attrs, const std::vector<TensorType>& results);
-
-// Factor letters: i, j, k, l, ... then f14, f15, ...
-std::string factorName(int f);
 
 }  // namespace irc

@@ -9,12 +9,12 @@ PropagationInput preparePropagation(Graph& graph, PassContext& context, const Co
   in.options = options;
   in.rules.resize(graph.ops.size());
   in.views.resize(graph.ops.size());
-  for (Value& v : graph.values) v.layout.reset();
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
-    in.rules[id] = ruleOf(graph, op);
-    in.views[id] = viewOf(graph, op);
     op.parallel = OpParallelState{};
+    op.parallel.rule = ruleOf(graph, op);
+    in.rules[id] = op.parallel.rule ? &*op.parallel.rule : nullptr;
+    in.views[id] = viewOf(graph, op);
     if (!in.rules[id]) continue;
     // MindSpore ignores a strategy configured on Cast: it follows its neighbours (spec §5.2).
     if (ignoresConfiguredStrategy(op.family())) continue;

@@ -180,9 +180,9 @@ class RedistributionPass : public Pass {
         if (!operand.isValue()) continue;
         ValueId original = operand.value;
         const Value v = graph.value(original);  // a copy: inserting ops appends to graph.values
-        TensorLayout from = layoutOf(graph, original);
+        TensorLayout from = layoutOfValue(graph, original);
         const Op& op = graph.op(id);
-        TensorLayout to = op.parallel.inputLayouts[tensorOperandIndex(op, static_cast<int>(i))];
+        TensorLayout to = layoutNeeded(op, static_cast<int>(i));
         ValueId input = current[original];
         if (!from.sameAs(to)) {
           ins.setOwner(id, InsertedRole::Redistribution);
@@ -287,12 +287,6 @@ class RedistributionPass : public Pass {
       p.forwardOps.clear();
       p.finalLayouts[0] = p.outputLayouts[0];  // partial: the edge's plan reduces it
     }
-  }
-
-  static TensorLayout layoutOf(const Graph& graph, ValueId v) {
-    const Value& value = graph.value(v);
-    if (value.producer == kNoId) return *value.layout;
-    return graph.op(value.producer).parallel.finalLayouts[value.resultIndex];
   }
 
   // Right after the op: what completes its partial results, shared by all consumers.

@@ -11,6 +11,7 @@
 #include "ir/inserted_ops.h"
 #include "ir/op_defs.h"
 #include "ir/shape_inference.h"
+#include "passes/layout_inference.h"
 #include "passes/op_families/op_family.h"
 
 namespace irc {
@@ -46,7 +47,7 @@ class ShapeSlicingPass : public Pass {
     }
     for (ValueId out : graph.outputs) {
       Value& v = graph.value(out);
-      TensorLayout l = finalLayoutOf(graph, out);
+      const TensorLayout& l = layoutOfValue(graph, out);
       v.globalShape = l.shape;
       v.slice = l.sliceRanges(rank_);
     }
@@ -64,18 +65,6 @@ class ShapeSlicingPass : public Pass {
                                       e->message));
     auto types = std::get<std::vector<TensorType>>(std::move(r));
     for (size_t i = 0; i < types.size() && i < op.results.size(); ++i) graph.value(op.results[i]).type = types[i];
-  }
-
-  // Where the value ends up after the op that produced it (for the Return's slices).
-  static TensorLayout finalLayoutOf(const Graph& graph, ValueId v) {
-    const Value& value = graph.value(v);
-    if (value.producer == kNoId) return *value.layout;
-    const Op& op = graph.op(value.producer);
-    if (!op.inserted()) return op.parallel.finalLayouts[value.resultIndex];
-    // An inserted op at the end of a chain: walk back to the model op or input it started from.
-    for (const Operand& o : op.operands)
-      if (o.isValue()) return finalLayoutOf(graph, o.value);
-    throw InternalError("an inserted op without input");
   }
 
   static void checkAgainstLayouts(const Graph& graph, const Op& op) {

@@ -10,6 +10,7 @@
 #include "ir/inserted_ops.h"
 #include "ir/op_defs.h"
 #include "ir/reference_ops.h"
+#include "passes/layout_inference.h"
 #include "passes/op_families/op_family.h"
 
 namespace irc {
@@ -192,7 +193,7 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
         if (it == check.end()) continue;
         auto [modelValue, resultIndex] = it->second;
         const Value& mv = global.value(modelValue);
-        const TensorLayout& layout = global.op(mv.producer).parallel.finalLayouts[resultIndex];
+        const TensorLayout& layout = layoutOfValue(global, modelValue);
         ++result.comparedValues;
         for (const auto& [rank, g] : locals) {
           TensorValue want = sliceOf(ref[modelValue], layout.sliceRanges(rank));
