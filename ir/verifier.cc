@@ -1,5 +1,7 @@
 #include "ir/verifier.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ir/op_defs.h"
@@ -59,6 +61,11 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
       problems.push_back(fmt::format("op '{}' has unknown type '{}'", op.name, op.type));
       continue;
     }
+    auto outOfRange = [&](ValueId v) { return v < 0 || static_cast<size_t>(v) >= graph.values.size(); };
+    if (std::any_of(op.results.begin(), op.results.end(), outOfRange)) {
+      problems.push_back(fmt::format("op '{}' has a result id that does not exist", op.name));
+      continue;
+    }
     if (std::string err = checkOperands(*def, op); !err.empty()) {
       problems.push_back(fmt::format("op '{}' ({}) {}", op.name, op.type, err));
       continue;
@@ -66,6 +73,11 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
     std::vector<InferOperand> in;
     bool ok = true;
     for (const Operand& o : op.operands) {
+      if (o.isValue() && outOfRange(o.value)) {
+        problems.push_back(fmt::format("op '{}' uses value id {}, which does not exist", op.name, o.value));
+        ok = false;
+        break;
+      }
       if (o.isValue() && !defined[o.value]) {
         problems.push_back(fmt::format("op '{}' uses '{}' before it is defined", op.name, graph.value(o.value).name));
         ok = false;

@@ -41,6 +41,32 @@ const TensorLayout& layoutNeeded(const Op& op, int operandIndex) {
 
 namespace {
 
+// What layout inference decides for one model op.
+struct OpLayouts {
+  std::vector<TensorLayout> inputs;   // per tensor operand, as the op needs it
+  std::vector<TensorLayout> outputs;  // per result, as the op computes it (partial included)
+  std::vector<TensorLayout> finals;   // per result, what consumers see
+  std::vector<std::optional<TensorLayout>> beforeConstraint;
+  std::vector<ForwardOp> forwardOps;
+
+  bool sameAs(const OpParallelState& p) const {
+    auto sameForward = [](const ForwardOp& a, const ForwardOp& b) {
+      return a.kind == b.kind && a.reduceOp == b.reduceOp && a.axes == b.axes && a.divisor == b.divisor && a.reason == b.reason;
+    };
+    return inputs == p.inputLayouts && outputs == p.outputLayouts && finals == p.finalLayouts &&
+           beforeConstraint == p.beforeConstraint &&
+           std::equal(forwardOps.begin(), forwardOps.end(), p.forwardOps.begin(), p.forwardOps.end(), sameForward);
+  }
+  void storeIn(OpParallelState& p) {
+    p.inputLayouts = std::move(inputs);
+    p.outputLayouts = std::move(outputs);
+    p.finalLayouts = std::move(finals);
+    p.beforeConstraint = std::move(beforeConstraint);
+    p.forwardOps = std::move(forwardOps);
+    p.layoutsInferred = true;
+  }
+};
+
 class LayoutInferencePass : public Pass {
  public:
   explicit LayoutInferencePass(const CompileOptions& options) : options_(options) {}
@@ -48,78 +74,103 @@ class LayoutInferencePass : public Pass {
   std::string_view dumpName() const override { return "tensor_layout"; }
 
   PassStatus run(Graph& graph, PassContext& context) override {
+    bool changed = false;
     for (OpId id : graph.order) {
       Op& op = graph.op(id);
       if (op.inserted()) continue;
       OpParallelState& p = op.parallel;
-      const std::optional<OpRule>& rule = p.rule;
-      if (!p.hasSharding || !rule) {
+      if (!p.hasSharding || !p.rule) {
         context.diags.error(op.loc, fmt::format("op '{}' has no strategy: layout inference needs strategy propagation first "
                                                 "(run the pipeline from the start, or include sharding_propagation in --passes)",
                                                 op.name));
         return PassStatus::Failed;
       }
-      OpView view = viewOf(graph, op);
-      p.inputLayouts.clear();
-      p.outputLayouts.clear();
-      p.finalLayouts.clear();
-      p.beforeConstraint.clear();
-      for (size_t k = 0; k < rule->operands.size(); ++k)
-        p.inputLayouts.push_back(operandLayout(*rule, p.sharding, static_cast<int>(k), view.operandShapes[k]));
-      for (size_t r = 0; r < rule->results.size(); ++r) {
-        TensorLayout computed = resultLayout(*rule, p.sharding, static_cast<int>(r), view.resultShapes[r]);
-        p.outputLayouts.push_back(computed);
-        const auto& requested = p.sharding.requestedOutputs;
-        if (r < requested.size() && requested[r]) {
-          p.finalLayouts.push_back(*requested[r]);
-        } else {
-          computed.partialAxes.clear();
-          computed.partialOp = ReduceOp::Sum;
-          p.finalLayouts.push_back(computed);
-        }
-        p.beforeConstraint.push_back(std::nullopt);
-        // The result is held in another layout than the op computes (factor propagation's fixed
-        // point, a Reshape's consumer): consumers see that; the op converts right after itself.
-        const auto& converted = p.sharding.convertedOutputs;
-        if (r < converted.size() && converted[r] && !converted[r]->sameAs(p.finalLayouts.back())) {
-          p.beforeConstraint.back() = p.finalLayouts.back();
-          p.finalLayouts.back() = *converted[r];
-        }
-        // An output `sharding` constraint: consumers see it; the op converts right after.
-        const auto& constraints = op.annotation.outputSharding;
-        if (r < constraints.size() && constraints[r] && options_.mesh) {
-          TensorLayout wanted = layoutOfSharding(*constraints[r], *options_.mesh, view.resultShapes[r]);
-          if (!wanted.sameAs(p.finalLayouts.back())) {
-            if (!p.beforeConstraint.back()) p.beforeConstraint.back() = p.finalLayouts.back();
-            p.finalLayouts.back() = wanted;
-          }
-        }
-      }
-      p.forwardOps = forwardOps(*rule, p.sharding, view);
-      p.layoutsInferred = true;
+      OpLayouts inferred = inferOpLayouts(op, viewOf(graph, op));
+      if (p.layoutsInferred && inferred.sameAs(p)) continue;
+      inferred.storeIn(p);
+      changed = true;
     }
-    inferGraphInputLayouts(graph);
-    return PassStatus::Changed;
+    changed |= inferGraphInputLayouts(graph);
+    return changed ? PassStatus::Changed : PassStatus::Unchanged;
   }
 
  private:
-  void inferGraphInputLayouts(Graph& graph) const {
+  OpLayouts inferOpLayouts(const Op& op, const OpView& view) const {
+    const OpRule& rule = *op.parallel.rule;
+    const OpSharding& sharding = op.parallel.sharding;
+    OpLayouts l;
+    for (size_t k = 0; k < rule.operands.size(); ++k)
+      l.inputs.push_back(operandLayout(rule, sharding, static_cast<int>(k), view.operandShapes[k]));
+    for (size_t r = 0; r < rule.results.size(); ++r) {
+      TensorLayout computed = resultLayout(rule, sharding, static_cast<int>(r), view.resultShapes[r]);
+      l.outputs.push_back(computed);
+      auto [seen, before] = layoutConsumersSee(op, static_cast<int>(r), computed, view.resultShapes[r]);
+      l.finals.push_back(std::move(seen));
+      l.beforeConstraint.push_back(std::move(before));
+    }
+    l.forwardOps = forwardOps(rule, sharding, view);
+    return l;
+  }
+
+  // The layout consumers see result `r` in, and where the op converts it right after itself,
+  // the layout before that conversion.
+  std::pair<TensorLayout, std::optional<TensorLayout>> layoutConsumersSee(const Op& op, int r, TensorLayout computed,
+                                                                          const Shape& shape) const {
+    const OpSharding& sharding = op.parallel.sharding;
+    // Completed by the forward ops: whole, or reduce-scattered where out_strategy asks for it.
+    const auto& requested = sharding.requestedOutputs;
+    TensorLayout seen = computed;
+    if (r < static_cast<int>(requested.size()) && requested[r]) {
+      seen = *requested[r];
+    } else {
+      seen.partialAxes.clear();
+      seen.partialOp = ReduceOp::Sum;
+    }
+    std::optional<TensorLayout> before;
+    // The result is held in another layout than the op computes (factor propagation's fixed
+    // point, a Reshape's consumer): consumers see that; the op converts right after itself.
+    const auto& converted = sharding.convertedOutputs;
+    if (r < static_cast<int>(converted.size()) && converted[r] && !converted[r]->sameAs(seen)) {
+      before = seen;
+      seen = *converted[r];
+    }
+    // An output `sharding` constraint: consumers see it; the op converts right after.
+    const auto& constraints = op.annotation.outputSharding;
+    if (r < static_cast<int>(constraints.size()) && constraints[r] && options_.mesh) {
+      TensorLayout wanted = layoutOfSharding(*constraints[r], *options_.mesh, shape);
+      if (!wanted.sameAs(seen)) {
+        if (!before) before = seen;
+        seen = wanted;
+      }
+    }
+    return {std::move(seen), std::move(before)};
+  }
+
+  // Returns true when it changed any input's or parameter's layout.
+  bool inferGraphInputLayouts(Graph& graph) const {
     auto uses = computeUses(graph);
+    bool changed = false;
     for (const auto* list : {&graph.inputs, &graph.parameters})
       for (ValueId id : *list) {
         Value& v = graph.value(id);
-        if (v.sharding && options_.mesh) {
-          v.layout = layoutOfSharding(*v.sharding, *options_.mesh, v.type.shape);
-          continue;
-        }
-        v.layout = TensorLayout::replicated(DeviceMatrix::unnamed({options_.deviceNum}), v.type.shape);
-        for (const Use& use : uses[id]) {
-          const Op& consumer = graph.op(use.op);
-          if (!consumer.parallel.layoutsInferred) continue;
-          v.layout = layoutNeeded(consumer, use.operandIndex);
-          break;
-        }
+        TensorLayout held = heldLayout(graph, uses, id);
+        if (v.layout && *v.layout == held) continue;
+        v.layout = std::move(held);
+        changed = true;
       }
+    return changed;
+  }
+
+  // The layout an input or parameter is held in: its annotation, else what its first consumer
+  // needs (so that edge needs no redistribution), else replicated.
+  TensorLayout heldLayout(const Graph& graph, const std::vector<std::vector<Use>>& uses, ValueId id) const {
+    const Value& v = graph.value(id);
+    if (v.sharding && options_.mesh) return layoutOfSharding(*v.sharding, *options_.mesh, v.type.shape);
+    for (const Use& use : uses[id]) {
+      const Op& consumer = graph.op(use.op);
+      if (consumer.parallel.layoutsInferred) return layoutNeeded(consumer, use.operandIndex);
+    }
+    return TensorLayout::replicated(DeviceMatrix::unnamed({options_.deviceNum}), v.type.shape);
   }
 
   CompileOptions options_;

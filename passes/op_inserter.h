@@ -28,6 +28,8 @@ class OpInserter {
     role_ = role;
   }
 
+  int64_t insertedCount() const { return inserted_; }
+
   std::vector<OpId> order;  // the new execution order, model ops included by the pass
 
  private:

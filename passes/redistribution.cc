@@ -166,7 +166,8 @@ class RedistributionPass : public Pass {
     }
     for (ValueId& out : graph.outputs) out = current[out];
     graph.order = std::move(ins.order);
-    return PassStatus::Changed;
+    // Every layout already fit: the graph is as it was (no op, no rename, no record).
+    return ins.insertedCount() == 0 ? PassStatus::Unchanged : PassStatus::Changed;
   }
 
  private:

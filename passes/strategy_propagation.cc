@@ -19,6 +19,8 @@ class StrategyPropagationPass : public Pass {
   std::string_view dumpName() const override { return "step_parallel_begin"; }
 
   PassStatus run(Graph& graph, PassContext& context) override {
+    // A model without ops (inputs returned as they are) has nothing to shard.
+    if (std::none_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return !op.inserted(); })) return PassStatus::Unchanged;
     if (!applyCheckpoint(graph, context)) return PassStatus::Failed;
     return propagate(graph, context);
   }

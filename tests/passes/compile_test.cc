@@ -70,3 +70,64 @@ TEST_CASE("compile() stops after the stage options.stopAfter names, and material
 }
 
 }  // namespace irc::test
+
+#include "passes/layout_inference.h"
+#include "passes/redistribution.h"
+#include "passes/strategy_propagation.h"
+
+namespace irc::test {
+
+namespace {
+
+// A pass that breaks the graph (an operand naming a value that does not exist) and reports
+// `status`: the manager verifies the graph only after a pass that says it changed it.
+class BreakingPass : public Pass {
+ public:
+  explicit BreakingPass(PassStatus status) : status_(status) {}
+  std::string_view name() const override { return "breaking"; }
+  std::string_view dumpName() const override { return "breaking"; }
+  PassStatus run(Graph& graph, PassContext&) override {
+    graph.ops[0].operands[0].value = static_cast<ValueId>(graph.values.size() + 7);
+    return status_;
+  }
+
+ private:
+  PassStatus status_;
+};
+
+}  // namespace
+
+TEST_CASE("the pass manager runs the verifier after a pass that changed the graph, not after one that did not") {
+  for (PassStatus status : {PassStatus::Unchanged, PassStatus::Changed}) {
+    Loaded l;
+    PassContext context{l.diags};
+    PassManager manager;
+    manager.addPass(1, std::make_unique<BreakingPass>(status));
+    if (status == PassStatus::Unchanged) CHECK(manager.run(l.graph, context) == RunOutcome::Ok);
+    else CHECK_THROWS_AS(manager.run(l.graph, context), InternalError);
+  }
+}
+
+TEST_CASE("passes say Unchanged when they changed nothing: layout inference run twice, redistribution with every edge fitting") {
+  const char* fitting = "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+                        "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1]]}\n"
+                        "  - {name: e, type: Exp, inputs: [r], in_strategy: [[4, 1]]}\noutputs: [e]\n";
+  DiagnosticEngine diags("m.yaml", fitting);
+  Graph g = *loadModel(fitting, diags, {"m"});
+  PassContext context{diags};
+  CompileOptions options = optionsFromModel(g.parallel);
+  REQUIRE(createStrategyPropagationPass(options)->run(g, context) == PassStatus::Changed);
+  REQUIRE(createLayoutInferencePass(options)->run(g, context) == PassStatus::Changed);
+  CHECK(createLayoutInferencePass(options)->run(g, context) == PassStatus::Unchanged);
+  CHECK(createRedistributionPass(options)->run(g, context) == PassStatus::Unchanged);
+  CHECK(g.order.size() == 2);
+
+  Loaded needsComm;  // kModel: a partial MatMul feeding a split consumer
+  PassContext context2{needsComm.diags};
+  CompileOptions options2 = optionsFromModel(needsComm.graph.parallel);
+  REQUIRE(createStrategyPropagationPass(options2)->run(needsComm.graph, context2) == PassStatus::Changed);
+  REQUIRE(createLayoutInferencePass(options2)->run(needsComm.graph, context2) == PassStatus::Changed);
+  CHECK(createRedistributionPass(options2)->run(needsComm.graph, context2) == PassStatus::Changed);
+}
+
+}  // namespace irc::test
