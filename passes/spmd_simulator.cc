@@ -113,6 +113,97 @@ int64_t programElements(const Graph& graph) {
   return total;
 }
 
+namespace {
+
+// Seeded random values for the program's inputs and parameters (indices inside every table or
+// depth they index), then the single-device reference run of the whole program.
+std::vector<TensorValue> referenceRun(const Graph& original, uint64_t seed) {
+  Random rng{seed * 0x9E3779B97F4A7C15ULL + 1};
+  std::vector<TensorValue> ref(original.values.size());
+  for (const auto* list : {&original.inputs, &original.parameters})
+    for (ValueId v : *list) {
+      const Value& value = original.value(v);
+      TensorValue t = TensorValue::zeros(value.type.shape);
+      bool integral = isInteger(value.type.dtype) || value.type.dtype == DType::Bool;
+      int64_t bound = value.type.dtype == DType::Bool ? 2 : indexBound(original, v);
+      for (double& x : t.data) x = integral ? static_cast<double>(rng.next() % static_cast<uint64_t>(bound)) : rng.uniform();
+      ref[v] = std::move(t);
+    }
+  for (OpId id : original.order) {
+    const Op& op = original.op(id);
+    auto outs = runLocal(original, op, ref);
+    for (size_t r = 0; r < outs.size(); ++r) ref[op.results[r]] = std::move(outs[r]);
+  }
+  return ref;
+}
+
+// The global graph's values to compare, each with the model result it completes: a model op's
+// result, or where forward ops follow it, the last of them. A forward op belongs to the result
+// it reads (back through the forward ops before it): a multi-result op's conversion of result 1
+// does not complete result 0.
+std::map<ValueId, ValueId> valuesToCheck(const Graph& global) {
+  std::map<ValueId, ValueId> completed;
+  for (OpId id : global.order) {
+    const Op& op = global.op(id);
+    if (op.role != InsertedRole::ForwardOp) continue;
+    auto first = std::find_if(op.operands.begin(), op.operands.end(), [](const Operand& o) { return o.isValue(); });
+    if (first != op.operands.end()) completed[modelValueBehind(global, first->value)] = op.results[0];
+  }
+  std::map<ValueId, ValueId> check;  // completed value -> model result
+  for (OpId id : global.order) {
+    const Op& op = global.op(id);
+    if (op.inserted() || !op.parallel.layoutsInferred) continue;
+    for (ValueId v : op.results) check[completed.count(v) ? completed[v] : v] = v;
+  }
+  return check;
+}
+
+// Compares every rank's `produced` with its block of the reference `modelValue`; records the
+// first mismatch in `result`.
+void compareOnEveryRank(const Graph& global, const std::map<int64_t, Graph>& locals, const std::vector<TensorValue>& ref,
+                        std::map<int64_t, std::vector<TensorValue>>& values, ValueId produced, ValueId modelValue,
+                        const VerifyOptions& options, VerifyResult& result) {
+  const TensorLayout& layout = layoutOfValue(global, modelValue);
+  ++result.comparedValues;
+  for (const auto& entry : locals) {
+    int64_t rank = entry.first;
+    auto ranges = layout.sliceRanges(rank);
+    TensorValue want = sliceOf(ref[modelValue], ranges);
+    // A value left partial (the optimal planner reduces it on the edge) is compared as the sum
+    // (max, min) over its partial group: every piece must count exactly once.
+    TensorValue got = values[rank][produced];
+    if (layout.isPartial())
+      for (int64_t member : groupAlongAxes(layout.mesh, rank, layout.partialAxes)) {
+        if (member == rank) continue;
+        const TensorValue& piece = values[member][produced];
+        for (int64_t i = 0; i < got.size(); ++i) got.data[i] = combine(layout.partialOp, got.data[i], piece.data[i]);
+      }
+    for (int64_t i = 0; i < want.size(); ++i) {
+      double a = got.data[i], b = want.data[i];
+      if (sameSpecialValue(a, b)) continue;
+      double abs = std::fabs(a - b), rel = abs / std::max(std::fabs(b), 1e-300);
+      if (std::isfinite(abs)) {
+        result.maxAbsError = std::max(result.maxAbsError, abs);
+        if (std::fabs(b) > options.atol) result.maxRelError = std::max(result.maxRelError, rel);
+      }
+      if (abs <= options.atol + options.rtol * std::fabs(b) || !result.ok) continue;
+      result.ok = false;
+      result.op = global.op(global.value(modelValue).producer).name;
+      result.rank = rank;
+      auto st = stridesOf(want.shape);
+      int64_t rest = i;
+      for (size_t d = 0; d < st.size(); ++d) {
+        result.element.push_back(rest / st[d] + ranges[d].first);
+        rest %= st[d];
+      }
+      result.got = a;
+      result.expected = b;
+    }
+  }
+}
+
+}  // namespace
+
 VerifyResult simulateAndCompare(const Graph& original, const Graph& global, const std::map<int64_t, Graph>& locals,
                                 const VerifyOptions& options) {
   VerifyResult result;
@@ -124,59 +215,18 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
                                  elements, options.maxElements);
     return result;
   }
-  Random rng{options.seed * 0x9E3779B97F4A7C15ULL + 1};
-  std::vector<TensorValue> ref(original.values.size());
-  for (const auto* list : {&original.inputs, &original.parameters})
-    for (ValueId v : *list) {
-      const Value& value = original.value(v);
-      TensorValue t = TensorValue::zeros(value.type.shape);
-      bool integral = isInteger(value.type.dtype) || value.type.dtype == DType::Bool;
-      int64_t bound = value.type.dtype == DType::Bool ? 2 : indexBound(original, v);
-      for (double& x : t.data)
-        x = integral ? static_cast<double>(rng.next() % static_cast<uint64_t>(bound)) : rng.uniform();
-      ref[v] = std::move(t);
-    }
   try {
-    for (OpId id : original.order) {
-      const Op& op = original.op(id);
-      auto outs = runLocal(original, op, ref);
-      for (size_t r = 0; r < outs.size(); ++r) ref[op.results[r]] = std::move(outs[r]);
+    std::vector<TensorValue> ref = referenceRun(original, options.seed);
+    // Each rank's inputs and parameters: its slice of the reference values.
+    std::map<int64_t, std::vector<TensorValue>> values;
+    for (const auto& [rank, g] : locals) {
+      auto& vals = values[rank];
+      vals.resize(g.values.size());
+      for (const auto* list : {&g.inputs, &g.parameters})
+        for (ValueId v : *list) vals[v] = sliceOf(ref[v], g.value(v).slice);
     }
-  } catch (const ReferenceError& e) {
-    result.ok = false;
-    result.problem = e.what();
-    return result;
-  }
-
-  // Each rank's inputs and parameters: its slice of the reference values.
-  std::map<int64_t, std::vector<TensorValue>> values;
-  for (const auto& [rank, g] : locals) {
-    auto& vals = values[rank];
-    vals.resize(g.values.size());
-    for (const auto* list : {&g.inputs, &g.parameters})
-      for (ValueId v : *list) vals[v] = sliceOf(ref[v], g.value(v).slice);
-  }
-  // The value that completes each model op result: after its forward ops, if any. A forward op
-  // belongs to the result it reads (back through the forward ops before it): a multi-result op's
-  // conversion of result 1 does not complete result 0.
-  std::map<ValueId, ValueId> completed;
-  for (OpId id : global.order) {
-    const Op& op = global.op(id);
-    if (op.role != InsertedRole::ForwardOp) continue;
-    auto first = std::find_if(op.operands.begin(), op.operands.end(), [](const Operand& o) { return o.isValue(); });
-    if (first != op.operands.end()) completed[modelValueBehind(global, first->value)] = op.results[0];
-  }
-  std::map<ValueId, std::pair<ValueId, int>> check;  // completed value -> (model result, result index)
-  for (OpId id : global.order) {
-    const Op& op = global.op(id);
-    if (op.inserted() || !op.parallel.layoutsInferred) continue;
-    for (size_t r = 0; r < op.results.size(); ++r) {
-      ValueId v = op.results[r];
-      check[completed.count(v) ? completed[v] : v] = {v, static_cast<int>(r)};
-    }
-  }
-
-  try {
+    std::map<ValueId, ValueId> check = valuesToCheck(global);
+    // All ranks in lockstep, op by op; the collectives exchange data by their groups.
     for (OpId id : global.order) {
       const Op& gop = global.op(id);
       if (isCollective(gop)) {
@@ -191,47 +241,7 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
       for (ValueId produced : gop.results) {
         auto it = check.find(produced);
         if (it == check.end()) continue;
-        auto [modelValue, resultIndex] = it->second;
-        const Value& mv = global.value(modelValue);
-        const TensorLayout& layout = layoutOfValue(global, modelValue);
-        ++result.comparedValues;
-        for (const auto& [rank, g] : locals) {
-          TensorValue want = sliceOf(ref[modelValue], layout.sliceRanges(rank));
-          // A value left partial (the optimal planner reduces it on the edge) is compared as the
-          // sum (max, min) over its partial group: every piece must count exactly once.
-          TensorValue got = values[rank][produced];
-          if (layout.isPartial()) {
-            for (int64_t member : groupAlongAxes(layout.mesh, rank, layout.partialAxes)) {
-              if (member == rank) continue;
-              const TensorValue& piece = values[member][produced];
-              for (int64_t i = 0; i < got.size(); ++i) got.data[i] = combine(layout.partialOp, got.data[i], piece.data[i]);
-            }
-          }
-          for (int64_t i = 0; i < want.size(); ++i) {
-            double a = got.data[i], b = want.data[i];
-            if (sameSpecialValue(a, b)) continue;
-            double abs = std::fabs(a - b), rel = abs / std::max(std::fabs(b), 1e-300);
-            if (std::isfinite(abs)) {
-              result.maxAbsError = std::max(result.maxAbsError, abs);
-              if (std::fabs(b) > options.atol) result.maxRelError = std::max(result.maxRelError, rel);
-            }
-            bool bad = !(abs <= options.atol + options.rtol * std::fabs(b));
-            if (bad && result.ok) {
-              result.ok = false;
-              result.op = global.op(mv.producer).name;
-              result.rank = rank;
-              auto st = stridesOf(want.shape);
-              int64_t rest = i;
-              auto ranges = layout.sliceRanges(rank);
-              for (size_t d = 0; d < st.size(); ++d) {
-                result.element.push_back(rest / st[d] + ranges[d].first);
-                rest %= st[d];
-              }
-              result.got = a;
-              result.expected = b;
-            }
-          }
-        }
+        compareOnEveryRank(global, locals, ref, values, produced, it->second, options, result);
         if (!result.ok) return result;
       }
     }
