@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <ostream>
+#include <streambuf>
 
 #include <fmt/format.h>
 
@@ -34,6 +37,52 @@ int writeAllAndClose(int fd, const std::string& text) {
     }
     done += static_cast<size_t>(n);
   }
+  if (::close(fd) != 0 && error == 0) error = errno;
+  return error;
+}
+
+// A stream buffer that writes to a file descriptor in blocks, keeping the first write error.
+class FdWriter : public std::streambuf {
+ public:
+  explicit FdWriter(int fd) : fd_(fd), buffer_(size_t{1} << 20) { setp(buffer_.data(), buffer_.data() + buffer_.size()); }
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!flush()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) sputc(traits_type::to_char_type(c));
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return flush() ? 0 : -1; }
+
+ private:
+  bool flush() {
+    const char* p = pbase();
+    while (p < pptr() && error_ == 0) {
+      ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
+      if (n < 0) {
+        if (errno != EINTR) error_ = errno;
+        continue;
+      }
+      p += n;
+    }
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+    return error_ == 0;
+  }
+  int fd_;
+  std::vector<char> buffer_;
+  int error_ = 0;
+};
+
+// Runs `produce` on a stream into `fd`, then closes it; returns the first error (0: none).
+int streamAndClose(int fd, const std::function<void(std::ostream&)>& produce) {
+  FdWriter writer(fd);
+  {
+    std::ostream out(&writer);
+    produce(out);
+    out.flush();
+  }
+  int error = writer.error();
   if (::close(fd) != 0 && error == 0) error = errno;
   return error;
 }
@@ -158,7 +207,7 @@ std::optional<std::string> DumpWriter::commit() {
   return std::nullopt;
 }
 
-std::optional<std::string> writeFileAtomically(const std::string& path, const std::string& text) {
+std::optional<std::string> writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& produce) {
   std::error_code ec;
   fs::path target(path);
   fs::file_status status = fs::symlink_status(target, ec);
@@ -169,7 +218,7 @@ std::optional<std::string> writeFileAtomically(const std::string& path, const st
   if (fs::exists(status) && !fs::is_regular_file(status)) {
     int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (fd < 0) return fmt::format("cannot write '{}': {}", path, systemReason(errno));
-    if (int error = writeAllAndClose(fd, text)) return fmt::format("cannot write '{}': {}", path, systemReason(error));
+    if (int error = streamAndClose(fd, produce)) return fmt::format("cannot write '{}': {}", path, systemReason(error));
     return std::nullopt;
   }
   fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -184,7 +233,7 @@ std::optional<std::string> writeFileAtomically(const std::string& path, const st
   if (fd < 0) return fmt::format("cannot write '{}': {}", path, systemReason(errno));
   std::string tmp(buffer.data());
   ::fchmod(fd, 0644);
-  if (int error = writeAllAndClose(fd, text)) {
+  if (int error = streamAndClose(fd, produce)) {
     ::unlink(tmp.c_str());
     return fmt::format("cannot write '{}': {}", path, systemReason(error));
   }
@@ -194,6 +243,10 @@ std::optional<std::string> writeFileAtomically(const std::string& path, const st
     return fmt::format("cannot write '{}': {}", path, systemReason(error));
   }
   return std::nullopt;
+}
+
+std::optional<std::string> writeFileAtomically(const std::string& path, const std::string& text) {
+  return writeFileAtomically(path, [&](std::ostream& out) { out << text; });
 }
 
 }  // namespace irc

@@ -9,8 +9,10 @@
 // concurrent runs never splice their files, and a rejected model, a full disk or a crash leaves
 // the previous dumps as they were. Staging folders not committed are removed.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -68,5 +70,8 @@ class DumpWriter : public PassInstrumentation {
 // device, pipe or symlink target is written through in place. Returns an error message with the
 // system's reason.
 std::optional<std::string> writeFileAtomically(const std::string& path, const std::string& text);
+// The same for text written as it is produced: `produce` writes to a stream that goes straight
+// to the file (in 1 MiB blocks), never held whole in memory.
+std::optional<std::string> writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& produce);
 
 }  // namespace irc

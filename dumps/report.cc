@@ -1,10 +1,12 @@
 #include "dumps/report.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "dumps/ir_printer.h"
+#include "dumps/json_stream.h"
 #include "dumps/origin_text.h"
 #include "ir/inserted_ops.h"
 
@@ -104,128 +106,160 @@ CompileTotals compileTotals(const Graph& graph) {
   return t;
 }
 
-json buildReport(const Graph& graph, const CompileOptions& options, int64_t rank) {
-  json report;
-  report["schema_version"] = 1;
-  report["model"] = graph.name;
-  report["device_num"] = options.deviceNum;
-  report["global_rank"] = rank;
-  report["search_mode"] = std::string(searchModeName(options.searchMode));
+namespace {
 
-  // Forward ops of each model op.
-  std::map<std::string, std::vector<OpId>> forward;
-  for (OpId id : graph.order) {
-    const Op& op = graph.op(id);
-    if (op.role == InsertedRole::ForwardOp) forward[graph.op(op.owner).name].push_back(id);
+json valueJson(const Graph& graph, ValueId id, const std::optional<TensorLayout>& layout, const StrategyOrigin* origin) {
+  const Value& v = graph.value(id);
+  json j;
+  j["name"] = v.name;
+  j["shape"] = v.type.shape;
+  j["dtype"] = std::string(modelName(v.type.dtype));
+  if (layout) {
+    json l = layoutJson(*layout, true);
+    for (auto& [k, x] : l.items()) j[k] = x;
   }
+  if (origin) j["origin"] = originJson(graph, *origin);
+  else j["origin"] = v.sharding ? json{{"kind", "tensor"}} : json{{"kind", "default"}};
+  return j;
+}
 
-  json ops = json::array();
-  json values = json::array();
-  auto valueJson = [&](ValueId id, const std::optional<TensorLayout>& layout, const StrategyOrigin* origin) {
-    const Value& v = graph.value(id);
-    json j;
-    j["name"] = v.name;
-    j["shape"] = v.type.shape;
-    j["dtype"] = std::string(modelName(v.type.dtype));
-    if (layout) {
-      json l = layoutJson(*layout, true);
-      for (auto& [k, x] : l.items()) j[k] = x;
+// One operand or result of an op: its global shape, layout and slice shape.
+json tensorJson(const TensorLayout& l) {
+  json j;
+  j["shape"] = l.shape;
+  json layout = layoutJson(l, false);  // named: items() must not outlive it
+  for (auto& [key, x] : layout.items()) j[key] = x;
+  j["slice_shape"] = l.sliceShape();
+  return j;
+}
+
+json opJson(const Graph& graph, const Op& op, const std::vector<OpId>& forwardOps, int64_t rank) {
+  const OpParallelState& p = op.parallel;
+  json j;
+  j["name"] = op.name;
+  j["type"] = op.type;
+  if (op.takesLayoutsFromNeighbours() || !p.hasSharding) j["in_strategy"] = nullptr;
+  else j["in_strategy"] = p.inStrategy;
+  if (p.outStrategy) j["out_strategy"] = *p.outStrategy;
+  j["origin"] = originJson(graph, p.origin);
+  if (p.layoutsInferred) {
+    j["dev_matrix"] = p.sharding.mesh.dims;
+    json inputs = json::array();
+    int k = 0;
+    for (const Operand& o : op.operands) {
+      if (!o.isValue()) continue;
+      json in;
+      in["value"] = graph.value(modelValueBehind(graph, o.value)).name;
+      json tensor = tensorJson(p.inputLayouts[k++]);  // named: items() must not outlive it
+      for (auto& [key, x] : tensor.items()) in[key] = x;
+      inputs.push_back(in);
     }
-    if (origin) j["origin"] = originJson(graph, *origin);
-    else j["origin"] = v.sharding ? json{{"kind", "tensor"}} : json{{"kind", "default"}};
-    values.push_back(j);
-  };
-  for (const auto* list : {&graph.inputs, &graph.parameters})
-    for (ValueId id : *list) valueJson(id, graph.value(id).layout, nullptr);
+    j["inputs"] = inputs;
+    json outputs = json::array();
+    for (const TensorLayout& l : p.outputLayouts) outputs.push_back(tensorJson(l));
+    j["outputs"] = outputs;
+  }
+  json fwd = json::array();
+  for (OpId f : forwardOps) fwd.push_back(insertedOpJson(graph, f, rank));
+  j["forward_ops"] = fwd;
+  return j;
+}
 
+json redistributionJson(const Graph& graph, const RedistributionRecord& rec, int64_t rank) {
+  json j;
+  j["value"] = graph.value(rec.value).name;
+  j["consumer"] = rec.consumer;
+  j["input_index"] = rec.inputIndex;
+  j["from"] = layoutJson(rec.from, true);
+  j["to"] = layoutJson(rec.to, true);
+  j["reason"] = rec.reason;
+  json list = json::array();
+  double bytes = 0;
+  for (OpId id : rec.ops) {
+    list.push_back(insertedOpJson(graph, id, rank));
+    bytes += sendBytes(graph, graph.op(id));
+  }
+  j["ops"] = list;
+  j["comm_bytes_per_rank"] = bytes;
+  return j;
+}
+
+// A training graph's mirror: the gradient AllReduce it stands for.
+json mirrorJson(const Graph& graph, OpId id, int64_t rank) {
+  const Op& op = graph.op(id);
+  json j = insertedOpJson(graph, id, rank);
+  j["name"] = op.name;
+  j["parameter"] = graph.value(modelValueBehind(graph, op.operands[0].value)).name;
+  j["grad_comm_bytes_per_rank"] = mirrorGradientBytes(*op.step, byteSize(graph.value(op.results[0]).type.dtype));
+  return j;
+}
+
+json totalsJson(const Graph& graph) {
+  CompileTotals totals = compileTotals(graph);
+  int inserted = 0;
+  for (const auto& [type, n] : totals.insertedByType) inserted += n;
+  return {{"comm_bytes_per_rank", totals.commBytesPerRank},
+          {"param_bytes_per_rank", totals.paramBytesPerRank},
+          {"inserted_ops", inserted},
+          {"grad_comm_bytes_per_rank", totals.gradBytesPerRank}};
+}
+
+}  // namespace
+
+void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& options, int64_t rank, int indent) {
+  JsonStream js(out, indent);
+  js.beginObject();
+  js.member("schema_version", 1);
+  js.member("model", graph.name);
+  js.member("device_num", options.deviceNum);
+  js.member("global_rank", rank);
+  js.member("search_mode", std::string(searchModeName(options.searchMode)));
+
+  std::vector<std::vector<OpId>> forward(graph.ops.size());  // by owner
+  for (OpId id : graph.order)
+    if (graph.op(id).role == InsertedRole::ForwardOp) forward[graph.op(id).owner].push_back(id);
+  js.key("ops");
+  js.beginArray();
+  for (OpId id : graph.order)
+    if (!graph.op(id).inserted()) js.value(opJson(graph, graph.op(id), forward[id], rank));
+  js.endArray();
+
+  js.key("values");
+  js.beginArray();
+  for (const auto* list : {&graph.inputs, &graph.parameters})
+    for (ValueId id : *list) js.value(valueJson(graph, id, graph.value(id).layout, nullptr));
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted()) continue;
     const OpParallelState& p = op.parallel;
-    json j;
-    j["name"] = op.name;
-    j["type"] = op.type;
-    if (op.takesLayoutsFromNeighbours() || !p.hasSharding) j["in_strategy"] = nullptr;
-    else j["in_strategy"] = p.inStrategy;
-    if (p.outStrategy) j["out_strategy"] = *p.outStrategy;
-    j["origin"] = originJson(graph, p.origin);
-    if (p.layoutsInferred) {
-      j["dev_matrix"] = p.sharding.mesh.dims;
-      json inputs = json::array();
-      int k = 0;
-      for (const Operand& o : op.operands) {
-        if (!o.isValue()) continue;
-        const TensorLayout& l = p.inputLayouts[k++];
-        json in;
-        in["value"] = graph.value(modelValueBehind(graph, o.value)).name;
-        in["shape"] = l.shape;
-        json layout = layoutJson(l, false);  // named: items() must not outlive it
-        for (auto& [key, x] : layout.items()) in[key] = x;
-        in["slice_shape"] = l.sliceShape();
-        inputs.push_back(in);
-      }
-      j["inputs"] = inputs;
-      json outputs = json::array();
-      for (const TensorLayout& l : p.outputLayouts) {
-        json out;
-        out["shape"] = l.shape;
-        json layout = layoutJson(l, false);
-        for (auto& [key, x] : layout.items()) out[key] = x;
-        out["slice_shape"] = l.sliceShape();
-        outputs.push_back(out);
-      }
-      j["outputs"] = outputs;
-    }
-    json fwd = json::array();
-    for (OpId f : forward[op.name]) fwd.push_back(insertedOpJson(graph, f, rank));
-    j["forward_ops"] = fwd;
-    ops.push_back(j);
     for (size_t r = 0; r < op.results.size(); ++r)
-      valueJson(op.results[r], p.layoutsInferred ? std::optional(p.finalLayouts[r]) : std::nullopt, &p.origin);
+      js.value(valueJson(graph, op.results[r], p.layoutsInferred ? std::optional(p.finalLayouts[r]) : std::nullopt, &p.origin));
   }
-  report["ops"] = ops;
-  report["values"] = values;
+  js.endArray();
 
-  json redistributions = json::array();
-  for (const RedistributionRecord& rec : graph.redistributions) {
-    json j;
-    j["value"] = graph.value(rec.value).name;
-    j["consumer"] = rec.consumer;
-    j["input_index"] = rec.inputIndex;
-    j["from"] = layoutJson(rec.from, true);
-    j["to"] = layoutJson(rec.to, true);
-    j["reason"] = rec.reason;
-    json list = json::array();
-    double bytes = 0;
-    for (OpId id : rec.ops) {
-      list.push_back(insertedOpJson(graph, id, rank));
-      bytes += sendBytes(graph, graph.op(id));
-    }
-    j["ops"] = list;
-    j["comm_bytes_per_rank"] = bytes;
-    redistributions.push_back(j);
-  }
-  report["redistributions"] = redistributions;
-  // A training graph's mirrors: the gradient AllReduce each one stands for.
-  json mirrors = json::array();
+  js.key("redistributions");
+  js.beginArray();
+  for (const RedistributionRecord& rec : graph.redistributions) js.value(redistributionJson(graph, rec, rank));
+  js.endArray();
+
+  js.key("mirror_ops");
+  js.beginArray();
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
-    if (!op.inserted() || !op.step || op.step->kind != RedistStep::Kind::Mirror) continue;
-    json j = insertedOpJson(graph, id, rank);
-    j["name"] = op.name;
-    j["parameter"] = graph.value(modelValueBehind(graph, op.operands[0].value)).name;
-    j["grad_comm_bytes_per_rank"] = mirrorGradientBytes(*op.step, byteSize(graph.value(op.results[0]).type.dtype));
-    mirrors.push_back(j);
+    if (op.inserted() && op.step && op.step->kind == RedistStep::Kind::Mirror) js.value(mirrorJson(graph, id, rank));
   }
-  report["mirror_ops"] = mirrors;
-  CompileTotals totals = compileTotals(graph);
-  int inserted = 0;
-  for (const auto& [type, n] : totals.insertedByType) inserted += n;
-  report["totals"] = {{"comm_bytes_per_rank", totals.commBytesPerRank},
-                      {"param_bytes_per_rank", totals.paramBytesPerRank},
-                      {"inserted_ops", inserted},
-                      {"grad_comm_bytes_per_rank", totals.gradBytesPerRank}};
-  return report;
+  js.endArray();
+
+  js.key("totals");
+  js.value(totalsJson(graph));
+  js.endObject();
+  out << '\n';
+}
+
+json buildReport(const Graph& graph, const CompileOptions& options, int64_t rank) {
+  std::ostringstream text;
+  writeReport(text, graph, options, rank, -1);
+  return json::parse(text.str());
 }
 
 }  // namespace irc

@@ -4,6 +4,7 @@
 // global graph after redistribution, for one rank's groups and bounds.
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,11 @@
 
 namespace irc {
 
+// Writes the report to `out` as it goes (each op's object built and written on its own), in
+// nlohmann::json's dump() layout: compact with indent < 0, else `indent` spaces a level; ends
+// with a line break.
+void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& options, int64_t rank, int indent);
+// The same, parsed (for tests and tools that read it back).
 nlohmann::ordered_json buildReport(const Graph& graph, const CompileOptions& options, int64_t rank);
 
 // Counts for the end-of-compile summary.

@@ -2,8 +2,12 @@
 // facts, and determinism.
 #include <doctest/doctest.h>
 
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
+#include "dumps/report.h"
+#include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 
 namespace irc::test {
@@ -96,6 +100,28 @@ TEST_CASE("the report is deterministic and follows --rank") {
   // Rank 6 is coordinate (1, 2) on the (2, 4) mesh: it keeps columns 32:48 of its local block.
   CHECK(rep["redistributions"][0]["ops"][0]["attrs"]["begin"] == json({0, 32}));
   CHECK(rep["redistributions"][0]["ops"][0]["attrs"]["end"] == json({32, 48}));
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+// The report is streamed member by member (dumps/json_stream.h); its text must be exactly what
+// nlohmann::json would print for the same content, compact or indented.
+TEST_CASE("the streamed report is laid out exactly as nlohmann::json dumps it, at every indent") {
+  for (const char* model : {"/examples/ffn.yaml", "/examples/embedding_layernorm.yaml", "/examples/attention.yaml", "/examples/reshape_transpose.yaml"}) {
+    std::string yaml = readFile(sourceDir() + model);
+    Compiled c = compileAllRanks(yaml);
+    REQUIRE(c.errors.empty());
+    for (int indent : {-1, 0, 2, 4}) {
+      CAPTURE(model);
+      CAPTURE(indent);
+      std::ostringstream out;
+      writeReport(out, c.global, c.options, 1, indent);
+      std::string text = out.str();
+      CHECK(text == nlohmann::ordered_json::parse(text).dump(indent) + "\n");
+    }
+  }
 }
 
 }  // namespace irc::test

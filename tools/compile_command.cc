@@ -285,10 +285,11 @@ int runCompile(const std::vector<std::string>& args) {
   int64_t reportRank = a.rank.value_or(options.globalRank);
   auto reportStart = StageTimer::Clock::now();
   if (!a.report.empty()) {
-    std::string text = buildReport(*graph, options, reportRank).dump(a.reportIndent) + "\n";
+    // Streamed as it is produced: the report is never held whole in memory.
+    auto produce = [&](std::ostream& out) { writeReport(out, *graph, options, reportRank, a.reportIndent); };
     if (a.report == "-") {
-      std::cout << text;  // a failed write to stdout is caught by the driver (exit 1)
-    } else if (auto err = writeFileAtomically(a.report, text)) {
+      produce(std::cout);  // a failed write to stdout is caught by the driver (exit 1)
+    } else if (auto err = writeFileAtomically(a.report, produce)) {
       std::cerr << "irc: error: " << *err << "\n";
       return 1;
     }

@@ -1,0 +1,47 @@
+#pragma once
+// Writes JSON to a stream as it is produced, in exactly nlohmann::json's dump() layout (compact
+// with indent < 0, else `indent` spaces a level): the report is written member by member, each
+// op's object built and dumped on its own, never the whole graph as one JSON tree.
+#include <ostream>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace irc {
+
+class JsonStream {
+ public:
+  JsonStream(std::ostream& out, int indent) : out_(out), indent_(indent) {}
+
+  void beginObject() { open('{', true); }
+  void endObject() { close('}'); }
+  void beginArray() { open('[', false); }
+  void endArray() { close(']'); }
+  // In an object: the key of the next value.
+  void key(std::string_view name);
+  // A whole value: an array element, or the value of the last key.
+  void value(const nlohmann::ordered_json& j);
+  template <typename T>
+  void member(std::string_view name, const T& v) {
+    key(name);
+    value(nlohmann::ordered_json(v));
+  }
+
+ private:
+  struct Level {
+    bool object;
+    bool empty = true;
+  };
+  void open(char bracket, bool object);
+  void close(char bracket);
+  void beginMember();  // the comma and line break before an array element or an object key
+  void newline(size_t depth);
+
+  std::ostream& out_;
+  int indent_;
+  std::vector<Level> stack_;
+  bool afterKey_ = false;
+};
+
+}  // namespace irc
