@@ -170,6 +170,112 @@ std::optional<std::vector<DimAxes>> readLayouts(YamlReader& reader, const YAML::
   return ok ? std::optional(out) : std::nullopt;
 }
 
+namespace {
+
+// The axes per dim (and any partial axes) one notation writes; sets `notation`.
+std::optional<AxisAssignment> readNotation(YamlReader& reader, const YAML::Node& node, const std::string& key,
+                                           const YAML::Node& value, const std::string& what, const DeviceMatrix& mesh, size_t rank,
+                                           ShardingNotation& notation) {
+  AxisAssignment assignment;
+  if (key == "layout") {
+    notation = ShardingNotation::Layout;
+    auto dims = readAliasMap(reader, value, what, mesh);
+    if (!dims) return std::nullopt;
+    assignment.dims = *dims;
+    return assignment;
+  }
+  if (key == "sbp" || key == "placements") {
+    notation = key == "sbp" ? ShardingNotation::Sbp : ShardingNotation::Placements;
+    auto entries = reader.stringList(value, fmt::format("{} ({})", what, key));
+    if (!entries) return std::nullopt;
+    auto r = key == "sbp" ? parseSbp(*entries, mesh, rank) : parsePlacements(*entries, mesh, rank);
+    if (!takeNotation(reader, value, r, assignment)) return std::nullopt;
+    return assignment;
+  }
+  notation = ShardingNotation::DimsMapping;
+  auto map = reader.intList(value, fmt::format("{} (dims_mapping)", what));
+  if (!map) return std::nullopt;
+  std::vector<int64_t> partial;
+  if (auto p = reader.optional(node, "partial")) {
+    auto list = reader.intList(*p, fmt::format("{} (partial)", what));
+    if (!list) return std::nullopt;
+    partial = *list;
+  }
+  if (!takeNotation(reader, value, parseDimsMapping(*map, partial, mesh), assignment)) return std::nullopt;
+  return assignment;
+}
+
+// A partial state in a tensor sharding is refused (and `partial:` outside dims_mapping).
+bool rejectPartial(YamlReader& reader, const YAML::Node& node, const std::string& key, const YAML::Node& value,
+                   const std::string& what, const DeviceMatrix& mesh, const AxisAssignment& assignment) {
+  if (key != "dims_mapping")
+    if (auto p = reader.optional(node, "partial")) {
+      reader.error(*p, fmt::format("'partial' goes with dims_mapping; in {} write partial axes as {}", key,
+                                   key == "sbp" ? "P" : key == "placements" ? "Partial()" : "a dims_mapping"));
+      return false;
+    }
+  if (assignment.partialAxes.empty()) return true;
+  // A declared partial state cannot be honoured: an input or parameter is fed whole, and the
+  // partial sums an op makes are completed by its forward AllReduce. Accepting it would only
+  // relabel a whole value as partial, and its consumer would sum copies (docs/model-format.md).
+  reader.error(value, fmt::format("{} declares a partial state over device axis '{}'; a tensor sharding may only "
+                                  "split or replicate (write {} for that axis): partial results come from ops "
+                                  "that reduce over a split dim, and irc completes them itself",
+                                  what, mesh.names[assignment.partialAxes[0]],
+                                  key == "sbp" ? "B" : key == "placements" ? "Replicate()" : "no 'partial' entry"));
+  return false;
+}
+
+// Shardy's extras: `priority`, `open` dims, `replicated` axes.
+bool readShardyExtras(YamlReader& reader, const YAML::Node& node, const AnnotatedTensor& tensor, const DeviceMatrix& mesh,
+                      TensorSharding& sharding) {
+  size_t rank = tensor.shape.size();
+  if (auto p = reader.optional(node, "priority")) {
+    auto v = reader.integer(*p, "priority");
+    if (!v) return false;
+    if (*v < 0) {
+      reader.error(*p, fmt::format("priority must be >= 0 (0 is highest); got {}", *v));
+      return false;
+    }
+    sharding.priority = *v;
+  }
+  sharding.open.assign(rank, false);
+  if (auto o = reader.optional(node, "open")) {
+    if (!reader.sequence(*o, "open")) return false;
+    if (o->size() != rank) {
+      reader.error(*o, fmt::format("open has {} entries; '{}' has rank {}", o->size(), tensor.name, rank));
+      return false;
+    }
+    for (size_t d = 0; d < rank; ++d) {
+      auto b = reader.boolean((*o)[d], "open entry");
+      if (!b) return false;
+      sharding.open[d] = *b;
+    }
+  }
+  if (auto r = reader.optional(node, "replicated")) {
+    auto names = reader.stringList(*r, "replicated");
+    if (!names) return false;
+    for (size_t i = 0; i < names->size(); ++i) {
+      auto axis = mesh.axisIndex((*names)[i]);
+      if (!axis) {
+        reader.error((*r)[i], fmt::format("unknown device axis '{}' (alias_name has: {})", (*names)[i],
+                                          fmt::format("{}", fmt::join(mesh.names, ", "))));
+        return false;
+      }
+      for (const auto& axes : sharding.dims)
+        if (std::find(axes.begin(), axes.end(), *axis) != axes.end()) {
+          reader.error((*r)[i], fmt::format("device axis '{}' is listed as replicated but the sharding splits a dim over it",
+                                            (*names)[i]));
+          return false;
+        }
+      sharding.replicatedAxes.push_back(*axis);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YAML::Node& node, const AnnotatedTensor& tensor,
                                                  const ParallelConfig& parallel) {
   std::string what = fmt::format("the sharding of '{}'", tensor.name);
@@ -189,100 +295,20 @@ std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YAML:
   YAML::Node value = *reader.optional(node, key);
   TensorSharding sharding;
   sharding.loc = locOf(node);
-  AxisAssignment assignment;
   size_t rank = tensor.shape.size();
-  if (key == "layout") {
-    sharding.notation = ShardingNotation::Layout;
-    auto dims = readAliasMap(reader, value, what, *mesh);
-    if (!dims) return std::nullopt;
-    assignment.dims = *dims;
-  } else if (key == "sbp" || key == "placements") {
-    sharding.notation = key == "sbp" ? ShardingNotation::Sbp : ShardingNotation::Placements;
-    auto entries = reader.stringList(value, fmt::format("{} ({})", what, key));
-    if (!entries) return std::nullopt;
-    auto r = key == "sbp" ? parseSbp(*entries, *mesh, rank) : parsePlacements(*entries, *mesh, rank);
-    if (!takeNotation(reader, value, r, assignment)) return std::nullopt;
-  } else {
-    sharding.notation = ShardingNotation::DimsMapping;
-    auto map = reader.intList(value, fmt::format("{} (dims_mapping)", what));
-    if (!map) return std::nullopt;
-    std::vector<int64_t> partial;
-    if (auto p = reader.optional(node, "partial")) {
-      auto list = reader.intList(*p, fmt::format("{} (partial)", what));
-      if (!list) return std::nullopt;
-      partial = *list;
-    }
-    if (!takeNotation(reader, value, parseDimsMapping(*map, partial, *mesh), assignment)) return std::nullopt;
-  }
-  if (key != "dims_mapping")
-    if (auto p = reader.optional(node, "partial")) {
-      reader.error(*p, fmt::format("'partial' goes with dims_mapping; in {} write partial axes as {}", key,
-                                   key == "sbp" ? "P" : key == "placements" ? "Partial()" : "a dims_mapping"));
-      return std::nullopt;
-    }
-  if (!assignment.partialAxes.empty()) {
-    // A declared partial state cannot be honoured: an input or parameter is fed whole, and the
-    // partial sums an op makes are completed by its forward AllReduce. Accepting it would only
-    // relabel a whole value as partial, and its consumer would sum copies (docs/model-format.md).
-    reader.error(value, fmt::format("{} declares a partial state over device axis '{}'; a tensor sharding may only "
-                                    "split or replicate (write {} for that axis): partial results come from ops "
-                                    "that reduce over a split dim, and irc completes them itself",
-                                    what, mesh->names[assignment.partialAxes[0]],
-                                    key == "sbp" ? "B" : key == "placements" ? "Replicate()" : "no 'partial' entry"));
+  auto assignment = readNotation(reader, node, key, value, what, *mesh, rank, sharding.notation);
+  if (!assignment || !rejectPartial(reader, node, key, value, what, *mesh, *assignment)) return std::nullopt;
+  if (assignment->dims.size() != rank) {
+    reader.error(value, fmt::format("{} has {} dims; '{}' has rank {} (shape {})", what, assignment->dims.size(), tensor.name,
+                                    rank, formatShape(tensor.shape)));
     return std::nullopt;
   }
-  if (assignment.dims.size() != rank) {
-    reader.error(value, fmt::format("{} has {} dims; '{}' has rank {} (shape {})", what, assignment.dims.size(), tensor.name, rank,
-                                    formatShape(tensor.shape)));
-    return std::nullopt;
-  }
-  TensorLayout layout{*mesh, tensor.shape, assignment.dims, assignment.partialAxes, assignment.partialOp};
+  TensorLayout layout{*mesh, tensor.shape, assignment->dims, assignment->partialAxes, assignment->partialOp};
   if (!checkLayout(reader, value, layout, tensor.name)) return std::nullopt;
-  sharding.dims = assignment.dims;
-  sharding.partialAxes = assignment.partialAxes;
-  sharding.partialOp = assignment.partialOp;
-
-  if (auto p = reader.optional(node, "priority")) {
-    auto v = reader.integer(*p, "priority");
-    if (!v) return std::nullopt;
-    if (*v < 0) {
-      reader.error(*p, fmt::format("priority must be >= 0 (0 is highest); got {}", *v));
-      return std::nullopt;
-    }
-    sharding.priority = *v;
-  }
-  sharding.open.assign(rank, false);
-  if (auto o = reader.optional(node, "open")) {
-    if (!reader.sequence(*o, "open")) return std::nullopt;
-    if (o->size() != rank) {
-      reader.error(*o, fmt::format("open has {} entries; '{}' has rank {}", o->size(), tensor.name, rank));
-      return std::nullopt;
-    }
-    for (size_t d = 0; d < rank; ++d) {
-      auto b = reader.boolean((*o)[d], "open entry");
-      if (!b) return std::nullopt;
-      sharding.open[d] = *b;
-    }
-  }
-  if (auto r = reader.optional(node, "replicated")) {
-    auto names = reader.stringList(*r, "replicated");
-    if (!names) return std::nullopt;
-    for (size_t i = 0; i < names->size(); ++i) {
-      auto axis = mesh->axisIndex((*names)[i]);
-      if (!axis) {
-        reader.error((*r)[i], fmt::format("unknown device axis '{}' (alias_name has: {})", (*names)[i],
-                                          fmt::format("{}", fmt::join(mesh->names, ", "))));
-        return std::nullopt;
-      }
-      for (const auto& axes : sharding.dims)
-        if (std::find(axes.begin(), axes.end(), *axis) != axes.end()) {
-          reader.error((*r)[i], fmt::format("device axis '{}' is listed as replicated but the sharding splits a dim over it",
-                                            (*names)[i]));
-          return std::nullopt;
-        }
-      sharding.replicatedAxes.push_back(*axis);
-    }
-  }
+  sharding.dims = assignment->dims;
+  sharding.partialAxes = assignment->partialAxes;
+  sharding.partialOp = assignment->partialOp;
+  if (!readShardyExtras(reader, node, tensor, *mesh, sharding)) return std::nullopt;
   return sharding;
 }
 
