@@ -46,9 +46,15 @@ class ModelLoader {
  private:
   bool stop() const { return reader_.diags().capReached(); }
   void readParallel(const YAML::Node& node);
+  bool readDeviceCount(const YAML::Node& node);
+  void readParallelSettings(const YAML::Node& node);
+  bool readMesh(const YAML::Node& node, bool deviceNumOk);
   void readTensors(const YAML::Node& list, ValueKind kind);
   void declareOps(const YAML::Node& list);
   void resolveOperands(OpSource& src);
+  bool readOperands(Op& op, const OpDef& def, const YAML::Node& inputs, const std::optional<YAML::Node>& attrsNode);
+  bool readOpAttrs(const OpSource& src, Op& op, const OpDef& def, const std::optional<YAML::Node>& attrsNode);
+  static std::vector<std::string> operandNamesOf(const OpDef& def);
   bool orderOps();
   void inferTypes();
   void readAnnotations(OpSource& src);
@@ -212,8 +218,15 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
 
 void ModelLoader::readParallel(const YAML::Node& node) {
   if (!reader_.checkMap(node, "'parallel'", kParallelKeys)) return;
+  graph_.parallel.loc = locOf(node);
+  bool deviceNumOk = readDeviceCount(node);
+  readParallelSettings(node);
+  parallelOk_ = readMesh(node, deviceNumOk);
+}
+
+// device_num and global_rank; false when they are unusable.
+bool ModelLoader::readDeviceCount(const YAML::Node& node) {
   ParallelConfig& p = graph_.parallel;
-  p.loc = locOf(node);
   bool ok = true;
   if (auto n = reader_.required(node, "device_num", "'parallel'")) {
     auto v = reader_.integer(*n, "device_num");
@@ -233,6 +246,12 @@ void ModelLoader::readParallel(const YAML::Node& node) {
       p.globalRank = *v;
     }
   }
+  return ok;
+}
+
+// The search mode and the switches.
+void ModelLoader::readParallelSettings(const YAML::Node& node) {
+  ParallelConfig& p = graph_.parallel;
   if (auto n = reader_.optional(node, "search_mode"))
     if (auto s = reader_.choice(*n, "search_mode", searchModeNames())) p.searchMode = *parseSearchMode(*s);
   if (auto n = reader_.optional(node, "fully_use_devices"))
@@ -248,7 +267,14 @@ void ModelLoader::readParallel(const YAML::Node& node) {
   if (auto n = reader_.optional(node, "redistribution"))
     if (auto s = reader_.choice(*n, "redistribution", redistributionModeNames()))
       p.redistribution = *parseRedistributionMode(*s);
+}
 
+// The named mesh of layout-style annotations: device_matrix with alias_name. `deviceNumOk`:
+// device_num was read (only then can the mesh be checked against it). Returns false when the
+// parallel block is unusable: device_num was not, or the mesh is not.
+bool ModelLoader::readMesh(const YAML::Node& node, bool deviceNumOk) {
+  ParallelConfig& p = graph_.parallel;
+  bool ok = deviceNumOk;
   auto dm = reader_.optional(node, "device_matrix");
   auto an = reader_.optional(node, "alias_name");
   if (dm) {
@@ -300,7 +326,7 @@ void ModelLoader::readParallel(const YAML::Node& node) {
     reader_.error(*an, "alias_name names the axes of device_matrix, which 'parallel' does not give");
     ok = false;
   }
-  parallelOk_ = ok;
+  return ok;
 }
 
 bool ModelLoader::claimName(const std::string& name, const YAML::Node& at) {
@@ -508,21 +534,33 @@ void ModelLoader::resolveOperands(OpSource& src) {
     reader_.error(*attrsNode, fmt::format("the attrs of op '{}' must be a mapping; got {}", op.name, describeNode(*attrsNode)));
     return;
   }
-  bool ok = true;
   const YAML::Node& inputs = *inputsNode;
   bool variadic = def.operands.back().kind == OperandKind::TensorList;
-  std::vector<std::string> operandNames;
-  for (const auto& o : def.operands) operandNames.push_back(o.name);
   if (!variadic && inputs.size() > def.operands.size()) {
     reader_.error(inputs[def.operands.size()], fmt::format("{} takes {} input{} ({}); op '{}' has {}", def.type,
                                                            def.operands.size(), def.operands.size() == 1 ? "" : "s",
-                                                           joinNames(operandNames), op.name, inputs.size()));
+                                                           joinNames(operandNamesOf(def)), op.name, inputs.size()));
     return;
   }
   if (variadic && inputs.size() == 0) {
     reader_.error(inputs, fmt::format("{} takes one or more inputs; op '{}' has none", def.type, op.name));
     return;
   }
+  bool ok = readOperands(op, def, inputs, attrsNode);
+  ok = readOpAttrs(src, op, def, attrsNode) && ok;
+  src.operandsOk = ok;
+}
+
+std::vector<std::string> ModelLoader::operandNamesOf(const OpDef& def) {
+  std::vector<std::string> names;
+  for (const auto& o : def.operands) names.push_back(o.name);
+  return names;
+}
+
+// Each operand from `inputs` in order (a value, or a constant written in place), else from
+// `attrs` (a constant operand given by name), else its default.
+bool ModelLoader::readOperands(Op& op, const OpDef& def, const YAML::Node& inputs, const std::optional<YAML::Node>& attrsNode) {
+  bool ok = true;
   for (size_t i = 0; i < def.operands.size(); ++i) {
     const OperandSpec& spec = def.operands[i];
     if (spec.kind == OperandKind::TensorList) {
@@ -559,15 +597,20 @@ void ModelLoader::resolveOperands(OpSource& src) {
       op.operands.push_back(Operand::ofConstant(*spec.defaultValue, op.loc));
     } else {
       reader_.error(inputs, fmt::format("{} takes {} input{} ({}); op '{}' has {}", def.type, def.operands.size(),
-                                        def.operands.size() == 1 ? "" : "s", joinNames(operandNames), op.name, inputs.size()));
-      ok = false;
-      break;
+                                        def.operands.size() == 1 ? "" : "s", joinNames(operandNamesOf(def)), op.name,
+                                        inputs.size()));
+      return false;
     }
   }
-  // Attributes: every key must be an attribute of the op or one of its constant operands.
-  std::vector<std::string> attrNames;
-  for (const auto& a : def.attrs) attrNames.push_back(a.name);
-  std::vector<std::string> accepted = attrNames;
+  return ok;
+}
+
+// Attributes: every key must be an attribute of the op or one of its constant operands; an
+// attribute not given takes its default.
+bool ModelLoader::readOpAttrs(const OpSource& src, Op& op, const OpDef& def, const std::optional<YAML::Node>& attrsNode) {
+  bool ok = true;
+  std::vector<std::string> accepted;
+  for (const auto& a : def.attrs) accepted.push_back(a.name);
   for (const auto& o : def.operands)
     if (o.kind != OperandKind::Tensor && o.kind != OperandKind::TensorList) accepted.push_back(o.name);
   if (attrsNode)
@@ -594,7 +637,7 @@ void ModelLoader::resolveOperands(OpSource& src) {
       ok = false;
     }
   }
-  src.operandsOk = ok;
+  return ok;
 }
 
 bool ModelLoader::orderOps() {
