@@ -1,5 +1,7 @@
 // `irc layout`: describes one tensor layout (spec/cli.md): every notation, every rank's slice.
 #include <iostream>
+#include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -49,12 +51,18 @@ T take(NotationResult<T> r, const std::string& flag) {
   return std::get<T>(std::move(r));
 }
 
-TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, ColorMode& color, int64_t& maxRanks) {
-  const CommandSpec& spec = commandSpec("layout");
-  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
+// The command line of `irc layout`, read but not yet interpreted.
+struct LayoutArgs {
   std::optional<std::vector<int64_t>> deviceMatrix, shape, strategy, dimsMapping, partial;
   std::optional<int64_t> deviceNum;
   std::optional<std::vector<std::string>> alias;
+  std::string flag, value;  // the one layout notation
+};
+
+LayoutArgs parseLayoutArgs(const std::vector<std::string>& args, bool& json, ColorMode& color, int64_t& maxRanks) {
+  const CommandSpec& spec = commandSpec("layout");
+  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
+  LayoutArgs a;
   std::vector<std::pair<std::string, std::string>> notations;
   while (!scan.done()) {
     auto item = scan.next();
@@ -63,16 +71,16 @@ TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, Color
     if (f == "--json") json = true;
     else if (f == "--color") color = parseColorMode(item.value);
     else if (f == "--max-ranks") maxRanks = parsePositiveIntArg(f, item.value);
-    else if (f == "--device-matrix") deviceMatrix = parseIntListArg(f, item.value);
-    else if (f == "--alias") alias = namesArg(item.value);
-    else if (f == "--shape") shape = parseIntListArg(f, item.value);
-    else if (f == "--device-num") deviceNum = parseIntArg(f, item.value);
-    else if (f == "--partial") partial = parseIntListArg(f, item.value);
+    else if (f == "--device-matrix") a.deviceMatrix = parseIntListArg(f, item.value);
+    else if (f == "--alias") a.alias = namesArg(item.value);
+    else if (f == "--shape") a.shape = parseIntListArg(f, item.value);
+    else if (f == "--device-num") a.deviceNum = parseIntArg(f, item.value);
+    else if (f == "--partial") a.partial = parseIntListArg(f, item.value);
     else if (f == "--strategy") {
-      strategy = parseIntListArg(f, item.value);
+      a.strategy = parseIntListArg(f, item.value);
       notations.emplace_back(f, item.value);
     } else {
-      if (f == "--dims-mapping") dimsMapping = parseIntListArg(f, item.value);
+      if (f == "--dims-mapping") a.dimsMapping = parseIntListArg(f, item.value);
       notations.emplace_back(f, item.value);
     }
   }
@@ -80,72 +88,83 @@ TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, Color
     throw UsageError(notations.empty() ? "irc layout needs one of --tensor-map, --tensor-map-index, --sbp, --placements, "
                                          "--dims-mapping, --strategy (see 'irc --help')"
                                        : "irc layout takes exactly one layout notation");
-  if (partial && !dimsMapping) throw UsageError("--partial goes with --dims-mapping");
-  const auto& [flag, value] = notations[0];
+  if (a.partial && !a.dimsMapping) throw UsageError("--partial goes with --dims-mapping");
+  std::tie(a.flag, a.value) = notations[0];
+  return a;
+}
 
-  TensorLayout layout;
-  if (flag == "--strategy") {
-    if (deviceMatrix || alias) throw UsageError("--strategy derives the device matrix; give --device-num, not --device-matrix");
-    int64_t devices = deviceNum.value_or(1);
-    for (int64_t s : *strategy)
-      if (s < 1) throw UsageError(fmt::format("--strategy entries must be >= 1; got {}", s));
-    if (!deviceNum) {
-      auto product = checkedProduct(*strategy);
-      if (!product || *product > kMaxDeviceNum)
-        throw LayoutRejected{fmt::format("--strategy {} uses more than {} devices (docs/limits.md)", value, kMaxDeviceNum)};
-      devices = *product;
-    }
-    if (devices < 1 || devices > kMaxDeviceNum)
-      throw LayoutRejected{fmt::format("--device-num must be in 1 .. {} (docs/limits.md); got {}", kMaxDeviceNum, devices)};
-    Shape defaultShape = *strategy;
-    layout = take(layoutFromStrategy(*strategy, devices, shape.value_or(defaultShape)), flag);
-  } else {
-    if (!deviceMatrix) throw UsageError(fmt::format("{} needs --device-matrix", flag));
-    if (deviceNum) throw UsageError("--device-num goes with --strategy; the device matrix gives the device count");
-    for (int64_t d : *deviceMatrix)
-      if (d < 1) throw UsageError(fmt::format("--device-matrix entries must be >= 1; got {}", d));
-    if (auto n = checkedProduct(*deviceMatrix); !n || *n > kMaxDeviceNum)
-      throw LayoutRejected{fmt::format("--device-matrix {} has more than {} devices (docs/limits.md)",
-                                       formatIntTuple(*deviceMatrix), kMaxDeviceNum)};
-    layout.mesh = DeviceMatrix::unnamed(*deviceMatrix);
-    if (alias) {
-      if (alias->size() != deviceMatrix->size())
-        throw UsageError(fmt::format("--alias has {} names; the device matrix has {} axes", alias->size(), deviceMatrix->size()));
-      layout.mesh.names = *alias;
-    }
-    const DeviceMatrix& mesh = layout.mesh;
-    AxisAssignment assignment;
-    if (flag == "--tensor-map") {
-      std::vector<std::vector<std::string>> perDim;
-      for (const std::string& entry : dimEntries(value)) perDim.push_back(splitTopLevel(entry));
-      assignment.dims = take(parseAliasMap(perDim, mesh), flag);
-    } else if (flag == "--tensor-map-index") {
-      assignment.dims = take(parseTensorMapIndex(tensorMapIndexArg(value), mesh), flag);
-    } else if (flag == "--dims-mapping") {
-      assignment = take(parseDimsMapping(*dimsMapping, partial.value_or(std::vector<int64_t>{}), mesh), flag);
-    } else {
-      size_t rank = shape ? shape->size() : 0;
-      if (!shape) {
-        // Without --shape the rank is the largest dim an entry names, plus one.
-        for (const std::string& e : splitTopLevel(value)) {
-          auto open = e.find('('), close = e.find(')');
-          if (open != std::string::npos && close > open + 1 && std::isdigit(static_cast<unsigned char>(e[open + 1])))
-            rank = std::max<size_t>(rank, std::stoul(e.substr(open + 1)) + 1);
-        }
-      }
-      assignment = take(flag == "--sbp" ? parseSbp(splitTopLevel(value), mesh, rank)
-                                        : parsePlacements(splitTopLevel(value), mesh, rank),
-                        flag);
-    }
-    layout.dims = assignment.dims;
-    layout.partialAxes = assignment.partialAxes;
-    layout.partialOp = assignment.partialOp;
-    if (shape) {
-      layout.shape = *shape;
-    } else {
-      for (size_t d = 0; d < layout.dims.size(); ++d) layout.shape.push_back(layout.splitsOfDim(d));
-    }
+// `--strategy` (MindSpore's shard tuple): the device matrix follows from it.
+TensorLayout layoutOfStrategy(const LayoutArgs& a) {
+  if (a.deviceMatrix || a.alias) throw UsageError("--strategy derives the device matrix; give --device-num, not --device-matrix");
+  int64_t devices = a.deviceNum.value_or(1);
+  for (int64_t s : *a.strategy)
+    if (s < 1) throw UsageError(fmt::format("--strategy entries must be >= 1; got {}", s));
+  if (!a.deviceNum) {
+    auto product = checkedProduct(*a.strategy);
+    if (!product || *product > kMaxDeviceNum)
+      throw LayoutRejected{fmt::format("--strategy {} uses more than {} devices (docs/limits.md)", a.value, kMaxDeviceNum)};
+    devices = *product;
   }
+  if (devices < 1 || devices > kMaxDeviceNum)
+    throw LayoutRejected{fmt::format("--device-num must be in 1 .. {} (docs/limits.md); got {}", kMaxDeviceNum, devices)};
+  Shape defaultShape = *a.strategy;
+  return take(layoutFromStrategy(*a.strategy, devices, a.shape.value_or(defaultShape)), a.flag);
+}
+
+// The other notations, over --device-matrix (with --alias).
+TensorLayout layoutOnMesh(const LayoutArgs& a) {
+  const std::string& flag = a.flag;
+  if (!a.deviceMatrix) throw UsageError(fmt::format("{} needs --device-matrix", flag));
+  if (a.deviceNum) throw UsageError("--device-num goes with --strategy; the device matrix gives the device count");
+  for (int64_t d : *a.deviceMatrix)
+    if (d < 1) throw UsageError(fmt::format("--device-matrix entries must be >= 1; got {}", d));
+  if (auto n = checkedProduct(*a.deviceMatrix); !n || *n > kMaxDeviceNum)
+    throw LayoutRejected{fmt::format("--device-matrix {} has more than {} devices (docs/limits.md)", formatIntTuple(*a.deviceMatrix),
+                                     kMaxDeviceNum)};
+  TensorLayout layout;
+  layout.mesh = DeviceMatrix::unnamed(*a.deviceMatrix);
+  if (a.alias) {
+    if (a.alias->size() != a.deviceMatrix->size())
+      throw UsageError(fmt::format("--alias has {} names; the device matrix has {} axes", a.alias->size(), a.deviceMatrix->size()));
+    layout.mesh.names = *a.alias;
+  }
+  const DeviceMatrix& mesh = layout.mesh;
+  AxisAssignment assignment;
+  if (flag == "--tensor-map") {
+    std::vector<std::vector<std::string>> perDim;
+    for (const std::string& entry : dimEntries(a.value)) perDim.push_back(splitTopLevel(entry));
+    assignment.dims = take(parseAliasMap(perDim, mesh), flag);
+  } else if (flag == "--tensor-map-index") {
+    assignment.dims = take(parseTensorMapIndex(tensorMapIndexArg(a.value), mesh), flag);
+  } else if (flag == "--dims-mapping") {
+    assignment = take(parseDimsMapping(*a.dimsMapping, a.partial.value_or(std::vector<int64_t>{}), mesh), flag);
+  } else {
+    size_t rank = a.shape ? a.shape->size() : 0;
+    if (!a.shape) {
+      // Without --shape the rank is the largest dim an entry names, plus one.
+      for (const std::string& e : splitTopLevel(a.value)) {
+        auto open = e.find('('), close = e.find(')');
+        if (open != std::string::npos && close > open + 1 && std::isdigit(static_cast<unsigned char>(e[open + 1])))
+          rank = std::max<size_t>(rank, std::stoul(e.substr(open + 1)) + 1);
+      }
+    }
+    assignment = take(flag == "--sbp" ? parseSbp(splitTopLevel(a.value), mesh, rank) : parsePlacements(splitTopLevel(a.value), mesh, rank),
+                      flag);
+  }
+  layout.dims = assignment.dims;
+  layout.partialAxes = assignment.partialAxes;
+  layout.partialOp = assignment.partialOp;
+  if (a.shape) {
+    layout.shape = *a.shape;
+  } else {
+    for (size_t d = 0; d < layout.dims.size(); ++d) layout.shape.push_back(layout.splitsOfDim(d));
+  }
+  return layout;
+}
+
+TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, ColorMode& color, int64_t& maxRanks) {
+  LayoutArgs a = parseLayoutArgs(args, json, color, maxRanks);
+  TensorLayout layout = a.flag == "--strategy" ? layoutOfStrategy(a) : layoutOnMesh(a);
   if (layout.shape.size() != layout.dims.size())
     throw LayoutRejected{fmt::format("--shape {} has rank {}; the layout has {} dims", formatShape(layout.shape),
                                      layout.shape.size(), layout.dims.size())};
