@@ -313,7 +313,7 @@ DeviceMatrix propagationMesh(const Graph& graph, const CompileOptions& options) 
 
 }  // namespace
 
-bool runFactorPropagation(Graph& graph, const PropagationInput& in, PassContext&) {
+void runFactorPropagation(Graph& graph, const PropagationInput& in) {
   FactorPropagation fp(graph, in, propagationMesh(graph, in.options));
   fp.seed();
   fp.run(in.options.factorStrategy);
@@ -323,7 +323,6 @@ bool runFactorPropagation(Graph& graph, const PropagationInput& in, PassContext&
   // its first consumer computes with, so that edge needs no redistribution.
   int64_t devices = in.options.deviceNum;
   finishPropagation(graph, in, [&](const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
-  return true;
 }
 
 }  // namespace irc

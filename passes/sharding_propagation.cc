@@ -274,11 +274,10 @@ class ShardingPropagation {
 
 }  // namespace
 
-bool runShardingPropagation(Graph& graph, const PropagationInput& in, PassContext&) {
+void runShardingPropagation(Graph& graph, const PropagationInput& in) {
   ShardingPropagation(graph, in).run();
   int64_t devices = in.options.deviceNum;
   finishPropagation(graph, in, [&](const OpRule& r, const OpView& v) { return dataParallelSharding(r, v, devices); });
-  return true;
 }
 
 }  // namespace irc

@@ -62,11 +62,11 @@ class StrategyPropagationPass : public Pass {
         reshapeLayoutsFromConsumers(graph, in);
         break;
       case SearchMode::ShardingPropagation:
-        if (!runShardingPropagation(graph, in, context)) return PassStatus::Failed;
+        runShardingPropagation(graph, in);
         reshapeLayoutsFromConsumers(graph, in);
         break;
       case SearchMode::FactorPropagation:
-        if (!runFactorPropagation(graph, in, context)) return PassStatus::Failed;
+        runFactorPropagation(graph, in);
         break;
     }
     return PassStatus::Changed;
