@@ -25,7 +25,9 @@ std::string_view redistributionModeName(RedistributionMode m);
 std::optional<RedistributionMode> parseRedistributionMode(std::string_view s);
 const std::vector<std::string>& redistributionModeNames();
 
-struct ParallelConfig {
+// The settings a compile runs with that a model's `parallel` block gives (the command line may
+// override some of them in passes/compile_options.h's CompileOptions, which extends this).
+struct ParallelSettings {
   int64_t deviceNum = 1;
   int64_t globalRank = 0;
   SearchMode searchMode = SearchMode::ShardingPropagation;
@@ -35,10 +37,14 @@ struct ParallelConfig {
   RedistributionMode redistribution = RedistributionMode::MindSpore;
   // A training graph: replicated parameters get MindSpore's _MirrorOperator (gradient AllReduce).
   bool training = false;
-  // `strategy_ckpt_load`: a MindSpore strategy checkpoint configuring ops (relative to the model).
-  std::string strategyCkptLoad;
   // The named mesh of layout-style annotations (`device_matrix` + `alias_name`), if given.
   std::optional<DeviceMatrix> mesh;
+};
+
+// The model's `parallel` block as written.
+struct ParallelConfig : ParallelSettings {
+  // `strategy_ckpt_load`: a MindSpore strategy checkpoint configuring ops (relative to the model).
+  std::string strategyCkptLoad;
   SourceLoc loc;  // the `parallel` mapping
 };
 

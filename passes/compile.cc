@@ -12,15 +12,7 @@ std::vector<int64_t> CompileOptions::everyRank() const {
 
 CompileOptions optionsFromModel(const ParallelConfig& model) {
   CompileOptions o;
-  o.deviceNum = model.deviceNum;
-  o.globalRank = model.globalRank;
-  o.searchMode = model.searchMode;
-  o.fullyUseDevices = model.fullyUseDevices;
-  o.factorStrategy = model.factorStrategy;
-  o.enableAlltoall = model.enableAlltoall;
-  o.redistribution = model.redistribution;
-  o.training = model.training;
-  o.mesh = model.mesh;
+  static_cast<ParallelSettings&>(o) = model;
   return o;
 }
 

@@ -13,18 +13,10 @@
 
 namespace irc {
 
-struct CompileOptions {
-  // The parallel settings in effect (model, then overrides).
-  int64_t deviceNum = 1;
-  int64_t globalRank = 0;
-  SearchMode searchMode = SearchMode::ShardingPropagation;
-  bool fullyUseDevices = true;
-  FactorStrategy factorStrategy = FactorStrategy::Aggressive;
-  bool enableAlltoall = false;
-  RedistributionMode redistribution = RedistributionMode::MindSpore;
-  bool training = false;                // replicated parameters get MindSpore's _MirrorOperator
-  std::optional<DeviceMatrix> mesh;     // the named mesh of layout-style annotations
-  CommCostModel costModel;              // the optimal planner's alpha-beta model
+// The parallel settings in effect (the model's, then the command line's overrides), and what to
+// run.
+struct CompileOptions : ParallelSettings {
+  CommCostModel costModel;  // the optimal planner's alpha-beta model
 
   // What to run: every stage, only the passes named in `passes`, or up to `stopAfter`.
   std::vector<std::string> passes;
