@@ -2,6 +2,8 @@
 
 #include "ir/limits.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -17,7 +19,7 @@ const std::vector<std::string> kNotationKeys = {"layout", "sbp", "placements", "
 
 // Checks a resolved layout against the tensor (divisibility, axes twice); reports at `node`, or
 // at the dim's entry when the problem names one.
-bool checkLayout(YamlReader& reader, const YAML::Node& node, const TensorLayout& layout, const std::string& tensorName) {
+bool checkLayout(YamlReader& reader, const YamlNode& node, const TensorLayout& layout, const std::string& tensorName) {
   auto problem = validateLayout(layout, tensorName);
   if (!problem) return true;
   if (problem->dim >= 0 && node.IsSequence() && static_cast<size_t>(problem->dim) < node.size())
@@ -28,16 +30,16 @@ bool checkLayout(YamlReader& reader, const YAML::Node& node, const TensorLayout&
 }
 
 // One tensor map in Layout form: entries are an alias, None, or a list of aliases.
-std::optional<DimAxes> readAliasMap(YamlReader& reader, const YAML::Node& node, std::string_view what,
+std::optional<DimAxes> readAliasMap(YamlReader& reader, const YamlNode& node, std::string_view what,
                                     const DeviceMatrix& mesh) {
   if (!reader.sequence(node, what)) return std::nullopt;
   std::vector<std::vector<std::string>> perDim;
-  for (const YAML::Node& entry : node) {
+  for (const YamlNode& entry : node) {
     std::vector<std::string> names;
     if (entry.IsScalar()) {
       names.push_back(entry.Scalar());
     } else if (entry.IsSequence()) {
-      for (const YAML::Node& n : entry) {
+      for (const YamlNode& n : entry) {
         if (!n.IsScalar()) {
           reader.error(n, fmt::format("{} entries must be alias names or None; got {}", what, describeNode(n)));
           return std::nullopt;
@@ -64,7 +66,7 @@ std::string tensorNames(const std::vector<AnnotatedTensor>& tensors) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-const DeviceMatrix* requireMesh(YamlReader& reader, const YAML::Node& node, const ParallelConfig& parallel, std::string_view what) {
+const DeviceMatrix* requireMesh(YamlReader& reader, const YamlNode& node, const ParallelConfig& parallel, std::string_view what) {
   if (parallel.mesh) return &*parallel.mesh;
   reader.error(node, fmt::format("{} names device axes, but the model has no parallel.device_matrix (add device_matrix "
                                  "and alias_name to 'parallel')",
@@ -73,7 +75,7 @@ const DeviceMatrix* requireMesh(YamlReader& reader, const YAML::Node& node, cons
 }
 
 template <typename T>
-bool takeNotation(YamlReader& reader, const YAML::Node& node, const NotationResult<T>& r, T& out) {
+bool takeNotation(YamlReader& reader, const YamlNode& node, const NotationResult<T>& r, T& out) {
   if (auto* err = std::get_if<NotationError>(&r)) {
     reader.error(err->entry >= 0 && node.IsSequence() && static_cast<size_t>(err->entry) < node.size() ? node[err->entry] : node,
                  err->message);
@@ -85,7 +87,7 @@ bool takeNotation(YamlReader& reader, const YAML::Node& node, const NotationResu
 
 }  // namespace
 
-std::optional<ShardStrategy> readStrategy(YamlReader& reader, const YAML::Node& node, std::string_view what,
+std::optional<ShardStrategy> readStrategy(YamlReader& reader, const YamlNode& node, std::string_view what,
                                           const std::vector<AnnotatedTensor>& tensors, int64_t deviceNum) {
   if (!reader.sequence(node, what)) return std::nullopt;
   if (node.size() != tensors.size()) {
@@ -96,7 +98,7 @@ std::optional<ShardStrategy> readStrategy(YamlReader& reader, const YAML::Node& 
   ShardStrategy strategy;
   bool ok = true;
   for (size_t t = 0; t < tensors.size(); ++t) {
-    const YAML::Node& tuple = node[t];
+    const YamlNode& tuple = node[t];
     auto values = reader.intList(tuple, fmt::format("{} tuple {}", what, t));
     if (!values) {
       ok = false;
@@ -139,7 +141,7 @@ std::optional<ShardStrategy> readStrategy(YamlReader& reader, const YAML::Node& 
   return ok ? std::optional(strategy) : std::nullopt;
 }
 
-std::optional<std::vector<DimAxes>> readLayouts(YamlReader& reader, const YAML::Node& node, std::string_view what,
+std::optional<std::vector<DimAxes>> readLayouts(YamlReader& reader, const YamlNode& node, std::string_view what,
                                                 const std::vector<AnnotatedTensor>& tensors, const ParallelConfig& parallel,
                                                 SourceLoc) {
   const DeviceMatrix* mesh = requireMesh(reader, node, parallel, what);
@@ -173,8 +175,8 @@ std::optional<std::vector<DimAxes>> readLayouts(YamlReader& reader, const YAML::
 namespace {
 
 // The axes per dim (and any partial axes) one notation writes; sets `notation`.
-std::optional<AxisAssignment> readNotation(YamlReader& reader, const YAML::Node& node, const std::string& key,
-                                           const YAML::Node& value, const std::string& what, const DeviceMatrix& mesh, size_t rank,
+std::optional<AxisAssignment> readNotation(YamlReader& reader, const YamlNode& node, const std::string& key,
+                                           const YamlNode& value, const std::string& what, const DeviceMatrix& mesh, size_t rank,
                                            ShardingNotation& notation) {
   AxisAssignment assignment;
   if (key == "layout") {
@@ -206,7 +208,7 @@ std::optional<AxisAssignment> readNotation(YamlReader& reader, const YAML::Node&
 }
 
 // A partial state in a tensor sharding is refused (and `partial:` outside dims_mapping).
-bool rejectPartial(YamlReader& reader, const YAML::Node& node, const std::string& key, const YAML::Node& value,
+bool rejectPartial(YamlReader& reader, const YamlNode& node, const std::string& key, const YamlNode& value,
                    const std::string& what, const DeviceMatrix& mesh, const AxisAssignment& assignment) {
   if (key != "dims_mapping")
     if (auto p = reader.optional(node, "partial")) {
@@ -227,7 +229,7 @@ bool rejectPartial(YamlReader& reader, const YAML::Node& node, const std::string
 }
 
 // Shardy's extras: `priority`, `open` dims, `replicated` axes.
-bool readShardyExtras(YamlReader& reader, const YAML::Node& node, const AnnotatedTensor& tensor, const DeviceMatrix& mesh,
+bool readShardyExtras(YamlReader& reader, const YamlNode& node, const AnnotatedTensor& tensor, const DeviceMatrix& mesh,
                       TensorSharding& sharding) {
   size_t rank = tensor.shape.size();
   if (auto p = reader.optional(node, "priority")) {
@@ -276,7 +278,7 @@ bool readShardyExtras(YamlReader& reader, const YAML::Node& node, const Annotate
 
 }  // namespace
 
-std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YAML::Node& node, const AnnotatedTensor& tensor,
+std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YamlNode& node, const AnnotatedTensor& tensor,
                                                  const ParallelConfig& parallel) {
   std::string what = fmt::format("the sharding of '{}'", tensor.name);
   if (!reader.checkMap(node, what, kShardingKeys)) return std::nullopt;
@@ -292,7 +294,7 @@ std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YAML:
   const DeviceMatrix* mesh = requireMesh(reader, node, parallel, what);
   if (!mesh) return std::nullopt;
   const std::string& key = given[0];
-  YAML::Node value = *reader.optional(node, key);
+  YamlNode value = *reader.optional(node, key);
   TensorSharding sharding;
   sharding.loc = locOf(node);
   size_t rank = tensor.shape.size();

@@ -18,14 +18,14 @@ struct AnnotatedTensor {
   Shape shape;
 };
 
-std::optional<ShardStrategy> readStrategy(YamlReader& reader, const YAML::Node& node, std::string_view what,
+std::optional<ShardStrategy> readStrategy(YamlReader& reader, const YamlNode& node, std::string_view what,
                                           const std::vector<AnnotatedTensor>& tensors, int64_t deviceNum);
 
-std::optional<std::vector<DimAxes>> readLayouts(YamlReader& reader, const YAML::Node& node, std::string_view what,
+std::optional<std::vector<DimAxes>> readLayouts(YamlReader& reader, const YamlNode& node, std::string_view what,
                                                 const std::vector<AnnotatedTensor>& tensors, const ParallelConfig& parallel,
                                                 SourceLoc keyLoc);
 
-std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YAML::Node& node, const AnnotatedTensor& tensor,
+std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YamlNode& node, const AnnotatedTensor& tensor,
                                                  const ParallelConfig& parallel);
 
 }  // namespace irc

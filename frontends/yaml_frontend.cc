@@ -1,13 +1,14 @@
 #include "frontends/yaml_frontend.h"
 
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/yaml.h>
+#include <yaml-cpp/exceptions.h>
 
 #include "frontends/sharding_reader.h"
 #include "frontends/yaml_reader.h"
@@ -32,7 +33,7 @@ const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs", 
 // Per model op, the YAML it came from, for the passes of the loader that run after the op exists.
 struct OpSource {
   OpId id = kNoId;
-  YAML::Node node;
+  YamlNode node;
   bool operandsOk = false;
   bool typesOk = false;
 };
@@ -45,87 +46,44 @@ class ModelLoader {
 
  private:
   bool stop() const { return reader_.diags().capReached(); }
-  void readParallel(const YAML::Node& node);
-  bool readDeviceCount(const YAML::Node& node);
-  void readParallelSettings(const YAML::Node& node);
-  bool readMesh(const YAML::Node& node, bool deviceNumOk);
-  void readTensors(const YAML::Node& list, ValueKind kind);
-  void declareOps(const YAML::Node& list);
+  void readParallel(const YamlNode& node);
+  bool readDeviceCount(const YamlNode& node);
+  void readParallelSettings(const YamlNode& node);
+  bool readMesh(const YamlNode& node, bool deviceNumOk);
+  void readTensors(const YamlNode& list, ValueKind kind);
+  void declareOps(const YamlNode& list);
   void resolveOperands(OpSource& src);
-  bool readOperands(Op& op, const OpDef& def, const YAML::Node& inputs, const std::optional<YAML::Node>& attrsNode);
-  bool readOpAttrs(const OpSource& src, Op& op, const OpDef& def, const std::optional<YAML::Node>& attrsNode);
+  bool readOperands(Op& op, const OpDef& def, const YamlNode& inputs, const std::optional<YamlNode>& attrsNode);
+  bool readOpAttrs(const OpSource& src, Op& op, const OpDef& def, const std::optional<YamlNode>& attrsNode);
   static std::vector<std::string> operandNamesOf(const OpDef& def);
   bool orderOps();
   void inferTypes();
   void readAnnotations(OpSource& src);
   void readTensorShardings();
-  void readOutputs(const std::optional<YAML::Node>& node);
+  void readOutputs(const std::optional<YamlNode>& node);
 
-  bool claimName(const std::string& name, const YAML::Node& at);
-  std::optional<ValueId> lookupValue(const YAML::Node& ref, const Op& user);
-  std::optional<Attribute> readConstant(const YAML::Node& node, const OperandSpec& spec, const Op& op);
-  std::optional<Attribute> readAttr(const YAML::Node& node, const AttrSpec& spec, const Op& op);
-  int resultCount(const OpDef& def, const YAML::Node& opNode);
+  bool claimName(const std::string& name, const YamlNode& at);
+  std::optional<ValueId> lookupValue(const YamlNode& ref, const Op& user);
+  std::optional<Attribute> readConstant(const YamlNode& node, const OperandSpec& spec, const Op& op);
+  std::optional<Attribute> readAttr(const YamlNode& node, const AttrSpec& spec, const Op& op);
+  int resultCount(const OpDef& def, const YamlNode& opNode);
 
   YamlReader reader_;
   FrontendOptions options_;
+  std::unique_ptr<YamlDocuments> documents_;  // the file's nodes, which the sources below refer to
   Graph graph_;
   std::map<std::string, ValueId> valuesByName_;
   std::map<std::string, SourceLoc> nameLocs_;
   // Names whose entry was rejected: a reference to one is not reported again (no cascades).
   std::set<std::string> rejectedNames_;
   std::vector<OpSource> sources_;
-  std::vector<std::pair<ValueId, YAML::Node>> tensorShardingNodes_;
+  std::vector<std::pair<ValueId, YamlNode>> tensorShardingNodes_;
   bool parallelOk_ = false;
 };
 
-// yaml-cpp 0.7 loops forever on some malformed flow collections, emitting the same event again
-// and again (found by the fuzzer). A well-formed document has fewer events than bytes, so a
-// dry run through the event parser that stops at a generous bound tells the two apart before
-// the tree is built.
-class RunawayGuard : public YAML::EventHandler {
- public:
-  struct Runaway {
-    YAML::Mark mark;
-  };
-  explicit RunawayGuard(size_t bytes) : limit_(4 * bytes + 64) {}
-  void OnDocumentStart(const YAML::Mark& m) override { count(m); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { count(m); }
-  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { count(m); }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { count(m); }
-  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { count(m); }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { count(m); }
-  void OnMapEnd() override {}
-
- private:
-  void count(const YAML::Mark& m) {
-    if (++events_ > limit_) throw Runaway{m};
-  }
-  size_t limit_;
-  size_t events_ = 0;
-};
-
-// Nullopt when yaml-cpp gets through `text`; else where it started going round in circles.
-std::optional<SourceLoc> yamlRunsAway(const std::string& text) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  RunawayGuard guard(text.size());
-  try {
-    while (parser.HandleNextDocument(guard)) {
-    }
-  } catch (const RunawayGuard::Runaway& r) {
-    return SourceLoc{std::max(r.mark.line, 0) + 1, std::max(r.mark.column, 0) + 1};
-  } catch (const YAML::Exception&) {
-    // A syntax error: the real parse below reports it with its position.
-  }
-  return std::nullopt;
-}
-
 // Where the second YAML document of `text` starts: the line that opens it (`---`), else its
 // node's mark.
-SourceLoc secondDocumentLoc(const std::string& text, const YAML::Node& second) {
+SourceLoc secondDocumentLoc(const std::string& text, const YamlNode& second) {
   int line = 1, markers = 0, firstContentLine = 0;
   size_t start = 0;
   while (start <= text.size()) {
@@ -158,35 +116,33 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
     if (c == '\n') ++line, col = 1;
     else ++col;
   }
-  if (auto at = yamlRunsAway(text)) {
-    reader_.diags().error(*at, "invalid YAML: the parser makes no progress here (a malformed flow collection such as "
-                               "'[x[x, y]' or an unclosed '{'?)");
-    return std::nullopt;
-  }
-  YAML::Node root;
+  // One parse through yaml-cpp's event parser into our own compact tree (frontends/
+  // yaml_document.h); the ModelLoader keeps it while it builds the graph.
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      reader_.diags().error(secondDocumentLoc(text, documents[1]),
-                            fmt::format("the file holds {} YAML documents; a model file holds exactly one (remove this "
-                                        "'---' and what follows, or put the second model in its own file)",
-                                        documents.size()));
-      return std::nullopt;
-    }
-    if (documents.empty() || documents[0].IsNull()) {
-      reader_.diags().error({1, 1}, fmt::format("the file holds no model (it is empty or only comments); a model is a "
-                                                "mapping with keys {}",
-                                                joinNames(kTopKeys)));
-      return std::nullopt;
-    }
-    root = documents[0];
-  } catch (const YAML::ParserException& e) {
-    reader_.diags().error({e.mark.line + 1, e.mark.column + 1}, fmt::format("invalid YAML: {}", e.msg));
+    documents_ = std::make_unique<YamlDocuments>(text);
+  } catch (const YamlRunaway& r) {
+    reader_.diags().error({std::max(r.mark.line, 0) + 1, std::max(r.mark.column, 0) + 1},
+                          "invalid YAML: the parser makes no progress here (a malformed flow collection such as "
+                          "'[x[x, y]' or an unclosed '{'?)");
     return std::nullopt;
   } catch (const YAML::Exception& e) {
     reader_.diags().error({e.mark.line + 1, e.mark.column + 1}, fmt::format("invalid YAML: {}", e.msg));
     return std::nullopt;
   }
+  if (documents_->size() > 1) {
+    reader_.diags().error(secondDocumentLoc(text, documents_->root(1)),
+                          fmt::format("the file holds {} YAML documents; a model file holds exactly one (remove this "
+                                      "'---' and what follows, or put the second model in its own file)",
+                                      documents_->size()));
+    return std::nullopt;
+  }
+  if (documents_->size() == 0 || documents_->root(0).IsNull()) {
+    reader_.diags().error({1, 1}, fmt::format("the file holds no model (it is empty or only comments); a model is a "
+                                              "mapping with keys {}",
+                                              joinNames(kTopKeys)));
+    return std::nullopt;
+  }
+  YamlNode root = documents_->root(0);
   if (!root.IsMap()) {
     reader_.diags().error(locOf(root), fmt::format("a model must be a mapping with keys {}; got {}", joinNames(kTopKeys),
                                                    describeNode(root)));
@@ -216,7 +172,7 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
   return std::move(graph_);
 }
 
-void ModelLoader::readParallel(const YAML::Node& node) {
+void ModelLoader::readParallel(const YamlNode& node) {
   if (!reader_.checkMap(node, "'parallel'", kParallelKeys)) return;
   graph_.parallel.loc = locOf(node);
   bool deviceNumOk = readDeviceCount(node);
@@ -225,7 +181,7 @@ void ModelLoader::readParallel(const YAML::Node& node) {
 }
 
 // device_num and global_rank; false when they are unusable.
-bool ModelLoader::readDeviceCount(const YAML::Node& node) {
+bool ModelLoader::readDeviceCount(const YamlNode& node) {
   ParallelConfig& p = graph_.parallel;
   bool ok = true;
   if (auto n = reader_.required(node, "device_num", "'parallel'")) {
@@ -250,7 +206,7 @@ bool ModelLoader::readDeviceCount(const YAML::Node& node) {
 }
 
 // The search mode and the switches.
-void ModelLoader::readParallelSettings(const YAML::Node& node) {
+void ModelLoader::readParallelSettings(const YamlNode& node) {
   ParallelConfig& p = graph_.parallel;
   if (auto n = reader_.optional(node, "search_mode"))
     if (auto s = reader_.choice(*n, "search_mode", searchModeNames())) p.searchMode = *parseSearchMode(*s);
@@ -272,7 +228,7 @@ void ModelLoader::readParallelSettings(const YAML::Node& node) {
 // The named mesh of layout-style annotations: device_matrix with alias_name. `deviceNumOk`:
 // device_num was read (only then can the mesh be checked against it). Returns false when the
 // parallel block is unusable: device_num was not, or the mesh is not.
-bool ModelLoader::readMesh(const YAML::Node& node, bool deviceNumOk) {
+bool ModelLoader::readMesh(const YamlNode& node, bool deviceNumOk) {
   ParallelConfig& p = graph_.parallel;
   bool ok = deviceNumOk;
   auto dm = reader_.optional(node, "device_matrix");
@@ -329,7 +285,7 @@ bool ModelLoader::readMesh(const YAML::Node& node, bool deviceNumOk) {
   return ok;
 }
 
-bool ModelLoader::claimName(const std::string& name, const YAML::Node& at) {
+bool ModelLoader::claimName(const std::string& name, const YamlNode& at) {
   auto [it, inserted] = nameLocs_.emplace(name, locOf(at));
   if (inserted) return true;
   reader_.error(at, fmt::format("duplicate name '{}'", name));
@@ -337,10 +293,10 @@ bool ModelLoader::claimName(const std::string& name, const YAML::Node& at) {
   return false;
 }
 
-void ModelLoader::readTensors(const YAML::Node& list, ValueKind kind) {
+void ModelLoader::readTensors(const YamlNode& list, ValueKind kind) {
   const char* section = kind == ValueKind::Input ? "inputs" : "parameters";
   if (!reader_.sequence(list, section)) return;
-  for (const YAML::Node& t : list) {
+  for (const YamlNode& t : list) {
     if (stop()) return;
     if (!reader_.checkMap(t, fmt::format("an entry of '{}'", section), kTensorKeys)) continue;
     auto nameNode = reader_.required(t, "name", fmt::format("an entry of '{}'", section));
@@ -373,7 +329,7 @@ void ModelLoader::readTensors(const YAML::Node& list, ValueKind kind) {
   }
 }
 
-int ModelLoader::resultCount(const OpDef& def, const YAML::Node& opNode) {
+int ModelLoader::resultCount(const OpDef& def, const YamlNode& opNode) {
   switch (def.family) {
     case OpFamily::LayerNorm: return 3;
     case OpFamily::SoftmaxCrossEntropy: return 2;
@@ -388,12 +344,12 @@ int ModelLoader::resultCount(const OpDef& def, const YAML::Node& opNode) {
   }
 }
 
-void ModelLoader::declareOps(const YAML::Node& list) {
+void ModelLoader::declareOps(const YamlNode& list) {
   if (!reader_.sequence(list, "ops")) return;
   if (list.size() == 0) reader_.error(list, "ops must list at least one op");
   const std::vector<std::string> typeNames = modelOpTypeNames();
   int index = 0;
-  for (const YAML::Node& node : list) {
+  for (const YamlNode& node : list) {
     if (stop()) return;
     if (!reader_.checkMap(node, "an op", kOpKeys)) continue;
     auto nameNode = reader_.required(node, "name", "an op");
@@ -438,7 +394,7 @@ void ModelLoader::declareOps(const YAML::Node& list) {
   }
 }
 
-std::optional<ValueId> ModelLoader::lookupValue(const YAML::Node& ref, const Op& user) {
+std::optional<ValueId> ModelLoader::lookupValue(const YamlNode& ref, const Op& user) {
   if (!ref.IsScalar() || ref.Scalar().empty()) {
     reader_.error(ref, fmt::format("the inputs of op '{}' must be value names; got {}", user.name, describeNode(ref)));
     return std::nullopt;
@@ -470,7 +426,7 @@ std::optional<ValueId> ModelLoader::lookupValue(const YAML::Node& ref, const Op&
   return std::nullopt;
 }
 
-std::optional<Attribute> ModelLoader::readConstant(const YAML::Node& node, const OperandSpec& spec, const Op& op) {
+std::optional<Attribute> ModelLoader::readConstant(const YamlNode& node, const OperandSpec& spec, const Op& op) {
   std::string what = fmt::format("operand '{}' of {} '{}'", spec.name, op.type, op.name);
   switch (spec.kind) {
     case OperandKind::Int:
@@ -497,7 +453,7 @@ std::optional<Attribute> ModelLoader::readConstant(const YAML::Node& node, const
   }
 }
 
-std::optional<Attribute> ModelLoader::readAttr(const YAML::Node& node, const AttrSpec& spec, const Op& op) {
+std::optional<Attribute> ModelLoader::readAttr(const YamlNode& node, const AttrSpec& spec, const Op& op) {
   std::string what = fmt::format("attribute '{}' of {} '{}'", spec.name, op.type, op.name);
   switch (spec.kind) {
     case AttrKind::Bool:
@@ -529,12 +485,12 @@ void ModelLoader::resolveOperands(OpSource& src) {
   const OpDef& def = *findOpDef(op.type);
   auto inputsNode = reader_.optional(src.node, "inputs");
   if (!inputsNode || !reader_.sequence(*inputsNode, fmt::format("the inputs of op '{}'", op.name))) return;
-  std::optional<YAML::Node> attrsNode = reader_.optional(src.node, "attrs");
+  std::optional<YamlNode> attrsNode = reader_.optional(src.node, "attrs");
   if (attrsNode && !attrsNode->IsMap()) {
     reader_.error(*attrsNode, fmt::format("the attrs of op '{}' must be a mapping; got {}", op.name, describeNode(*attrsNode)));
     return;
   }
-  const YAML::Node& inputs = *inputsNode;
+  const YamlNode& inputs = *inputsNode;
   bool variadic = def.operands.back().kind == OperandKind::TensorList;
   if (!variadic && inputs.size() > def.operands.size()) {
     reader_.error(inputs[def.operands.size()], fmt::format("{} takes {} input{} ({}); op '{}' has {}", def.type,
@@ -559,22 +515,22 @@ std::vector<std::string> ModelLoader::operandNamesOf(const OpDef& def) {
 
 // Each operand from `inputs` in order (a value, or a constant written in place), else from
 // `attrs` (a constant operand given by name), else its default.
-bool ModelLoader::readOperands(Op& op, const OpDef& def, const YAML::Node& inputs, const std::optional<YAML::Node>& attrsNode) {
+bool ModelLoader::readOperands(Op& op, const OpDef& def, const YamlNode& inputs, const std::optional<YamlNode>& attrsNode) {
   bool ok = true;
   for (size_t i = 0; i < def.operands.size(); ++i) {
     const OperandSpec& spec = def.operands[i];
     if (spec.kind == OperandKind::TensorList) {
-      for (const YAML::Node& ref : inputs) {
+      for (const YamlNode& ref : inputs) {
         auto v = lookupValue(ref, op);
         if (v) op.operands.push_back(Operand::ofValue(*v, locOf(ref)));
         ok = ok && v.has_value();
       }
       continue;
     }
-    std::optional<YAML::Node> fromAttrs = attrsNode ? reader_.optional(*attrsNode, spec.name) : std::nullopt;
+    std::optional<YamlNode> fromAttrs = attrsNode ? reader_.optional(*attrsNode, spec.name) : std::nullopt;
     bool isConstant = spec.kind != OperandKind::Tensor && spec.kind != OperandKind::TensorOrScalar;
     if (i < inputs.size()) {
-      const YAML::Node& ref = inputs[i];
+      const YamlNode& ref = inputs[i];
       if (fromAttrs) {
         reader_.error(*fromAttrs, fmt::format("operand '{}' of op '{}' is given twice: in inputs and in attrs", spec.name, op.name));
         ok = false;
@@ -607,7 +563,7 @@ bool ModelLoader::readOperands(Op& op, const OpDef& def, const YAML::Node& input
 
 // Attributes: every key must be an attribute of the op or one of its constant operands; an
 // attribute not given takes its default.
-bool ModelLoader::readOpAttrs(const OpSource& src, Op& op, const OpDef& def, const std::optional<YAML::Node>& attrsNode) {
+bool ModelLoader::readOpAttrs(const OpSource& src, Op& op, const OpDef& def, const std::optional<YamlNode>& attrsNode) {
   bool ok = true;
   std::vector<std::string> accepted;
   for (const auto& a : def.attrs) accepted.push_back(a.name);
@@ -692,7 +648,7 @@ void ModelLoader::inferTypes() {
 
 void ModelLoader::readAnnotations(OpSource& src) {
   Op& op = graph_.op(src.id);
-  const YAML::Node& node = src.node;
+  const YamlNode& node = src.node;
   std::vector<AnnotatedTensor> inputs, outputs;
   for (const Operand& o : op.operands)
     if (o.isValue()) inputs.push_back({graph_.value(o.value).name, graph_.value(o.value).type.shape});
@@ -772,11 +728,11 @@ void ModelLoader::readTensorShardings() {
   }
 }
 
-void ModelLoader::readOutputs(const std::optional<YAML::Node>& node) {
+void ModelLoader::readOutputs(const std::optional<YamlNode>& node) {
   if (node) {
     if (!reader_.sequence(*node, "outputs")) return;
     if (node->size() == 0) reader_.error(*node, "outputs must name at least one value");
-    for (const YAML::Node& ref : *node) {
+    for (const YamlNode& ref : *node) {
       if (!ref.IsScalar()) {
         reader_.error(ref, fmt::format("outputs must be value names; got {}", describeNode(ref)));
         continue;

@@ -2,6 +2,7 @@
 
 #include "ir/names.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
@@ -11,13 +12,13 @@
 
 namespace irc {
 
-SourceLoc locOf(const YAML::Node& node) {
+SourceLoc locOf(const YamlNode& node) {
   YAML::Mark m = node.Mark();
   if (m.line < 0) return {};
   return {m.line + 1, m.column + 1};
 }
 
-std::string describeNode(const YAML::Node& node) {
+std::string describeNode(const YamlNode& node) {
   if (!node.IsDefined() || node.IsNull()) return "null";
   if (node.IsScalar()) return fmt::format("'{}'", node.Scalar());
   if (node.IsSequence()) return "a list";
@@ -25,7 +26,7 @@ std::string describeNode(const YAML::Node& node) {
   return "a value";
 }
 
-std::optional<int64_t> scalarAsInt(const YAML::Node& node) {
+std::optional<int64_t> scalarAsInt(const YamlNode& node) {
   if (!node.IsScalar()) return std::nullopt;
   const std::string& s = node.Scalar();
   int64_t v = 0;
@@ -36,7 +37,7 @@ std::optional<int64_t> scalarAsInt(const YAML::Node& node) {
   return v;
 }
 
-std::optional<double> scalarAsNumber(const YAML::Node& node) {
+std::optional<double> scalarAsNumber(const YamlNode& node) {
   if (!node.IsScalar()) return std::nullopt;
   const std::string& s = node.Scalar();
   if (s.empty()) return std::nullopt;
@@ -47,7 +48,7 @@ std::optional<double> scalarAsNumber(const YAML::Node& node) {
   return v;
 }
 
-bool YamlReader::checkMap(const YAML::Node& node, std::string_view what, const std::vector<std::string>& allowed) {
+bool YamlReader::checkMap(const YamlNode& node, std::string_view what, const std::vector<std::string>& allowed) {
   if (!node.IsMap()) {
     error(node, fmt::format("{} must be a mapping; got {}", what, describeNode(node)));
     return false;
@@ -55,7 +56,7 @@ bool YamlReader::checkMap(const YAML::Node& node, std::string_view what, const s
   std::set<std::string> seen;
   for (auto it = node.begin(); it != node.end(); ++it) {
     // A copy: yaml-cpp's iterator returns a temporary proxy, so `const Node& = it->first` dangles.
-    const YAML::Node key = it->first;
+    const YamlNode key = it->first;
     if (!key.IsScalar()) {
       error(key, fmt::format("{} has a key that is not a name", what));
       continue;
@@ -74,32 +75,32 @@ bool YamlReader::checkMap(const YAML::Node& node, std::string_view what, const s
   return true;
 }
 
-std::optional<YAML::Node> YamlReader::optional(const YAML::Node& map, std::string_view key) const {
+std::optional<YamlNode> YamlReader::optional(const YamlNode& map, std::string_view key) const {
   if (!map.IsMap()) return std::nullopt;
   for (auto it = map.begin(); it != map.end(); ++it)
     if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
   return std::nullopt;
 }
 
-std::optional<YAML::Node> YamlReader::required(const YAML::Node& map, std::string_view key, std::string_view what) {
+std::optional<YamlNode> YamlReader::required(const YamlNode& map, std::string_view key, std::string_view what) {
   auto v = optional(map, key);
   if (!v) error(map, fmt::format("missing key '{}' in {}", key, what));
   return v;
 }
 
-std::optional<int64_t> YamlReader::integer(const YAML::Node& node, std::string_view what) {
+std::optional<int64_t> YamlReader::integer(const YamlNode& node, std::string_view what) {
   auto v = scalarAsInt(node);
   if (!v) error(node, fmt::format("{} must be an integer; got {}", what, describeNode(node)));
   return v;
 }
 
-std::optional<double> YamlReader::number(const YAML::Node& node, std::string_view what) {
+std::optional<double> YamlReader::number(const YamlNode& node, std::string_view what) {
   auto v = scalarAsNumber(node);
   if (!v) error(node, fmt::format("{} must be a number; got {}", what, describeNode(node)));
   return v;
 }
 
-std::optional<bool> YamlReader::boolean(const YAML::Node& node, std::string_view what) {
+std::optional<bool> YamlReader::boolean(const YamlNode& node, std::string_view what) {
   if (node.IsScalar()) {
     const std::string& s = node.Scalar();
     if (s == "true" || s == "True") return true;
@@ -109,7 +110,7 @@ std::optional<bool> YamlReader::boolean(const YAML::Node& node, std::string_view
   return std::nullopt;
 }
 
-std::optional<std::string> YamlReader::string(const YAML::Node& node, std::string_view what) {
+std::optional<std::string> YamlReader::string(const YamlNode& node, std::string_view what) {
   if (node.IsScalar() && !node.Scalar().empty()) {
     // Names end up in dumps, reports and diagnostics: a control character could forge a dump
     // line, invalid UTF-8 cannot be written as JSON.
@@ -123,17 +124,17 @@ std::optional<std::string> YamlReader::string(const YAML::Node& node, std::strin
   return std::nullopt;
 }
 
-bool YamlReader::sequence(const YAML::Node& node, std::string_view what) {
+bool YamlReader::sequence(const YamlNode& node, std::string_view what) {
   if (node.IsSequence()) return true;
   error(node, fmt::format("{} must be a list; got {}", what, describeNode(node)));
   return false;
 }
 
-std::optional<std::vector<int64_t>> YamlReader::intList(const YAML::Node& node, std::string_view what) {
+std::optional<std::vector<int64_t>> YamlReader::intList(const YamlNode& node, std::string_view what) {
   if (!sequence(node, what)) return std::nullopt;
   std::vector<int64_t> out;
   bool ok = true;
-  for (const YAML::Node& e : node) {
+  for (const YamlNode& e : node) {
     auto v = scalarAsInt(e);
     if (!v) {
       error(e, fmt::format("{} must be a list of integers; got {}", what, describeNode(e)));
@@ -145,11 +146,11 @@ std::optional<std::vector<int64_t>> YamlReader::intList(const YAML::Node& node, 
   return ok ? std::optional(out) : std::nullopt;
 }
 
-std::optional<std::vector<std::string>> YamlReader::stringList(const YAML::Node& node, std::string_view what) {
+std::optional<std::vector<std::string>> YamlReader::stringList(const YamlNode& node, std::string_view what) {
   if (!sequence(node, what)) return std::nullopt;
   std::vector<std::string> out;
   bool ok = true;
-  for (const YAML::Node& e : node) {
+  for (const YamlNode& e : node) {
     if (!e.IsScalar() || e.Scalar().empty()) {
       error(e, fmt::format("{} must be a list of names; got {}", what, describeNode(e)));
       ok = false;
@@ -163,7 +164,7 @@ std::optional<std::vector<std::string>> YamlReader::stringList(const YAML::Node&
   return ok ? std::optional(out) : std::nullopt;
 }
 
-std::optional<std::string> YamlReader::choice(const YAML::Node& node, std::string_view what,
+std::optional<std::string> YamlReader::choice(const YamlNode& node, std::string_view what,
                                               const std::vector<std::string>& choices) {
   auto s = string(node, what);
   if (!s) return std::nullopt;

@@ -6,14 +6,14 @@
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
+#include "frontends/yaml_document.h"
 
 #include "ir/diagnostics.h"
 
 namespace irc {
 
-SourceLoc locOf(const YAML::Node& node);  // 1-based line and column of the node
-std::string describeNode(const YAML::Node& node);  // the offending value as written, for messages
+SourceLoc locOf(const YamlNode& node);  // 1-based line and column of the node
+std::string describeNode(const YamlNode& node);  // the offending value as written, for messages
 
 class YamlReader {
  public:
@@ -23,30 +23,30 @@ class YamlReader {
 
   // A mapping whose keys are all in `allowed` (unknown keys and duplicates are reported, with a
   // "did you mean"); `what` names it in messages ("parallel", "op 'matmul'").
-  bool checkMap(const YAML::Node& node, std::string_view what, const std::vector<std::string>& allowed);
+  bool checkMap(const YamlNode& node, std::string_view what, const std::vector<std::string>& allowed);
   // The value of a required key, or an error at the map.
-  std::optional<YAML::Node> required(const YAML::Node& map, std::string_view key, std::string_view what);
-  std::optional<YAML::Node> optional(const YAML::Node& map, std::string_view key) const;
+  std::optional<YamlNode> required(const YamlNode& map, std::string_view key, std::string_view what);
+  std::optional<YamlNode> optional(const YamlNode& map, std::string_view key) const;
 
-  std::optional<int64_t> integer(const YAML::Node& node, std::string_view what);
-  std::optional<double> number(const YAML::Node& node, std::string_view what);
-  std::optional<bool> boolean(const YAML::Node& node, std::string_view what);
-  std::optional<std::string> string(const YAML::Node& node, std::string_view what);
-  std::optional<std::vector<int64_t>> intList(const YAML::Node& node, std::string_view what);
-  std::optional<std::vector<std::string>> stringList(const YAML::Node& node, std::string_view what);
-  bool sequence(const YAML::Node& node, std::string_view what);
+  std::optional<int64_t> integer(const YamlNode& node, std::string_view what);
+  std::optional<double> number(const YamlNode& node, std::string_view what);
+  std::optional<bool> boolean(const YamlNode& node, std::string_view what);
+  std::optional<std::string> string(const YamlNode& node, std::string_view what);
+  std::optional<std::vector<int64_t>> intList(const YamlNode& node, std::string_view what);
+  std::optional<std::vector<std::string>> stringList(const YamlNode& node, std::string_view what);
+  bool sequence(const YamlNode& node, std::string_view what);
 
   // A string naming one of `choices`, with "did you mean" and the valid list on failure.
-  std::optional<std::string> choice(const YAML::Node& node, std::string_view what, const std::vector<std::string>& choices);
+  std::optional<std::string> choice(const YamlNode& node, std::string_view what, const std::vector<std::string>& choices);
 
-  void error(const YAML::Node& node, std::string message) { diags_.error(locOf(node), std::move(message)); }
+  void error(const YamlNode& node, std::string message) { diags_.error(locOf(node), std::move(message)); }
 
  private:
   DiagnosticEngine& diags_;
 };
 
 // Plain scalar parsing without reporting (used to tell literals from names).
-std::optional<int64_t> scalarAsInt(const YAML::Node& node);
-std::optional<double> scalarAsNumber(const YAML::Node& node);
+std::optional<int64_t> scalarAsInt(const YamlNode& node);
+std::optional<double> scalarAsNumber(const YamlNode& node);
 
 }  // namespace irc

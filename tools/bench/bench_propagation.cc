@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include "dumps/report.h"
 #include "frontends/yaml_frontend.h"
@@ -69,6 +70,13 @@ int commTable(int layers) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The generated model as YAML, for timing `irc` itself on it.
+  if (argc > 2 && std::string(argv[1]) == "--model") {
+    std::cout << irc::bench::transformerModel(std::atoi(argv[2]), 8);
+    return 0;
+  }
+  // The floor: only yaml-cpp's tree of the file, as cheaply as the library reads it.
+  if (argc > 2 && std::string(argv[1]) == "--floor") return YAML::LoadFile(argv[2]).IsMap() ? 0 : 1;
   if (argc > 1 && std::string(argv[1]) == "--comm") return commTable(argc > 2 ? std::atoi(argv[2]) : 4);
   std::vector<int> layers;
   for (int i = 1; i < argc; ++i) layers.push_back(std::atoi(argv[i]));
