@@ -1,5 +1,7 @@
 #include "passes/pass_manager.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -33,10 +35,12 @@ RunOutcome PassManager::run(Graph& graph, PassContext& context) {
   }
   if (rankPasses_.empty()) return RunOutcome::Ok;
   for (int64_t rank : ranks_) {
-    Graph local = graph;
+    std::optional<Graph> copy;
     for (auto& [position, factory] : rankPasses_) {
       std::unique_ptr<Pass> pass = factory(rank);
       for (auto* i : instrumentations_) i->beforePass(position, pass->name());
+      if (!copy) copy.emplace(graph);  // the rank's own graph: its copy is part of the first rank pass
+      Graph& local = *copy;
       PassStatus status = pass->run(local, context);
       if (status == PassStatus::Failed) {
         if (!context.diags.hasErrors())
@@ -49,7 +53,7 @@ RunOutcome PassManager::run(Graph& graph, PassContext& context) {
                                         fmt::join(problems, "\n  ")));
       for (auto* i : instrumentations_) i->afterRankPass(position, pass->name(), pass->dumpName(), local, rank);
     }
-    if (rankSink_) rankSink_(rank, std::move(local));
+    if (rankSink_ && copy) rankSink_(rank, std::move(*copy));
   }
   return RunOutcome::Ok;
 }
