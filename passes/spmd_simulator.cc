@@ -107,35 +107,64 @@ bool isCollective(const Op& op) {
 
 }  // namespace
 
-int64_t programElements(const Graph& graph) {
-  int64_t total = 0;
-  for (const Value& v : graph.values) total = std::min(total + numElements(v.type.shape), kMaxTensorElements);
-  return total;
+int64_t peakLiveElements(const Graph& graph) {
+  // Each value lives from its producer (inputs and parameters: from the start) to its last use;
+  // graph outputs to the end.
+  std::vector<int64_t> lastUse(graph.values.size(), -1);
+  for (size_t i = 0; i < graph.order.size(); ++i)
+    for (const Operand& o : graph.op(graph.order[i]).operands)
+      if (o.isValue()) lastUse[o.value] = static_cast<int64_t>(i);
+  for (ValueId v : graph.outputs) lastUse[v] = static_cast<int64_t>(graph.order.size());
+  std::vector<std::vector<ValueId>> dying(graph.order.size() + 1);
+  int64_t live = 0, peak = 0;
+  auto born = [&](ValueId v, int64_t at) {
+    live = std::min(live + numElements(graph.value(v).type.shape), kMaxTensorElements);
+    dying[static_cast<size_t>(std::max(lastUse[v], at))].push_back(v);
+  };
+  for (const auto* list : {&graph.inputs, &graph.parameters})
+    for (ValueId v : *list) born(v, 0);
+  for (size_t i = 0; i < graph.order.size(); ++i) {
+    for (ValueId r : graph.op(graph.order[i]).results) born(r, static_cast<int64_t>(i));
+    peak = std::max(peak, live);
+    for (ValueId v : dying[i]) live -= numElements(graph.value(v).type.shape);
+  }
+  return std::max(peak, live);
 }
 
 namespace {
 
-// Seeded random values for the program's inputs and parameters (indices inside every table or
-// depth they index), then the single-device reference run of the whole program.
-std::vector<TensorValue> referenceRun(const Graph& original, uint64_t seed) {
-  Random rng{seed * 0x9E3779B97F4A7C15ULL + 1};
-  std::vector<TensorValue> ref(original.values.size());
-  for (const auto* list : {&original.inputs, &original.parameters})
-    for (ValueId v : *list) {
-      const Value& value = original.value(v);
-      TensorValue t = TensorValue::zeros(value.type.shape);
-      bool integral = isInteger(value.type.dtype) || value.type.dtype == DType::Bool;
-      int64_t bound = value.type.dtype == DType::Bool ? 2 : indexBound(original, v);
-      for (double& x : t.data) x = integral ? static_cast<double>(rng.next() % static_cast<uint64_t>(bound)) : rng.uniform();
-      ref[v] = std::move(t);
-    }
-  for (OpId id : original.order) {
-    const Op& op = original.op(id);
-    auto outs = runLocal(original, op, ref);
-    for (size_t r = 0; r < outs.size(); ++r) ref[op.results[r]] = std::move(outs[r]);
-  }
-  return ref;
+// Seeded random values for an input or parameter (indices inside every table or depth they
+// index). Each value has its own stream, so that it can be made when first read and dropped
+// after its last read: the program's weights are never all held at once.
+TensorValue randomInput(const Graph& original, ValueId v, uint64_t seed) {
+  Random rng{seed * 0x9E3779B97F4A7C15ULL + 0xD1B54A32D192ED03ULL * static_cast<uint64_t>(v + 1)};
+  const Value& value = original.value(v);
+  TensorValue t = TensorValue::zeros(value.type.shape);
+  bool integral = isInteger(value.type.dtype) || value.type.dtype == DType::Bool;
+  int64_t bound = value.type.dtype == DType::Bool ? 2 : indexBound(original, v);
+  for (double& x : t.data) x = integral ? static_cast<double>(rng.next() % static_cast<uint64_t>(bound)) : rng.uniform();
+  return t;
 }
+
+// How many more reads a value has: by ops, plus one for a comparison still to come. A buffer is
+// freed when its count reaches zero, so the simulation holds only live values (docs/limits.md).
+class ReadCounts {
+ public:
+  ReadCounts(const Graph& g, const std::vector<ValueId>& extraReads) : left_(g.values.size(), 0) {
+    for (const Op& op : g.ops)
+      for (const Operand& o : op.operands)
+        if (o.isValue()) ++left_[o.value];
+    for (ValueId v : extraReads) ++left_[v];
+  }
+  // Counts one read of `v`; true when it was the last.
+  bool read(ValueId v) { return left_[v] > 0 && --left_[v] == 0; }
+  bool unread(ValueId v) const { return left_[v] == 0; }  // nothing will read it
+
+ private:
+  std::vector<int32_t> left_;
+};
+
+void release(TensorValue& t) { TensorValue().data.swap(t.data); }
 
 // The global graph's values to compare, each with the model result it completes: a model op's
 // result, or where forward ops follow it, the last of them. A forward op belongs to the result
@@ -165,6 +194,12 @@ void compareOnEveryRank(const Graph& global, const std::map<int64_t, Graph>& loc
                         const VerifyOptions& options, VerifyResult& result) {
   const TensorLayout& layout = layoutOfValue(global, modelValue);
   ++result.comparedValues;
+  // The tolerance is relative to the larger of the element and the value's largest magnitude: a
+  // rank sums the same terms in another order, and an element that cancels to near zero carries
+  // the rounding of terms as large as the rest of the tensor.
+  double scale = 0;
+  for (double x : ref[modelValue].data)
+    if (std::isfinite(x)) scale = std::max(scale, std::fabs(x));
   for (const auto& entry : locals) {
     int64_t rank = entry.first;
     auto ranges = layout.sliceRanges(rank);
@@ -186,7 +221,7 @@ void compareOnEveryRank(const Graph& global, const std::map<int64_t, Graph>& loc
         result.maxAbsError = std::max(result.maxAbsError, abs);
         if (std::fabs(b) > options.atol) result.maxRelError = std::max(result.maxRelError, rel);
       }
-      if (abs <= options.atol + options.rtol * std::fabs(b) || !result.ok) continue;
+      if (abs <= options.atol + options.rtol * std::max(std::fabs(b), scale) || !result.ok) continue;
       result.ok = false;
       result.op = global.op(global.value(modelValue).producer).name;
       result.rank = rank;
@@ -207,28 +242,65 @@ void compareOnEveryRank(const Graph& global, const std::map<int64_t, Graph>& loc
 VerifyResult simulateAndCompare(const Graph& original, const Graph& global, const std::map<int64_t, Graph>& locals,
                                 const VerifyOptions& options) {
   VerifyResult result;
-  // Every value of the single-device program is held in float64 (and a slice of it on every
-  // rank): a program past the documented bound is refused, not allocated until memory runs out.
-  if (int64_t elements = programElements(original); elements > options.maxElements) {
+  // Every value is held in float64 (and a slice of it on every rank) from its producer to its
+  // last read: a program whose live values pass the documented bound is refused, not allocated
+  // until memory runs out.
+  if (int64_t elements = peakLiveElements(original); elements > options.maxElements) {
     result.ok = false;
-    result.problem = fmt::format("the program's values hold {} elements; verify simulates at most {} (docs/limits.md)",
+    result.problem = fmt::format("the program holds {} elements live at once; verify simulates at most {} (docs/limits.md)",
                                  elements, options.maxElements);
     return result;
   }
   try {
-    std::vector<TensorValue> ref = referenceRun(original, options.seed);
-    // Each rank's inputs and parameters: its slice of the reference values.
+    std::vector<TensorValue> ref(original.values.size());
     std::map<int64_t, std::vector<TensorValue>> values;
-    for (const auto& [rank, g] : locals) {
-      auto& vals = values[rank];
-      vals.resize(g.values.size());
-      for (const auto* list : {&g.inputs, &g.parameters})
-        for (ValueId v : *list) vals[v] = sliceOf(ref[v], g.value(v).slice);
-    }
+    for (const auto& [rank, g] : locals) values[rank].resize(g.values.size());
+    // Inputs and parameters are made when first read: on one device, and as each rank's slice.
+    // (Inputs and parameters have the same ids in the original and the global graph.)
+    std::vector<bool> made(original.values.size(), false), sliced(original.values.size(), false);
+    auto isGraphInput = [&](ValueId v) { return global.value(v).producer == kNoId; };
+    auto makeReference = [&](ValueId v) {
+      if (made[v]) return;
+      ref[v] = randomInput(original, v, options.seed);
+      made[v] = true;
+    };
+    auto sliceForRanks = [&](const Op& gop) {
+      for (const Operand& o : gop.operands) {
+        if (!o.isValue() || !isGraphInput(o.value) || sliced[o.value]) continue;
+        makeReference(o.value);
+        for (const auto& [rank, g] : locals) values[rank][o.value] = sliceOf(ref[o.value], g.value(o.value).slice);
+        sliced[o.value] = true;
+      }
+    };
     std::map<ValueId, ValueId> check = valuesToCheck(global);
-    // All ranks in lockstep, op by op; the collectives exchange data by their groups.
+    std::vector<ValueId> compared, modelResults;
+    for (const auto& [produced, model] : check) {
+      compared.push_back(produced);
+      modelResults.push_back(model);
+    }
+    ReadCounts refReads(original, modelResults), rankReads(global, compared);
+    auto releaseRead = [](ReadCounts& counts, ValueId v, auto&& free) {
+      if (counts.read(v)) free(v);
+    };
+    auto freeRef = [&](ValueId v) { release(ref[v]); };
+    auto freeRanks = [&](ValueId v) {
+      for (auto& [rank, vals] : values) release(vals[v]);
+    };
+    // The single-device program and all ranks in lockstep, op by op (a model op keeps its id in
+    // the global graph); the collectives exchange data by their groups.
     for (OpId id : global.order) {
       const Op& gop = global.op(id);
+      sliceForRanks(gop);  // before the reference may drop an input at its last read below
+      if (!gop.inserted()) {
+        const Op& op = original.op(id);
+        for (const Operand& o : op.operands)
+          if (o.isValue() && isGraphInput(o.value)) makeReference(o.value);
+        auto outs = runLocal(original, op, ref);
+        for (size_t r = 0; r < outs.size(); ++r)
+          if (!refReads.unread(op.results[r])) ref[op.results[r]] = std::move(outs[r]);
+        for (const Operand& o : op.operands)
+          if (o.isValue()) releaseRead(refReads, o.value, freeRef);
+      }
       if (isCollective(gop)) {
         auto outs = runCollective(locals, id, values);
         for (auto& [rank, t] : outs) values[rank][gop.results[0]] = std::move(t);
@@ -238,11 +310,17 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
           for (size_t r = 0; r < outs.size(); ++r) values[rank][gop.results[r]] = std::move(outs[r]);
         }
       }
+      for (const Operand& o : gop.operands)
+        if (o.isValue()) releaseRead(rankReads, o.value, freeRanks);
+      for (ValueId r : gop.results)
+        if (rankReads.unread(r)) freeRanks(r);
       for (ValueId produced : gop.results) {
         auto it = check.find(produced);
         if (it == check.end()) continue;
         compareOnEveryRank(global, locals, ref, values, produced, it->second, options, result);
         if (!result.ok) return result;
+        releaseRead(rankReads, produced, freeRanks);
+        releaseRead(refReads, it->second, freeRef);
       }
     }
   } catch (const ReferenceError& e) {

@@ -16,11 +16,12 @@ struct VerifyOptions {
   uint64_t seed = 0;
   double rtol = 1e-9;
   double atol = 1e-12;
-  int64_t maxElements = int64_t{1} << 28;  // of all the program's values together (docs/limits.md)
+  int64_t maxElements = int64_t{1} << 28;  // of the program's values live at once (docs/limits.md)
 };
 
-// The elements of all values of a program (saturating at the tensor limit).
-int64_t programElements(const Graph& graph);
+// The most elements a program's values hold at once when each lives from its producer to its
+// last read (saturating at the tensor limit).
+int64_t peakLiveElements(const Graph& graph);
 
 struct VerifyResult {
   bool ok = true;

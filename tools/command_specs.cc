@@ -93,7 +93,7 @@ std::vector<CommandSpec> build() {
                    {"irc verify examples/ffn.yaml", "irc verify examples/ffn.yaml --search-mode factor_propagation --redistribution optimal",
                     "irc verify model.yaml --seed 7 --rtol 1e-6"},
                    join({{{"--seed", "N", "the seed of the random inputs (default 0)"},
-                          {"--rtol", "X", "relative tolerance (default 1e-09)"},
+                          {"--rtol", "X", "relative tolerance (default 1e-09), of the larger of the element and the value's largest magnitude"},
                           {"--atol", "X", "absolute tolerance (default 1e-12)"},
                           {"--max-ranks", "N", "the most ranks verify simulates (default 4096)"}},
                          kModeOptions, {kQuiet, kColor, kHelp}}),

@@ -18,8 +18,8 @@ namespace {
 // How two numbers are judged equal, printed under every verdict so that a reader knows what
 // "agree" meant.
 std::string toleranceLine(const VerifyOptions& options) {
-  return fmt::format("irc verify: tolerance: |got - expected| <= {:g} + {:g} * |expected|; equal infinities and "
-                     "NaN against NaN agree\n",
+  return fmt::format("irc verify: tolerance: |got - expected| <= {:g} + {:g} * max(|expected|, the value's largest "
+                     "|expected|); equal infinities and NaN against NaN agree\n",
                      options.atol, options.rtol);
 }
 

@@ -71,8 +71,10 @@ int commTable(int layers) {
 
 int main(int argc, char** argv) {
   // The generated model as YAML, for timing `irc` itself on it.
+  // `--model LAYERS [verify]`: the benchmark's sizes, or with `verify` irc verify's (issue 16).
   if (argc > 2 && std::string(argv[1]) == "--model") {
-    std::cout << irc::bench::transformerModel(std::atoi(argv[2]), 8);
+    bool verifySize = argc > 3 && std::string(argv[3]) == "verify";
+    std::cout << irc::bench::transformerModel(std::atoi(argv[2]), 2, 4, verifySize ? irc::bench::kVerifySize : irc::bench::TransformerSize{});
     return 0;
   }
   // The floor: only yaml-cpp's tree of the file, as cheaply as the library reads it.
