@@ -307,3 +307,32 @@ TEST_CASE("a model op named like a forward op does not confuse verify, the repor
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+// Verify frees every buffer after its last read, so its bound is on the values live at once: a
+// chain of 12 ops over 4096 elements holds 2 of them at a time (it was refused when the bound
+// counted all 13 values).
+TEST_CASE("verify's element bound is on the values live at once, not on the whole program") {
+  std::string ops;
+  std::string prev = "x";
+  for (int i = 0; i < 12; ++i) {
+    ops += fmt::format("  - {{name: r{}, type: {}, inputs: [{}], in_strategy: [[2]]}}\n", i, i % 2 ? "Neg" : "ReLU", prev);
+    prev = fmt::format("r{}", i);
+  }
+  std::string yaml = "parallel: {device_num: 2}\ninputs:\n  - {name: x, shape: [4096], dtype: float32}\nops:\n" + ops +
+                     fmt::format("outputs: [{}]\n", prev);
+  Compiled c = compileAllRanks(yaml);
+  REQUIRE(c.errors.empty());
+  CHECK(peakLiveElements(c.original) == 2 * 4096);
+  VerifyOptions options;
+  options.maxElements = 3 * 4096;
+  VerifyResult r = simulateAndCompare(c.original, c.global, c.locals, options);
+  CHECK(r.problem == "");
+  CHECK(r.ok);
+  CHECK(r.comparedValues == 12);
+  options.maxElements = 4096;
+  CHECK(simulateAndCompare(c.original, c.global, c.locals, options).problem.find("live at once") != std::string::npos);
+}
+
+}  // namespace irc::test
