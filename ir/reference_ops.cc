@@ -200,20 +200,7 @@ TensorValue gather(const Op& op, const TensorValue& params, const TensorValue& i
 }
 
 TensorValue concat(const Op& op, const Inputs& in, const Shape& outShape) {
-  int64_t axis = *normalizeAxis(intAttr(op, "axis"), outShape.size());
-  TensorValue out = TensorValue::zeros(outShape);
-  auto so = stridesOf(outShape);
-  int64_t offset = 0;
-  for (const TensorValue* t : in) {
-    int64_t i = 0;
-    forEach(t->shape, [&](const Index& idx) {
-      Index o = idx;
-      o[axis] += offset;
-      out.data[offsetOf(o, so)] = t->data[i++];
-    });
-    offset += t->shape[axis];
-  }
-  return out;
+  return concatAlong(in, *normalizeAxis(intAttr(op, "axis"), outShape.size()));
 }
 
 std::vector<TensorValue> split(const Op& op, const TensorValue& x, const std::vector<TensorType>& results) {

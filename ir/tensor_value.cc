@@ -1,5 +1,7 @@
 #include "ir/tensor_value.h"
 
+#include <algorithm>
+
 namespace irc {
 
 TensorValue TensorValue::zeros(Shape shape) {
@@ -15,43 +17,70 @@ std::vector<int64_t> stridesOf(const Shape& shape) {
   return s;
 }
 
+namespace {
+
+// Copies the box of shape `box` at `srcStart` in `src` to `dstStart` in `dst`, a contiguous run
+// of the innermost dim at a time (the simulator's slices and concatenations are most of its
+// copying).
+void copyBox(const TensorValue& src, const std::vector<int64_t>& srcStart, TensorValue& dst, const std::vector<int64_t>& dstStart,
+             const Shape& box) {
+  if (numElements(box) == 0) return;
+  size_t rank = box.size();
+  if (rank == 0) {
+    dst.data[0] = src.data[0];
+    return;
+  }
+  std::vector<int64_t> ss = stridesOf(src.shape), ds = stridesOf(dst.shape);
+  int64_t run = box[rank - 1];
+  std::vector<int64_t> idx(rank, 0);  // the odometer over the outer dims
+  while (true) {
+    int64_t so = 0, dso = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      so += (srcStart[d] + idx[d]) * ss[d];
+      dso += (dstStart[d] + idx[d]) * ds[d];
+    }
+    std::copy_n(src.data.data() + so, run, dst.data.data() + dso);
+    size_t d = rank - 1;
+    while (d > 0) {
+      if (++idx[d - 1] < box[d - 1]) break;
+      idx[d - 1] = 0;
+      --d;
+    }
+    if (d == 0) return;
+  }
+}
+
+}  // namespace
+
 TensorValue sliceOf(const TensorValue& t, const std::vector<std::pair<int64_t, int64_t>>& ranges) {
   Shape out;
-  for (const auto& [b, e] : ranges) out.push_back(e - b);
+  std::vector<int64_t> begin;
+  for (const auto& [b, e] : ranges) {
+    out.push_back(e - b);
+    begin.push_back(b);
+  }
   TensorValue r = TensorValue::zeros(out);
-  std::vector<int64_t> inStrides = stridesOf(t.shape), outStrides = stridesOf(out);
-  for (int64_t i = 0; i < r.size(); ++i) {
-    int64_t rest = i, src = 0;
-    for (size_t d = 0; d < out.size(); ++d) {
-      int64_t idx = rest / outStrides[d];
-      rest %= outStrides[d];
-      src += (idx + ranges[d].first) * inStrides[d];
-    }
-    r.data[i] = t.data[src];
+  copyBox(t, begin, r, std::vector<int64_t>(out.size(), 0), out);
+  return r;
+}
+
+TensorValue concatAlong(const std::vector<const TensorValue*>& parts, int64_t dim) {
+  Shape out = parts.at(0)->shape;
+  out[dim] = 0;
+  for (const TensorValue* p : parts) out[dim] += p->shape[dim];
+  TensorValue r = TensorValue::zeros(out);
+  std::vector<int64_t> at(out.size(), 0);
+  for (const TensorValue* p : parts) {
+    copyBox(*p, std::vector<int64_t>(p->shape.size(), 0), r, at, p->shape);
+    at[dim] += p->shape[dim];
   }
   return r;
 }
 
 TensorValue concatAlong(const std::vector<TensorValue>& parts, int64_t dim) {
-  Shape out = parts.at(0).shape;
-  out[dim] = 0;
-  for (const auto& p : parts) out[dim] += p.shape[dim];
-  TensorValue r = TensorValue::zeros(out);
-  std::vector<int64_t> so = stridesOf(out);
-  int64_t offset = 0;
-  for (const auto& p : parts) {
-    std::vector<int64_t> sp = stridesOf(p.shape);
-    for (int64_t i = 0; i < p.size(); ++i) {
-      int64_t rest = i, o = 0;
-      for (size_t d = 0; d < p.shape.size(); ++d) {
-        o += (rest / sp[d] + (static_cast<int64_t>(d) == dim ? offset : 0)) * so[d];
-        rest %= sp[d];
-      }
-      r.data[o] = p.data[i];
-    }
-    offset += p.shape[dim];
-  }
-  return r;
+  std::vector<const TensorValue*> pointers;
+  for (const TensorValue& p : parts) pointers.push_back(&p);
+  return concatAlong(pointers, dim);
 }
 
 TensorValue blockAlong(const TensorValue& t, int64_t dim, int64_t count, int64_t index) {

@@ -21,6 +21,7 @@ std::vector<int64_t> stridesOf(const Shape& shape);
 TensorValue sliceOf(const TensorValue& t, const std::vector<std::pair<int64_t, int64_t>>& ranges);
 // The parts concatenated along `dim` (numpy.concatenate).
 TensorValue concatAlong(const std::vector<TensorValue>& parts, int64_t dim);
+TensorValue concatAlong(const std::vector<const TensorValue*>& parts, int64_t dim);
 // Block `index` of `count` equal blocks along `dim`.
 TensorValue blockAlong(const TensorValue& t, int64_t dim, int64_t count, int64_t index);
 
