@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -69,35 +70,87 @@ double combine(ReduceOp op, double a, double b) {
   return a + b;
 }
 
-// One collective across all ranks; returns each rank's result.
-std::map<int64_t, TensorValue> runCollective(const std::map<int64_t, Graph>& locals, OpId id,
-                                             const std::map<int64_t, std::vector<TensorValue>>& values) {
-  std::map<int64_t, TensorValue> out;
+// Every rank's buffers, by value id. Ranks that hold equal data share one buffer (equal input
+// slices, a collective's result within its group, an op run on shared buffers), so what several
+// ranks compute alike is computed once.
+using Buffer = std::shared_ptr<const TensorValue>;
+using RankValues = std::map<int64_t, std::vector<Buffer>>;
+
+Buffer share(TensorValue t) { return std::make_shared<const TensorValue>(std::move(t)); }
+
+bool sameConstantsAndAttrs(const Op& a, const Op& b) {
+  for (size_t i = 0; i < a.operands.size(); ++i)
+    if (a.operands[i].constant != b.operands[i].constant) return false;
+  return a.attrs == b.attrs;
+}
+
+// A local op on every rank. Ranks whose op has the same constants and attributes and reads the
+// same buffers would compute the same result: the first computes it, the others share it.
+void runLocalOnRanks(const std::map<int64_t, Graph>& locals, OpId id, RankValues& values) {
+  std::map<std::vector<const TensorValue*>, std::vector<int64_t>> computedWith;
+  for (const auto& [rank, g] : locals) {
+    const Op& op = g.op(id);
+    std::vector<const TensorValue*> in;
+    for (const Operand& o : op.operands) in.push_back(o.isValue() ? values[rank][o.value].get() : nullptr);
+    std::vector<int64_t>& earlier = computedWith[in];
+    auto twin = std::find_if(earlier.begin(), earlier.end(), [&](int64_t q) { return sameConstantsAndAttrs(locals.at(q).op(id), op); });
+    if (twin != earlier.end()) {
+      for (ValueId r : op.results) values[rank][r] = values[*twin][r];
+      continue;
+    }
+    std::vector<TensorType> results;
+    for (ValueId r : op.results) results.push_back(g.value(r).type);
+    auto outs = evaluateOp(op, in, results);
+    for (size_t r = 0; r < outs.size(); ++r) values[rank][op.results[r]] = share(std::move(outs[r]));
+    earlier.push_back(rank);
+  }
+}
+
+// One collective across all ranks. AllReduce and AllGather give every member of a group the same
+// result (computed once per group); ReduceScatter reduces once per group and gives each member
+// its block; AlltoAll differs per member.
+void runCollectiveOnRanks(const std::map<int64_t, Graph>& locals, OpId id, RankValues& values) {
+  std::map<std::vector<int64_t>, Buffer> perGroup;  // the group's reduction or gathering
+  std::vector<std::pair<int64_t, Buffer>> out;
   for (const auto& [rank, g] : locals) {
     const Op& op = g.op(id);
     // The group and reduction come from the op's step (typed), not from its printed attributes.
     const RedistStep& step = *op.step;
     std::vector<int64_t> group = stepGroup(step, rank);
-    std::vector<TensorValue> members;
-    for (int64_t m : group) members.push_back(values.at(m)[locals.at(m).op(id).operands[0].value]);
+    ValueId operand = op.operands[0].value;
     int64_t me = std::find(group.begin(), group.end(), rank) - group.begin();
     OpFamily family = op.family();
+    Buffer& whole = perGroup[group];
     if (family == OpFamily::AllReduce || family == OpFamily::ReduceScatter) {
-      TensorValue acc = members[0];
-      for (size_t k = 1; k < members.size(); ++k)
-        for (int64_t i = 0; i < acc.size(); ++i) acc.data[i] = combine(step.reduceOp, acc.data[i], members[k].data[i]);
-      out[rank] = family == OpFamily::AllReduce ? acc : blockAlong(acc, 0, static_cast<int64_t>(group.size()), me);
+      if (!whole) {
+        TensorValue acc = *values.at(group[0])[operand];
+        for (size_t k = 1; k < group.size(); ++k) {
+          const TensorValue& member = *values.at(group[k])[operand];
+          for (int64_t i = 0; i < acc.size(); ++i) acc.data[i] = combine(step.reduceOp, acc.data[i], member.data[i]);
+        }
+        whole = share(std::move(acc));
+      }
+      out.emplace_back(rank, family == OpFamily::AllReduce ? whole
+                                                           : share(blockAlong(*whole, 0, static_cast<int64_t>(group.size()), me)));
     } else if (family == OpFamily::AllGather) {
-      out[rank] = concatAlong(members, 0);
+      if (!whole) {
+        std::vector<const TensorValue*> members;
+        for (int64_t m : group) members.push_back(values.at(m)[operand].get());
+        whole = share(concatAlong(members, 0));
+      }
+      out.emplace_back(rank, whole);
     } else if (family == OpFamily::AlltoAll) {
       std::vector<TensorValue> received;
-      for (const auto& m : members) received.push_back(blockAlong(m, step.dim, step.groupSize(), me));
-      out[rank] = concatAlong(received, step.concatDim);
+      for (int64_t m : group) received.push_back(blockAlong(*values.at(m)[operand], step.dim, step.groupSize(), me));
+      out.emplace_back(rank, share(concatAlong(received, step.concatDim)));
     } else {
       throw InternalError("unknown collective " + op.type);
     }
   }
-  return out;
+  // Written after all ranks read their operands (an operand is never a result of the same op,
+  // but a group's members are read by every member).
+  ValueId result = locals.begin()->second.op(id).results[0];
+  for (auto& [rank, buffer] : out) values[rank][result] = std::move(buffer);
 }
 
 bool isCollective(const Op& op) {
@@ -190,7 +243,7 @@ std::map<ValueId, ValueId> valuesToCheck(const Graph& global) {
 // Compares every rank's `produced` with its block of the reference `modelValue`; records the
 // first mismatch in `result`.
 void compareOnEveryRank(const Graph& global, const std::map<int64_t, Graph>& locals, const std::vector<TensorValue>& ref,
-                        std::map<int64_t, std::vector<TensorValue>>& values, ValueId produced, ValueId modelValue,
+                        RankValues& values, ValueId produced, ValueId modelValue,
                         const VerifyOptions& options, VerifyResult& result) {
   const TensorLayout& layout = layoutOfValue(global, modelValue);
   ++result.comparedValues;
@@ -206,11 +259,11 @@ void compareOnEveryRank(const Graph& global, const std::map<int64_t, Graph>& loc
     TensorValue want = sliceOf(ref[modelValue], ranges);
     // A value left partial (the optimal planner reduces it on the edge) is compared as the sum
     // (max, min) over its partial group: every piece must count exactly once.
-    TensorValue got = values[rank][produced];
+    TensorValue got = *values[rank][produced];
     if (layout.isPartial())
       for (int64_t member : groupAlongAxes(layout.mesh, rank, layout.partialAxes)) {
         if (member == rank) continue;
-        const TensorValue& piece = values[member][produced];
+        const TensorValue& piece = *values[member][produced];
         for (int64_t i = 0; i < got.size(); ++i) got.data[i] = combine(layout.partialOp, got.data[i], piece.data[i]);
       }
     for (int64_t i = 0; i < want.size(); ++i) {
@@ -253,7 +306,7 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
   }
   try {
     std::vector<TensorValue> ref(original.values.size());
-    std::map<int64_t, std::vector<TensorValue>> values;
+    RankValues values;
     for (const auto& [rank, g] : locals) values[rank].resize(g.values.size());
     // Inputs and parameters are made when first read: on one device, and as each rank's slice.
     // (Inputs and parameters have the same ids in the original and the global graph.)
@@ -268,7 +321,12 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
       for (const Operand& o : gop.operands) {
         if (!o.isValue() || !isGraphInput(o.value) || sliced[o.value]) continue;
         makeReference(o.value);
-        for (const auto& [rank, g] : locals) values[rank][o.value] = sliceOf(ref[o.value], g.value(o.value).slice);
+        std::map<std::vector<std::pair<int64_t, int64_t>>, Buffer> bySlice;  // ranks holding the same slice share it
+        for (const auto& [rank, g] : locals) {
+          Buffer& b = bySlice[g.value(o.value).slice];
+          if (!b) b = share(sliceOf(ref[o.value], g.value(o.value).slice));
+          values[rank][o.value] = b;
+        }
         sliced[o.value] = true;
       }
     };
@@ -284,7 +342,7 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
     };
     auto freeRef = [&](ValueId v) { release(ref[v]); };
     auto freeRanks = [&](ValueId v) {
-      for (auto& [rank, vals] : values) release(vals[v]);
+      for (auto& [rank, vals] : values) vals[v].reset();
     };
     // The single-device program and all ranks in lockstep, op by op (a model op keeps its id in
     // the global graph); the collectives exchange data by their groups.
@@ -301,15 +359,8 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
         for (const Operand& o : op.operands)
           if (o.isValue()) releaseRead(refReads, o.value, freeRef);
       }
-      if (isCollective(gop)) {
-        auto outs = runCollective(locals, id, values);
-        for (auto& [rank, t] : outs) values[rank][gop.results[0]] = std::move(t);
-      } else {
-        for (const auto& [rank, g] : locals) {
-          auto outs = runLocal(g, g.op(id), values[rank]);
-          for (size_t r = 0; r < outs.size(); ++r) values[rank][gop.results[r]] = std::move(outs[r]);
-        }
-      }
+      if (isCollective(gop)) runCollectiveOnRanks(locals, id, values);
+      else runLocalOnRanks(locals, id, values);
       for (const Operand& o : gop.operands)
         if (o.isValue()) releaseRead(rankReads, o.value, freeRanks);
       for (ValueId r : gop.results)
