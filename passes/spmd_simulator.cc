@@ -292,6 +292,108 @@ void compareOnEveryRank(const Graph& global, const std::map<int64_t, Graph>& loc
 
 }  // namespace
 
+namespace {
+
+// The single-device program and all ranks in lockstep, op by op (a model op keeps its id in the
+// global graph); the collectives exchange data by their groups. Inputs and parameters are made
+// when first read; every buffer is freed after its last read or comparison.
+class Lockstep {
+ public:
+  Lockstep(const Graph& original, const Graph& global, const std::map<int64_t, Graph>& locals, const VerifyOptions& options)
+      : original_(original),
+        global_(global),
+        locals_(locals),
+        options_(options),
+        ref_(original.values.size()),
+        made_(original.values.size(), false),
+        sliced_(original.values.size(), false),
+        check_(valuesToCheck(global)),
+        refReads_(original, valuesOf(check_, false)),
+        rankReads_(global, valuesOf(check_, true)) {
+    for (const auto& [rank, g] : locals) values_[rank].resize(g.values.size());
+  }
+
+  void run(VerifyResult& result) {
+    for (OpId id : global_.order) {
+      const Op& gop = global_.op(id);
+      sliceForRanks(gop);  // before the reference may drop an input at its last read below
+      if (!gop.inserted()) runReference(original_.op(id));
+      if (isCollective(gop)) runCollectiveOnRanks(locals_, id, values_);
+      else runLocalOnRanks(locals_, id, values_);
+      for (const Operand& o : gop.operands)
+        if (o.isValue() && rankReads_.read(o.value)) freeOnRanks(o.value);
+      for (ValueId r : gop.results)
+        if (rankReads_.unread(r)) freeOnRanks(r);
+      for (ValueId produced : gop.results) {
+        auto it = check_.find(produced);
+        if (it == check_.end()) continue;
+        compareOnEveryRank(global_, locals_, ref_, values_, produced, it->second, options_, result);
+        if (!result.ok) return;
+        if (rankReads_.read(produced)) freeOnRanks(produced);
+        if (refReads_.read(it->second)) release(ref_[it->second]);
+      }
+    }
+  }
+
+ private:
+  // The compared values (`produced`), or the model results they complete.
+  static std::vector<ValueId> valuesOf(const std::map<ValueId, ValueId>& check, bool produced) {
+    std::vector<ValueId> out;
+    for (const auto& [p, model] : check) out.push_back(produced ? p : model);
+    return out;
+  }
+  // (Inputs and parameters have the same ids in the original and the global graph.)
+  bool isGraphInput(ValueId v) const { return global_.value(v).producer == kNoId; }
+
+  void makeReference(ValueId v) {
+    if (made_[v]) return;
+    ref_[v] = randomInput(original_, v, options_.seed);
+    made_[v] = true;
+  }
+
+  // Each rank's slice of the inputs and parameters `gop` reads first; ranks holding the same
+  // slice share one buffer.
+  void sliceForRanks(const Op& gop) {
+    for (const Operand& o : gop.operands) {
+      if (!o.isValue() || !isGraphInput(o.value) || sliced_[o.value]) continue;
+      makeReference(o.value);
+      std::map<std::vector<std::pair<int64_t, int64_t>>, Buffer> bySlice;
+      for (const auto& [rank, g] : locals_) {
+        Buffer& b = bySlice[g.value(o.value).slice];
+        if (!b) b = share(sliceOf(ref_[o.value], g.value(o.value).slice));
+        values_[rank][o.value] = b;
+      }
+      sliced_[o.value] = true;
+    }
+  }
+
+  void runReference(const Op& op) {
+    for (const Operand& o : op.operands)
+      if (o.isValue() && isGraphInput(o.value)) makeReference(o.value);
+    auto outs = runLocal(original_, op, ref_);
+    for (size_t r = 0; r < outs.size(); ++r)
+      if (!refReads_.unread(op.results[r])) ref_[op.results[r]] = std::move(outs[r]);
+    for (const Operand& o : op.operands)
+      if (o.isValue() && refReads_.read(o.value)) release(ref_[o.value]);
+  }
+
+  void freeOnRanks(ValueId v) {
+    for (auto& [rank, vals] : values_) vals[v].reset();
+  }
+
+  const Graph& original_;
+  const Graph& global_;
+  const std::map<int64_t, Graph>& locals_;
+  const VerifyOptions& options_;
+  std::vector<TensorValue> ref_;
+  RankValues values_;
+  std::vector<bool> made_, sliced_;
+  std::map<ValueId, ValueId> check_;  // compared value -> the model result it completes
+  ReadCounts refReads_, rankReads_;
+};
+
+}  // namespace
+
 VerifyResult simulateAndCompare(const Graph& original, const Graph& global, const std::map<int64_t, Graph>& locals,
                                 const VerifyOptions& options) {
   VerifyResult result;
@@ -305,75 +407,7 @@ VerifyResult simulateAndCompare(const Graph& original, const Graph& global, cons
     return result;
   }
   try {
-    std::vector<TensorValue> ref(original.values.size());
-    RankValues values;
-    for (const auto& [rank, g] : locals) values[rank].resize(g.values.size());
-    // Inputs and parameters are made when first read: on one device, and as each rank's slice.
-    // (Inputs and parameters have the same ids in the original and the global graph.)
-    std::vector<bool> made(original.values.size(), false), sliced(original.values.size(), false);
-    auto isGraphInput = [&](ValueId v) { return global.value(v).producer == kNoId; };
-    auto makeReference = [&](ValueId v) {
-      if (made[v]) return;
-      ref[v] = randomInput(original, v, options.seed);
-      made[v] = true;
-    };
-    auto sliceForRanks = [&](const Op& gop) {
-      for (const Operand& o : gop.operands) {
-        if (!o.isValue() || !isGraphInput(o.value) || sliced[o.value]) continue;
-        makeReference(o.value);
-        std::map<std::vector<std::pair<int64_t, int64_t>>, Buffer> bySlice;  // ranks holding the same slice share it
-        for (const auto& [rank, g] : locals) {
-          Buffer& b = bySlice[g.value(o.value).slice];
-          if (!b) b = share(sliceOf(ref[o.value], g.value(o.value).slice));
-          values[rank][o.value] = b;
-        }
-        sliced[o.value] = true;
-      }
-    };
-    std::map<ValueId, ValueId> check = valuesToCheck(global);
-    std::vector<ValueId> compared, modelResults;
-    for (const auto& [produced, model] : check) {
-      compared.push_back(produced);
-      modelResults.push_back(model);
-    }
-    ReadCounts refReads(original, modelResults), rankReads(global, compared);
-    auto releaseRead = [](ReadCounts& counts, ValueId v, auto&& free) {
-      if (counts.read(v)) free(v);
-    };
-    auto freeRef = [&](ValueId v) { release(ref[v]); };
-    auto freeRanks = [&](ValueId v) {
-      for (auto& [rank, vals] : values) vals[v].reset();
-    };
-    // The single-device program and all ranks in lockstep, op by op (a model op keeps its id in
-    // the global graph); the collectives exchange data by their groups.
-    for (OpId id : global.order) {
-      const Op& gop = global.op(id);
-      sliceForRanks(gop);  // before the reference may drop an input at its last read below
-      if (!gop.inserted()) {
-        const Op& op = original.op(id);
-        for (const Operand& o : op.operands)
-          if (o.isValue() && isGraphInput(o.value)) makeReference(o.value);
-        auto outs = runLocal(original, op, ref);
-        for (size_t r = 0; r < outs.size(); ++r)
-          if (!refReads.unread(op.results[r])) ref[op.results[r]] = std::move(outs[r]);
-        for (const Operand& o : op.operands)
-          if (o.isValue()) releaseRead(refReads, o.value, freeRef);
-      }
-      if (isCollective(gop)) runCollectiveOnRanks(locals, id, values);
-      else runLocalOnRanks(locals, id, values);
-      for (const Operand& o : gop.operands)
-        if (o.isValue()) releaseRead(rankReads, o.value, freeRanks);
-      for (ValueId r : gop.results)
-        if (rankReads.unread(r)) freeRanks(r);
-      for (ValueId produced : gop.results) {
-        auto it = check.find(produced);
-        if (it == check.end()) continue;
-        compareOnEveryRank(global, locals, ref, values, produced, it->second, options, result);
-        if (!result.ok) return result;
-        releaseRead(rankReads, produced, freeRanks);
-        releaseRead(refReads, it->second, freeRef);
-      }
-    }
+    Lockstep(original, global, locals, options).run(result);
   } catch (const ReferenceError& e) {
     result.ok = false;
     result.problem = e.what();
