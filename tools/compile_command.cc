@@ -222,20 +222,8 @@ void printSummary(const Graph& graph, const CompileOptions& options, size_t dump
     std::cerr << fmt::format("irc: wrote {} dump{} under {}/\n", dumpsWritten, dumpsWritten == 1 ? "" : "s", dumpDir);
 }
 
-}  // namespace
-
-int runCompile(const std::vector<std::string>& args) {
-  CompileArgs a = parseCompileArgs(args);
-  bool color = useColor(a.color, stderr);
-  auto parseStart = std::chrono::steady_clock::now();
-  std::string displayName = a.model == "-" ? "<stdin>" : a.model;
-  auto loaded = loadModelOrReport(a.model, a.color, a.overrides);
-  StageTimer timer(parseStart);
-  timer.add("load", parseStart);
-  if (!loaded) return 1;
-  Graph* graph = &loaded->graph;
-  DiagnosticEngine& diags = *loaded->diags;
-  CompileOptions& options = loaded->options;
+// The compile's options from the command line (cost model, passes, ranks), checked.
+void applyCompileArgs(const CompileArgs& a, CompileOptions& options) {
   if (a.alpha) options.costModel.alpha = *a.alpha;
   if (a.beta) options.costModel.beta = *a.beta;
   if (a.gamma) options.costModel.gamma = *a.gamma;
@@ -248,18 +236,61 @@ int runCompile(const std::vector<std::string>& args) {
     throw UsageError(fmt::format("--all-ranks would write {} rank folders; the limit is {} (raise it with --max-ranks N, "
                                  "or dump one rank with --rank R)",
                                  options.deviceNum, a.maxRanks));
-  DumpOptions dumpOptions;
-  // `-` has no file name: the dump folder is named after the model's `name`.
-  dumpOptions.dir = !a.dumpDir.empty() ? a.dumpDir : (a.model == "-" ? graph->name : modelStem(a.model)) + "_ir";
-  dumpOptions.all = a.dumpAll;
-  dumpOptions.after = a.dumpAfter;
-  dumpOptions.locations = a.dumpLocations;
-  dumpOptions.dot = a.dumpDot;
-  // The file's name only: a dump never holds an absolute path (ir-dump.md, Determinism).
-  dumpOptions.modelFileName = a.model == "-" ? displayName : std::filesystem::path(a.model).filename().string();
   options.ranks = a.allRanks ? options.everyRank() : std::vector<int64_t>{a.rank.value_or(options.globalRank)};
-  dumpOptions.ranks = options.ranks;
-  dumpOptions.searchMode = options.searchMode;
+}
+
+DumpOptions dumpOptionsFor(const CompileArgs& a, const Graph& graph, const CompileOptions& options) {
+  DumpOptions d;
+  // `-` has no file name: the dump folder is named after the model's `name`.
+  d.dir = !a.dumpDir.empty() ? a.dumpDir : (a.model == "-" ? graph.name : modelStem(a.model)) + "_ir";
+  d.all = a.dumpAll;
+  d.after = a.dumpAfter;
+  d.locations = a.dumpLocations;
+  d.dot = a.dumpDot;
+  // The file's name only: a dump never holds an absolute path (ir-dump.md, Determinism).
+  d.modelFileName = a.model == "-" ? "<stdin>" : std::filesystem::path(a.model).filename().string();
+  d.ranks = options.ranks;
+  d.searchMode = options.searchMode;
+  return d;
+}
+
+// The report and the strategy checkpoint, after a successful compile; false when one could not
+// be written (said on stderr).
+bool writeOutputs(const CompileArgs& a, const Graph& graph, const CompileOptions& options, StageTimer& timer) {
+  auto reportStart = StageTimer::Clock::now();
+  if (!a.report.empty()) {
+    // Streamed as it is produced: the report is never held whole in memory.
+    int64_t rank = a.rank.value_or(options.globalRank);
+    auto produce = [&](std::ostream& out) { writeReport(out, graph, options, rank, a.reportIndent); };
+    if (a.report == "-") {
+      produce(std::cout);  // a failed write to stdout is caught by the driver (exit 1)
+    } else if (auto err = writeFileAtomically(a.report, produce)) {
+      std::cerr << "irc: error: " << *err << "\n";
+      return false;
+    }
+    timer.add("report", reportStart);
+  }
+  if (!a.strategyCkptOut.empty())
+    if (auto err = writeFileAtomically(a.strategyCkptOut, strategyCheckpointJson(graph))) {
+      std::cerr << "irc: error: " << *err << "\n";
+      return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+int runCompile(const std::vector<std::string>& args) {
+  CompileArgs a = parseCompileArgs(args);
+  auto parseStart = std::chrono::steady_clock::now();
+  auto loaded = loadModelOrReport(a.model, a.color, a.overrides);
+  StageTimer timer(parseStart);
+  timer.add("load", parseStart);
+  if (!loaded) return 1;
+  Graph& graph = loaded->graph;
+  CompileOptions& options = loaded->options;
+  applyCompileArgs(a, options);
+  DumpOptions dumpOptions = dumpOptionsFor(a, graph, options);
   bool dumping = a.dumpAll || !a.dumpAfter.empty();
   DumpWriter dumps(dumpOptions);
   TimedInstrumentation timedDumps(dumps, a.timePasses ? &timer : nullptr, "write dumps");
@@ -276,11 +307,11 @@ int runCompile(const std::vector<std::string>& args) {
   hooks.instrumentations.push_back(&progress);
   if (dumping) hooks.instrumentations.push_back(&timedDumps);
 
-  PassContext context{diags};
-  RunOutcome outcome = compile(*graph, options, context, hooks);
+  PassContext context{*loaded->diags};
+  RunOutcome outcome = compile(graph, options, context, hooks);
   progress.clear();
   if (outcome == RunOutcome::Rejected) {
-    diags.render(std::cerr, color);
+    loaded->diags->render(std::cerr, useColor(a.color, stderr));
     return 1;
   }
   auto commitStart = StageTimer::Clock::now();
@@ -289,25 +320,8 @@ int runCompile(const std::vector<std::string>& args) {
     return 1;
   }
   timer.add("write dumps", commitStart);
-  int64_t reportRank = a.rank.value_or(options.globalRank);
-  auto reportStart = StageTimer::Clock::now();
-  if (!a.report.empty()) {
-    // Streamed as it is produced: the report is never held whole in memory.
-    auto produce = [&](std::ostream& out) { writeReport(out, *graph, options, reportRank, a.reportIndent); };
-    if (a.report == "-") {
-      produce(std::cout);  // a failed write to stdout is caught by the driver (exit 1)
-    } else if (auto err = writeFileAtomically(a.report, produce)) {
-      std::cerr << "irc: error: " << *err << "\n";
-      return 1;
-    }
-  }
-  if (!a.report.empty()) timer.add("report", reportStart);
-  if (!a.strategyCkptOut.empty())
-    if (auto err = writeFileAtomically(a.strategyCkptOut, strategyCheckpointJson(*graph))) {
-      std::cerr << "irc: error: " << *err << "\n";
-      return 1;
-    }
-  if (!a.quiet) printSummary(*graph, options, dumping ? dumps.written().size() : 0, dumpOptions.dir);
+  if (!writeOutputs(a, graph, options, timer)) return 1;
+  if (!a.quiet) printSummary(graph, options, dumping ? dumps.written().size() : 0, dumpOptions.dir);
   auto teardownStart = StageTimer::Clock::now();
   releaseAtExit(std::move(*loaded));  // the graph and the model text, inside the measured run
   timer.add("teardown", teardownStart);
