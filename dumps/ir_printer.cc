@@ -1,5 +1,6 @@
 #include "dumps/ir_printer.h"
 
+#include <iterator>
 #include <map>
 
 #include <fmt/format.h>
@@ -63,8 +64,8 @@ class Printer {
   std::string print() {
     printHeader();
     out_ += "subgraph attr:\n";
-    out_ += fmt::format("subgraph instance: {}\n", graph_.name);
-    out_ += fmt::format("subgraph @{}() {{\n", graph_.name);
+    fmt::format_to(std::back_inserter(out_), "subgraph instance: {}\n", graph_.name);
+    fmt::format_to(std::back_inserter(out_), "subgraph @{}() {{\n", graph_.name);
     computeUsedResults();
     for (OpId id : graph_.order) printOp(graph_.op(id));
     printReturn();
@@ -74,7 +75,7 @@ class Printer {
 
  private:
   void printHeader() {
-    out_ += fmt::format("# IR entry: @{}\n# Total subgraphs: 1\n\n# Attrs:\n", graph_.name);
+    fmt::format_to(std::back_inserter(out_), "# IR entry: @{}\n# Total subgraphs: 1\n\n# Attrs:\n", graph_.name);
     const ParallelConfig& p = graph_.parallel;
     std::map<std::string, std::string> attrs;
     attrs["device_num"] = std::to_string(p.deviceNum);
@@ -84,15 +85,15 @@ class Printer {
       attrs["device_matrix"] = formatIntTuple(p.mesh->dims);
       attrs["alias_name"] = fmt::format("({})", fmt::join(p.mesh->names, ", "));
     }
-    for (const auto& [k, v] : attrs) out_ += fmt::format("{}: {}\n", k, v);
+    for (const auto& [k, v] : attrs) fmt::format_to(std::back_inserter(out_), "{}: {}\n", k, v);
     size_t total = graph_.inputs.size() + graph_.parameters.size();
-    out_ += fmt::format("\n# Total params: {}\n# Params:\n", total);
+    fmt::format_to(std::back_inserter(out_), "\n# Total params: {}\n# Params:\n", total);
     int number = 1;
     for (const auto* list : {&graph_.inputs, &graph_.parameters}) {
       for (ValueId id : *list) {
         const Value& v = graph_.value(id);
         refs_[id] = fmt::format("%para{}_{}", number++, v.name);
-        out_ += fmt::format("{}: {}{}{}\n", refs_[id], formatTensorType(v.type),
+        fmt::format_to(std::back_inserter(out_), "{}: {}{}{}\n", refs_[id], formatTensorType(v.type),
                             v.kind == ValueKind::Parameter ? " : has_default" : "", sliceComment({id}));
       }
     }
@@ -137,10 +138,10 @@ class Printer {
   }
 
   void printComments(const Op& op) {
-    if (op.modelIndex >= 0 && op.parallel.hasSharding) out_ += fmt::format("      # strategy: {}\n", originText(op));
-    if (!op.reason.empty()) out_ += fmt::format("      # reason: {}\n", op.reason);
+    if (op.modelIndex >= 0 && op.parallel.hasSharding) fmt::format_to(std::back_inserter(out_), "      # strategy: {}\n", originText(op));
+    if (!op.reason.empty()) fmt::format_to(std::back_inserter(out_), "      # reason: {}\n", op.reason);
     if (options_.locations && op.loc.valid())
-      out_ += fmt::format("      # In file {}:{}:{}\n", options_.modelFileName, op.loc.line, op.loc.col);
+      fmt::format_to(std::back_inserter(out_), "      # In file {}:{}:{}\n", options_.modelFileName, op.loc.line, op.loc.col);
   }
 
   std::string primitiveAttrs(const Op& op) const {
@@ -180,7 +181,7 @@ class Printer {
       std::vector<std::string> elemTypes;
       for (const auto& t : types) elemTypes.push_back(formatTensorType(t));
       std::string node = nextNode();
-      out_ += fmt::format("  {}({}.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node, op.name, fmt::join(elems, ", "),
+      fmt::format_to(std::back_inserter(out_), "  {}({}.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node, op.name, fmt::join(elems, ", "),
                           fmt::join(elemTypes, ", "), formatTupleType(types));
       operands.push_back(node);
       operandTypes.push_back(formatTupleType(types));
@@ -191,12 +192,12 @@ class Printer {
       }
     }
     std::string node = nextNode();
-    out_ += fmt::format("  {}({}) = {}({}) {{instance name: {}}}{}\n", node, op.printedName.empty() ? op.name : op.printedName,
+    fmt::format_to(std::back_inserter(out_), "  {}({}) = {}({}) {{instance name: {}}}{}\n", node, op.printedName.empty() ? op.name : op.printedName,
                         op.type, fmt::join(operands, ", "),
                         op.instanceName, primitiveAttrs(op));
     std::vector<TensorType> results = resultTypes(op);
     std::string resultText = def.tupleResult() ? formatTupleType(results) : formatTensorType(results.at(0));
-    out_ += fmt::format("{}      : ({}) -> ({})\n", parallelPrefix(op), fmt::join(operandTypes, ", "), resultText);
+    fmt::format_to(std::back_inserter(out_), "{}      : ({}) -> ({})\n", parallelPrefix(op), fmt::join(operandTypes, ", "), resultText);
     printComments(op);
     if (!def.tupleResult()) {
       refs_[op.results[0]] = node;
@@ -205,7 +206,7 @@ class Printer {
     for (size_t j = 0; j < op.results.size(); ++j) {
       if (!used_[op.results[j]]) continue;
       std::string item = nextNode();
-      out_ += fmt::format("  {}({}.getitem.{}) = TupleGetItem({}, {})\n      : ({}, <Int64>) -> ({})\n", item, op.name, j, node,
+      fmt::format_to(std::back_inserter(out_), "  {}({}.getitem.{}) = TupleGetItem({}, {})\n      : ({}, <Int64>) -> ({})\n", item, op.name, j, node,
                           j, resultText, formatTensorType(results[j]));
       refs_[op.results[j]] = item;
     }
@@ -219,15 +220,15 @@ class Printer {
       types.push_back(graph_.value(v).type);
     }
     if (refs.size() == 1) {
-      out_ += fmt::format("  Return({}){}\n      : ({})\n", refs[0], sliceComment(graph_.outputs), formatTensorType(types[0]));
+      fmt::format_to(std::back_inserter(out_), "  Return({}){}\n      : ({})\n", refs[0], sliceComment(graph_.outputs), formatTensorType(types[0]));
       return;
     }
     std::vector<std::string> elemTypes;
     for (const auto& t : types) elemTypes.push_back(formatTensorType(t));
     std::string node = nextNode();
-    out_ += fmt::format("  {}(return.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node, fmt::join(refs, ", "),
+    fmt::format_to(std::back_inserter(out_), "  {}(return.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node, fmt::join(refs, ", "),
                         fmt::join(elemTypes, ", "), formatTupleType(types));
-    out_ += fmt::format("  Return({}){}\n      : ({})\n", node, sliceComment(graph_.outputs), formatTupleType(types));
+    fmt::format_to(std::back_inserter(out_), "  Return({}){}\n      : ({})\n", node, sliceComment(graph_.outputs), formatTupleType(types));
   }
 
   // ` {in_strategy: ...}` from step_parallel_begin on; after layout inference also MindSpore's
