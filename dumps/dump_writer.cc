@@ -207,42 +207,63 @@ std::optional<std::string> DumpWriter::commit() {
   return std::nullopt;
 }
 
-std::optional<std::string> writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& produce) {
+StagedFile::StagedFile(std::string path, const std::function<void(std::ostream&)>& produce) : path_(std::move(path)) {
   std::error_code ec;
-  fs::path target(path);
+  fs::path target(path_);
   fs::file_status status = fs::symlink_status(target, ec);
-  if (fs::is_directory(status)) return fmt::format("cannot write '{}': {}", path, systemReason(EISDIR));
+  if (fs::is_directory(status)) {
+    error_ = fmt::format("cannot write '{}': {}", path_, systemReason(EISDIR));
+    return;
+  }
   // Only a plain regular file (or a new path) is replaced by rename. A symlink, device, pipe or
   // terminal (`--report /dev/stdout`, `/dev/null`) is written through in place: a rename would
   // replace the link or the device node itself with a regular file (as root, even /dev/null).
   if (fs::exists(status) && !fs::is_regular_file(status)) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) return fmt::format("cannot write '{}': {}", path, systemReason(errno));
-    if (int error = streamAndClose(fd, produce)) return fmt::format("cannot write '{}': {}", path, systemReason(error));
-    return std::nullopt;
+    int fd = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) error_ = fmt::format("cannot write '{}': {}", path_, systemReason(errno));
+    else if (int error = streamAndClose(fd, produce)) error_ = fmt::format("cannot write '{}': {}", path_, systemReason(error));
+    return;
   }
   fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
   fs::create_directories(parent, ec);
-  if (ec) return fmt::format("cannot create directory '{}': {}", parent.string(), ec.message());
+  if (ec) {
+    error_ = fmt::format("cannot create directory '{}': {}", parent.string(), ec.message());
+    return;
+  }
   // A unique temporary name beside the target (same file system, so the rename is atomic);
   // mkstemp opens it with O_EXCL, so a planted symlink is never followed.
   std::string pattern = (parent / fmt::format(".{}.irc-XXXXXX", target.filename().string())).string();
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   int fd = ::mkstemp(buffer.data());
-  if (fd < 0) return fmt::format("cannot write '{}': {}", path, systemReason(errno));
-  std::string tmp(buffer.data());
-  ::fchmod(fd, 0644);
-  if (int error = streamAndClose(fd, produce)) {
-    ::unlink(tmp.c_str());
-    return fmt::format("cannot write '{}': {}", path, systemReason(error));
+  if (fd < 0) {
+    error_ = fmt::format("cannot write '{}': {}", path_, systemReason(errno));
+    return;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  tmp_ = buffer.data();
+  ::fchmod(fd, 0644);
+  if (int error = streamAndClose(fd, produce)) error_ = fmt::format("cannot write '{}': {}", path_, systemReason(error));
+}
+
+StagedFile::~StagedFile() {
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+std::optional<std::string> StagedFile::commit() {
+  if (error_) return error_;
+  if (tmp_.empty()) return std::nullopt;  // written through in place (or already committed)
+  std::string tmp = std::move(tmp_);
+  tmp_.clear();
+  if (::rename(tmp.c_str(), path_.c_str()) != 0) {
     int error = errno;
     ::unlink(tmp.c_str());
-    return fmt::format("cannot write '{}': {}", path, systemReason(error));
+    return fmt::format("cannot write '{}': {}", path_, systemReason(error));
   }
   return std::nullopt;
+}
+
+std::optional<std::string> writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& produce) {
+  return StagedFile(path, produce).commit();
 }
 
 std::optional<std::string> writeFileAtomically(const std::string& path, const std::string& text) {

@@ -74,4 +74,21 @@ std::optional<std::string> writeFileAtomically(const std::string& path, const st
 // to the file (in 1 MiB blocks), never held whole in memory.
 std::optional<std::string> writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& produce);
 
+// A file written in full under a unique temporary name beside its target, and renamed over it
+// by commit(), so that no reader ever sees part of it; removed if never committed. (A symlink or
+// device target is written through in place at once.)
+class StagedFile {
+ public:
+  StagedFile(std::string path, const std::function<void(std::ostream&)>& produce);
+  ~StagedFile();
+  StagedFile(const StagedFile&) = delete;
+  StagedFile& operator=(const StagedFile&) = delete;
+  // Puts the file in place; the error of the write or of the rename, if any.
+  std::optional<std::string> commit();
+
+ private:
+  std::string path_, tmp_;
+  std::optional<std::string> error_;
+};
+
 }  // namespace irc

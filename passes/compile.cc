@@ -21,6 +21,8 @@ RunOutcome compile(Graph& graph, const CompileOptions& options, PassContext& con
   schedulePipeline(manager, options);
   manager.setRanks(options.ranksToMaterialize());
   if (hooks.rankGraphs) manager.setRankGraphSink(hooks.rankGraphs);
+  if (hooks.globalGraph) manager.setGlobalGraphHook(hooks.globalGraph);
+  manager.setKeepGlobalGraph(hooks.keepGlobalGraph);
   for (PassInstrumentation* i : hooks.instrumentations) manager.addInstrumentation(i);
   return manager.run(graph, context);
 }

@@ -13,6 +13,11 @@ struct CompileHooks {
   std::vector<PassInstrumentation*> instrumentations;  // dumps, timing, progress
   // Receives each materialized rank's final local graph (verify, explain); else they are dropped.
   std::function<void(int64_t rank, Graph&&)> rankGraphs;
+  // Called with the global graph after the global passes, before shape slicing (the report).
+  std::function<void(const Graph&)> globalGraph;
+  // False: the caller reads nothing of `graph` after compile(): one rank's graph may then be
+  // made from it by moving instead of copying.
+  bool keepGlobalGraph = true;
 };
 
 // Runs the pipeline `options` selects on `graph` (the global passes in place, then shape slicing

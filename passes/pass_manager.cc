@@ -33,13 +33,16 @@ RunOutcome PassManager::run(Graph& graph, PassContext& context) {
     }
     for (auto* i : instrumentations_) i->afterPass(scheduled.position, pass.name(), pass.dumpName(), graph);
   }
+  if (globalHook_) globalHook_(graph);
   if (rankPasses_.empty()) return RunOutcome::Ok;
   for (int64_t rank : ranks_) {
     std::optional<Graph> copy;
     for (auto& [position, factory] : rankPasses_) {
       std::unique_ptr<Pass> pass = factory(rank);
       for (auto* i : instrumentations_) i->beforePass(position, pass->name());
-      if (!copy) copy.emplace(graph);  // the rank's own graph: its copy is part of the first rank pass
+      // The rank's own graph (its making is part of the first rank pass).
+      if (!copy && !keepGlobal_ && ranks_.size() == 1) copy.emplace(std::move(graph));
+      else if (!copy) copy.emplace(graph);
       Graph& local = *copy;
       PassStatus status = pass->run(local, context);
       if (status == PassStatus::Failed) {

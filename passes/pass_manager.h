@@ -40,6 +40,11 @@ class PassManager {
   void setRanks(std::vector<int64_t> ranks) { ranks_ = std::move(ranks); }
   // Called with each rank's final graph (for reports and verification).
   void setRankGraphSink(std::function<void(int64_t, Graph&&)> sink) { rankSink_ = std::move(sink); }
+  // Called with the global graph once the global passes are done (before any rank pass).
+  void setGlobalGraphHook(std::function<void(const Graph&)> hook) { globalHook_ = std::move(hook); }
+  // False: the caller does not read the global graph after run(), so a single rank's graph is
+  // made by moving it instead of copying it (the copy is a fifth of a large compile).
+  void setKeepGlobalGraph(bool keep) { keepGlobal_ = keep; }
   void addInstrumentation(PassInstrumentation* instrumentation);
 
   // Throws InternalError ("invalid after pass X: ...") when a pass leaves a malformed graph.
@@ -50,6 +55,8 @@ class PassManager {
   std::vector<std::pair<int, RankPassFactory>> rankPasses_;
   std::vector<int64_t> ranks_;
   std::function<void(int64_t, Graph&&)> rankSink_;
+  std::function<void(const Graph&)> globalHook_;
+  bool keepGlobal_ = true;
   std::vector<PassInstrumentation*> instrumentations_;
 };
 

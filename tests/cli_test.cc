@@ -130,3 +130,26 @@ TEST_CASE("writing the report to a device or a symlink writes through it (no ren
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+// The report is written as soon as the global passes are done, staged under a temporary name
+// beside its file, and put in place only when the whole compile succeeded.
+TEST_CASE("the report is staged and put in place at the end: the same bytes as on stdout, no temporary left") {
+  TempDir tmp;
+  std::string ffn = sourceDir() + "/examples/ffn.yaml";
+  RunResult toFile = runIrc({ffn, "--report", tmp.path() + "/out/r.json", "--dump-all", "--dump-dir", tmp.path() + "/d", "-q"});
+  REQUIRE(toFile.exitCode == 0);
+  RunResult toStdout = runIrc({ffn, "--report", "-", "-q"});
+  REQUIRE(toStdout.exitCode == 0);
+  CHECK(readFile(tmp.path() + "/out/r.json") == toStdout.out);
+  CHECK(listFiles(tmp.path() + "/out") == std::vector<std::string>{"r.json"});
+  // A rejected model: no report, no temporary.
+  writeFile(tmp.path() + "/bad.yaml", "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
+                                      "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[3, 1]]}\n");
+  RunResult bad = runIrc({tmp.path() + "/bad.yaml", "--report", tmp.path() + "/rejected/r.json", "-q"});
+  CHECK(bad.exitCode == 1);
+  CHECK(!std::filesystem::exists(tmp.path() + "/rejected/r.json"));
+}
+
+}  // namespace irc::test

@@ -202,13 +202,24 @@ class ProgressLine : public PassInstrumentation {
   std::chrono::steady_clock::time_point start_;
 };
 
-void printSummary(const Graph& graph, const CompileOptions& options, size_t dumpsWritten, const std::string& dumpDir) {
+// What the end-of-compile summary says of the global graph (taken before it may become a rank's).
+struct Summary {
+  std::string name;
   size_t modelOps = 0;
-  for (const Op& op : graph.ops) modelOps += op.inserted() ? 0 : 1;
-  CompileTotals totals = compileTotals(graph);
+  CompileTotals totals;
+};
+
+Summary summaryOf(const Graph& graph) {
+  Summary s{graph.name, 0, compileTotals(graph)};
+  for (const Op& op : graph.ops) s.modelOps += op.inserted() ? 0 : 1;
+  return s;
+}
+
+void printSummary(const Summary& summary, const CompileOptions& options, size_t dumpsWritten, const std::string& dumpDir) {
+  const CompileTotals& totals = summary.totals;
   std::vector<std::string> inserted;
   for (const auto& [type, n] : totals.insertedByType) inserted.push_back(fmt::format("{} {}", n, type));
-  std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", graph.name, modelOps, options.deviceNum,
+  std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", summary.name, summary.modelOps, options.deviceNum,
                            inserted.empty() ? "nothing" : fmt::format("{}", fmt::join(inserted, ", ")));
   if (options.training)
     std::cerr << fmt::format("irc: per rank: {} bytes of forward communication, {} bytes of gradient AllReduce, {} bytes of "
@@ -254,29 +265,54 @@ DumpOptions dumpOptionsFor(const CompileArgs& a, const Graph& graph, const Compi
   return d;
 }
 
-// The report and the strategy checkpoint, after a successful compile; false when one could not
-// be written (said on stderr).
-bool writeOutputs(const CompileArgs& a, const Graph& graph, const CompileOptions& options, StageTimer& timer) {
-  auto reportStart = StageTimer::Clock::now();
-  if (!a.report.empty()) {
-    // Streamed as it is produced: the report is never held whole in memory.
-    int64_t rank = a.rank.value_or(options.globalRank);
-    auto produce = [&](std::ostream& out) { writeReport(out, graph, options, rank, a.reportIndent); };
-    if (a.report == "-") {
-      produce(std::cout);  // a failed write to stdout is caught by the driver (exit 1)
-    } else if (auto err = writeFileAtomically(a.report, produce)) {
-      std::cerr << "irc: error: " << *err << "\n";
-      return false;
+// What the compile writes besides the dumps, taken from the global graph once the global passes
+// are done: the report, staged beside its file and put in place only when the whole compile
+// succeeds (stdout gets it at the end), the strategy checkpoint's text, the summary. The global
+// graph can then become the rank's graph without a copy.
+class CompileOutputs {
+ public:
+  CompileOutputs(const CompileArgs& a, const CompileOptions& options, StageTimer& timer) : a_(a), options_(options), timer_(timer) {}
+
+  void take(const Graph& graph) {
+    auto start = StageTimer::Clock::now();
+    if (!a_.report.empty() && a_.report != "-") {
+      report_.emplace(a_.report, [&](std::ostream& out) { writeReport(out, graph, options_, reportRank(), a_.reportIndent); });
+      timer_.add("report", start);
     }
-    timer.add("report", reportStart);
+    if (!a_.strategyCkptOut.empty()) checkpoint_ = strategyCheckpointJson(graph);
+    summary = summaryOf(graph);
   }
-  if (!a.strategyCkptOut.empty())
-    if (auto err = writeFileAtomically(a.strategyCkptOut, strategyCheckpointJson(graph))) {
-      std::cerr << "irc: error: " << *err << "\n";
-      return false;
+  // Whether the report still needs the global graph after the compile (on stdout).
+  bool needsGlobalGraph() const { return a_.report == "-"; }
+
+  // After a successful compile; false when an output could not be written (said on stderr).
+  bool write(const Graph& graph) {
+    if (a_.report == "-") {
+      auto start = StageTimer::Clock::now();
+      writeReport(std::cout, graph, options_, reportRank(), a_.reportIndent);  // a failed write is caught by the driver
+      timer_.add("report", start);
     }
-  return true;
-}
+    if (report_)
+      if (auto err = report_->commit()) return fail(*err);
+    if (!a_.strategyCkptOut.empty())
+      if (auto err = writeFileAtomically(a_.strategyCkptOut, checkpoint_)) return fail(*err);
+    return true;
+  }
+
+  Summary summary;
+
+ private:
+  int64_t reportRank() const { return a_.rank.value_or(options_.globalRank); }
+  static bool fail(const std::string& error) {
+    std::cerr << "irc: error: " << error << "\n";
+    return false;
+  }
+  const CompileArgs& a_;
+  const CompileOptions& options_;
+  StageTimer& timer_;
+  std::optional<StagedFile> report_;
+  std::string checkpoint_;
+};
 
 }  // namespace
 
@@ -303,6 +339,9 @@ int runCompile(const std::vector<std::string>& args) {
     releaseAtExit(std::move(local));
     timer.add("teardown", start);
   };
+  CompileOutputs outputs(a, options, timer);
+  hooks.globalGraph = [&](const Graph& global) { outputs.take(global); };
+  hooks.keepGlobalGraph = outputs.needsGlobalGraph();
   if (a.timePasses) hooks.instrumentations.push_back(&timer);
   hooks.instrumentations.push_back(&progress);
   if (dumping) hooks.instrumentations.push_back(&timedDumps);
@@ -320,8 +359,8 @@ int runCompile(const std::vector<std::string>& args) {
     return 1;
   }
   timer.add("write dumps", commitStart);
-  if (!writeOutputs(a, graph, options, timer)) return 1;
-  if (!a.quiet) printSummary(graph, options, dumping ? dumps.written().size() : 0, dumpOptions.dir);
+  if (!outputs.write(graph)) return 1;
+  if (!a.quiet) printSummary(outputs.summary, options, dumping ? dumps.written().size() : 0, dumpOptions.dir);
   auto teardownStart = StageTimer::Clock::now();
   releaseAtExit(std::move(*loaded));  // the graph and the model text, inside the measured run
   timer.add("teardown", teardownStart);
