@@ -42,6 +42,32 @@ struct EdgeKeyHash {
   }
 };
 
+// What an op's candidate shardings depend on, as integers: its definition, rule and shapes.
+EdgeKey candidateKey(const OpRule& rule, const OpView& view) {
+  EdgeKey key;
+  key.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(view.def)));
+  auto addList = [&](const auto& list) {
+    key.push_back(static_cast<int64_t>(list.size()));
+    for (auto x : list) key.push_back(static_cast<int64_t>(x));
+  };
+  addList(rule.factorSizes);
+  addList(rule.factorKinds);
+  addList(rule.mindsporeOrder);
+  key.push_back(static_cast<int64_t>(rule.reduceOp));
+  for (const auto* tensors : {&rule.operands, &rule.results}) {
+    key.push_back(static_cast<int64_t>(tensors->size()));
+    for (const DimFactors& dims : *tensors) {
+      key.push_back(static_cast<int64_t>(dims.size()));
+      for (const auto& factors : dims) addList(factors);
+    }
+  }
+  for (const auto* shapes : {&view.operandShapes, &view.resultShapes}) {
+    key.push_back(static_cast<int64_t>(shapes->size()));
+    for (const Shape& shape : *shapes) addList(shape);
+  }
+  return key;
+}
+
 struct Scored {
   const OpSharding* sharding;
   RedistCost edge;
@@ -152,9 +178,7 @@ class ShardingPropagation {
   const std::vector<OpSharding>& candidates(OpId id) {
     const OpRule& rule = *in_.rules[id];
     const OpView& view = in_.views[id];
-    std::string key = view.type + rule.print();
-    for (const auto& s : view.operandShapes) key += formatShape(s);
-    for (const auto& s : view.resultShapes) key += formatShape(s);
+    EdgeKey key = candidateKey(rule, view);
     auto it = candidateCache_.find(key);
     if (it == candidateCache_.end())
       it = candidateCache_.emplace(key, candidateShardings(rule, view, in_.options.deviceNum, in_.options.fullyUseDevices)).first;
@@ -268,7 +292,8 @@ class ShardingPropagation {
   const PropagationInput& in_;
   std::vector<std::vector<Use>> uses_;
   std::vector<bool> visited_;
-  std::map<std::string, std::vector<OpSharding>> candidateCache_;
+  // Ops of the same type, rule and shapes have the same candidates (every layer of a model).
+  std::unordered_map<EdgeKey, std::vector<OpSharding>, EdgeKeyHash> candidateCache_;
   std::unordered_map<EdgeKey, RedistCost, EdgeKeyHash> planCache_;
 };
 
