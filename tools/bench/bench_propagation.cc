@@ -5,6 +5,10 @@
 // `irc_bench --comm [LAYERS]` instead prints, as a Markdown table, the communication bytes per
 // rank of the generated transformer (default 4 layers) at dp x mp in {8x1, 4x2, 2x4, 1x8}, under
 // both propagation modes and both redistribution planners.
+//
+// `irc_bench --model LAYERS [verify]` prints the generated model as YAML (8 devices; `verify`:
+// irc verify's benchmark sizes), and `irc_bench --floor FILE` only reads FILE with yaml-cpp's
+// LoadFile: the floor tools/bench/bench_table measures irc against.
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
