@@ -336,7 +336,13 @@ int runCompile(const std::vector<std::string>& args) {
   // inside the measured teardown instead of inside the pass manager.
   hooks.rankGraphs = [&](int64_t, Graph&& local) {
     auto start = StageTimer::Clock::now();
-    releaseAtExit(std::move(local));
+    // One rank's graph is let go of at exit; with --all-ranks each is freed at once, so that
+    // memory does not grow with the rank count.
+    if (options.ranks.size() == 1) {
+      releaseAtExit(std::move(local));
+    } else {
+      Graph freed = std::move(local);
+    }
     timer.add("teardown", start);
   };
   CompileOutputs outputs(a, options, timer);
