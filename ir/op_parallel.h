@@ -56,6 +56,7 @@ struct ForwardOp {
   std::vector<int> axes;  // device axes of the op's mesh spanned by the group
   int64_t divisor = 1;    // RealDiv
   std::string reason;
+  bool operator==(const ForwardOp&) const = default;
 };
 
 struct OpParallelState {

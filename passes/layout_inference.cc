@@ -50,12 +50,8 @@ struct OpLayouts {
   std::vector<ForwardOp> forwardOps;
 
   bool sameAs(const OpParallelState& p) const {
-    auto sameForward = [](const ForwardOp& a, const ForwardOp& b) {
-      return a.kind == b.kind && a.reduceOp == b.reduceOp && a.axes == b.axes && a.divisor == b.divisor && a.reason == b.reason;
-    };
     return inputs == p.inputLayouts && outputs == p.outputLayouts && finals == p.finalLayouts &&
-           beforeConstraint == p.beforeConstraint &&
-           std::equal(forwardOps.begin(), forwardOps.end(), p.forwardOps.begin(), p.forwardOps.end(), sameForward);
+           beforeConstraint == p.beforeConstraint && forwardOps == p.forwardOps;
   }
   void storeIn(OpParallelState& p) {
     p.inputLayouts = std::move(inputs);
