@@ -57,7 +57,9 @@ std::optional<Stages> stagesOfModel(const std::string& path, int64_t rank, Color
   options.ranks = {rank};
   TextCapture capture(rank);
   PassContext context{*loaded->diags};
-  if (compile(loaded->graph, options, context, {{&capture}, {}}) == RunOutcome::Rejected) {
+  CompileHooks hooks;
+  hooks.instrumentations.push_back(&capture);
+  if (compile(loaded->graph, options, context, hooks) == RunOutcome::Rejected) {
     loaded->diags->render(std::cerr, useColor(color, stderr));
     return std::nullopt;
   }

@@ -105,7 +105,9 @@ int main(int argc, char** argv) {
       options.stopAfter = "redistribution";
       StageTimer timer;
       irc::PassContext context{diags};
-      if (irc::compile(*graph, options, context, {{&timer}, {}}) != irc::RunOutcome::Ok) {
+      irc::CompileHooks hooks;
+      hooks.instrumentations.push_back(&timer);
+      if (irc::compile(*graph, options, context, hooks) != irc::RunOutcome::Ok) {
         std::cerr << diags.renderToString();
         return 1;
       }
