@@ -42,8 +42,12 @@ void JsonStream::key(std::string_view name) {
 
 void JsonStream::value(const nlohmann::ordered_json& j) {
   beginMember();
+  if (indent_ < 0) {
+    out_ << j;  // compact: nlohmann writes straight to the stream
+    return;
+  }
   std::string text = j.dump(indent_);
-  if (indent_ < 0 || text.find('\n') == std::string::npos) {
+  if (text.find('\n') == std::string::npos) {
     out_ << text;
     return;
   }
