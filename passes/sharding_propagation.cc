@@ -220,9 +220,20 @@ class ShardingPropagation {
     return {&s, edge, forwardComm(rule, s, view, dtype), partitions, strategy};
   }
 
-  // Picks the best candidate by `costOf` and records where it came from.
+  // What `choose` decided for an op: the winning candidate and the runner-up.
+  struct Decision {
+    const OpSharding* best = nullptr;  // into candidateCache_ (stable)
+    double bestCost = 0;
+    bool hasNextBest = false;
+    ShardStrategy nextBest;
+    double nextBestCost = 0;
+  };
+
+  // Picks the best candidate by `costOf` and records where it came from. The decision depends
+  // only on the op's rule, shapes and dtype and on the edge (`edgeKey`: direction, index, the
+  // neighbour's layout and dtype), so ops that repeat (every layer's) reuse it.
   template <typename CostFn>
-  void choose(OpId id, Source from, StrategyOrigin::Edge edge, CostFn costOf, std::deque<OpId>& queue,
+  void choose(OpId id, Source from, StrategyOrigin::Edge edge, const EdgeKey& edgeKey, CostFn costOf, std::deque<OpId>& queue,
               OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
     const OpRule& rule = *in_.rules[id];
@@ -230,20 +241,46 @@ class ShardingPropagation {
     queue.push_back(id);
     StrategyOrigin origin = originFrom(kind, from, edge);
     if (op.takesLayoutsFromNeighbours()) return;  // takes its layouts through (finishPropagation / below)
-    std::vector<Scored> scored;
-    for (const OpSharding& s : candidates(id)) scored.push_back(score(id, s, costOf(s)));
-    if (scored.empty()) {
+    EdgeKey key = candidateKey(rule, in_.views[id]);
+    key.push_back(byteSize(graph_.value(op.results[0]).type.dtype));
+    key.insert(key.end(), edgeKey.begin(), edgeKey.end());
+    auto cached = decisionCache_.find(key);
+    if (cached == decisionCache_.end()) cached = decisionCache_.emplace(std::move(key), decide(id, costOf)).first;
+    const Decision& d = cached->second;
+    if (!d.best) {
       assignSharding(op, rule, in_.views[id], replicatedSharding(rule, in_.options.deviceNum), origin);
       return;
     }
+    origin.cost = d.bestCost;
+    origin.hasNextBest = d.hasNextBest;
+    origin.nextBest = d.nextBest;
+    origin.nextBestCost = d.nextBestCost;
+    assignSharding(op, rule, in_.views[id], *d.best, origin);
+  }
+
+  template <typename CostFn>
+  Decision decide(OpId id, CostFn costOf) {
+    std::vector<Scored> scored;
+    for (const OpSharding& s : candidates(id)) scored.push_back(score(id, s, costOf(s)));
+    Decision d;
+    if (scored.empty()) return d;
     std::stable_sort(scored.begin(), scored.end(), better);
-    origin.cost = scored[0].edge.comm;
+    d.best = scored[0].sharding;
+    d.bestCost = scored[0].edge.comm;
     if (scored.size() > 1) {
-      origin.hasNextBest = true;
-      origin.nextBest = scored[1].strategy;
-      origin.nextBestCost = scored[1].edge.comm;
+      d.hasNextBest = true;
+      d.nextBest = scored[1].strategy;
+      d.nextBestCost = scored[1].edge.comm;
     }
-    assignSharding(op, rule, in_.views[id], *scored[0].sharding, origin);
+    return d;
+  }
+
+  // The edge part of a decision's key: which side the layout comes from, at which index, in which
+  // dtype, and the layout itself.
+  static EdgeKey edgeContext(int direction, int index, DType dtype, const TensorLayout& layout) {
+    EdgeKey key{direction, index, byteSize(dtype)};
+    appendLayout(key, layout);
+    return key;
   }
 
   void chooseConsumer(OpId id, int operand, const TensorLayout& layout, Source from, std::deque<OpId>& queue,
@@ -259,7 +296,7 @@ class ShardingPropagation {
     if (!in_.rules[id]) return;
     DType dtype = graph_.value(op.operands[0].isValue() ? op.operands[0].value : op.results[0]).type.dtype;
     const Shape& shape = in_.views[id].operandShapes[operand];
-    choose(id, from, StrategyOrigin::Edge::FromProducer,
+    choose(id, from, StrategyOrigin::Edge::FromProducer, edgeContext(0, operand, dtype, layout),
            [&](const OpSharding& s) { return edgeCost(layout, operandLayout(*in_.rules[id], s, operand, shape), dtype); }, queue,
            kind);
   }
@@ -277,7 +314,7 @@ class ShardingPropagation {
     }
     DType dtype = graph_.value(op.results[result]).type.dtype;
     const Shape& shape = in_.views[id].resultShapes[result];
-    choose(id, consumer, StrategyOrigin::Edge::FromConsumer,
+    choose(id, consumer, StrategyOrigin::Edge::FromConsumer, edgeContext(1, result, dtype, need),
            [&](const OpSharding& s) {
              TensorLayout produced = s.requestedOutputs.size() > static_cast<size_t>(result) && s.requestedOutputs[result]
                                          ? *s.requestedOutputs[result]
@@ -294,6 +331,7 @@ class ShardingPropagation {
   std::vector<bool> visited_;
   // Ops of the same type, rule and shapes have the same candidates (every layer of a model).
   std::unordered_map<EdgeKey, std::vector<OpSharding>, EdgeKeyHash> candidateCache_;
+  std::unordered_map<EdgeKey, Decision, EdgeKeyHash> decisionCache_;
   std::unordered_map<EdgeKey, RedistCost, EdgeKeyHash> planCache_;
 };
 
