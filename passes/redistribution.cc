@@ -180,6 +180,12 @@ class RedistributionPass : public Pass {
         const Operand& operand = graph.op(id).operands[i];
         if (!operand.isValue()) continue;
         ValueId original = operand.value;
+        // Most edges fit and most operands are no training parameter: nothing to copy then.
+        bool mirrored = options_.training && graph.value(original).kind == ValueKind::Parameter;
+        if (!mirrored && layoutOfValue(graph, original).sameAs(layoutNeeded(graph.op(id), static_cast<int>(i)))) {
+          graph.op(id).operands[i].value = current[original];
+          continue;
+        }
         const Value v = graph.value(original);  // a copy: inserting ops appends to graph.values
         TensorLayout from = layoutOfValue(graph, original);
         const Op& op = graph.op(id);
@@ -292,10 +298,13 @@ class RedistributionPass : public Pass {
 
   // Right after the op: what completes its partial results, shared by all consumers.
   void emitForwardOps(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current) {
-    const OpParallelState p = graph.op(id).parallel;
+    const OpParallelState& p = graph.op(id).parallel;
+    bool converts = std::any_of(p.beforeConstraint.begin(), p.beforeConstraint.end(), [](const auto& l) { return l.has_value(); });
     int counter = 0;
+    // (Most ops have neither: they are not copied then. Emitting appends to graph.ops, so the
+    // emitters work on copies of what they read.)
     if (!p.forwardOps.empty()) emitReductions(graph, ins, id, current, counter);
-    emitConstraints(graph, ins, id, current, counter);
+    if (converts) emitConstraints(graph, ins, id, current, counter);
   }
 
   // The op's output `sharding` constraints: convert each constrained result to its layout.
