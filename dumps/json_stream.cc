@@ -36,7 +36,8 @@ void JsonStream::close(char bracket) {
 
 void JsonStream::key(std::string_view name) {
   beginMember();
-  out_ << nlohmann::json(std::string(name)).dump() << (indent_ < 0 ? ":" : ": ");
+  writeString(name);
+  out_ << (indent_ < 0 ? ":" : ": ");
   afterKey_ = true;
 }
 
@@ -61,6 +62,55 @@ void JsonStream::value(const nlohmann::ordered_json& j) {
     out_ << '\n' << pad;
     start = nl + 1;
   }
+}
+
+void JsonStream::value(int64_t v) {
+  beginMember();
+  out_ << v;
+}
+
+void JsonStream::value(std::nullptr_t) {
+  beginMember();
+  out_ << "null";
+}
+
+// nlohmann's escaping (ensure_ascii off): quote, backslash and control characters; UTF-8 is
+// written as it is (names are checked to be valid UTF-8 when read).
+void JsonStream::writeString(std::string_view s) {
+  out_ << '"';
+  size_t run = 0;  // start of the characters not yet written
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char u = static_cast<unsigned char>(s[i]);
+    if (u >= 0x20 && u != '"' && u != '\\') continue;
+    out_.write(s.data() + run, static_cast<std::streamsize>(i - run));
+    run = i + 1;
+    switch (u) {
+      case '"': out_ << "\\\""; break;
+      case '\\': out_ << "\\\\"; break;
+      case '\b': out_ << "\\b"; break;
+      case '\f': out_ << "\\f"; break;
+      case '\n': out_ << "\\n"; break;
+      case '\r': out_ << "\\r"; break;
+      case '\t': out_ << "\\t"; break;
+      default: {
+        static const char* hex = "0123456789abcdef";
+        out_ << "\\u00" << hex[u >> 4] << hex[u & 15];
+      }
+    }
+  }
+  out_.write(s.data() + run, static_cast<std::streamsize>(s.size() - run));
+  out_ << '"';
+}
+
+void JsonStream::value(const std::string& s) {
+  beginMember();
+  writeString(s);
+}
+
+void JsonStream::intArray(const std::vector<int64_t>& values) {
+  beginArray();
+  for (int64_t v : values) value(v);
+  endArray();
 }
 
 }  // namespace irc

@@ -4,6 +4,7 @@
 // op's object built and dumped on its own, never the whole graph as one JSON tree.
 #include <ostream>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,10 +23,17 @@ class JsonStream {
   void key(std::string_view name);
   // A whole value: an array element, or the value of the last key.
   void value(const nlohmann::ordered_json& j);
+  // Leaves written directly (no JSON object built): the report writes millions of them.
+  void value(int64_t v);
+  void value(const std::string& s);
+  void value(std::nullptr_t);
+  void intArray(const std::vector<int64_t>& values);
   template <typename T>
   void member(std::string_view name, const T& v) {
     key(name);
-    value(nlohmann::ordered_json(v));
+    if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, std::string> || std::is_same_v<T, std::nullptr_t>) value(v);
+    else if constexpr (std::is_same_v<T, std::vector<int64_t>>) intArray(v);
+    else value(nlohmann::ordered_json(v));
   }
 
  private:
@@ -37,6 +45,7 @@ class JsonStream {
   void close(char bracket);
   void beginMember();  // the comma and line break before an array element or an object key
   void newline(size_t depth);
+  void writeString(std::string_view s);
 
   std::ostream& out_;
   int indent_;

@@ -108,61 +108,92 @@ CompileTotals compileTotals(const Graph& graph) {
 
 namespace {
 
-json valueJson(const Graph& graph, ValueId id, const std::optional<TensorLayout>& layout, const StrategyOrigin* origin) {
-  const Value& v = graph.value(id);
-  json j;
-  j["name"] = v.name;
-  j["shape"] = v.type.shape;
-  j["dtype"] = std::string(modelName(v.type.dtype));
-  if (layout) {
-    json l = layoutJson(*layout, true);
-    for (auto& [k, x] : l.items()) j[k] = x;
+// The ops and values, the bulk of a report, are written leaf by leaf (no JSON objects built).
+
+// A layout's members in the current object: dev_matrix (if asked), tensor_map, partial, and
+// partial_op when partial.
+void writeLayoutMembers(JsonStream& js, const TensorLayout& l, bool withDevMatrix) {
+  if (withDevMatrix) js.member("dev_matrix", l.mesh.dims);
+  js.key("tensor_map");
+  js.beginArray();
+  for (const auto& e : l.tensorMapEntries()) {
+    if (e.empty()) js.value(int64_t{-1});
+    else if (e.size() == 1) js.value(static_cast<int64_t>(e[0]));
+    else js.intArray(std::vector<int64_t>(e.begin(), e.end()));
   }
-  if (origin) j["origin"] = originJson(graph, *origin);
-  else j["origin"] = v.sharding ? json{{"kind", "tensor"}} : json{{"kind", "default"}};
-  return j;
+  js.endArray();
+  std::vector<int> partial = l.partialFromRight();
+  js.member("partial", std::vector<int64_t>(partial.begin(), partial.end()));
+  if (l.isPartial()) js.member("partial_op", std::string(reduceOpName(l.partialOp)));
+}
+
+void writeValue(JsonStream& js, const Graph& graph, ValueId id, const TensorLayout* layout, const StrategyOrigin* origin) {
+  const Value& v = graph.value(id);
+  js.beginObject();
+  js.member("name", v.name);
+  js.member("shape", v.type.shape);
+  js.member("dtype", std::string(modelName(v.type.dtype)));
+  if (layout) writeLayoutMembers(js, *layout, true);
+  js.key("origin");
+  if (origin) js.value(originJson(graph, *origin));
+  else js.value(v.sharding ? json{{"kind", "tensor"}} : json{{"kind", "default"}});
+  js.endObject();
 }
 
 // One operand or result of an op: its global shape, layout and slice shape.
-json tensorJson(const TensorLayout& l) {
-  json j;
-  j["shape"] = l.shape;
-  json layout = layoutJson(l, false);  // named: items() must not outlive it
-  for (auto& [key, x] : layout.items()) j[key] = x;
-  j["slice_shape"] = l.sliceShape();
-  return j;
+void writeTensorMembers(JsonStream& js, const TensorLayout& l) {
+  js.member("shape", l.shape);
+  writeLayoutMembers(js, l, false);
+  js.member("slice_shape", l.sliceShape());
 }
 
-json opJson(const Graph& graph, const Op& op, const std::vector<OpId>& forwardOps, int64_t rank) {
+void writeStrategy(JsonStream& js, const ShardStrategy& strategy) {
+  js.beginArray();
+  for (const auto& tuple : strategy) js.intArray(tuple);
+  js.endArray();
+}
+
+void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector<OpId>& forwardOps, int64_t rank) {
   const OpParallelState& p = op.parallel;
-  json j;
-  j["name"] = op.name;
-  j["type"] = op.type;
-  if (op.takesLayoutsFromNeighbours() || !p.hasSharding) j["in_strategy"] = nullptr;
-  else j["in_strategy"] = p.inStrategy;
-  if (p.outStrategy) j["out_strategy"] = *p.outStrategy;
-  j["origin"] = originJson(graph, p.origin);
+  js.beginObject();
+  js.member("name", op.name);
+  js.member("type", op.type);
+  js.key("in_strategy");
+  if (op.takesLayoutsFromNeighbours() || !p.hasSharding) js.value(nullptr);
+  else writeStrategy(js, p.inStrategy);
+  if (p.outStrategy) {
+    js.key("out_strategy");
+    writeStrategy(js, *p.outStrategy);
+  }
+  js.key("origin");
+  js.value(originJson(graph, p.origin));
   if (p.layoutsInferred) {
-    j["dev_matrix"] = p.sharding.mesh.dims;
-    json inputs = json::array();
+    js.member("dev_matrix", p.sharding.mesh.dims);
+    js.key("inputs");
+    js.beginArray();
     int k = 0;
     for (const Operand& o : op.operands) {
       if (!o.isValue()) continue;
-      json in;
-      in["value"] = graph.value(modelValueBehind(graph, o.value)).name;
-      json tensor = tensorJson(p.inputLayouts[k++]);  // named: items() must not outlive it
-      for (auto& [key, x] : tensor.items()) in[key] = x;
-      inputs.push_back(in);
+      js.beginObject();
+      js.member("value", graph.value(modelValueBehind(graph, o.value)).name);
+      writeTensorMembers(js, p.inputLayouts[k++]);
+      js.endObject();
     }
-    j["inputs"] = inputs;
-    json outputs = json::array();
-    for (const TensorLayout& l : p.outputLayouts) outputs.push_back(tensorJson(l));
-    j["outputs"] = outputs;
+    js.endArray();
+    js.key("outputs");
+    js.beginArray();
+    for (const TensorLayout& l : p.outputLayouts) {
+      js.beginObject();
+      writeTensorMembers(js, l);
+      js.endObject();
+    }
+    js.endArray();
   }
-  json fwd = json::array();
-  for (OpId f : forwardOps) fwd.push_back(insertedOpJson(graph, f, rank));
-  j["forward_ops"] = fwd;
-  return j;
+  js.key("forward_ops");
+  js.beginArray();
+  for (OpId f : forwardOps) js.value(insertedOpJson(graph, f, rank));
+  js.endArray();
+  js.endObject();
 }
 
 json redistributionJson(const Graph& graph, const RedistributionRecord& rec, int64_t rank) {
@@ -221,19 +252,19 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
   js.key("ops");
   js.beginArray();
   for (OpId id : graph.order)
-    if (!graph.op(id).inserted()) js.value(opJson(graph, graph.op(id), forward[id], rank));
+    if (!graph.op(id).inserted()) writeOp(js, graph, graph.op(id), forward[id], rank);
   js.endArray();
 
   js.key("values");
   js.beginArray();
   for (const auto* list : {&graph.inputs, &graph.parameters})
-    for (ValueId id : *list) js.value(valueJson(graph, id, graph.value(id).layout, nullptr));
+    for (ValueId id : *list) writeValue(js, graph, id, graph.value(id).layout ? &*graph.value(id).layout : nullptr, nullptr);
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted()) continue;
     const OpParallelState& p = op.parallel;
     for (size_t r = 0; r < op.results.size(); ++r)
-      js.value(valueJson(graph, op.results[r], p.layoutsInferred ? std::optional(p.finalLayouts[r]) : std::nullopt, &p.origin));
+      writeValue(js, graph, op.results[r], p.layoutsInferred ? &p.finalLayouts[r] : nullptr, &p.origin);
   }
   js.endArray();
 

@@ -29,6 +29,13 @@ TEST_CASE("JsonStream writes nlohmann's layout: nesting, empty containers, escap
     js.beginObject();
     js.endObject();
     js.member("n", nullptr);
+    // The leaves written without nlohmann: escapes, UTF-8, negative numbers, arrays.
+    js.member("escaped", std::string("q\" b\\ t\t c\x01 \xc3\xa9 \x7f"));
+    js.member("count", int64_t{-42});
+    js.member("ints", std::vector<int64_t>{3, -1, 0});
+    js.member("none", std::vector<int64_t>{});
+    js.key("weird \"key\"");
+    js.value(std::string());
     js.endObject();
     std::string text = out.str();
     CHECK(text == nlohmann::ordered_json::parse(text).dump(indent));
