@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/exceptions.h>
 
+#include "frontends/model_loader.h"
 #include "frontends/sharding_reader.h"
 #include "frontends/yaml_reader.h"
 #include "ir/limits.h"
@@ -19,8 +20,7 @@
 #include "ir/suggest.h"
 #include "ir/topology.h"
 
-namespace irc {
-namespace {
+namespace irc::model_loading {
 
 const std::vector<std::string> kTopKeys = {"name", "parallel", "inputs", "parameters", "ops", "outputs"};
 const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank",    "search_mode",   "fully_use_devices",
@@ -29,57 +29,6 @@ const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank"
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
                                           "out_strategy", "in_layout", "out_layout", "priority", "sharding", "ms_name"};
-
-// Per model op, the YAML it came from, for the passes of the loader that run after the op exists.
-struct OpSource {
-  OpId id = kNoId;
-  YamlNode node;
-  bool operandsOk = false;
-  bool typesOk = false;
-};
-
-class ModelLoader {
- public:
-  ModelLoader(DiagnosticEngine& diags, const FrontendOptions& options) : reader_(diags), options_(options) {}
-
-  std::optional<Graph> load(const std::string& text);
-
- private:
-  bool stop() const { return reader_.diags().capReached(); }
-  void readParallel(const YamlNode& node);
-  bool readDeviceCount(const YamlNode& node);
-  void readParallelSettings(const YamlNode& node);
-  bool readMesh(const YamlNode& node, bool deviceNumOk);
-  void readTensors(const YamlNode& list, ValueKind kind);
-  void declareOps(const YamlNode& list);
-  void resolveOperands(OpSource& src);
-  bool readOperands(Op& op, const OpDef& def, const YamlNode& inputs, const std::optional<YamlNode>& attrsNode);
-  bool readOpAttrs(const OpSource& src, Op& op, const OpDef& def, const std::optional<YamlNode>& attrsNode);
-  static std::vector<std::string> operandNamesOf(const OpDef& def);
-  bool orderOps();
-  void inferTypes();
-  void readAnnotations(OpSource& src);
-  void readTensorShardings();
-  void readOutputs(const std::optional<YamlNode>& node);
-
-  bool claimName(const std::string& name, const YamlNode& at);
-  std::optional<ValueId> lookupValue(const YamlNode& ref, const Op& user);
-  std::optional<Attribute> readConstant(const YamlNode& node, const OperandSpec& spec, const Op& op);
-  std::optional<Attribute> readAttr(const YamlNode& node, const AttrSpec& spec, const Op& op);
-  int resultCount(const OpDef& def, const YamlNode& opNode);
-
-  YamlReader reader_;
-  FrontendOptions options_;
-  std::unique_ptr<YamlDocuments> documents_;  // the file's nodes, which the sources below refer to
-  Graph graph_;
-  std::map<std::string, ValueId> valuesByName_;
-  std::map<std::string, SourceLoc> nameLocs_;
-  // Names whose entry was rejected: a reference to one is not reported again (no cascades).
-  std::set<std::string> rejectedNames_;
-  std::vector<OpSource> sources_;
-  std::vector<std::pair<ValueId, YamlNode>> tensorShardingNodes_;
-  bool parallelOk_ = false;
-};
 
 // Where the second YAML document of `text` starts: the line that opens it (`---`), else its
 // node's mark.
@@ -148,6 +97,7 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
                                                    describeNode(root)));
     return std::nullopt;
   }
+  if (reader_.optional(root, "graph")) return loadPlan(root);
   reader_.checkMap(root, "the model", kTopKeys);
   graph_.name = options_.defaultName;
   if (auto n = reader_.optional(root, "name"))
@@ -759,11 +709,13 @@ void ModelLoader::readOutputs(const std::optional<YamlNode>& node) {
       if (!used[r]) graph_.outputs.push_back(r);
 }
 
-}  // namespace
+}  // namespace irc::model_loading
+
+namespace irc {
 
 std::optional<Graph> loadModel(const std::string& text, DiagnosticEngine& diags, const FrontendOptions& options) {
   try {
-    ModelLoader loader(diags, options);
+    model_loading::ModelLoader loader(diags, options);
     return loader.load(text);
   } catch (const YAML::Exception& e) {
     // yaml-cpp may throw on access patterns we did not foresee; it is still the model's fault.

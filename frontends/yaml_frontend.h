@@ -2,6 +2,8 @@
 // The model file (spec/model-format.md) -> Graph. Every node keeps its YAML position; every
 // problem is a located diagnostic (all of them, up to the engine's cap); shapes and dtypes are
 // inferred for every op. Returns nullopt when the model was rejected.
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -12,6 +14,10 @@ namespace irc {
 
 struct FrontendOptions {
   std::string defaultName;  // the graph name when the model has no `name` (the file's stem)
+  // A plan's `graph: FILE.onnx` is relative to the plan's folder; `--dim NAME=VALUE` bindings win
+  // over the plan's `dims`.
+  std::string modelDir;
+  std::map<std::string, int64_t> dims;
 };
 
 std::optional<Graph> loadModel(const std::string& text, DiagnosticEngine& diags, const FrontendOptions& options);

@@ -50,10 +50,11 @@ void DiagnosticEngine::render(std::ostream& out, bool color) const {
   for (const Diagnostic& d : diagnostics_) {
     bool isError = d.severity == Severity::Error;
     out << bold << fileName_;
-    if (d.loc.valid()) out << ':' << d.loc.line << ':' << d.loc.col;
+    if (d.loc.valid() && d.loc.col == 0) out << ":node " << d.loc.line - 1;  // a binary model's node index
+    else if (d.loc.valid()) out << ':' << d.loc.line << ':' << d.loc.col;
     out << ": " << reset << (isError ? red : cyan) << (isError ? "error: " : "note: ") << reset << bold
         << d.message << reset << '\n';
-    if (!d.loc.valid()) continue;
+    if (!d.loc.valid() || d.loc.col == 0) continue;
     std::string text = sourceLine(d.loc.line);
     out << text << '\n';
     // Keep tabs so that the caret lines up under the offending column.

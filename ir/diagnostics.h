@@ -11,7 +11,9 @@
 
 namespace irc {
 
-// 1-based line and column; line 0 means "no position" (a diagnostic about the whole file).
+// 1-based line and column; line 0 means "no position" (a diagnostic about the whole file). In a
+// binary model (ONNX) there are no lines: column 0 marks `line` as the node's index + 1, printed
+// `FILE:node N`.
 struct SourceLoc {
   int line = 0;
   int col = 0;

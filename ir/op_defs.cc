@@ -28,12 +28,19 @@ std::vector<OpDef> buildOpDefs() {
       {"RealDiv", [](double x, double y) { return x / y; }},
       {"Maximum", [](double x, double y) { return std::max(x, y); }},
       {"Minimum", [](double x, double y) { return std::min(x, y); }},
+      // (irc) ONNX's Pow: the exporters' decomposed LayerNorm squares with Pow(x, 2).
+      {"Pow", [](double x, double y) { return std::pow(x, y); }},
       {"Equal", [](double x, double y) { return x == y ? 1.0 : 0.0; }}};
   for (auto [t, kernel] : binaries) {
     defs.push_back({t, OpFamily::Broadcast, {tensor("x"), {"y", OperandKind::TensorOrScalar, std::nullopt}}, {}});
     defs.back().binary = kernel;
   }
   defs.back().boolResult = true;  // Equal
+  // (irc) ONNX's Where: cond ? x : y elementwise, numpy broadcasting over all three; x or y may
+  // be a scalar (the exporters' masked attention fills with a scalar).
+  defs.push_back({"Select", OpFamily::Select,
+                  {tensor("cond"), {"x", OperandKind::TensorOrScalar, std::nullopt}, {"y", OperandKind::TensorOrScalar, std::nullopt}},
+                  {}});
   defs.push_back({"BiasAdd", OpFamily::BiasAdd, {tensor("x"), tensor("b")}, {}});
   const std::pair<const char*, UnaryKernel> unaries[] = {
       {"ReLU", [](double x) { return x > 0 ? x : 0.0; }},

@@ -37,7 +37,7 @@ struct AttrSpec {
 };
 
 enum class OpFamily {
-  MatMul, BatchMatMul, Broadcast, BiasAdd, Unary, Cast, Softmax, Reduce, Reshape, Transpose,
+  MatMul, BatchMatMul, Broadcast, Select, BiasAdd, Unary, Cast, Softmax, Reduce, Reshape, Transpose,
   ExpandDims, Squeeze, Gather, Concat, Split, LayerNorm, SoftmaxCrossEntropy, OneHot,
   // inserted by the passes, never written in a model
   AllReduce, AllGather, ReduceScatter, AlltoAll, StridedSlice,

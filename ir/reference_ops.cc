@@ -145,6 +145,21 @@ TensorValue broadcastBinary(const Op& op, const Inputs& in, const Shape& outShap
   return out;
 }
 
+TensorValue select(const Op& op, const Inputs& in, const Shape& outShape) {
+  TensorValue operands[3];
+  for (size_t k = 0; k < 3; ++k)
+    operands[k] = in[k] ? *in[k] : TensorValue{{}, {std::get<ScalarTensor>(constantOf(op, k)).value}};
+  TensorValue out = TensorValue::zeros(outShape);
+  std::vector<int64_t> strides[3];
+  for (size_t k = 0; k < 3; ++k) strides[k] = stridesOf(operands[k].shape);
+  int64_t i = 0;
+  forEach(outShape, [&](const Index& idx) {
+    bool cond = broadcastAt(operands[0], idx, strides[0]) != 0;
+    out.data[i++] = cond ? broadcastAt(operands[1], idx, strides[1]) : broadcastAt(operands[2], idx, strides[2]);
+  });
+  return out;
+}
+
 TensorValue cast(const Op& op, const TensorValue& x) {
   TensorValue out = x;
   DType to = std::get<DType>(constantOf(op, 1));
@@ -297,7 +312,15 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
     case OpFamily::BatchMatMul:
       return {matmul(*in[0], *in[1], std::get<bool>(op.attrs.at("transpose_a")), std::get<bool>(op.attrs.at("transpose_b")),
                      outShape)};
-    case OpFamily::Broadcast: return {broadcastBinary(op, in, outShape)};
+    case OpFamily::Broadcast: {
+      TensorValue out = broadcastBinary(op, in, outShape);
+      // An integer result holds integers: RealDiv of ints truncates toward zero (C's and ONNX's
+      // integer division); the other kernels give integers from integers anyway.
+      if (isInteger(results[0].dtype))
+        for (double& v : out.data) v = std::trunc(v);
+      return {out};
+    }
+    case OpFamily::Select: return {select(op, in, outShape)};
     case OpFamily::BiasAdd: {
       TensorValue out = *in[0];
       int64_t i = 0;

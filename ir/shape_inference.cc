@@ -104,6 +104,30 @@ Result inferBroadcast(const OpDef& def, const std::vector<InferOperand>& in) {
   return std::vector<TensorType>{{def.boolResult ? DType::Bool : x.dtype, *out}};
 }
 
+// Where's cond ? x : y: cond is Bool, x and y (either may be a scalar constant) share a dtype,
+// and all three broadcast together.
+Result inferSelect(const std::vector<InferOperand>& in) {
+  std::vector<TensorType> types;
+  for (const InferOperand& o : in)
+    types.push_back(o.tensor ? *o.tensor : TensorType{std::get<ScalarTensor>(*o.constant).dtype, {}});
+  if (types[0].dtype != DType::Bool)
+    return fail(fmt::format("Select's cond must be bool; got {}", modelName(types[0].dtype)), 0);
+  if (types[1].dtype != types[2].dtype)
+    return fail(fmt::format("Select's x and y have different dtypes: {} and {}", modelName(types[1].dtype),
+                            modelName(types[2].dtype)),
+                2);
+  Shape out = types[0].shape;
+  for (int i : {1, 2}) {
+    auto both = broadcastShapes(out, types[i].shape);
+    if (!both)
+      return fail(fmt::format("shapes {} and {} do not broadcast (numpy rules: trailing dims equal or 1)", formatShape(out),
+                              formatShape(types[i].shape)),
+                  i);
+    out = *both;
+  }
+  return std::vector<TensorType>{{types[1].dtype, out}};
+}
+
 Result inferBiasAdd(const std::vector<InferOperand>& in) {
   const TensorType& x = *in[0].tensor;
   const TensorType& b = *in[1].tensor;
@@ -406,6 +430,7 @@ InferResult inferByFamily(const OpDef& def, const std::vector<InferOperand>& in,
     case OpFamily::MatMul: return inferMatMul(in, attrs);
     case OpFamily::BatchMatMul: return inferBatchMatMul(in, attrs);
     case OpFamily::Broadcast: return inferBroadcast(def, in);
+    case OpFamily::Select: return inferSelect(in);
     case OpFamily::BiasAdd: return inferBiasAdd(in);
     case OpFamily::Unary: return std::vector<TensorType>{*in[0].tensor};
     case OpFamily::Cast: return std::vector<TensorType>{{std::get<DType>(*in[1].constant), in[0].tensor->shape}};

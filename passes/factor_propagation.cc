@@ -38,7 +38,7 @@ bool elementwiseLike(const std::string& type) {
   const OpDef* def = findOpDef(type);
   if (!def) return false;
   switch (def->family) {
-    case OpFamily::Unary: case OpFamily::Cast: case OpFamily::Broadcast: case OpFamily::BiasAdd: case OpFamily::Reshape:
+    case OpFamily::Unary: case OpFamily::Cast: case OpFamily::Broadcast: case OpFamily::Select: case OpFamily::BiasAdd: case OpFamily::Reshape:
     case OpFamily::Transpose: case OpFamily::ExpandDims: case OpFamily::Squeeze: return true;
     default: return false;
   }

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "frontends/onnx_frontend.h"
 #include "frontends/strategy_checkpoint.h"
 #include "frontends/yaml_frontend.h"
 #include "ir/limits.h"
@@ -144,6 +145,24 @@ RedistributionMode parseRedistributionArg(const std::string& flag, const std::st
   throw UsageError(fmt::format("{} takes {}; got '{}'", flag, joinNames(redistributionModeNames()), value));
 }
 
+void parseDimArg(const std::string& value, std::map<std::string, int64_t>& dims) {
+  size_t eq = value.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError(fmt::format("--dim takes NAME=VALUE (a symbolic dim of the ONNX graph and its size); got '{}'", value));
+  dims[value.substr(0, eq)] = parsePositiveIntArg("--dim " + value.substr(0, eq), value.substr(eq + 1));
+}
+
+bool takeGraphFlag(const std::string& flag, const std::string& value, ParallelOverrides& overrides) {
+  if (flag == "--dim") parseDimArg(value, overrides.dims);
+  else if (flag == "--device-num") overrides.deviceNum = parsePositiveIntArg(flag, value);
+  else return false;
+  return true;
+}
+
+bool isOnnxModel(const std::string& path, const std::string& bytes) {
+  return std::filesystem::path(path).extension() == ".onnx" || looksLikeOnnx(bytes);
+}
+
 std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode color, const ParallelOverrides& overrides) {
   std::string readError;
   auto text = readModelText(path, readError);
@@ -151,8 +170,25 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     std::cerr << "irc: error: " << readError << "\n";
     return std::nullopt;
   }
-  auto diags = std::make_unique<DiagnosticEngine>(path == "-" ? "<stdin>" : path, *text);
-  auto graph = loadModel(*text, *diags, {modelStem(path)});
+  const std::string shownPath = path == "-" ? "<stdin>" : path;
+  bool onnx = isOnnxModel(path, *text);
+  if (overrides.deviceNum && !onnx)
+    throw UsageError("--device-num applies to an ONNX graph; a YAML model or plan sets parallel.device_num");
+  std::unique_ptr<DiagnosticEngine> diags;
+  std::optional<Graph> graph;
+  if (onnx) {
+    // An ONNX graph without a plan: data parallel over --device-num devices (docs/onnx.md).
+    diags = std::make_unique<DiagnosticEngine>(shownPath, "");
+    if (auto loaded = loadOnnxModel(*text, *diags, OnnxOptions{modelStem(path), overrides.dims})) {
+      graph = std::move(loaded->graph);
+      graph->parallel.deviceNum = overrides.deviceNum.value_or(1);
+      graph->parallel.searchMode = SearchMode::DataParallel;
+    }
+  } else {
+    diags = std::make_unique<DiagnosticEngine>(shownPath, *text);
+    std::string dir = path == "-" ? "" : std::filesystem::path(path).parent_path().string();
+    graph = loadModel(*text, *diags, {modelStem(path), dir, overrides.dims});
+  }
   if (!graph) {
     diags->render(std::cerr, useColor(color, stderr));
     return std::nullopt;

@@ -2,6 +2,7 @@
 // Small helpers shared by the subcommands: flag scanning with "did you mean", colour choice,
 // reading the model text.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -65,7 +66,16 @@ struct ParallelOverrides {
   std::optional<SearchMode> searchMode;
   std::optional<RedistributionMode> redistribution;
   std::string strategyCkptIn;  // --strategy-ckpt-in: wins over parallel.strategy_ckpt_load
+  std::map<std::string, int64_t> dims;  // --dim NAME=VALUE: an ONNX graph's symbolic dims
+  std::optional<int64_t> deviceNum;     // --device-num: an ONNX graph without a plan
 };
+
+// --dim and --device-num, shared by the subcommands that load a model; false for other flags.
+bool takeGraphFlag(const std::string& flag, const std::string& value, ParallelOverrides& overrides);
+// `--dim NAME=VALUE` into `dims`.
+void parseDimArg(const std::string& value, std::map<std::string, int64_t>& dims);
+// An ONNX file by its name or its first byte (frontends/onnx_frontend.h).
+bool isOnnxModel(const std::string& path, const std::string& bytes);
 
 // Reads and loads a model ("-" = stdin) and applies the overrides to its options. On failure prints the
 // diagnostics (or the read error) and returns nullopt; the command then exits 1.

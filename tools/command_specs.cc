@@ -12,6 +12,8 @@ namespace {
 const std::vector<OptionSpec> kModeOptions = {
     {"--search-mode", "MODE", "override parallel.search_mode: sharding_propagation, factor_propagation, data_parallel, semi_auto"},
     {"--redistribution", "PLANNER", "mindspore (MindSpore's operator sequences, the default) or optimal (the cost-optimal planner)"},
+    {"--dim", "NAME=VALUE", "an ONNX graph's symbolic input dim (repeatable; wins over a plan's dims)"},
+    {"--device-num", "N", "an ONNX graph compiled without a plan: its device count (default 1)"},
 };
 const OptionSpec kColor = {"--color", "WHEN", "auto, always or never: colour on stderr (auto: only on a terminal; NO_COLOR is honoured)"};
 const OptionSpec kQuiet = {"-q|--quiet", "", "no summary or progress on stderr"};
@@ -27,6 +29,8 @@ std::vector<CommandSpec> build() {
   std::vector<CommandSpec> specs;
   specs.push_back({"", "compile: run the pipeline, write dumps and a report", "irc MODEL.yaml [options]   (MODEL '-' reads stdin)",
                    {"irc examples/ffn.yaml --dump-all               every pass's dump in ffn_ir/rank_0/",
+                    "irc model.onnx --device-num 8 --dim batch=4     an ONNX graph, data parallel (docs/onnx.md)",
+                    "irc examples/gpt2_plan.yaml --dump-all          a plan: an ONNX graph with strategies by node-name glob",
                     "irc examples/ffn.yaml --dump-after validate --rank 5",
                     "irc examples/ffn.yaml --all-ranks --dump-all   one rank_<r>/ folder per rank",
                     "irc examples/ffn.yaml --report -               the JSON report on stdout",
@@ -113,13 +117,15 @@ std::vector<CommandSpec> build() {
                     kColor,
                     kHelp},
                    "Exit status as diff(1): 0 identical, 1 different (a rejected model is 1 too), 2 usage."});
-  specs.push_back({"import", "a MindSpore (or irc) parse / step_parallel_begin dump back into irc's YAML model",
-                   "irc import DUMP.ir [-o MODEL.yaml] [options]",
+  specs.push_back({"import", "a MindSpore (or irc) parse / step_parallel_begin dump, or an ONNX file, as irc's YAML model",
+                   "irc import DUMP.ir|MODEL.onnx [-o MODEL.yaml] [options]",
                    {"irc import rank_0/step_parallel_begin_0010.ir -o net.yaml",
+                    "irc import examples/gpt2.onnx --dim batch=2 -o gpt2.yaml",
                     "irc import begin_excerpt.ir --device-num 8            an excerpt without the header's device_num"},
                    {{"-o|--output", "FILE", "write the model to FILE (default: stdout)"},
                     {"--device-num", "N", "device_num of the model (default: the dump's, else its largest configured strategy)"},
                     {"--name", "NAME", "the model's name (default: the dump file's stem)"},
+                    {"--dim", "NAME=VALUE", "an ONNX file's symbolic input dim (repeatable)"},
                     kColor,
                     kHelp},
                    "Side nodes (Load, UpdateState, Depend, MakeTuple, TupleGetItem) are followed, not imported; an op irc\n"

@@ -74,6 +74,7 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       a.allRanks = true;
     } else if (f == "--max-ranks") {
       a.maxRanks = parsePositiveIntArg(f, item.value);
+    } else if (takeGraphFlag(f, item.value, a.overrides)) {
     } else if (f == "--search-mode") {
       a.overrides.searchMode = parseSearchModeArg(f, item.value);
     } else if (f == "--redistribution") {

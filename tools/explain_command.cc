@@ -70,6 +70,7 @@ int runExplain(const std::vector<std::string>& args) {
     else if (item.flag == "--rank") rank = parseIntArg(item.flag, item.value);
     else if (item.flag == "--color") color = parseColorMode(item.value);
     else if (item.flag == "--pass") pass = item.value;
+    else if (takeGraphFlag(item.flag, item.value, overrides)) continue;
     else if (item.flag == "--search-mode") overrides.searchMode = parseSearchModeArg(item.flag, item.value);
     else if (item.flag == "--redistribution") overrides.redistribution = parseRedistributionArg(item.flag, item.value);
   }

@@ -56,6 +56,7 @@ Sample sampleFor(const OpDef& def) {
     case OpFamily::OneHot:
       return {{{DType::Int32, {8}}}, {Attribute(int64_t{16}), Attribute(ScalarTensor{}), Attribute(ScalarTensor{})}, attrs,
               "depth 16"};
+    case OpFamily::Select: return {{{DType::Bool, {8, 8}}, m, m}, {}, attrs, ""};
     case OpFamily::Broadcast:
     case OpFamily::MatMul:
     case OpFamily::SoftmaxCrossEntropy: return {{m, m}, {}, attrs, ""};

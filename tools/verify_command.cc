@@ -47,6 +47,7 @@ int runVerify(const std::vector<std::string>& args) {
       options.rtol = parseSecondsArg(f, item.value);
     } else if (f == "--atol") {
       options.atol = parseSecondsArg(f, item.value);
+    } else if (takeGraphFlag(f, item.value, overrides)) {
     } else if (f == "--search-mode") {
       overrides.searchMode = parseSearchModeArg(f, item.value);
     } else if (f == "--redistribution") {

@@ -7,7 +7,8 @@ const OpFamilyRules& rulesOf(OpFamily family) {
   switch (family) {
     case OpFamily::Unary:
     case OpFamily::Cast: return elementwise();
-    case OpFamily::Broadcast: return broadcast();
+    case OpFamily::Broadcast:
+    case OpFamily::Select: return broadcast();
     case OpFamily::BiasAdd: return biasAdd();
     case OpFamily::MatMul: return matMul();
     case OpFamily::BatchMatMul: return batchMatMul();

@@ -1,0 +1,179 @@
+// A plan file (docs/onnx.md): the model format with `graph: FILE.onnx` in place of inputs,
+// parameters, ops and outputs. The graph comes from the ONNX file; the plan adds `parallel`,
+// `dims` for the file's symbolic input dims, `strategies` keyed by node name or glob, and
+// `sharding` of graph inputs and parameters by tensor name.
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "frontends/model_loader.h"
+#include "frontends/onnx_frontend.h"
+#include "frontends/sharding_reader.h"
+#include "ir/limits.h"
+#include "ir/suggest.h"
+
+namespace irc::model_loading {
+namespace {
+
+const std::vector<std::string> kPlanKeys = {"name", "graph", "dims", "parallel", "strategies", "sharding"};
+const std::vector<std::string> kPlanStrategyKeys = {"in_strategy", "out_strategy", "in_layout", "out_layout", "priority",
+                                                    "sharding"};
+
+std::optional<std::string> readBinaryFile(const std::string& path, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = fmt::format("cannot open '{}'", path);
+    return std::nullopt;
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  std::string out = bytes.str();
+  if (static_cast<int64_t>(out.size()) > kMaxModelBytes) {
+    error = fmt::format("'{}' is larger than {} bytes (docs/limits.md)", path, kMaxModelBytes);
+    return std::nullopt;
+  }
+  return out;
+}
+
+// The few names closest to a key that matched nothing (a glob's `*` and `?` do not count).
+std::string closestNames(const std::string& key, const std::vector<std::string>& names) {
+  std::string plain;
+  for (char c : key)
+    if (c != '*' && c != '?') plain += c;
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& n : names) scored.emplace_back(editDistance(plain, n), n);
+  size_t keep = std::min<size_t>(3, scored.size());
+  std::partial_sort(scored.begin(), scored.begin() + keep, scored.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < keep; ++i) out.push_back("'" + scored[i].second + "'");
+  return out.empty() ? "the graph has no ops" : "closest: " + joinNames(out);
+}
+
+}  // namespace
+
+bool ModelLoader::readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims) {
+  if (!node.IsMap()) {
+    reader_.error(node, fmt::format("dims must map symbolic dim names to sizes (dims: {{batch: 8}}); got {}", describeNode(node)));
+    return false;
+  }
+  bool ok = true;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    auto size = reader_.integer(it->second, fmt::format("dims.{}", it->first.Scalar()));
+    if (!size || *size < 1) {
+      if (size) reader_.error(it->second, fmt::format("dims.{} must be >= 1; got {}", it->first.Scalar(), *size));
+      ok = false;
+      continue;
+    }
+    dims.emplace(it->first.Scalar(), *size);  // a `--dim` binding already there wins
+  }
+  return ok;
+}
+
+std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
+  reader_.checkMap(root, "the plan", kPlanKeys);
+  auto graphNode = reader_.optional(root, "graph");
+  auto file = reader_.string(*graphNode, "graph");
+  std::map<std::string, int64_t> dims = options_.dims;
+  if (auto d = reader_.optional(root, "dims")) readPlanDims(*d, dims);
+  if (auto p = reader_.required(root, "parallel", "the plan")) readParallel(*p);
+  if (!file || reader_.diags().hasErrors()) return std::nullopt;
+
+  std::string path = *file;
+  if (!path.empty() && path[0] != '/' && !options_.modelDir.empty()) path = options_.modelDir + "/" + path;
+  std::string readError;
+  auto bytes = readBinaryFile(path, readError);
+  if (!bytes) {
+    reader_.error(*graphNode, readError);
+    return std::nullopt;
+  }
+  std::string stem = *file;
+  if (auto slash = stem.rfind('/'); slash != std::string::npos) stem = stem.substr(slash + 1);
+  if (auto dot = stem.rfind('.'); dot != std::string::npos) stem = stem.substr(0, dot);
+  DiagnosticEngine onnxDiags(path, "");
+  auto onnx = loadOnnxModel(*bytes, onnxDiags, OnnxOptions{stem, dims});
+  if (!onnx) {
+    // The ONNX file's problems, each located in it, reported at the plan's `graph:` line.
+    for (const Diagnostic& d : onnxDiags.diagnostics())
+      reader_.error(*graphNode, fmt::format("{}{}: {}", *file, d.loc.valid() ? fmt::format(":node {}", d.loc.line - 1) : "",
+                                            d.message));
+    return std::nullopt;
+  }
+  ParallelConfig parallel = graph_.parallel;
+  graph_ = std::move(onnx->graph);
+  graph_.parallel = parallel;
+  if (auto n = reader_.optional(root, "name"))
+    if (auto s = reader_.string(*n, "name")) graph_.name = *s;
+  if (parallelOk_) {
+    if (auto s = reader_.optional(root, "sharding")) applyPlanShardings(*s);
+    if (auto s = reader_.optional(root, "strategies")) applyPlanStrategies(*s);
+  }
+  if (reader_.diags().hasErrors()) return std::nullopt;
+  return std::move(graph_);
+}
+
+// `strategies: {"*/attn/c_attn/MatMul": {in_strategy: ...}}`: each key names ops by their node
+// name, exactly or as a glob (`*` also crosses `/`); a key matching nothing, or two keys
+// matching one op, is an error.
+void ModelLoader::applyPlanStrategies(const YamlNode& node) {
+  if (!node.IsMap()) {
+    reader_.error(node, fmt::format("strategies must map node names (or globs) to strategies; got {}", describeNode(node)));
+    return;
+  }
+  std::vector<std::string> opNames;
+  for (const Op& op : graph_.ops) opNames.push_back(op.name);
+  std::vector<std::string> claimedBy(graph_.ops.size());
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const YamlNode& entry = it->second;
+    if (!reader_.checkMap(entry, fmt::format("the strategy of '{}'", key), kPlanStrategyKeys)) continue;
+    std::vector<OpId> matched;
+    for (OpId id = 0; id < static_cast<OpId>(graph_.ops.size()); ++id)
+      if (graph_.ops[id].name == key || fnmatch(key.c_str(), graph_.ops[id].name.c_str(), 0) == 0) matched.push_back(id);
+    if (matched.empty()) {
+      reader_.error(it->first, fmt::format("strategies key '{}' matches no node of the graph; {}", key, closestNames(key, opNames)));
+      continue;
+    }
+    for (OpId id : matched) {
+      if (!claimedBy[id].empty()) {
+        reader_.error(it->first, fmt::format("node '{}' is matched by both '{}' and '{}'; give each node one strategy",
+                                             graph_.ops[id].name, claimedBy[id], key));
+        continue;
+      }
+      claimedBy[id] = key;
+      OpSource src{id, entry, true, true};
+      readAnnotations(src);
+    }
+  }
+}
+
+// `sharding: {input_ids: {tensor_map: ...}}`: graph inputs and parameters (initializers) by name.
+void ModelLoader::applyPlanShardings(const YamlNode& node) {
+  if (!node.IsMap()) {
+    reader_.error(node, fmt::format("sharding must map tensor names to shardings; got {}", describeNode(node)));
+    return;
+  }
+  std::vector<std::string> names;
+  std::map<std::string, ValueId> byName;
+  for (const auto* list : {&graph_.inputs, &graph_.parameters})
+    for (ValueId v : *list) {
+      names.push_back(graph_.value(v).name);
+      byName[graph_.value(v).name] = v;
+    }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string name = it->first.Scalar();
+    auto found = byName.find(name);
+    if (found == byName.end()) {
+      reader_.error(it->first, fmt::format("sharding names '{}', which is not a graph input or a parameter read by an op{}",
+                                           name, didYouMean(name, names)));
+      continue;
+    }
+    Value& v = graph_.value(found->second);
+    v.sharding = readTensorSharding(reader_, it->second, {v.name, v.type.shape}, graph_.parallel);
+  }
+}
+
+}  // namespace irc::model_loading

@@ -1,0 +1,317 @@
+#include "frontends/onnx_frontend.h"
+
+#include <algorithm>
+#include <queue>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "frontends/onnx_graph_builder.h"
+#include "frontends/onnx_tensors.h"
+#include "ir/shape.h"
+#include "ir/suggest.h"
+
+namespace irc {
+namespace {
+
+using onnx_import::GraphBuilder;
+using onnx_import::NodeMapping;
+using onnx_import::Term;
+
+bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+class OnnxLoader {
+ public:
+  OnnxLoader(DiagnosticEngine& diags, const OnnxOptions& options) : diags_(diags), options_(options) {}
+
+  std::optional<OnnxGraph> load(const std::string& bytes);
+
+ private:
+  bool parse(const std::string& bytes);
+  bool bindInputDims();
+  void runOnnxShapeInference();
+  std::optional<std::vector<int>> nodeOrder();
+  void mapNode(GraphBuilder& b, int index, const std::string& name);
+  void readOutputs(GraphBuilder& b);
+
+  void error(std::string message, int nodeIndex = -1) {
+    diags_.error(nodeIndex >= 0 ? SourceLoc{nodeIndex + 1, 0} : SourceLoc{}, std::move(message));
+  }
+
+  DiagnosticEngine& diags_;
+  const OnnxOptions& options_;
+  onnx::ModelProto model_;
+  int opset_ = 0;
+  std::unordered_map<std::string, Shape> onnxShapes_;  // what ONNX's shape inference found, per tensor
+  std::unordered_set<std::string> failed_;             // outputs of nodes that could not be mapped
+};
+
+bool OnnxLoader::parse(const std::string& bytes) {
+  if (!model_.ParseFromString(bytes) || !model_.has_graph() || model_.ir_version() <= 0) {
+    error(bytes.empty() ? "the file is empty; an ONNX model is a serialized onnx.ModelProto"
+                        : "the file is not an ONNX model (it does not parse as an onnx.ModelProto with an ir_version "
+                          "and a graph: not ONNX, or truncated)");
+    return false;
+  }
+  for (const auto& o : model_.opset_import())
+    if (isDefaultDomain(o.domain())) opset_ = static_cast<int>(o.version());
+  if (opset_ == 0) {
+    error("the model imports no version of the default ONNX domain (opset_import)");
+    return false;
+  }
+  return true;
+}
+
+// Every dim of every graph input must be a number: a symbolic one (`batch`) takes its value from
+// `--dim NAME=VALUE`. The bound values are written into the model, so that ONNX's own shape
+// inference sees them too.
+bool OnnxLoader::bindInputDims() {
+  std::unordered_set<std::string> initializers;
+  for (const auto& t : model_.graph().initializer()) initializers.insert(t.name());
+  bool ok = true;
+  for (auto& input : *model_.mutable_graph()->mutable_input()) {
+    if (initializers.count(input.name())) continue;
+    if (!input.type().has_tensor_type()) {
+      error(fmt::format("graph input '{}' is not a tensor (sequences, maps and optionals are not held)", input.name()));
+      ok = false;
+      continue;
+    }
+    auto* tensorType = input.mutable_type()->mutable_tensor_type();
+    if (!tensorType->has_shape()) {
+      error(fmt::format("graph input '{}' has no shape; irc needs every input's shape", input.name()));
+      ok = false;
+      continue;
+    }
+    for (int d = 0; d < tensorType->shape().dim_size(); ++d) {
+      auto* dim = tensorType->mutable_shape()->mutable_dim(d);
+      if (dim->has_dim_value()) continue;
+      if (dim->has_dim_param()) {
+        auto it = options_.dims.find(dim->dim_param());
+        if (it != options_.dims.end()) {
+          dim->set_dim_value(it->second);
+          continue;
+        }
+        error(fmt::format("dim {} of graph input '{}' is dynamic ('{}'); give it a size with --dim {}=VALUE (or `dims:` "
+                          "in a plan)",
+                          d, input.name(), dim->dim_param(), dim->dim_param()));
+      } else {
+        error(fmt::format("dim {} of graph input '{}' has no size and no name; irc compiles static shapes", d, input.name()));
+      }
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+void OnnxLoader::runOnnxShapeInference() {
+  // ONNX's inference is a cross-check of the mapping (a shape irc computes differently is
+  // reported), not a source of shapes: irc infers every op's shapes itself.
+  try {
+    onnx::shape_inference::InferShapes(model_);
+  } catch (const std::exception& e) {
+    error(fmt::format("ONNX's shape inference rejects the model: {}", e.what()));
+    return;
+  }
+  auto record = [&](const onnx::ValueInfoProto& v) {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+    Shape s;
+    for (const auto& d : v.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_value()) return;
+      s.push_back(d.dim_value());
+    }
+    onnxShapes_[v.name()] = s;
+  };
+  for (const auto& v : model_.graph().value_info()) record(v);
+  for (const auto& v : model_.graph().output()) record(v);
+}
+
+// The nodes in an order where each comes after what it reads (ONNX requires the file's order to
+// be one; exporters sometimes break that). A name no node, input or initializer defines is
+// reported at the first node reading it.
+std::optional<std::vector<int>> OnnxLoader::nodeOrder() {
+  const auto& g = model_.graph();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const auto& out : g.node(i).output())
+      if (!out.empty()) producer[out] = i;
+  std::unordered_set<std::string> available;
+  for (const auto& t : g.initializer()) available.insert(t.name());
+  for (const auto& in : g.input()) available.insert(in.name());
+  std::vector<std::vector<int>> readers(g.node_size());
+  std::vector<int> waiting(g.node_size(), 0);
+  bool ok = true;
+  for (int i = 0; i < g.node_size(); ++i) {
+    std::unordered_set<int> seen;
+    for (const auto& in : g.node(i).input()) {
+      if (in.empty() || available.count(in)) continue;
+      auto it = producer.find(in);
+      if (it == producer.end()) {
+        std::vector<std::string> known(available.begin(), available.end());
+        for (const auto& [n, _] : producer) known.push_back(n);
+        std::sort(known.begin(), known.end());
+        error(fmt::format("node '{}' ({}) reads '{}', which no node, graph input or initializer defines{}", g.node(i).name(),
+                          g.node(i).op_type(), in, didYouMean(in, known)),
+              i);
+        ok = false;
+      } else if (seen.insert(it->second).second) {
+        readers[it->second].push_back(i);
+        ++waiting[i];
+      }
+    }
+  }
+  if (!ok) return std::nullopt;
+  // Kahn's algorithm, lowest file position first among the ready nodes.
+  std::vector<int> order, ready;
+  for (int i = g.node_size() - 1; i >= 0; --i)
+    if (waiting[i] == 0) ready.push_back(i);
+  std::priority_queue<int, std::vector<int>, std::greater<int>> queue(ready.begin(), ready.end());
+  while (!queue.empty()) {
+    int i = queue.top();
+    queue.pop();
+    order.push_back(i);
+    for (int r : readers[i])
+      if (--waiting[r] == 0) queue.push(r);
+  }
+  if (order.size() != static_cast<size_t>(g.node_size())) {
+    for (int i = 0; i < g.node_size(); ++i)
+      if (waiting[i] > 0) {
+        error(fmt::format("node '{}' ({}) is on a cycle: it reads, through other nodes, its own output", g.node(i).name(),
+                          g.node(i).op_type()),
+              i);
+        break;
+      }
+    return std::nullopt;
+  }
+  return order;
+}
+
+void OnnxLoader::mapNode(GraphBuilder& b, int index, const std::string& name) {
+  const onnx::NodeProto& node = model_.graph().node(index);
+  for (const auto& in : node.input())
+    if (failed_.count(in)) {  // its producer was reported: no cascade
+      for (const auto& out : node.output()) failed_.insert(out);
+      return;
+    }
+  const onnx_import::NodeMapper* mapper = isDefaultDomain(node.domain()) ? onnx_import::findMapper(node.op_type()) : nullptr;
+  if (!mapper) {
+    error(fmt::format("node '{}' has the op type {}{}, which irc does not map{}; irc maps {}", name,
+                      node.domain().empty() ? "" : node.domain() + ".", node.op_type(),
+                      didYouMean(node.op_type(), supportedOnnxOps()), joinNames(supportedOnnxOps())),
+          index);
+    for (const auto& out : node.output()) failed_.insert(out);
+    return;
+  }
+  size_t opsBefore = b.graph.ops.size();
+  NodeMapping m(b, node, index, name);
+  auto outs = (*mapper)(m);
+  if (!outs || m.failed()) {
+    for (const auto& out : node.output()) failed_.insert(out);
+    return;
+  }
+  for (int i = 0; i < node.output_size(); ++i) {
+    const std::string& out = node.output(i);
+    if (out.empty()) continue;
+    if (static_cast<size_t>(i) >= outs->size()) {
+      error(fmt::format("node '{}' ({}) has output {} ('{}'); irc's mapping gives {}", name, node.op_type(), i, out,
+                        outs->size()),
+            index);
+      failed_.insert(out);
+      continue;
+    }
+    Term t = (*outs)[i];
+    // A result made for this node takes the ONNX tensor's name; an alias (Identity) keeps its own.
+    if (t.isConstant()) {
+      if (!t.constant->proto && t.constant->parameter == kNoId) t.constant->name = out;
+    } else if (b.graph.value(t.value).producer >= static_cast<OpId>(opsBefore)) {
+      b.graph.value(t.value).name = out;
+    }
+    const Shape& got = t.isConstant() ? t.constant->type.shape : b.graph.value(t.value).type.shape;
+    if (auto it = onnxShapes_.find(out); it != onnxShapes_.end() && it->second != got)
+      error(fmt::format("node '{}' ({}): irc's mapping gives '{}' the shape {}; ONNX's shape inference gives {}", name,
+                        node.op_type(), out, formatShape(got), formatShape(it->second)),
+            index);
+    b.terms[out] = t;
+  }
+}
+
+void OnnxLoader::readOutputs(GraphBuilder& b) {
+  for (const auto& out : model_.graph().output()) {
+    if (failed_.count(out.name())) continue;
+    auto it = b.terms.find(out.name());
+    if (it == b.terms.end()) {
+      error(fmt::format("graph output '{}' is not defined by any node, input or initializer", out.name()));
+      continue;
+    }
+    if (it->second.isConstant()) {
+      error(fmt::format("graph output '{}' is a constant (it depends on no graph input); irc compiles computed outputs",
+                        out.name()));
+      continue;
+    }
+    b.graph.outputs.push_back(it->second.value);
+  }
+  if (model_.graph().output_size() == 0) error("the graph has no outputs");
+}
+
+std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
+  if (!parse(bytes)) return std::nullopt;
+  if (!bindInputDims()) return std::nullopt;
+  runOnnxShapeInference();
+  if (diags_.hasErrors()) return std::nullopt;
+  auto order = nodeOrder();
+  if (!order) return std::nullopt;
+
+  GraphBuilder b(diags_, options_, opset_);
+  const auto& g = model_.graph();
+  b.graph.name = g.name().empty() ? options_.defaultName : g.name();
+  for (const auto& t : g.initializer()) {
+    std::string problem;
+    auto type = typeOfTensor(t, problem);
+    if (!type) {
+      error(fmt::format("initializer: {}", problem));
+      continue;
+    }
+    auto c = std::make_shared<onnx_import::Constant>();
+    c->name = t.name();
+    c->type = *type;
+    c->proto = &t;
+    b.terms[t.name()] = Term{kNoId, c};
+  }
+  for (const auto& in : g.input()) {
+    if (b.terms.count(in.name())) continue;  // an initializer listed as an input (IR < 4): its default
+    const auto& tt = in.type().tensor_type();
+    auto dtype = dtypeOfOnnx(tt.elem_type());
+    if (!dtype) {
+      error(fmt::format("graph input '{}' has element type {}, which irc does not hold", in.name(), onnxTypeName(tt.elem_type())));
+      continue;
+    }
+    TensorType type{*dtype, {}};
+    for (const auto& d : tt.shape().dim()) type.shape.push_back(d.dim_value());
+    b.addInput(in.name(), type);
+  }
+  if (diags_.hasErrors()) return std::nullopt;
+  // Op names are node names, made unique; a node without one is named `<OpType>_<index>`.
+  for (int index : *order) {
+    const onnx::NodeProto& node = g.node(index);
+    std::string name = node.name().empty() ? fmt::format("{}_{}", node.op_type(), index) : node.name();
+    mapNode(b, index, name);
+    if (diags_.capReached()) break;
+  }
+  readOutputs(b);
+  if (diags_.hasErrors()) return std::nullopt;
+  return OnnxGraph{std::move(b.graph), std::move(b.parameterData)};
+}
+
+}  // namespace
+
+bool looksLikeOnnx(const std::string& bytes) {
+  // Serializers write ModelProto's fields in field order: ir_version (field 1, varint) first.
+  return !bytes.empty() && bytes[0] == '\x08';
+}
+
+std::optional<OnnxGraph> loadOnnxModel(const std::string& bytes, DiagnosticEngine& diags, const OnnxOptions& options) {
+  OnnxLoader loader(diags, options);
+  return loader.load(bytes);
+}
+
+}  // namespace irc

@@ -1,0 +1,40 @@
+#pragma once
+// An ONNX file (docs/onnx.md) -> Graph. Nodes are mapped onto irc's op set (a node may become a
+// few ops: Gemm is MatMul, Mul and Add), subgraphs whose inputs are all constants (shape
+// chains, mask buffers) are folded with irc's reference interpreter, and the initializers that
+// computed ops read become parameters. Problems are diagnostics located at a node
+// (`FILE:node N: error: ...`); returns nullopt when the file was rejected.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/diagnostics.h"
+#include "ir/graph.h"
+#include "ir/tensor_value.h"
+
+namespace irc {
+
+struct OnnxOptions {
+  std::string defaultName;               // the graph name when the file's graph has none
+  std::map<std::string, int64_t> dims;   // `--dim NAME=VALUE`: values of symbolic input dims
+  bool keepParameterData = false;        // fill OnnxGraph::parameterData (the node-test runner)
+};
+
+struct OnnxGraph {
+  Graph graph;
+  // The data of every parameter that came from the file (initializers and folded constants), for
+  // running the reference on the file's own numbers; verify seeds parameters itself.
+  std::map<ValueId, TensorValue> parameterData;
+};
+
+std::optional<OnnxGraph> loadOnnxModel(const std::string& bytes, DiagnosticEngine& diags, const OnnxOptions& options);
+
+// The ONNX op types the frontend maps (for the "supported" list of an error and docs).
+const std::vector<std::string>& supportedOnnxOps();
+
+// True when the bytes look like an ONNX file rather than YAML text (a protobuf's first field).
+bool looksLikeOnnx(const std::string& bytes);
+
+}  // namespace irc

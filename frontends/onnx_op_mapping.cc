@@ -1,0 +1,641 @@
+// ONNX node -> irc ops, one mapper per ONNX op type (docs/onnx.md has the table). Mappers read
+// attributes the way every opset from 13 to 18 writes them (an `axes` attribute or input), emit
+// irc ops through NodeMapping::emit (which folds what has constant inputs), and fold the
+// shape-only ops (Shape, ConstantOfShape, Range, Slice and Expand of constants) themselves.
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "frontends/onnx_graph_builder.h"
+#include "frontends/onnx_tensors.h"
+#include "ir/shape_inference.h"
+
+namespace irc::onnx_import {
+namespace {
+
+using Terms = std::optional<std::vector<Term>>;
+
+Terms one(std::optional<Term> t) {
+  if (!t) return std::nullopt;
+  return std::vector<Term>{*t};
+}
+
+std::optional<Term> need(NodeMapping& m, size_t i) {
+  auto t = m.input(i);
+  if (!t) m.error(fmt::format("needs input {}", i));
+  return t;
+}
+
+Shape shapeOf(NodeMapping& m, const Term& t) { return m.typeOf(t).shape; }
+
+IntTuple toInts(const TensorValue& v) {
+  IntTuple out;
+  for (double d : v.data) out.push_back(static_cast<int64_t>(d));
+  return out;
+}
+
+TensorValue intVector(const IntTuple& values) {
+  TensorValue v{{static_cast<int64_t>(values.size())}, {}};
+  for (int64_t x : values) v.data.push_back(static_cast<double>(x));
+  return v;
+}
+
+// A constant term in another dtype (ONNX's Pow takes an int exponent for a float base; irc's
+// binary ops want one dtype).
+std::optional<Term> withDType(NodeMapping& m, const Term& t, DType dtype) {
+  if (m.typeOf(t).dtype == dtype || !t.isConstant()) return t;
+  const TensorValue* data = m.dataOf(t);
+  if (!data) return std::nullopt;
+  TensorValue converted = *data;
+  if (isInteger(dtype))
+    for (double& v : converted.data) v = std::trunc(v);
+  return m.constant({dtype, m.typeOf(t).shape}, converted, "cast");
+}
+
+// The `axes` of a reduction, Squeeze or Unsqueeze: an attribute before opset 13 (18 for the
+// reductions but ReduceSum), an optional input after.
+std::optional<IntTuple> axesOf(NodeMapping& m, size_t inputIndex, bool& given) {
+  if (auto a = m.intsAttr("axes")) {
+    given = true;
+    return *a;
+  }
+  if (m.input(inputIndex)) {
+    given = true;
+    auto v = m.constantInput(inputIndex, "axes");
+    if (!v) return std::nullopt;
+    return toInts(*v);
+  }
+  given = false;
+  return IntTuple{};
+}
+
+// ---- elementwise ----
+
+template <const char* Type>
+Terms unary(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  return one(m.emit1(Type, {*x}));
+}
+
+Terms binaryAs(NodeMapping& m, const std::string& type, bool commutative) {
+  auto x = need(m, 0), y = need(m, 1);
+  if (!x || !y) return std::nullopt;
+  // irc's broadcast ops take a scalar constant as y only: put a constant second where order
+  // does not matter.
+  if (commutative && x->isConstant() && !y->isConstant()) std::swap(*x, *y);
+  if (x->isConstant() != y->isConstant()) {
+    std::optional<Term>& c = x->isConstant() ? x : y;
+    c = withDType(m, *c, m.typeOf(x->isConstant() ? *y : *x).dtype);
+    if (!c) return std::nullopt;
+  }
+  return one(m.emit1(type, {*x, *y}));
+}
+
+Terms add(NodeMapping& m) { return binaryAs(m, "Add", true); }
+Terms sub(NodeMapping& m) { return binaryAs(m, "Sub", false); }
+Terms mul(NodeMapping& m) { return binaryAs(m, "Mul", true); }
+Terms div(NodeMapping& m) { return binaryAs(m, "RealDiv", false); }
+Terms pow(NodeMapping& m) { return binaryAs(m, "Pow", false); }
+Terms equal(NodeMapping& m) { return binaryAs(m, "Equal", true); }
+
+// Max and Min take any number of inputs: a chain of Maximum / Minimum.
+Terms variadic(NodeMapping& m, const std::string& type) {
+  auto acc = need(m, 0);
+  for (size_t i = 1; acc && i < m.inputCount(); ++i) {
+    auto next = need(m, i);
+    if (!next) return std::nullopt;
+    Term x = *acc, y = *next;
+    if (x.isConstant() && !y.isConstant()) std::swap(x, y);
+    acc = m.emit1(type, {x, y}, {}, i + 1 == m.inputCount() ? "" : fmt::format("{}{}", type, i));
+  }
+  return one(acc);
+}
+Terms max(NodeMapping& m) { return variadic(m, "Maximum"); }
+Terms min(NodeMapping& m) { return variadic(m, "Minimum"); }
+
+Terms where(NodeMapping& m) {
+  auto c = need(m, 0), x = need(m, 1), y = need(m, 2);
+  if (!c || !x || !y) return std::nullopt;
+  return one(m.emit1("Select", {*c, *x, *y}));
+}
+
+constexpr char kSqrt[] = "Sqrt", kErf[] = "Erf", kTanh[] = "Tanh", kSigmoid[] = "Sigmoid", kExp[] = "Exp", kLog[] = "Log",
+               kNeg[] = "Neg", kRelu[] = "ReLU", kAbs[] = "Abs";
+
+// Gelu (opset 20): the tanh approximation is MindSpore's GeLU; the exact form is written out as
+// the exporters do, 0.5 x (1 + erf(x / sqrt 2)).
+Terms gelu(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  if (m.stringAttr("approximate", "none") == "tanh") return one(m.emit1("GeLU", {*x}));
+  DType dt = m.typeOf(*x).dtype;
+  auto scaled = m.emit1("Mul", {*x, Attribute(ScalarTensor{dt, M_SQRT1_2})}, {}, "Mul");
+  auto erf = scaled ? m.emit1("Erf", {*scaled}, {}, "Erf") : std::nullopt;
+  auto plus = erf ? m.emit1("Add", {*erf, Attribute(ScalarTensor{dt, 1.0})}, {}, "Add") : std::nullopt;
+  auto half = plus ? m.emit1("Mul", {*x, Attribute(ScalarTensor{dt, 0.5})}, {}, "Half") : std::nullopt;
+  return one(half ? m.emit1("Mul", {*half, *plus}) : std::nullopt);
+}
+
+Terms cast(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  auto to = dtypeOfOnnx(static_cast<int32_t>(m.intAttr("to", 0)));
+  if (!to) {
+    m.error(fmt::format("casts to {}, which irc does not hold", onnxTypeName(static_cast<int32_t>(m.intAttr("to", 0)))));
+    return std::nullopt;
+  }
+  if (*to == m.typeOf(*x).dtype) return std::vector<Term>{*x};
+  return one(m.emit1("Cast", {*x, Attribute(*to)}));
+}
+
+Terms identity(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  return std::vector<Term>{*x};
+}
+
+// Dropout at inference is the identity; its mask output (if asked for) is all true. In training
+// mode it draws a random mask, which no compiler can reproduce.
+Terms dropout(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  if (m.input(2)) {
+    auto training = m.constantInput(2, "training_mode");
+    if (!training) return std::nullopt;
+    if (!training->data.empty() && training->data[0] != 0) {
+      m.error("runs in training mode (a random mask); irc maps Dropout at inference, where it is the identity");
+      return std::nullopt;
+    }
+  }
+  std::vector<Term> out{*x};
+  if (m.node().output_size() > 1) {
+    TensorType maskType{DType::Bool, shapeOf(m, *x)};
+    TensorValue ones = TensorValue::zeros(maskType.shape);
+    std::fill(ones.data.begin(), ones.data.end(), 1.0);
+    out.push_back(m.constant(maskType, ones, "mask"));
+  }
+  return out;
+}
+
+// ---- contractions ----
+
+Terms matMul(NodeMapping& m) {
+  auto a = need(m, 0), b = need(m, 1);
+  if (!a || !b) return std::nullopt;
+  size_t ra = shapeOf(m, *a).size(), rb = shapeOf(m, *b).size();
+  if (ra < 2 || rb < 2) {
+    m.error(fmt::format("multiplies a vector (operand ranks {} and {}); irc's MatMul and BatchMatMul take rank >= 2", ra, rb));
+    return std::nullopt;
+  }
+  return one(m.emit1(ra == 2 && rb == 2 ? "MatMul" : "BatchMatMul", {*a, *b}));
+}
+
+// Gemm: alpha * op(A) op(B) + beta * C, as MatMul (with its transposes), Mul and Add.
+Terms gemm(NodeMapping& m) {
+  auto a = need(m, 0), b = need(m, 1);
+  if (!a || !b) return std::nullopt;
+  AttrMap attrs{{"transpose_a", m.intAttr("transA", 0) != 0}, {"transpose_b", m.intAttr("transB", 0) != 0}};
+  double alpha = m.floatAttr("alpha", 1.0), beta = m.floatAttr("beta", 1.0);
+  auto c = m.input(2);
+  DType dt = m.typeOf(*a).dtype;
+  auto y = m.emit1("MatMul", {*a, *b}, attrs, c || alpha != 1.0 ? "" : "");
+  if (y && alpha != 1.0) y = m.emit1("Mul", {*y, Attribute(ScalarTensor{dt, alpha})}, {}, "alpha");
+  if (y && c) {
+    std::optional<Term> bias = *c;
+    if (beta != 1.0) bias = m.emit1("Mul", {*c, Attribute(ScalarTensor{dt, beta})}, {}, "beta");
+    if (bias) y = m.emit1("Add", {*y, *bias}, {}, "bias");
+  }
+  return one(y);
+}
+
+// ---- normalizations and reductions ----
+
+Terms softmaxAs(NodeMapping& m, const std::string& type) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  int64_t rank = static_cast<int64_t>(shapeOf(m, *x).size());
+  int64_t axis = m.intAttr("axis", m.opset() >= 13 ? -1 : 1);
+  auto n = normalizeAxis(axis, rank);
+  if (m.opset() < 13 && n && *n != rank - 1) {
+    m.error(fmt::format("before opset 13 {} flattens from axis {}; irc maps only the last axis there", m.node().op_type(), axis));
+    return std::nullopt;
+  }
+  return one(m.emit1(type, {*x}, {{"axis", axis}}));
+}
+Terms softmax(NodeMapping& m) { return softmaxAs(m, "Softmax"); }
+Terms logSoftmax(NodeMapping& m) { return softmaxAs(m, "LogSoftmax"); }
+
+Terms layerNormalization(NodeMapping& m) {
+  auto x = need(m, 0), scale = need(m, 1);
+  if (!x || !scale) return std::nullopt;
+  for (int i = 1; i < m.node().output_size(); ++i)
+    if (!m.node().output(i).empty()) {
+      m.error("uses its Mean or InvStdDev output; irc's LayerNorm gives only the normalized tensor to a model");
+      return std::nullopt;
+    }
+  int64_t axis = m.intAttr("axis", -1);
+  std::optional<Term> bias = m.input(2);
+  if (!bias) {
+    const TensorType& st = m.typeOf(*scale);
+    bias = m.constant(st, TensorValue::zeros(st.shape), "zero_bias");
+  }
+  auto out = m.emit("LayerNorm", {*x, *scale, *bias},
+                    {{"begin_norm_axis", axis}, {"begin_params_axis", axis}, {"epsilon", m.floatAttr("epsilon", 1e-5)}});
+  if (!out) return std::nullopt;
+  return std::vector<Term>{out->front()};
+}
+
+template <const char* Type>
+Terms reduce(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  bool given = false;
+  auto axes = axesOf(m, 1, given);
+  if (!axes) return std::nullopt;
+  if (axes->empty() && m.intAttr("noop_with_empty_axes", 0) != 0) return std::vector<Term>{*x};
+  return one(m.emit1(Type, {*x, Attribute(*axes)}, {{"keep_dims", m.intAttr("keepdims", 1) != 0}}));
+}
+constexpr char kReduceMean[] = "ReduceMean", kReduceSum[] = "ReduceSum", kReduceMax[] = "ReduceMax",
+               kReduceMin[] = "ReduceMin";
+
+// ---- data movement ----
+
+Terms gather(NodeMapping& m) {
+  auto data = need(m, 0), indices = need(m, 1);
+  if (!data || !indices) return std::nullopt;
+  int64_t axis = m.intAttr("axis", 0);
+  int64_t rank = static_cast<int64_t>(shapeOf(m, *data).size());
+  auto n = normalizeAxis(axis, rank);
+  if (!n) {
+    m.error(fmt::format("axis {} is out of range for data of rank {}", axis, rank));
+    return std::nullopt;
+  }
+  // ONNX counts negative indices from the end; irc's Gather takes them in [0, dim): constant
+  // indices are normalized here (computed ones are the model's to keep in range).
+  if (indices->isConstant()) {
+    auto values = m.constantInput(1, "indices");
+    if (!values) return std::nullopt;
+    int64_t dim = shapeOf(m, *data)[*n];
+    for (double& v : values->data) {
+      if (v < -dim || v >= dim) {
+        m.error(fmt::format("index {} is out of range for dim {} of size {}", v, *n, dim));
+        return std::nullopt;
+      }
+      if (v < 0) v += dim;
+    }
+    indices = m.constant(m.typeOf(*indices), *values, "indices");
+  }
+  return one(m.emit1("Gather", {*data, *indices, Attribute(*n)}));
+}
+
+Terms reshape(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  auto shapeValue = m.constantInput(1, "shape");
+  if (!shapeValue) return std::nullopt;
+  IntTuple target = toInts(*shapeValue);
+  Shape in = shapeOf(m, *x);
+  bool allowZero = m.intAttr("allowzero", 0) != 0;
+  int64_t known = 1, inferred = -1, total = 1;
+  for (int64_t d : in) total *= d;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && !allowZero) {
+      if (i >= in.size()) {
+        m.error(fmt::format("shape entry {} is 0 (copy the input's dim) but the input has rank {}", i, in.size()));
+        return std::nullopt;
+      }
+      target[i] = in[i];
+    }
+    if (target[i] == -1) {
+      if (inferred >= 0) {
+        m.error("the target shape has two -1 entries");
+        return std::nullopt;
+      }
+      inferred = static_cast<int64_t>(i);
+    } else if (target[i] < 0) {
+      m.error(fmt::format("the target shape has the entry {}", target[i]));
+      return std::nullopt;
+    } else {
+      known *= target[i];
+    }
+  }
+  if (inferred >= 0) {
+    if (known == 0 || total % known != 0) {
+      m.error(fmt::format("cannot infer the -1 entry: {} elements do not divide into {}", total, known));
+      return std::nullopt;
+    }
+    target[inferred] = total / known;
+  }
+  return one(m.emit1("Reshape", {*x, Attribute(target)}));
+}
+
+Terms flatten(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  Shape in = shapeOf(m, *x);
+  // Flatten's axis is in [-rank, rank]: a negative one counts from the end of the input's dims.
+  int64_t rank = static_cast<int64_t>(in.size()), given = m.intAttr("axis", 1);
+  std::optional<int64_t> axis = given < 0 ? given + rank : given;
+  if (*axis < 0 || *axis > rank) {
+    m.error(fmt::format("axis {} is out of range for rank {} (valid: {} .. {})", given, rank, -rank, rank));
+    return std::nullopt;
+  }
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < in.size(); ++i) (static_cast<int64_t>(i) < *axis ? outer : inner) *= in[i];
+  return one(m.emit1("Reshape", {*x, Attribute(IntTuple{outer, inner})}));
+}
+
+Terms transpose(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  IntTuple perm;
+  if (auto p = m.intsAttr("perm")) {
+    perm = *p;
+  } else {
+    for (int64_t d = static_cast<int64_t>(shapeOf(m, *x).size()) - 1; d >= 0; --d) perm.push_back(d);
+  }
+  return one(m.emit1("Transpose", {*x, Attribute(perm)}));
+}
+
+Terms concat(NodeMapping& m) {
+  std::vector<Arg> args;
+  for (size_t i = 0; i < m.inputCount(); ++i) {
+    auto t = need(m, i);
+    if (!t) return std::nullopt;
+    if (!shapeOf(m, *t).empty() && [&] {
+          int64_t n = 1;
+          for (int64_t d : shapeOf(m, *t)) n *= d;
+          return n;
+        }() == 0)
+      continue;  // exporters concatenate empty shape tensors; they add nothing
+    args.push_back(*t);
+  }
+  if (args.size() == 1) return std::vector<Term>{std::get<Term>(args[0])};
+  return one(m.emit1("Concat", std::move(args), {{"axis", m.intAttr("axis", 0)}}));
+}
+
+Terms split(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  int64_t outputs = m.node().output_size();
+  int64_t axis = m.intAttr("axis", 0);
+  std::optional<IntTuple> sizes = m.intsAttr("split");
+  if (!sizes && m.input(1)) {
+    auto v = m.constantInput(1, "split");
+    if (!v) return std::nullopt;
+    sizes = toInts(*v);
+  }
+  if (sizes) {
+    bool equal = std::all_of(sizes->begin(), sizes->end(), [&](int64_t s) { return s == sizes->front(); });
+    if (!equal) {
+      m.error(fmt::format("splits into unequal parts {}; irc's Split makes equal parts", fmt::join(*sizes, ", ")));
+      return std::nullopt;
+    }
+  }
+  return m.emit("Split", {*x}, {{"axis", axis}, {"output_num", outputs}});
+}
+
+// Unsqueeze: one ExpandDims per new axis, lowest first (each counted in the final rank).
+Terms unsqueeze(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  bool given = false;
+  auto axes = axesOf(m, 1, given);
+  if (!axes) return std::nullopt;
+  int64_t outRank = static_cast<int64_t>(shapeOf(m, *x).size() + axes->size());
+  IntTuple sorted;
+  for (int64_t a : *axes) {
+    auto n = normalizeAxis(a, outRank);
+    if (!n) {
+      m.error(fmt::format("axis {} is out of range for the result's rank {}", a, outRank));
+      return std::nullopt;
+    }
+    sorted.push_back(*n);
+  }
+  std::sort(sorted.begin(), sorted.end());
+  std::optional<Term> acc = *x;
+  for (size_t i = 0; acc && i < sorted.size(); ++i)
+    acc = m.emit1("ExpandDims", {*acc, Attribute(sorted[i])}, {}, i + 1 == sorted.size() ? "" : fmt::format("ExpandDims{}", i));
+  return one(acc);
+}
+
+Terms squeeze(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  bool given = false;
+  auto axes = axesOf(m, 1, given);
+  if (!axes) return std::nullopt;
+  return one(m.emit1("Squeeze", {*x}, {{"axis", *axes}}));
+}
+
+// ---- constants and shape-only ops, folded here ----
+
+Terms constantNode(NodeMapping& m) {
+  const onnx::AttributeProto* a = nullptr;
+  for (const char* key : {"value", "value_float", "value_floats", "value_int", "value_ints"})
+    if ((a = m.attr(key))) break;
+  if (!a) {
+    m.error("has no value irc reads (value, value_float(s), value_int(s); sparse and string values are not held)");
+    return std::nullopt;
+  }
+  TensorValue data;
+  TensorType type;
+  if (a->name() == "value") {
+    std::string problem;
+    auto t = typeOfTensor(a->t(), problem);
+    auto v = t ? valueOfTensor(a->t(), problem) : std::nullopt;
+    if (!v) {
+      m.error(problem);
+      return std::nullopt;
+    }
+    type = *t;
+    data = *v;
+  } else if (a->name() == "value_float") {
+    type = {DType::Float32, {}};
+    data = {{}, {a->f()}};
+  } else if (a->name() == "value_int") {
+    type = {DType::Int64, {}};
+    data = {{}, {static_cast<double>(a->i())}};
+  } else if (a->name() == "value_floats") {
+    type = {DType::Float32, {a->floats_size()}};
+    data = {type.shape, std::vector<double>(a->floats().begin(), a->floats().end())};
+  } else {
+    type = {DType::Int64, {a->ints_size()}};
+    data = {type.shape, {}};
+    for (int64_t v : a->ints()) data.data.push_back(static_cast<double>(v));
+  }
+  return std::vector<Term>{m.constant(type, data, "")};
+}
+
+Terms shape(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  Shape s = shapeOf(m, *x);
+  int64_t rank = static_cast<int64_t>(s.size());
+  auto clampAxis = [&](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank); };
+  int64_t begin = clampAxis(m.intAttr("start", 0)), end = clampAxis(m.intAttr("end", rank));
+  IntTuple dims(s.begin() + begin, s.begin() + std::max(begin, end));
+  return std::vector<Term>{m.constant({DType::Int64, {static_cast<int64_t>(dims.size())}}, intVector(dims), "")};
+}
+
+Terms size(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  int64_t n = 1;
+  for (int64_t d : shapeOf(m, *x)) n *= d;
+  return std::vector<Term>{m.constant({DType::Int64, {}}, {{}, {static_cast<double>(n)}}, "")};
+}
+
+Terms constantOfShape(NodeMapping& m) {
+  auto dims = m.constantInput(0, "shape");
+  if (!dims) return std::nullopt;
+  TensorType type{DType::Float32, toInts(*dims)};
+  double fill = 0;
+  if (const auto* a = m.attr("value")) {
+    std::string problem;
+    auto t = typeOfTensor(a->t(), problem);
+    auto v = t ? valueOfTensor(a->t(), problem) : std::nullopt;
+    if (!v || v->data.size() != 1) {
+      m.error(v ? "its value must hold one element" : problem);
+      return std::nullopt;
+    }
+    type.dtype = t->dtype;
+    fill = v->data[0];
+  }
+  TensorValue data = TensorValue::zeros(type.shape);
+  std::fill(data.data.begin(), data.data.end(), fill);
+  return std::vector<Term>{m.constant(type, data, "")};
+}
+
+Terms range(NodeMapping& m) {
+  auto start = m.constantInput(0, "start"), limit = m.constantInput(1, "limit"), delta = m.constantInput(2, "delta");
+  if (!start || !limit || !delta) return std::nullopt;
+  double s = start->data.at(0), l = limit->data.at(0), d = delta->data.at(0);
+  if (d == 0) {
+    m.error("delta is 0");
+    return std::nullopt;
+  }
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  TensorValue data{{n}, {}};
+  for (int64_t i = 0; i < n; ++i) data.data.push_back(s + i * d);
+  return std::vector<Term>{m.constant({m.typeOf(*m.input(0)).dtype, {n}}, data, "")};
+}
+
+// Slice of a constant (a mask buffer cut to the sequence length, a shape's tail).
+Terms slice(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  if (!x->isConstant()) {
+    m.error("slices a computed tensor; irc folds Slice only where its input is a constant (a mask buffer, a shape)");
+    return std::nullopt;
+  }
+  auto data = m.constantInput(0, "data"), starts = m.constantInput(1, "starts"), ends = m.constantInput(2, "ends");
+  if (!data || !starts || !ends) return std::nullopt;
+  Shape s = data->shape;
+  int64_t rank = static_cast<int64_t>(s.size());
+  IntTuple axes, steps(starts->data.size(), 1);
+  if (m.input(3)) {
+    auto a = m.constantInput(3, "axes");
+    if (!a) return std::nullopt;
+    axes = toInts(*a);
+  } else {
+    for (size_t i = 0; i < starts->data.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (m.input(4)) {
+    auto st = m.constantInput(4, "steps");
+    if (!st) return std::nullopt;
+    steps = toInts(*st);
+  }
+  std::vector<int64_t> begin(rank, 0), step(rank, 1), count(s.begin(), s.end());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto axis = normalizeAxis(axes[i], rank);
+    if (!axis || steps.at(i) == 0) {
+      m.error(fmt::format("axis {} or step {} is out of range", axes[i], steps.at(i)));
+      return std::nullopt;
+    }
+    int64_t dim = s[*axis], st = steps[i];
+    auto clampIndex = [&](double v, int64_t lo, int64_t hi) {
+      int64_t k = v < -9.2e18 ? -dim - 1 : v > 9.2e18 ? dim : static_cast<int64_t>(v);
+      if (k < 0) k += dim;
+      return std::clamp(k, lo, hi);
+    };
+    int64_t b = st > 0 ? clampIndex(starts->data[i], 0, dim) : clampIndex(starts->data[i], -1, dim - 1);
+    int64_t e = st > 0 ? clampIndex(ends->data[i], 0, dim) : clampIndex(ends->data[i], -1, dim - 1);
+    begin[*axis] = b;
+    step[*axis] = st;
+    count[*axis] = st > 0 ? std::max<int64_t>(0, (e - b + st - 1) / st) : std::max<int64_t>(0, (b - e - st - 1) / -st);
+  }
+  TensorValue out = TensorValue::zeros(count);
+  auto strides = stridesOf(s);
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t k = 0; k < out.size(); ++k) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d) offset += (begin[d] + idx[d] * step[d]) * strides[d];
+    out.data[k] = data->data[offset];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < count[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return std::vector<Term>{m.constant({m.typeOf(*x).dtype, count}, out, "")};
+}
+
+// Expand of a constant (position ids, a mask broadcast to the batch).
+Terms expand(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  if (!x->isConstant()) {
+    m.error("expands a computed tensor; irc folds Expand only where its input is a constant");
+    return std::nullopt;
+  }
+  auto data = m.constantInput(0, "input"), shapeValue = m.constantInput(1, "shape");
+  if (!data || !shapeValue) return std::nullopt;
+  // numpy broadcasting of the data against the requested shape, by a broadcast Mul with ones.
+  TensorValue ones{toInts(*shapeValue), {}};
+  int64_t n = 1;
+  for (int64_t d : ones.shape) n *= d;
+  ones.data.assign(n, 1.0);
+  Term onesTerm = m.constant({m.typeOf(*x).dtype, ones.shape}, ones, "ones");
+  return one(m.emit1("Mul", {*x, onesTerm}));
+}
+
+const std::unordered_map<std::string, NodeMapper>& mappers() {
+  static const std::unordered_map<std::string, NodeMapper> table = {
+      {"Add", add}, {"Sub", sub}, {"Mul", mul}, {"Div", div}, {"Pow", pow}, {"Equal", equal}, {"Max", max}, {"Min", min},
+      {"Where", where}, {"Sqrt", unary<kSqrt>}, {"Erf", unary<kErf>}, {"Tanh", unary<kTanh>}, {"Sigmoid", unary<kSigmoid>},
+      {"Exp", unary<kExp>}, {"Log", unary<kLog>}, {"Neg", unary<kNeg>}, {"Relu", unary<kRelu>}, {"Abs", unary<kAbs>},
+      {"Gelu", gelu}, {"Cast", cast}, {"Identity", identity}, {"Dropout", dropout}, {"MatMul", matMul}, {"Gemm", gemm},
+      {"Softmax", softmax}, {"LogSoftmax", logSoftmax}, {"LayerNormalization", layerNormalization},
+      {"ReduceMean", reduce<kReduceMean>}, {"ReduceSum", reduce<kReduceSum>}, {"ReduceMax", reduce<kReduceMax>},
+      {"ReduceMin", reduce<kReduceMin>}, {"Gather", gather}, {"Reshape", reshape}, {"Flatten", flatten},
+      {"Transpose", transpose}, {"Concat", concat}, {"Split", split}, {"Unsqueeze", unsqueeze}, {"Squeeze", squeeze},
+      {"Constant", constantNode}, {"Shape", shape}, {"Size", size}, {"ConstantOfShape", constantOfShape},
+      {"Range", range}, {"Slice", slice}, {"Expand", expand}};
+  return table;
+}
+
+}  // namespace
+
+const NodeMapper* findMapper(const std::string& opType) {
+  auto it = mappers().find(opType);
+  return it == mappers().end() ? nullptr : &it->second;
+}
+
+}  // namespace irc::onnx_import
+
+namespace irc {
+
+const std::vector<std::string>& supportedOnnxOps() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& [name, _] : onnx_import::mappers()) out.push_back(name);
+    std::sort(out.begin(), out.end());
+    return out;
+  }();
+  return names;
+}
+
+}  // namespace irc

@@ -1,0 +1,267 @@
+// ONNX's own node tests (Debian's libonnx-testdata) through irc: for every test whose model irc
+// maps, load it, run irc's float64 reference on the test's inputs and match its expected outputs
+// (rtol 1e-5); then compile it under a random valid strategy on 4 and 8 devices and check every
+// rank against the single-device program, as `irc verify` does.
+//   irc_onnx_node_tests [DATA_DIR] [--verbose]
+// DATA_DIR defaults to /usr/share/libonnx-testdata/data/node. Prints how many tests were run,
+// matched and skipped (with why); exits 1 if any test that ran did not match or verify.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <onnx/onnx_pb.h>
+
+#include "frontends/onnx_frontend.h"
+#include "frontends/onnx_tensors.h"
+#include "ir/reference_ops.h"
+#include "passes/compile.h"
+#include "passes/spmd_simulator.h"
+
+namespace fs = std::filesystem;
+using namespace irc;
+
+namespace {
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::optional<TensorValue> readTensorFile(const fs::path& p, std::string& error) {
+  onnx::TensorProto t;
+  if (!t.ParseFromString(readFile(p))) {
+    error = fmt::format("{} does not parse as a TensorProto", p.string());
+    return std::nullopt;
+  }
+  return valueOfTensor(t, error);
+}
+
+// The single-device program on the given inputs; the value of every graph output.
+std::optional<std::vector<TensorValue>> runReference(const Graph& g, const std::map<ValueId, TensorValue>& given,
+                                                     std::string& error) {
+  std::vector<std::optional<TensorValue>> values(g.values.size());
+  for (const auto& [id, v] : given) values[id] = v;
+  for (OpId id : g.order) {
+    const Op& op = g.op(id);
+    std::vector<const TensorValue*> in;
+    for (const Operand& o : op.operands) in.push_back(o.isValue() ? &*values[o.value] : nullptr);
+    std::vector<TensorType> types;
+    for (ValueId r : op.results) types.push_back(g.value(r).type);
+    try {
+      auto outs = evaluateOp(op, in, types);
+      for (size_t i = 0; i < outs.size(); ++i) values[op.results[i]] = std::move(outs[i]);
+    } catch (const ReferenceError& e) {
+      error = fmt::format("op '{}': {}", op.name, e.what());
+      return std::nullopt;
+    }
+  }
+  std::vector<TensorValue> out;
+  for (ValueId v : g.outputs) out.push_back(*values[v]);
+  return out;
+}
+
+bool close(double got, double expected) {
+  if (std::isnan(expected)) return std::isnan(got);
+  if (std::isinf(expected)) return got == expected;
+  return std::fabs(got - expected) <= 1e-6 + 1e-5 * std::fabs(expected);
+}
+
+// A random strategy for every tensor operand of the op: each dim split by a power of two that
+// divides it, the product within the device count. The compile's own checks reject what the op
+// does not allow, and the caller draws again.
+ShardStrategy randomStrategy(const Graph& g, const Op& op, int64_t devices, std::mt19937& rng) {
+  ShardStrategy s;
+  int64_t budget = devices;
+  for (const Operand& o : op.operands) {
+    if (!o.isValue()) continue;
+    IntTuple dims;
+    for (int64_t d : g.value(o.value).type.shape) {
+      std::vector<int64_t> choices{1};
+      for (int64_t k = 2; k <= budget && d % k == 0; k *= 2) choices.push_back(k);
+      int64_t pick = choices[std::uniform_int_distribution<size_t>(0, choices.size() - 1)(rng)];
+      dims.push_back(pick);
+    }
+    s.push_back(dims);
+    (void)budget;
+  }
+  return s;
+}
+
+// Compiles under a random valid strategy on `devices` devices and compares every rank with the
+// single-device program. Returns "" when verified, else what went wrong.
+std::string verifyUnderRandomStrategy(const Graph& loaded, int64_t devices, uint64_t seed, std::string& strategyShown) {
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  OpId target = kNoId;
+  for (OpId id : loaded.order)
+    if (strategyFormOf(loaded.op(id).family()) == StrategyForm::PerOperand && !ignoresConfiguredStrategy(loaded.op(id).family())) {
+      target = id;
+      break;
+    }
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    Graph g = loaded;
+    g.parallel.deviceNum = devices;
+    g.parallel.searchMode = SearchMode::ShardingPropagation;
+    g.parallel.fullyUseDevices = false;
+    if (target != kNoId) {
+      ShardStrategy s = attempt + 1 < 64 ? randomStrategy(g, g.op(target), devices, rng) : ShardStrategy{};
+      int64_t used = 1;
+      for (const IntTuple& t : s)
+        for (int64_t k : t) used = std::max(used, k);
+      // The first half of the draws wants a strategy that splits something, when the shapes allow.
+      if (attempt < 32 && used == 1) continue;
+      if (!s.empty()) g.op(target).annotation.inStrategy = s;
+    }
+    DiagnosticEngine diags("model.onnx", "");
+    PassContext context{diags};
+    CompileOptions options = optionsFromModel(g.parallel);
+    options.ranks = options.everyRank();
+    Graph original = g;
+    std::map<int64_t, Graph> locals;
+    CompileHooks hooks;
+    hooks.rankGraphs = [&](int64_t rank, Graph&& local) { locals.emplace(rank, std::move(local)); };
+    if (compile(g, options, context, hooks) == RunOutcome::Rejected) continue;  // not valid for the op: draw again
+    strategyShown = target == kNoId || !original.op(target).annotation.inStrategy
+                        ? "replicated"
+                        : [&] {
+                            std::string out;
+                            for (const IntTuple& t : *original.op(target).annotation.inStrategy)
+                              out += fmt::format("({})", fmt::join(t, ", "));
+                            return out;
+                          }();
+    VerifyResult r = simulateAndCompare(original, g, locals, VerifyOptions{seed, 1e-9, 1e-12});
+    if (!r.problem.empty()) return "reference: " + r.problem;
+    if (!r.ok) return fmt::format("rank {} differs at op '{}': got {}, expected {}", r.rank, r.op, r.got, r.expected);
+    return "";
+  }
+  return "no valid strategy found in 64 draws";
+}
+
+std::string skipReason(const std::string& diagnostic) {
+  // "... (Foo): irc does not map Foo; ..." -> one bucket per kind of reason.
+  if (diagnostic.find("which irc does not map") != std::string::npos) return "op type not mapped";
+  if (diagnostic.find("element type") != std::string::npos) return "element type irc does not hold";
+  if (diagnostic.find("must be known at import time") != std::string::npos) return "a shape/axes input computed at run time";
+  if (diagnostic.find("is a constant") != std::string::npos) return "output is a constant (folded)";
+  if (diagnostic.find("Mean or InvStdDev") != std::string::npos) return "LayerNormalization's Mean/InvStdDev outputs";
+  if (diagnostic.find("multiplies a vector") != std::string::npos) return "MatMul of a vector";
+  if (diagnostic.find("unequal parts") != std::string::npos) return "Split into unequal parts";
+  if (diagnostic.find("slices a computed") != std::string::npos || diagnostic.find("expands a computed") != std::string::npos)
+    return "Slice/Expand of a computed tensor";
+  if (diagnostic.find("as irc's") != std::string::npos) return "outside irc's op semantics (shape/dtype rule)";
+  if (diagnostic.find("dynamic") != std::string::npos || diagnostic.find("no shape") != std::string::npos)
+    return "dynamic or unknown input shape";
+  return "other: " + diagnostic.substr(0, 100);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fs::path dir = "/usr/share/libonnx-testdata/data/node";
+  bool verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--verbose") verbose = true;
+    else dir = a;
+  }
+  if (!fs::is_directory(dir)) {
+    std::cout << fmt::format("onnx node tests: skipped: {} is not there (Debian's libonnx-testdata)\n", dir.string());
+    return 0;
+  }
+  std::vector<fs::path> tests;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (fs::exists(e.path() / "model.onnx")) tests.push_back(e.path());
+  std::sort(tests.begin(), tests.end());
+  int run = 0, matched = 0, verified = 0, skipped = 0;
+  std::map<std::string, std::vector<std::string>> skips;
+  std::vector<std::string> failures;
+  for (const fs::path& t : tests) {
+    std::string name = t.filename().string();
+    DiagnosticEngine diags((t / "model.onnx").string(), "");
+    OnnxOptions options{name, {}, true};
+    auto loaded = loadOnnxModel(readFile(t / "model.onnx"), diags, options);
+    if (!loaded) {
+      ++skipped;
+      skips[skipReason(diags.diagnostics().empty() ? "" : diags.diagnostics().front().message)].push_back(name);
+      continue;
+    }
+    const Graph& g = loaded->graph;
+    std::map<ValueId, TensorValue> given = loaded->parameterData;
+    std::string problem;
+    bool ok = true;
+    for (size_t i = 0; ok && i < g.inputs.size(); ++i) {
+      auto v = readTensorFile(t / "test_data_set_0" / fmt::format("input_{}.pb", i), problem);
+      if (!v) ok = false;
+      else given[g.inputs[i]] = *v;
+    }
+    if (!ok) {
+      ++skipped;
+      skips["test inputs irc cannot read"].push_back(name);
+      continue;
+    }
+    // irc's reference computes in float64 and does not round to 16-bit floats.
+    bool halfOutput = std::any_of(g.outputs.begin(), g.outputs.end(), [&](ValueId v) {
+      return g.value(v).type.dtype == DType::Float16 || g.value(v).type.dtype == DType::BFloat16;
+    });
+    if (halfOutput) {
+      ++skipped;
+      skips["float16/bfloat16 outputs (the reference computes in float64, unrounded)"].push_back(name);
+      continue;
+    }
+    auto outs = runReference(g, given, problem);
+    if (!outs) {
+      // Inputs outside irc's op semantics (a negative index at run time): not a wrong answer.
+      ++skipped;
+      skips["inputs irc's ops refuse: " + problem.substr(problem.find(": ") + 2, 40)].push_back(name);
+      continue;
+    }
+    ++run;
+    for (size_t i = 0; outs && problem.empty() && i < outs->size(); ++i) {
+      auto expected = readTensorFile(t / "test_data_set_0" / fmt::format("output_{}.pb", i), problem);
+      if (!expected) break;  // an expected output irc cannot read is a failure: the frontend read that model
+      if (expected->data.size() != (*outs)[i].data.size()) {
+        problem = fmt::format("output {} has {} elements; expected {}", i, (*outs)[i].data.size(), expected->data.size());
+        break;
+      }
+      for (size_t k = 0; k < expected->data.size(); ++k)
+        if (!close((*outs)[i].data[k], expected->data[k])) {
+          problem = fmt::format("output {} element {}: got {}, expected {}", i, k, (*outs)[i].data[k], expected->data[k]);
+          break;
+        }
+    }
+    if (!problem.empty()) {
+      failures.push_back(fmt::format("{}: reference: {}", name, problem));
+      continue;
+    }
+    ++matched;
+    bool allVerified = true;
+    for (int64_t devices : {4, 8}) {
+      std::string shown;
+      std::string why = verifyUnderRandomStrategy(g, devices, std::hash<std::string>{}(name) + devices, shown);
+      if (!why.empty()) {
+        failures.push_back(fmt::format("{}: verify on {} devices: {}", name, devices, why));
+        allVerified = false;
+      } else if (verbose) {
+        std::cout << fmt::format("  {} on {} devices: strategy {} verified\n", name, devices, shown);
+      }
+    }
+    if (allVerified) ++verified;
+  }
+  std::cout << fmt::format("onnx node tests ({}): {} tests; {} run, {} matched the expected outputs, {} verified on 4 and 8 "
+                           "devices; {} skipped\n",
+                           dir.string(), tests.size(), run, matched, verified, skipped);
+  for (const auto& [why, names] : skips) {
+    std::cout << fmt::format("  skipped {:4} ({})", names.size(), why);
+    if (verbose) std::cout << ": " << fmt::format("{}", fmt::join(names, " "));
+    std::cout << "\n";
+  }
+  for (const auto& f : failures) std::cout << "  FAILED " << f << "\n";
+  return failures.empty() ? 0 : 1;
+}
