@@ -222,6 +222,7 @@ std::optional<std::vector<Term>> NodeMapping::emit(const std::string& type, std:
   }
   Op op;
   op.name = builder_.uniqueName(role.empty() ? name_ : fmt::format("{}/{}", name_, role));
+  op.instanceName = op.name;
   op.type = type;
   op.attrs = std::move(attrs);
   op.loc = builder_.nodeLoc(index_);

@@ -46,9 +46,13 @@ OpSharding replicatedSharding(const OpRule& rule, int64_t deviceNum) {
 
 OpSharding dataParallelSharding(const OpRule& rule, const OpView& op, int64_t deviceNum) {
   OpSharding s = replicatedSharding(rule, deviceNum);
-  if (rule.operands.empty() || rule.operands[0].empty() || rule.operands[0][0].size() != 1) return s;
-  int f = rule.operands[0][0][0];
-  if (rule.isReplicated(f) || op.operandShapes[0][0] % deviceNum != 0 || deviceNum == 1) return s;
+  // The batch is dim 0 of the first operand; where that dim broadcasts (Where's mask (1, 1, T, T)
+  // before the scores), of the first operand whose dim 0 is a dim of the output.
+  size_t first = 0;
+  while (first < rule.operands.size() && !rule.operands[first].empty() && rule.operands[first][0].empty()) ++first;
+  if (first == rule.operands.size() || rule.operands[first].empty() || rule.operands[first][0].size() != 1) return s;
+  int f = rule.operands[first][0][0];
+  if (rule.isReplicated(f) || op.operandShapes[first][0] % deviceNum != 0 || deviceNum == 1) return s;
   // The family's batch operand (Gather's indices, not its table: which keeps the output whole).
   if (int k = rulesOf(op.def->family).batchOperand(); k != 0) {
     if (rule.operands[k].empty() || op.operandShapes[k][0] % deviceNum != 0) return s;

@@ -1,11 +1,14 @@
 // `irc import DUMP.ir [-o MODEL.yaml] [--device-num N] [--name NAME]`: a MindSpore (or irc)
 // parse / step_parallel_begin dump back into irc's YAML model (frontends/mindspore_import.h).
 #include <iostream>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "dumps/dump_writer.h"
+#include "dumps/model_yaml_writer.h"
 #include "frontends/mindspore_import.h"
+#include "frontends/onnx_frontend.h"
 #include "frontends/yaml_frontend.h"
 #include "passes/op_sharding.h"
 #include "passes/propagation_common.h"
@@ -30,6 +33,34 @@ int64_t devicesUsedByStrategies(std::string draft) {
   return most;
 }
 
+// An ONNX file as irc's YAML: the graph the ONNX frontend builds (nodes mapped, constants
+// folded), written back in the model format.
+std::optional<std::string> importOnnx(const std::string& bytes, const std::string& path, const ImportOptions& options,
+                                      const std::map<std::string, int64_t>& dims, ColorMode color) {
+  DiagnosticEngine diags(path == "-" ? "<stdin>" : path, "");
+  auto loaded = loadOnnxModel(bytes, diags, OnnxOptions{options.name, dims});
+  if (!loaded) {
+    diags.render(std::cerr, useColor(color, stderr));
+    return std::nullopt;
+  }
+  if (!options.name.empty()) loaded->graph.name = options.name;
+  loaded->graph.parallel.deviceNum = options.deviceNum > 0 ? options.deviceNum : 1;
+  loaded->graph.parallel.searchMode = SearchMode::DataParallel;
+  return writeModelYaml(loaded->graph);
+}
+
+int writeImported(const std::string& model, const std::string& output) {
+  if (output.empty() || output == "-") {
+    std::cout << model;
+    return 0;
+  }
+  if (auto err = writeFileAtomically(output, model)) {
+    std::cerr << "irc: error: " << *err << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int runImport(const std::vector<std::string>& args) {
@@ -37,6 +68,7 @@ int runImport(const std::vector<std::string>& args) {
   ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   std::string dump, output;
   ImportOptions options;
+  std::map<std::string, int64_t> dims;
   ColorMode color = ColorMode::Auto;
   while (!scan.done()) {
     auto item = scan.next();
@@ -49,11 +81,13 @@ int runImport(const std::vector<std::string>& args) {
       options.deviceNum = parsePositiveIntArg(item.flag, item.value);
     } else if (item.flag == "--name") {
       options.name = item.value;
+    } else if (item.flag == "--dim") {
+      parseDimArg(item.value, dims);
     } else if (item.flag == "--color") {
       color = parseColorMode(item.value);
     }
   }
-  if (dump.empty()) throw UsageError("usage: irc import DUMP.ir [-o MODEL.yaml] [--device-num N]");
+  if (dump.empty()) throw UsageError("usage: irc import DUMP.ir|MODEL.onnx [-o MODEL.yaml] [--device-num N]");
   std::string error;
   auto text = readModelText(dump, error);
   if (!text) {
@@ -61,8 +95,14 @@ int runImport(const std::vector<std::string>& args) {
     return 1;
   }
   if (options.name.empty()) options.name = modelStem(dump);
+  std::optional<std::string> model;
+  if (isOnnxModel(dump, *text)) {
+    model = importOnnx(*text, dump, options, dims, color);
+    if (!model) return 1;
+    return writeImported(*model, output);
+  }
   DiagnosticEngine diags(dump == "-" ? "<stdin>" : dump, *text);
-  auto model = importMindSporeDump(*text, options, diags);
+  model = importMindSporeDump(*text, options, diags);
   if (model && options.deviceNum == 0 && model->find("parallel: {device_num: 0}") != std::string::npos) {
     // The dump does not say how many devices: the most any configured strategy uses, measured
     // with the ops' own rules on a draft of the model.
@@ -73,15 +113,7 @@ int runImport(const std::vector<std::string>& args) {
     diags.render(std::cerr, useColor(color, stderr));
     return 1;
   }
-  if (output.empty() || output == "-") {
-    std::cout << *model;
-    return 0;
-  }
-  if (auto err = writeFileAtomically(output, *model)) {
-    std::cerr << "irc: error: " << *err << "\n";
-    return 1;
-  }
-  return 0;
+  return writeImported(*model, output);
 }
 
 }  // namespace irc::cli
