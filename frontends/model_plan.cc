@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -23,17 +22,24 @@ const std::vector<std::string> kPlanKeys = {"name", "graph", "dims", "parallel",
 const std::vector<std::string> kPlanStrategyKeys = {"in_strategy", "out_strategy", "in_layout", "out_layout", "priority",
                                                     "sharding"};
 
+// At most kMaxModelBytes: a plan naming `/dev/zero` is refused, not read until memory runs out.
 std::optional<std::string> readBinaryFile(const std::string& path, std::string& error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = fmt::format("cannot open '{}'", path);
     return std::nullopt;
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  std::string out = bytes.str();
-  if (static_cast<int64_t>(out.size()) > kMaxModelBytes) {
-    error = fmt::format("'{}' is larger than {} bytes (docs/limits.md)", path, kMaxModelBytes);
+  std::string out;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    out.append(buffer, static_cast<size_t>(in.gcount()));
+    if (static_cast<int64_t>(out.size()) > kMaxModelBytes) {
+      error = fmt::format("'{}' is larger than {} bytes (docs/limits.md)", path, kMaxModelBytes);
+      return std::nullopt;
+    }
+  }
+  if (in.bad()) {
+    error = fmt::format("cannot read '{}'", path);
     return std::nullopt;
   }
   return out;

@@ -25,9 +25,10 @@ class Tamper : public PassInstrumentation {
 // Loads `yaml`, lets `prepare` adjust the options and hooks, and compiles it. The diagnostics
 // of a rejected model or pass land in `errors` (then nullopt for a rejected model).
 std::optional<Graph> runPipeline(const std::string& yaml,
-                                 const std::function<void(Graph&, CompileOptions&, CompileHooks&)>& prepare, std::string& errors) {
+                                 const std::function<void(Graph&, CompileOptions&, CompileHooks&)>& prepare, std::string& errors,
+                                 const std::string& modelDir = "") {
   DiagnosticEngine diags("m.yaml", yaml);
-  auto g = loadModel(yaml, diags, {"m"});
+  auto g = loadModel(yaml, diags, {"m", modelDir});
   if (!g) {
     errors = diags.renderToString();
     return std::nullopt;
@@ -41,7 +42,7 @@ std::optional<Graph> runPipeline(const std::string& yaml,
 }
 
 Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode, const std::function<void(Graph&)>& tamper,
-                         std::optional<RedistributionMode> planner) {
+                         std::optional<RedistributionMode> planner, const std::string& modelDir) {
   Compiled c;
   Tamper t(tamper);
   auto g = runPipeline(
@@ -55,7 +56,7 @@ Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode
         hooks.rankGraphs = [&](int64_t rank, Graph&& local) { c.locals.emplace(rank, std::move(local)); };
         hooks.instrumentations.push_back(&t);
       },
-      c.errors);
+      c.errors, modelDir);
   if (g) c.global = std::move(*g);
   return c;
 }

@@ -19,10 +19,11 @@ struct Compiled {
   CompileOptions options;           // what it was compiled with
 };
 
-// `tamper` may change the global graph between redistribution and shape slicing.
+// `tamper` may change the global graph between redistribution and shape slicing; `modelDir` is
+// where a plan's `graph: FILE.onnx` is found.
 Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode = std::nullopt,
                          const std::function<void(Graph&)>& tamper = nullptr,
-                         std::optional<RedistributionMode> planner = std::nullopt);
+                         std::optional<RedistributionMode> planner = std::nullopt, const std::string& modelDir = "");
 VerifyResult verifyCompiled(const Compiled& c, uint64_t seed = 0);
 
 // What layout inference says of one op, in MindSpore's printed forms (semi_auto: only the

@@ -41,7 +41,7 @@ TEST_CASE("every example and conformance model verifies under every search mode 
       CAPTURE(file);
       CAPTURE(std::string(searchModeName(mode)));
       CAPTURE(std::string(redistributionModeName(planner)));
-      Compiled c = compileAllRanks(readFile(file), mode, nullptr, planner);
+      Compiled c = compileAllRanks(readFile(file), mode, nullptr, planner, fs::path(file).parent_path().string());
       REQUIRE(c.errors.empty());
       VerifyResult r = verifyCompiled(c);
       CHECK(r.problem.empty());

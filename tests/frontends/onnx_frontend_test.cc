@@ -1,0 +1,307 @@
+// The ONNX frontend: node mapping, constant folding, names, dims, plans, import, and every kind of
+// bad file. Models are built here with ONNX's own protobuf classes.
+#include <doctest/doctest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include "dumps/model_yaml_writer.h"
+#include "frontends/onnx_frontend.h"
+#include "frontends/yaml_frontend.h"
+#include "ir/reference_ops.h"
+#include "tests/model_util.h"
+#include "tests/test_util.h"
+
+namespace irc::test {
+namespace {
+
+// A small ONNX model under construction.
+struct OnnxModel {
+  onnx::ModelProto model;
+  onnx::GraphProto* graph;
+
+  OnnxModel() {
+    model.set_ir_version(8);
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(17);
+    graph = model.mutable_graph();
+    graph->set_name("g");
+  }
+
+  void input(const std::string& name, std::vector<std::variant<int64_t, std::string>> dims,
+             int32_t type = onnx::TensorProto::FLOAT) {
+    auto* v = graph->add_input();
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    for (const auto& d : dims) {
+      auto* dim = t->mutable_shape()->add_dim();
+      if (auto* n = std::get_if<int64_t>(&d)) dim->set_dim_value(*n);
+      else dim->set_dim_param(std::get<std::string>(d));
+    }
+  }
+  void output(const std::string& name) { graph->add_output()->set_name(name); }
+
+  void floats(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
+    auto* t = graph->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float v : values) t->add_float_data(v);
+  }
+  void ints(const std::string& name, std::vector<int64_t> dims, std::vector<int64_t> values) {
+    auto* t = graph->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+  }
+
+  onnx::NodeProto* node(const std::string& type, std::vector<std::string> in, std::vector<std::string> out,
+                        const std::string& name = "") {
+    auto* n = graph->add_node();
+    n->set_op_type(type);
+    n->set_name(name);
+    for (const auto& i : in) n->add_input(i);
+    for (const auto& o : out) n->add_output(o);
+    return n;
+  }
+  static void intAttr(onnx::NodeProto* n, const std::string& name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void floatAttr(onnx::NodeProto* n, const std::string& name, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+
+  std::string bytes() const { return model.SerializeAsString(); }
+};
+
+struct Loaded {
+  std::optional<OnnxGraph> graph;
+  std::string errors;
+};
+
+Loaded load(const std::string& bytes, std::map<std::string, int64_t> dims = {}) {
+  DiagnosticEngine diags("m.onnx", "");
+  Loaded l;
+  l.graph = loadOnnxModel(bytes, diags, OnnxOptions{"m", std::move(dims), true});
+  l.errors = diags.renderToString();
+  return l;
+}
+
+std::vector<std::string> opTypes(const Graph& g) {
+  std::vector<std::string> out;
+  for (OpId id : g.order) out.push_back(g.op(id).type);
+  return out;
+}
+
+// x (2, 4) -> MatMul w (4, 3) -> Add b -> Relu
+OnnxModel linearRelu() {
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{4}});
+  m.floats("w", {4, 3}, std::vector<float>(12, 0.5f));
+  m.floats("b", {3}, {1, 2, 3});
+  m.node("MatMul", {"x", "w"}, {"xw"}, "/fc/MatMul");
+  m.node("Add", {"b", "xw"}, {"y"}, "/fc/Add");
+  m.node("Relu", {"y"}, {"out"}, "");
+  m.output("out");
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("onnx: nodes become irc ops named after the nodes; results keep the tensor names") {
+  Loaded l = load(linearRelu().bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"MatMul", "Add", "ReLU"});
+  CHECK(g.op(g.order[0]).name == "/fc/MatMul");
+  CHECK(g.op(g.order[2]).name == "Relu_2");  // an unnamed node: <OpType>_<index>
+  CHECK(g.value(g.op(g.order[0]).results[0]).name == "xw");
+  // Add(b, xw): the constant moves second, where irc's broadcast ops take it.
+  CHECK(g.value(g.op(g.order[1]).operands[1].value).name == "b");
+  CHECK(g.parameters.size() == 2);
+  CHECK(g.value(g.outputs[0]).name == "out");
+  CHECK(g.op(g.order[1]).loc == SourceLoc{2, 0});  // node 1
+}
+
+TEST_CASE("onnx: Gemm is MatMul with its transposes, alpha and beta * C") {
+  OnnxModel m;
+  m.input("a", {int64_t{2}, int64_t{4}});
+  m.floats("b", {3, 4}, std::vector<float>(12, 1.0f));
+  m.floats("c", {3}, {1, 2, 3});
+  auto* n = m.node("Gemm", {"a", "b", "c"}, {"y"}, "gemm");
+  OnnxModel::intAttr(n, "transB", 1);
+  OnnxModel::floatAttr(n, "alpha", 2.0f);
+  OnnxModel::floatAttr(n, "beta", 0.5f);
+  m.output("y");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  // beta * C is folded at import: C is a constant.
+  CHECK(opTypes(g) == std::vector<std::string>{"MatMul", "Mul", "Add"});
+  CHECK(std::get<bool>(g.op(g.order[0]).attrs.at("transpose_b")));
+  CHECK(g.value(g.outputs[0]).type.shape == Shape{2, 3});
+  const Value& bias = g.value(g.op(g.order[2]).operands[1].value);
+  CHECK(bias.kind == ValueKind::Parameter);
+  CHECK(l.graph->parameterData.at(g.op(g.order[2]).operands[1].value).data == std::vector<double>{0.5, 1, 1.5});
+}
+
+TEST_CASE("onnx: a shape chain folds into Reshape's constant shape") {
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{3}, int64_t{8}});
+  m.ints("zero", {}, {0});
+  m.ints("axes", {1}, {0});
+  m.ints("tail", {2}, {4, -1});
+  m.node("Shape", {"x"}, {"s"}, "shape");
+  m.node("Gather", {"s", "zero"}, {"batch"}, "gather");
+  m.node("Unsqueeze", {"batch", "axes"}, {"batch1"}, "unsqueeze");
+  m.node("Concat", {"batch1", "tail"}, {"target"}, "concat");
+  OnnxModel::intAttr(m.graph->mutable_node(3), "axis", 0);
+  m.node("Reshape", {"x", "target"}, {"y"}, "reshape");
+  m.output("y");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"Reshape"});
+  // ONNX's -1 is resolved at import: irc's Reshape takes the full shape.
+  CHECK(std::get<IntTuple>(*g.op(g.order[0]).operands[1].constant) == IntTuple{2, 4, 6});
+  CHECK(g.value(g.outputs[0]).type.shape == Shape{2, 4, 6});
+}
+
+TEST_CASE("onnx: symbolic input dims take their sizes from --dim, and are an error without") {
+  OnnxModel m;
+  m.input("x", {std::string("batch"), int64_t{4}});
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  m.output("y");
+  Loaded missing = load(m.bytes());
+  CHECK(!missing.graph);
+  CHECK(missing.errors.find("m.onnx: error: dim 0 of graph input 'x' is dynamic ('batch'); give it a size with --dim batch=VALUE") !=
+        std::string::npos);
+  Loaded bound = load(m.bytes(), {{"batch", 8}});
+  REQUIRE_MESSAGE(bound.graph, bound.errors);
+  CHECK(bound.graph->graph.value(bound.graph->graph.inputs[0]).type.shape == Shape{8, 4});
+}
+
+TEST_CASE("onnx: bad files are clear errors, never crashes") {
+  CHECK(load("name: not onnx\n").errors.find("the file is not an ONNX model") != std::string::npos);
+  CHECK(load("").errors.find("the file is empty") != std::string::npos);
+  std::string full = linearRelu().bytes();
+  for (size_t cut : {full.size() / 2, full.size() - 3, size_t{5}}) {
+    CAPTURE(cut);
+    Loaded l = load(full.substr(0, cut));
+    CHECK(!l.graph);
+    CHECK(!l.errors.empty());
+  }
+  OnnxModel dangling = linearRelu();
+  dangling.graph->mutable_node(1)->set_input(1, "xww");
+  std::string danglingErrors = load(dangling.bytes()).errors;
+  CAPTURE(danglingErrors);
+  CHECK(danglingErrors.find(
+            "m.onnx:node 1: error: node '/fc/Add' (Add) reads 'xww', which no node, graph input or initializer defines; did "
+            "you mean 'xw'?") != std::string::npos);
+  OnnxModel unsupported = linearRelu();
+  unsupported.graph->mutable_node(2)->set_op_type("Conv");
+  Loaded u = load(unsupported.bytes());
+  CAPTURE(u.errors);
+  CHECK(u.errors.find("m.onnx:node 2: error: node 'Conv_2' has the op type Conv, which irc does not map; irc maps Abs, Add,") !=
+        std::string::npos);
+  OnnxModel mismatch = linearRelu();
+  mismatch.graph->mutable_initializer(0)->clear_float_data();
+  CHECK(load(mismatch.bytes()).errors.find("tensor 'w' holds 0 elements; its shape needs 12") != std::string::npos);
+}
+
+TEST_CASE("onnx: Where becomes Select with the fill as a scalar; Pow takes an int exponent") {
+  OnnxModel m;
+  m.input("c", {int64_t{2}, int64_t{3}}, onnx::TensorProto::BOOL);
+  m.input("x", {int64_t{2}, int64_t{3}});
+  m.floats("fill", {}, {-1});
+  m.ints("two", {}, {2});
+  m.node("Pow", {"x", "two"}, {"sq"}, "pow");
+  m.node("Where", {"c", "sq", "fill"}, {"y"}, "where");
+  m.output("y");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"Pow", "Select"});
+  CHECK(std::get<ScalarTensor>(*g.op(g.order[0]).operands[1].constant) == ScalarTensor{DType::Float32, 2});
+  CHECK(std::get<ScalarTensor>(*g.op(g.order[1]).operands[2].constant) == ScalarTensor{DType::Float32, -1});
+  // The reference: Select picks x where cond, else the fill.
+  TensorValue cond{{2, 3}, {1, 0, 1, 0, 1, 0}}, sq{{2, 3}, {1, 4, 9, 16, 25, 36}};
+  auto out = evaluateOp(g.op(g.order[1]), {&cond, &sq, nullptr}, {{DType::Float32, {2, 3}}});
+  CHECK(out[0].data == std::vector<double>{1, -1, 9, -1, 25, -1});
+}
+
+TEST_CASE("onnx: import writes YAML that loads back into the same graph") {
+  Loaded l = load(linearRelu().bytes());
+  REQUIRE(l.graph);
+  std::string yaml = writeModelYaml(l.graph->graph);
+  CHECK(yaml.find("  - {name: /fc/Add, type: Add, inputs: [/fc/MatMul, b]}") != std::string::npos);
+  Graph back = parseModel(yaml);
+  CHECK(opTypes(back) == opTypes(l.graph->graph));
+  CHECK(back.value(back.outputs[0]).type == l.graph->graph.value(l.graph->graph.outputs[0]).type);
+}
+
+TEST_CASE("onnx plan: strategies by node name or glob; a key matching nothing names the closest") {
+  TempDir dir;
+  OnnxModel m = linearRelu();
+  writeFile(dir.path() + "/m.onnx", m.bytes());
+  auto plan = [&](const std::string& strategies) {
+    std::string text = "graph: m.onnx\nparallel: {device_num: 2}\nstrategies:\n" + strategies;
+    DiagnosticEngine diags("plan.yaml", text);
+    auto g = loadModel(text, diags, {"plan", dir.path()});
+    return std::make_pair(std::move(g), diags.renderToString());
+  };
+  auto [g, errors] = plan("  \"/fc/*\": {in_strategy: [[2, 1], [1]]}\n");
+  CHECK(!g);  // /fc/* matches MatMul too, whose strategy needs two tuples
+  CHECK(errors.find("in_strategy of op '/fc/MatMul'") != std::string::npos);
+  auto [g2, errors2] = plan("  /fc/MatMul: {in_strategy: [[2, 1], [1, 1]]}\n  \"*/Add\": {in_strategy: [[2, 1], [1]]}\n");
+  REQUIRE_MESSAGE(g2, errors2);
+  int configured = 0;
+  for (const Op& op : g2->ops) configured += op.annotation.inStrategy.has_value();
+  CHECK(configured == 2);
+  auto [g3, errors3] = plan("  /fc/MatMull: {in_strategy: [[2, 1], [1, 1]]}\n");
+  CHECK(errors3.find("plan.yaml:4:3: error: strategies key '/fc/MatMull' matches no node of the graph; closest: '/fc/MatMul'") !=
+        std::string::npos);
+  auto [g4, errors4] = plan("  /fc/MatMul: {in_strategy: [[2, 1], [1, 1]]}\n  \"/fc/Mat*\": {in_strategy: [[2, 1], [1, 1]]}\n");
+  CHECK(errors4.find("node '/fc/MatMul' is matched by both '/fc/MatMul' and '/fc/Mat*'") != std::string::npos);
+  auto [g5, errors5] = plan("  /fc/MatMul: {in_strategy: [[2, 1], [1, 1]]}\n");
+  CHECK(g5);
+}
+
+TEST_CASE("onnx plan: the ONNX file's problems are reported at the plan's graph line") {
+  TempDir dir;
+  writeFile(dir.path() + "/bad.onnx", "garbage");
+  std::string text = "graph: bad.onnx\nparallel: {device_num: 2}\n";
+  DiagnosticEngine diags("plan.yaml", text);
+  CHECK(!loadModel(text, diags, {"plan", dir.path()}));
+  CHECK(diags.renderToString().find("plan.yaml:1:8: error: bad.onnx: the file is not an ONNX model") != std::string::npos);
+  std::string missing = "graph: nowhere.onnx\nparallel: {device_num: 2}\n";
+  DiagnosticEngine d2("plan.yaml", missing);
+  CHECK(!loadModel(missing, d2, {"plan", dir.path()}));
+  CHECK(d2.renderToString().find("cannot open") != std::string::npos);
+}
+
+TEST_CASE("irc on an ONNX file: data parallel over --device-num; --dump-locations names nodes") {
+  TempDir dir;
+  writeFile(dir.path() + "/m.onnx", linearRelu().bytes());
+  RunResult r = runIrc({"m.onnx", "--device-num", "2", "--dump-after", "step_parallel_begin", "--dump-locations", "-q"}, dir.path());
+  REQUIRE(r.exitCode == 0);
+  std::string dump = readFile(dir.path() + "/m_ir/rank_0/step_parallel_begin_0001.ir");
+  CHECK(dump.find("search_mode: data_parallel") != std::string::npos);
+  CHECK(dump.find("# In file m.onnx:node 1") != std::string::npos);
+  RunResult bad = runIrc({"m.onnx", "--dim", "batch"}, dir.path());
+  CHECK(bad.exitCode == 2);
+  writeFile(dir.path() + "/t.onnx", linearRelu().bytes().substr(0, 40));
+  RunResult truncated = runIrc({"t.onnx"}, dir.path());
+  CHECK(truncated.exitCode == 1);
+  CHECK(truncated.err.find("t.onnx: error: the file is not an ONNX model") != std::string::npos);
+}
+
+}  // namespace irc::test
