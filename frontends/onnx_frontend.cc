@@ -1,6 +1,7 @@
 #include "frontends/onnx_frontend.h"
 
 #include <algorithm>
+#include <memory_resource>
 #include <queue>
 #include <unordered_set>
 
@@ -41,9 +42,14 @@ class OnnxLoader {
 
   DiagnosticEngine& diags_;
   const OnnxOptions& options_;
-  onnx::ModelProto model_;
+  // The model lives in an arena: parsing allocates from it in blocks, and dropping it frees them
+  // at once (a 100k-node model is a million small protobuf objects).
+  google::protobuf::Arena arena_;
+  onnx::ModelProto& model_ = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena_);
   int opset_ = 0;
-  std::unordered_map<std::string, Shape> onnxShapes_;  // what ONNX's shape inference found, per tensor
+  std::pmr::monotonic_buffer_resource pool_;  // the loader's name tables, freed at once
+  // What ONNX's shape inference found, per tensor (views of the model's strings).
+  std::pmr::unordered_map<std::string_view, Shape> onnxShapes_{&pool_};
   std::unordered_set<std::string> failed_;             // outputs of nodes that could not be mapped
 };
 
@@ -106,7 +112,8 @@ bool OnnxLoader::bindInputDims() {
 
 void OnnxLoader::runOnnxShapeInference() {
   // ONNX's inference is a cross-check of the mapping (a shape irc computes differently is
-  // reported), not a source of shapes: irc infers every op's shapes itself.
+  // reported), not a source of shapes: irc infers every op's shapes itself. It is a third of a
+  // load's time, so it runs on request (the tests and --onnx-shape-check).
   try {
     onnx::shape_inference::InferShapes(model_);
   } catch (const std::exception& e) {
@@ -131,6 +138,24 @@ void OnnxLoader::runOnnxShapeInference() {
 // reported at the first node reading it.
 std::optional<std::vector<int>> OnnxLoader::nodeOrder() {
   const auto& g = model_.graph();
+  {
+    // The common case first: the file's order is one (one pass over the names, no graph built).
+    std::pmr::unordered_set<std::string_view> defined(&pool_);
+    defined.reserve(g.initializer_size() + g.input_size() + 2 * g.node_size());
+    for (const auto& t : g.initializer()) defined.insert(t.name());
+    for (const auto& in : g.input()) defined.insert(in.name());
+    bool inOrder = true;
+    for (int i = 0; i < g.node_size() && inOrder; ++i) {
+      for (const auto& in : g.node(i).input())
+        if (!in.empty() && !defined.count(in)) inOrder = false;
+      for (const auto& out : g.node(i).output()) defined.insert(out);
+    }
+    if (inOrder) {
+      std::vector<int> order(g.node_size());
+      for (int i = 0; i < g.node_size(); ++i) order[i] = i;
+      return order;
+    }
+  }
   std::unordered_map<std::string, int> producer;
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& out : g.node(i).output())
@@ -256,7 +281,7 @@ void OnnxLoader::readOutputs(GraphBuilder& b) {
 std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
   if (!parse(bytes)) return std::nullopt;
   if (!bindInputDims()) return std::nullopt;
-  runOnnxShapeInference();
+  if (options_.checkShapesWithOnnx) runOnnxShapeInference();
   if (diags_.hasErrors()) return std::nullopt;
   auto order = nodeOrder();
   if (!order) return std::nullopt;

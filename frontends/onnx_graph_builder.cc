@@ -25,10 +25,10 @@ OperandKind kindOf(const OpDef& def, size_t i) {
 }  // namespace
 
 std::string GraphBuilder::uniqueName(const std::string& wanted) {
-  std::string name = wanted;
-  for (int k = 1; names_.count(name); ++k) name = fmt::format("{}_{}", wanted, k);
+  std::pmr::string name(wanted, &pool_);
+  for (int k = 1; names_.count(name); ++k) name = std::pmr::string(fmt::format("{}_{}", wanted, k), &pool_);
   names_.insert(name);
-  return name;
+  return std::string(name);
 }
 
 const TensorValue* GraphBuilder::dataOf(Constant& c, int nodeIndex) {
@@ -56,7 +56,7 @@ ValueId GraphBuilder::parameterOf(Constant& c) {
 
 ValueId GraphBuilder::addInput(const std::string& name, TensorType type) {
   ValueId id = graph.addGraphInput(uniqueName(name), std::move(type), ValueKind::Input, {});
-  terms[name] = Term{id, nullptr};
+  terms[std::string_view(name)] = Term{id, nullptr};
   return id;
 }
 

@@ -6,6 +6,8 @@
 // it to the graph.
 #include <map>
 #include <memory>
+#include <memory_resource>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -93,15 +95,22 @@ class GraphBuilder {
  public:
   GraphBuilder(DiagnosticEngine& diags, const OnnxOptions& options, int opset) : diags_(diags), options_(options), opset_(opset) {}
 
+ private:
+  // The name tables of a 100k-node model are hundreds of thousands of small allocations that die
+  // together with the builder: they come from one monotonic pool, freed at once.
+  std::pmr::monotonic_buffer_resource pool_;
+
+ public:
   Graph graph;
-  std::unordered_map<std::string, Term> terms;  // every ONNX tensor name seen so far
+  // Every ONNX tensor name seen so far; the names are views of the model's own strings, which
+  // outlive the builder.
+  std::pmr::unordered_map<std::string_view, Term> terms{&pool_};
 
   int opset() const { return opset_; }
   DiagnosticEngine& diags() { return diags_; }
   SourceLoc nodeLoc(int index) const { return {index + 1, 0}; }
 
   std::string uniqueName(const std::string& wanted);
-  void reserveName(const std::string& name) { names_.insert(name); }
   const TensorValue* dataOf(Constant& c, int nodeIndex);
   ValueId parameterOf(Constant& c);
   ValueId addInput(const std::string& name, TensorType type);
@@ -111,7 +120,7 @@ class GraphBuilder {
   DiagnosticEngine& diags_;
   const OnnxOptions& options_;
   int opset_;
-  std::unordered_set<std::string> names_;
+  std::pmr::unordered_set<std::pmr::string> names_{&pool_};
   friend class NodeMapping;
 };
 

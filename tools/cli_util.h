@@ -68,6 +68,7 @@ struct ParallelOverrides {
   std::string strategyCkptIn;  // --strategy-ckpt-in: wins over parallel.strategy_ckpt_load
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE: an ONNX graph's symbolic dims
   std::optional<int64_t> deviceNum;     // --device-num: an ONNX graph without a plan
+  bool onnxShapeCheck = false;          // --onnx-shape-check
 };
 
 // --dim and --device-num, shared by the subcommands that load a model; false for other flags.

@@ -90,7 +90,7 @@ struct Loaded {
 Loaded load(const std::string& bytes, std::map<std::string, int64_t> dims = {}) {
   DiagnosticEngine diags("m.onnx", "");
   Loaded l;
-  l.graph = loadOnnxModel(bytes, diags, OnnxOptions{"m", std::move(dims), true});
+  l.graph = loadOnnxModel(bytes, diags, OnnxOptions{"m", std::move(dims), true, true});
   l.errors = diags.renderToString();
   return l;
 }

@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
   for (const fs::path& t : tests) {
     std::string name = t.filename().string();
     DiagnosticEngine diags((t / "model.onnx").string(), "");
-    OnnxOptions options{name, {}, true};
+    OnnxOptions options{name, {}, true, true};
     auto loaded = loadOnnxModel(readFile(t / "model.onnx"), diags, options);
     if (!loaded) {
       ++skipped;
