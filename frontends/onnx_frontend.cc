@@ -35,6 +35,7 @@ class OnnxLoader {
   std::optional<std::vector<int>> nodeOrder();
   void mapNode(GraphBuilder& b, int index, const std::string& name);
   void readOutputs(GraphBuilder& b);
+  void mapOpaque(GraphBuilder& b, int index, const std::string& name);
 
   void error(std::string message, int nodeIndex = -1) {
     diags_.error(nodeIndex >= 0 ? SourceLoc{nodeIndex + 1, 0} : SourceLoc{}, std::move(message));
@@ -50,6 +51,8 @@ class OnnxLoader {
   std::pmr::monotonic_buffer_resource pool_;  // the loader's name tables, freed at once
   // What ONNX's shape inference found, per tensor (views of the model's strings).
   std::pmr::unordered_map<std::string_view, Shape> onnxShapes_{&pool_};
+  std::pmr::unordered_map<std::string_view, int32_t> onnxElemTypes_{&pool_};
+  bool inferred_ = false;
   std::unordered_set<std::string> failed_;             // outputs of nodes that could not be mapped
 };
 
@@ -111,6 +114,8 @@ bool OnnxLoader::bindInputDims() {
 }
 
 void OnnxLoader::runOnnxShapeInference() {
+  if (inferred_) return;
+  inferred_ = true;
   // ONNX's inference is a cross-check of the mapping (a shape irc computes differently is
   // reported), not a source of shapes: irc infers every op's shapes itself. It is a third of a
   // load's time, so it runs on request (the tests and --onnx-shape-check).
@@ -122,6 +127,7 @@ void OnnxLoader::runOnnxShapeInference() {
   }
   auto record = [&](const onnx::ValueInfoProto& v) {
     if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+    onnxElemTypes_[v.name()] = v.type().tensor_type().elem_type();
     Shape s;
     for (const auto& d : v.type().tensor_type().shape().dim()) {
       if (!d.has_dim_value()) return;
@@ -219,6 +225,10 @@ void OnnxLoader::mapNode(GraphBuilder& b, int index, const std::string& name) {
       return;
     }
   const onnx_import::NodeMapper* mapper = isDefaultDomain(node.domain()) ? onnx_import::findMapper(node.op_type()) : nullptr;
+  if (!mapper && options_.opaqueUnsupported) {
+    mapOpaque(b, index, name);
+    return;
+  }
   if (!mapper) {
     error(fmt::format("node '{}' has the op type {}{}, which irc does not map{}; irc maps {}", name,
                       node.domain().empty() ? "" : node.domain() + ".", node.op_type(),
@@ -258,6 +268,40 @@ void OnnxLoader::mapNode(GraphBuilder& b, int index, const std::string& name) {
             index);
     b.terms[out] = t;
   }
+}
+
+// --opaque-unsupported: a node irc does not map becomes an Opaque op whose result type comes from
+// ONNX's shape inference; its operands and result are whole on every rank (docs/onnx.md).
+void OnnxLoader::mapOpaque(GraphBuilder& b, int index, const std::string& name) {
+  const onnx::NodeProto& node = model_.graph().node(index);
+  auto fail = [&](std::string why) {
+    error(fmt::format("node '{}' ({}) is not mapped and cannot be kept opaque: {}", name, node.op_type(), why), index);
+    for (const auto& out : node.output()) failed_.insert(out);
+  };
+  int outputs = 0;
+  for (const auto& out : node.output()) outputs += !out.empty();
+  if (outputs != 1 || node.output(0).empty()) return fail(fmt::format("it has {} outputs; an opaque op has one", outputs));
+  runOnnxShapeInference();
+  const std::string& out = node.output(0);
+  auto shape = onnxShapes_.find(out);
+  auto elem = onnxElemTypes_.find(out);
+  if (shape == onnxShapes_.end() || elem == onnxElemTypes_.end())
+    return fail(fmt::format("ONNX's shape inference does not give the shape of its output '{}'", out));
+  auto dtype = dtypeOfOnnx(elem->second);
+  if (!dtype) return fail(fmt::format("its output has element type {}, which irc does not hold", onnxTypeName(elem->second)));
+  NodeMapping m(b, node, index, name);
+  std::vector<onnx_import::Arg> args;
+  for (size_t i = 0; i < m.inputCount(); ++i)
+    if (auto t = m.input(i)) args.push_back(*t);
+  IntTuple dims(shape->second.begin(), shape->second.end());
+  auto result = m.emit1("Opaque", std::move(args),
+                        {{"op_type", node.op_type()}, {"dtype", std::string(modelName(*dtype))}, {"shape", dims}});
+  if (!result) {
+    failed_.insert(out);
+    return;
+  }
+  b.graph.value(result->value).name = out;
+  b.terms[out] = *result;
 }
 
 void OnnxLoader::readOutputs(GraphBuilder& b) {

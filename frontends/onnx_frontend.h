@@ -23,6 +23,9 @@ struct OnnxOptions {
   // Run ONNX's own shape inference and report every tensor whose shape irc computes differently
   // (a check of the mapping; `--onnx-shape-check`).
   bool checkShapesWithOnnx = false;
+  // Keep a node irc does not map as an Opaque op (its result type from ONNX's shape inference)
+  // instead of rejecting the file (`--opaque-unsupported`).
+  bool opaqueUnsupported = false;
 };
 
 struct OnnxGraph {

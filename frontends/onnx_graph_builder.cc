@@ -162,7 +162,7 @@ std::optional<std::vector<Term>> NodeMapping::emit(const std::string& type, std:
       fold = fold && t->isConstant();
       highestRank = std::max(highestRank, typeOf(*t).shape.size());
     }
-  fold = fold && anyTensor;
+  fold = fold && anyTensor && def.family != OpFamily::Opaque;  // an opaque op has no numbers to fold
   // A one-element constant where the op takes a scalar (Add's y, Where's x and y) is written as
   // a scalar constant, as MindSpore writes `Mul(x, 0.5)`, rather than becoming a parameter.
   if (!fold)

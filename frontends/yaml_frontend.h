@@ -18,7 +18,8 @@ struct FrontendOptions {
   // over the plan's `dims`.
   std::string modelDir;
   std::map<std::string, int64_t> dims;
-  bool onnxShapeCheck = false;  // OnnxOptions::checkShapesWithOnnx for a plan's graph
+  bool onnxShapeCheck = false;     // OnnxOptions::checkShapesWithOnnx for a plan's graph
+  bool opaqueUnsupported = false;  // OnnxOptions::opaqueUnsupported for a plan's graph
 };
 
 std::optional<Graph> loadModel(const std::string& text, DiagnosticEngine& diags, const FrontendOptions& options);

@@ -92,6 +92,12 @@ std::vector<OpDef> buildOpDefs() {
                    {"on_value", OperandKind::TensorOrScalar, std::nullopt},
                    {"off_value", OperandKind::TensorOrScalar, std::nullopt}},
                   {attr("axis", AttrKind::Int, int64_t{-1})}});
+  // (irc) An ONNX node irc has no op for, kept with --opaque-unsupported: its ONNX type, its one
+  // result's dtype and shape (from ONNX's shape inference); its operands and result are whole
+  // on every rank, and the reference gives a placeholder result (docs/onnx.md).
+  defs.push_back({"Opaque", OpFamily::Opaque, {{"inputs", OperandKind::TensorList, std::nullopt}},
+                  {attr("op_type", AttrKind::String, std::nullopt), attr("dtype", AttrKind::String, std::nullopt),
+                   attr("shape", AttrKind::IntOrTuple, std::nullopt)}});
 
   // Inserted by the passes (spec/ops.md, second table).
   const std::vector<AttrSpec> groupAttrs = {attr("group", AttrKind::String, std::nullopt),

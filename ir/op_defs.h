@@ -39,6 +39,8 @@ struct AttrSpec {
 enum class OpFamily {
   MatMul, BatchMatMul, Broadcast, Select, BiasAdd, Unary, Cast, Softmax, Reduce, Reshape, Transpose,
   ExpandDims, Squeeze, Gather, Concat, Split, LayerNorm, SoftmaxCrossEntropy, OneHot,
+  // (irc) an ONNX node kept without semantics (--opaque-unsupported)
+  Opaque,
   // inserted by the passes, never written in a model
   AllReduce, AllGather, ReduceScatter, AlltoAll, StridedSlice,
   // training graphs: the identity forward, the gradient AllReduce of a replicated parameter

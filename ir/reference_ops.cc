@@ -160,6 +160,23 @@ TensorValue select(const Op& op, const Inputs& in, const Shape& outShape) {
   return out;
 }
 
+// An opaque op has no semantics here: its result is a placeholder that depends only on the op's
+// name, so that the single-device program and every rank (which hold its operands and result
+// whole) agree on it and everything downstream can still be compared. Integer and bool results
+// are zeros (an index into a table stays in range); floats are in [-1, 1).
+TensorValue opaquePlaceholder(const Op& op, const TensorType& type) {
+  TensorValue out = TensorValue::zeros(type.shape);
+  if (!isFloat(type.dtype)) return out;
+  uint64_t state = 1469598103934665603ull;  // FNV-1a of the name: the same on every machine
+  for (unsigned char c : op.name) state = (state ^ c) * 1099511628211ull;
+  state |= 1;
+  for (double& v : out.data) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;  // xorshift64
+    v = static_cast<double>(state >> 11) / static_cast<double>(uint64_t{1} << 52) - 1.0;
+  }
+  return out;
+}
+
 TensorValue cast(const Op& op, const TensorValue& x) {
   TensorValue out = x;
   DType to = std::get<DType>(constantOf(op, 1));
@@ -345,6 +362,7 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
     case OpFamily::LayerNorm: return layerNorm(op, in, results);
     case OpFamily::SoftmaxCrossEntropy: return softmaxCrossEntropy(*in[0], *in[1]);
     case OpFamily::OneHot: return {oneHot(op, in, outShape)};
+    case OpFamily::Opaque: return {opaquePlaceholder(op, results[0])};
     case OpFamily::StridedSlice: return {stridedSlice(op, *in[0])};
     default:
       throw InternalError(fmt::format("the reference interpreter runs collective '{}' only across ranks", op.type));

@@ -128,6 +128,18 @@ Result inferSelect(const std::vector<InferOperand>& in) {
   return std::vector<TensorType>{{types[1].dtype, out}};
 }
 
+// An opaque op's result is what its attributes say (ONNX's shape inference found it).
+Result inferOpaque(const AttrMap& attrs) {
+  auto dtype = parseDType(std::get<std::string>(attrs.at("dtype")));
+  if (!dtype)
+    return fail(fmt::format("dtype '{}' is not an irc dtype", std::get<std::string>(attrs.at("dtype"))), -1, "dtype");
+  const Attribute& shape = attrs.at("shape");
+  Shape out = std::holds_alternative<int64_t>(shape) ? Shape{std::get<int64_t>(shape)} : std::get<IntTuple>(shape);
+  for (int64_t d : out)
+    if (d < 0) return fail(fmt::format("shape {} has a negative dim", formatShape(out)), -1, "shape");
+  return std::vector<TensorType>{{*dtype, out}};
+}
+
 Result inferBiasAdd(const std::vector<InferOperand>& in) {
   const TensorType& x = *in[0].tensor;
   const TensorType& b = *in[1].tensor;
@@ -452,6 +464,7 @@ InferResult inferByFamily(const OpDef& def, const std::vector<InferOperand>& in,
     case OpFamily::LayerNorm: return inferLayerNorm(in, attrs);
     case OpFamily::SoftmaxCrossEntropy: return inferSoftmaxCrossEntropy(in);
     case OpFamily::OneHot: return inferOneHot(in, attrs);
+    case OpFamily::Opaque: return inferOpaque(attrs);
     case OpFamily::AllReduce:
     case OpFamily::AllGather:
     case OpFamily::ReduceScatter:

@@ -156,6 +156,7 @@ bool takeGraphFlag(const std::string& flag, const std::string& value, ParallelOv
   if (flag == "--dim") parseDimArg(value, overrides.dims);
   else if (flag == "--device-num") overrides.deviceNum = parsePositiveIntArg(flag, value);
   else if (flag == "--onnx-shape-check") overrides.onnxShapeCheck = true;
+  else if (flag == "--opaque-unsupported") overrides.opaqueUnsupported = true;
   else return false;
   return true;
 }
@@ -180,7 +181,7 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
   if (onnx) {
     // An ONNX graph without a plan: data parallel over --device-num devices (docs/onnx.md).
     diags = std::make_unique<DiagnosticEngine>(shownPath, "");
-    if (auto loaded = loadOnnxModel(*text, *diags, OnnxOptions{modelStem(path), overrides.dims, false, overrides.onnxShapeCheck})) {
+    if (auto loaded = loadOnnxModel(*text, *diags, OnnxOptions{modelStem(path), overrides.dims, false, overrides.onnxShapeCheck, overrides.opaqueUnsupported})) {
       graph = std::move(loaded->graph);
       graph->parallel.deviceNum = overrides.deviceNum.value_or(1);
       graph->parallel.searchMode = SearchMode::DataParallel;
@@ -188,7 +189,7 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
   } else {
     diags = std::make_unique<DiagnosticEngine>(shownPath, *text);
     std::string dir = path == "-" ? "" : std::filesystem::path(path).parent_path().string();
-    graph = loadModel(*text, *diags, {modelStem(path), dir, overrides.dims, overrides.onnxShapeCheck});
+    graph = loadModel(*text, *diags, {modelStem(path), dir, overrides.dims, overrides.onnxShapeCheck, overrides.opaqueUnsupported});
   }
   if (!graph) {
     diags->render(std::cerr, useColor(color, stderr));

@@ -69,6 +69,7 @@ struct ParallelOverrides {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE: an ONNX graph's symbolic dims
   std::optional<int64_t> deviceNum;     // --device-num: an ONNX graph without a plan
   bool onnxShapeCheck = false;          // --onnx-shape-check
+  bool opaqueUnsupported = false;       // --opaque-unsupported
 };
 
 // --dim and --device-num, shared by the subcommands that load a model; false for other flags.

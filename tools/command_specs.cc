@@ -15,6 +15,7 @@ const std::vector<OptionSpec> kModeOptions = {
     {"--dim", "NAME=VALUE", "an ONNX graph's symbolic input dim (repeatable; wins over a plan's dims)"},
     {"--device-num", "N", "an ONNX graph compiled without a plan: its device count (default 1)"},
     {"--onnx-shape-check", "", "an ONNX graph: also run ONNX's shape inference and report every shape irc computes differently"},
+    {"--opaque-unsupported", "", "an ONNX graph: keep a node irc does not map as an opaque op (operands whole, verify: not checked)"},
 };
 const OptionSpec kColor = {"--color", "WHEN", "auto, always or never: colour on stderr (auto: only on a terminal; NO_COLOR is honoured)"};
 const OptionSpec kQuiet = {"-q|--quiet", "", "no summary or progress on stderr"};

@@ -53,6 +53,11 @@ Sample sampleFor(const OpDef& def) {
     case OpFamily::Concat: return {{m, m}, {}, attrs, "two inputs, axis 0"};
     case OpFamily::Split: attrs["output_num"] = int64_t{2}; return {{m}, {}, attrs, "output_num 2, axis 0"};
     case OpFamily::LayerNorm: return {{m, {DType::Float32, {8}}, {DType::Float32, {8}}}, {}, attrs, ""};
+    case OpFamily::Opaque:
+      attrs["op_type"] = std::string("Conv");
+      attrs["dtype"] = std::string("float32");
+      attrs["shape"] = IntTuple{8, 8};
+      return {{m}, {}, attrs, "an ONNX Conv kept opaque"};
     case OpFamily::OneHot:
       return {{{DType::Int32, {8}}}, {Attribute(int64_t{16}), Attribute(ScalarTensor{}), Attribute(ScalarTensor{})}, attrs,
               "depth 16"};

@@ -22,7 +22,9 @@ namespace {
 int64_t devicesUsedByStrategies(std::string draft) {
   draft.replace(draft.find("parallel: {device_num: 0}"), 25, "parallel: {device_num: 1073741824, fully_use_devices: false}");
   DiagnosticEngine diags("draft.yaml", draft);
-  auto graph = loadModel(draft, diags, {"draft"});
+  FrontendOptions options;
+  options.defaultName = "draft";
+  auto graph = loadModel(draft, diags, options);
   if (!graph) return 1;
   PassContext context{diags};
   PropagationInput in = preparePropagation(*graph, context, optionsFromModel(graph->parallel), false);

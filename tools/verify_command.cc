@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "ir/limits.h"
+#include "ir/suggest.h"
 #include "passes/compile.h"
 #include "passes/spmd_simulator.h"
 #include "tools/cli_util.h"
@@ -21,6 +22,18 @@ std::string toleranceLine(const VerifyOptions& options) {
   return fmt::format("irc verify: tolerance: |got - expected| <= {:g} + {:g} * max(|expected|, the value's largest "
                      "|expected|); equal infinities and NaN against NaN agree\n",
                      options.atol, options.rtol);
+}
+
+// Opaque ops (ONNX nodes kept with --opaque-unsupported) run as placeholders: what they compute
+// is not checked, only that every rank agrees with the single-device program around them.
+std::string opaqueLine(const Graph& g) {
+  std::vector<std::string> names;
+  for (OpId id : g.order)
+    if (g.op(id).family() == OpFamily::Opaque)
+      names.push_back(fmt::format("'{}' ({})", g.op(id).name, std::get<std::string>(g.op(id).attrs.at("op_type"))));
+  if (names.empty()) return "";
+  return fmt::format("irc verify: {} opaque op{} not checked (their results are placeholders; what follows them is): {}\n",
+                     names.size(), names.size() == 1 ? "" : "s", joinNames(names));
 }
 
 }  // namespace
@@ -91,6 +104,7 @@ int runVerify(const std::vector<std::string>& args) {
                            "(max abs error {:.3g}, max rel error {:.3g}; seed {})\n",
                            graph->name, locals.size(), r.comparedValues, r.maxAbsError, r.maxRelError, options.seed);
   std::cout << toleranceLine(options);
+  std::cout << opaqueLine(original);
   return 0;
 }
 

@@ -21,6 +21,7 @@ const OpFamilyRules& concatSplit();     // Concat, Split
 const OpFamilyRules& layerNorm();
 const OpFamilyRules& softmaxCrossEntropy();
 const OpFamilyRules& oneHot();
+const OpFamilyRules& opaque();          // an ONNX node irc keeps without semantics
 const OpFamilyRules& communication();   // the inserted ops: no rule
 
 }  // namespace irc::families

@@ -9,6 +9,7 @@
 #include "frontends/yaml_frontend.h"
 #include "ir/reference_ops.h"
 #include "tests/model_util.h"
+#include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 
 namespace irc::test {
@@ -302,6 +303,44 @@ TEST_CASE("irc on an ONNX file: data parallel over --device-num; --dump-location
   RunResult truncated = runIrc({"t.onnx"}, dir.path());
   CHECK(truncated.exitCode == 1);
   CHECK(truncated.err.find("t.onnx: error: the file is not an ONNX model") != std::string::npos);
+}
+
+TEST_CASE("onnx --opaque-unsupported: an unmapped node is an Opaque op, whole on every rank, a placeholder in verify") {
+  OnnxModel m;
+  m.input("x", {int64_t{4}, int64_t{8}});
+  m.floats("w1", {8, 8}, std::vector<float>(64, 0.25f));
+  m.floats("w2", {8, 8}, std::vector<float>(64, 0.5f));
+  m.node("MatMul", {"x", "w1"}, {"h"}, "/up/MatMul");
+  m.node("Softplus", {"h"}, {"a"}, "/act/Softplus");
+  m.node("MatMul", {"a", "w2"}, {"y"}, "/down/MatMul");
+  m.output("y");
+  CHECK(load(m.bytes()).errors.find("node '/act/Softplus' has the op type Softplus, which irc does not map") != std::string::npos);
+  DiagnosticEngine diags("m.onnx", "");
+  OnnxOptions options{"m", {}, false, false, true};
+  auto kept = loadOnnxModel(m.bytes(), diags, options);
+  REQUIRE_MESSAGE(kept, diags.renderToString());
+  const Op& opaque = kept->graph.op(kept->graph.order[1]);
+  CHECK(opaque.type == "Opaque");
+  CHECK(std::get<std::string>(opaque.attrs.at("op_type")) == "Softplus");
+  CHECK(kept->graph.value(opaque.results[0]).type == TensorType{DType::Float32, {4, 8}});
+
+  // A plan that splits the MatMuls around it: its operand is gathered whole, and every rank
+  // agrees with the single-device program.
+  TempDir dir;
+  writeFile(dir.path() + "/m.onnx", m.bytes());
+  std::string plan = "graph: m.onnx\nparallel: {device_num: 4}\nstrategies:\n"
+                     "  /up/MatMul: {in_strategy: [[2, 1], [1, 2]]}\n  /down/MatMul: {in_strategy: [[2, 2], [2, 1]]}\n";
+  writeFile(dir.path() + "/plan.yaml", plan);
+  RunResult v = runIrc({"verify", "plan.yaml", "--opaque-unsupported"}, dir.path());
+  CHECK(v.exitCode == 0);
+  CHECK(v.out.find("all 4 ranks agree") != std::string::npos);
+  CHECK(v.out.find("1 opaque op not checked (their results are placeholders; what follows them is): '/act/Softplus' (Softplus)") !=
+        std::string::npos);
+  RunResult e = runIrc({"plan.yaml", "--opaque-unsupported", "--dump-after", "step_parallel_end", "-q"}, dir.path());
+  REQUIRE(e.exitCode == 0);
+  std::string dump = readFile(dir.path() + "/plan_ir/rank_0/step_parallel_end_0003.ir");
+  CHECK(dump.find("= Opaque(") != std::string::npos);
+  CHECK(dump.find("AllGather") != std::string::npos);  // the opaque op's operand, made whole
 }
 
 }  // namespace irc::test
