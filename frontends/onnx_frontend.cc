@@ -348,6 +348,15 @@ std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
   }
   for (const auto& in : g.input()) {
     if (b.terms.count(in.name())) continue;  // an initializer listed as an input (IR < 4): its default
+    if (auto bound = options_.constantInputs.find(in.name()); bound != options_.constantInputs.end()) {
+      auto dtype = dtypeOfOnnx(in.type().tensor_type().elem_type());
+      auto c = std::make_shared<onnx_import::Constant>();
+      c->name = in.name();
+      c->type = {dtype.value_or(DType::Int64), bound->second.shape};
+      c->data = std::make_shared<TensorValue>(bound->second);
+      b.terms[in.name()] = Term{kNoId, c};
+      continue;
+    }
     const auto& tt = in.type().tensor_type();
     auto dtype = dtypeOfOnnx(tt.elem_type());
     if (!dtype) {

@@ -26,6 +26,9 @@ struct OnnxOptions {
   // Keep a node irc does not map as an Opaque op (its result type from ONNX's shape inference)
   // instead of rejecting the file (`--opaque-unsupported`).
   bool opaqueUnsupported = false;
+  // Graph inputs given values at import: they become constants (folded like initializers). The
+  // node-test runner binds the shape, axes and starts inputs ONNX's tests pass as inputs.
+  std::map<std::string, TensorValue> constantInputs;
 };
 
 struct OnnxGraph {

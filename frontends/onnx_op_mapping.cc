@@ -1,7 +1,7 @@
 // ONNX node -> irc ops, one mapper per ONNX op type (docs/onnx.md has the table). Mappers read
 // attributes the way every opset from 13 to 18 writes them (an `axes` attribute or input), emit
 // irc ops through NodeMapping::emit (which folds what has constant inputs), and fold the
-// shape-only ops (Shape, ConstantOfShape, Range, Slice and Expand of constants) themselves.
+// shape-only ops (Shape, Size, ConstantOfShape, Range, a strided Slice of a constant) themselves.
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
@@ -98,7 +98,19 @@ Terms add(NodeMapping& m) { return binaryAs(m, "Add", true); }
 Terms sub(NodeMapping& m) { return binaryAs(m, "Sub", false); }
 Terms mul(NodeMapping& m) { return binaryAs(m, "Mul", true); }
 Terms div(NodeMapping& m) { return binaryAs(m, "RealDiv", false); }
-Terms pow(NodeMapping& m) { return binaryAs(m, "Pow", false); }
+// ONNX's Pow takes an exponent of any numeric type; irc's binary ops one dtype: a computed
+// exponent of another type is cast to the base's first.
+Terms pow(NodeMapping& m) {
+  auto x = need(m, 0), y = need(m, 1);
+  if (!x || !y) return std::nullopt;
+  DType base = m.typeOf(*x).dtype;
+  if (!x->isConstant() && !y->isConstant() && m.typeOf(*y).dtype != base) {
+    auto cast = m.emit1("Cast", {*y, Attribute(base)}, {}, "Cast");
+    if (!cast) return std::nullopt;
+    return one(m.emit1("Pow", {*x, *cast}));
+  }
+  return binaryAs(m, "Pow", false);
+}
 Terms equal(NodeMapping& m) { return binaryAs(m, "Equal", true); }
 
 // Max and Min take any number of inputs: a chain of Maximum / Minimum.
@@ -524,17 +536,14 @@ Terms range(NodeMapping& m) {
   return std::vector<Term>{m.constant({m.typeOf(*m.input(0)).dtype, {n}}, data, "")};
 }
 
-// Slice of a constant (a mask buffer cut to the sequence length, a shape's tail).
+// Slice: with steps of 1 irc's Slice(x, begin, size) (folded when x is constant: a mask buffer
+// cut to the sequence length, a shape's tail); other steps only of a constant, folded here.
 Terms slice(NodeMapping& m) {
   auto x = need(m, 0);
   if (!x) return std::nullopt;
-  if (!x->isConstant()) {
-    m.error("slices a computed tensor; irc folds Slice only where its input is a constant (a mask buffer, a shape)");
-    return std::nullopt;
-  }
-  auto data = m.constantInput(0, "data"), starts = m.constantInput(1, "starts"), ends = m.constantInput(2, "ends");
-  if (!data || !starts || !ends) return std::nullopt;
-  Shape s = data->shape;
+  auto starts = m.constantInput(1, "starts"), ends = m.constantInput(2, "ends");
+  if (!starts || !ends) return std::nullopt;
+  Shape s = shapeOf(m, *x);
   int64_t rank = static_cast<int64_t>(s.size());
   IntTuple axes, steps(starts->data.size(), 1);
   if (m.input(3)) {
@@ -549,14 +558,19 @@ Terms slice(NodeMapping& m) {
     if (!st) return std::nullopt;
     steps = toInts(*st);
   }
+  if (axes.size() != starts->data.size() || ends->data.size() != starts->data.size() || steps.size() != starts->data.size()) {
+    m.error("starts, ends, axes and steps have different lengths");
+    return std::nullopt;
+  }
   std::vector<int64_t> begin(rank, 0), step(rank, 1), count(s.begin(), s.end());
   for (size_t i = 0; i < axes.size(); ++i) {
     auto axis = normalizeAxis(axes[i], rank);
-    if (!axis || steps.at(i) == 0) {
-      m.error(fmt::format("axis {} or step {} is out of range", axes[i], steps.at(i)));
+    if (!axis || steps[i] == 0) {
+      m.error(fmt::format("axis {} or step {} is out of range", axes[i], steps[i]));
       return std::nullopt;
     }
     int64_t dim = s[*axis], st = steps[i];
+    // ONNX clamps starts and ends into the dim (INT64_MAX and INT64_MIN mean "to the end").
     auto clampIndex = [&](double v, int64_t lo, int64_t hi) {
       int64_t k = v < -9.2e18 ? -dim - 1 : v > 9.2e18 ? dim : static_cast<int64_t>(v);
       if (k < 0) k += dim;
@@ -568,6 +582,14 @@ Terms slice(NodeMapping& m) {
     step[*axis] = st;
     count[*axis] = st > 0 ? std::max<int64_t>(0, (e - b + st - 1) / st) : std::max<int64_t>(0, (b - e - st - 1) / -st);
   }
+  if (std::all_of(step.begin(), step.end(), [](int64_t st) { return st == 1; }))
+    return one(m.emit1("Slice", {*x, Attribute(IntTuple(begin)), Attribute(IntTuple(count))}));
+  if (!x->isConstant()) {
+    m.error("slices a computed tensor with a step other than 1; irc's Slice takes contiguous windows");
+    return std::nullopt;
+  }
+  const TensorValue* data = m.dataOf(*x);
+  if (!data) return std::nullopt;
   TensorValue out = TensorValue::zeros(count);
   auto strides = stridesOf(s);
   std::vector<int64_t> idx(rank, 0);
@@ -583,23 +605,24 @@ Terms slice(NodeMapping& m) {
   return std::vector<Term>{m.constant({m.typeOf(*x).dtype, count}, out, "")};
 }
 
-// Expand of a constant (position ids, a mask broadcast to the batch).
+// Expand: irc's BroadcastTo to numpy's broadcast of x's shape and the requested one (ONNX's
+// Expand broadcasts both ways: a requested 1 keeps x's dim).
 Terms expand(NodeMapping& m) {
   auto x = need(m, 0);
   if (!x) return std::nullopt;
-  if (!x->isConstant()) {
-    m.error("expands a computed tensor; irc folds Expand only where its input is a constant");
-    return std::nullopt;
+  auto requested = m.constantInput(1, "shape");
+  if (!requested) return std::nullopt;
+  Shape want = toInts(*requested), have = shapeOf(m, *x);
+  Shape target(std::max(want.size(), have.size()));
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t a = i < have.size() ? have[have.size() - 1 - i] : 1, b = i < want.size() ? want[want.size() - 1 - i] : 1;
+    if (a != b && a != 1 && b != 1) {
+      m.error(fmt::format("x of shape {} does not broadcast with the shape {}", formatShape(have), formatShape(want)));
+      return std::nullopt;
+    }
+    target[target.size() - 1 - i] = a == 1 ? b : a;
   }
-  auto data = m.constantInput(0, "input"), shapeValue = m.constantInput(1, "shape");
-  if (!data || !shapeValue) return std::nullopt;
-  // numpy broadcasting of the data against the requested shape, by a broadcast Mul with ones.
-  TensorValue ones{toInts(*shapeValue), {}};
-  int64_t n = 1;
-  for (int64_t d : ones.shape) n *= d;
-  ones.data.assign(n, 1.0);
-  Term onesTerm = m.constant({m.typeOf(*x).dtype, ones.shape}, ones, "ones");
-  return one(m.emit1("Mul", {*x, onesTerm}));
+  return one(m.emit1("BroadcastTo", {*x, Attribute(IntTuple(target))}));
 }
 
 const std::unordered_map<std::string, NodeMapper>& mappers() {

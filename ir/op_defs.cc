@@ -75,6 +75,11 @@ std::vector<OpDef> buildOpDefs() {
   defs.push_back({"Transpose", OpFamily::Transpose, {tensor("x"), constant("perm", OperandKind::Tuple)}, {}});
   defs.push_back({"ExpandDims", OpFamily::ExpandDims, {tensor("x"), constant("axis", OperandKind::Int)}, {}});
   defs.push_back({"Squeeze", OpFamily::Squeeze, {tensor("x")}, {attr("axis", AttrKind::IntOrTuple, IntTuple{})}});
+  // (irc) MindSpore's Slice: x[begin : begin + size] on every dim (ONNX's Slice with steps 1).
+  defs.push_back({"Slice", OpFamily::Slice,
+                  {tensor("x"), constant("begin", OperandKind::Tuple), constant("size", OperandKind::Tuple)}, {}});
+  // (irc) MindSpore's BroadcastTo: x broadcast to `shape` by numpy's rules (ONNX's Expand).
+  defs.push_back({"BroadcastTo", OpFamily::BroadcastTo, {tensor("x"), constant("shape", OperandKind::Tuple)}, {}});
   defs.push_back({"Gather", OpFamily::Gather,
                   {tensor("params"), tensor("indices"), constant("axis", OperandKind::Int, int64_t{0})}, {}});
   defs.push_back({"Concat", OpFamily::Concat, {{"values", OperandKind::TensorList, std::nullopt}},

@@ -39,6 +39,8 @@ struct AttrSpec {
 enum class OpFamily {
   MatMul, BatchMatMul, Broadcast, Select, BiasAdd, Unary, Cast, Softmax, Reduce, Reshape, Transpose,
   ExpandDims, Squeeze, Gather, Concat, Split, LayerNorm, SoftmaxCrossEntropy, OneHot,
+  // (irc) ONNX's Slice and Expand: MindSpore's Slice(x, begin, size) and BroadcastTo(x, shape)
+  Slice, BroadcastTo,
   // (irc) an ONNX node kept without semantics (--opaque-unsupported)
   Opaque,
   // inserted by the passes, never written in a model

@@ -363,6 +363,19 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
     case OpFamily::SoftmaxCrossEntropy: return softmaxCrossEntropy(*in[0], *in[1]);
     case OpFamily::OneHot: return {oneHot(op, in, outShape)};
     case OpFamily::Opaque: return {opaquePlaceholder(op, results[0])};
+    case OpFamily::Slice: {
+      const auto& begin = std::get<IntTuple>(constantOf(op, 1));
+      std::vector<std::pair<int64_t, int64_t>> ranges;
+      for (size_t d = 0; d < begin.size(); ++d) ranges.emplace_back(begin[d], begin[d] + outShape[d]);
+      return {sliceOf(*in[0], ranges)};
+    }
+    case OpFamily::BroadcastTo: {
+      TensorValue out = TensorValue::zeros(outShape);
+      auto sx = stridesOf(in[0]->shape);
+      int64_t i = 0;
+      forEach(outShape, [&](const Index& idx) { out.data[i++] = broadcastAt(*in[0], idx, sx); });
+      return {out};
+    }
     case OpFamily::StridedSlice: return {stridedSlice(op, *in[0])};
     default:
       throw InternalError(fmt::format("the reference interpreter runs collective '{}' only across ranks", op.type));

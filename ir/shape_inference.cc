@@ -140,6 +140,38 @@ Result inferOpaque(const AttrMap& attrs) {
   return std::vector<TensorType>{{*dtype, out}};
 }
 
+Result inferSlice(const std::vector<InferOperand>& in) {
+  const TensorType& x = *in[0].tensor;
+  const auto& begin = std::get<IntTuple>(*in[1].constant);
+  const auto& size = std::get<IntTuple>(*in[2].constant);
+  size_t rank = x.shape.size();
+  if (begin.size() != rank) return fail(fmt::format("begin has {} entries; x has rank {}", begin.size(), rank), 1);
+  if (size.size() != rank) return fail(fmt::format("size has {} entries; x has rank {}", size.size(), rank), 2);
+  for (size_t i = 0; i < rank; ++i)
+    if (begin[i] < 0 || size[i] < 0 || begin[i] + size[i] > x.shape[i])
+      return fail(fmt::format("dim {}: [{}, {} + {}) does not fit in size {} (begin >= 0, size >= 0, begin + size <= the dim)",
+                              i, begin[i], begin[i], size[i], x.shape[i]),
+                  begin[i] < 0 ? 1 : 2);
+  return std::vector<TensorType>{{x.dtype, Shape(size.begin(), size.end())}};
+}
+
+Result inferBroadcastTo(const std::vector<InferOperand>& in) {
+  const TensorType& x = *in[0].tensor;
+  const auto& shape = std::get<IntTuple>(*in[1].constant);
+  Shape target(shape.begin(), shape.end());
+  bool fits = target.size() >= x.shape.size();
+  for (size_t i = 0; fits && i < x.shape.size(); ++i) {
+    int64_t d = x.shape[x.shape.size() - 1 - i], t = target[target.size() - 1 - i];
+    fits = d == t || d == 1;
+  }
+  for (int64_t d : target) fits = fits && d >= 0;
+  if (!fits)
+    return fail(fmt::format("x of shape {} does not broadcast to {} (numpy rules: each trailing dim equal or 1)",
+                            formatShape(x.shape), formatShape(target)),
+                1);
+  return std::vector<TensorType>{{x.dtype, target}};
+}
+
 Result inferBiasAdd(const std::vector<InferOperand>& in) {
   const TensorType& x = *in[0].tensor;
   const TensorType& b = *in[1].tensor;
@@ -465,6 +497,8 @@ InferResult inferByFamily(const OpDef& def, const std::vector<InferOperand>& in,
     case OpFamily::SoftmaxCrossEntropy: return inferSoftmaxCrossEntropy(in);
     case OpFamily::OneHot: return inferOneHot(in, attrs);
     case OpFamily::Opaque: return inferOpaque(attrs);
+    case OpFamily::Slice: return inferSlice(in);
+    case OpFamily::BroadcastTo: return inferBroadcastTo(in);
     case OpFamily::AllReduce:
     case OpFamily::AllGather:
     case OpFamily::ReduceScatter:

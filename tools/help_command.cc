@@ -53,6 +53,8 @@ Sample sampleFor(const OpDef& def) {
     case OpFamily::Concat: return {{m, m}, {}, attrs, "two inputs, axis 0"};
     case OpFamily::Split: attrs["output_num"] = int64_t{2}; return {{m}, {}, attrs, "output_num 2, axis 0"};
     case OpFamily::LayerNorm: return {{m, {DType::Float32, {8}}, {DType::Float32, {8}}}, {}, attrs, ""};
+    case OpFamily::Slice: return {{m}, {Attribute(IntTuple{0, 2}), Attribute(IntTuple{8, 4})}, attrs, "begin (0, 2), size (8, 4)"};
+    case OpFamily::BroadcastTo: return {{{DType::Float32, {1, 8}}}, {Attribute(IntTuple{8, 8})}, attrs, "(1, 8) to (8, 8)"};
     case OpFamily::Opaque:
       attrs["op_type"] = std::string("Conv");
       attrs["dtype"] = std::string("float32");

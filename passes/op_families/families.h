@@ -21,6 +21,8 @@ const OpFamilyRules& concatSplit();     // Concat, Split
 const OpFamilyRules& layerNorm();
 const OpFamilyRules& softmaxCrossEntropy();
 const OpFamilyRules& oneHot();
+const OpFamilyRules& slice();
+const OpFamilyRules& broadcastTo();
 const OpFamilyRules& opaque();          // an ONNX node irc keeps without semantics
 const OpFamilyRules& communication();   // the inserted ops: no rule
 

@@ -25,6 +25,8 @@ const OpFamilyRules& rulesOf(OpFamily family) {
     case OpFamily::SoftmaxCrossEntropy: return softmaxCrossEntropy();
     case OpFamily::OneHot: return oneHot();
     case OpFamily::Opaque: return opaque();
+    case OpFamily::Slice: return slice();
+    case OpFamily::BroadcastTo: return broadcastTo();
     case OpFamily::AllReduce:
     case OpFamily::AllGather:
     case OpFamily::ReduceScatter:

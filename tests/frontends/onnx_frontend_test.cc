@@ -239,6 +239,26 @@ TEST_CASE("onnx: Where becomes Select with the fill as a scalar; Pow takes an in
   CHECK(out[0].data == std::vector<double>{1, -1, 9, -1, 25, -1});
 }
 
+TEST_CASE("onnx: Slice and Expand of computed tensors become Slice and BroadcastTo") {
+  OnnxModel m;
+  m.input("x", {int64_t{4}, int64_t{8}});
+  m.ints("starts", {1}, {2});
+  m.ints("ends", {1}, {INT64_MAX});
+  m.ints("axes", {1}, {-1});
+  m.ints("shape", {3}, {2, 1, 1});
+  m.node("Slice", {"x", "starts", "ends", "axes"}, {"s"}, "slice");
+  m.node("Expand", {"s", "shape"}, {"e"}, "expand");
+  m.output("e");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"Slice", "BroadcastTo"});
+  CHECK(std::get<IntTuple>(*g.op(g.order[0]).operands[1].constant) == IntTuple{0, 2});
+  CHECK(std::get<IntTuple>(*g.op(g.order[0]).operands[2].constant) == IntTuple{4, 6});
+  // Expand broadcasts both ways: a requested 1 keeps x's dim.
+  CHECK(g.value(g.outputs[0]).type.shape == Shape{2, 4, 6});
+}
+
 TEST_CASE("onnx: import writes YAML that loads back into the same graph") {
   Loaded l = load(linearRelu().bytes());
   REQUIRE(l.graph);

@@ -57,4 +57,53 @@ TEST_CASE("data parallel splits the batch of Select's x where its mask broadcast
   CHECK(verifyCompiled(c).ok);
 }
 
+TEST_CASE("Slice: a window per dim; the dims it cuts are whole on every rank") {
+  const char* body =
+      "inputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+      "ops:\n  - {name: s, type: Slice, inputs: [x, [0, 4], [8, 8]], in_strategy: [[4, 1]]}\n"
+      "  - {name: r, type: ReLU, inputs: [s]}\n";
+  Graph g = parseModel(model(body, 4));
+  CHECK(typeOf(g, "s").shape == Shape{8, 8});
+  CHECK(modelErrors(model("inputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+                          "ops:\n  - {name: s, type: Slice, inputs: [x, [0, 12], [8, 8]]}\n"))
+            .find("dim 1: [12, 12 + 8) does not fit in size 16") != std::string::npos);
+  TensorValue x{{2, 3}, {1, 2, 3, 4, 5, 6}};
+  Graph small = parseModel(model("inputs:\n  - {name: x, shape: [2, 3], dtype: float32}\n"
+                                 "ops:\n  - {name: s, type: Slice, inputs: [x, [1, 1], [1, 2]]}\n"));
+  CHECK(evaluateOp(small.op(small.order[0]), {&x, nullptr, nullptr}, {{DType::Float32, {1, 2}}})[0].data ==
+        std::vector<double>{5, 6});
+  // Splitting the dim it cuts is refused; splitting the dim it keeps whole is verified.
+  Compiled refused = compileAllRanks(model("inputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+                                           "ops:\n  - {name: s, type: Slice, inputs: [x, [0, 4], [8, 8]], in_strategy: [[1, 4]]}\n",
+                                           4));
+  CAPTURE(refused.errors);
+  CHECK(refused.errors.find("a dim it slices a window from") != std::string::npos);
+  Compiled c = compileAllRanks(model(body, 4));
+  REQUIRE(c.errors.empty());
+  CHECK(verifyCompiled(c).ok);
+}
+
+TEST_CASE("BroadcastTo: numpy broadcasting to a shape; the broadcast dims may be split") {
+  const char* body =
+      "inputs:\n  - {name: x, shape: [1, 8], dtype: float32}\n"
+      "ops:\n  - {name: b, type: BroadcastTo, inputs: [x, [4, 8]], in_strategy: [[1, 4]]}\n"
+      "  - {name: e, type: Exp, inputs: [b], in_strategy: [[4, 1]]}\n";
+  Graph g = parseModel(model(body, 4));
+  CHECK(typeOf(g, "b").shape == Shape{4, 8});
+  CHECK(modelErrors(model("inputs:\n  - {name: x, shape: [2, 8], dtype: float32}\n"
+                          "ops:\n  - {name: b, type: BroadcastTo, inputs: [x, [4, 8]]}\n"))
+            .find("x of shape (2, 8) does not broadcast to (4, 8)") != std::string::npos);
+  TensorValue x{{1, 2}, {1, 2}};
+  auto out = evaluateOp(g.op(g.order[0]), {&x, nullptr}, {{DType::Float32, {2, 2}}});
+  CHECK(out[0].data == std::vector<double>{1, 2, 1, 2});
+  Compiled c = compileAllRanks(model(body, 4));
+  REQUIRE(c.errors.empty());
+  CHECK(verifyCompiled(c).ok);
+  // A rank builds its slice of the broadcast: the local shape is its block.
+  for (const auto& [rank, local] : c.locals)
+    for (OpId id : local.order)
+      if (local.op(id).type == "BroadcastTo")
+        CHECK(std::get<IntTuple>(*local.op(id).operands[1].constant) == IntTuple{4, 2});
+}
+
 }  // namespace irc::test
