@@ -1,5 +1,6 @@
-// The fuzz target: bytes -> the YAML frontend -> the whole pipeline for every rank -> `irc
-// verify`'s lockstep simulation. A rejected model must come with a located diagnostic; an
+// The fuzz target: bytes -> the YAML frontend (or the ONNX frontend, for bytes that start like an
+// ONNX file: compiled data parallel on 4 devices, unmapped nodes kept opaque) -> the whole
+// pipeline for every rank -> `irc verify`'s lockstep simulation. A rejected model must come with a located diagnostic; an
 // accepted one must compile without an internal error and compute, on every rank, what the
 // single-device program computes. Anything else aborts, which the fuzzer reports.
 //
@@ -11,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "frontends/onnx_frontend.h"
 #include "frontends/yaml_frontend.h"
 #include "passes/compile.h"
 #include "passes/spmd_simulator.h"
@@ -33,12 +35,29 @@ constexpr int64_t kMaxFuzzElements = int64_t{1} << 20;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace irc;
   std::string text(reinterpret_cast<const char*>(data), size);
-  DiagnosticEngine diags("fuzz.yaml", text);
+  const bool onnx = looksLikeOnnx(text);
+  const char* file = onnx ? "fuzz.onnx" : "fuzz.yaml";
+  DiagnosticEngine diags(file, onnx ? "" : text);
   try {
-    std::optional<Graph> graph = loadModel(text, diags, {"fuzz"});
+    std::optional<Graph> graph;
+    if (onnx) {
+      OnnxOptions options;
+      options.defaultName = "fuzz";
+      options.opaqueUnsupported = true;
+      options.checkShapesWithOnnx = true;
+      if (auto loaded = loadOnnxModel(text, diags, options)) {
+        graph = std::move(loaded->graph);
+        graph->parallel.deviceNum = 4;
+        graph->parallel.searchMode = SearchMode::DataParallel;
+      }
+    } else {
+      FrontendOptions options;
+      options.defaultName = "fuzz";
+      graph = loadModel(text, diags, options);
+    }
     if (!graph) {
       if (!diags.hasErrors()) fail("rejected without a diagnostic", text);
-      if (diags.renderToString().rfind("fuzz.yaml", 0) != 0) fail("a diagnostic without FILE:", text);
+      if (diags.renderToString().rfind(file, 0) != 0) fail("a diagnostic without FILE:", text);
       return 0;
     }
     if (graph->parallel.deviceNum > kMaxFuzzDevices || graph->ops.size() > kMaxFuzzOps) return 0;
