@@ -47,7 +47,7 @@ std::string originLines(const Graph& graph, const Op& op) {
 std::string explainModelOp(const Graph& graph, OpId id) {
   const Op& op = graph.op(id);
   const OpParallelState& p = op.parallel;
-  std::string out = fmt::format("{} ({}), model op at {}:{}\n", op.name, op.type, op.loc.line, op.loc.col);
+  std::string out = fmt::format("{} ({}), model op at {}\n", op.name, op.type, formatLoc(op.loc));
   if (!p.hasSharding) return out + "  no strategy (the strategy propagation pass did not run)\n";
   if (op.takesLayoutsFromNeighbours()) out += "  strategy: none (a Reshape takes its layouts from its neighbours)\n";
   else out += fmt::format("  strategy: {}\n", formatStrategy(p.inStrategy));

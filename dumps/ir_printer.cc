@@ -143,11 +143,8 @@ class Printer {
   void printComments(const Op& op) {
     if (op.modelIndex >= 0 && op.parallel.hasSharding) fmt::format_to(std::back_inserter(out_), "      # strategy: {}\n", originText(op));
     if (!op.reason.empty()) fmt::format_to(std::back_inserter(out_), "      # reason: {}\n", op.reason);
-    if (!options_.locations || !op.loc.valid()) return;
-    if (op.loc.col == 0)  // an ONNX node (ir/diagnostics.h)
-      fmt::format_to(std::back_inserter(out_), "      # In file {}:node {}\n", options_.modelFileName, op.loc.line - 1);
-    else
-      fmt::format_to(std::back_inserter(out_), "      # In file {}:{}:{}\n", options_.modelFileName, op.loc.line, op.loc.col);
+    if (options_.locations && op.loc.valid())
+      fmt::format_to(std::back_inserter(out_), "      # In file {}:{}\n", options_.modelFileName, formatLoc(op.loc));
   }
 
   std::string primitiveAttrs(const Op& op) const {

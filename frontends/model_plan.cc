@@ -104,8 +104,7 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
   if (!onnx) {
     // The ONNX file's problems, each located in it, reported at the plan's `graph:` line.
     for (const Diagnostic& d : onnxDiags.diagnostics())
-      reader_.error(*graphNode, fmt::format("{}{}: {}", *file, d.loc.valid() ? fmt::format(":node {}", d.loc.line - 1) : "",
-                                            d.message));
+      reader_.error(*graphNode, fmt::format("{}{}: {}", *file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
     return std::nullopt;
   }
   ParallelConfig parallel = graph_.parallel;

@@ -41,6 +41,11 @@ std::string DiagnosticEngine::sourceLine(int line) const {
   return text;
 }
 
+std::string formatLoc(const SourceLoc& loc) {
+  if (loc.isNode()) return "node " + std::to_string(loc.line - 1);
+  return std::to_string(loc.line) + ":" + std::to_string(loc.col);
+}
+
 void DiagnosticEngine::render(std::ostream& out, bool color) const {
   const char* bold = color ? "\033[1m" : "";
   const char* red = color ? "\033[1;31m" : "";
@@ -50,11 +55,10 @@ void DiagnosticEngine::render(std::ostream& out, bool color) const {
   for (const Diagnostic& d : diagnostics_) {
     bool isError = d.severity == Severity::Error;
     out << bold << fileName_;
-    if (d.loc.valid() && d.loc.col == 0) out << ":node " << d.loc.line - 1;  // a binary model's node index
-    else if (d.loc.valid()) out << ':' << d.loc.line << ':' << d.loc.col;
+    if (d.loc.valid()) out << ':' << formatLoc(d.loc);
     out << ": " << reset << (isError ? red : cyan) << (isError ? "error: " : "note: ") << reset << bold
         << d.message << reset << '\n';
-    if (!d.loc.valid() || d.loc.col == 0) continue;
+    if (!d.loc.valid() || d.loc.isNode()) continue;  // a binary model has no source line to show
     std::string text = sourceLine(d.loc.line);
     out << text << '\n';
     // Keep tabs so that the caret lines up under the offending column.

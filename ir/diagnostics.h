@@ -18,8 +18,12 @@ struct SourceLoc {
   int line = 0;
   int col = 0;
   bool valid() const { return line > 0; }
+  bool isNode() const { return line > 0 && col == 0; }
   bool operator==(const SourceLoc&) const = default;
 };
+
+// "LINE:COL", or "node N" for an ONNX node (what follows `FILE:` in messages and dumps).
+std::string formatLoc(const SourceLoc& loc);
 
 enum class Severity { Error, Note };
 

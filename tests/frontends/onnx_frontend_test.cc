@@ -317,6 +317,9 @@ TEST_CASE("irc on an ONNX file: data parallel over --device-num; --dump-location
   std::string dump = readFile(dir.path() + "/m_ir/rank_0/step_parallel_begin_0001.ir");
   CHECK(dump.find("search_mode: data_parallel") != std::string::npos);
   CHECK(dump.find("# In file m.onnx:node 1") != std::string::npos);
+  RunResult explained = runIrc({"explain", "m.onnx", "/fc/Add", "--device-num", "2"}, dir.path());
+  CHECK(explained.exitCode == 0);
+  CHECK(explained.out.find("/fc/Add (Add), model op at node 1\n") != std::string::npos);
   RunResult bad = runIrc({"m.onnx", "--dim", "batch"}, dir.path());
   CHECK(bad.exitCode == 2);
   writeFile(dir.path() + "/t.onnx", linearRelu().bytes().substr(0, 40));
