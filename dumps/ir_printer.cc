@@ -7,13 +7,16 @@
 #include <fmt/ranges.h>
 
 #include "dumps/origin_text.h"
+#include "dumps/text_append.h"
 #include "ir/inserted_ops.h"
 #include "ir/op_defs.h"
 
 namespace irc {
 
 std::string formatTensorType(const TensorType& type) {
-  return fmt::format("<Tensor[{}], {}>", dumpName(type.dtype), formatShape(type.shape));
+  std::string out;
+  text::appendTensorType(out, type);
+  return out;
 }
 
 std::string formatTupleType(const std::vector<TensorType>& types) {
@@ -32,9 +35,9 @@ std::string formatTupleType(const std::vector<TensorType>& types) {
 }
 
 std::string formatStrategy(const ShardStrategy& strategy) {
-  std::vector<std::string> tuples;
-  for (const auto& t : strategy) tuples.push_back(formatIntTuple(t));
-  return fmt::format("({})", fmt::join(tuples, ", "));
+  std::string out;
+  text::appendStrategy(out, strategy);
+  return out;
 }
 
 namespace {
@@ -126,14 +129,6 @@ class Printer {
 
   std::string nextNode() { return fmt::format("%{}", counter_++); }
 
-  std::string operandText(const Operand& o) const {
-    return o.isValue() ? refs_[o.value] : formatAttribute(*o.constant);
-  }
-
-  std::string operandType(const Operand& o) const {
-    return o.isValue() ? formatTensorType(graph_.value(o.value).type) : formatConstantType(*o.constant);
-  }
-
   std::vector<TensorType> resultTypes(const Op& op) const {
     std::vector<TensorType> types;
     for (ValueId r : op.results) types.push_back(graph_.value(r).type);
@@ -147,7 +142,11 @@ class Printer {
       fmt::format_to(std::back_inserter(out_), "      # In file {}:{}\n", options_.modelFileName, formatLoc(op.loc));
   }
 
-  std::string primitiveAttrs(const Op& op) const {
+  // ` primitive_attrs: {k: v, ...}` in key order, or nothing.
+  void appendPrimitiveAttrs(const Op& op) {
+    if (op.attrs.empty() && !op.annotation.inStrategy && !op.annotation.outStrategy && !op.annotation.inLayout &&
+        !op.annotation.outLayout)
+      return;
     std::map<std::string, std::string> attrs;
     for (const auto& [k, v] : op.attrs) attrs[k] = formatAttribute(v);
     const OpAnnotation& a = op.annotation;
@@ -157,10 +156,17 @@ class Printer {
       if (a.inLayout) attrs["in_layout"] = formatAliasMaps(*a.inLayout, *graph_.parallel.mesh);
       if (a.outLayout) attrs["out_layout"] = formatAliasMaps(*a.outLayout, *graph_.parallel.mesh);
     }
-    if (attrs.empty()) return {};
-    std::vector<std::string> parts;
-    for (const auto& [k, v] : attrs) parts.push_back(fmt::format("{}: {}", k, v));
-    return fmt::format(" primitive_attrs: {{{}}}", fmt::join(parts, ", "));
+    if (attrs.empty()) return;
+    out_ += " primitive_attrs: {";
+    bool first = true;
+    for (const auto& [k, v] : attrs) {
+      if (!first) out_ += ", ";
+      first = false;
+      out_ += k;
+      out_ += ": ";
+      out_ += v;
+    }
+    out_ += '}';
   }
 
   void printOp(const Op& global) {
@@ -184,46 +190,79 @@ class Printer {
     }
     const Op& op = global.step && !graph_.localShapes ? materialized : global;
     const OpDef& def = *findOpDef(op.type);
-    std::vector<std::string> operands, operandTypes;
-    if (!def.operands.empty() && def.operands.back().kind == OperandKind::TensorList) {
-      // Concat takes its tensors through one MakeTuple node, as MindSpore prints it.
-      std::vector<std::string> elems;
+    // Concat takes its tensors through one MakeTuple node, as MindSpore prints it.
+    const bool throughTuple = !def.operands.empty() && def.operands.back().kind == OperandKind::TensorList;
+    std::string tupleNode, tupleType;
+    if (throughTuple) {
       std::vector<TensorType> types;
-      for (const Operand& o : op.operands) {
-        elems.push_back(operandText(o));
-        types.push_back(graph_.value(o.value).type);
-      }
-      std::vector<std::string> elemTypes;
-      for (const auto& t : types) elemTypes.push_back(formatTensorType(t));
-      std::string node = nextNode();
-      fmt::format_to(std::back_inserter(out_), "  {}({}.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node, op.name, fmt::join(elems, ", "),
-                          fmt::join(elemTypes, ", "), formatTupleType(types));
-      operands.push_back(node);
-      operandTypes.push_back(formatTupleType(types));
-    } else {
-      for (const Operand& o : op.operands) {
-        operands.push_back(operandText(o));
-        operandTypes.push_back(operandType(o));
-      }
+      for (const Operand& o : op.operands) types.push_back(graph_.value(o.value).type);
+      tupleType = formatTupleType(types);
+      tupleNode = nextNode();
+      fmt::format_to(std::back_inserter(out_), "  {}({}.make_tuple) = MakeTuple(", tupleNode, op.name);
+      appendOperands(op);
+      out_ += ")\n      : (";
+      appendOperandTypes(op);
+      fmt::format_to(std::back_inserter(out_), ") -> ({})\n", tupleType);
     }
     std::string node = nextNode();
-    fmt::format_to(std::back_inserter(out_), "  {}({}) = {}({}) {{instance name: {}}}{}\n", node, op.printedName.empty() ? op.name : op.printedName,
-                        op.type, fmt::join(operands, ", "),
-                        op.instanceName, primitiveAttrs(op));
-    std::vector<TensorType> results = resultTypes(op);
-    std::string resultText = def.tupleResult() ? formatTupleType(results) : formatTensorType(results.at(0));
-    fmt::format_to(std::back_inserter(out_), "{}      : ({}) -> ({})\n", parallelPrefix(op), fmt::join(operandTypes, ", "), resultText);
+    out_ += "  ";
+    out_ += node;
+    out_ += '(';
+    out_ += op.printedName.empty() ? op.name : op.printedName;
+    out_ += ") = ";
+    out_ += op.type;
+    out_ += '(';
+    if (throughTuple) out_ += tupleNode;
+    else appendOperands(op);
+    out_ += ") {instance name: ";
+    out_ += op.instanceName;
+    out_ += '}';
+    appendPrimitiveAttrs(op);
+    out_ += '\n';
+    appendParallelPrefix(op);
+    out_ += "      : (";
+    if (throughTuple) out_ += tupleType;
+    else appendOperandTypes(op);
+    out_ += ") -> (";
+    std::string resultText;
+    if (def.tupleResult()) {
+      resultText = formatTupleType(resultTypes(op));
+      out_ += resultText;
+    } else {
+      text::appendTensorType(out_, graph_.value(op.results.at(0)).type);
+    }
+    out_ += ")\n";
     printComments(op);
     if (!def.tupleResult()) {
-      refs_[op.results[0]] = node;
+      refs_[op.results[0]] = std::move(node);
       return;
     }
     for (size_t j = 0; j < op.results.size(); ++j) {
       if (!used_[op.results[j]]) continue;
       std::string item = nextNode();
-      fmt::format_to(std::back_inserter(out_), "  {}({}.getitem.{}) = TupleGetItem({}, {})\n      : ({}, <Int64>) -> ({})\n", item, op.name, j, node,
-                          j, resultText, formatTensorType(results[j]));
-      refs_[op.results[j]] = item;
+      fmt::format_to(std::back_inserter(out_), "  {}({}.getitem.{}) = TupleGetItem({}, {})\n      : ({}, <Int64>) -> (", item, op.name, j,
+                     node, j, resultText);
+      text::appendTensorType(out_, graph_.value(op.results[j]).type);
+      out_ += ")\n";
+      refs_[op.results[j]] = std::move(item);
+    }
+  }
+
+  void appendOperands(const Op& op) {
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (i) out_ += ", ";
+      const Operand& o = op.operands[i];
+      if (o.isValue()) out_ += refs_[o.value];
+      else out_ += formatAttribute(*o.constant);
+    }
+  }
+
+  void appendOperandTypes(const Op& op) {
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (i) out_ += ", ";
+      const Operand& o = op.operands[i];
+      if (o.isValue()) text::appendTensorType(out_, graph_.value(o.value).type);
+      else out_ += formatConstantType(*o.constant);
     }
   }
 
@@ -248,48 +287,64 @@ class Printer {
 
   // ` {in_strategy: ...}` from step_parallel_begin on; after layout inference also MindSpore's
   // parallel details: device_matrix, inputs_tensor_map, outputs_tensor_map (and partial axes).
-  std::string parallelPrefix(const Op& op) const {
+  void appendParallelPrefix(const Op& op) {
     const OpParallelState& p = op.parallel;
-    if (!p.hasSharding) return {};
-    std::vector<std::string> parts;
+    if (!p.hasSharding) return;
+    const size_t start = out_.size();
+    // Each part is preceded by ", " except the first, which opens the braces.
+    auto part = [&](std::string_view key) {
+      out_ += out_.size() == start ? " {" : ", ";
+      out_ += key;
+      out_ += ": ";
+    };
     if (!op.takesLayoutsFromNeighbours()) {
-      if (p.sharding.layoutForm && graph_.parallel.mesh)
-        parts.push_back("in_layout: " + formatAliasMaps(p.inLayoutMaps, *graph_.parallel.mesh));
-      else
-        parts.push_back("in_strategy: " + formatStrategy(p.inStrategy));
-      if (p.outStrategy) parts.push_back("out_strategy: " + formatStrategy(*p.outStrategy));
+      if (p.sharding.layoutForm && graph_.parallel.mesh) {
+        part("in_layout");
+        out_ += formatAliasMaps(p.inLayoutMaps, *graph_.parallel.mesh);
+      } else {
+        part("in_strategy");
+        text::appendStrategy(out_, p.inStrategy);
+      }
+      if (p.outStrategy) {
+        part("out_strategy");
+        text::appendStrategy(out_, *p.outStrategy);
+      }
     }
     if (p.layoutsInferred) {
-      parts.push_back("device_matrix: " + formatIntTuple(p.sharding.mesh.dims));
-      parts.push_back("inputs_tensor_map: " + formatTensorMaps(p.inputLayouts));
-      parts.push_back("outputs_tensor_map: " + formatTensorMaps(p.outputLayouts));
+      part("device_matrix");
+      text::appendTuple(out_, p.sharding.mesh.dims);
+      part("inputs_tensor_map");
+      appendTensorMaps(p.inputLayouts);
+      part("outputs_tensor_map");
+      appendTensorMaps(p.outputLayouts);
       bool partial = false;
-      std::vector<std::string> partials;
-      for (const auto& l : p.outputLayouts) {
-        partial |= l.isPartial();
-        std::vector<int> axes = l.partialFromRight();
-        partials.push_back(l.isPartial() ? fmt::format("{}{}", reduceOpName(l.partialOp),
-                                                       formatIntTuple(std::vector<int64_t>(axes.begin(), axes.end())))
-                                         : "()");
+      for (const auto& l : p.outputLayouts) partial |= l.isPartial();
+      if (partial) {
+        part("outputs_partial");
+        out_ += '(';
+        for (size_t i = 0; i < p.outputLayouts.size(); ++i) {
+          if (i) out_ += ", ";
+          const TensorLayout& l = p.outputLayouts[i];
+          if (!l.isPartial()) {
+            out_ += "()";
+            continue;
+          }
+          out_ += reduceOpName(l.partialOp);
+          text::appendTuple(out_, l.partialFromRight());
+        }
+        out_ += ')';
       }
-      if (partial) parts.push_back(fmt::format("outputs_partial: ({})", fmt::join(partials, ", ")));
     }
-    if (parts.empty()) return {};
-    return fmt::format(" {{{}}}", fmt::join(parts, ", "));
+    if (out_.size() != start) out_ += '}';
   }
 
-  static std::string formatTensorMaps(const std::vector<TensorLayout>& layouts) {
-    std::vector<std::string> maps;
-    for (const auto& l : layouts) {
-      std::vector<std::string> entries;
-      for (const auto& e : l.tensorMapEntries()) {
-        if (e.empty()) entries.push_back("-1");
-        else if (e.size() == 1) entries.push_back(std::to_string(e[0]));
-        else entries.push_back(formatIntTuple(std::vector<int64_t>(e.begin(), e.end())));
-      }
-      maps.push_back(fmt::format("({})", fmt::join(entries, ", ")));
+  void appendTensorMaps(const std::vector<TensorLayout>& layouts) {
+    out_ += '(';
+    for (size_t i = 0; i < layouts.size(); ++i) {
+      if (i) out_ += ", ";
+      text::appendTensorMap(out_, layouts[i]);
     }
-    return fmt::format("({})", fmt::join(maps, ", "));
+    out_ += ')';
   }
 
   std::string originText(const Op& op) const {

@@ -1,0 +1,76 @@
+#pragma once
+// Appending the pieces of IR text (ints, tuples, tensor types, strategies, tensor maps) straight
+// onto a string. The .ir printer writes hundreds of megabytes on a 100k-op model; building each
+// piece as its own std::string first made allocation the larger part of its time.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "ir/graph.h"
+
+namespace irc::text {
+
+inline void appendInt(std::string& out, int64_t value) {
+  fmt::format_int digits(value);
+  out.append(digits.data(), digits.size());
+}
+
+// (64, 64); (4); () — formatIntTuple's form for any range of integers.
+template <typename Ints>
+void appendTuple(std::string& out, const Ints& values) {
+  out += '(';
+  bool first = true;
+  for (auto v : values) {
+    if (!first) out += ", ";
+    first = false;
+    appendInt(out, static_cast<int64_t>(v));
+  }
+  out += ')';
+}
+
+// <Tensor[Float32], (64, 64)>
+inline void appendTensorType(std::string& out, const TensorType& type) {
+  out += "<Tensor[";
+  out += dumpName(type.dtype);
+  out += "], ";
+  appendTuple(out, type.shape);
+  out += '>';
+}
+
+// ((2, 1), (1, 4))
+inline void appendStrategy(std::string& out, const ShardStrategy& strategy) {
+  out += '(';
+  for (size_t i = 0; i < strategy.size(); ++i) {
+    if (i) out += ", ";
+    appendTuple(out, strategy[i]);
+  }
+  out += ')';
+}
+
+// MindSpore's tensor map of one layout: per dim -1, the axis counted from the right, or a tuple
+// of such axes (major first) when several axes split the dim.
+inline void appendTensorMap(std::string& out, const TensorLayout& layout) {
+  const int right = layout.mesh.rank() - 1;
+  out += '(';
+  for (size_t d = 0; d < layout.dims.size(); ++d) {
+    if (d) out += ", ";
+    const auto& axes = layout.dims[d];
+    if (axes.empty()) {
+      out += "-1";
+    } else if (axes.size() == 1) {
+      appendInt(out, right - axes[0]);
+    } else {
+      out += '(';
+      for (size_t i = 0; i < axes.size(); ++i) {
+        if (i) out += ", ";
+        appendInt(out, right - axes[i]);
+      }
+      out += ')';
+    }
+  }
+  out += ')';
+}
+
+}  // namespace irc::text
