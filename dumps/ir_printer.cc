@@ -172,22 +172,7 @@ class Printer {
   void printOp(const Op& global) {
     // Inserted ops of the global graph print with the dumped rank's groups and bounds.
     Op materialized;
-    if (global.step && !graph_.localShapes) {
-      // An inserted op has no parallel state or annotation; materializing rewrites only its
-      // attributes and constants: the rest is not copied.
-      materialized.name = global.name;
-      materialized.printedName = global.printedName;
-      materialized.type = global.type;
-      materialized.instanceName = global.instanceName;
-      materialized.operands = global.operands;
-      materialized.attrs = global.attrs;
-      materialized.results = global.results;
-      materialized.loc = global.loc;
-      materialized.modelIndex = global.modelIndex;
-      materialized.reason = global.reason;
-      materialized.step = global.step;
-      materializeForRank(materialized, options_.rank);
-    }
+    if (global.step && !graph_.localShapes) materialized = materializedCopy(global, options_.rank);
     const Op& op = global.step && !graph_.localShapes ? materialized : global;
     const OpDef& def = *findOpDef(op.type);
     // Concat takes its tensors through one MakeTuple node, as MindSpore prints it.

@@ -16,50 +16,38 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-json tensorMapJson(const TensorLayout& l) {
-  json map = json::array();
-  for (const auto& e : l.tensorMapEntries()) {
-    if (e.empty()) map.push_back(-1);
-    else if (e.size() == 1) map.push_back(e[0]);
-    else map.push_back(e);
-  }
-  return map;
-}
-
-json layoutJson(const TensorLayout& l, bool withDevMatrix) {
-  json j;
-  if (withDevMatrix) j["dev_matrix"] = l.mesh.dims;
-  j["tensor_map"] = tensorMapJson(l);
-  j["partial"] = l.partialFromRight();
-  if (l.isPartial()) j["partial_op"] = std::string(reduceOpName(l.partialOp));
-  return j;
-}
-
-json originJson(const Graph& graph, const StrategyOrigin& o) {
-  std::string from = originSourceName(graph, o);
-  json j;
+void writeOrigin(JsonStream& js, const Graph& graph, const StrategyOrigin& o) {
+  js.beginObject();
   switch (o.kind) {
-    case OriginKind::User: j["kind"] = "user"; break;
-    case OriginKind::Default: j["kind"] = "default"; break;
-    case OriginKind::Tensor:
-      j["kind"] = "tensor";
-      if (!from.empty()) j["from"] = from;
-      if (o.edge != StrategyOrigin::Edge::None) j["edge_cost"] = o.cost;
+    case OriginKind::User: js.member("kind", std::string("user")); break;
+    case OriginKind::Default: js.member("kind", std::string("default")); break;
+    case OriginKind::Tensor: {
+      js.member("kind", std::string("tensor"));
+      std::string from = originSourceName(graph, o);
+      if (!from.empty()) js.member("from", from);
+      if (o.edge != StrategyOrigin::Edge::None) js.member("edge_cost", o.cost);
       break;
+    }
     case OriginKind::Propagated:
-      j["kind"] = "propagated";
-      j["from"] = from;
-      j["edge_cost"] = o.cost;
-      if (o.hasNextBest) j["next_best"] = {{"in_strategy", formatStrategy(o.nextBest)}, {"edge_cost", o.nextBestCost}};
+      js.member("kind", std::string("propagated"));
+      js.member("from", originSourceName(graph, o));
+      js.member("edge_cost", o.cost);
+      if (o.hasNextBest) {
+        js.key("next_best");
+        js.beginObject();
+        js.member("in_strategy", formatStrategy(o.nextBest));
+        js.member("edge_cost", o.nextBestCost);
+        js.endObject();
+      }
       break;
   }
-  return j;
+  js.endObject();
 }
 
-// An inserted op as the report lists it: type and attrs for the rank (bounds as lists).
-json insertedOpJson(const Graph& graph, OpId id, int64_t rank) {
-  Op op = graph.op(id);
-  materializeForRank(op, rank);
+// An inserted op's members as the report lists it: type and attrs for the rank (bounds as lists),
+// and why it was inserted.
+void writeInsertedOpMembers(JsonStream& js, const Graph& graph, OpId id, int64_t rank) {
+  Op op = materializedCopy(graph.op(id), rank);
   json attrs = json::object();
   for (const auto& [k, v] : op.attrs) {
     if (k == "group_ranks") attrs[k] = stepGroup(*op.step, rank);  // the group as numbers, from the op's step
@@ -75,11 +63,16 @@ json insertedOpJson(const Graph& graph, OpId id, int64_t rank) {
   }
   if (op.family() == OpFamily::Reshape) attrs["shape"] = std::get<IntTuple>(*op.operands[1].constant);
   if (op.step && op.step->kind == RedistStep::Kind::RealDiv) attrs["divisor"] = std::get<ScalarTensor>(*op.operands[1].constant).value;
-  json j;
-  j["type"] = op.type;
-  j["attrs"] = attrs;
-  if (!op.reason.empty()) j["reason"] = op.reason;
-  return j;
+  js.member("type", op.type);
+  js.key("attrs");
+  js.value(attrs);
+  if (!op.reason.empty()) js.member("reason", op.reason);
+}
+
+void writeInsertedOp(JsonStream& js, const Graph& graph, OpId id, int64_t rank) {
+  js.beginObject();
+  writeInsertedOpMembers(js, graph, id, rank);
+  js.endObject();
 }
 
 double sendBytes(const Graph& graph, const Op& op) {
@@ -135,8 +128,13 @@ void writeValue(JsonStream& js, const Graph& graph, ValueId id, const TensorLayo
   js.member("dtype", std::string(modelName(v.type.dtype)));
   if (layout) writeLayoutMembers(js, *layout, true);
   js.key("origin");
-  if (origin) js.value(originJson(graph, *origin));
-  else js.value(v.sharding ? json{{"kind", "tensor"}} : json{{"kind", "default"}});
+  if (origin) {
+    writeOrigin(js, graph, *origin);
+  } else {
+    js.beginObject();
+    js.member("kind", std::string(v.sharding ? "tensor" : "default"));
+    js.endObject();
+  }
   js.endObject();
 }
 
@@ -166,7 +164,7 @@ void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector
     writeStrategy(js, *p.outStrategy);
   }
   js.key("origin");
-  js.value(originJson(graph, p.origin));
+  writeOrigin(js, graph, p.origin);
   if (p.layoutsInferred) {
     js.member("dev_matrix", p.sharding.mesh.dims);
     js.key("inputs");
@@ -191,38 +189,44 @@ void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector
   }
   js.key("forward_ops");
   js.beginArray();
-  for (OpId f : forwardOps) js.value(insertedOpJson(graph, f, rank));
+  for (OpId f : forwardOps) writeInsertedOp(js, graph, f, rank);
   js.endArray();
   js.endObject();
 }
 
-json redistributionJson(const Graph& graph, const RedistributionRecord& rec, int64_t rank) {
-  json j;
-  j["value"] = graph.value(rec.value).name;
-  j["consumer"] = rec.consumer;
-  j["input_index"] = rec.inputIndex;
-  j["from"] = layoutJson(rec.from, true);
-  j["to"] = layoutJson(rec.to, true);
-  j["reason"] = rec.reason;
-  json list = json::array();
+void writeRedistribution(JsonStream& js, const Graph& graph, const RedistributionRecord& rec, int64_t rank) {
+  js.beginObject();
+  js.member("value", graph.value(rec.value).name);
+  js.member("consumer", rec.consumer);
+  js.member("input_index", int64_t{rec.inputIndex});
+  for (const auto& [name, layout] : {std::pair{"from", &rec.from}, std::pair{"to", &rec.to}}) {
+    js.key(name);
+    js.beginObject();
+    writeLayoutMembers(js, *layout, true);
+    js.endObject();
+  }
+  js.member("reason", rec.reason);
+  js.key("ops");
+  js.beginArray();
   double bytes = 0;
   for (OpId id : rec.ops) {
-    list.push_back(insertedOpJson(graph, id, rank));
+    writeInsertedOp(js, graph, id, rank);
     bytes += sendBytes(graph, graph.op(id));
   }
-  j["ops"] = list;
-  j["comm_bytes_per_rank"] = bytes;
-  return j;
+  js.endArray();
+  js.member("comm_bytes_per_rank", bytes);
+  js.endObject();
 }
 
 // A training graph's mirror: the gradient AllReduce it stands for.
-json mirrorJson(const Graph& graph, OpId id, int64_t rank) {
+void writeMirror(JsonStream& js, const Graph& graph, OpId id, int64_t rank) {
   const Op& op = graph.op(id);
-  json j = insertedOpJson(graph, id, rank);
-  j["name"] = op.name;
-  j["parameter"] = graph.value(modelValueBehind(graph, op.operands[0].value)).name;
-  j["grad_comm_bytes_per_rank"] = mirrorGradientBytes(*op.step, byteSize(graph.value(op.results[0]).type.dtype));
-  return j;
+  js.beginObject();
+  writeInsertedOpMembers(js, graph, id, rank);
+  js.member("name", op.name);
+  js.member("parameter", graph.value(modelValueBehind(graph, op.operands[0].value)).name);
+  js.member("grad_comm_bytes_per_rank", mirrorGradientBytes(*op.step, byteSize(graph.value(op.results[0]).type.dtype)));
+  js.endObject();
 }
 
 json totalsJson(const Graph& graph) {
@@ -270,14 +274,14 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
 
   js.key("redistributions");
   js.beginArray();
-  for (const RedistributionRecord& rec : graph.redistributions) js.value(redistributionJson(graph, rec, rank));
+  for (const RedistributionRecord& rec : graph.redistributions) writeRedistribution(js, graph, rec, rank);
   js.endArray();
 
   js.key("mirror_ops");
   js.beginArray();
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
-    if (op.inserted() && op.step && op.step->kind == RedistStep::Kind::Mirror) js.value(mirrorJson(graph, id, rank));
+    if (op.inserted() && op.step && op.step->kind == RedistStep::Kind::Mirror) writeMirror(js, graph, id, rank);
   }
   js.endArray();
 

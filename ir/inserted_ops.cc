@@ -19,6 +19,25 @@ std::string opTypeOfStep(const RedistStep& step) {
   return "";
 }
 
+Op materializedCopy(const Op& inserted, int64_t rank) {
+  Op op;
+  op.name = inserted.name;
+  op.printedName = inserted.printedName;
+  op.type = inserted.type;
+  op.instanceName = inserted.instanceName;
+  op.operands = inserted.operands;
+  op.attrs = inserted.attrs;
+  op.results = inserted.results;
+  op.loc = inserted.loc;
+  op.modelIndex = inserted.modelIndex;
+  op.reason = inserted.reason;
+  op.step = inserted.step;
+  op.owner = inserted.owner;
+  op.role = inserted.role;
+  materializeForRank(op, rank);
+  return op;
+}
+
 ValueId modelValueBehind(const Graph& graph, ValueId v) {
   while (true) {
     const Value& value = graph.value(v);

@@ -12,6 +12,10 @@ std::string opTypeOfStep(const RedistStep& step);
 
 // Sets the rank's attrs and constants on an inserted op from its step (no-op without one).
 void materializeForRank(Op& op, int64_t rank);
+// An inserted op as `rank` sees it: what a dump or report shows of it (names, operands, attrs,
+// results, location, reason, step) copied and materialized; its empty parallel state and
+// annotation are not copied.
+Op materializedCopy(const Op& inserted, int64_t rank);
 
 // The model value behind `v`: back through the inserted ops (forward ops, redistributions, a
 // replace graph, mirrors) that sit between it and an input, parameter or model op result.
