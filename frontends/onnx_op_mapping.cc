@@ -197,12 +197,25 @@ Terms dropout(NodeMapping& m) {
 Terms matMul(NodeMapping& m) {
   auto a = need(m, 0), b = need(m, 1);
   if (!a || !b) return std::nullopt;
-  size_t ra = shapeOf(m, *a).size(), rb = shapeOf(m, *b).size();
-  if (ra < 2 || rb < 2) {
-    m.error(fmt::format("multiplies a vector (operand ranks {} and {}); irc's MatMul and BatchMatMul take rank >= 2", ra, rb));
+  Shape sa = shapeOf(m, *a), sb = shapeOf(m, *b);
+  if (sa.empty() || sb.empty()) {
+    m.error(fmt::format("multiplies a scalar (operand ranks {} and {}); MatMul takes tensors of rank >= 1", sa.size(), sb.size()));
     return std::nullopt;
   }
-  return one(m.emit1(ra == 2 && rb == 2 ? "MatMul" : "BatchMatMul", {*a, *b}));
+  if (sa.size() >= 2 && sb.size() >= 2) return one(m.emit1(sa.size() == 2 && sb.size() == 2 ? "MatMul" : "BatchMatMul", {*a, *b}));
+  // numpy's vector operands: A (K) is the row (1, K), B (K) the column (K, 1); the dim added for
+  // it is dropped from the product again (a Reshape on either side).
+  std::optional<Term> lhs = *a, rhs = *b;
+  if (sa.size() == 1) lhs = m.emit1("Reshape", {*a, Attribute(IntTuple{1, sa[0]})}, {}, "row");
+  if (sb.size() == 1) rhs = m.emit1("Reshape", {*b, Attribute(IntTuple{sb[0], 1})}, {}, "column");
+  if (!lhs || !rhs) return std::nullopt;
+  size_t ra = std::max<size_t>(sa.size(), 2), rb = std::max<size_t>(sb.size(), 2);
+  auto product = m.emit1(ra == 2 && rb == 2 ? "MatMul" : "BatchMatMul", {*lhs, *rhs});
+  if (!product) return std::nullopt;
+  Shape result = shapeOf(m, *product);
+  if (sb.size() == 1) result.erase(result.end() - 1);
+  if (sa.size() == 1) result.erase(result.end() - (sb.size() == 1 ? 1 : 2));
+  return one(m.emit1("Reshape", {*product, Attribute(IntTuple(result.begin(), result.end()))}, {}, "vector"));
 }
 
 // Gemm: alpha * op(A) op(B) + beta * C, as MatMul (with its transposes), Mul and Add.
@@ -400,11 +413,44 @@ Terms split(NodeMapping& m) {
     if (!v) return std::nullopt;
     sizes = toInts(*v);
   }
+  Shape shape = shapeOf(m, *x);
+  auto dimIndex = normalizeAxis(axis, static_cast<int64_t>(shape.size()));
+  if (!dimIndex) {
+    m.error(fmt::format("axis {} is out of range for rank {}", axis, shape.size()));
+    return std::nullopt;
+  }
+  const int64_t dim = shape[*dimIndex];
+  if (!sizes && outputs > 0 && dim % outputs != 0) {
+    // Opset 18's num_outputs on an indivisible dim: chunks of ceil(dim / n), the last smaller.
+    int64_t chunk = (dim + outputs - 1) / outputs;
+    sizes = IntTuple(outputs, chunk);
+    sizes->back() = dim - chunk * (outputs - 1);
+  }
   if (sizes) {
-    bool equal = std::all_of(sizes->begin(), sizes->end(), [&](int64_t s) { return s == sizes->front(); });
-    if (!equal) {
-      m.error(fmt::format("splits into unequal parts {}; irc's Split makes equal parts", fmt::join(*sizes, ", ")));
+    int64_t total = 0;
+    for (int64_t part : *sizes) total += part;
+    if (static_cast<int64_t>(sizes->size()) != outputs || total != dim ||
+        std::any_of(sizes->begin(), sizes->end(), [](int64_t part) { return part <= 0; })) {
+      m.error(fmt::format("splits dim {} of size {} into parts {} for {} outputs", *dimIndex, dim, fmt::join(*sizes, ", "),
+                          outputs));
       return std::nullopt;
+    }
+    bool equal = std::all_of(sizes->begin(), sizes->end(), [&](int64_t part) { return part == sizes->front(); });
+    if (!equal) {
+      // irc's Split makes equal parts: unequal ones are windows of the input, one Slice each
+      // (`<node>/part<i>`).
+      std::vector<Term> parts;
+      int64_t offset = 0;
+      for (size_t i = 0; i < sizes->size(); ++i) {
+        IntTuple begin(shape.size(), 0), count(shape.begin(), shape.end());
+        begin[*dimIndex] = offset;
+        count[*dimIndex] = (*sizes)[i];
+        offset += (*sizes)[i];
+        auto part = m.emit1("Slice", {*x, Attribute(begin), Attribute(count)}, {}, fmt::format("part{}", i));
+        if (!part) return std::nullopt;
+        parts.push_back(*part);
+      }
+      return parts;
     }
   }
   return m.emit("Split", {*x}, {{"axis", axis}, {"output_num", outputs}});

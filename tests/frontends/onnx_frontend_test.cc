@@ -1,6 +1,8 @@
 // The ONNX frontend: node mapping, constant folding, names, dims, plans, import, and every kind of
 // bad file. Models are built here with ONNX's own protobuf classes.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <onnx/onnx_pb.h>
 
@@ -257,6 +259,64 @@ TEST_CASE("onnx: Slice and Expand of computed tensors become Slice and Broadcast
   CHECK(std::get<IntTuple>(*g.op(g.order[0]).operands[2].constant) == IntTuple{4, 6});
   // Expand broadcasts both ways: a requested 1 keeps x's dim.
   CHECK(g.value(g.outputs[0]).type.shape == Shape{2, 4, 6});
+}
+
+TEST_CASE("onnx: Split into unequal parts becomes one Slice a part; opset 18's num_outputs on an indivisible dim too") {
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{10}});
+  m.ints("sizes", {2}, {4, 6});
+  OnnxModel::intAttr(m.node("Split", {"x", "sizes"}, {"a", "b"}, "/attn/Split"), "axis", 1);
+  OnnxModel::intAttr(m.node("Split", {"x"}, {"c", "d", "e"}, "/thirds"), "axis", -1);
+  m.output("a");
+  m.output("b");
+  m.output("e");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"Slice", "Slice", "Slice", "Slice", "Slice"});
+  CHECK(g.op(g.order[1]).name == "/attn/Split/part1");
+  CHECK(std::get<IntTuple>(*g.op(g.order[1]).operands[1].constant) == IntTuple{0, 4});
+  CHECK(std::get<IntTuple>(*g.op(g.order[1]).operands[2].constant) == IntTuple{2, 6});
+  // 10 in three: 4, 4, 2.
+  CHECK(g.value(g.outputs[2]).type.shape == Shape{2, 2});
+  CHECK(std::get<IntTuple>(*g.op(g.order[4]).operands[1].constant) == IntTuple{0, 8});
+
+  OnnxModel bad;
+  bad.input("x", {int64_t{2}, int64_t{10}});
+  bad.ints("sizes", {2}, {4, 5});
+  bad.node("Split", {"x", "sizes"}, {"a", "b"}, "/attn/Split");
+  bad.output("a");
+  Loaded rejected = load(bad.bytes());
+  CHECK(!rejected.graph);
+  CHECK(rejected.errors.find("node '/attn/Split' (Split): splits dim 0 of size 2 into parts 4, 5 for 2 outputs") != std::string::npos);
+}
+
+TEST_CASE("onnx: MatMul with a vector operand multiplies it as a row or column and drops that dim") {
+  OnnxModel m;
+  m.input("v", {int64_t{4}});
+  m.input("x", {int64_t{3}, int64_t{5}, int64_t{4}});
+  m.floats("w", {4, 2}, std::vector<float>(8, 0.5f));
+  m.floats("u", {4}, {1, 2, 3, 4});
+  m.node("MatMul", {"v", "w"}, {"vw"}, "/vw");  // (4) @ (4, 2) -> (2)
+  m.node("MatMul", {"x", "u"}, {"xu"}, "/xu");  // (3, 5, 4) @ (4) -> (3, 5)
+  m.node("MatMul", {"v", "u"}, {"dot"}, "/dot");  // (4) @ (4) -> ()
+  m.output("vw");
+  m.output("xu");
+  m.output("dot");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  INFO(fmt::format("{}", fmt::join(opTypes(g), " ")));
+  // u, an initializer, is made a column at import (folded): x @ u is BatchMatMul and a Reshape.
+  CHECK(opTypes(g) == std::vector<std::string>{"Reshape", "MatMul", "Reshape", "BatchMatMul", "Reshape", "Reshape", "MatMul", "Reshape"});
+  CHECK(g.op(g.order[1]).name == "/vw");  // strategies find the product by the node's name
+  CHECK(g.value(g.outputs[0]).type.shape == Shape{2});
+  CHECK(g.value(g.outputs[1]).type.shape == Shape{3, 5});
+  CHECK(g.value(g.outputs[2]).type.shape == Shape{});
+  TempDir dir;
+  writeFile(dir.path() + "/m.onnx", m.bytes());
+  RunResult verified = runIrc({"verify", "m.onnx", "--device-num", "2"}, dir.path());
+  CHECK_MESSAGE(verified.exitCode == 0, std::string(verified.out + verified.err));
 }
 
 TEST_CASE("onnx: import writes YAML that loads back into the same graph") {
