@@ -10,6 +10,7 @@
 
 #include "ir/attribute.h"
 #include "ir/diagnostics.h"
+#include "ir/heap_optional.h"
 #include "ir/op_defs.h"
 #include "ir/op_parallel.h"
 #include "ir/parallel_config.h"
@@ -39,10 +40,10 @@ struct Value {
   OpId producer = kNoId;
   int resultIndex = 0;
   SourceLoc loc;
-  std::optional<TensorSharding> sharding;  // an input's or parameter's annotation
+  HeapOptional<TensorSharding> sharding;  // an input's or parameter's annotation
   // Inputs and parameters, after layout inference: the layout the value is held in (its
   // annotation, else what its first consumer needs).
-  std::optional<TensorLayout> layout;
+  HeapOptional<TensorLayout> layout;
   // In a rank's local graph: the global shape and the rank's [begin, end) per dim of it, for
   // inputs, parameters and graph outputs (the dump's `# slice` comments).
   Shape globalShape;
@@ -88,7 +89,7 @@ struct Op {
   OpParallelState parallel;  // what the parallel passes decided
   // Inserted communication / redistribution ops: the step they perform, from which each rank's
   // groups and slice bounds follow.
-  std::optional<RedistStep> step;
+  HeapOptional<RedistStep> step;
   // Inserted ops: the model op they belong to and what they do for it.
   OpId owner = kNoId;
   InsertedRole role = InsertedRole::None;

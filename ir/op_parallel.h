@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/factor_rule.h"
+#include "ir/heap_optional.h"
 #include "ir/sharding.h"
 #include "ir/tensor_layout.h"
 
@@ -61,7 +62,7 @@ struct ForwardOp {
 
 struct OpParallelState {
   // The op's factor rule, computed once by strategy propagation and read by the later passes.
-  std::optional<OpRule> rule;
+  HeapOptional<OpRule> rule;
   OpSharding sharding;
   StrategyOrigin origin;
   bool hasSharding = false;

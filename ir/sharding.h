@@ -10,6 +10,7 @@
 
 #include "ir/attribute.h"
 #include "ir/diagnostics.h"
+#include "ir/heap_optional.h"
 
 namespace irc {
 
@@ -40,14 +41,15 @@ using ShardStrategy = std::vector<IntTuple>;
 
 // What the model configured on an op. `in_strategy` and `in_layout` exclude each other.
 struct OpAnnotation {
-  std::optional<ShardStrategy> inStrategy;
-  std::optional<ShardStrategy> outStrategy;
-  std::optional<std::vector<DimAxes>> inLayout;
-  std::optional<std::vector<DimAxes>> outLayout;
+  // On the heap: most ops configure none of these (ir/heap_optional.h).
+  HeapOptional<ShardStrategy> inStrategy;
+  HeapOptional<ShardStrategy> outStrategy;
+  HeapOptional<std::vector<DimAxes>> inLayout;
+  HeapOptional<std::vector<DimAxes>> outLayout;
   std::optional<int64_t> priority;
   // A strategy checkpoint's strategy for the op (frontends/strategy_checkpoint.h): strategy
   // propagation makes it the op's configured strategy where the op would otherwise get another.
-  std::optional<ShardStrategy> checkpointStrategy;
+  HeapOptional<ShardStrategy> checkpointStrategy;
   // One entry per op output; nullopt = no constraint on that output.
   std::vector<std::optional<TensorSharding>> outputSharding;
   SourceLoc inStrategyLoc, outStrategyLoc, inLayoutLoc, outLayoutLoc, priorityLoc;
