@@ -281,6 +281,17 @@ void OnnxLoader::mapOpaque(GraphBuilder& b, int index, const std::string& name) 
   int outputs = 0;
   for (const auto& out : node.output()) outputs += !out.empty();
   if (outputs != 1 || node.output(0).empty()) return fail(fmt::format("it has {} outputs; an opaque op has one", outputs));
+  NodeMapping m(b, node, index, name);
+  std::vector<onnx_import::Arg> args;
+  bool computedInput = false;
+  for (size_t i = 0; i < m.inputCount(); ++i)
+    if (auto t = m.input(i)) {
+      computedInput |= !t->isConstant();
+      args.push_back(*t);
+    }
+  // Folding an opaque op would turn its placeholder into numbers the rest of the model computes
+  // with as if they were real: an opaque op reads at least one computed tensor.
+  if (!computedInput) return fail("it reads no computed tensor (no inputs, or only constants)");
   runOnnxShapeInference();
   const std::string& out = node.output(0);
   auto shape = onnxShapes_.find(out);
@@ -289,10 +300,6 @@ void OnnxLoader::mapOpaque(GraphBuilder& b, int index, const std::string& name) 
     return fail(fmt::format("ONNX's shape inference does not give the shape of its output '{}'", out));
   auto dtype = dtypeOfOnnx(elem->second);
   if (!dtype) return fail(fmt::format("its output has element type {}, which irc does not hold", onnxTypeName(elem->second)));
-  NodeMapping m(b, node, index, name);
-  std::vector<onnx_import::Arg> args;
-  for (size_t i = 0; i < m.inputCount(); ++i)
-    if (auto t = m.input(i)) args.push_back(*t);
   IntTuple dims(shape->second.begin(), shape->second.end());
   auto result = m.emit1("Opaque", std::move(args),
                         {{"op_type", node.op_type()}, {"dtype", std::string(modelName(*dtype))}, {"shape", dims}});

@@ -388,6 +388,21 @@ TEST_CASE("irc on an ONNX file: data parallel over --device-num; --dump-location
   CHECK(truncated.err.find("t.onnx: error: the file is not an ONNX model") != std::string::npos);
 }
 
+TEST_CASE("onnx --opaque-unsupported: an unmapped node reading no computed tensor is an error, not an op without operands") {
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{3}});
+  m.node("MyRandom", {}, {"r"}, "/noise");
+  m.node("Add", {"x", "r"}, {"y"}, "/add");
+  m.output("y");
+  DiagnosticEngine diags("m.onnx", "");
+  OnnxOptions options{"m", {}, true, true};
+  options.opaqueUnsupported = true;
+  CHECK(!loadOnnxModel(m.bytes(), diags, options));
+  INFO(diags.renderToString());
+  CHECK(diags.renderToString().find("m.onnx:node 0: error: node '/noise' (MyRandom) is not mapped and cannot be kept opaque: it "
+                                    "reads no computed tensor") != std::string::npos);
+}
+
 TEST_CASE("onnx --opaque-unsupported: an unmapped node is an Opaque op, whole on every rank, a placeholder in verify") {
   OnnxModel m;
   m.input("x", {int64_t{4}, int64_t{8}});
