@@ -256,21 +256,29 @@ Terms logSoftmax(NodeMapping& m) { return softmaxAs(m, "LogSoftmax"); }
 Terms layerNormalization(NodeMapping& m) {
   auto x = need(m, 0), scale = need(m, 1);
   if (!x || !scale) return std::nullopt;
-  for (int i = 1; i < m.node().output_size(); ++i)
-    if (!m.node().output(i).empty()) {
-      m.error("uses its Mean or InvStdDev output; irc's LayerNorm gives only the normalized tensor to a model");
-      return std::nullopt;
-    }
   int64_t axis = m.intAttr("axis", -1);
   std::optional<Term> bias = m.input(2);
   if (!bias) {
     const TensorType& st = m.typeOf(*scale);
     bias = m.constant(st, TensorValue::zeros(st.shape), "zero_bias");
   }
-  auto out = m.emit("LayerNorm", {*x, *scale, *bias},
-                    {{"begin_norm_axis", axis}, {"begin_params_axis", axis}, {"epsilon", m.floatAttr("epsilon", 1e-5)}});
+  double epsilon = m.floatAttr("epsilon", 1e-5);
+  auto out = m.emit("LayerNorm", {*x, *scale, *bias}, {{"begin_norm_axis", axis}, {"begin_params_axis", axis}, {"epsilon", epsilon}});
   if (!out) return std::nullopt;
-  return std::vector<Term>{out->front()};
+  std::vector<Term> results{(*out)[0]};
+  auto wanted = [&](int i) { return m.node().output_size() > i && !m.node().output(i).empty(); };
+  // ONNX's Mean is LayerNorm's mean (both keep the normalized dims as 1s); its InvStdDev is
+  // 1 / sqrt(variance + epsilon) of LayerNorm's population variance.
+  if (wanted(1) || wanted(2)) results.push_back((*out)[1]);
+  if (wanted(2)) {
+    DType dt = m.typeOf((*out)[2]).dtype;
+    auto shifted = m.emit1("Add", {(*out)[2], Attribute(ScalarTensor{dt, epsilon})}, {}, "variance_epsilon");
+    if (!shifted) return std::nullopt;
+    auto inverse = m.emit1("Pow", {*shifted, Attribute(ScalarTensor{dt, -0.5})}, {}, "inv_std_dev");
+    if (!inverse) return std::nullopt;
+    results.push_back(*inverse);
+  }
+  return results;
 }
 
 template <const char* Type>

@@ -319,6 +319,34 @@ TEST_CASE("onnx: MatMul with a vector operand multiplies it as a row or column a
   CHECK_MESSAGE(verified.exitCode == 0, std::string(verified.out + verified.err));
 }
 
+TEST_CASE("onnx: LayerNormalization's Mean and InvStdDev outputs are LayerNorm's mean and 1/sqrt(variance + epsilon)") {
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{4}});
+  m.floats("g", {4}, {1, 1, 1, 1});
+  OnnxModel::floatAttr(m.node("LayerNormalization", {"x", "g"}, {"y", "mean", "inv"}, "/ln"), "epsilon", 0.5f);
+  m.output("y");
+  m.output("mean");
+  m.output("inv");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"LayerNorm", "Add", "Pow"});
+  CHECK(g.value(g.outputs[1]).type.shape == Shape{2, 1});
+  CHECK(g.value(g.outputs[2]).type.shape == Shape{2, 1});
+  // x row (1, 2, 3, 4): mean 2.5, variance 1.25; InvStdDev 1 / sqrt(1.75).
+  TensorValue x = TensorValue::zeros({2, 4});
+  for (int i = 0; i < 8; ++i) x.data[i] = i % 4 + 1;
+  TensorValue gamma = TensorValue::zeros({4}), beta = TensorValue::zeros({4});
+  gamma.data.assign(4, 1.0);
+  std::vector<TensorType> types;
+  for (ValueId r : g.op(g.order[0]).results) types.push_back(g.value(r).type);
+  auto ln = evaluateOp(g.op(g.order[0]), {&x, &gamma, &beta}, types);
+  CHECK(ln[1].data[0] == doctest::Approx(2.5));
+  auto shifted = evaluateOp(g.op(g.order[1]), {&ln[2], nullptr}, {g.value(g.op(g.order[1]).results[0]).type});
+  auto inverse = evaluateOp(g.op(g.order[2]), {&shifted[0], nullptr}, {g.value(g.outputs[2]).type});
+  CHECK(inverse[0].data[1] == doctest::Approx(1 / std::sqrt(1.75)));
+}
+
 TEST_CASE("onnx: import writes YAML that loads back into the same graph") {
   Loaded l = load(linearRelu().bytes());
   REQUIRE(l.graph);
