@@ -137,6 +137,13 @@ Terms where(NodeMapping& m) {
 constexpr char kSqrt[] = "Sqrt", kErf[] = "Erf", kTanh[] = "Tanh", kSigmoid[] = "Sigmoid", kExp[] = "Exp", kLog[] = "Log",
                kNeg[] = "Neg", kRelu[] = "ReLU", kAbs[] = "Abs";
 
+// Reciprocal: 1 / x as Pow(x, -1) (a float op in ONNX).
+Terms reciprocal(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  return one(m.emit1("Pow", {*x, Attribute(ScalarTensor{m.typeOf(*x).dtype, -1.0})}));
+}
+
 // Gelu (opset 20): the tanh approximation is MindSpore's GeLU; the exact form is written out as
 // the exporters do, 0.5 x (1 + erf(x / sqrt 2)).
 Terms gelu(NodeMapping& m) {
@@ -683,7 +690,7 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
   static const std::unordered_map<std::string, NodeMapper> table = {
       {"Add", add}, {"Sub", sub}, {"Mul", mul}, {"Div", div}, {"Pow", pow}, {"Equal", equal}, {"Max", max}, {"Min", min},
       {"Where", where}, {"Sqrt", unary<kSqrt>}, {"Erf", unary<kErf>}, {"Tanh", unary<kTanh>}, {"Sigmoid", unary<kSigmoid>},
-      {"Exp", unary<kExp>}, {"Log", unary<kLog>}, {"Neg", unary<kNeg>}, {"Relu", unary<kRelu>}, {"Abs", unary<kAbs>},
+      {"Exp", unary<kExp>}, {"Log", unary<kLog>}, {"Neg", unary<kNeg>}, {"Relu", unary<kRelu>}, {"Abs", unary<kAbs>}, {"Reciprocal", reciprocal},
       {"Gelu", gelu}, {"Cast", cast}, {"Identity", identity}, {"Dropout", dropout}, {"MatMul", matMul}, {"Gemm", gemm},
       {"Softmax", softmax}, {"LogSoftmax", logSoftmax}, {"LayerNormalization", layerNormalization},
       {"ReduceMean", reduce<kReduceMean>}, {"ReduceSum", reduce<kReduceSum>}, {"ReduceMax", reduce<kReduceMax>},
