@@ -112,21 +112,83 @@ Terms pow(NodeMapping& m) {
   return binaryAs(m, "Pow", false);
 }
 Terms equal(NodeMapping& m) { return binaryAs(m, "Equal", true); }
+// A comparison with a constant on the left is the mirrored comparison with it on the right
+// (irc's broadcast ops take a scalar constant as y only).
+template <const char* Type, const char* Mirrored>
+Terms compare(NodeMapping& m) {
+  auto x = m.input(0), y = m.input(1);
+  if (x && y && x->isConstant() && !y->isConstant()) {
+    auto c = withDType(m, *x, m.typeOf(*y).dtype);
+    if (!c) return std::nullopt;
+    return one(m.emit1(Mirrored, {*y, *c}));
+  }
+  return binaryAs(m, Type, false);
+}
+constexpr char kLess[] = "Less", kGreater[] = "Greater", kLessEqual[] = "LessEqual", kGreaterEqual[] = "GreaterEqual";
+Terms logicalAnd(NodeMapping& m) { return binaryAs(m, "LogicalAnd", true); }
+Terms logicalOr(NodeMapping& m) { return binaryAs(m, "LogicalOr", true); }
 
 // Max and Min take any number of inputs: a chain of Maximum / Minimum.
-Terms variadic(NodeMapping& m, const std::string& type) {
+// `lastRole` names the chain's last op ("": the node's own name).
+Terms variadic(NodeMapping& m, const std::string& type, const std::string& lastRole = "") {
   auto acc = need(m, 0);
   for (size_t i = 1; acc && i < m.inputCount(); ++i) {
     auto next = need(m, i);
     if (!next) return std::nullopt;
     Term x = *acc, y = *next;
     if (x.isConstant() && !y.isConstant()) std::swap(x, y);
-    acc = m.emit1(type, {x, y}, {}, i + 1 == m.inputCount() ? "" : fmt::format("{}{}", type, i));
+    acc = m.emit1(type, {x, y}, {}, i + 1 == m.inputCount() ? lastRole : fmt::format("{}{}", type, i));
   }
   return one(acc);
 }
 Terms max(NodeMapping& m) { return variadic(m, "Maximum"); }
 Terms min(NodeMapping& m) { return variadic(m, "Minimum"); }
+Terms sum(NodeMapping& m) { return variadic(m, "Add"); }
+// Mean of n inputs: their sum times 1/n.
+Terms mean(NodeMapping& m) {
+  if (m.inputCount() == 1) return variadic(m, "Add");
+  auto total = variadic(m, "Add", "sum");  // the node's name goes to the final Mul
+  if (!total) return std::nullopt;
+  Term t = total->front();
+  return one(m.emit1("Mul", {t, Attribute(ScalarTensor{m.typeOf(t).dtype, 1.0 / static_cast<double>(m.inputCount())})}));
+}
+
+// Clip(x, min, max): Maximum with min, then Minimum with max (each optional; before opset 11
+// they are attributes).
+Terms clip(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  DType dt = m.typeOf(*x).dtype;
+  // nullopt after an error; an empty Arg list when the bound is not given.
+  auto bound = [&](size_t input, const char* attrName) -> std::optional<std::vector<Arg>> {
+    if (m.opset() < 11) {
+      if (!m.attr(attrName)) return std::vector<Arg>{};
+      return std::vector<Arg>{Attribute(ScalarTensor{dt, m.floatAttr(attrName, 0)})};
+    }
+    auto t = m.input(input);
+    if (!t) return std::vector<Arg>{};
+    auto c = t->isConstant() ? withDType(m, *t, dt) : t;
+    if (!c) return std::nullopt;
+    return std::vector<Arg>{*c};
+  };
+  auto lo = bound(1, "min"), hi = bound(2, "max");
+  if (!lo || !hi) return std::nullopt;
+  if (lo->empty() && hi->empty()) return std::vector<Term>{*x};
+  std::optional<Term> acc = *x;
+  if (!lo->empty()) acc = m.emit1("Maximum", {*acc, lo->front()}, {}, hi->empty() ? "" : "min");
+  if (acc && !hi->empty()) acc = m.emit1("Minimum", {*acc, hi->front()});
+  return one(acc);
+}
+
+// LeakyRelu(x) = x for x >= 0, alpha x below: Maximum(x, alpha x) for alpha <= 1, Minimum above.
+Terms leakyRelu(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  double alpha = m.floatAttr("alpha", 0.01);
+  auto scaled = m.emit1("Mul", {*x, Attribute(ScalarTensor{m.typeOf(*x).dtype, alpha})}, {}, "alpha");
+  if (!scaled) return std::nullopt;
+  return one(m.emit1(alpha <= 1 ? "Maximum" : "Minimum", {*x, *scaled}));
+}
 
 Terms where(NodeMapping& m) {
   auto c = need(m, 0), x = need(m, 1), y = need(m, 2);
@@ -135,7 +197,8 @@ Terms where(NodeMapping& m) {
 }
 
 constexpr char kSqrt[] = "Sqrt", kErf[] = "Erf", kTanh[] = "Tanh", kSigmoid[] = "Sigmoid", kExp[] = "Exp", kLog[] = "Log",
-               kNeg[] = "Neg", kRelu[] = "ReLU", kAbs[] = "Abs";
+               kNeg[] = "Neg", kRelu[] = "ReLU", kAbs[] = "Abs", kSin[] = "Sin", kCos[] = "Cos", kFloor[] = "Floor",
+               kCeil[] = "Ceil", kSoftplus[] = "Softplus", kNot[] = "LogicalNot";
 
 // Reciprocal: 1 / x as Pow(x, -1) (a float op in ONNX).
 Terms reciprocal(NodeMapping& m) {
@@ -691,6 +754,11 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"Add", add}, {"Sub", sub}, {"Mul", mul}, {"Div", div}, {"Pow", pow}, {"Equal", equal}, {"Max", max}, {"Min", min},
       {"Where", where}, {"Sqrt", unary<kSqrt>}, {"Erf", unary<kErf>}, {"Tanh", unary<kTanh>}, {"Sigmoid", unary<kSigmoid>},
       {"Exp", unary<kExp>}, {"Log", unary<kLog>}, {"Neg", unary<kNeg>}, {"Relu", unary<kRelu>}, {"Abs", unary<kAbs>}, {"Reciprocal", reciprocal},
+      {"Sin", unary<kSin>}, {"Cos", unary<kCos>}, {"Floor", unary<kFloor>}, {"Ceil", unary<kCeil>},
+      {"Softplus", unary<kSoftplus>}, {"Not", unary<kNot>}, {"Less", compare<kLess, kGreater>},
+      {"Greater", compare<kGreater, kLess>}, {"LessOrEqual", compare<kLessEqual, kGreaterEqual>},
+      {"GreaterOrEqual", compare<kGreaterEqual, kLessEqual>}, {"And", logicalAnd}, {"Or", logicalOr}, {"Sum", sum},
+      {"Mean", mean}, {"Clip", clip}, {"LeakyRelu", leakyRelu},
       {"Gelu", gelu}, {"Cast", cast}, {"Identity", identity}, {"Dropout", dropout}, {"MatMul", matMul}, {"Gemm", gemm},
       {"Softmax", softmax}, {"LogSoftmax", logSoftmax}, {"LayerNormalization", layerNormalization},
       {"ReduceMean", reduce<kReduceMean>}, {"ReduceSum", reduce<kReduceSum>}, {"ReduceMax", reduce<kReduceMax>},

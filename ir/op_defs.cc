@@ -21,7 +21,12 @@ std::vector<OpDef> buildOpDefs() {
                                             attr("transpose_b", AttrKind::Bool, false)};
   defs.push_back({"MatMul", OpFamily::MatMul, {tensor("x"), tensor("w")}, transposes});
   defs.push_back({"BatchMatMul", OpFamily::BatchMatMul, {tensor("x"), tensor("w")}, transposes});
-  const std::pair<const char*, BinaryKernel> binaries[] = {
+  struct Binary {
+    const char* type;
+    BinaryKernel kernel;
+    bool boolResult = false;  // comparisons and logical ops
+  };
+  const Binary binaries[] = {
       {"Add", [](double x, double y) { return x + y; }},
       {"Sub", [](double x, double y) { return x - y; }},
       {"Mul", [](double x, double y) { return x * y; }},
@@ -30,12 +35,20 @@ std::vector<OpDef> buildOpDefs() {
       {"Minimum", [](double x, double y) { return std::min(x, y); }},
       // (irc) ONNX's Pow: the exporters' decomposed LayerNorm squares with Pow(x, 2).
       {"Pow", [](double x, double y) { return std::pow(x, y); }},
-      {"Equal", [](double x, double y) { return x == y ? 1.0 : 0.0; }}};
-  for (auto [t, kernel] : binaries) {
-    defs.push_back({t, OpFamily::Broadcast, {tensor("x"), {"y", OperandKind::TensorOrScalar, std::nullopt}}, {}});
-    defs.back().binary = kernel;
+      {"Equal", [](double x, double y) { return x == y ? 1.0 : 0.0; }, true},
+      // (irc) ONNX's comparisons and logical ops, MindSpore's primitive names (masks are built
+      // from them).
+      {"Less", [](double x, double y) { return x < y ? 1.0 : 0.0; }, true},
+      {"Greater", [](double x, double y) { return x > y ? 1.0 : 0.0; }, true},
+      {"LessEqual", [](double x, double y) { return x <= y ? 1.0 : 0.0; }, true},
+      {"GreaterEqual", [](double x, double y) { return x >= y ? 1.0 : 0.0; }, true},
+      {"LogicalAnd", [](double x, double y) { return x != 0 && y != 0 ? 1.0 : 0.0; }, true},
+      {"LogicalOr", [](double x, double y) { return x != 0 || y != 0 ? 1.0 : 0.0; }, true}};
+  for (const Binary& b : binaries) {
+    defs.push_back({b.type, OpFamily::Broadcast, {tensor("x"), {"y", OperandKind::TensorOrScalar, std::nullopt}}, {}});
+    defs.back().binary = b.kernel;
+    defs.back().boolResult = b.boolResult;
   }
-  defs.back().boolResult = true;  // Equal
   // (irc) ONNX's Where: cond ? x : y elementwise, numpy broadcasting over all three; x or y may
   // be a scalar (the exporters' masked attention fills with a scalar).
   defs.push_back({"Select", OpFamily::Select,
@@ -55,7 +68,15 @@ std::vector<OpDef> buildOpDefs() {
       {"Square", [](double x) { return x * x; }},
       {"Abs", [](double x) { return std::fabs(x); }},
       // (irc) The Gauss error function: exporters write the exact GeLU as 0.5x(1 + Erf(x/sqrt 2)).
-      {"Erf", [](double x) { return std::erf(x); }}};
+      {"Erf", [](double x) { return std::erf(x); }},
+      // (irc) More of ONNX's elementwise ops, MindSpore's names: rotary embeddings (Sin, Cos),
+      // rounding, Softplus (log(1 + e^x), computed without overflow) and LogicalNot of a mask.
+      {"Sin", [](double x) { return std::sin(x); }},
+      {"Cos", [](double x) { return std::cos(x); }},
+      {"Floor", [](double x) { return std::floor(x); }},
+      {"Ceil", [](double x) { return std::ceil(x); }},
+      {"Softplus", [](double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x))); }},
+      {"LogicalNot", [](double x) { return x == 0 ? 1.0 : 0.0; }}};
   for (auto [t, kernel] : unaries) {
     defs.push_back({t, OpFamily::Unary, {tensor("x")}, {}});
     defs.back().unary = kernel;

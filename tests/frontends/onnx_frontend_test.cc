@@ -347,6 +347,27 @@ TEST_CASE("onnx: LayerNormalization's Mean and InvStdDev outputs are LayerNorm's
   CHECK(inverse[0].data[1] == doctest::Approx(1 / std::sqrt(1.75)));
 }
 
+TEST_CASE("onnx: a comparison with a constant on the left mirrors; Clip, LeakyRelu, Mean become chains of binary ops") {
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{3}});
+  m.floats("half", {}, {0.5f});
+  m.floats("lo", {}, {-1.0f});
+  m.node("Less", {"half", "x"}, {"gt"}, "/mask/Less");  // 0.5 < x is x > 0.5
+  m.node("Clip", {"x", "lo"}, {"clipped"}, "/clip");
+  OnnxModel::floatAttr(m.node("LeakyRelu", {"clipped"}, {"leaky"}, "/leaky"), "alpha", 2.0f);
+  m.node("Mean", {"x", "leaky", "clipped"}, {"mean"}, "/mean");
+  m.output("gt");
+  m.output("mean");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"Greater", "Maximum", "Mul", "Minimum", "Add", "Add", "Mul"});
+  CHECK(g.value(g.outputs[0]).type.dtype == DType::Bool);
+  CHECK(g.op(g.order[3]).name == "/leaky");
+  CHECK(g.op(g.order[6]).name == "/mean");
+  CHECK(std::get<ScalarTensor>(*g.op(g.order[6]).operands[1].constant).value == doctest::Approx(1.0 / 3));
+}
+
 TEST_CASE("onnx: import writes YAML that loads back into the same graph") {
   Loaded l = load(linearRelu().bytes());
   REQUIRE(l.graph);
@@ -437,17 +458,17 @@ TEST_CASE("onnx --opaque-unsupported: an unmapped node is an Opaque op, whole on
   m.floats("w1", {8, 8}, std::vector<float>(64, 0.25f));
   m.floats("w2", {8, 8}, std::vector<float>(64, 0.5f));
   m.node("MatMul", {"x", "w1"}, {"h"}, "/up/MatMul");
-  m.node("Softplus", {"h"}, {"a"}, "/act/Softplus");
+  m.node("Softsign", {"h"}, {"a"}, "/act/Softsign");
   m.node("MatMul", {"a", "w2"}, {"y"}, "/down/MatMul");
   m.output("y");
-  CHECK(load(m.bytes()).errors.find("node '/act/Softplus' has the op type Softplus, which irc does not map") != std::string::npos);
+  CHECK(load(m.bytes()).errors.find("node '/act/Softsign' has the op type Softsign, which irc does not map") != std::string::npos);
   DiagnosticEngine diags("m.onnx", "");
   OnnxOptions options{"m", {}, false, false, true};
   auto kept = loadOnnxModel(m.bytes(), diags, options);
   REQUIRE_MESSAGE(kept, diags.renderToString());
   const Op& opaque = kept->graph.op(kept->graph.order[1]);
   CHECK(opaque.type == "Opaque");
-  CHECK(std::get<std::string>(opaque.attrs.at("op_type")) == "Softplus");
+  CHECK(std::get<std::string>(opaque.attrs.at("op_type")) == "Softsign");
   CHECK(kept->graph.value(opaque.results[0]).type == TensorType{DType::Float32, {4, 8}});
 
   // A plan that splits the MatMuls around it: its operand is gathered whole, and every rank
@@ -460,7 +481,7 @@ TEST_CASE("onnx --opaque-unsupported: an unmapped node is an Opaque op, whole on
   RunResult v = runIrc({"verify", "plan.yaml", "--opaque-unsupported"}, dir.path());
   CHECK(v.exitCode == 0);
   CHECK(v.out.find("all 4 ranks agree") != std::string::npos);
-  CHECK(v.out.find("1 opaque op not checked (their results are placeholders; what follows them is): '/act/Softplus' (Softplus)") !=
+  CHECK(v.out.find("1 opaque op not checked (their results are placeholders; what follows them is): '/act/Softsign' (Softsign)") !=
         std::string::npos);
   RunResult e = runIrc({"plan.yaml", "--opaque-unsupported", "--dump-after", "step_parallel_end", "-q"}, dir.path());
   REQUIRE(e.exitCode == 0);
