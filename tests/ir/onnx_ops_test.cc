@@ -106,4 +106,29 @@ TEST_CASE("BroadcastTo: numpy broadcasting to a shape; the broadcast dims may be
         CHECK(std::get<IntTuple>(*local.op(id).operands[1].constant) == IntTuple{4, 2});
 }
 
+TEST_CASE("comparisons and logical ops give Bool; Softplus does not overflow; a mask built from them verifies") {
+  const char* body =
+      "inputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n  - {name: y, shape: [8, 16], dtype: float32}\n"
+      "ops:\n  - {name: lt, type: Less, inputs: [x, y], in_strategy: [[2, 2], [2, 2]]}\n"
+      "  - {name: ge, type: GreaterEqual, inputs: [x, 0.5]}\n"
+      "  - {name: both, type: LogicalAnd, inputs: [lt, ge]}\n"
+      "  - {name: nb, type: LogicalNot, inputs: [both]}\n"
+      "  - {name: sp, type: Softplus, inputs: [x]}\n"
+      "  - {name: sel, type: Select, inputs: [nb, sp, y]}\n";
+  Graph g = parseModel(model(body, 4));
+  CHECK(typeOf(g, "lt").dtype == DType::Bool);
+  CHECK(typeOf(g, "nb").dtype == DType::Bool);
+  CHECK(typeOf(g, "sp").dtype == DType::Float32);
+  TensorValue big{{3}, {1000, -1000, 0}};
+  Graph sp = parseModel(model("inputs:\n  - {name: x, shape: [3], dtype: float32}\n"
+                              "ops:\n  - {name: s, type: Softplus, inputs: [x]}\n"));
+  auto out = evaluateOp(sp.op(sp.order[0]), {&big}, {{DType::Float32, {3}}})[0].data;
+  CHECK(out[0] == doctest::Approx(1000));
+  CHECK(out[1] == doctest::Approx(0).epsilon(1e-12));
+  CHECK(out[2] == doctest::Approx(0.69314718055994531));
+  Compiled c = compileAllRanks(model(body, 4));
+  REQUIRE(c.errors.empty());
+  CHECK(verifyCompiled(c).ok);
+}
+
 }  // namespace irc::test
