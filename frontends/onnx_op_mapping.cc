@@ -200,6 +200,23 @@ constexpr char kSqrt[] = "Sqrt", kErf[] = "Erf", kTanh[] = "Tanh", kSigmoid[] = 
                kNeg[] = "Neg", kRelu[] = "ReLU", kAbs[] = "Abs", kSin[] = "Sin", kCos[] = "Cos", kFloor[] = "Floor",
                kCeil[] = "Ceil", kSoftplus[] = "Softplus", kNot[] = "LogicalNot";
 
+// Trilu(x, k): Triu or Tril (its `upper` attribute) with diagonal k, which must be a constant.
+Terms trilu(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  int64_t diagonal = 0;
+  if (m.input(1)) {
+    auto k = m.constantInput(1, "k");
+    if (!k) return std::nullopt;
+    if (k->data.size() != 1) {
+      m.error(fmt::format("k has {} elements; Trilu's k is one number", k->data.size()));
+      return std::nullopt;
+    }
+    diagonal = static_cast<int64_t>(k->data[0]);
+  }
+  return one(m.emit1(m.intAttr("upper", 1) != 0 ? "Triu" : "Tril", {*x}, {{"diagonal", diagonal}}));
+}
+
 // Reciprocal: 1 / x as Pow(x, -1) (a float op in ONNX).
 Terms reciprocal(NodeMapping& m) {
   auto x = need(m, 0);
@@ -758,7 +775,7 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"Softplus", unary<kSoftplus>}, {"Not", unary<kNot>}, {"Less", compare<kLess, kGreater>},
       {"Greater", compare<kGreater, kLess>}, {"LessOrEqual", compare<kLessEqual, kGreaterEqual>},
       {"GreaterOrEqual", compare<kGreaterEqual, kLessEqual>}, {"And", logicalAnd}, {"Or", logicalOr}, {"Sum", sum},
-      {"Mean", mean}, {"Clip", clip}, {"LeakyRelu", leakyRelu},
+      {"Mean", mean}, {"Clip", clip}, {"LeakyRelu", leakyRelu}, {"Trilu", trilu},
       {"Gelu", gelu}, {"Cast", cast}, {"Identity", identity}, {"Dropout", dropout}, {"MatMul", matMul}, {"Gemm", gemm},
       {"Softmax", softmax}, {"LogSoftmax", logSoftmax}, {"LayerNormalization", layerNormalization},
       {"ReduceMean", reduce<kReduceMean>}, {"ReduceSum", reduce<kReduceSum>}, {"ReduceMax", reduce<kReduceMax>},

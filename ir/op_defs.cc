@@ -118,6 +118,12 @@ std::vector<OpDef> buildOpDefs() {
                    {"on_value", OperandKind::TensorOrScalar, std::nullopt},
                    {"off_value", OperandKind::TensorOrScalar, std::nullopt}},
                   {attr("axis", AttrKind::Int, int64_t{-1})}});
+  // (irc) ONNX's Trilu (causal masks): the elements on and above (Triu) or on and below (Tril)
+  // the `diagonal`-th diagonal of the last two dims are kept, the others are 0.
+  for (bool upper : {true, false}) {
+    defs.push_back({upper ? "Triu" : "Tril", OpFamily::Triangle, {tensor("x")}, {attr("diagonal", AttrKind::Int, int64_t{0})}});
+    defs.back().upper = upper;
+  }
   // (irc) An ONNX node irc has no op for, kept with --opaque-unsupported: its ONNX type, its one
   // result's dtype and shape (from ONNX's shape inference); its operands and result are whole
   // on every rank, and the reference gives a placeholder result (docs/onnx.md).

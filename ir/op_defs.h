@@ -41,6 +41,8 @@ enum class OpFamily {
   ExpandDims, Squeeze, Gather, Concat, Split, LayerNorm, SoftmaxCrossEntropy, OneHot,
   // (irc) ONNX's Slice and Expand: MindSpore's Slice(x, begin, size) and BroadcastTo(x, shape)
   Slice, BroadcastTo,
+  // (irc) ONNX's Trilu: MindSpore's Triu and Tril
+  Triangle,
   // (irc) an ONNX node kept without semantics (--opaque-unsupported)
   Opaque,
   // inserted by the passes, never written in a model
@@ -75,6 +77,7 @@ struct OpDef {
   Reduction reduction = Reduction::None;
   bool boolResult = false;   // Equal: the result is Bool
   bool logarithmic = false;  // LogSoftmax
+  bool upper = false;        // Triu (keeps the upper triangle); Tril keeps the lower
 
   bool hasAttr(std::string_view name) const;
   const OperandSpec* operand(std::string_view name) const;

@@ -363,6 +363,18 @@ std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const Tensor
     case OpFamily::SoftmaxCrossEntropy: return softmaxCrossEntropy(*in[0], *in[1]);
     case OpFamily::OneHot: return {oneHot(op, in, outShape)};
     case OpFamily::Opaque: return {opaquePlaceholder(op, results[0])};
+    case OpFamily::Triangle: {
+      // Keep x[..., i, j] where j - i >= diagonal (Triu) or <= diagonal (Tril).
+      TensorValue out = *in[0];
+      const int64_t diagonal = std::get<int64_t>(op.attrs.at("diagonal")), rank = static_cast<int64_t>(out.shape.size());
+      int64_t k = 0;
+      forEach(out.shape, [&](const Index& idx) {
+        int64_t offset = idx[rank - 1] - idx[rank - 2];
+        if (def.upper ? offset < diagonal : offset > diagonal) out.data[k] = 0;
+        ++k;
+      });
+      return {out};
+    }
     case OpFamily::Slice: {
       const auto& begin = std::get<IntTuple>(constantOf(op, 1));
       std::vector<std::pair<int64_t, int64_t>> ranges;

@@ -497,6 +497,10 @@ InferResult inferByFamily(const OpDef& def, const std::vector<InferOperand>& in,
     case OpFamily::SoftmaxCrossEntropy: return inferSoftmaxCrossEntropy(in);
     case OpFamily::OneHot: return inferOneHot(in, attrs);
     case OpFamily::Opaque: return inferOpaque(attrs);
+    case OpFamily::Triangle:
+      if (in[0].tensor->shape.size() < 2)
+        return fail(fmt::format("x has rank {}; {} takes a tensor of rank >= 2", in[0].tensor->shape.size(), def.type), 0);
+      return std::vector<TensorType>{*in[0].tensor};
     case OpFamily::Slice: return inferSlice(in);
     case OpFamily::BroadcastTo: return inferBroadcastTo(in);
     case OpFamily::AllReduce:

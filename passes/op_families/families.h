@@ -23,6 +23,7 @@ const OpFamilyRules& softmaxCrossEntropy();
 const OpFamilyRules& oneHot();
 const OpFamilyRules& slice();
 const OpFamilyRules& broadcastTo();
+const OpFamilyRules& triangle();        // Triu, Tril
 const OpFamilyRules& opaque();          // an ONNX node irc keeps without semantics
 const OpFamilyRules& communication();   // the inserted ops: no rule
 

@@ -24,6 +24,7 @@ const OpFamilyRules& rulesOf(OpFamily family) {
     case OpFamily::LayerNorm: return layerNorm();
     case OpFamily::SoftmaxCrossEntropy: return softmaxCrossEntropy();
     case OpFamily::OneHot: return oneHot();
+    case OpFamily::Triangle: return triangle();
     case OpFamily::Opaque: return opaque();
     case OpFamily::Slice: return slice();
     case OpFamily::BroadcastTo: return broadcastTo();

@@ -131,4 +131,28 @@ TEST_CASE("comparisons and logical ops give Bool; Softplus does not overflow; a 
   CHECK(verifyCompiled(c).ok);
 }
 
+TEST_CASE("Triu and Tril keep a triangle of the last two dims, which must be whole; the batch dims may be split") {
+  const char* body =
+      "inputs:\n  - {name: x, shape: [4, 3, 3], dtype: float32}\n"
+      "ops:\n  - {name: u, type: Triu, inputs: [x], attrs: {diagonal: 1}, in_strategy: [[4, 1, 1]]}\n"
+      "  - {name: l, type: Tril, inputs: [u], attrs: {diagonal: -1}}\n";
+  Graph g = parseModel(model(body, 4));
+  CHECK(typeOf(g, "u").shape == Shape{4, 3, 3});
+  TensorValue x{{3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  Graph small = parseModel(model("inputs:\n  - {name: x, shape: [3, 3], dtype: float32}\n"
+                                 "ops:\n  - {name: u, type: Triu, inputs: [x], attrs: {diagonal: 1}}\n"
+                                 "  - {name: l, type: Tril, inputs: [x]}\n"));
+  CHECK(evaluateOp(small.op(small.order[0]), {&x}, {{DType::Float32, {3, 3}}})[0].data ==
+        std::vector<double>{0, 2, 3, 0, 0, 6, 0, 0, 0});
+  CHECK(evaluateOp(small.op(small.order[1]), {&x}, {{DType::Float32, {3, 3}}})[0].data ==
+        std::vector<double>{1, 0, 0, 4, 5, 0, 7, 8, 9});
+  Compiled refused = compileAllRanks(model("inputs:\n  - {name: x, shape: [4, 4], dtype: float32}\n"
+                                           "ops:\n  - {name: u, type: Triu, inputs: [x], in_strategy: [[1, 4]]}\n",
+                                           4));
+  CHECK(refused.errors.find("one of the two dims its triangle is taken over") != std::string::npos);
+  Compiled c = compileAllRanks(model(body, 4));
+  REQUIRE(c.errors.empty());
+  CHECK(verifyCompiled(c).ok);
+}
+
 }  // namespace irc::test
