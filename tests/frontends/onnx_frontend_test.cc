@@ -368,6 +368,23 @@ TEST_CASE("onnx: a comparison with a constant on the left mirrors; Clip, LeakyRe
   CHECK(std::get<ScalarTensor>(*g.op(g.order[6]).operands[1].constant).value == doctest::Approx(1.0 / 3));
 }
 
+TEST_CASE("onnx: before opset 11 Clip's bounds are attributes") {
+  OnnxModel m;
+  m.model.mutable_opset_import(0)->set_version(6);
+  m.input("x", {int64_t{2}, int64_t{3}});
+  onnx::NodeProto* clip = m.node("Clip", {"x"}, {"y"}, "/clip");
+  OnnxModel::floatAttr(clip, "min", -0.5f);
+  OnnxModel::floatAttr(clip, "max", 2.0f);
+  m.output("y");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"Maximum", "Minimum"});
+  CHECK(g.op(g.order[0]).name == "/clip/min");
+  CHECK(std::get<ScalarTensor>(*g.op(g.order[0]).operands[1].constant).value == -0.5);
+  CHECK(std::get<ScalarTensor>(*g.op(g.order[1]).operands[1].constant).value == 2.0);
+}
+
 TEST_CASE("onnx: import writes YAML that loads back into the same graph") {
   Loaded l = load(linearRelu().bytes());
   REQUIRE(l.graph);
