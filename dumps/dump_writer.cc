@@ -24,24 +24,8 @@ namespace {
 
 std::string systemReason(int error) { return std::strerror(error); }
 
-// Writes all of `text` to an open descriptor and closes it; the errno of the first failure.
-int writeAllAndClose(int fd, const std::string& text) {
-  size_t done = 0;
-  int error = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      error = errno;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0 && error == 0) error = errno;
-  return error;
-}
-
 // A stream buffer that writes to a file descriptor in blocks, keeping the first write error.
+// A block at least as large as its buffer (the .ir printer's) goes to the file without a copy.
 class FdWriter : public std::streambuf {
  public:
   explicit FdWriter(int fd) : fd_(fd), buffer_(size_t{1} << 20) { setp(buffer_.data(), buffer_.data() + buffer_.size()); }
@@ -53,20 +37,29 @@ class FdWriter : public std::streambuf {
     if (!traits_type::eq_int_type(c, traits_type::eof())) sputc(traits_type::to_char_type(c));
     return traits_type::not_eof(c);
   }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (static_cast<size_t>(n) < buffer_.size()) return std::streambuf::xsputn(s, n);
+    if (!flush() || !writeAll(s, static_cast<size_t>(n))) return 0;
+    return n;
+  }
   int sync() override { return flush() ? 0 : -1; }
 
  private:
   bool flush() {
-    const char* p = pbase();
-    while (p < pptr() && error_ == 0) {
-      ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
+    writeAll(pbase(), static_cast<size_t>(pptr() - pbase()));
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+    return error_ == 0;
+  }
+  bool writeAll(const char* p, size_t size) {
+    const char* end = p + size;
+    while (p < end && error_ == 0) {
+      ssize_t n = ::write(fd_, p, static_cast<size_t>(end - p));
       if (n < 0) {
         if (errno != EINTR) error_ = errno;
         continue;
       }
       p += n;
     }
-    setp(buffer_.data(), buffer_.data() + buffer_.size());
     return error_ == 0;
   }
   int fd_;
@@ -90,10 +83,11 @@ int streamAndClose(int fd, const std::function<void(std::ostream&)>& produce) {
 // A new file in a folder this run created: O_EXCL and O_NOFOLLOW, so nothing that appeared
 // there meanwhile (a symlink planted by someone else) is followed or overwritten.
 // `shown` is the path the file will have once its folder is in place (what a user looks for).
-std::optional<std::string> writeNewFile(const std::string& path, const std::string& shown, const std::string& text) {
+std::optional<std::string> writeNewFile(const std::string& path, const std::string& shown,
+                                        const std::function<void(std::ostream&)>& produce) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return fmt::format("cannot write '{}': {}", shown, systemReason(errno));
-  if (int error = writeAllAndClose(fd, text)) {
+  if (int error = streamAndClose(fd, produce)) {
     ::unlink(path.c_str());
     return fmt::format("cannot write '{}': {}", shown, systemReason(error));
   }
@@ -164,14 +158,15 @@ void DumpWriter::dump(int position, std::string_view dumpName, const Graph& grap
   print.searchMode = options_.searchMode;
   std::string name = dumpFileName(dumpName, position);
   std::string shown = fmt::format("{}/rank_{}/{}", options_.dir, rank, name);
-  if (auto err = writeNewFile(*folder + "/" + name, shown, printGraph(graph, print))) {
+  if (auto err = writeNewFile(*folder + "/" + name, shown, [&](std::ostream& out) { printGraph(graph, print, out); })) {
     error_ = *err;
     return;
   }
   files_.emplace_back(rank, name);
   if (!options_.dot) return;
   std::string dotName = name.substr(0, name.size() - 3) + ".dot";
-  if (auto err = writeNewFile(*folder + "/" + dotName, fmt::format("{}/rank_{}/{}", options_.dir, rank, dotName), printDot(graph, print))) {
+  if (auto err = writeNewFile(*folder + "/" + dotName, fmt::format("{}/rank_{}/{}", options_.dir, rank, dotName),
+                              [&](std::ostream& out) { out << printDot(graph, print); })) {
     error_ = *err;
     return;
   }

@@ -62,24 +62,38 @@ std::string formatAliasMaps(const std::vector<DimAxes>& maps, const DeviceMatrix
 
 class Printer {
  public:
-  Printer(const Graph& g, const PrintOptions& o) : graph_(g), options_(o), refs_(g.values.size()) {}
+  // Without a sink the whole text is returned; with one it is written there in blocks of about
+  // kBlockBytes as it is produced (a 100k-op dump is over 100 MB) and nothing is returned.
+  Printer(const Graph& g, const PrintOptions& o, std::ostream* sink) : graph_(g), options_(o), sink_(sink), refs_(g.values.size()) {}
 
   std::string print() {
     // A dump is a few hundred bytes a node: reserving a generous bound up front spares the
     // copies of growing a string of tens of megabytes (pages never written cost no memory).
-    out_.reserve(1024 * (graph_.order.size() + graph_.values.size() / 4 + 16));
+    out_.reserve(sink_ ? kBlockBytes + kBlockBytes / 4 : 1024 * (graph_.order.size() + graph_.values.size() / 4 + 16));
     printHeader();
     out_ += "subgraph attr:\n";
     fmt::format_to(std::back_inserter(out_), "subgraph instance: {}\n", graph_.name);
     fmt::format_to(std::back_inserter(out_), "subgraph @{}() {{\n", graph_.name);
     computeUsedResults();
-    for (OpId id : graph_.order) printOp(graph_.op(id));
+    for (OpId id : graph_.order) {
+      printOp(graph_.op(id));
+      if (sink_ && out_.size() >= kBlockBytes) flushToSink();
+    }
     printReturn();
     out_ += "}\n";
-    return std::move(out_);
+    if (!sink_) return std::move(out_);
+    flushToSink();
+    return {};
   }
 
  private:
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+
+  void flushToSink() {
+    sink_->write(out_.data(), static_cast<std::streamsize>(out_.size()));
+    out_.clear();
+  }
+
   void printHeader() {
     fmt::format_to(std::back_inserter(out_), "# IR entry: @{}\n# Total subgraphs: 1\n\n# Attrs:\n", graph_.name);
     const ParallelConfig& p = graph_.parallel;
@@ -356,6 +370,7 @@ class Printer {
 
   const Graph& graph_;
   const PrintOptions& options_;
+  std::ostream* sink_;
   std::vector<std::string> refs_;
   std::vector<bool> used_;
   int counter_ = 0;
@@ -364,6 +379,8 @@ class Printer {
 
 }  // namespace
 
-std::string printGraph(const Graph& graph, const PrintOptions& options) { return Printer(graph, options).print(); }
+std::string printGraph(const Graph& graph, const PrintOptions& options) { return Printer(graph, options, nullptr).print(); }
+
+void printGraph(const Graph& graph, const PrintOptions& options, std::ostream& out) { Printer(graph, options, &out).print(); }
 
 }  // namespace irc

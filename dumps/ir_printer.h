@@ -3,6 +3,7 @@
 // no addresses, hash orders, times or paths, so equal graphs print equal bytes.
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include "ir/graph.h"
@@ -18,6 +19,8 @@ struct PrintOptions {
 };
 
 std::string printGraph(const Graph& graph, const PrintOptions& options);
+// The same text written to `out` as it is produced (in blocks of about 1 MiB), never held whole.
+void printGraph(const Graph& graph, const PrintOptions& options, std::ostream& out);
 
 // Pieces the printer uses, exposed for tests and for other text outputs (reports, explain).
 std::string formatTensorType(const TensorType& type);  // <Tensor[Float32], (64, 64)>

@@ -2,6 +2,10 @@
 // several graph outputs.
 #include <doctest/doctest.h>
 
+#include <sstream>
+
+#include <fmt/format.h>
+
 #include "dumps/ir_printer.h"
 #include "tests/check_lines.h"
 #include "tests/model_util.h"
@@ -88,6 +92,18 @@ TEST_CASE("constant operands print as values with their types") {
 TEST_CASE("the same graph prints the same bytes") {
   std::string m = model("inputs:\n  - {name: x, shape: [4, 4], dtype: float32}\nops:\n  - {name: y, type: Exp, inputs: [x]}\n");
   CHECK(printGraph(parseModel(m), {}) == printGraph(parseModel(m), {}));
+}
+
+TEST_CASE("a dump streamed in blocks is the text printed whole") {
+  // 12000 ops print over 1 MiB, so the streamed dump is written in several blocks.
+  std::string m = model("inputs:\n  - {name: x0, shape: [4, 4], dtype: float32}\nops:\n");
+  for (int i = 1; i <= 12000; ++i) m += fmt::format("  - {{name: x{}, type: Exp, inputs: [x{}]}}\n", i, i - 1);
+  Graph g = parseModel(m);
+  std::string whole = printGraph(g, {});
+  REQUIRE(whole.size() > (size_t{1} << 20));
+  std::ostringstream streamed;
+  printGraph(g, {}, streamed);
+  CHECK(streamed.str() == whole);
 }
 
 }  // namespace irc::test
