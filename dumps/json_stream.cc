@@ -2,12 +2,19 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 namespace irc {
+
+void JsonStream::flush() {
+  out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+  buffer_.clear();
+}
 
 void JsonStream::newline(size_t depth) {
   if (indent_ < 0) return;
-  out_ << '\n';
-  for (size_t i = 0; i < depth * static_cast<size_t>(indent_); ++i) out_ << ' ';
+  buffer_ += '\n';
+  buffer_.append(depth * static_cast<size_t>(indent_), ' ');
 }
 
 void JsonStream::beginMember() {
@@ -16,14 +23,14 @@ void JsonStream::beginMember() {
     return;
   }
   if (stack_.empty()) return;
-  if (!stack_.back().empty) out_ << ',';
+  if (!stack_.back().empty) buffer_ += ',';
   stack_.back().empty = false;
   newline(stack_.size());
 }
 
 void JsonStream::open(char bracket, bool object) {
   beginMember();
-  out_ << bracket;
+  buffer_ += bracket;
   stack_.push_back({object});
 }
 
@@ -31,25 +38,24 @@ void JsonStream::close(char bracket) {
   bool empty = stack_.back().empty;
   stack_.pop_back();
   if (!empty) newline(stack_.size());
-  out_ << bracket;
+  buffer_ += bracket;
+  if (stack_.empty()) flush();  // the outermost value is whole: the stream has all of it
+  else flushIfFull();
 }
 
 void JsonStream::key(std::string_view name) {
   beginMember();
   writeString(name);
-  out_ << (indent_ < 0 ? ":" : ": ");
+  buffer_ += indent_ < 0 ? ":" : ": ";
   afterKey_ = true;
 }
 
 void JsonStream::value(const nlohmann::ordered_json& j) {
   beginMember();
-  if (indent_ < 0) {
-    out_ << j;  // compact: nlohmann writes straight to the stream
-    return;
-  }
   std::string text = j.dump(indent_);
   if (text.find('\n') == std::string::npos) {
-    out_ << text;
+    buffer_ += text;
+    flushIfFull();
     return;
   }
   // nlohmann lays the value out from column 0: indent its inner lines to this depth.
@@ -57,49 +63,54 @@ void JsonStream::value(const nlohmann::ordered_json& j) {
   size_t start = 0;
   while (true) {
     size_t nl = text.find('\n', start);
-    out_.write(text.data() + start, static_cast<std::streamsize>((nl == std::string::npos ? text.size() : nl) - start));
+    buffer_.append(text, start, (nl == std::string::npos ? text.size() : nl) - start);
     if (nl == std::string::npos) break;
-    out_ << '\n' << pad;
+    buffer_ += '\n';
+    buffer_ += pad;
     start = nl + 1;
   }
+  flushIfFull();
 }
 
 void JsonStream::value(int64_t v) {
   beginMember();
-  out_ << v;
+  fmt::format_int digits(v);
+  buffer_.append(digits.data(), digits.size());
 }
 
 void JsonStream::value(std::nullptr_t) {
   beginMember();
-  out_ << "null";
+  buffer_ += "null";
 }
 
 // nlohmann's escaping (ensure_ascii off): quote, backslash and control characters; UTF-8 is
 // written as it is (names are checked to be valid UTF-8 when read).
 void JsonStream::writeString(std::string_view s) {
-  out_ << '"';
+  buffer_ += '"';
   size_t run = 0;  // start of the characters not yet written
   for (size_t i = 0; i < s.size(); ++i) {
     unsigned char u = static_cast<unsigned char>(s[i]);
     if (u >= 0x20 && u != '"' && u != '\\') continue;
-    out_.write(s.data() + run, static_cast<std::streamsize>(i - run));
+    buffer_.append(s.data() + run, i - run);
     run = i + 1;
     switch (u) {
-      case '"': out_ << "\\\""; break;
-      case '\\': out_ << "\\\\"; break;
-      case '\b': out_ << "\\b"; break;
-      case '\f': out_ << "\\f"; break;
-      case '\n': out_ << "\\n"; break;
-      case '\r': out_ << "\\r"; break;
-      case '\t': out_ << "\\t"; break;
+      case '"': buffer_ += "\\\""; break;
+      case '\\': buffer_ += "\\\\"; break;
+      case '\b': buffer_ += "\\b"; break;
+      case '\f': buffer_ += "\\f"; break;
+      case '\n': buffer_ += "\\n"; break;
+      case '\r': buffer_ += "\\r"; break;
+      case '\t': buffer_ += "\\t"; break;
       default: {
         static const char* hex = "0123456789abcdef";
-        out_ << "\\u00" << hex[u >> 4] << hex[u & 15];
+        buffer_ += "\\u00";
+        buffer_ += hex[u >> 4];
+        buffer_ += hex[u & 15];
       }
     }
   }
-  out_.write(s.data() + run, static_cast<std::streamsize>(s.size() - run));
-  out_ << '"';
+  buffer_.append(s.data() + run, s.size() - run);
+  buffer_ += '"';
 }
 
 void JsonStream::value(const std::string& s) {

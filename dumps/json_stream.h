@@ -2,7 +2,12 @@
 // Writes JSON to a stream as it is produced, in exactly nlohmann::json's dump() layout (compact
 // with indent < 0, else `indent` spaces a level): the report is written member by member, each
 // op's object built and dumped on its own, never the whole graph as one JSON tree.
+//
+// The text goes through a buffer of its own, handed to the stream in blocks of about 64 KiB and
+// whenever the outermost value closes: a report writes millions of leaves, and an ostream
+// insertion per character or number (a sentry and a locale each) was most of its time.
 #include <ostream>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -13,7 +18,10 @@ namespace irc {
 
 class JsonStream {
  public:
-  JsonStream(std::ostream& out, int indent) : out_(out), indent_(indent) {}
+  JsonStream(std::ostream& out, int indent) : out_(out), indent_(indent) { buffer_.reserve(kBlockBytes + kBlockBytes / 4); }
+  ~JsonStream() { flush(); }
+  JsonStream(const JsonStream&) = delete;
+  JsonStream& operator=(const JsonStream&) = delete;
 
   void beginObject() { open('{', true); }
   void endObject() { close('}'); }
@@ -46,8 +54,15 @@ class JsonStream {
   void beginMember();  // the comma and line break before an array element or an object key
   void newline(size_t depth);
   void writeString(std::string_view s);
+  void flush();
+  // After each value: hands a full block to the stream.
+  void flushIfFull() {
+    if (buffer_.size() >= kBlockBytes) flush();
+  }
 
+  static constexpr size_t kBlockBytes = size_t{1} << 16;
   std::ostream& out_;
+  std::string buffer_;
   int indent_;
   std::vector<Level> stack_;
   bool afterKey_ = false;
