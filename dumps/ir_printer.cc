@@ -141,7 +141,11 @@ class Printer {
     return fmt::format("  # {}", fmt::join(parts, "; "));
   }
 
-  std::string nextNode() { return fmt::format("%{}", counter_++); }
+  std::string nextNode() {
+    std::string node = "%";
+    text::appendInt(node, counter_++);
+    return node;
+  }
 
   std::vector<TensorType> resultTypes(const Op& op) const {
     std::vector<TensorType> types;
@@ -150,35 +154,53 @@ class Printer {
   }
 
   void printComments(const Op& op) {
-    if (op.modelIndex >= 0 && op.parallel.hasSharding) fmt::format_to(std::back_inserter(out_), "      # strategy: {}\n", originText(op));
-    if (!op.reason.empty()) fmt::format_to(std::back_inserter(out_), "      # reason: {}\n", op.reason);
+    if (op.modelIndex >= 0 && op.parallel.hasSharding) {
+      out_ += "      # strategy: ";
+      out_ += originText(op);
+      out_ += '\n';
+    }
+    if (!op.reason.empty()) {
+      out_ += "      # reason: ";
+      out_ += op.reason;
+      out_ += '\n';
+    }
     if (options_.locations && op.loc.valid())
       fmt::format_to(std::back_inserter(out_), "      # In file {}:{}\n", options_.modelFileName, formatLoc(op.loc));
   }
 
-  // ` primitive_attrs: {k: v, ...}` in key order, or nothing.
+  // ` primitive_attrs: {k: v, ...}` in key order, or nothing: the op's attrs (already in key
+  // order) merged with the configured strategies and layouts, which win over an attr of the
+  // same name.
   void appendPrimitiveAttrs(const Op& op) {
-    if (op.attrs.empty() && !op.annotation.inStrategy && !op.annotation.outStrategy && !op.annotation.inLayout &&
-        !op.annotation.outLayout)
-      return;
-    std::map<std::string, std::string> attrs;
-    for (const auto& [k, v] : op.attrs) attrs[k] = formatAttribute(v);
     const OpAnnotation& a = op.annotation;
-    if (a.inStrategy) attrs["in_strategy"] = formatStrategy(*a.inStrategy);
-    if (a.outStrategy) attrs["out_strategy"] = formatStrategy(*a.outStrategy);
-    if (graph_.parallel.mesh) {
-      if (a.inLayout) attrs["in_layout"] = formatAliasMaps(*a.inLayout, *graph_.parallel.mesh);
-      if (a.outLayout) attrs["out_layout"] = formatAliasMaps(*a.outLayout, *graph_.parallel.mesh);
-    }
-    if (attrs.empty()) return;
+    if (op.attrs.empty() && !a.inStrategy && !a.outStrategy && !a.inLayout && !a.outLayout) return;
+    std::vector<std::pair<std::string_view, std::string>> configured;  // in key order
+    if (graph_.parallel.mesh && a.inLayout) configured.emplace_back("in_layout", formatAliasMaps(*a.inLayout, *graph_.parallel.mesh));
+    if (a.inStrategy) configured.emplace_back("in_strategy", formatStrategy(*a.inStrategy));
+    if (graph_.parallel.mesh && a.outLayout) configured.emplace_back("out_layout", formatAliasMaps(*a.outLayout, *graph_.parallel.mesh));
+    if (a.outStrategy) configured.emplace_back("out_strategy", formatStrategy(*a.outStrategy));
+    if (op.attrs.empty() && configured.empty()) return;
     out_ += " primitive_attrs: {";
     bool first = true;
-    for (const auto& [k, v] : attrs) {
+    auto entry = [&](std::string_view key) {
       if (!first) out_ += ", ";
       first = false;
-      out_ += k;
+      out_ += key;
       out_ += ": ";
-      out_ += v;
+    };
+    auto next = configured.begin();
+    for (const auto& [key, value] : op.attrs) {
+      for (; next != configured.end() && next->first <= key; ++next) {
+        entry(next->first);
+        out_ += next->second;
+      }
+      if (next != configured.begin() && std::prev(next)->first == key) continue;  // configured wins
+      entry(key);
+      out_ += formatAttribute(value);
+    }
+    for (; next != configured.end(); ++next) {
+      entry(next->first);
+      out_ += next->second;
     }
     out_ += '}';
   }
@@ -239,8 +261,19 @@ class Printer {
     for (size_t j = 0; j < op.results.size(); ++j) {
       if (!used_[op.results[j]]) continue;
       std::string item = nextNode();
-      fmt::format_to(std::back_inserter(out_), "  {}({}.getitem.{}) = TupleGetItem({}, {})\n      : ({}, <Int64>) -> (", item, op.name, j,
-                     node, j, resultText);
+      out_ += "  ";
+      out_ += item;
+      out_ += '(';
+      out_ += op.name;
+      out_ += ".getitem.";
+      text::appendInt(out_, static_cast<int64_t>(j));
+      out_ += ") = TupleGetItem(";
+      out_ += node;
+      out_ += ", ";
+      text::appendInt(out_, static_cast<int64_t>(j));
+      out_ += ")\n      : (";
+      out_ += resultText;
+      out_ += ", <Int64>) -> (";
       text::appendTensorType(out_, graph_.value(op.results[j]).type);
       out_ += ")\n";
       refs_[op.results[j]] = std::move(item);
