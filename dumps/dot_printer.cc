@@ -57,8 +57,8 @@ std::string printDot(const Graph& graph, const PrintOptions& options) {
     Op op = graph.op(id);
     if (op.inserted()) materializeForRank(op, options.rank);
     std::string label = fmt::format("{}\\n{}", escaped(op.printedName.empty() ? op.name : op.printedName), op.type);
-    if (!op.inserted() && op.parallel.hasSharding && !op.takesLayoutsFromNeighbours())
-      label += "\\n" + formatStrategy(op.parallel.inStrategy);
+    if (!op.inserted() && op.parallel->hasSharding && !op.takesLayoutsFromNeighbours())
+      label += "\\n" + formatStrategy(op.parallel->inStrategy);
     if (auto it = op.attrs.find("group_ranks"); it != op.attrs.end())
       label += "\\ngroup " + std::get<std::string>(it->second);
     if (!op.results.empty()) label += "\\n" + shapeText(graph, op.results[0]);

@@ -24,7 +24,7 @@ std::string layoutLine(const TensorLayout& l) {
 }
 
 std::string originLines(const Graph& graph, const Op& op) {
-  const StrategyOrigin& o = op.parallel.origin;
+  const StrategyOrigin& o = op.parallel->origin;
   std::string from = originSourceName(graph, o), edge = originEdgeText(graph, op, o);
   switch (o.kind) {
     case OriginKind::User: return "  origin: configured in the model (user)\n";
@@ -46,7 +46,7 @@ std::string originLines(const Graph& graph, const Op& op) {
 
 std::string explainModelOp(const Graph& graph, OpId id) {
   const Op& op = graph.op(id);
-  const OpParallelState& p = op.parallel;
+  const OpParallelState& p = *op.parallel;
   std::string out = fmt::format("{} ({}), model op at {}\n", op.name, op.type, formatLoc(op.loc));
   if (!p.hasSharding) return out + "  no strategy (the strategy propagation pass did not run)\n";
   if (op.takesLayoutsFromNeighbours()) out += "  strategy: none (a Reshape takes its layouts from its neighbours)\n";

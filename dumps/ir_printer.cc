@@ -154,7 +154,7 @@ class Printer {
   }
 
   void printComments(const Op& op) {
-    if (op.modelIndex >= 0 && op.parallel.hasSharding) {
+    if (op.modelIndex >= 0 && op.parallel->hasSharding) {
       out_ += "      # strategy: ";
       out_ += originText(op);
       out_ += '\n';
@@ -320,7 +320,7 @@ class Printer {
   // ` {in_strategy: ...}` from step_parallel_begin on; after layout inference also MindSpore's
   // parallel details: device_matrix, inputs_tensor_map, outputs_tensor_map (and partial axes).
   void appendParallelPrefix(const Op& op) {
-    const OpParallelState& p = op.parallel;
+    const OpParallelState& p = *op.parallel;
     if (!p.hasSharding) return;
     const size_t start = out_.size();
     // Each part is preceded by ", " except the first, which opens the braces.
@@ -380,7 +380,7 @@ class Printer {
   }
 
   std::string originText(const Op& op) const {
-    const StrategyOrigin& o = op.parallel.origin;
+    const StrategyOrigin& o = op.parallel->origin;
     std::string from = originSourceName(graph_, o), edge = originEdgeText(graph_, op, o);
     switch (o.kind) {
       case OriginKind::User: return "user";

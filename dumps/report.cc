@@ -152,7 +152,7 @@ void writeStrategy(JsonStream& js, const ShardStrategy& strategy) {
 }
 
 void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector<OpId>& forwardOps, int64_t rank) {
-  const OpParallelState& p = op.parallel;
+  const OpParallelState& p = *op.parallel;
   js.beginObject();
   js.member("name", op.name);
   js.member("type", op.type);
@@ -266,7 +266,7 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted()) continue;
-    const OpParallelState& p = op.parallel;
+    const OpParallelState& p = *op.parallel;
     for (size_t r = 0; r < op.results.size(); ++r)
       writeValue(js, graph, op.results[r], p.layoutsInferred ? &p.finalLayouts[r] : nullptr, &p.origin);
   }

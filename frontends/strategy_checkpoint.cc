@@ -28,8 +28,8 @@ std::string strategyCheckpointJson(const Graph& graph) {
   json strategies = json::object(), layouts = json::object();
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
-    if (op.inserted() || !op.parallel.hasSharding || op.takesLayoutsFromNeighbours()) continue;
-    strategies[keyOf(op)] = {{"stage", 0}, {"parallel_strategy", op.parallel.inStrategy}};
+    if (op.inserted() || !op.parallel->hasSharding || op.takesLayoutsFromNeighbours()) continue;
+    strategies[keyOf(op)] = {{"stage", 0}, {"parallel_strategy", op.parallel->inStrategy}};
   }
   for (ValueId p : graph.parameters) {
     const Value& v = graph.value(p);

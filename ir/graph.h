@@ -12,6 +12,7 @@
 #include "ir/diagnostics.h"
 #include "ir/heap_optional.h"
 #include "ir/op_defs.h"
+#include "ir/heap_default.h"
 #include "ir/op_parallel.h"
 #include "ir/parallel_config.h"
 #include "ir/redist_step.h"
@@ -86,7 +87,7 @@ struct Op {
   int modelIndex = -1;       // position in the model's op list; -1 for inserted ops
   OpAnnotation annotation;   // what the model configured
   std::string reason;        // inserted ops: why the pass inserted it (the `# reason:` line)
-  OpParallelState parallel;  // what the parallel passes decided
+  HeapDefault<OpParallelState> parallel;  // what the parallel passes decided (made on first write)
   // Inserted communication / redistribution ops: the step they perform, from which each rank's
   // groups and slice bounds follow.
   HeapOptional<RedistStep> step;

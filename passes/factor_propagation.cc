@@ -61,7 +61,7 @@ class FactorPropagation {
       if (graph_.values[v].sharding) applyAnnotation(static_cast<ValueId>(v), *graph_.values[v].sharding);
     for (OpId id : graph_.order) {
       const Op& op = graph_.op(id);
-      if (op.parallel.hasSharding && in_.rules[id]) seedConfigured(op, *in_.rules[id]);
+      if (op.parallel->hasSharding && in_.rules[id]) seedConfigured(op, *in_.rules[id]);
       for (size_t r = 0; r < op.annotation.outputSharding.size() && r < op.results.size(); ++r)
         if (op.annotation.outputSharding[r]) applyAnnotation(op.results[r], *op.annotation.outputSharding[r]);
     }
@@ -93,7 +93,7 @@ class FactorPropagation {
       Op& op = graph_.op(id);
       if (!in_.rules[id]) continue;
       const OpRule& rule = *in_.rules[id];
-      if (!op.parallel.hasSharding) {
+      if (!op.parallel->hasSharding) {
         FactorProblem problem = problemOf(op, rule);
         OpSharding s;
         s.mesh = mesh_;
@@ -131,7 +131,7 @@ class FactorPropagation {
   // it right after itself (once, for every consumer). Configured ops' results were seeded from
   // their own rule, so only propagated ops can disagree.
   void recordFixedPointResults(Op& op, const OpRule& rule) {
-    OpSharding& s = op.parallel.sharding;
+    OpSharding& s = op.parallel->sharding;
     s.convertedOutputs.assign(rule.results.size(), std::nullopt);
     for (size_t r = 0; r < rule.results.size(); ++r) {
       ValueId v = op.results[r];
@@ -171,7 +171,7 @@ class FactorPropagation {
   // priority.
   void seedConfigured(const Op& op, const OpRule& rule) {
     int64_t priority = op.annotation.priority.value_or(0);
-    const OpParallelState& p = op.parallel;
+    const OpParallelState& p = *op.parallel;
     int k = 0;
     for (const Operand& o : op.operands) {
       if (!o.isValue()) continue;
@@ -303,8 +303,8 @@ DeviceMatrix propagationMesh(const Graph& graph, const CompileOptions& options) 
   if (options.mesh) return *options.mesh;
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
-    if (!op.parallel.hasSharding) continue;
-    TensorLayout probe{op.parallel.sharding.mesh, {}, {}, {}, ReduceOp::Sum};
+    if (!op.parallel->hasSharding) continue;
+    TensorLayout probe{op.parallel->sharding.mesh, {}, {}, {}, ReduceOp::Sum};
     DeviceMatrix m = probe.standardForm().mesh;
     if (m.rank() > 0) return DeviceMatrix::unnamed(m.dims);
   }

@@ -28,7 +28,7 @@ const TensorLayout& layoutOfValue(const Graph& graph, ValueId v) {
       return *value.layout;
     }
     const Op& op = graph.op(value.producer);
-    if (!op.inserted()) return op.parallel.finalLayouts.at(value.resultIndex);
+    if (!op.inserted()) return op.parallel->finalLayouts.at(value.resultIndex);
     auto first = std::find_if(op.operands.begin(), op.operands.end(), [](const Operand& o) { return o.isValue(); });
     if (first == op.operands.end()) throw InternalError(fmt::format("inserted op '{}' has no input", op.name));
     v = first->value;
@@ -36,7 +36,7 @@ const TensorLayout& layoutOfValue(const Graph& graph, ValueId v) {
 }
 
 const TensorLayout& layoutNeeded(const Op& op, int operandIndex) {
-  return op.parallel.inputLayouts.at(tensorOperandIndex(op, operandIndex));
+  return op.parallel->inputLayouts.at(tensorOperandIndex(op, operandIndex));
 }
 
 namespace {
@@ -74,7 +74,7 @@ class LayoutInferencePass : public Pass {
     for (OpId id : graph.order) {
       Op& op = graph.op(id);
       if (op.inserted()) continue;
-      OpParallelState& p = op.parallel;
+      OpParallelState& p = *op.parallel;
       if (!p.hasSharding || !p.rule) {
         context.diags.error(op.loc, fmt::format("op '{}' has no strategy: layout inference needs strategy propagation first "
                                                 "(run the pipeline from the start, or include sharding_propagation in --passes)",
@@ -92,8 +92,8 @@ class LayoutInferencePass : public Pass {
 
  private:
   OpLayouts inferOpLayouts(const Op& op, const OpView& view) const {
-    const OpRule& rule = *op.parallel.rule;
-    const OpSharding& sharding = op.parallel.sharding;
+    const OpRule& rule = *op.parallel->rule;
+    const OpSharding& sharding = op.parallel->sharding;
     OpLayouts l;
     for (size_t k = 0; k < rule.operands.size(); ++k)
       l.inputs.push_back(operandLayout(rule, sharding, static_cast<int>(k), view.operandShapes[k]));
@@ -112,7 +112,7 @@ class LayoutInferencePass : public Pass {
   // the layout before that conversion.
   std::pair<TensorLayout, std::optional<TensorLayout>> layoutConsumersSee(const Op& op, int r, TensorLayout computed,
                                                                           const Shape& shape) const {
-    const OpSharding& sharding = op.parallel.sharding;
+    const OpSharding& sharding = op.parallel->sharding;
     // Completed by the forward ops: whole, or reduce-scattered where out_strategy asks for it.
     const auto& requested = sharding.requestedOutputs;
     TensorLayout seen = computed;
@@ -164,7 +164,7 @@ class LayoutInferencePass : public Pass {
     if (v.sharding && options_.mesh) return layoutOfSharding(*v.sharding, *options_.mesh, v.type.shape);
     for (const Use& use : uses[id]) {
       const Op& consumer = graph.op(use.op);
-      if (consumer.parallel.layoutsInferred) return layoutNeeded(consumer, use.operandIndex);
+      if (consumer.parallel->layoutsInferred) return layoutNeeded(consumer, use.operandIndex);
     }
     return TensorLayout::replicated(DeviceMatrix::unnamed({options_.deviceNum}), v.type.shape);
   }

@@ -12,8 +12,8 @@ PropagationInput preparePropagation(Graph& graph, PassContext& context, const Co
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
     op.parallel = OpParallelState{};
-    op.parallel.rule = ruleOf(graph, op);
-    in.rules[id] = op.parallel.rule ? &*op.parallel.rule : nullptr;
+    op.parallel->rule = ruleOf(graph, op);
+    in.rules[id] = op.parallel->rule ? &*op.parallel->rule : nullptr;
     in.views[id] = viewOf(graph, op);
     if (!in.rules[id]) continue;
     // MindSpore ignores a strategy configured on Cast: it follows its neighbours (spec §5.2).
@@ -43,8 +43,8 @@ std::optional<TensorLayout> producedLayout(const Graph& graph, const Propagation
   const auto& constraints = op.annotation.outputSharding;
   if (v.resultIndex < static_cast<int>(constraints.size()) && constraints[v.resultIndex] && in.options.mesh)
     return layoutOfSharding(*constraints[v.resultIndex], *in.options.mesh, v.type.shape);
-  if (!op.parallel.hasSharding || !in.rules[v.producer]) return std::nullopt;
-  const OpSharding& s = op.parallel.sharding;
+  if (!op.parallel->hasSharding || !in.rules[v.producer]) return std::nullopt;
+  const OpSharding& s = op.parallel->sharding;
   if (v.resultIndex < static_cast<int>(s.requestedOutputs.size()) && s.requestedOutputs[v.resultIndex])
     return *s.requestedOutputs[v.resultIndex];
   TensorLayout l = resultLayout(*in.rules[v.producer], s, v.resultIndex, v.type.shape);
@@ -56,7 +56,7 @@ void finishPropagation(Graph& graph, const PropagationInput& in,
                        const std::function<OpSharding(const OpRule&, const OpView&)>& fallback) {
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
-    if (op.parallel.hasSharding || !in.rules[id]) continue;
+    if (op.parallel->hasSharding || !in.rules[id]) continue;
     const OpRule& rule = *in.rules[id];
     StrategyOrigin origin;
     origin.kind = OriginKind::Default;
@@ -84,7 +84,7 @@ void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
     ValueId out = op.results[0];
     const Use* first = nullptr;
     for (const Use& u : uses[out])
-      if (in.rules[u.op] && graph.op(u.op).parallel.hasSharding) {
+      if (in.rules[u.op] && graph.op(u.op).parallel->hasSharding) {
         first = &u;
         break;
       }
@@ -92,7 +92,7 @@ void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
     const Op& consumer = graph.op(first->op);
     int k = 0;
     for (int i = 0; i < first->operandIndex; ++i) k += consumer.operands[i].isValue() ? 1 : 0;
-    TensorLayout need = operandLayout(*in.rules[first->op], consumer.parallel.sharding, k, graph.value(out).type.shape);
+    TensorLayout need = operandLayout(*in.rules[first->op], consumer.parallel->sharding, k, graph.value(out).type.shape);
     const OpRule& rule = *in.rules[*it];
     OpSharding s = shardingFromNeighbour(rule, 0, true, need);
     TensorLayout produced = resultLayout(rule, s, 0, graph.value(out).type.shape);
@@ -101,7 +101,7 @@ void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
       s.convertedOutputs[0] = need;
       s.conversion = OpSharding::Conversion::ReshapeConsumer;
     }
-    StrategyOrigin origin = op.parallel.origin;
+    StrategyOrigin origin = op.parallel->origin;
     origin.kind = OriginKind::Propagated;
     origin.fromOp = first->op;
     origin.fromValue = kNoId;

@@ -6,6 +6,7 @@
 #include "passes/redistribution.h"
 
 #include <algorithm>
+#include <utility>
 #include <functional>
 
 #include <fmt/format.h>
@@ -139,7 +140,7 @@ class RedistributionPass : public Pass {
         return PassStatus::Failed;
       }
     for (OpId id : graph.order)
-      if (!graph.op(id).parallel.layoutsInferred && ruleOfKnown(graph.op(id))) {
+      if (!graph.op(id).parallel->layoutsInferred && ruleOfKnown(graph.op(id))) {
         context.diags.error(graph.op(id).loc, fmt::format("op '{}' has no layouts: redistribution needs layout_inference first",
                                                           graph.op(id).name));
         return PassStatus::Failed;
@@ -285,7 +286,7 @@ class RedistributionPass : public Pass {
     for (ValueId v : graph.outputs) isOutput[v] = true;
     for (OpId id : graph.order) {
       Op& op = graph.op(id);
-      OpParallelState& p = op.parallel;
+      OpParallelState& p = *op.parallel;
       if (p.forwardOps.size() != 1 || p.forwardOps[0].kind != ForwardOp::Kind::AllReduce ||
           !rulesOf(op).reductionMayMoveToEdge())
         continue;
@@ -298,7 +299,7 @@ class RedistributionPass : public Pass {
 
   // Right after the op: what completes its partial results, shared by all consumers.
   void emitForwardOps(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current) {
-    const OpParallelState& p = graph.op(id).parallel;
+    const OpParallelState& p = *std::as_const(graph).op(id).parallel;
     bool converts = std::any_of(p.beforeConstraint.begin(), p.beforeConstraint.end(), [](const auto& l) { return l.has_value(); });
     int counter = 0;
     // (Most ops have neither: they are not copied then. Emitting appends to graph.ops, so the
@@ -309,7 +310,7 @@ class RedistributionPass : public Pass {
 
   // The op's output `sharding` constraints: convert each constrained result to its layout.
   void emitConstraints(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
-    const OpParallelState p = graph.op(id).parallel;
+    const OpParallelState p = *std::as_const(graph).op(id).parallel;
     const std::string opName = graph.op(id).name;
     const std::vector<ValueId> results = graph.op(id).results;
     for (size_t r = 0; r < p.beforeConstraint.size(); ++r) {
@@ -337,7 +338,7 @@ class RedistributionPass : public Pass {
   }
 
   static void emitReductions(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
-    const OpParallelState p = graph.op(id).parallel;
+    const OpParallelState p = *std::as_const(graph).op(id).parallel;
     std::string opName = graph.op(id).name;
     ValueId result = graph.op(id).results[0];
     const Value v = graph.value(result);  // a copy: inserting ops appends to graph.values

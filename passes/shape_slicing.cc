@@ -41,7 +41,7 @@ class ShapeSlicingPass : public Pass {
       Op& op = graph.op(id);
       materializeForRank(op, rank_);
       // The op's constants and attributes for this rank's slices (its family's local-shape rule).
-      if (!op.inserted() && op.parallel.layoutsInferred) rulesOf(op).localize(op);
+      if (!op.inserted() && op.parallel->layoutsInferred) rulesOf(op).localize(op);
       reinfer(graph, op);
       checkAgainstLayouts(graph, op);
     }
@@ -68,9 +68,9 @@ class ShapeSlicingPass : public Pass {
   }
 
   static void checkAgainstLayouts(const Graph& graph, const Op& op) {
-    if (op.inserted() || !op.parallel.layoutsInferred) return;
+    if (op.inserted() || !op.parallel->layoutsInferred) return;
     for (size_t r = 0; r < op.results.size(); ++r) {
-      Shape want = op.parallel.outputLayouts[r].sliceShape();
+      Shape want = op.parallel->outputLayouts[r].sliceShape();
       const Shape& got = graph.value(op.results[r]).type.shape;
       if (got != want)
         throw InternalError(fmt::format("rank {}: op '{}' computes a local result of shape {} but its layout gives {}", graph.rank,

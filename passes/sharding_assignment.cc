@@ -81,7 +81,7 @@ OpSharding shardingFromNeighbour(const OpRule& rule, int tensor, bool isResult, 
 }
 
 void assignSharding(Op& op, const OpRule& rule, const OpView& view, OpSharding sharding, StrategyOrigin origin) {
-  OpParallelState& p = op.parallel;
+  OpParallelState& p = *op.parallel;
   p.inStrategy = strategyOf(rule, sharding, view);
   p.outStrategy.reset();
   if (op.annotation.outStrategy) p.outStrategy = op.annotation.outStrategy;

@@ -103,7 +103,7 @@ class ShardingPropagation {
     // Configured ops in model order (irc rule; MindSpore orders by internal name).
     std::vector<OpId> roots;
     for (OpId id : graph_.order)
-      if (graph_.op(id).parallel.hasSharding) roots.push_back(id);
+      if (graph_.op(id).parallel->hasSharding) roots.push_back(id);
     std::sort(roots.begin(), roots.end(), [&](OpId a, OpId b) { return graph_.op(a).modelIndex < graph_.op(b).modelIndex; });
     for (OpId id : roots) {
       visited_[id] = true;
@@ -117,7 +117,7 @@ class ShardingPropagation {
         if (!op.annotation.outputSharding[r] || visited_[id]) continue;
         if (auto layout = producedLayout(graph_, in_, op.results[r])) {
           chooseProducer(id, static_cast<int>(r), *layout, Source::ofValue(op.results[r]), queue, OriginKind::Tensor);
-          graph_.op(id).parallel.origin.edge = StrategyOrigin::Edge::OutputConstraint;
+          graph_.op(id).parallel->origin.edge = StrategyOrigin::Edge::OutputConstraint;
         }
       }
     }
@@ -131,8 +131,8 @@ class ShardingPropagation {
         if (!op.operands[i].isValue()) continue;
         const Value& v = graph_.value(op.operands[i].value);
         if (v.producer == kNoId || visited_[v.producer]) continue;
-        const TensorLayout& need = op.parallel.hasSharding
-                                       ? operandLayout(*in_.rules[id], op.parallel.sharding, tensorOperandIndex(op, i), v.type.shape)
+        const TensorLayout& need = op.parallel->hasSharding
+                                       ? operandLayout(*in_.rules[id], op.parallel->sharding, tensorOperandIndex(op, i), v.type.shape)
                                        : TensorLayout::replicated(DeviceMatrix::unnamed({in_.options.deviceNum}), v.type.shape);
         chooseProducer(v.producer, v.resultIndex, need, Source::ofOp(id), queue);
       }

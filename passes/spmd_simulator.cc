@@ -234,7 +234,7 @@ std::map<ValueId, ValueId> valuesToCheck(const Graph& global) {
   std::map<ValueId, ValueId> check;  // completed value -> model result
   for (OpId id : global.order) {
     const Op& op = global.op(id);
-    if (op.inserted() || !op.parallel.layoutsInferred) continue;
+    if (op.inserted() || !op.parallel->layoutsInferred) continue;
     for (ValueId v : op.results) check[completed.count(v) ? completed[v] : v] = v;
   }
   return check;

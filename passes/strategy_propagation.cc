@@ -38,7 +38,7 @@ class StrategyPropagationPass : public Pass {
     for (size_t i = 0; i < graph.ops.size(); ++i) {
       Op& op = graph.ops[i];
       if (!op.annotation.checkpointStrategy) continue;
-      const OpParallelState& got = dry.ops[i].parallel;
+      const OpParallelState& got = *dry.ops[i].parallel;
       if (got.hasSharding && got.inStrategy == *op.annotation.checkpointStrategy && !op.takesLayoutsFromNeighbours()) continue;
       op.annotation.inStrategy = *op.annotation.checkpointStrategy;
       op.annotation.inLayout.reset();

@@ -72,7 +72,7 @@ OpFacts opFacts(const std::string& yaml, const std::string& opName) {
       f.errors);
   if (!g || !f.errors.empty()) return f;
   const Op& op = g->op(g->value(*g->findValue(opName)).producer);
-  const OpParallelState& p = op.parallel;
+  const OpParallelState& p = *op.parallel;
   f.devMatrix = formatShape(p.sharding.mesh.dims);
   for (const auto& l : p.inputLayouts) {
     f.inputMaps.push_back(printTensorMapIndex(l));

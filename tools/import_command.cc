@@ -30,8 +30,8 @@ int64_t devicesUsedByStrategies(std::string draft) {
   PropagationInput in = preparePropagation(*graph, context, optionsFromModel(graph->parallel), false);
   int64_t most = 1;
   for (OpId id : graph->order)
-    if (graph->op(id).parallel.hasSharding && in.rules[id])
-      most = std::max(most, devicesUsed(*in.rules[id], graph->op(id).parallel.sharding));
+    if (graph->op(id).parallel->hasSharding && in.rules[id])
+      most = std::max(most, devicesUsed(*in.rules[id], graph->op(id).parallel->sharding));
   return most;
 }
 

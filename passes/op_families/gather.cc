@@ -72,8 +72,8 @@ class Gather : public OpFamilyRules {
   // the Gather reads m.
   void insertBefore(Graph& graph, OpInserter& ins, OpId id, ReplaceGraph& replace) const override {
     const Op& op = graph.op(id);
-    if (op.parallel.forwardOps.empty()) return;
-    const TensorLayout& params = op.parallel.inputLayouts[0];
+    if (op.parallel->forwardOps.empty()) return;
+    const TensorLayout& params = op.parallel->inputLayouts[0];
     int64_t axis = std::get<int64_t>(*op.operands[2].constant);
     if (axis < 0) axis += static_cast<int64_t>(params.shape.size());
     std::vector<int> axes;

@@ -61,7 +61,7 @@ class OneHot : public OpFamilyRules {
 
   void insertBefore(Graph& graph, OpInserter& ins, OpId id, ReplaceGraph&) const override {
     const Op& op = graph.op(id);
-    const TensorLayout& out = op.parallel.outputLayouts[0];
+    const TensorLayout& out = op.parallel->outputLayouts[0];
     size_t classDim = classDimOf(op, out.shape.size());
     std::vector<int> axes;
     for (int a : out.dims[classDim])
@@ -85,7 +85,7 @@ class OneHot : public OpFamilyRules {
 
   // The rank one-hots its own class range: its local depth.
   void localize(Op& op) const override {
-    const TensorLayout& out = op.parallel.outputLayouts[0];
+    const TensorLayout& out = op.parallel->outputLayouts[0];
     op.operands[1].constant = Attribute(out.sliceShape()[classDimOf(op, out.shape.size())]);
   }
 

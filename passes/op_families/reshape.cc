@@ -77,7 +77,7 @@ class Reshape : public OpFamilyRules {
  public:
   std::optional<OpRule> rule(const RuleInputs& in) const override { return reshapeRule(in.operands[0].shape, in.results[0].shape); }
   void localize(Op& op) const override {
-    op.operands[1].constant = Attribute(IntTuple(op.parallel.outputLayouts[0].sliceShape()));
+    op.operands[1].constant = Attribute(IntTuple(op.parallel->outputLayouts[0].sliceShape()));
   }
 };
 

@@ -33,7 +33,7 @@ class Slice : public OpFamilyRules {
   std::string_view replicatedWhy() const override { return "a dim it slices a window from"; }
   // On a rank, a dim taken whole is the rank's slice of it: the size is the local output's.
   void localize(Op& op) const override {
-    op.operands[2].constant = Attribute(IntTuple(op.parallel.outputLayouts[0].sliceShape()));
+    op.operands[2].constant = Attribute(IntTuple(op.parallel->outputLayouts[0].sliceShape()));
   }
 };
 
@@ -57,7 +57,7 @@ class BroadcastTo : public OpFamilyRules {
     return b.done();
   }
   void localize(Op& op) const override {
-    op.operands[1].constant = Attribute(IntTuple(op.parallel.outputLayouts[0].sliceShape()));
+    op.operands[1].constant = Attribute(IntTuple(op.parallel->outputLayouts[0].sliceShape()));
   }
 };
 

@@ -31,7 +31,7 @@ class Squeeze : public OpFamilyRules {
   void localize(Op& op) const override {
     if (!squeezesAll(op.attrs.at("axis"))) return;
     IntTuple squeezed;
-    const Shape& global = op.parallel.inputLayouts[0].shape;
+    const Shape& global = op.parallel->inputLayouts[0].shape;
     for (size_t d = 0; d < global.size(); ++d)
       if (global[d] == 1) squeezed.push_back(static_cast<int64_t>(d));
     if (!squeezed.empty()) {
@@ -43,7 +43,7 @@ class Squeeze : public OpFamilyRules {
     // MindSpore replaces an op by its local equivalent).
     op.type = "Reshape";
     op.attrs.clear();
-    op.operands.push_back(Operand::ofConstant(IntTuple(op.parallel.inputLayouts[0].sliceShape())));
+    op.operands.push_back(Operand::ofConstant(IntTuple(op.parallel->inputLayouts[0].sliceShape())));
   }
 
  private:

@@ -53,7 +53,7 @@ TEST_CASE("data parallel splits the batch of Select's x where its mask broadcast
                                SearchMode::DataParallel);
   REQUIRE(c.errors.empty());
   const Op& s = c.global.op(c.global.order[0]);
-  CHECK(s.parallel.inStrategy == ShardStrategy{{1, 1}, {4, 1}});
+  CHECK(s.parallel->inStrategy == ShardStrategy{{1, 1}, {4, 1}});
   CHECK(verifyCompiled(c).ok);
 }
 

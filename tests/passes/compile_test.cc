@@ -66,7 +66,7 @@ TEST_CASE("compile() stops after the stage options.stopAfter names, and material
   REQUIRE(compile(stopped.graph, options, context2, hooks) == RunOutcome::Ok);
   CHECK(materialized.empty());
   CHECK(countType(stopped.graph, "AllReduce") == 0);
-  CHECK(stopped.graph.op(0).parallel.layoutsInferred);
+  CHECK(stopped.graph.op(0).parallel->layoutsInferred);
 }
 
 }  // namespace irc::test

@@ -14,9 +14,9 @@ namespace irc::test {
 namespace {
 
 const Op& opNamed(const Graph& g, const std::string& name) { return g.op(g.value(*g.findValue(name)).producer); }
-std::string strategyOf(const Compiled& c, const std::string& name) { return formatStrategy(opNamed(c.global, name).parallel.inStrategy); }
+std::string strategyOf(const Compiled& c, const std::string& name) { return formatStrategy(opNamed(c.global, name).parallel->inStrategy); }
 std::string computed(const Compiled& c, const std::string& name) {
-  return printAliasLayout(opNamed(c.global, name).parallel.outputLayouts[0]);
+  return printAliasLayout(opNamed(c.global, name).parallel->outputLayouts[0]);
 }
 
 Compiled compiled(const std::string& yaml) {
@@ -67,7 +67,7 @@ TEST_CASE("a configured op is a source on both sides: the FFN propagates past Ma
   for (std::string op : {"matmul", "add", "relu", "matmul2", "add2"}) {
     CAPTURE(op);
     CHECK(strategyOf(a, op) == strategyOf(c, op));
-    CHECK(opNamed(a.global, op).parallel.outputLayouts[0].sameAs(opNamed(c.global, op).parallel.outputLayouts[0]));
+    CHECK(opNamed(a.global, op).parallel->outputLayouts[0].sameAs(opNamed(c.global, op).parallel->outputLayouts[0]));
   }
   CHECK(strategyOf(a, "matmul2") == "((2, 4), (4, 1))");
   CHECK(inserted(a) == inserted(c));
@@ -80,12 +80,12 @@ TEST_CASE("two annotated inputs disagreeing on an Add: aggressive and basic diff
   // first (equal sources, x has the lower index), s takes dp on i: nothing to convert.
   Compiled basic = compiled(model("factor_add_disagree.yaml", "basic"));
   CHECK(computed(basic, "s") == "(dp, None)");
-  CHECK(printAliasLayout(opNamed(basic.global, "s").parallel.finalLayouts[0]) == "(None, None)");
+  CHECK(printAliasLayout(opNamed(basic.global, "s").parallel->finalLayouts[0]) == "(None, None)");
   std::vector<std::string> basicOps = inserted(basic);
   CHECK(std::count(basicOps.begin(), basicOps.end(), "s.forward_op.0 = AllGather") == 1);  // one conversion, not one per consumer
   CHECK(std::none_of(basicOps.begin(), basicOps.end(), [](const std::string& s) { return s.rfind("u.", 0) == 0 || s.rfind("v.", 0) == 0; }));
   Compiled aggressive = compiled(model("factor_add_disagree.yaml"));
-  CHECK(printAliasLayout(opNamed(aggressive.global, "s").parallel.finalLayouts[0]) == "(dp, None)");
+  CHECK(printAliasLayout(opNamed(aggressive.global, "s").parallel->finalLayouts[0]) == "(dp, None)");
   CHECK(strategyOf(aggressive, "u") == "((2, 1))");
   for (const std::string& op : inserted(aggressive)) CHECK(op.rfind("s.in1.", 0) == 0);  // only y is moved
 }
@@ -93,7 +93,7 @@ TEST_CASE("two annotated inputs disagreeing on an Add: aggressive and basic diff
 TEST_CASE("an output sharding with an open dim grows, and every later stage shows it grown") {
   // x is (dp, mp); r's constraint is (dp, None) with dim 1 open: mp flows into it.
   Compiled c = compiled(model("factor_grown_constraint.yaml"));
-  CHECK(printAliasLayout(opNamed(c.global, "r").parallel.finalLayouts[0]) == "(dp, mp)");
+  CHECK(printAliasLayout(opNamed(c.global, "r").parallel->finalLayouts[0]) == "(dp, mp)");
   CHECK(inserted(c).empty());
   auto report = buildReport(c.global, c.options, 0);
   for (const auto& v : report["values"])
@@ -115,7 +115,7 @@ TEST_CASE("a priority-1 annotation is not overwritten by priority-0 propagation"
   // x is (dp, None) at p0; r's constraint (None, mp) at p1 is frozen while p0 runs, so dp never
   // enters it. The ReLU computes in (dp, mp) and converts to (None, mp) right after.
   Compiled c = compiled(model("factor_priority_kept.yaml"));
-  CHECK(printAliasLayout(opNamed(c.global, "r").parallel.finalLayouts[0]) == "(None, mp)");
+  CHECK(printAliasLayout(opNamed(c.global, "r").parallel->finalLayouts[0]) == "(None, mp)");
   CHECK(computed(c, "r") == "(dp, mp)");
   CHECK(inserted(c) == std::vector<std::string>{"r.in0.redistribution_op.0 = StridedSlice", "r.forward_op.0 = AllGather"});
 }
@@ -123,7 +123,7 @@ TEST_CASE("a priority-1 annotation is not overwritten by priority-0 propagation"
 TEST_CASE("an unannotated input is held in the layout its first consumer computes with") {
   Compiled c = compiled(readFile(sourceDir() + "/examples/ffn.yaml"));
   CHECK(printAliasLayout(*c.global.value(*c.global.findValue("dense2.weight")).layout) ==
-        printAliasLayout(opNamed(c.global, "matmul2").parallel.inputLayouts[1]));
+        printAliasLayout(opNamed(c.global, "matmul2").parallel->inputLayouts[1]));
   CHECK(c.global.redistributions.empty());
 }
 

@@ -11,8 +11,8 @@ namespace irc::test {
 namespace {
 
 const Op& opNamed(const Graph& g, const std::string& name) { return g.op(g.value(*g.findValue(name)).producer); }
-std::string strategyOf(const Compiled& c, const std::string& name) { return formatStrategy(opNamed(c.global, name).parallel.inStrategy); }
-const StrategyOrigin& originOf(const Compiled& c, const std::string& name) { return opNamed(c.global, name).parallel.origin; }
+std::string strategyOf(const Compiled& c, const std::string& name) { return formatStrategy(opNamed(c.global, name).parallel->inStrategy); }
+const StrategyOrigin& originOf(const Compiled& c, const std::string& name) { return opNamed(c.global, name).parallel->origin; }
 std::string originFrom(const Compiled& c, const std::string& name) { return originSourceName(c.global, originOf(c, name)); }
 std::string originEdge(const Compiled& c, const std::string& name) {
   return originEdgeText(c.global, opNamed(c.global, name), originOf(c, name));
@@ -77,8 +77,8 @@ TEST_CASE("sharding propagation goes through Reshape and Transpose") {
                         "  - {name: e, type: Exp, inputs: [t]}\n");
   const Op& r = opNamed(c.global, "r");
   // The Reshape works on a's device matrix (8, 1, 1), where the m axis is 2 from the right.
-  CHECK(formatShape(r.parallel.sharding.mesh.dims) == "(8, 1, 1)");
-  CHECK(printTensorMapIndex(r.parallel.outputLayouts[0]) == "[2, -1, -1]");
+  CHECK(formatShape(r.parallel->sharding.mesh.dims) == "(8, 1, 1)");
+  CHECK(printTensorMapIndex(r.parallel->outputLayouts[0]) == "[2, -1, -1]");
   CHECK(strategyOf(c, "t") == "((8, 1, 1))");
   CHECK(strategyOf(c, "e") == "((1, 8, 1))");
   CHECK(c.global.redistributions.empty());
@@ -113,11 +113,11 @@ TEST_CASE("factor propagation: user priorities decide a conflict") {
   };
   // Equal priorities: the conflict goes to the first carrier (x, mp).
   Compiled same = compiled(model(0, 0));
-  CHECK(printAliasLayout(opNamed(same.global, "s").parallel.outputLayouts[0]) == "(mp, None)");
+  CHECK(printAliasLayout(opNamed(same.global, "s").parallel->outputLayouts[0]) == "(mp, None)");
   // y first (priority 0), x later (1): s and its consumer take y's dp, and x is redistributed.
   Compiled ordered = compiled(model(1, 0));
-  CHECK(printAliasLayout(opNamed(ordered.global, "s").parallel.outputLayouts[0]) == "(dp, None)");
-  CHECK(printAliasLayout(opNamed(ordered.global, "o").parallel.outputLayouts[0]) == "(dp, None)");
+  CHECK(printAliasLayout(opNamed(ordered.global, "s").parallel->outputLayouts[0]) == "(dp, None)");
+  CHECK(printAliasLayout(opNamed(ordered.global, "o").parallel->outputLayouts[0]) == "(dp, None)");
   REQUIRE(ordered.global.redistributions.size() == 1);
   CHECK(ordered.global.redistributions[0].producer == "x");
 }
@@ -127,11 +127,11 @@ TEST_CASE("factor propagation through compound reshape factors") {
   // [2, 4] sharded {dp}{mp} reshaped to [8] gives {dp, mp} (the seed's example).
   Compiled merge = compiled(head + "inputs:\n  - {name: x, shape: [2, 4], dtype: float32, sharding: {layout: [dp, mp]}}\n"
                                    "ops:\n  - {name: r, type: Reshape, inputs: [x, [8]]}\n  - {name: e, type: Exp, inputs: [r]}\n");
-  CHECK(printAliasLayout(opNamed(merge.global, "e").parallel.outputLayouts[0]) == "((dp, mp))");
+  CHECK(printAliasLayout(opNamed(merge.global, "e").parallel->outputLayouts[0]) == "((dp, mp))");
   // And back: [8, 16] sharded {dp, mp} on dim 0 split into [2, 4, 16] gives {dp}{mp}{}.
   Compiled split = compiled(head + "inputs:\n  - {name: x, shape: [8, 16], dtype: float32, sharding: {layout: [[dp, mp], None]}}\n"
                                    "ops:\n  - {name: r, type: Reshape, inputs: [x, [2, 4, 16]]}\n  - {name: e, type: Exp, inputs: [r]}\n");
-  CHECK(printAliasLayout(opNamed(split.global, "e").parallel.outputLayouts[0]) == "(dp, mp, None)");
+  CHECK(printAliasLayout(opNamed(split.global, "e").parallel->outputLayouts[0]) == "(dp, mp, None)");
   CHECK(split.global.redistributions.empty());
 }
 
@@ -147,7 +147,7 @@ TEST_CASE("factor propagation: replicated axes are never used on that tensor; op
                         "parameters:\n  - {name: w, shape: [8, 32], dtype: float32, sharding: {layout: [None, mp]}}\n"
                         "ops:\n  - {name: y, type: MatMul, inputs: [x, w]}\n  - {name: z, type: ReLU, inputs: [y]}\n");
   CHECK(printAliasLayout(*c.global.value(*c.global.findValue("x")).layout) == "(dp, None)");
-  CHECK(printAliasLayout(opNamed(c.global, "z").parallel.outputLayouts[0]) == "(dp, mp)");
+  CHECK(printAliasLayout(opNamed(c.global, "z").parallel->outputLayouts[0]) == "(dp, mp)");
 }
 
 TEST_CASE("factor propagation: basic stops a factor for everyone at a conflict, aggressive per tensor") {
@@ -162,11 +162,11 @@ TEST_CASE("factor propagation: basic stops a factor for everyone at a conflict, 
   // stays whole -- z, which sees only s, is replicated. Aggressive: s takes dp (y alone does
   // not), and so does z.
   Compiled basic = compiled(model("basic"));
-  CHECK(printAliasLayout(opNamed(basic.global, "z").parallel.outputLayouts[0]) == "(None, None)");
+  CHECK(printAliasLayout(opNamed(basic.global, "z").parallel->outputLayouts[0]) == "(None, None)");
   Compiled aggressive = compiled(model("aggressive"));
-  CHECK(printAliasLayout(opNamed(aggressive.global, "z").parallel.outputLayouts[0]) == "(dp, None)");
+  CHECK(printAliasLayout(opNamed(aggressive.global, "z").parallel->outputLayouts[0]) == "(dp, None)");
   Compiled both = compiled(model("basic_then_aggressive"));
-  CHECK(printAliasLayout(opNamed(both.global, "z").parallel.outputLayouts[0]) == "(dp, None)");
+  CHECK(printAliasLayout(opNamed(both.global, "z").parallel->outputLayouts[0]) == "(dp, None)");
 }
 
 }  // namespace irc::test

@@ -43,8 +43,8 @@ TEST_CASE("a Reshape never splits the minor factor of a merged dim while the maj
   Compiled c = compileAllRanks(yaml);
   REQUIRE(c.errors == "");
   const Op& r = c.global.op(c.global.value(*c.global.findValue("r")).producer);
-  CHECK(printTensorMapIndex(r.parallel.outputLayouts[0]) == "[-1, -1]");
-  CHECK(r.parallel.outputLayouts[0].sliceShape() == Shape{4, 32});
+  CHECK(printTensorMapIndex(r.parallel->outputLayouts[0]) == "[-1, -1]");
+  CHECK(r.parallel->outputLayouts[0].sliceShape() == Shape{4, 32});
   CHECK(verifyCompiled(c).ok);
 }
 

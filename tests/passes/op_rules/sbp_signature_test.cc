@@ -16,8 +16,8 @@ TEST_CASE("seed 002: (B, S(0)) x (S(1), B) = (S(1), S(0))") {
   Compiled c = compileAllRanks(yaml);
   REQUIRE(c.errors == "");
   const Op& y = c.global.op(c.global.value(*c.global.findValue("y")).producer);
-  CHECK(*printSbp(y.parallel.outputLayouts[0]) == "(S(1), S(0))");
-  CHECK(y.parallel.forwardOps.empty());
+  CHECK(*printSbp(y.parallel->outputLayouts[0]) == "(S(1), S(0))");
+  CHECK(y.parallel->forwardOps.empty());
   CHECK(c.global.redistributions.empty());
   CHECK(verifyCompiled(c).ok);
 }
