@@ -79,6 +79,7 @@ class FactorPropagation {
       for (auto& t : state_)
         for (auto& d : t.dims)
           if (d.priority == p) d.frozen = false;
+      lastStep_.assign(graph_.ops.size(), LastStep{});  // thawed dims changed tensors behind the steps' back
       if (strategy == FactorStrategy::BasicThenAggressive) {
         runLevels(true);
         runLevels(false);
@@ -214,6 +215,17 @@ class FactorPropagation {
     return t;
   }
 
+  bool holdsAnyAxis(const Op& op) const {
+    auto holds = [&](ValueId v) {
+      for (const DimSharding& d : state_[v].dims)
+        if (!d.axes.empty()) return true;
+      return false;
+    };
+    for (const Operand& o : op.operands)
+      if (o.isValue() && holds(o.value)) return true;
+    return std::any_of(op.results.begin(), op.results.end(), holds);
+  }
+
   FactorProblem problemOf(const Op& op, const OpRule& rule) const {
     FactorProblem p;
     p.meshDims = mesh_.dims;
@@ -253,8 +265,20 @@ class FactorPropagation {
   std::vector<ValueId> step(OpId id, int level, bool basic) {
     const Op& op = graph_.op(id);
     const OpRule& rule = *in_.rules[id];
+    std::vector<bool> allowedFactors(rule.factorCount());
+    for (int f = 0; f < rule.factorCount(); ++f) allowedFactors[f] = allowed(rule, op, f, level);
+    // Most steps of a sweep change nothing, and those are answered without building the op's
+    // problem: no factor may move at this level; no tensor of the op holds an axis to move
+    // (propagation only spreads axes some tensor holds); or the op already took a step with
+    // the same factors and algorithm and none of its tensors changed since (a step's result is
+    // a function of those alone, and each level runs to a fixed point: level 4 repeats level
+    // 3's factors, level 1 level 0's for ops whose operands have one use).
+    if (std::none_of(allowedFactors.begin(), allowedFactors.end(), [](bool a) { return a; }) || !holdsAnyAxis(op)) return {};
+    LastStep& last = lastStep_[id];
+    if (last.valid && last.basic == basic && last.allowed == allowedFactors) return {};
+    last = {true, basic, allowedFactors};
     FactorProblem problem = problemOf(op, rule);
-    for (int f = 0; f < rule.factorCount(); ++f) problem.allowed[f] = allowed(rule, op, f, level);
+    problem.allowed = std::move(allowedFactors);
     std::vector<size_t> changed = basic ? propagateBasic(problem) : propagateAggressive(problem);
     std::vector<ValueId> tensors = tensorsOf(op);
     std::vector<ValueId> out;
@@ -285,6 +309,8 @@ class FactorPropagation {
           };
           if (value.producer != kNoId) enqueue(value.producer);
           for (const Use& u : uses_[v]) enqueue(u.op);
+          if (value.producer != kNoId) lastStep_[value.producer].valid = false;
+          for (const Use& u : uses_[v]) lastStep_[u.op].valid = false;
         }
       }
     }
@@ -295,6 +321,13 @@ class FactorPropagation {
   DeviceMatrix mesh_;
   std::vector<std::vector<Use>> uses_;
   std::vector<TensorState> state_;
+  // Per op, its last step's factors and algorithm while none of its tensors has changed since.
+  struct LastStep {
+    bool valid = false;
+    bool basic = false;
+    std::vector<bool> allowed;
+  };
+  std::vector<LastStep> lastStep_;
 };
 
 // The mesh factor propagation works on: the model's named mesh, else the standard form of the
