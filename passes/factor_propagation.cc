@@ -54,6 +54,8 @@ class FactorPropagation {
       state_[v].dims.resize(value.type.shape.size());
       state_[v].elements = numElements(value.type.shape);
     }
+    elementwise_.resize(g.ops.size());
+    for (size_t id = 0; id < g.ops.size(); ++id) elementwise_[id] = elementwiseLike(g.ops[id].type);
   }
 
   void seed() {
@@ -95,7 +97,7 @@ class FactorPropagation {
       if (!in_.rules[id]) continue;
       const OpRule& rule = *in_.rules[id];
       if (!op.parallel->hasSharding) {
-        FactorProblem problem = problemOf(op, rule);
+        FactorProblem problem = problemOf(id, op, rule);
         OpSharding s;
         s.mesh = mesh_;
         s.layoutForm = in_.options.mesh.has_value();
@@ -226,13 +228,13 @@ class FactorPropagation {
     return std::any_of(op.results.begin(), op.results.end(), holds);
   }
 
-  FactorProblem problemOf(const Op& op, const OpRule& rule) const {
+  FactorProblem problemOf(OpId id, const Op& op, const OpRule& rule) const {
     FactorProblem p;
     p.meshDims = mesh_.dims;
     p.factorSizes = rule.factorSizes;
     p.allowed.assign(rule.factorCount(), true);
     for (int f = 0; f < rule.factorCount(); ++f) p.replicated.push_back(rule.isReplicated(f));
-    p.elementwise = elementwiseLike(op.type);
+    p.elementwise = elementwise_[id];
     std::vector<ValueId> tensors = tensorsOf(op);
     for (size_t t = 0; t < tensors.size(); ++t) {
       const TensorState& s = state_[tensors[t]];
@@ -247,11 +249,10 @@ class FactorPropagation {
     return p;
   }
 
-  bool allowed(const OpRule& rule, const Op& op, int f, int level) const {
+  bool allowed(const OpRule& rule, OpId id, const Op& op, int f, int level) const {
     if (rule.isReplicated(f)) return false;
-    bool elementwise = elementwiseLike(op.type);
     if (level <= 1) {
-      if (!elementwise) return false;
+      if (!elementwise_[id]) return false;
       if (level == 0)
         for (const Operand& o : op.operands)
           if (o.isValue() && uses_[o.value].size() > 1) return false;
@@ -266,7 +267,7 @@ class FactorPropagation {
     const Op& op = graph_.op(id);
     const OpRule& rule = *in_.rules[id];
     std::vector<bool> allowedFactors(rule.factorCount());
-    for (int f = 0; f < rule.factorCount(); ++f) allowedFactors[f] = allowed(rule, op, f, level);
+    for (int f = 0; f < rule.factorCount(); ++f) allowedFactors[f] = allowed(rule, id, op, f, level);
     // Most steps of a sweep change nothing, and those are answered without building the op's
     // problem: no factor may move at this level; no tensor of the op holds an axis to move
     // (propagation only spreads axes some tensor holds); or the op already took a step with
@@ -277,7 +278,7 @@ class FactorPropagation {
     LastStep& last = lastStep_[id];
     if (last.valid && last.basic == basic && last.allowed == allowedFactors) return {};
     last = {true, basic, allowedFactors};
-    FactorProblem problem = problemOf(op, rule);
+    FactorProblem problem = problemOf(id, op, rule);
     problem.allowed = std::move(allowedFactors);
     std::vector<size_t> changed = basic ? propagateBasic(problem) : propagateAggressive(problem);
     std::vector<ValueId> tensors = tensorsOf(op);
@@ -321,6 +322,7 @@ class FactorPropagation {
   DeviceMatrix mesh_;
   std::vector<std::vector<Use>> uses_;
   std::vector<TensorState> state_;
+  std::vector<bool> elementwise_;  // per op (looked up once: steps ask for every factor)
   // Per op, its last step's factors and algorithm while none of its tensors has changed since.
   struct LastStep {
     bool valid = false;
