@@ -106,10 +106,44 @@ TensorLayout TensorLayout::standardForm() const {
   return s;
 }
 
+namespace {
+
+// Whether two axis lists are equal once the size-1 axes are dropped and the rest renumbered.
+bool sameKeptAxes(const std::vector<int>& a, const std::vector<int>& renumberA, const std::vector<int>& b,
+                  const std::vector<int>& renumberB) {
+  size_t i = 0, j = 0;
+  while (true) {
+    while (i < a.size() && renumberA[a[i]] < 0) ++i;
+    while (j < b.size() && renumberB[b[j]] < 0) ++j;
+    if (i == a.size() || j == b.size()) return i == a.size() && j == b.size();
+    if (renumberA[a[i]] != renumberB[b[j]]) return false;
+    ++i, ++j;
+  }
+}
+
+}  // namespace
+
+// standardForm() of both compared, without building them: redistribution asks this of every
+// edge of the graph.
 bool TensorLayout::sameAs(const TensorLayout& other) const {
-  TensorLayout a = standardForm(), b = other.standardForm();
-  return a.mesh.dims == b.mesh.dims && a.shape == b.shape && a.dims == b.dims && a.partialAxes == b.partialAxes &&
-         a.partialOp == b.partialOp;
+  if (shape != other.shape || dims.size() != other.dims.size()) return false;
+  auto renumbering = [](const DeviceMatrix& m, std::vector<int64_t>& kept) {
+    std::vector<int> renumber(m.rank(), -1);
+    for (int a = 0; a < m.rank(); ++a)
+      if (m.dims[a] != 1) {
+        renumber[a] = static_cast<int>(kept.size());
+        kept.push_back(m.dims[a]);
+      }
+    return renumber;
+  };
+  std::vector<int64_t> keptA, keptB;
+  std::vector<int> renumberA = renumbering(mesh, keptA), renumberB = renumbering(other.mesh, keptB);
+  if (keptA != keptB) return false;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (!sameKeptAxes(dims[d], renumberA, other.dims[d], renumberB)) return false;
+  if (!sameKeptAxes(partialAxes, renumberA, other.partialAxes, renumberB)) return false;
+  bool partial = std::any_of(partialAxes.begin(), partialAxes.end(), [&](int a) { return renumberA[a] >= 0; });
+  return !partial || partialOp == other.partialOp;
 }
 
 std::string divisorsText(int64_t size) {

@@ -151,4 +151,42 @@ TEST_CASE("property: the blocks of all ranks tile the tensor, each held by devic
   }
 }
 
+TEST_CASE("sameAs is equality of the standard forms, size-1 axes and names aside") {
+  // sameAs compares without building the standard forms; check it against them on random
+  // layouts over small meshes with size-1 axes, shared and partial axes.
+  std::mt19937 rng(7);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  auto randomLayout = [&]() {
+    std::vector<int64_t> dev;
+    for (int a = 0, n = 1 + pick(4); a < n; ++a) dev.push_back(std::vector<int64_t>{1, 2, 4}[pick(3)]);
+    TensorLayout l;
+    l.mesh = DeviceMatrix::unnamed(dev);
+    l.shape = Shape(1 + pick(2), 8);
+    l.dims.assign(l.shape.size(), {});
+    for (int a = 0; a < l.mesh.rank(); ++a) {
+      int where = pick(static_cast<int>(l.shape.size()) + 2);  // a dim, partial, or unused
+      if (where < static_cast<int>(l.shape.size())) l.dims[where].push_back(a);
+      else if (where == static_cast<int>(l.shape.size())) l.partialAxes.push_back(a);
+    }
+    l.partialOp = pick(2) ? ReduceOp::Sum : ReduceOp::Max;
+    return l;
+  };
+  auto reference = [](const TensorLayout& a, const TensorLayout& b) {
+    TensorLayout x = a.standardForm(), y = b.standardForm();
+    return x.mesh.dims == y.mesh.dims && x.shape == y.shape && x.dims == y.dims && x.partialAxes == y.partialAxes &&
+           x.partialOp == y.partialOp;
+  };
+  int equal = 0;
+  for (int i = 0; i < 20000; ++i) {
+    TensorLayout a = randomLayout(), b = randomLayout();
+    if (pick(2)) b = a.standardForm();  // equal ones too, in the other form
+    if (pick(4) == 0) b.mesh.names.assign(b.mesh.rank(), "n");
+    CAPTURE(i);
+    CHECK(a.sameAs(b) == reference(a, b));
+    CHECK(b.sameAs(a) == reference(b, a));
+    equal += reference(a, b);
+  }
+  CHECK(equal > 1000);  // the comparison saw both answers
+}
+
 }  // namespace irc::test
