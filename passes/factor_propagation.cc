@@ -18,10 +18,12 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "passes/factor_sharding.h"
+#include "passes/int_key.h"
 #include "passes/sharding_propagation.h"
 
 namespace irc {
@@ -278,16 +280,50 @@ class FactorPropagation {
     LastStep& last = lastStep_[id];
     if (last.valid && last.basic == basic && last.allowed == allowedFactors) return {};
     last = {true, basic, allowedFactors};
-    FactorProblem problem = problemOf(id, op, rule);
-    problem.allowed = std::move(allowedFactors);
-    std::vector<size_t> changed = basic ? propagateBasic(problem) : propagateAggressive(problem);
+    // A step is a function of its problem: ops of repeated layers ask the same one.
+    IntKey key = stepKey(id, op, rule, allowedFactors, basic);
+    auto answer = stepCache_.find(key);
+    if (answer == stepCache_.end()) {
+      FactorProblem problem = problemOf(id, op, rule);
+      problem.allowed = std::move(allowedFactors);
+      StepChanges changes;
+      for (size_t t : basic ? propagateBasic(problem) : propagateAggressive(problem)) changes.emplace_back(t, problem.tensors[t].dims);
+      if (stepCache_.size() >= kStepCacheLimit) stepCache_.clear();  // a model with no repeats: memory stays bounded
+      answer = stepCache_.emplace(std::move(key), std::move(changes)).first;
+    }
     std::vector<ValueId> tensors = tensorsOf(op);
     std::vector<ValueId> out;
-    for (size_t t : changed) {
-      state_[tensors[t]].dims = problem.tensors[t].dims;
+    for (const auto& [t, dims] : answer->second) {
+      state_[tensors[t]].dims = dims;
       out.push_back(tensors[t]);
     }
     return out;
+  }
+
+  // Everything problemOf puts in the op's problem but the mesh (the same for every op), with the
+  // step's factors and algorithm.
+  IntKey stepKey(OpId id, const Op& op, const OpRule& rule, const std::vector<bool>& allowedFactors, bool basic) const {
+    IntKey key{basic, elementwise_[id]};
+    appendList(key, rule.factorSizes);
+    appendList(key, allowedFactors);
+    for (int f = 0; f < rule.factorCount(); ++f) key.push_back(rule.isReplicated(f));
+    std::vector<ValueId> tensors = tensorsOf(op);
+    key.push_back(static_cast<int64_t>(tensors.size()));
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      const DimFactors& dimFactors = t < rule.operands.size() ? rule.operands[t] : rule.results[t - rule.operands.size()];
+      key.push_back(static_cast<int64_t>(dimFactors.size()));
+      for (const auto& factors : dimFactors) appendList(key, factors);
+      const TensorState& s = state_[tensors[t]];
+      key.push_back(static_cast<int64_t>(s.dims.size()));
+      for (const DimSharding& d : s.dims) {
+        appendList(key, d.axes);
+        key.insert(key.end(), {d.open, d.frozen, d.priority});
+      }
+      appendList(key, s.partial);
+      appendList(key, s.barred);
+      key.push_back(s.elements);
+    }
+    return key;
   }
 
   void runLevels(bool basic) {
@@ -330,6 +366,10 @@ class FactorPropagation {
     std::vector<bool> allowed;
   };
   std::vector<LastStep> lastStep_;
+  // Answers of steps by their problem (stepKey): the tensors that grew, with their new dims.
+  using StepChanges = std::vector<std::pair<size_t, std::vector<DimSharding>>>;
+  static constexpr size_t kStepCacheLimit = size_t{1} << 16;
+  std::unordered_map<IntKey, StepChanges, IntKeyHash> stepCache_;
 };
 
 // The mesh factor propagation works on: the model's named mesh, else the standard form of the

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "passes/int_key.h"
 #include "passes/layout_inference.h"
 #include "passes/redistribution_planner.h"
 #include "passes/sharding_propagation.h"
@@ -16,9 +17,8 @@ namespace irc {
 namespace {
 
 // Layouts compare in standard form; the key makes plans memoizable (layers repeat).
-// An edge's cache key: both layouts in standard form and the dtype size, as integers (exact:
-// every list is preceded by its length). Building it as text cost a tenth of a large compile.
-using EdgeKey = std::vector<int64_t>;
+// An edge's cache key: both layouts in standard form and the dtype size (passes/int_key.h).
+using EdgeKey = IntKey;
 
 void appendLayout(EdgeKey& key, const TensorLayout& l) {
   TensorLayout s = l.standardForm();
@@ -34,36 +34,24 @@ void appendLayout(EdgeKey& key, const TensorLayout& l) {
   key.insert(key.end(), s.partialAxes.begin(), s.partialAxes.end());
 }
 
-struct EdgeKeyHash {
-  size_t operator()(const EdgeKey& key) const {
-    uint64_t h = 1469598103934665603ULL;  // FNV-1a over the integers
-    for (int64_t x : key) h = (h ^ static_cast<uint64_t>(x)) * 1099511628211ULL;
-    return static_cast<size_t>(h);
-  }
-};
-
 // What an op's candidate shardings depend on, as integers: its definition, rule and shapes.
 EdgeKey candidateKey(const OpRule& rule, const OpView& view) {
   EdgeKey key;
   key.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(view.def)));
-  auto addList = [&](const auto& list) {
-    key.push_back(static_cast<int64_t>(list.size()));
-    for (auto x : list) key.push_back(static_cast<int64_t>(x));
-  };
-  addList(rule.factorSizes);
-  addList(rule.factorKinds);
-  addList(rule.mindsporeOrder);
+  appendList(key, rule.factorSizes);
+  appendList(key, rule.factorKinds);
+  appendList(key, rule.mindsporeOrder);
   key.push_back(static_cast<int64_t>(rule.reduceOp));
   for (const auto* tensors : {&rule.operands, &rule.results}) {
     key.push_back(static_cast<int64_t>(tensors->size()));
     for (const DimFactors& dims : *tensors) {
       key.push_back(static_cast<int64_t>(dims.size()));
-      for (const auto& factors : dims) addList(factors);
+      for (const auto& factors : dims) appendList(key, factors);
     }
   }
   for (const auto* shapes : {&view.operandShapes, &view.resultShapes}) {
     key.push_back(static_cast<int64_t>(shapes->size()));
-    for (const Shape& shape : *shapes) addList(shape);
+    for (const Shape& shape : *shapes) appendList(key, shape);
   }
   return key;
 }
@@ -330,9 +318,9 @@ class ShardingPropagation {
   std::vector<std::vector<Use>> uses_;
   std::vector<bool> visited_;
   // Ops of the same type, rule and shapes have the same candidates (every layer of a model).
-  std::unordered_map<EdgeKey, std::vector<OpSharding>, EdgeKeyHash> candidateCache_;
-  std::unordered_map<EdgeKey, Decision, EdgeKeyHash> decisionCache_;
-  std::unordered_map<EdgeKey, RedistCost, EdgeKeyHash> planCache_;
+  std::unordered_map<EdgeKey, std::vector<OpSharding>, IntKeyHash> candidateCache_;
+  std::unordered_map<EdgeKey, Decision, IntKeyHash> decisionCache_;
+  std::unordered_map<EdgeKey, RedistCost, IntKeyHash> planCache_;
 };
 
 }  // namespace
