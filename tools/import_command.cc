@@ -40,7 +40,10 @@ int64_t devicesUsedByStrategies(std::string draft) {
 std::optional<std::string> importOnnx(const std::string& bytes, const std::string& path, const ImportOptions& options,
                                       const std::map<std::string, int64_t>& dims, ColorMode color) {
   DiagnosticEngine diags(path == "-" ? "<stdin>" : path, "");
-  auto loaded = loadOnnxModel(bytes, diags, OnnxOptions{options.name, dims});
+  OnnxOptions onnx;
+  onnx.defaultName = options.name;
+  onnx.dims = dims;
+  auto loaded = loadOnnxModel(bytes, diags, onnx);
   if (!loaded) {
     diags.render(std::cerr, useColor(color, stderr));
     return std::nullopt;
