@@ -20,18 +20,9 @@ std::string formatTensorType(const TensorType& type) {
 }
 
 std::string formatTupleType(const std::vector<TensorType>& types) {
-  // Runs of equal element types merge: Tensor[Float32]*2,Tensor[Int32].
-  std::vector<std::string> runs;
-  for (size_t i = 0; i < types.size();) {
-    size_t j = i;
-    while (j < types.size() && types[j].dtype == types[i].dtype) ++j;
-    std::string element = fmt::format("Tensor[{}]", dumpName(types[i].dtype));
-    runs.push_back(j - i > 1 ? fmt::format("{}*{}", element, j - i) : element);
-    i = j;
-  }
-  std::vector<std::string> shapes;
-  for (const auto& t : types) shapes.push_back(formatShape(t.shape));
-  return fmt::format("<Tuple[{}], TupleShape({})>", fmt::join(runs, ","), fmt::join(shapes, ", "));
+  std::string out;
+  text::appendTupleType(out, types);
+  return out;
 }
 
 std::string formatStrategy(const ShardStrategy& strategy) {
@@ -156,7 +147,7 @@ class Printer {
   void printComments(const Op& op) {
     if (op.modelIndex >= 0 && op.parallel->hasSharding) {
       out_ += "      # strategy: ";
-      out_ += originText(op);
+      appendOriginText(op);
       out_ += '\n';
     }
     if (!op.reason.empty()) {
@@ -379,26 +370,67 @@ class Printer {
     out_ += ')';
   }
 
-  std::string originText(const Op& op) const {
+  // Where the op's strategy came from: user, tensor (the sharding of ...), default, or
+  // propagated from ... with the edge, its cost and the next best strategy.
+  void appendOriginText(const Op& op) {
     const StrategyOrigin& o = op.parallel->origin;
-    std::string from = originSourceName(graph_, o), edge = originEdgeText(graph_, op, o);
+    auto nextBest = [&] {
+      if (!o.hasNextBest) return;
+      out_ += "; next best ";
+      text::appendStrategy(out_, o.nextBest);
+      out_ += " cost ";
+      out_ += formatNumber(o.nextBestCost);
+    };
+    auto edgeAndCost = [&](const std::string& edge) {
+      out_ += "edge ";
+      out_ += edge;
+      out_ += ", cost ";
+      out_ += formatNumber(o.cost);
+    };
     switch (o.kind) {
-      case OriginKind::User: return "user";
+      case OriginKind::User: out_ += "user"; return;
       case OriginKind::Tensor: {
-        std::string text = from.empty() ? "tensor" : fmt::format("tensor (the sharding of '{}'", from);
-        if (!from.empty()) text += edge.empty() ? ")" : fmt::format(", edge {}, cost {})", edge, formatNumber(o.cost));
-        if (o.hasNextBest) text += fmt::format("; next best {} cost {}", formatStrategy(o.nextBest), formatNumber(o.nextBestCost));
-        return text;
+        std::string from = originSourceName(graph_, o);
+        if (from.empty()) {
+          out_ += "tensor";
+        } else {
+          out_ += "tensor (the sharding of '";
+          out_ += from;
+          out_ += '\'';
+          std::string edge = originEdgeText(graph_, op, o);
+          if (!edge.empty()) {
+            out_ += ", ";
+            edgeAndCost(edge);
+          }
+          out_ += ')';
+        }
+        nextBest();
+        return;
       }
-      case OriginKind::Default: return from.empty() ? "default" : fmt::format("default ({})", from);
+      case OriginKind::Default: {
+        std::string from = originSourceName(graph_, o);
+        out_ += "default";
+        if (!from.empty()) {
+          out_ += " (";
+          out_ += from;
+          out_ += ')';
+        }
+        return;
+      }
       case OriginKind::Propagated: {
-        std::string text = edge.empty() ? fmt::format("propagated from {}", from)
-                                        : fmt::format("propagated from {} (edge {}, cost {})", from, edge, formatNumber(o.cost));
-        if (o.hasNextBest) text += fmt::format("; next best {} cost {}", formatStrategy(o.nextBest), formatNumber(o.nextBestCost));
-        return text;
+        out_ += "propagated from ";
+        out_ += originSourceName(graph_, o);
+        std::string edge = originEdgeText(graph_, op, o);
+        if (!edge.empty()) {
+          out_ += " (";
+          edgeAndCost(edge);
+          out_ += ')';
+        }
+        nextBest();
+        return;
       }
     }
-    return "default";
+    out_ += "default";
   }
 
   const Graph& graph_;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -37,6 +38,31 @@ inline void appendTensorType(std::string& out, const TensorType& type) {
   out += "], ";
   appendTuple(out, type.shape);
   out += '>';
+}
+
+// <Tuple[Tensor[Float32]*2,Tensor[Int32]], TupleShape((8, 16), (8, 1), (4))>: runs of equal
+// element types merge.
+inline void appendTupleType(std::string& out, const std::vector<TensorType>& types) {
+  out += "<Tuple[";
+  for (size_t i = 0; i < types.size();) {
+    size_t j = i;
+    while (j < types.size() && types[j].dtype == types[i].dtype) ++j;
+    if (i) out += ',';
+    out += "Tensor[";
+    out += dumpName(types[i].dtype);
+    out += ']';
+    if (j - i > 1) {
+      out += '*';
+      appendInt(out, static_cast<int64_t>(j - i));
+    }
+    i = j;
+  }
+  out += "], TupleShape(";
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (i) out += ", ";
+    appendTuple(out, types[i].shape);
+  }
+  out += ")>";
 }
 
 // ((2, 1), (1, 4))
