@@ -162,15 +162,15 @@ class Printer {
   // ` primitive_attrs: {k: v, ...}` in key order, or nothing: the op's attrs (already in key
   // order) merged with the configured strategies and layouts, which win over an attr of the
   // same name.
-  void appendPrimitiveAttrs(const Op& op) {
+  void appendPrimitiveAttrs(const Op& op, const AttrMap& attrs) {
     const OpAnnotation& a = op.annotation;
-    if (op.attrs.empty() && !a.inStrategy && !a.outStrategy && !a.inLayout && !a.outLayout) return;
+    if (attrs.empty() && !a.inStrategy && !a.outStrategy && !a.inLayout && !a.outLayout) return;
     std::vector<std::pair<std::string_view, std::string>> configured;  // in key order
     if (graph_.parallel.mesh && a.inLayout) configured.emplace_back("in_layout", formatAliasMaps(*a.inLayout, *graph_.parallel.mesh));
     if (a.inStrategy) configured.emplace_back("in_strategy", formatStrategy(*a.inStrategy));
     if (graph_.parallel.mesh && a.outLayout) configured.emplace_back("out_layout", formatAliasMaps(*a.outLayout, *graph_.parallel.mesh));
     if (a.outStrategy) configured.emplace_back("out_strategy", formatStrategy(*a.outStrategy));
-    if (op.attrs.empty() && configured.empty()) return;
+    if (attrs.empty() && configured.empty()) return;
     out_ += " primitive_attrs: {";
     bool first = true;
     auto entry = [&](std::string_view key) {
@@ -180,7 +180,7 @@ class Printer {
       out_ += ": ";
     };
     auto next = configured.begin();
-    for (const auto& [key, value] : op.attrs) {
+    for (const auto& [key, value] : attrs) {
       for (; next != configured.end() && next->first <= key; ++next) {
         entry(next->first);
         out_ += next->second;
@@ -196,24 +196,25 @@ class Printer {
     out_ += '}';
   }
 
-  void printOp(const Op& global) {
+  void printOp(const Op& op) {
     // Inserted ops of the global graph print with the dumped rank's groups and bounds.
-    Op materialized;
-    if (global.step && !graph_.localShapes) materialized = materializedCopy(global, options_.rank);
-    const Op& op = global.step && !graph_.localShapes ? materialized : global;
+    std::optional<RankArgs> rank;
+    if (!graph_.localShapes && hasRankArgs(op)) rank = rankArgs(op, options_.rank);
+    const std::vector<Operand>& operands = rank ? rank->operands : op.operands;
+    const AttrMap& attrs = rank ? rank->attrs : op.attrs;
     const OpDef& def = *findOpDef(op.type);
     // Concat takes its tensors through one MakeTuple node, as MindSpore prints it.
     const bool throughTuple = !def.operands.empty() && def.operands.back().kind == OperandKind::TensorList;
     std::string tupleNode, tupleType;
     if (throughTuple) {
       std::vector<TensorType> types;
-      for (const Operand& o : op.operands) types.push_back(graph_.value(o.value).type);
+      for (const Operand& o : operands) types.push_back(graph_.value(o.value).type);
       tupleType = formatTupleType(types);
       tupleNode = nextNode();
       fmt::format_to(std::back_inserter(out_), "  {}({}.make_tuple) = MakeTuple(", tupleNode, op.name);
-      appendOperands(op);
+      appendOperands(operands);
       out_ += ")\n      : (";
-      appendOperandTypes(op);
+      appendOperandTypes(operands);
       fmt::format_to(std::back_inserter(out_), ") -> ({})\n", tupleType);
     }
     std::string node = nextNode();
@@ -225,16 +226,16 @@ class Printer {
     out_ += op.type;
     out_ += '(';
     if (throughTuple) out_ += tupleNode;
-    else appendOperands(op);
+    else appendOperands(operands);
     out_ += ") {instance name: ";
     out_ += op.instanceName;
     out_ += '}';
-    appendPrimitiveAttrs(op);
+    appendPrimitiveAttrs(op, attrs);
     out_ += '\n';
     appendParallelPrefix(op);
     out_ += "      : (";
     if (throughTuple) out_ += tupleType;
-    else appendOperandTypes(op);
+    else appendOperandTypes(operands);
     out_ += ") -> (";
     std::string resultText;
     if (def.tupleResult()) {
@@ -271,19 +272,19 @@ class Printer {
     }
   }
 
-  void appendOperands(const Op& op) {
-    for (size_t i = 0; i < op.operands.size(); ++i) {
+  void appendOperands(const std::vector<Operand>& operands) {
+    for (size_t i = 0; i < operands.size(); ++i) {
       if (i) out_ += ", ";
-      const Operand& o = op.operands[i];
+      const Operand& o = operands[i];
       if (o.isValue()) out_ += refs_[o.value];
       else out_ += formatAttribute(*o.constant);
     }
   }
 
-  void appendOperandTypes(const Op& op) {
-    for (size_t i = 0; i < op.operands.size(); ++i) {
+  void appendOperandTypes(const std::vector<Operand>& operands) {
+    for (size_t i = 0; i < operands.size(); ++i) {
       if (i) out_ += ", ";
-      const Operand& o = op.operands[i];
+      const Operand& o = operands[i];
       if (o.isValue()) text::appendTensorType(out_, graph_.value(o.value).type);
       else out_ += formatConstantType(*o.constant);
     }

@@ -48,11 +48,15 @@ void writeOrigin(JsonStream& js, const Graph& graph, const StrategyOrigin& o) {
 // and why it was inserted. The attrs are written leaf by leaf (a redistributed 100k-op model has
 // over 100k inserted ops): the op's own in key order, then the operands' bounds, shape or divisor.
 void writeInsertedOpMembers(JsonStream& js, const Graph& graph, OpId id, int64_t rank) {
-  Op op = materializedCopy(graph.op(id), rank);
+  const Op& op = graph.op(id);
+  std::optional<RankArgs> args;
+  if (hasRankArgs(op)) args = rankArgs(op, rank);
+  const AttrMap& attrs = args ? args->attrs : op.attrs;
+  const std::vector<Operand>& operands = args ? args->operands : op.operands;
   js.member("type", op.type);
   js.key("attrs");
   js.beginObject();
-  for (const auto& [k, v] : op.attrs) {
+  for (const auto& [k, v] : attrs) {
     if (k == "group_ranks") js.member(k, stepGroup(*op.step, rank));  // the group as numbers, from the op's step
     else if (auto* i = std::get_if<int64_t>(&v)) js.member(k, *i);
     else if (auto* s = std::get_if<std::string>(&v)) js.member(k, *s);
@@ -61,13 +65,13 @@ void writeInsertedOpMembers(JsonStream& js, const Graph& graph, OpId id, int64_t
   }
   // (No inserted op has an attr of these names: each is a member of its own.)
   if (op.family() == OpFamily::StridedSlice) {
-    js.member("begin", std::get<IntTuple>(*op.operands[1].constant));
-    js.member("end", std::get<IntTuple>(*op.operands[2].constant));
-    js.member("strides", std::get<IntTuple>(*op.operands[3].constant));
+    js.member("begin", std::get<IntTuple>(*operands[1].constant));
+    js.member("end", std::get<IntTuple>(*operands[2].constant));
+    js.member("strides", std::get<IntTuple>(*operands[3].constant));
   }
-  if (op.family() == OpFamily::Reshape) js.member("shape", std::get<IntTuple>(*op.operands[1].constant));
+  if (op.family() == OpFamily::Reshape) js.member("shape", std::get<IntTuple>(*operands[1].constant));
   if (op.step && op.step->kind == RedistStep::Kind::RealDiv)
-    js.member("divisor", std::get<ScalarTensor>(*op.operands[1].constant).value);
+    js.member("divisor", std::get<ScalarTensor>(*operands[1].constant).value);
   js.endObject();
   if (!op.reason.empty()) js.member("reason", op.reason);
 }

@@ -19,25 +19,6 @@ std::string opTypeOfStep(const RedistStep& step) {
   return "";
 }
 
-Op materializedCopy(const Op& inserted, int64_t rank) {
-  Op op;
-  op.name = inserted.name;
-  op.printedName = inserted.printedName;
-  op.type = inserted.type;
-  op.instanceName = inserted.instanceName;
-  op.operands = inserted.operands;
-  op.attrs = inserted.attrs;
-  op.results = inserted.results;
-  op.loc = inserted.loc;
-  op.modelIndex = inserted.modelIndex;
-  op.reason = inserted.reason;
-  op.step = inserted.step;
-  op.owner = inserted.owner;
-  op.role = inserted.role;
-  materializeForRank(op, rank);
-  return op;
-}
-
 ValueId modelValueBehind(const Graph& graph, ValueId v) {
   while (true) {
     const Value& value = graph.value(v);
@@ -49,59 +30,73 @@ ValueId modelValueBehind(const Graph& graph, ValueId v) {
   }
 }
 
-void materializeForRank(Op& op, int64_t rank) {
-  if (!op.step || opTypeOfStep(*op.step) != op.type) return;  // Split/Concat of a gather sequence
-  const RedistStep& s = *op.step;
+namespace {
+
+void applyRankArgs(const RedistStep& s, AttrMap& attrs, std::vector<Operand>& operands, int64_t rank) {
   auto setGroup = [&] {
     std::vector<int64_t> group = stepGroup(s, rank);
-    op.attrs["group"] = mindsporeGroupName(group);
-    op.attrs["group_ranks"] = groupRanksText(group);
+    attrs["group"] = mindsporeGroupName(group);
+    attrs["group_ranks"] = groupRanksText(group);
   };
   switch (s.kind) {
     case RedistStep::Kind::Split: {
       auto [begin, end] = splitBounds(s, rank);
-      op.operands[1].constant = Attribute(begin);
-      op.operands[2].constant = Attribute(end);
-      op.operands[3].constant = Attribute(IntTuple(begin.size(), 1));
+      operands[1].constant = Attribute(begin);
+      operands[2].constant = Attribute(end);
+      operands[3].constant = Attribute(IntTuple(begin.size(), 1));
       break;
     }
     case RedistStep::Kind::Gather:
       setGroup();
-      op.attrs["rank_size"] = s.groupSize();
+      attrs["rank_size"] = s.groupSize();
       break;
     case RedistStep::Kind::AllReduce:
       setGroup();
-      op.attrs["op"] = std::string(reduceOpName(s.reduceOp));
-      op.attrs["fusion"] = int64_t{0};
-      op.attrs["index"] = int64_t{0};
+      attrs["op"] = std::string(reduceOpName(s.reduceOp));
+      attrs["fusion"] = int64_t{0};
+      attrs["index"] = int64_t{0};
       break;
     case RedistStep::Kind::ReduceScatter:
       setGroup();
-      op.attrs["op"] = std::string(reduceOpName(s.reduceOp));
-      op.attrs["rank_size"] = s.groupSize();
+      attrs["op"] = std::string(reduceOpName(s.reduceOp));
+      attrs["rank_size"] = s.groupSize();
       break;
     case RedistStep::Kind::AlltoAll:
       setGroup();
-      op.attrs["split_count"] = s.groupSize();
-      op.attrs["split_dim"] = int64_t{s.dim};
-      op.attrs["concat_dim"] = int64_t{s.concatDim};
+      attrs["split_count"] = s.groupSize();
+      attrs["split_dim"] = int64_t{s.dim};
+      attrs["concat_dim"] = int64_t{s.concatDim};
       break;
     case RedistStep::Kind::VocabOffset: {
       std::vector<int64_t> group = stepGroup(s, rank);
       int64_t index = std::find(group.begin(), group.end(), rank) - group.begin();
-      auto& offset = std::get<ScalarTensor>(*op.operands[1].constant);
+      auto& offset = std::get<ScalarTensor>(*operands[1].constant);
       offset.value = static_cast<double>(index * s.rows);
       break;
     }
     case RedistStep::Kind::Mirror:
       setGroup();
-      op.attrs["dev_num"] = s.groupSize();
-      op.attrs["mean_flag"] = true;
+      attrs["dev_num"] = s.groupSize();
+      attrs["mean_flag"] = true;
       break;
     case RedistStep::Kind::Reshape:
     case RedistStep::Kind::RealDiv:
       break;
   }
+}
+
+}  // namespace
+
+bool hasRankArgs(const Op& op) { return op.step && opTypeOfStep(*op.step) == op.type; }
+
+void materializeForRank(Op& op, int64_t rank) {
+  if (hasRankArgs(op)) applyRankArgs(*op.step, op.attrs, op.operands, rank);
+}
+
+RankArgs rankArgs(const Op& op, int64_t rank) {
+  RankArgs args{op.attrs, op.operands};
+  applyRankArgs(*op.step, args.attrs, args.operands, rank);
+  return args;
 }
 
 }  // namespace irc

@@ -12,10 +12,19 @@ std::string opTypeOfStep(const RedistStep& step);
 
 // Sets the rank's attrs and constants on an inserted op from its step (no-op without one).
 void materializeForRank(Op& op, int64_t rank);
-// An inserted op as `rank` sees it: what a dump or report shows of it (names, operands, attrs,
-// results, location, reason, step) copied and materialized; its empty parallel state and
-// annotation are not copied.
-Op materializedCopy(const Op& inserted, int64_t rank);
+
+// An inserted op's rank-dependent arguments (a collective's group, a slice's bounds, a vocab
+// offset): its attrs and operands as one rank sees them, the rest of the op being the same on
+// every rank. A dump or report of the global graph prints these for its rank without copying
+// the whole op.
+struct RankArgs {
+  AttrMap attrs;
+  std::vector<Operand> operands;
+};
+// Whether materializeForRank changes the op (a step of its own kind; not the Split and Concat
+// around a gather, which every rank runs alike).
+bool hasRankArgs(const Op& op);
+RankArgs rankArgs(const Op& op, int64_t rank);
 
 // The model value behind `v`: back through the inserted ops (forward ops, redistributions, a
 // replace graph, mirrors) that sit between it and an input, parameter or model op result.
