@@ -1,5 +1,6 @@
 #include "dumps/json_stream.h"
 
+#include <cmath>
 #include <string>
 
 #include <fmt/format.h>
@@ -76,6 +77,20 @@ void JsonStream::value(int64_t v) {
   beginMember();
   fmt::format_int digits(v);
   buffer_.append(digits.data(), digits.size());
+}
+
+void JsonStream::value(double v) {
+  // Costs are mostly whole numbers: nlohmann writes those as the integer and ".0" while its
+  // shortest form has at most 15 digits. Anything else (fractions, large, -0, inf, nan) is
+  // written by nlohmann itself.
+  if (v == std::floor(v) && std::fabs(v) < 1e15 && !(v == 0 && std::signbit(v))) {
+    beginMember();
+    fmt::format_int digits(static_cast<int64_t>(v));
+    buffer_.append(digits.data(), digits.size());
+    buffer_ += ".0";
+    return;
+  }
+  value(nlohmann::ordered_json(v));
 }
 
 void JsonStream::value(std::nullptr_t) {

@@ -35,11 +35,15 @@ class JsonStream {
   void value(int64_t v);
   void value(const std::string& s);
   void value(std::nullptr_t);
+  // A number as nlohmann writes it (integral ones below 10^15 as "4096.0", the rest by nlohmann).
+  void value(double v);
   void intArray(const std::vector<int64_t>& values);
   template <typename T>
   void member(std::string_view name, const T& v) {
     key(name);
-    if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, std::string> || std::is_same_v<T, std::nullptr_t>) value(v);
+    if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, std::string> || std::is_same_v<T, std::nullptr_t> ||
+                  std::is_same_v<T, double>)
+      value(v);
     else if constexpr (std::is_same_v<T, std::vector<int64_t>>) intArray(v);
     else value(nlohmann::ordered_json(v));
   }

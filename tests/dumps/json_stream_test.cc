@@ -1,7 +1,9 @@
 // dumps/json_stream.h: streamed JSON laid out exactly as nlohmann::json dumps it.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +41,23 @@ TEST_CASE("JsonStream writes nlohmann's layout: nesting, empty containers, escap
     js.endObject();
     std::string text = out.str();
     CHECK(text == nlohmann::ordered_json::parse(text).dump(indent));
+  }
+}
+
+TEST_CASE("JsonStream writes doubles as nlohmann does, whole numbers on its fast path included") {
+  std::vector<double> numbers = {0.0, -0.0, 1.0, -1.0, 4096.0, 2.5, -0.125, 1e-7, 123456789012345.0, -999999999999999.0,
+                                 1e15, 1e16, 1e20, 9007199254740993.0, 0.1 + 0.2, std::nan(""), INFINITY, -INFINITY};
+  for (int i = 0; i < 2000; ++i) numbers.push_back(static_cast<double>(i * 7919) * ((i % 3) ? 1 : -1));
+  for (double d : numbers) {
+    CAPTURE(d);
+    std::ostringstream out;
+    {
+      JsonStream js(out, -1);
+      js.beginArray();
+      js.value(d);
+      js.endArray();
+    }
+    CHECK(out.str() == nlohmann::ordered_json::array({d}).dump());
   }
 }
 
