@@ -98,9 +98,8 @@ class LayoutInferencePass : public Pass {
     for (size_t k = 0; k < rule.operands.size(); ++k)
       l.inputs.push_back(operandLayout(rule, sharding, static_cast<int>(k), view.operandShapes[k]));
     for (size_t r = 0; r < rule.results.size(); ++r) {
-      TensorLayout computed = resultLayout(rule, sharding, static_cast<int>(r), view.resultShapes[r]);
-      l.outputs.push_back(computed);
-      auto [seen, before] = layoutConsumersSee(op, static_cast<int>(r), computed, view.resultShapes[r]);
+      l.outputs.push_back(resultLayout(rule, sharding, static_cast<int>(r), view.resultShapes[r]));
+      auto [seen, before] = layoutConsumersSee(op, static_cast<int>(r), l.outputs.back(), view.resultShapes[r]);
       l.finals.push_back(std::move(seen));
       l.beforeConstraint.push_back(std::move(before));
     }
@@ -110,7 +109,7 @@ class LayoutInferencePass : public Pass {
 
   // The layout consumers see result `r` in, and where the op converts it right after itself,
   // the layout before that conversion.
-  std::pair<TensorLayout, std::optional<TensorLayout>> layoutConsumersSee(const Op& op, int r, TensorLayout computed,
+  std::pair<TensorLayout, std::optional<TensorLayout>> layoutConsumersSee(const Op& op, int r, const TensorLayout& computed,
                                                                           const Shape& shape) const {
     const OpSharding& sharding = op.parallel->sharding;
     // Completed by the forward ops: whole, or reduce-scattered where out_strategy asks for it.
