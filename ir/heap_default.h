@@ -4,7 +4,7 @@
 //
 // An op's parallel state (strategies, layouts, forward ops: 432 bytes) is written only for the
 // model's ops; the passes' inserted ops, over half the ops of a redistributed graph, never have
-// one. Held here instead of inline, an Op is 464 bytes instead of 896, and a 100k-op model's op
+// one. Held here instead of inline, an Op is 472 bytes instead of 896, and a 100k-op model's op
 // array, moved on every growth, half as large. Copies are deep, as a plain member's would be.
 #include <memory>
 
