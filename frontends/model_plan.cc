@@ -100,7 +100,12 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
   if (auto slash = stem.rfind('/'); slash != std::string::npos) stem = stem.substr(slash + 1);
   if (auto dot = stem.rfind('.'); dot != std::string::npos) stem = stem.substr(0, dot);
   DiagnosticEngine onnxDiags(path, "");
-  auto onnx = loadOnnxModel(*bytes, onnxDiags, OnnxOptions{stem, dims, false, options_.onnxShapeCheck, options_.opaqueUnsupported});
+  OnnxOptions onnxOptions;
+  onnxOptions.defaultName = stem;
+  onnxOptions.dims = dims;
+  onnxOptions.checkShapesWithOnnx = options_.onnxShapeCheck;
+  onnxOptions.opaqueUnsupported = options_.opaqueUnsupported;
+  auto onnx = loadOnnxModel(*bytes, onnxDiags, onnxOptions);
   if (!onnx) {
     // The ONNX file's problems, each located in it, reported at the plan's `graph:` line.
     for (const Diagnostic& d : onnxDiags.diagnostics())

@@ -1,6 +1,12 @@
 #include "frontends/onnx_frontend.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <memory_resource>
 #include <queue>
 #include <unordered_set>
@@ -18,6 +24,72 @@ namespace {
 
 using onnx_import::GraphBuilder;
 using onnx_import::NodeMapping;
+
+// Runs ONNX's shape inference on `model` in a child process and takes the types it infers back
+// (the graph's value_info and outputs); returns the diagnostic when it could not. Debian's libonnx (1.12) reads out of bounds on some malformed models
+// instead of throwing (a LayerNormalization axis past the rank, found by the fuzzer): irc must
+// answer such a model with a diagnostic, not die with it.
+std::optional<std::string> inferShapesIsolated(onnx::ModelProto& model) {
+  int fds[2];
+  if (::pipe(fds) != 0) return fmt::format("ONNX's shape inference could not be run: {}", std::strerror(errno));
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return fmt::format("ONNX's shape inference could not be run: {}", std::strerror(errno));
+  }
+  if (pid == 0) {
+    // The child: a crash must end it quietly, not run the parent's (sanitizer, fuzzer) handlers.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
+    ::close(fds[0]);
+    std::string out;
+    try {
+      onnx::shape_inference::InferShapes(model);
+      // Only what inference adds comes back (not the weights): the inner tensors' and the
+      // outputs' types.
+      onnx::GraphProto shapes;
+      *shapes.mutable_value_info() = model.graph().value_info();
+      *shapes.mutable_output() = model.graph().output();
+      out = "M";
+      shapes.AppendToString(&out);
+    } catch (const std::exception& e) {
+      out = "E";
+      out += e.what();
+    }
+    for (size_t done = 0; done < out.size();) {
+      ssize_t n = ::write(fds[1], out.data() + done, out.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) ::_exit(3);
+      done += static_cast<size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string in;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    in.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    return fmt::format("ONNX's shape inference (libonnx) crashed on the model (signal {}: {}); irc's own checks run without "
+                       "--onnx-shape-check",
+                       WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty()) return "ONNX's shape inference stopped without an answer";
+  if (in[0] == 'E') return fmt::format("ONNX's shape inference rejects the model: {}", in.substr(1));
+  onnx::GraphProto shapes;
+  if (!shapes.ParseFromArray(in.data() + 1, static_cast<int>(in.size() - 1)))
+    return "ONNX's shape inference gave an answer that cannot be read";
+  *model.mutable_graph()->mutable_value_info() = std::move(*shapes.mutable_value_info());
+  *model.mutable_graph()->mutable_output() = std::move(*shapes.mutable_output());
+  return std::nullopt;
+}
 using onnx_import::Term;
 
 bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
@@ -119,10 +191,8 @@ void OnnxLoader::runOnnxShapeInference() {
   // ONNX's inference is a cross-check of the mapping (a shape irc computes differently is
   // reported), not a source of shapes: irc infers every op's shapes itself. It is a third of a
   // load's time, so it runs on request (the tests and --onnx-shape-check).
-  try {
-    onnx::shape_inference::InferShapes(model_);
-  } catch (const std::exception& e) {
-    error(fmt::format("ONNX's shape inference rejects the model: {}", e.what()));
+  if (auto problem = inferShapesIsolated(model_)) {
+    error(*problem);
     return;
   }
   auto record = [&](const onnx::ValueInfoProto& v) {

@@ -469,6 +469,43 @@ TEST_CASE("onnx --opaque-unsupported: an unmapped node reading no computed tenso
                                     "reads no computed tensor") != std::string::npos);
 }
 
+TEST_CASE("onnx --onnx-shape-check: a model ONNX's own shape inference crashes on is a diagnostic, not irc's crash") {
+  // Debian's libonnx 1.12 reads out of bounds on a LayerNormalization axis past the rank (found
+  // by the fuzzer); its inference runs in a child process.
+  OnnxModel m;
+  m.input("x", {int64_t{3}, int64_t{4}});
+  m.input("g", {int64_t{4}});
+  m.input("b", {int64_t{4}});
+  OnnxModel::intAttr(m.node("LayerNormalization", {"x", "g", "b"}, {"y", "mean", "inv"}, "/ln"), "axis", -2049);
+  m.output("y");
+  for (bool check : {true, false}) {
+    CAPTURE(check);
+    DiagnosticEngine diags("m.onnx", "");
+    OnnxOptions options;
+    options.defaultName = "m";
+    options.checkShapesWithOnnx = check;
+    CHECK(!loadOnnxModel(m.bytes(), diags, options));
+    std::string text = diags.renderToString();
+    INFO(text);
+    if (check)
+      CHECK(text.find("m.onnx: error: ONNX's shape inference (libonnx) crashed on the model (signal 11") != std::string::npos);
+    else
+      CHECK(text.find("m.onnx:node 0: error: node '/ln' (LayerNormalization): as irc's LayerNorm: begin_norm_axis -2049 is "
+                      "out of range for rank 2") != std::string::npos);
+  }
+  // A model ONNX's inference accepts still comes back inferred: the cross-check sees its shapes.
+  OnnxModel good;
+  good.input("x", {int64_t{3}, int64_t{4}});
+  good.node("Relu", {"x"}, {"y"}, "/relu");
+  good.output("y");
+  DiagnosticEngine diags("g.onnx", "");
+  OnnxOptions options;
+  options.defaultName = "g";
+  options.checkShapesWithOnnx = true;
+  CHECK(loadOnnxModel(good.bytes(), diags, options));
+  CHECK(!diags.hasErrors());
+}
+
 TEST_CASE("onnx --opaque-unsupported: an unmapped node is an Opaque op, whole on every rank, a placeholder in verify") {
   OnnxModel m;
   m.input("x", {int64_t{4}, int64_t{8}});
