@@ -87,7 +87,7 @@ class LayoutInferencePass : public Pass {
       changed = true;
     }
     changed |= inferGraphInputLayouts(graph);
-    return changed ? PassStatus::Changed : PassStatus::Unchanged;
+    return changed ? PassStatus::Annotated : PassStatus::Unchanged;
   }
 
  private:

@@ -1,5 +1,5 @@
 #pragma once
-// The pass contract. A pass transforms the graph and says whether it changed it; a failure
+// The pass contract. A pass transforms the graph and says how it changed it; a failure
 // always comes with a diagnostic in the context's engine (a model the pass must reject). Passes
 // never print, open files or read flags: dumps and timing are instrumentations of the manager,
 // options arrive as typed structs.
@@ -10,7 +10,11 @@
 
 namespace irc {
 
-enum class PassStatus { Unchanged, Changed, Failed };
+// Annotated: the pass set only parallel state (strategies, layouts) — ops, values, types and order
+// are as they were, so the manager does not run the structural verifier again (on a 100k-op
+// graph it re-infers every shape; the next pass that does change the structure verifies all of
+// it anyway).
+enum class PassStatus { Unchanged, Annotated, Changed, Failed };
 
 struct PassContext {
   DiagnosticEngine& diags;

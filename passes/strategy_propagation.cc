@@ -69,7 +69,7 @@ class StrategyPropagationPass : public Pass {
         runFactorPropagation(graph, in);
         break;
     }
-    return PassStatus::Changed;
+    return PassStatus::Annotated;
   }
 
   CompileOptions options_;

@@ -97,18 +97,19 @@ class BreakingPass : public Pass {
 
 }  // namespace
 
-TEST_CASE("the pass manager runs the verifier after a pass that changed the graph, not after one that did not") {
-  for (PassStatus status : {PassStatus::Unchanged, PassStatus::Changed}) {
+TEST_CASE("the pass manager runs the verifier after a pass that changed the graph, not after one that did not or only annotated it") {
+  for (PassStatus status : {PassStatus::Unchanged, PassStatus::Annotated, PassStatus::Changed}) {
     Loaded l;
     PassContext context{l.diags};
     PassManager manager;
     manager.addPass(1, std::make_unique<BreakingPass>(status));
-    if (status == PassStatus::Unchanged) CHECK(manager.run(l.graph, context) == RunOutcome::Ok);
+    if (status != PassStatus::Changed) CHECK(manager.run(l.graph, context) == RunOutcome::Ok);
     else CHECK_THROWS_AS(manager.run(l.graph, context), InternalError);
   }
 }
 
-TEST_CASE("passes say Unchanged when they changed nothing: layout inference run twice, redistribution with every edge fitting") {
+TEST_CASE("passes say Unchanged when they changed nothing: layout inference run twice, redistribution with every edge fitting; "
+          "propagation and layout inference say Annotated") {
   const char* fitting = "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
                         "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1]]}\n"
                         "  - {name: e, type: Exp, inputs: [r], in_strategy: [[4, 1]]}\noutputs: [e]\n";
@@ -116,8 +117,8 @@ TEST_CASE("passes say Unchanged when they changed nothing: layout inference run 
   Graph g = *loadModel(fitting, diags, {"m"});
   PassContext context{diags};
   CompileOptions options = optionsFromModel(g.parallel);
-  REQUIRE(createStrategyPropagationPass(options)->run(g, context) == PassStatus::Changed);
-  REQUIRE(createLayoutInferencePass(options)->run(g, context) == PassStatus::Changed);
+  REQUIRE(createStrategyPropagationPass(options)->run(g, context) == PassStatus::Annotated);
+  REQUIRE(createLayoutInferencePass(options)->run(g, context) == PassStatus::Annotated);
   CHECK(createLayoutInferencePass(options)->run(g, context) == PassStatus::Unchanged);
   CHECK(createRedistributionPass(options)->run(g, context) == PassStatus::Unchanged);
   CHECK(g.order.size() == 2);
@@ -125,8 +126,8 @@ TEST_CASE("passes say Unchanged when they changed nothing: layout inference run 
   Loaded needsComm;  // kModel: a partial MatMul feeding a split consumer
   PassContext context2{needsComm.diags};
   CompileOptions options2 = optionsFromModel(needsComm.graph.parallel);
-  REQUIRE(createStrategyPropagationPass(options2)->run(needsComm.graph, context2) == PassStatus::Changed);
-  REQUIRE(createLayoutInferencePass(options2)->run(needsComm.graph, context2) == PassStatus::Changed);
+  REQUIRE(createStrategyPropagationPass(options2)->run(needsComm.graph, context2) == PassStatus::Annotated);
+  REQUIRE(createLayoutInferencePass(options2)->run(needsComm.graph, context2) == PassStatus::Annotated);
   CHECK(createRedistributionPass(options2)->run(needsComm.graph, context2) == PassStatus::Changed);
 }
 
