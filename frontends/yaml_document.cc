@@ -101,6 +101,16 @@ YamlNode YamlNode::operator[](size_t i) const {
   return YamlNode(doc_, node().children[i]);
 }
 
+YamlNode YamlNode::find(std::string_view key) const {
+  if (!IsMap()) return {};
+  const auto& children = node().children;
+  for (size_t i = 0; i + 1 < children.size(); i += 2) {
+    const auto& k = doc_->nodes_[children[i]];
+    if (k.kind == YamlDocuments::Kind::Scalar && k.scalar == key) return YamlNode(doc_, children[i + 1]);
+  }
+  return {};
+}
+
 YamlNode::iterator YamlNode::begin() const { return iterator(*this, 0); }
 YamlNode::iterator YamlNode::end() const { return iterator(*this, size()); }
 

@@ -8,6 +8,7 @@
 // YamlNode mirrors the part of YAML::Node's interface the frontends use.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <yaml-cpp/mark.h>
@@ -58,6 +59,9 @@ class YamlNode {
   // Elements of a sequence, entries of a map.
   size_t size() const;
   YamlNode operator[](size_t i) const;  // a sequence's element i
+  // A map's value under the scalar key `key` (the first such entry); undefined when there is
+  // none or this is not a map.
+  YamlNode find(std::string_view key) const;
 
   // Iteration yields items: a sequence's elements (the item itself), or a map's entries (the
   // item's `first` and `second`).

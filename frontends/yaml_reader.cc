@@ -76,10 +76,9 @@ bool YamlReader::checkMap(const YamlNode& node, std::string_view what, const std
 }
 
 std::optional<YamlNode> YamlReader::optional(const YamlNode& map, std::string_view key) const {
-  if (!map.IsMap()) return std::nullopt;
-  for (auto it = map.begin(); it != map.end(); ++it)
-    if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
-  return std::nullopt;
+  YamlNode value = map.find(key);
+  if (!value.IsDefined()) return std::nullopt;
+  return value;
 }
 
 std::optional<YamlNode> YamlReader::required(const YamlNode& map, std::string_view key, std::string_view what) {

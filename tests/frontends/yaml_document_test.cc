@@ -88,6 +88,18 @@ TEST_CASE("anchors and aliases share the anchored node; a missing key is an unde
   CHECK(!YamlNode().IsDefined());
 }
 
+TEST_CASE("find gives a map's value under a scalar key, the first of duplicates; undefined otherwise") {
+  YamlDocuments doc("a: 1\nb: ~\n[k]: 2\na: 3\nseq: [a, b]\n");
+  YamlNode root = doc.root(0);
+  CHECK(root.find("a").Scalar() == "1");
+  CHECK(root.find("b").IsDefined());  // a null value is there
+  CHECK(root.find("b").IsNull());
+  CHECK(!root.find("k").IsDefined());  // the key [k] is no scalar
+  CHECK(!root.find("c").IsDefined());
+  CHECK(!root.find("seq").find("a").IsDefined());  // not a map
+  CHECK(!YamlNode().find("a").IsDefined());
+}
+
 TEST_CASE("a flow collection yaml-cpp would loop on forever is stopped at its place") {
   // Found by the fuzzer: yaml-cpp 0.7 emits events forever on this input.
   std::string text = readFile(sourceDir() + "/tests/fuzz_corpus/yaml_cpp_runaway_flow.yaml");
