@@ -6,8 +6,9 @@
 #include "passes/redistribution.h"
 
 #include <algorithm>
-#include <utility>
 #include <functional>
+#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@
 #include "ir/inserted_ops.h"
 #include "passes/layout_inference.h"
 #include "passes/op_families/op_family.h"
+#include "passes/int_key.h"
 #include "passes/op_inserter.h"
 #include "passes/optimal_planner.h"
 #include "passes/redistribution_planner.h"
@@ -130,6 +132,21 @@ class RedistributionPass : public Pass {
     return planRedistribution(from, to, options);
   }
 
+  // The plan of an edge, computed once per distinct (from, to, element size): the layers of a
+  // model repeat, so most edges ask what an edge of an earlier layer asked. The key holds every
+  // field of both layouts as they are (mesh names interned), not their standard forms: a plan's
+  // steps carry the layouts' own mesh and axes.
+  const RedistPlan& memoizedPlan(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options) {
+    planKey_.clear();
+    appendExactLayout(planKey_, from);
+    appendExactLayout(planKey_, to);
+    planKey_.push_back(options.enableAlltoall);
+    planKey_.push_back(options.dtypeBytes);
+    auto it = plans_.find(planKey_);
+    if (it == plans_.end()) it = plans_.emplace(planKey_, plan(from, to, options)).first;
+    return it->second;
+  }
+
   std::string_view name() const override { return "redistribution"; }
   std::string_view dumpName() const override { return "step_parallel_end"; }
 
@@ -195,7 +212,7 @@ class RedistributionPass : public Pass {
         if (!from.sameAs(to)) {
           ins.setOwner(id, InsertedRole::Redistribution);
           options.dtypeBytes = byteSize(v.type.dtype);
-          RedistPlan plan = this->plan(from, to, options);
+          const RedistPlan& plan = memoizedPlan(from, to, options);
           RedistributionRecord rec;
           rec.value = original;
           rec.producer = v.producer == kNoId ? v.name : graph.op(v.producer).name;
@@ -367,7 +384,22 @@ class RedistributionPass : public Pass {
     current[result] = input;
   }
 
+  void appendExactLayout(IntKey& key, const TensorLayout& l) {
+    appendList(key, l.mesh.dims);
+    key.push_back(static_cast<int64_t>(l.mesh.names.size()));
+    for (const std::string& name : l.mesh.names)
+      key.push_back(meshNames_.emplace(name, static_cast<int64_t>(meshNames_.size())).first->second);
+    appendList(key, l.shape);
+    key.push_back(static_cast<int64_t>(l.dims.size()));
+    for (const auto& axes : l.dims) appendList(key, axes);
+    appendList(key, l.partialAxes);
+    key.push_back(static_cast<int64_t>(l.partialOp));
+  }
+
   CompileOptions options_;
+  std::unordered_map<IntKey, RedistPlan, IntKeyHash> plans_;
+  std::unordered_map<std::string, int64_t> meshNames_;
+  IntKey planKey_;
 };
 
 }  // namespace
