@@ -99,11 +99,10 @@ class FactorPropagation {
       if (!in_.rules[id]) continue;
       const OpRule& rule = *in_.rules[id];
       if (!op.parallel->hasSharding) {
-        FactorProblem problem = problemOf(id, op, rule);
         OpSharding s;
         s.mesh = mesh_;
         s.layoutForm = in_.options.mesh.has_value();
-        s.factorAxes = resolveFactorShardings(problem);
+        s.factorAxes = resolvedFactors(id, op, rule);
         s.requestedOutputs.assign(rule.results.size(), std::nullopt);
         enforceCompoundOrder(rule, s);
         StrategyOrigin origin;
@@ -300,6 +299,18 @@ class FactorPropagation {
     return out;
   }
 
+  // The axes of each factor at the fixed point (resolveFactorShardings of the op's problem),
+  // computed once per distinct problem: ops of repeated layers end in the same one.
+  std::vector<std::vector<int>> resolvedFactors(OpId id, const Op& op, const OpRule& rule) {
+    IntKey key = stepKey(id, op, rule, std::vector<bool>(rule.factorCount(), true), false);
+    auto it = resolvedCache_.find(key);
+    if (it == resolvedCache_.end()) {
+      if (resolvedCache_.size() >= kStepCacheLimit) resolvedCache_.clear();
+      it = resolvedCache_.emplace(std::move(key), resolveFactorShardings(problemOf(id, op, rule))).first;
+    }
+    return it->second;
+  }
+
   // Everything problemOf puts in the op's problem but the mesh (the same for every op), with the
   // step's factors and algorithm.
   IntKey stepKey(OpId id, const Op& op, const OpRule& rule, const std::vector<bool>& allowedFactors, bool basic) const {
@@ -370,6 +381,7 @@ class FactorPropagation {
   using StepChanges = std::vector<std::pair<size_t, std::vector<DimSharding>>>;
   static constexpr size_t kStepCacheLimit = size_t{1} << 16;
   std::unordered_map<IntKey, StepChanges, IntKeyHash> stepCache_;
+  std::unordered_map<IntKey, std::vector<std::vector<int>>, IntKeyHash> resolvedCache_;
 };
 
 // The mesh factor propagation works on: the model's named mesh, else the standard form of the
