@@ -181,7 +181,12 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
   if (onnx) {
     // An ONNX graph without a plan: data parallel over --device-num devices (docs/onnx.md).
     diags = std::make_unique<DiagnosticEngine>(shownPath, "");
-    if (auto loaded = loadOnnxModel(*text, *diags, OnnxOptions{modelStem(path), overrides.dims, false, overrides.onnxShapeCheck, overrides.opaqueUnsupported})) {
+    OnnxOptions onnxOptions;
+    onnxOptions.defaultName = modelStem(path);
+    onnxOptions.dims = overrides.dims;
+    onnxOptions.checkShapesWithOnnx = overrides.onnxShapeCheck;
+    onnxOptions.opaqueUnsupported = overrides.opaqueUnsupported;
+    if (auto loaded = loadOnnxModel(*text, *diags, onnxOptions)) {
       graph = std::move(loaded->graph);
       graph->parallel.deviceNum = overrides.deviceNum.value_or(1);
       graph->parallel.searchMode = SearchMode::DataParallel;
