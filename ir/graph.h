@@ -4,6 +4,7 @@
 // always over vectors, never over hash containers, so everything derived from a Graph is
 // deterministic.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,8 +90,9 @@ struct Op {
   std::string reason;        // inserted ops: why the pass inserted it (the `# reason:` line)
   HeapDefault<OpParallelState> parallel;  // what the parallel passes decided (made on first write)
   // Inserted communication / redistribution ops: the step they perform, from which each rank's
-  // groups and slice bounds follow.
-  HeapOptional<RedistStep> step;
+  // groups and slice bounds follow. Immutable and shared: the ops of one step (AllGather, Split,
+  // Concat), of edges with the same plan, and every copy of the graph hold one object.
+  std::shared_ptr<const RedistStep> step;
   // Inserted ops: the model op they belong to and what they do for it.
   OpId owner = kNoId;
   InsertedRole role = InsertedRole::None;

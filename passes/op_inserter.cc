@@ -6,7 +6,7 @@
 namespace irc {
 
 ValueId OpInserter::add(std::string name, std::string instance, std::string type, std::vector<Operand> operands, AttrMap attrs,
-                        std::vector<TensorType> results, std::optional<RedistStep> step, std::string reason) {
+                        std::vector<TensorType> results, std::shared_ptr<const RedistStep> step, std::string reason) {
   // A bound on the work (docs/limits.md): a gather over a million ranks on a dim other than 0
   // would otherwise write a Split with a million outputs into every dump.
   if (++inserted_ > kMaxInsertedNodes) throw InsertionLimitReached{};

@@ -20,7 +20,7 @@ class OpInserter {
   // Appends an inserted op; returns its (first) result. Appends to graph.ops and graph.values:
   // no reference into them survives a call.
   ValueId add(std::string name, std::string instance, std::string type, std::vector<Operand> operands, AttrMap attrs,
-              std::vector<TensorType> results, std::optional<RedistStep> step, std::string reason);
+              std::vector<TensorType> results, std::shared_ptr<const RedistStep> step, std::string reason);
 
   // The owner and role of the ops added from now on.
   void setOwner(OpId owner, InsertedRole role) {

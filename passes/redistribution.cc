@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <unordered_map>
 #include <utility>
 
@@ -40,8 +41,9 @@ AttrMap sliceMasks() {
 }
 
 // Emits the ops of one step; `name(i, type)` gives the i-th inserted op's names.
-ValueId emitStep(OpInserter& ins, const RedistStep& step, ValueId input, DType dtype, const std::string& reason,
-                 const std::function<std::pair<std::string, std::string>(const std::string&)>& names) {
+ValueId emitStep(OpInserter& ins, const std::shared_ptr<const RedistStep>& shared, ValueId input, DType dtype,
+                 const std::string& reason, const std::function<std::pair<std::string, std::string>(const std::string&)>& names) {
+  const RedistStep& step = *shared;
   TensorType carried{dtype, step.globalAfter};
   std::string type = opTypeOfStep(step);
   // A ReduceScatter on a dim other than 0 starts with the Split that stacks its blocks on dim 0.
@@ -50,50 +52,50 @@ ValueId emitStep(OpInserter& ins, const RedistStep& step, ValueId input, DType d
   switch (step.kind) {
     case RedistStep::Kind::Reshape:
       return ins.add(name, instance, "Reshape", {Operand::ofValue(input), Operand::ofConstant(IntTuple(step.localAfter))}, {},
-                     {carried}, step, reason);
+                     {carried}, shared, reason);
     case RedistStep::Kind::Split:
       return ins.add(name, instance, "StridedSlice",
                      {Operand::ofValue(input), Operand::ofConstant(IntTuple{}), Operand::ofConstant(IntTuple{}),
                       Operand::ofConstant(IntTuple{})},
-                     sliceMasks(), {carried}, step, reason);
+                     sliceMasks(), {carried}, shared, reason);
     case RedistStep::Kind::RealDiv:
       return ins.add(name, instance, "RealDiv",
                      {Operand::ofValue(input), Operand::ofConstant(ScalarTensor{dtype, static_cast<double>(step.divisor)})}, {},
-                     {carried}, step, reason);
+                     {carried}, shared, reason);
     case RedistStep::Kind::Gather: {
-      ValueId gathered = ins.add(name, instance, "AllGather", {Operand::ofValue(input)}, {}, {carried}, step, reason);
+      ValueId gathered = ins.add(name, instance, "AllGather", {Operand::ofValue(input)}, {}, {carried}, shared, reason);
       if (step.dim == 0) return gathered;
       // AllGather concatenates on dim 0: Split it back into the members' blocks and concatenate
       // them on the dim the axis left.
       int64_t n = step.groupSize();
       auto [splitName, splitInstance] = names("Split");
       ValueId first = ins.add(splitName, splitInstance, "Split", {Operand::ofValue(gathered)},
-                              {{"axis", int64_t{0}}, {"output_num", n}}, std::vector<TensorType>(n, carried), step,
+                              {{"axis", int64_t{0}}, {"output_num", n}}, std::vector<TensorType>(n, carried), shared,
                               fmt::format("AllGather concatenated on dim 0; split it into the {} members' blocks", n));
       std::vector<Operand> parts;
       for (int64_t j = 0; j < n; ++j) parts.push_back(Operand::ofValue(first + static_cast<ValueId>(j)));
       auto [concatName, concatInstance] = names("Concat");
-      return ins.add(concatName, concatInstance, "Concat", parts, {{"axis", int64_t{step.dim}}}, {carried}, step,
+      return ins.add(concatName, concatInstance, "Concat", parts, {{"axis", int64_t{step.dim}}}, {carried}, shared,
                      fmt::format("and concatenate the blocks on dim {}", step.dim));
     }
     case RedistStep::Kind::ReduceScatter: {
-      if (!stackFirst) return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, step, reason);
+      if (!stackFirst) return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, shared, reason);
       // ReduceScatter scatters dim 0: split the local tensor into the members' blocks along the
       // dim and stack them on dim 0 first, so that member i keeps block i of that dim.
       int64_t n = step.groupSize();
       ValueId first = ins.add(name, instance, "Split", {Operand::ofValue(input)}, {{"axis", int64_t{step.dim}}, {"output_num", n}},
-                              std::vector<TensorType>(n, carried), step,
+                              std::vector<TensorType>(n, carried), shared,
                               fmt::format("ReduceScatter scatters dim 0: split dim {} into the {} members' blocks", step.dim, n));
       std::vector<Operand> parts;
       for (int64_t j = 0; j < n; ++j) parts.push_back(Operand::ofValue(first + static_cast<ValueId>(j)));
       auto [concatName, concatInstance] = names("Concat");
-      ValueId stacked = ins.add(concatName, concatInstance, "Concat", parts, {{"axis", int64_t{0}}}, {carried}, step,
+      ValueId stacked = ins.add(concatName, concatInstance, "Concat", parts, {{"axis", int64_t{0}}}, {carried}, shared,
                                 "and stack the blocks on dim 0");
       auto [rsName, rsInstance] = names("ReduceScatter");
-      return ins.add(rsName, rsInstance, "ReduceScatter", {Operand::ofValue(stacked)}, {}, {carried}, step, reason);
+      return ins.add(rsName, rsInstance, "ReduceScatter", {Operand::ofValue(stacked)}, {}, {carried}, shared, reason);
     }
     default:
-      return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, step, reason);
+      return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, shared, reason);
   }
 }
 
@@ -136,14 +138,22 @@ class RedistributionPass : public Pass {
   // model repeat, so most edges ask what an edge of an earlier layer asked. The key holds every
   // field of both layouts as they are (mesh names interned), not their standard forms: a plan's
   // steps carry the layouts' own mesh and axes.
-  const RedistPlan& memoizedPlan(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options) {
+  struct MemoizedPlan {
+    RedistPlan plan;
+    std::vector<std::shared_ptr<const RedistStep>> steps;  // plan.steps, held by the ops that perform them
+  };
+  const MemoizedPlan& memoizedPlan(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options) {
     planKey_.clear();
     appendExactLayout(planKey_, from);
     appendExactLayout(planKey_, to);
     planKey_.push_back(options.enableAlltoall);
     planKey_.push_back(options.dtypeBytes);
     auto it = plans_.find(planKey_);
-    if (it == plans_.end()) it = plans_.emplace(planKey_, plan(from, to, options)).first;
+    if (it == plans_.end()) {
+      MemoizedPlan memo{plan(from, to, options), {}};
+      for (const RedistStep& step : memo.plan.steps) memo.steps.push_back(std::make_shared<const RedistStep>(step));
+      it = plans_.emplace(planKey_, std::move(memo)).first;
+    }
     return it->second;
   }
 
@@ -212,7 +222,8 @@ class RedistributionPass : public Pass {
         if (!from.sameAs(to)) {
           ins.setOwner(id, InsertedRole::Redistribution);
           options.dtypeBytes = byteSize(v.type.dtype);
-          const RedistPlan& plan = memoizedPlan(from, to, options);
+          const MemoizedPlan& memo = memoizedPlan(from, to, options);
+          const RedistPlan& plan = memo.plan;
           RedistributionRecord rec;
           rec.value = original;
           rec.producer = v.producer == kNoId ? v.name : graph.op(v.producer).name;
@@ -234,7 +245,7 @@ class RedistributionPass : public Pass {
                                      ? fmt::format("reshape the local tensor back to {}", formatShape(step.localAfter))
                                      : stepReason(step, consumerName, static_cast<int>(i), rec.producer);
             rec.reasons.push_back(reason);
-            input = emitStep(ins, step, input, v.type.dtype, reason, names);
+            input = emitStep(ins, memo.steps[k], input, v.type.dtype, reason, names);
           }
           rec.ops.assign(ins.order.begin() + before, ins.order.end());
           rec.reason = rec.reasons.empty() ? "" : rec.reasons.front();
@@ -290,7 +301,7 @@ class RedistributionPass : public Pass {
     std::string reason = fmt::format("{} reads {} replicated over {} ({} ranks hold each slice): in training its gradient is "
                                      "averaged over them by an AllReduce",
                                      consumer, param.name, axisText(mirror), mirror.groupSize());
-    return emitStep(ins, mirror, input, param.type.dtype, reason, names);
+    return emitStep(ins, std::make_shared<const RedistStep>(std::move(mirror)), input, param.type.dtype, reason, names);
   }
 
   // The optimal planner plans a partial result's reduction together with its one consumer's
@@ -334,7 +345,7 @@ class RedistributionPass : public Pass {
       if (!p.beforeConstraint[r]) continue;
       const Value v = graph.value(results[r]);
       PlannerOptions options{options_.enableAlltoall, byteSize(v.type.dtype)};
-      RedistPlan plan = this->plan(*p.beforeConstraint[r], p.finalLayouts[r], options);
+      const MemoizedPlan& memo = memoizedPlan(*p.beforeConstraint[r], p.finalLayouts[r], options);
       auto names = [&](const std::string&) {
         int k = counter++;
         return std::make_pair(fmt::format("{}.forward_op.{}", opName, k), fmt::format("forward_op_{}_{}", opName, k));
@@ -348,8 +359,8 @@ class RedistributionPass : public Pass {
                             ? fmt::format("{} hands its consumer the layout it needs (MindSpore's ReshapeInfo)", opName)
                             : fmt::format("factor propagation holds {} as {}; {} computes it as {}", v.name,
                                           printAliasLayout(p.finalLayouts[r]), opName, printAliasLayout(*p.beforeConstraint[r]));
-      for (const RedistStep& step : plan.steps)
-        input = emitStep(ins, step, input, v.type.dtype, fmt::format("{}: {}", why, stepReason(step, opName, 0, opName)), names);
+      for (const auto& step : memo.steps)
+        input = emitStep(ins, step, input, v.type.dtype, fmt::format("{}: {}", why, stepReason(*step, opName, 0, opName)), names);
       current[results[r]] = input;
     }
   }
@@ -379,7 +390,7 @@ class RedistributionPass : public Pass {
                                                              : RedistStep::Kind::RealDiv;
       if (step.kind == RedistStep::Kind::ReduceScatter) local[0] /= step.groupSize();
       step.localAfter = local;
-      input = emitStep(ins, step, input, dtype, f.reason, names);
+      input = emitStep(ins, std::make_shared<const RedistStep>(std::move(step)), input, dtype, f.reason, names);
     }
     current[result] = input;
   }
@@ -397,7 +408,7 @@ class RedistributionPass : public Pass {
   }
 
   CompileOptions options_;
-  std::unordered_map<IntKey, RedistPlan, IntKeyHash> plans_;
+  std::unordered_map<IntKey, MemoizedPlan, IntKeyHash> plans_;
   std::unordered_map<std::string, int64_t> meshNames_;
   IntKey planKey_;
 };

@@ -95,15 +95,15 @@ class Gather : public OpFamilyRules {
     auto [n0, i0] = next();
     std::string why = fmt::format("{} holds table rows [offset, offset + {}) on this rank: shift the indices", name, rows);
     ValueId s = ins.add(n0, i0, "Sub", {Operand::ofValue(indices), Operand::ofConstant(ScalarTensor{idx, 0})}, {}, {indexType},
-                        offset, why);
+                        std::make_shared<const RedistStep>(offset), why);
     auto [n1, i1] = next();
-    ValueId r = ins.add(n1, i1, "ReLU", {Operand::ofValue(s)}, {}, {indexType}, std::nullopt, "clamp indices below the rows held");
+    ValueId r = ins.add(n1, i1, "ReLU", {Operand::ofValue(s)}, {}, {indexType}, nullptr, "clamp indices below the rows held");
     auto [n2, i2] = next();
     ValueId m = ins.add(n2, i2, "Minimum", {Operand::ofValue(r), Operand::ofConstant(ScalarTensor{idx, static_cast<double>(rows - 1)})},
-                        {}, {indexType}, std::nullopt, "clamp indices above the rows held");
+                        {}, {indexType}, nullptr, "clamp indices above the rows held");
     auto [n3, i3] = next();
     ValueId e = ins.add(n3, i3, "Equal", {Operand::ofValue(s), Operand::ofValue(m)}, {}, {{DType::Bool, indexType.shape}},
-                        std::nullopt, "true where the index falls in the rows held");
+                        nullptr, "true where the index falls in the rows held");
     // The Gather itself is node 4 of the replace graph (ops.md): it prints as `<op>.replace.4`.
     auto [n4, i4] = next();
     Op& gather = graph.op(id);
@@ -125,16 +125,16 @@ class Gather : public OpFamilyRules {
     auto next = [&] { return replaceNames(name, counter++); };
     auto [n5, i5] = next();
     ValueId c = ins.add(n5, i5, "Cast", {Operand::ofValue(replace.mask), Operand::ofConstant(out.dtype)}, {}, {{out.dtype, mask}},
-                        std::nullopt, "the mask as numbers");
+                        nullptr, "the mask as numbers");
     ValueId x = c;
     if (out.shape.size() > mask.size()) {
       mask.push_back(1);
       auto [n6, i6] = next();
       x = ins.add(n6, i6, "ExpandDims", {Operand::ofValue(c), Operand::ofConstant(int64_t{-1})}, {}, {{out.dtype, mask}},
-                  std::nullopt, "broadcast the mask over the embedding dim");
+                  nullptr, "broadcast the mask over the embedding dim");
     }
     auto [n7, i7] = next();
-    return ins.add(n7, i7, "Mul", {Operand::ofValue(g), Operand::ofValue(x)}, {}, {out}, std::nullopt,
+    return ins.add(n7, i7, "Mul", {Operand::ofValue(g), Operand::ofValue(x)}, {}, {out}, nullptr,
                    "zero the rows this rank does not hold; the AllReduce sums the ranks' rows");
   }
 

@@ -77,7 +77,7 @@ class OneHot : public OpFamilyRules {
     offset.globalAfter = indexType.shape;
     const std::string name = op.name;
     ValueId shifted = ins.add(fmt::format("{}.replace.0", name), fmt::format("replace_op_{}_0", name), "Sub",
-                              {Operand::ofValue(indices), Operand::ofConstant(ScalarTensor{indexType.dtype, 0})}, {}, {indexType}, offset,
+                              {Operand::ofValue(indices), Operand::ofConstant(ScalarTensor{indexType.dtype, 0})}, {}, {indexType}, std::make_shared<const RedistStep>(offset),
                               fmt::format("{} one-hots only its {} classes [offset, offset + {}) on this rank", name, offset.rows,
                                           offset.rows));
     graph.op(id).operands[0].value = shifted;
