@@ -58,6 +58,7 @@ class FactorPropagation {
     }
     elementwise_.resize(g.ops.size());
     for (size_t id = 0; id < g.ops.size(); ++id) elementwise_[id] = elementwiseLike(g.ops[id].type);
+    internRuleKeys();
   }
 
   void seed() {
@@ -250,15 +251,16 @@ class FactorPropagation {
     return p;
   }
 
-  bool allowed(const OpRule& rule, OpId id, const Op& op, int f, int level) const {
+  bool operandWithManyUses(const Op& op) const {
+    for (const Operand& o : op.operands)
+      if (o.isValue() && uses_[o.value].size() > 1) return true;
+    return false;
+  }
+
+  // Level 0 also needs operands of one use each (step checks that once for all factors).
+  bool allowed(const OpRule& rule, OpId id, int f, int level) const {
     if (rule.isReplicated(f)) return false;
-    if (level <= 1) {
-      if (!elementwise_[id]) return false;
-      if (level == 0)
-        for (const Operand& o : op.operands)
-          if (o.isValue() && uses_[o.value].size() > 1) return false;
-      return true;
-    }
+    if (level <= 1) return elementwise_[id];
     if (level == 2) return rule.factorKinds[f] == FactorKind::PassThrough;
     return true;
   }
@@ -267,28 +269,37 @@ class FactorPropagation {
   std::vector<ValueId> step(OpId id, int level, bool basic) {
     const Op& op = graph_.op(id);
     const OpRule& rule = *in_.rules[id];
-    std::vector<bool> allowedFactors(rule.factorCount());
-    for (int f = 0; f < rule.factorCount(); ++f) allowedFactors[f] = allowed(rule, id, op, f, level);
+    std::vector<bool>& allowedFactors = allowedScratch_;  // reused: a sweep asks every op
+    allowedFactors.assign(rule.factorCount(), false);
+    bool anyAllowed = false;
+    if (level > 0 || !operandWithManyUses(op))
+      for (int f = 0; f < rule.factorCount(); ++f) {
+        bool a = allowed(rule, id, f, level);
+        allowedFactors[f] = a;
+        anyAllowed |= a;
+      }
     // Most steps of a sweep change nothing, and those are answered without building the op's
     // problem: no factor may move at this level; no tensor of the op holds an axis to move
     // (propagation only spreads axes some tensor holds); or the op already took a step with
     // the same factors and algorithm and none of its tensors changed since (a step's result is
     // a function of those alone, and each level runs to a fixed point: level 4 repeats level
     // 3's factors, level 1 level 0's for ops whose operands have one use).
-    if (std::none_of(allowedFactors.begin(), allowedFactors.end(), [](bool a) { return a; }) || !holdsAnyAxis(op)) return {};
+    if (!anyAllowed || !holdsAnyAxis(op)) return {};
     LastStep& last = lastStep_[id];
     if (last.valid && last.basic == basic && last.allowed == allowedFactors) return {};
-    last = {true, basic, allowedFactors};
+    last.valid = true;
+    last.basic = basic;
+    last.allowed = allowedFactors;
     // A step is a function of its problem: ops of repeated layers ask the same one.
-    IntKey key = stepKey(id, op, rule, allowedFactors, basic);
+    const IntKey& key = stepKey(id, op, allowedFactors, basic);
     auto answer = stepCache_.find(key);
     if (answer == stepCache_.end()) {
       FactorProblem problem = problemOf(id, op, rule);
-      problem.allowed = std::move(allowedFactors);
+      problem.allowed = allowedFactors;
       StepChanges changes;
       for (size_t t : basic ? propagateBasic(problem) : propagateAggressive(problem)) changes.emplace_back(t, problem.tensors[t].dims);
       if (stepCache_.size() >= kStepCacheLimit) stepCache_.clear();  // a model with no repeats: memory stays bounded
-      answer = stepCache_.emplace(std::move(key), std::move(changes)).first;
+      answer = stepCache_.emplace(key, std::move(changes)).first;
     }
     std::vector<ValueId> tensors = tensorsOf(op);
     std::vector<ValueId> out;
@@ -302,29 +313,58 @@ class FactorPropagation {
   // The axes of each factor at the fixed point (resolveFactorShardings of the op's problem),
   // computed once per distinct problem: ops of repeated layers end in the same one.
   std::vector<std::vector<int>> resolvedFactors(OpId id, const Op& op, const OpRule& rule) {
-    IntKey key = stepKey(id, op, rule, std::vector<bool>(rule.factorCount(), true), false);
+    const IntKey& key = stepKey(id, op, std::vector<bool>(rule.factorCount(), true), false);
     auto it = resolvedCache_.find(key);
     if (it == resolvedCache_.end()) {
       if (resolvedCache_.size() >= kStepCacheLimit) resolvedCache_.clear();
-      it = resolvedCache_.emplace(std::move(key), resolveFactorShardings(problemOf(id, op, rule))).first;
+      it = resolvedCache_.emplace(key, resolveFactorShardings(problemOf(id, op, rule))).first;
     }
     return it->second;
   }
 
+  // The part of a step's problem that comes from the op's rule (factor sizes, which are
+  // replicated, each tensor's dim factors) and whether it is elementwise, as one number per op:
+  // ops with equal parts share it, so step keys carry an id instead of the rule.
+  void internRuleKeys() {
+    std::unordered_map<IntKey, int64_t, IntKeyHash> ids;
+    ruleKey_.assign(graph_.ops.size(), -1);
+    IntKey key;
+    for (OpId id : graph_.order) {
+      if (!in_.rules[id]) continue;
+      const OpRule& rule = *in_.rules[id];
+      const Op& op = graph_.op(id);
+      key.assign({static_cast<int64_t>(elementwise_[id])});
+      appendList(key, rule.factorSizes);
+      for (int f = 0; f < rule.factorCount(); ++f) key.push_back(rule.isReplicated(f));
+      size_t tensors = 0;
+      forEachTensor(op, [&](ValueId) {
+        const DimFactors& dimFactors = tensors < rule.operands.size() ? rule.operands[tensors] : rule.results[tensors - rule.operands.size()];
+        key.push_back(static_cast<int64_t>(dimFactors.size()));
+        for (const auto& factors : dimFactors) appendList(key, factors);
+        ++tensors;
+      });
+      key.push_back(static_cast<int64_t>(tensors));
+      ruleKey_[id] = ids.emplace(key, static_cast<int64_t>(ids.size())).first->second;
+    }
+  }
+
+  // The op's operand values, then its results: the order of problemOf's tensors.
+  template <typename F>
+  static void forEachTensor(const Op& op, F&& f) {
+    for (const Operand& o : op.operands)
+      if (o.isValue()) f(o.value);
+    for (ValueId r : op.results) f(r);
+  }
+
   // Everything problemOf puts in the op's problem but the mesh (the same for every op), with the
-  // step's factors and algorithm.
-  IntKey stepKey(OpId id, const Op& op, const OpRule& rule, const std::vector<bool>& allowedFactors, bool basic) const {
-    IntKey key{basic, elementwise_[id]};
-    appendList(key, rule.factorSizes);
+  // step's factors and algorithm. Built in a buffer reused by every step (sweeps ask hundreds of
+  // thousands); valid until the next call.
+  const IntKey& stepKey(OpId id, const Op& op, const std::vector<bool>& allowedFactors, bool basic) {
+    IntKey& key = keyScratch_;
+    key.assign({basic, ruleKey_[id]});
     appendList(key, allowedFactors);
-    for (int f = 0; f < rule.factorCount(); ++f) key.push_back(rule.isReplicated(f));
-    std::vector<ValueId> tensors = tensorsOf(op);
-    key.push_back(static_cast<int64_t>(tensors.size()));
-    for (size_t t = 0; t < tensors.size(); ++t) {
-      const DimFactors& dimFactors = t < rule.operands.size() ? rule.operands[t] : rule.results[t - rule.operands.size()];
-      key.push_back(static_cast<int64_t>(dimFactors.size()));
-      for (const auto& factors : dimFactors) appendList(key, factors);
-      const TensorState& s = state_[tensors[t]];
+    forEachTensor(op, [&](ValueId v) {
+      const TensorState& s = state_[v];
       key.push_back(static_cast<int64_t>(s.dims.size()));
       for (const DimSharding& d : s.dims) {
         appendList(key, d.axes);
@@ -333,7 +373,7 @@ class FactorPropagation {
       appendList(key, s.partial);
       appendList(key, s.barred);
       key.push_back(s.elements);
-    }
+    });
     return key;
   }
 
@@ -377,6 +417,9 @@ class FactorPropagation {
     std::vector<bool> allowed;
   };
   std::vector<LastStep> lastStep_;
+  std::vector<int64_t> ruleKey_;  // per op: its rule's part of step keys (internRuleKeys)
+  IntKey keyScratch_;
+  std::vector<bool> allowedScratch_;
   // Answers of steps by their problem (stepKey): the tensors that grew, with their new dims.
   using StepChanges = std::vector<std::pair<size_t, std::vector<DimSharding>>>;
   static constexpr size_t kStepCacheLimit = size_t{1} << 16;
