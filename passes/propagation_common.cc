@@ -9,10 +9,11 @@ PropagationInput preparePropagation(Graph& graph, PassContext& context, const Co
   in.options = options;
   in.rules.resize(graph.ops.size());
   in.views.resize(graph.ops.size());
+  RuleCache rules;
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
     op.parallel = OpParallelState{};
-    op.parallel->rule = ruleOf(graph, op);
+    op.parallel->rule = rules.ruleOf(graph, op);
     in.rules[id] = op.parallel->rule ? &*op.parallel->rule : nullptr;
     in.views[id] = viewOf(graph, op);
     if (!in.rules[id]) continue;
