@@ -10,26 +10,9 @@
 #include <fmt/format.h>
 
 #include "ir/graph.h"
+#include "ir/int_text.h"
 
 namespace irc::text {
-
-inline void appendInt(std::string& out, int64_t value) {
-  fmt::format_int digits(value);
-  out.append(digits.data(), digits.size());
-}
-
-// (64, 64); (4); () — formatIntTuple's form for any range of integers.
-template <typename Ints>
-void appendTuple(std::string& out, const Ints& values) {
-  out += '(';
-  bool first = true;
-  for (auto v : values) {
-    if (!first) out += ", ";
-    first = false;
-    appendInt(out, static_cast<int64_t>(v));
-  }
-  out += ')';
-}
 
 // <Tensor[Float32], (64, 64)>
 inline void appendTensorType(std::string& out, const TensorType& type) {

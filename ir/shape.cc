@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ir/int_text.h"
+
 namespace irc {
 
 int64_t numElements(const Shape& shape) {
@@ -12,7 +14,9 @@ int64_t numElements(const Shape& shape) {
 }
 
 std::string formatIntTuple(const std::vector<int64_t>& values) {
-  return fmt::format("({})", fmt::join(values, ", "));
+  std::string text;
+  text::appendTuple(text, values);
+  return text;
 }
 
 std::string formatShape(const Shape& shape) { return formatIntTuple(shape); }
