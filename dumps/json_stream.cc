@@ -1,5 +1,6 @@
 #include "dumps/json_stream.h"
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -47,7 +48,8 @@ void JsonStream::close(char bracket) {
 void JsonStream::key(std::string_view name) {
   beginMember();
   writeString(name);
-  buffer_ += indent_ < 0 ? ":" : ": ";
+  if (indent_ < 0) buffer_ += ':';
+  else buffer_.append(": ", 2);
   afterKey_ = true;
 }
 
@@ -100,27 +102,38 @@ void JsonStream::value(std::nullptr_t) {
 
 // nlohmann's escaping (ensure_ascii off): quote, backslash and control characters; UTF-8 is
 // written as it is (names are checked to be valid UTF-8 when read).
+namespace {
+
+// The characters JSON strings escape: quote, backslash and the controls below 0x20.
+constexpr std::array<bool, 256> kEscaped = [] {
+  std::array<bool, 256> escaped{};
+  for (int c = 0; c < 0x20; ++c) escaped[c] = true;
+  escaped['"'] = escaped['\\'] = true;
+  return escaped;
+}();
+
+}  // namespace
+
 void JsonStream::writeString(std::string_view s) {
   buffer_ += '"';
   size_t run = 0;  // start of the characters not yet written
   for (size_t i = 0; i < s.size(); ++i) {
     unsigned char u = static_cast<unsigned char>(s[i]);
-    if (u >= 0x20 && u != '"' && u != '\\') continue;
+    if (!kEscaped[u]) continue;
     buffer_.append(s.data() + run, i - run);
     run = i + 1;
     switch (u) {
-      case '"': buffer_ += "\\\""; break;
-      case '\\': buffer_ += "\\\\"; break;
-      case '\b': buffer_ += "\\b"; break;
-      case '\f': buffer_ += "\\f"; break;
-      case '\n': buffer_ += "\\n"; break;
-      case '\r': buffer_ += "\\r"; break;
-      case '\t': buffer_ += "\\t"; break;
+      case '"': buffer_.append("\\\"", 2); break;
+      case '\\': buffer_.append("\\\\", 2); break;
+      case '\b': buffer_.append("\\b", 2); break;
+      case '\f': buffer_.append("\\f", 2); break;
+      case '\n': buffer_.append("\\n", 2); break;
+      case '\r': buffer_.append("\\r", 2); break;
+      case '\t': buffer_.append("\\t", 2); break;
       default: {
         static const char* hex = "0123456789abcdef";
-        buffer_ += "\\u00";
-        buffer_ += hex[u >> 4];
-        buffer_ += hex[u & 15];
+        const char escape[] = {'\\', 'u', '0', '0', hex[u >> 4], hex[u & 15]};
+        buffer_.append(escape, sizeof escape);
       }
     }
   }
