@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "frontends/yaml_document.h"
@@ -65,8 +66,10 @@ class ModelLoader {
   FrontendOptions options_;
   std::unique_ptr<YamlDocuments> documents_;  // the file's nodes, which the sources below refer to
   Graph graph_;
-  std::map<std::string, ValueId> valuesByName_;
-  std::map<std::string, SourceLoc> nameLocs_;
+  // Hashed: every operand reference of every op looks a name up. Where the names are listed (the
+  // "did you mean" of an unknown reference) they are sorted first, as a map would list them.
+  std::unordered_map<std::string, ValueId> valuesByName_;
+  std::unordered_map<std::string, SourceLoc> nameLocs_;
   // Names whose entry was rejected: a reference to one is not reported again (no cascades).
   std::set<std::string> rejectedNames_;
   std::vector<OpSource> sources_;

@@ -370,6 +370,7 @@ std::optional<ValueId> ModelLoader::lookupValue(const YamlNode& ref, const Op& u
   std::vector<std::string> names;
   for (const auto& [n, _] : valuesByName_)
     if (n != user.name && n.rfind(user.name + ":", 0) != 0) names.push_back(n);  // not the op itself
+  std::sort(names.begin(), names.end());
   auto match = closestMatch(name, names);
   reader_.error(ref, fmt::format("unknown value '{}' in the inputs of op '{}'{}", name, user.name,
                                  match ? fmt::format("; did you mean '{}'?", *match) : std::string()));
@@ -702,6 +703,7 @@ void ModelLoader::readOutputs(const std::optional<YamlNode>& node) {
       if (it == valuesByName_.end()) {
         std::vector<std::string> names;
         for (const auto& [n, _] : valuesByName_) names.push_back(n);
+        std::sort(names.begin(), names.end());
         reader_.error(ref, fmt::format("unknown value '{}' in outputs{}", ref.Scalar(), didYouMean(ref.Scalar(), names)));
         continue;
       }

@@ -156,3 +156,20 @@ TEST_CASE("--time-passes covers every stage and the wall time; --stop-after pars
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("did you mean: of equally close value names the first in name order is suggested") {
+  // The loader hashes names; the suggestion must not depend on the hash table's order.
+  TempDir tmp;
+  std::string inputs;
+  for (std::string n : {"xq", "xa", "xz", "xm", "xb"}) inputs += "  - {name: " + n + ", shape: [4], dtype: float32}\n";
+  writeFile(tmp.path() + "/m.yaml", "parallel: {device_num: 1}\ninputs:\n" + inputs +
+                                    "ops:\n  - {name: r, type: ReLU, inputs: [xx]}\noutputs: [xy]\n");
+  RunResult r = runIrc({"m.yaml"}, tmp.path());
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find("unknown value 'xx' in the inputs of op 'r'; did you mean 'xa'?") != std::string::npos);
+  CHECK(r.err.find("unknown value 'xy' in outputs; did you mean 'xa'?") != std::string::npos);
+}
+
+}  // namespace irc::test
