@@ -1,7 +1,8 @@
 #include "frontends/yaml_document.h"
 
 #include <map>
-#include <sstream>
+#include <istream>
+#include <streambuf>
 #include <string_view>
 
 #include <yaml-cpp/eventhandler.h>
@@ -72,8 +73,23 @@ class YamlTreeBuilder : public YAML::EventHandler {
   std::map<YAML::anchor_t, uint32_t> anchors_;
 };
 
+namespace {
+
+// The text as yaml-cpp's input stream, read in place: an istringstream would copy the whole
+// model first (and free the copy after).
+class TextStreamBuf : public std::streambuf {
+ public:
+  explicit TextStreamBuf(const std::string& text) {
+    char* begin = const_cast<char*>(text.data());  // only read: the get area is never written
+    setg(begin, begin, begin + text.size());
+  }
+};
+
+}  // namespace
+
 YamlDocuments::YamlDocuments(const std::string& text) {
-  std::istringstream in(text);
+  TextStreamBuf buffer(text);
+  std::istream in(&buffer);
   YAML::Parser parser(in);
   YamlTreeBuilder builder(nodes_, text.size());
   while (parser.HandleNextDocument(builder)) {
