@@ -151,11 +151,9 @@ TensorLayout layoutFor(const OpSharding& s, const DimFactors& dims, const Shape&
   TensorLayout l;
   l.mesh = s.mesh;
   l.shape = shape;
-  for (const auto& factors : dims) {
-    std::vector<int> axes;
-    for (int f : factors) axes.insert(axes.end(), s.factorAxes[f].begin(), s.factorAxes[f].end());
-    l.dims.push_back(axes);
-  }
+  l.dims.resize(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d)
+    for (int f : dims[d]) l.dims[d].insert(l.dims[d].end(), s.factorAxes[f].begin(), s.factorAxes[f].end());
   return l;
 }
 }  // namespace
