@@ -103,9 +103,17 @@ class Printer {
     for (const auto* list : {&graph_.inputs, &graph_.parameters}) {
       for (ValueId id : *list) {
         const Value& v = graph_.value(id);
-        refs_[id] = fmt::format("%para{}_{}", number++, v.name);
-        fmt::format_to(std::back_inserter(out_), "{}: {}{}{}\n", refs_[id], formatTensorType(v.type),
-                            v.kind == ValueKind::Parameter ? " : has_default" : "", sliceComment({id}));
+        std::string& ref = refs_[id];  // %para1_x
+        ref = "%para";
+        text::appendInt(ref, number++);
+        ref += '_';
+        ref += v.name;
+        out_ += ref;
+        out_ += ": ";
+        text::appendTensorType(out_, v.type);
+        if (v.kind == ValueKind::Parameter) out_ += " : has_default";
+        appendSliceComment({id});
+        out_ += '\n';
       }
     }
     out_ += "\n";
@@ -120,16 +128,23 @@ class Printer {
   }
 
   // `  # slice [0:64, 0:16] of (64, 64)` in a rank's local graph; "; "-joined for several values.
-  std::string sliceComment(const std::vector<ValueId>& values) const {
-    if (!graph_.localShapes) return {};
-    std::vector<std::string> parts;
-    for (ValueId id : values) {
-      const Value& v = graph_.value(id);
-      std::vector<std::string> ranges;
-      for (const auto& [b, e] : v.slice) ranges.push_back(fmt::format("{}:{}", b, e));
-      parts.push_back(fmt::format("slice [{}] of {}", fmt::join(ranges, ", "), formatShape(v.globalShape)));
+  // `  # slice [0:4, 2:4] of (8, 4); slice ...` on local graphs.
+  void appendSliceComment(const std::vector<ValueId>& values) {
+    if (!graph_.localShapes) return;
+    out_ += "  # ";
+    for (size_t i = 0; i < values.size(); ++i) {
+      const Value& v = graph_.value(values[i]);
+      if (i) out_ += "; ";
+      out_ += "slice [";
+      for (size_t d = 0; d < v.slice.size(); ++d) {
+        if (d) out_ += ", ";
+        text::appendInt(out_, v.slice[d].first);
+        out_ += ':';
+        text::appendInt(out_, v.slice[d].second);
+      }
+      out_ += "] of ";
+      text::appendTuple(out_, v.globalShape);
     }
-    return fmt::format("  # {}", fmt::join(parts, "; "));
   }
 
   std::string nextNode() {
@@ -298,7 +313,7 @@ class Printer {
       types.push_back(graph_.value(v).type);
     }
     if (refs.size() == 1) {
-      fmt::format_to(std::back_inserter(out_), "  Return({}){}\n      : ({})\n", refs[0], sliceComment(graph_.outputs), formatTensorType(types[0]));
+      appendReturn(refs[0], formatTensorType(types[0]));
       return;
     }
     std::vector<std::string> elemTypes;
@@ -306,7 +321,18 @@ class Printer {
     std::string node = nextNode();
     fmt::format_to(std::back_inserter(out_), "  {}(return.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node, fmt::join(refs, ", "),
                         fmt::join(elemTypes, ", "), formatTupleType(types));
-    fmt::format_to(std::back_inserter(out_), "  Return({}){}\n      : ({})\n", node, sliceComment(graph_.outputs), formatTupleType(types));
+    appendReturn(node, formatTupleType(types));
+  }
+
+  // `  Return(%7)  # slice ...\n      : (<type>)`
+  void appendReturn(const std::string& node, const std::string& type) {
+    out_ += "  Return(";
+    out_ += node;
+    out_ += ')';
+    appendSliceComment(graph_.outputs);
+    out_ += "\n      : (";
+    out_ += type;
+    out_ += ")\n";
   }
 
   // ` {in_strategy: ...}` from step_parallel_begin on; after layout inference also MindSpore's
