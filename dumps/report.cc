@@ -116,10 +116,18 @@ void writeLayoutMembers(JsonStream& js, const TensorLayout& l, bool withDevMatri
   if (withDevMatrix) js.member("dev_matrix", l.mesh.dims);
   js.key("tensor_map");
   js.beginArray();
-  for (const auto& e : l.tensorMapEntries()) {
-    if (e.empty()) js.value(int64_t{-1});
-    else if (e.size() == 1) js.value(static_cast<int64_t>(e[0]));
-    else js.intArray(std::vector<int64_t>(e.begin(), e.end()));
+  // TensorLayout::tensorMapEntries, written without building it (the report writes one per tensor).
+  const int right = l.mesh.rank() - 1;
+  for (const auto& axes : l.dims) {
+    if (axes.empty()) {
+      js.value(int64_t{-1});
+    } else if (axes.size() == 1) {
+      js.value(static_cast<int64_t>(right - axes[0]));
+    } else {
+      js.beginArray();
+      for (int a : axes) js.value(static_cast<int64_t>(right - a));
+      js.endArray();
+    }
   }
   js.endArray();
   std::vector<int> partial = l.partialFromRight();
