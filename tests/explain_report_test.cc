@@ -102,6 +102,18 @@ TEST_CASE("the report is deterministic and follows --rank") {
   CHECK(rep["redistributions"][0]["ops"][0]["attrs"]["end"] == json({32, 48}));
 }
 
+TEST_CASE("the report writes a dim split over several axes as a list in its tensor map") {
+  TempDir tmp;
+  writeFile(tmp.path() + "/m.yaml", "parallel: {device_num: 8, device_matrix: [2, 4], alias_name: [dp, mp]}\n"
+                                    "inputs:\n  - {name: x, shape: [16, 8], dtype: float32}\n"
+                                    "ops:\n  - {name: r, type: ReLU, inputs: [x], in_layout: [[[dp, mp], None]]}\n");
+  RunResult r = runIrc({"m.yaml", "--report", "-", "-q"}, tmp.path());
+  REQUIRE(r.exitCode == 0);
+  json rep = json::parse(r.out);
+  CHECK(rep["ops"][0]["inputs"][0]["tensor_map"] == json::parse("[[1, 0], -1]"));
+  CHECK(rep["ops"][0]["outputs"][0]["tensor_map"] == json::parse("[[1, 0], -1]"));
+}
+
 }  // namespace irc::test
 
 namespace irc::test {
