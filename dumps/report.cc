@@ -19,24 +19,24 @@ using json = nlohmann::ordered_json;
 void writeOrigin(JsonStream& js, const Graph& graph, const StrategyOrigin& o) {
   js.beginObject();
   switch (o.kind) {
-    case OriginKind::User: js.member("kind", std::string("user")); break;
-    case OriginKind::Default: js.member("kind", std::string("default")); break;
+    case OriginKind::User: js.member("kind"_key, std::string("user")); break;
+    case OriginKind::Default: js.member("kind"_key, std::string("default")); break;
     case OriginKind::Tensor: {
-      js.member("kind", std::string("tensor"));
+      js.member("kind"_key, std::string("tensor"));
       std::string from = originSourceName(graph, o);
-      if (!from.empty()) js.member("from", from);
-      if (o.edge != StrategyOrigin::Edge::None) js.member("edge_cost", o.cost);
+      if (!from.empty()) js.member("from"_key, from);
+      if (o.edge != StrategyOrigin::Edge::None) js.member("edge_cost"_key, o.cost);
       break;
     }
     case OriginKind::Propagated:
-      js.member("kind", std::string("propagated"));
-      js.member("from", originSourceName(graph, o));
-      js.member("edge_cost", o.cost);
+      js.member("kind"_key, std::string("propagated"));
+      js.member("from"_key, originSourceName(graph, o));
+      js.member("edge_cost"_key, o.cost);
       if (o.hasNextBest) {
-        js.key("next_best");
+        js.key("next_best"_key);
         js.beginObject();
-        js.member("in_strategy", formatStrategy(o.nextBest));
-        js.member("edge_cost", o.nextBestCost);
+        js.member("in_strategy"_key, formatStrategy(o.nextBest));
+        js.member("edge_cost"_key, o.nextBestCost);
         js.endObject();
       }
       break;
@@ -53,8 +53,8 @@ void writeInsertedOpMembers(JsonStream& js, const Graph& graph, OpId id, int64_t
   if (hasRankArgs(op)) args = rankArgs(op, rank);
   const AttrMap& attrs = args ? args->attrs : op.attrs;
   const std::vector<Operand>& operands = args ? args->operands : op.operands;
-  js.member("type", op.type);
-  js.key("attrs");
+  js.member("type"_key, op.type);
+  js.key("attrs"_key);
   js.beginObject();
   for (const auto& [k, v] : attrs) {
     if (k == "group_ranks") js.member(k, stepGroup(*op.step, rank));  // the group as numbers, from the op's step
@@ -65,15 +65,15 @@ void writeInsertedOpMembers(JsonStream& js, const Graph& graph, OpId id, int64_t
   }
   // (No inserted op has an attr of these names: each is a member of its own.)
   if (op.family() == OpFamily::StridedSlice) {
-    js.member("begin", std::get<IntTuple>(*operands[1].constant));
-    js.member("end", std::get<IntTuple>(*operands[2].constant));
-    js.member("strides", std::get<IntTuple>(*operands[3].constant));
+    js.member("begin"_key, std::get<IntTuple>(*operands[1].constant));
+    js.member("end"_key, std::get<IntTuple>(*operands[2].constant));
+    js.member("strides"_key, std::get<IntTuple>(*operands[3].constant));
   }
-  if (op.family() == OpFamily::Reshape) js.member("shape", std::get<IntTuple>(*operands[1].constant));
+  if (op.family() == OpFamily::Reshape) js.member("shape"_key, std::get<IntTuple>(*operands[1].constant));
   if (op.step && op.step->kind == RedistStep::Kind::RealDiv)
-    js.member("divisor", std::get<ScalarTensor>(*operands[1].constant).value);
+    js.member("divisor"_key, std::get<ScalarTensor>(*operands[1].constant).value);
   js.endObject();
-  if (!op.reason.empty()) js.member("reason", op.reason);
+  if (!op.reason.empty()) js.member("reason"_key, op.reason);
 }
 
 void writeInsertedOp(JsonStream& js, const Graph& graph, OpId id, int64_t rank) {
@@ -113,8 +113,8 @@ namespace {
 // A layout's members in the current object: dev_matrix (if asked), tensor_map, partial, and
 // partial_op when partial.
 void writeLayoutMembers(JsonStream& js, const TensorLayout& l, bool withDevMatrix) {
-  if (withDevMatrix) js.member("dev_matrix", l.mesh.dims);
-  js.key("tensor_map");
+  if (withDevMatrix) js.member("dev_matrix"_key, l.mesh.dims);
+  js.key("tensor_map"_key);
   js.beginArray();
   // TensorLayout::tensorMapEntries, written without building it (the report writes one per tensor).
   const int right = l.mesh.rank() - 1;
@@ -131,23 +131,23 @@ void writeLayoutMembers(JsonStream& js, const TensorLayout& l, bool withDevMatri
   }
   js.endArray();
   std::vector<int> partial = l.partialFromRight();
-  js.member("partial", std::vector<int64_t>(partial.begin(), partial.end()));
-  if (l.isPartial()) js.member("partial_op", std::string(reduceOpName(l.partialOp)));
+  js.member("partial"_key, std::vector<int64_t>(partial.begin(), partial.end()));
+  if (l.isPartial()) js.member("partial_op"_key, std::string(reduceOpName(l.partialOp)));
 }
 
 void writeValue(JsonStream& js, const Graph& graph, ValueId id, const TensorLayout* layout, const StrategyOrigin* origin) {
   const Value& v = graph.value(id);
   js.beginObject();
-  js.member("name", v.name);
-  js.member("shape", v.type.shape);
-  js.member("dtype", std::string(modelName(v.type.dtype)));
+  js.member("name"_key, v.name);
+  js.member("shape"_key, v.type.shape);
+  js.member("dtype"_key, std::string(modelName(v.type.dtype)));
   if (layout) writeLayoutMembers(js, *layout, true);
-  js.key("origin");
+  js.key("origin"_key);
   if (origin) {
     writeOrigin(js, graph, *origin);
   } else {
     js.beginObject();
-    js.member("kind", std::string(v.sharding ? "tensor" : "default"));
+    js.member("kind"_key, std::string(v.sharding ? "tensor" : "default"));
     js.endObject();
   }
   js.endObject();
@@ -155,9 +155,9 @@ void writeValue(JsonStream& js, const Graph& graph, ValueId id, const TensorLayo
 
 // One operand or result of an op: its global shape, layout and slice shape.
 void writeTensorMembers(JsonStream& js, const TensorLayout& l) {
-  js.member("shape", l.shape);
+  js.member("shape"_key, l.shape);
   writeLayoutMembers(js, l, false);
-  js.member("slice_shape", l.sliceShape());
+  js.member("slice_shape"_key, l.sliceShape());
 }
 
 void writeStrategy(JsonStream& js, const ShardStrategy& strategy) {
@@ -169,31 +169,31 @@ void writeStrategy(JsonStream& js, const ShardStrategy& strategy) {
 void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector<OpId>& forwardOps, int64_t rank) {
   const OpParallelState& p = *op.parallel;
   js.beginObject();
-  js.member("name", op.name);
-  js.member("type", op.type);
-  js.key("in_strategy");
+  js.member("name"_key, op.name);
+  js.member("type"_key, op.type);
+  js.key("in_strategy"_key);
   if (op.takesLayoutsFromNeighbours() || !p.hasSharding) js.value(nullptr);
   else writeStrategy(js, p.inStrategy);
   if (p.outStrategy) {
-    js.key("out_strategy");
+    js.key("out_strategy"_key);
     writeStrategy(js, *p.outStrategy);
   }
-  js.key("origin");
+  js.key("origin"_key);
   writeOrigin(js, graph, p.origin);
   if (p.layoutsInferred) {
-    js.member("dev_matrix", p.sharding.mesh.dims);
-    js.key("inputs");
+    js.member("dev_matrix"_key, p.sharding.mesh.dims);
+    js.key("inputs"_key);
     js.beginArray();
     int k = 0;
     for (const Operand& o : op.operands) {
       if (!o.isValue()) continue;
       js.beginObject();
-      js.member("value", graph.value(modelValueBehind(graph, o.value)).name);
+      js.member("value"_key, graph.value(modelValueBehind(graph, o.value)).name);
       writeTensorMembers(js, p.inputLayouts[k++]);
       js.endObject();
     }
     js.endArray();
-    js.key("outputs");
+    js.key("outputs"_key);
     js.beginArray();
     for (const TensorLayout& l : p.outputLayouts) {
       js.beginObject();
@@ -202,7 +202,7 @@ void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector
     }
     js.endArray();
   }
-  js.key("forward_ops");
+  js.key("forward_ops"_key);
   js.beginArray();
   for (OpId f : forwardOps) writeInsertedOp(js, graph, f, rank);
   js.endArray();
@@ -211,17 +211,17 @@ void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector
 
 void writeRedistribution(JsonStream& js, const Graph& graph, const RedistributionRecord& rec, int64_t rank) {
   js.beginObject();
-  js.member("value", graph.value(rec.value).name);
-  js.member("consumer", rec.consumer);
-  js.member("input_index", int64_t{rec.inputIndex});
+  js.member("value"_key, graph.value(rec.value).name);
+  js.member("consumer"_key, rec.consumer);
+  js.member("input_index"_key, int64_t{rec.inputIndex});
   for (const auto& [name, layout] : {std::pair{"from", &rec.from}, std::pair{"to", &rec.to}}) {
     js.key(name);
     js.beginObject();
     writeLayoutMembers(js, *layout, true);
     js.endObject();
   }
-  js.member("reason", rec.reason);
-  js.key("ops");
+  js.member("reason"_key, rec.reason);
+  js.key("ops"_key);
   js.beginArray();
   double bytes = 0;
   for (OpId id : rec.ops) {
@@ -229,7 +229,7 @@ void writeRedistribution(JsonStream& js, const Graph& graph, const Redistributio
     bytes += sendBytes(graph, graph.op(id));
   }
   js.endArray();
-  js.member("comm_bytes_per_rank", bytes);
+  js.member("comm_bytes_per_rank"_key, bytes);
   js.endObject();
 }
 
@@ -238,9 +238,9 @@ void writeMirror(JsonStream& js, const Graph& graph, OpId id, int64_t rank) {
   const Op& op = graph.op(id);
   js.beginObject();
   writeInsertedOpMembers(js, graph, id, rank);
-  js.member("name", op.name);
-  js.member("parameter", graph.value(modelValueBehind(graph, op.operands[0].value)).name);
-  js.member("grad_comm_bytes_per_rank", mirrorGradientBytes(*op.step, byteSize(graph.value(op.results[0]).type.dtype)));
+  js.member("name"_key, op.name);
+  js.member("parameter"_key, graph.value(modelValueBehind(graph, op.operands[0].value)).name);
+  js.member("grad_comm_bytes_per_rank"_key, mirrorGradientBytes(*op.step, byteSize(graph.value(op.results[0]).type.dtype)));
   js.endObject();
 }
 
@@ -259,22 +259,22 @@ json totalsJson(const Graph& graph) {
 void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& options, int64_t rank, int indent) {
   JsonStream js(out, indent);
   js.beginObject();
-  js.member("schema_version", 1);
-  js.member("model", graph.name);
-  js.member("device_num", options.deviceNum);
-  js.member("global_rank", rank);
-  js.member("search_mode", std::string(searchModeName(options.searchMode)));
+  js.member("schema_version"_key, 1);
+  js.member("model"_key, graph.name);
+  js.member("device_num"_key, options.deviceNum);
+  js.member("global_rank"_key, rank);
+  js.member("search_mode"_key, std::string(searchModeName(options.searchMode)));
 
   std::vector<std::vector<OpId>> forward(graph.ops.size());  // by owner
   for (OpId id : graph.order)
     if (graph.op(id).role == InsertedRole::ForwardOp) forward[graph.op(id).owner].push_back(id);
-  js.key("ops");
+  js.key("ops"_key);
   js.beginArray();
   for (OpId id : graph.order)
     if (!graph.op(id).inserted()) writeOp(js, graph, graph.op(id), forward[id], rank);
   js.endArray();
 
-  js.key("values");
+  js.key("values"_key);
   js.beginArray();
   for (const auto* list : {&graph.inputs, &graph.parameters})
     for (ValueId id : *list) writeValue(js, graph, id, graph.value(id).layout ? &*graph.value(id).layout : nullptr, nullptr);
@@ -287,12 +287,12 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
   }
   js.endArray();
 
-  js.key("redistributions");
+  js.key("redistributions"_key);
   js.beginArray();
   for (const RedistributionRecord& rec : graph.redistributions) writeRedistribution(js, graph, rec, rank);
   js.endArray();
 
-  js.key("mirror_ops");
+  js.key("mirror_ops"_key);
   js.beginArray();
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
@@ -300,7 +300,7 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
   }
   js.endArray();
 
-  js.key("totals");
+  js.key("totals"_key);
   js.value(totalsJson(graph));
   js.endObject();
   out << '\n';

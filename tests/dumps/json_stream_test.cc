@@ -29,6 +29,10 @@ TEST_CASE("JsonStream writes nlohmann's layout: nesting, empty containers, escap
     js.endArray();
     js.key("inner");
     js.beginObject();
+    js.member("plain"_key, int64_t{1});  // a compile-time checked key, copied unescaped
+    js.key("nested"_key);
+    js.beginObject();
+    js.endObject();
     js.endObject();
     js.member("n", nullptr);
     // The leaves written without nlohmann: escapes, UTF-8, negative numbers, arrays.
