@@ -134,15 +134,13 @@ class RedistributionPass : public Pass {
     return planRedistribution(from, to, options);
   }
 
-  // The plan of an edge, computed once per distinct (from, to, element size): the layers of a
-  // model repeat, so most edges ask what an edge of an earlier layer asked. The key holds every
-  // field of both layouts as they are (mesh names interned), not their standard forms: a plan's
-  // steps carry the layouts' own mesh and axes.
-  struct MemoizedPlan {
-    RedistPlan plan;
-    std::vector<std::shared_ptr<const RedistStep>> steps;  // plan.steps, held by the ops that perform them
-  };
-  const MemoizedPlan& memoizedPlan(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options) {
+  // A plan's steps, each held by the ops that perform it.
+  using SharedSteps = std::vector<std::shared_ptr<const RedistStep>>;
+  // The steps of an edge's plan, computed once per distinct (from, to, element size): the layers
+  // of a model repeat, so most edges ask what an edge of an earlier layer asked. The key holds
+  // every field of both layouts as they are (mesh names interned), not their standard forms: a
+  // plan's steps carry the layouts' own mesh and axes.
+  const SharedSteps& memoizedPlan(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options) {
     planKey_.clear();
     appendExactLayout(planKey_, from);
     appendExactLayout(planKey_, to);
@@ -150,9 +148,10 @@ class RedistributionPass : public Pass {
     planKey_.push_back(options.dtypeBytes);
     auto it = plans_.find(planKey_);
     if (it == plans_.end()) {
-      MemoizedPlan memo{plan(from, to, options), {}};
-      for (const RedistStep& step : memo.plan.steps) memo.steps.push_back(std::make_shared<const RedistStep>(step));
-      it = plans_.emplace(planKey_, std::move(memo)).first;
+      RedistPlan planned = plan(from, to, options);
+      SharedSteps steps;
+      for (RedistStep& step : planned.steps) steps.push_back(std::make_shared<const RedistStep>(std::move(step)));
+      it = plans_.emplace(planKey_, std::move(steps)).first;
     }
     return it->second;
   }
@@ -222,8 +221,7 @@ class RedistributionPass : public Pass {
         if (!from.sameAs(to)) {
           ins.setOwner(id, InsertedRole::Redistribution);
           options.dtypeBytes = byteSize(v.type.dtype);
-          const MemoizedPlan& memo = memoizedPlan(from, to, options);
-          const RedistPlan& plan = memo.plan;
+          const SharedSteps& steps = memoizedPlan(from, to, options);
           RedistributionRecord rec;
           rec.value = original;
           rec.producer = v.producer == kNoId ? v.name : graph.op(v.producer).name;
@@ -239,13 +237,13 @@ class RedistributionPass : public Pass {
                                   fmt::format("redistribution_op_{}_{}_{}{}", rec.producer, consumerName, k, type));
           };
           size_t before = ins.order.size();
-          for (size_t k = 0; k < plan.steps.size(); ++k) {
-            const RedistStep& step = plan.steps[k];
-            std::string reason = k > 0 && k + 1 == plan.steps.size() && step.kind == RedistStep::Kind::Reshape
+          for (size_t k = 0; k < steps.size(); ++k) {
+            const RedistStep& step = *steps[k];
+            std::string reason = k > 0 && k + 1 == steps.size() && step.kind == RedistStep::Kind::Reshape
                                      ? fmt::format("reshape the local tensor back to {}", formatShape(step.localAfter))
                                      : stepReason(step, consumerName, static_cast<int>(i), rec.producer);
             rec.reasons.push_back(reason);
-            input = emitStep(ins, memo.steps[k], input, v.type.dtype, reason, names);
+            input = emitStep(ins, steps[k], input, v.type.dtype, reason, names);
           }
           rec.ops.assign(ins.order.begin() + before, ins.order.end());
           rec.reason = rec.reasons.empty() ? "" : rec.reasons.front();
@@ -345,7 +343,7 @@ class RedistributionPass : public Pass {
       if (!p.beforeConstraint[r]) continue;
       const Value v = graph.value(results[r]);
       PlannerOptions options{options_.enableAlltoall, byteSize(v.type.dtype)};
-      const MemoizedPlan& memo = memoizedPlan(*p.beforeConstraint[r], p.finalLayouts[r], options);
+      const SharedSteps& steps = memoizedPlan(*p.beforeConstraint[r], p.finalLayouts[r], options);
       auto names = [&](const std::string&) {
         int k = counter++;
         return std::make_pair(fmt::format("{}.forward_op.{}", opName, k), fmt::format("forward_op_{}_{}", opName, k));
@@ -359,7 +357,7 @@ class RedistributionPass : public Pass {
                             ? fmt::format("{} hands its consumer the layout it needs (MindSpore's ReshapeInfo)", opName)
                             : fmt::format("factor propagation holds {} as {}; {} computes it as {}", v.name,
                                           printAliasLayout(p.finalLayouts[r]), opName, printAliasLayout(*p.beforeConstraint[r]));
-      for (const auto& step : memo.steps)
+      for (const auto& step : steps)
         input = emitStep(ins, step, input, v.type.dtype, fmt::format("{}: {}", why, stepReason(*step, opName, 0, opName)), names);
       current[results[r]] = input;
     }
@@ -408,7 +406,7 @@ class RedistributionPass : public Pass {
   }
 
   CompileOptions options_;
-  std::unordered_map<IntKey, MemoizedPlan, IntKeyHash> plans_;
+  std::unordered_map<IntKey, SharedSteps, IntKeyHash> plans_;
   std::unordered_map<std::string, int64_t> meshNames_;
   IntKey planKey_;
 };
