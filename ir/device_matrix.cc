@@ -9,7 +9,7 @@ namespace irc {
 
 DeviceMatrix DeviceMatrix::unnamed(std::vector<int64_t> dims) {
   DeviceMatrix m;
-  for (size_t i = 0; i < dims.size(); ++i) m.names.push_back(fmt::format("axis_{}", i));
+  m.names = AxisNames::unnamed(dims.size());
   m.dims = std::move(dims);
   return m;
 }

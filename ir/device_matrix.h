@@ -5,11 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "ir/axis_names.h"
+
 namespace irc {
 
 struct DeviceMatrix {
   std::vector<int64_t> dims;
-  std::vector<std::string> names;  // one per axis; `axis_0, axis_1, ...` when not given
+  AxisNames names;  // one per axis; `axis_0, axis_1, ...` when not given
 
   static DeviceMatrix unnamed(std::vector<int64_t> dims);
   int rank() const { return static_cast<int>(dims.size()); }

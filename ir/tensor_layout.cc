@@ -88,12 +88,14 @@ TensorLayout TensorLayout::standardForm() const {
   TensorLayout s;
   s.shape = shape;
   s.partialOp = partialOp;
+  std::vector<std::string> names;
   for (int a = 0; a < mesh.rank(); ++a)
     if (mesh.dims[a] != 1) {
       renumber[a] = s.mesh.rank();
       s.mesh.dims.push_back(mesh.dims[a]);
-      s.mesh.names.push_back(a < static_cast<int>(mesh.names.size()) ? mesh.names[a] : fmt::format("axis_{}", a));
+      names.push_back(a < static_cast<int>(mesh.names.size()) ? mesh.names[a] : fmt::format("axis_{}", a));
     }
+  s.mesh.names = std::move(names);
   for (const auto& axes : dims) {
     std::vector<int> kept;
     for (int a : axes)

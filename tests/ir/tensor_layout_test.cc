@@ -180,7 +180,7 @@ TEST_CASE("sameAs is equality of the standard forms, size-1 axes and names aside
   for (int i = 0; i < 20000; ++i) {
     TensorLayout a = randomLayout(), b = randomLayout();
     if (pick(2)) b = a.standardForm();  // equal ones too, in the other form
-    if (pick(4) == 0) b.mesh.names.assign(b.mesh.rank(), "n");
+    if (pick(4) == 0) b.mesh.names = std::vector<std::string>(b.mesh.rank(), "n");
     CAPTURE(i);
     CHECK(a.sameAs(b) == reference(a, b));
     CHECK(b.sameAs(a) == reference(b, a));
