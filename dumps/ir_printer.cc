@@ -214,7 +214,7 @@ class Printer {
   void printOp(const Op& op) {
     // Inserted ops of the global graph print with the dumped rank's groups and bounds.
     std::optional<RankArgs> rank;
-    if (!graph_.localShapes && hasRankArgs(op)) rank = rankArgs(op, options_.rank);
+    if (!graph_.localShapes && needsRankArgs(graph_, op, options_.rank)) rank = rankArgs(op, options_.rank);
     const std::vector<Operand>& operands = rank ? rank->operands : op.operands;
     const AttrMap& attrs = rank ? rank->attrs : op.attrs;
     const OpDef& def = *findOpDef(op.type);

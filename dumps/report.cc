@@ -50,7 +50,7 @@ void writeOrigin(JsonStream& js, const Graph& graph, const StrategyOrigin& o) {
 void writeInsertedOpMembers(JsonStream& js, const Graph& graph, OpId id, int64_t rank) {
   const Op& op = graph.op(id);
   std::optional<RankArgs> args;
-  if (hasRankArgs(op)) args = rankArgs(op, rank);
+  if (needsRankArgs(graph, op, rank)) args = rankArgs(op, rank);
   const AttrMap& attrs = args ? args->attrs : op.attrs;
   const std::vector<Operand>& operands = args ? args->operands : op.operands;
   js.member("type"_key, op.type);

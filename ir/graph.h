@@ -133,6 +133,10 @@ class Graph {
   // type of the value they move. True in a rank's local graph (validate).
   bool localShapes = false;
   int64_t rank = 0;                 // the rank of a local graph
+  // The rank whose groups, slice bounds and offsets the inserted ops carry (materializeForRank):
+  // the compile's global rank once redistribution inserted them, a local graph's own rank after
+  // shape slicing; -1 before any op is inserted.
+  int64_t insertedOpsRank = -1;
   std::vector<RedistributionRecord> redistributions;  // per edge, in print order
 
   ValueId addGraphInput(std::string name, TensorType type, ValueKind kind, SourceLoc loc);

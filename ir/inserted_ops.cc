@@ -4,7 +4,7 @@
 
 namespace irc {
 
-std::string opTypeOfStep(const RedistStep& step) {
+std::string_view opTypeOfStep(const RedistStep& step) {
   switch (step.kind) {
     case RedistStep::Kind::Reshape: return "Reshape";
     case RedistStep::Kind::Split: return "StridedSlice";
@@ -88,6 +88,8 @@ void applyRankArgs(const RedistStep& s, AttrMap& attrs, std::vector<Operand>& op
 }  // namespace
 
 bool hasRankArgs(const Op& op) { return op.step && opTypeOfStep(*op.step) == op.type; }
+
+bool needsRankArgs(const Graph& graph, const Op& op, int64_t rank) { return graph.insertedOpsRank != rank && hasRankArgs(op); }
 
 void materializeForRank(Op& op, int64_t rank) {
   if (hasRankArgs(op)) applyRankArgs(*op.step, op.attrs, op.operands, rank);

@@ -15,7 +15,7 @@ struct InsertionLimitReached {};
 class OpInserter {
  public:
   // `rank`: the rank whose groups and slice bounds inserted ops show in global dumps.
-  OpInserter(Graph& g, int64_t rank) : graph_(g), rank_(rank) {}
+  OpInserter(Graph& g, int64_t rank) : graph_(g), rank_(rank) { graph_.insertedOpsRank = rank; }
 
   // Appends an inserted op; returns its (first) result. Appends to graph.ops and graph.values:
   // no reference into them survives a call.

@@ -45,7 +45,7 @@ ValueId emitStep(OpInserter& ins, const std::shared_ptr<const RedistStep>& share
                  const std::string& reason, const std::function<std::pair<std::string, std::string>(const std::string&)>& names) {
   const RedistStep& step = *shared;
   TensorType carried{dtype, step.globalAfter};
-  std::string type = opTypeOfStep(step);
+  std::string type(opTypeOfStep(step));
   // A ReduceScatter on a dim other than 0 starts with the Split that stacks its blocks on dim 0.
   bool stackFirst = step.kind == RedistStep::Kind::ReduceScatter && step.dim > 0;
   auto [name, instance] = names(stackFirst ? "Split" : type);

@@ -37,9 +37,13 @@ class ShapeSlicingPass : public Pass {
         v.slice = v.layout->sliceRanges(rank_);
         v.type.shape = v.layout->sliceShape();
       }
+    // A copy of the global graph whose inserted ops already carry this rank's arguments (the
+    // compile's own rank) keeps them.
+    const bool materialize = graph.insertedOpsRank != rank_;
+    graph.insertedOpsRank = rank_;
     for (OpId id : graph.order) {
       Op& op = graph.op(id);
-      materializeForRank(op, rank_);
+      if (materialize) materializeForRank(op, rank_);
       // The op's constants and attributes for this rank's slices (its family's local-shape rule).
       if (!op.inserted() && op.parallel->layoutsInferred) rulesOf(op).localize(op);
       reinfer(graph, op);

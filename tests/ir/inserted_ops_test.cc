@@ -45,4 +45,33 @@ TEST_CASE("rankArgs are the attrs and operands materializeForRank gives, rank by
   CHECK(differingByRank > 0);  // the groups and bounds do depend on the rank here
 }
 
+TEST_CASE("the global graph's inserted ops carry the compile's rank; other ranks derive theirs") {
+  std::string yaml = readFile(sourceDir() + "/examples/attention.yaml");
+  yaml.replace(yaml.find("  device_num: 8\n"), 15, "  device_num: 8\n  global_rank: 5\n");
+  Compiled c = compileAllRanks(yaml);
+  REQUIRE(c.errors.empty());
+  CHECK(c.global.insertedOpsRank == 5);
+  int withArgs = 0;
+  for (OpId id : c.global.order) {
+    const Op& op = c.global.op(id);
+    if (!hasRankArgs(op)) continue;
+    ++withArgs;
+    CAPTURE(op.name);
+    CHECK_FALSE(needsRankArgs(c.global, op, 5));
+    CHECK(needsRankArgs(c.global, op, 0));
+    // What the global graph holds is rank 5's: the same as deriving them afresh.
+    RankArgs own = rankArgs(op, 5);
+    CHECK(own.attrs == op.attrs);
+    CHECK(sameOperands(own.operands, op.operands));
+    // Each local graph carries its own rank's, whether shape slicing kept them (rank 5) or
+    // derived them.
+    for (const auto& [rank, local] : c.locals) {
+      CAPTURE(rank);
+      CHECK(local.insertedOpsRank == rank);
+      CHECK(local.op(id).attrs == rankArgs(op, rank).attrs);
+    }
+  }
+  CHECK(withArgs > 0);
+}
+
 }  // namespace irc::test
