@@ -55,7 +55,8 @@ class Printer {
  public:
   // Without a sink the whole text is returned; with one it is written there in blocks of about
   // kBlockBytes as it is produced (a 100k-op dump is over 100 MB) and nothing is returned.
-  Printer(const Graph& g, const PrintOptions& o, std::ostream* sink) : graph_(g), options_(o), sink_(sink), refs_(g.values.size()) {}
+  Printer(const Graph& g, const PrintOptions& o, std::ostream* sink)
+      : graph_(g), options_(o), sink_(sink), refs_(g.values.size()), typeSpans_(g.values.size()) {}
 
   std::string print() {
     // A dump is a few hundred bytes a node: reserving a generous bound up front spares the
@@ -110,7 +111,7 @@ class Printer {
         ref += v.name;
         out_ += ref;
         out_ += ": ";
-        text::appendTensorType(out_, v.type);
+        appendValueType(id);
         if (v.kind == ValueKind::Parameter) out_ += " : has_default";
         appendSliceComment({id});
         out_ += '\n';
@@ -202,7 +203,7 @@ class Printer {
       }
       if (next != configured.begin() && std::prev(next)->first == key) continue;  // configured wins
       entry(key);
-      out_ += formatAttribute(value);
+      appendAttribute(out_, value);
     }
     for (; next != configured.end(); ++next) {
       entry(next->first);
@@ -257,7 +258,7 @@ class Printer {
       resultText = formatTupleType(resultTypes(op));
       out_ += resultText;
     } else {
-      text::appendTensorType(out_, graph_.value(op.results.at(0)).type);
+      appendValueType(op.results.at(0));
     }
     out_ += ")\n";
     printComments(op);
@@ -292,7 +293,7 @@ class Printer {
       if (i) out_ += ", ";
       const Operand& o = operands[i];
       if (o.isValue()) out_ += refs_[o.value];
-      else out_ += formatAttribute(*o.constant);
+      else appendAttribute(out_, *o.constant);
     }
   }
 
@@ -300,9 +301,21 @@ class Printer {
     for (size_t i = 0; i < operands.size(); ++i) {
       if (i) out_ += ", ";
       const Operand& o = operands[i];
-      if (o.isValue()) text::appendTensorType(out_, graph_.value(o.value).type);
-      else out_ += formatConstantType(*o.constant);
+      if (o.isValue()) appendValueType(o.value);
+      else appendConstantType(out_, *o.constant);
     }
+  }
+
+  // `<Tensor[Float32], (64, 64)>`: a value's type is printed for its producer and again for
+  // each consumer, so its text is made once per dump and copied from then on.
+  void appendValueType(ValueId v) {
+    TypeSpan& span = typeSpans_[v];
+    if (span.length == 0) {
+      span.offset = typeTexts_.size();
+      text::appendTensorType(typeTexts_, graph_.value(v).type);
+      span.length = typeTexts_.size() - span.offset;
+    }
+    out_.append(typeTexts_.data() + span.offset, span.length);
   }
 
   void printReturn() {
@@ -465,6 +478,12 @@ class Printer {
   std::ostream* sink_;
   std::vector<std::string> refs_;
   std::vector<bool> used_;
+  struct TypeSpan {
+    size_t offset = 0;
+    size_t length = 0;  // 0: not made yet (no type text is empty)
+  };
+  std::string typeTexts_;             // every value type text made so far, one after another
+  std::vector<TypeSpan> typeSpans_;   // per value: where its text is in typeTexts_
   int counter_ = 0;
   std::string out_;
 };

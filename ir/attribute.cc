@@ -1,9 +1,11 @@
 #include "ir/attribute.h"
 
 #include <cmath>
+#include <iterator>
 
 #include <fmt/format.h>
 
+#include "ir/int_text.h"
 #include "ir/shape.h"
 
 namespace irc {
@@ -16,35 +18,62 @@ std::string formatNumber(double value) {
 
 namespace {
 
-struct AttributePrinter {
-  std::string operator()(bool v) const { return v ? "true" : "false"; }
-  std::string operator()(int64_t v) const { return fmt::format("{}", v); }
-  std::string operator()(double v) const { return fmt::format("{}", v); }
-  std::string operator()(const std::string& v) const { return v; }
-  std::string operator()(const IntTuple& v) const { return formatIntTuple(v); }
-  std::string operator()(DType v) const { return std::string(dumpName(v)); }
-  std::string operator()(const ScalarTensor& v) const {
-    return fmt::format("Tensor(shape=[], dtype={}, value={})", dumpName(v.dtype), formatNumber(v.value));
+// Each alternative appended as MindSpore prints it.
+struct AttributeAppender {
+  std::string& out;
+  void operator()(bool v) const { out += v ? "true" : "false"; }
+  void operator()(int64_t v) const { text::appendInt(out, v); }
+  void operator()(double v) const { fmt::format_to(std::back_inserter(out), "{}", v); }
+  void operator()(const std::string& v) const { out += v; }
+  void operator()(const IntTuple& v) const { text::appendTuple(out, v); }
+  void operator()(DType v) const { out += dumpName(v); }
+  void operator()(const ScalarTensor& v) const {
+    out += "Tensor(shape=[], dtype=";
+    out += dumpName(v.dtype);
+    out += ", value=";
+    out += formatNumber(v.value);
+    out += ')';
   }
 };
 
-struct ConstantTypePrinter {
-  std::string operator()(bool) const { return "<Bool>"; }
-  std::string operator()(int64_t) const { return "<Int64>"; }
-  std::string operator()(double) const { return "<Float32>"; }
-  std::string operator()(const std::string&) const { return "<String>"; }
-  std::string operator()(const IntTuple& v) const {
-    if (v.empty()) return "<Tuple[]>";
-    if (v.size() == 1) return "<Tuple[Int64]>";
-    return fmt::format("<Tuple[Int64*{}]>", v.size());
+struct ConstantTypeAppender {
+  std::string& out;
+  void operator()(bool) const { out += "<Bool>"; }
+  void operator()(int64_t) const { out += "<Int64>"; }
+  void operator()(double) const { out += "<Float32>"; }
+  void operator()(const std::string&) const { out += "<String>"; }
+  void operator()(const IntTuple& v) const {
+    if (v.empty()) out += "<Tuple[]>";
+    else if (v.size() == 1) out += "<Tuple[Int64]>";
+    else {
+      out += "<Tuple[Int64*";
+      text::appendInt(out, static_cast<int64_t>(v.size()));
+      out += "]>";
+    }
   }
-  std::string operator()(DType) const { return "<TypeType>"; }
-  std::string operator()(const ScalarTensor& v) const { return fmt::format("<Tensor[{}], ()>", dumpName(v.dtype)); }
+  void operator()(DType) const { out += "<TypeType>"; }
+  void operator()(const ScalarTensor& v) const {
+    out += "<Tensor[";
+    out += dumpName(v.dtype);
+    out += "], ()>";
+  }
 };
 
 }  // namespace
 
-std::string formatAttribute(const Attribute& attr) { return std::visit(AttributePrinter{}, attr); }
-std::string formatConstantType(const Attribute& attr) { return std::visit(ConstantTypePrinter{}, attr); }
+void appendAttribute(std::string& out, const Attribute& attr) { std::visit(AttributeAppender{out}, attr); }
+void appendConstantType(std::string& out, const Attribute& attr) { std::visit(ConstantTypeAppender{out}, attr); }
+
+std::string formatAttribute(const Attribute& attr) {
+  std::string out;
+  appendAttribute(out, attr);
+  return out;
+}
+
+std::string formatConstantType(const Attribute& attr) {
+  std::string out;
+  appendConstantType(out, attr);
+  return out;
+}
 
 }  // namespace irc

@@ -28,6 +28,9 @@ using AttrMap = std::map<std::string, Attribute>;
 std::string formatAttribute(const Attribute& attr);
 // The type of a constant operand: `<Int64>`, `<Bool>`, `<Tuple[Int64*2]>`, `<TypeType>`, ...
 std::string formatConstantType(const Attribute& attr);
+// The same texts appended to `out` (the .ir printer writes one per constant operand and attr).
+void appendAttribute(std::string& out, const Attribute& attr);
+void appendConstantType(std::string& out, const Attribute& attr);
 // Number formatting shared by attributes and scalar tensors: integral values print without
 // a fraction (`4`), others with the shortest round-trip form (`1e-07`, `0.5`).
 std::string formatNumber(double value);
