@@ -24,6 +24,25 @@ TEST_CASE("tensor and tuple types print as MindSpore does") {
   CHECK(formatAttribute(Attribute(1e-7)) == "1e-07");
 }
 
+TEST_CASE("every kind of attribute and constant type, appended after what is there") {
+  auto appended = [](const Attribute& a) {
+    std::string out = "x=";
+    appendAttribute(out, a);
+    out += " : ";
+    appendConstantType(out, a);
+    return out;
+  };
+  CHECK(appended(true) == "x=true : <Bool>");
+  CHECK(appended(int64_t{-9223372036854775807 - 1}) == "x=-9223372036854775808 : <Int64>");
+  CHECK(appended(0.5) == "x=0.5 : <Float32>");
+  CHECK(appended(std::string("sum")) == "x=sum : <String>");
+  CHECK(appended(IntTuple{0, -1, 64}) == "x=(0, -1, 64) : <Tuple[Int64*3]>");
+  CHECK(appended(IntTuple{7}) == "x=(7) : <Tuple[Int64]>");
+  CHECK(appended(IntTuple{}) == "x=() : <Tuple[]>");
+  CHECK(appended(DType::Float16) == "x=Float16 : <TypeType>");
+  CHECK(appended(ScalarTensor{DType::Int32, 2.5}) == "x=Tensor(shape=[], dtype=Int32, value=2.5) : <Tensor[Int32], ()>");
+}
+
 TEST_CASE("primitive attrs are sorted, defaults included, strategies of configured ops among them") {
   Graph g = parseModel(model("inputs:\n  - {name: x, shape: [8, 8], dtype: float32}\nops:\n"
                              "  - {name: mm, type: MatMul, inputs: [x, x], attrs: {transpose_b: true}, in_strategy: [[2, 1], [4, 1]]}\n"));
