@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include "ir/inserted_ops.h"
+#include "ir/int_text.h"
 #include "passes/layout_inference.h"
 #include "passes/op_families/op_family.h"
 #include "passes/int_key.h"
@@ -233,8 +234,8 @@ class RedistributionPass : public Pass {
           int counter = 0;
           auto names = [&](const std::string& type) {
             int k = counter++;
-            return std::make_pair(fmt::format("{}.in{}.redistribution_op.{}", consumerName, i, k),
-                                  fmt::format("redistribution_op_{}_{}_{}{}", rec.producer, consumerName, k, type));
+            return std::make_pair(text::concat(consumerName, ".in", i, ".redistribution_op.", k),
+                                  text::concat("redistribution_op_", rec.producer, "_", consumerName, "_", k, type));
           };
           size_t before = ins.order.size();
           for (size_t k = 0; k < steps.size(); ++k) {
@@ -346,7 +347,7 @@ class RedistributionPass : public Pass {
       const SharedSteps& steps = memoizedPlan(*p.beforeConstraint[r], p.finalLayouts[r], options);
       auto names = [&](const std::string&) {
         int k = counter++;
-        return std::make_pair(fmt::format("{}.forward_op.{}", opName, k), fmt::format("forward_op_{}_{}", opName, k));
+        return std::make_pair(text::concat(opName, ".forward_op.", k), text::concat("forward_op_", opName, "_", k));
       };
       ValueId input = current[results[r]];
       // Why the result is converted: the user's constraint on it, or factor propagation's
@@ -373,7 +374,7 @@ class RedistributionPass : public Pass {
     ValueId input = current[result];  // after a masked lookup, its Mul
     auto names = [&](const std::string&) {
       int k = counter++;
-      return std::make_pair(fmt::format("{}.forward_op.{}", opName, k), fmt::format("forward_op_{}_{}", opName, k));
+      return std::make_pair(text::concat(opName, ".forward_op.", k), text::concat("forward_op_", opName, "_", k));
     };
     for (const ForwardOp& f : p.forwardOps) {
       RedistStep step;

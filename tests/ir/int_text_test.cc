@@ -32,4 +32,13 @@ TEST_CASE("appendTuple writes (a, b, ...) like fmt::join for short and long tupl
   CHECK(out == "(2, 1, 4)");
 }
 
+TEST_CASE("concat writes strings as they are and integers as fmt does") {
+  std::string producer = "l0.k";
+  size_t operand = 1;
+  CHECK(text::concat(producer, ".in", operand, ".redistribution_op.", 0) == "l0.k.in1.redistribution_op.0");
+  CHECK(text::concat("forward_op_", std::string_view("mm"), "_", int64_t{-3}) == "forward_op_mm_-3");
+  CHECK(text::concat(INT64_MIN, "|", INT64_MAX) == fmt::format("{}|{}", INT64_MIN, INT64_MAX));
+  CHECK(text::concat() == "");
+}
+
 }  // namespace irc::test
