@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
@@ -147,9 +148,30 @@ void JsonStream::value(const std::string& s) {
 }
 
 void JsonStream::intArray(const std::vector<int64_t>& values) {
-  beginArray();
-  for (int64_t v : values) value(v);
-  endArray();
+  // Compact short arrays (shapes, slices, groups: millions in a 100k-op report) are laid out
+  // in a stack buffer and appended once, as element-by-element writing would give them.
+  constexpr size_t kShort = 8;
+  constexpr size_t kIntChars = 20;  // -9223372036854775808
+  if (indent_ >= 0 || values.size() > kShort) {
+    beginArray();
+    for (int64_t v : values) value(v);
+    endArray();
+    return;
+  }
+  beginMember();
+  char buffer[kShort * (kIntChars + 1) + 2];
+  char* p = buffer;
+  *p++ = '[';
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) *p++ = ',';
+    fmt::format_int digits(values[i]);
+    std::memcpy(p, digits.data(), digits.size());
+    p += digits.size();
+  }
+  *p++ = ']';
+  buffer_.append(buffer, static_cast<size_t>(p - buffer));
+  if (stack_.empty()) flush();  // the array is the whole document
+  else flushIfFull();
 }
 
 }  // namespace irc

@@ -65,4 +65,35 @@ TEST_CASE("JsonStream writes doubles as nlohmann does, whole numbers on its fast
   }
 }
 
+TEST_CASE("JsonStream writes int arrays as nlohmann does: short and long, first and later, at every level") {
+  std::vector<std::vector<int64_t>> arrays = {{}, {0}, {-1, 64}, {INT64_MIN, INT64_MAX, 0, -7, 8, 9, 10, 11}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  for (int indent : {-1, 0, 2}) {
+    for (const auto& values : arrays) {
+      CAPTURE(indent);
+      CAPTURE(values.size());
+      std::ostringstream whole;
+      {
+        JsonStream js(whole, indent);
+        js.intArray(values);  // the whole document
+      }
+      CHECK(whole.str() == nlohmann::ordered_json(values).dump(indent));
+      std::ostringstream nested;
+      {
+        JsonStream js(nested, indent);
+        js.beginArray();
+        js.intArray(values);  // first element, then after a comma
+        js.intArray(values);
+        js.beginObject();
+        js.member("a", values);  // as a member's value
+        js.member("b", values);
+        js.endObject();
+        js.endArray();
+      }
+      std::string text = nested.str();
+      CHECK(text == nlohmann::ordered_json::parse(text).dump(indent));
+      CHECK(nlohmann::ordered_json::parse(text)[2]["b"] == nlohmann::ordered_json(values));
+    }
+  }
+}
+
 }  // namespace irc::test
