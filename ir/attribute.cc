@@ -11,8 +11,10 @@
 namespace irc {
 
 std::string formatNumber(double value) {
-  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15)
-    return fmt::format("{}", static_cast<int64_t>(value));
+  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15) {
+    fmt::format_int digits(static_cast<int64_t>(value));  // fmt's integer text without a format string
+    return std::string(digits.data(), digits.size());
+  }
   return fmt::format("{}", value);
 }
 

@@ -2,6 +2,7 @@
 // several graph outputs.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -22,6 +23,18 @@ TEST_CASE("tensor and tuple types print as MindSpore does") {
   CHECK(formatConstantType(Attribute(IntTuple{})) == "<Tuple[]>");
   CHECK(formatAttribute(Attribute(ScalarTensor{DType::Float32, 4})) == "Tensor(shape=[], dtype=Float32, value=4)");
   CHECK(formatAttribute(Attribute(1e-7)) == "1e-07");
+}
+
+TEST_CASE("numbers: integral values without a fraction below 1e15, the shortest round trip otherwise") {
+  CHECK(formatNumber(4096) == "4096");
+  CHECK(formatNumber(-3) == "-3");
+  CHECK(formatNumber(-0.0) == "0");
+  CHECK(formatNumber(999999999999999.0) == "999999999999999");
+  CHECK(formatNumber(1e15) == fmt::format("{}", 1e15));
+  CHECK(formatNumber(0.5) == "0.5");
+  CHECK(formatNumber(1e-7) == "1e-07");
+  CHECK(formatNumber(INFINITY) == "inf");
+  CHECK(formatNumber(std::nan("")) == "nan");
 }
 
 TEST_CASE("every kind of attribute and constant type, appended after what is there") {
