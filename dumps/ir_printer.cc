@@ -13,6 +13,8 @@
 
 namespace irc {
 
+using namespace std::string_view_literals;  // "..."sv appends: no strlen (see text_append.h)
+
 std::string formatTensorType(const TensorType& type) {
   std::string out;
   text::appendTensorType(out, type);
@@ -63,7 +65,7 @@ class Printer {
     // copies of growing a string of tens of megabytes (pages never written cost no memory).
     out_.reserve(sink_ ? kBlockBytes + kBlockBytes / 4 : 1024 * (graph_.order.size() + graph_.values.size() / 4 + 16));
     printHeader();
-    out_ += "subgraph attr:\n";
+    out_ += "subgraph attr:\n"sv;
     fmt::format_to(std::back_inserter(out_), "subgraph instance: {}\n", graph_.name);
     fmt::format_to(std::back_inserter(out_), "subgraph @{}() {{\n", graph_.name);
     computeUsedResults();
@@ -72,7 +74,7 @@ class Printer {
       if (sink_ && out_.size() >= kBlockBytes) flushToSink();
     }
     printReturn();
-    out_ += "}\n";
+    out_ += "}\n"sv;
     if (!sink_) return std::move(out_);
     flushToSink();
     return {};
@@ -110,14 +112,14 @@ class Printer {
         ref += '_';
         ref += v.name;
         out_ += ref;
-        out_ += ": ";
+        out_ += ": "sv;
         appendValueType(id);
-        if (v.kind == ValueKind::Parameter) out_ += " : has_default";
+        if (v.kind == ValueKind::Parameter) out_ += " : has_default"sv;
         appendSliceComment({id});
         out_ += '\n';
       }
     }
-    out_ += "\n";
+    out_ += "\n"sv;
   }
 
   void computeUsedResults() {
@@ -132,18 +134,18 @@ class Printer {
   // `  # slice [0:4, 2:4] of (8, 4); slice ...` on local graphs.
   void appendSliceComment(const std::vector<ValueId>& values) {
     if (!graph_.localShapes) return;
-    out_ += "  # ";
+    out_ += "  # "sv;
     for (size_t i = 0; i < values.size(); ++i) {
       const Value& v = graph_.value(values[i]);
-      if (i) out_ += "; ";
-      out_ += "slice [";
+      if (i) out_ += "; "sv;
+      out_ += "slice ["sv;
       for (size_t d = 0; d < v.slice.size(); ++d) {
-        if (d) out_ += ", ";
+        if (d) out_ += ", "sv;
         text::appendInt(out_, v.slice[d].first);
         out_ += ':';
         text::appendInt(out_, v.slice[d].second);
       }
-      out_ += "] of ";
+      out_ += "] of "sv;
       text::appendTuple(out_, v.globalShape);
     }
   }
@@ -162,12 +164,12 @@ class Printer {
 
   void printComments(const Op& op) {
     if (op.modelIndex >= 0 && op.parallel->hasSharding) {
-      out_ += "      # strategy: ";
+      out_ += "      # strategy: "sv;
       appendOriginText(op);
       out_ += '\n';
     }
     if (!op.reason.empty()) {
-      out_ += "      # reason: ";
+      out_ += "      # reason: "sv;
       out_ += op.reason;
       out_ += '\n';
     }
@@ -187,13 +189,13 @@ class Printer {
     if (graph_.parallel.mesh && a.outLayout) configured.emplace_back("out_layout", formatAliasMaps(*a.outLayout, *graph_.parallel.mesh));
     if (a.outStrategy) configured.emplace_back("out_strategy", formatStrategy(*a.outStrategy));
     if (attrs.empty() && configured.empty()) return;
-    out_ += " primitive_attrs: {";
+    out_ += " primitive_attrs: {"sv;
     bool first = true;
     auto entry = [&](std::string_view key) {
-      if (!first) out_ += ", ";
+      if (!first) out_ += ", "sv;
       first = false;
       out_ += key;
-      out_ += ": ";
+      out_ += ": "sv;
     };
     auto next = configured.begin();
     for (const auto& [key, value] : attrs) {
@@ -229,30 +231,30 @@ class Printer {
       tupleNode = nextNode();
       fmt::format_to(std::back_inserter(out_), "  {}({}.make_tuple) = MakeTuple(", tupleNode, op.name);
       appendOperands(operands);
-      out_ += ")\n      : (";
+      out_ += ")\n      : ("sv;
       appendOperandTypes(operands);
       fmt::format_to(std::back_inserter(out_), ") -> ({})\n", tupleType);
     }
     std::string node = nextNode();
-    out_ += "  ";
+    out_ += "  "sv;
     out_ += node;
     out_ += '(';
     out_ += op.printedName.empty() ? op.name : op.printedName;
-    out_ += ") = ";
+    out_ += ") = "sv;
     out_ += op.type;
     out_ += '(';
     if (throughTuple) out_ += tupleNode;
     else appendOperands(operands);
-    out_ += ") {instance name: ";
+    out_ += ") {instance name: "sv;
     out_ += op.instanceName;
     out_ += '}';
     appendPrimitiveAttrs(op, attrs);
     out_ += '\n';
     appendParallelPrefix(op);
-    out_ += "      : (";
+    out_ += "      : ("sv;
     if (throughTuple) out_ += tupleType;
     else appendOperandTypes(operands);
-    out_ += ") -> (";
+    out_ += ") -> ("sv;
     std::string resultText;
     if (def.tupleResult()) {
       resultText = formatTupleType(resultTypes(op));
@@ -260,7 +262,7 @@ class Printer {
     } else {
       appendValueType(op.results.at(0));
     }
-    out_ += ")\n";
+    out_ += ")\n"sv;
     printComments(op);
     if (!def.tupleResult()) {
       refs_[op.results[0]] = std::move(node);
@@ -269,28 +271,28 @@ class Printer {
     for (size_t j = 0; j < op.results.size(); ++j) {
       if (!used_[op.results[j]]) continue;
       std::string item = nextNode();
-      out_ += "  ";
+      out_ += "  "sv;
       out_ += item;
       out_ += '(';
       out_ += op.name;
-      out_ += ".getitem.";
+      out_ += ".getitem."sv;
       text::appendInt(out_, static_cast<int64_t>(j));
-      out_ += ") = TupleGetItem(";
+      out_ += ") = TupleGetItem("sv;
       out_ += node;
-      out_ += ", ";
+      out_ += ", "sv;
       text::appendInt(out_, static_cast<int64_t>(j));
-      out_ += ")\n      : (";
+      out_ += ")\n      : ("sv;
       out_ += resultText;
-      out_ += ", <Int64>) -> (";
+      out_ += ", <Int64>) -> ("sv;
       text::appendTensorType(out_, graph_.value(op.results[j]).type);
-      out_ += ")\n";
+      out_ += ")\n"sv;
       refs_[op.results[j]] = std::move(item);
     }
   }
 
   void appendOperands(const std::vector<Operand>& operands) {
     for (size_t i = 0; i < operands.size(); ++i) {
-      if (i) out_ += ", ";
+      if (i) out_ += ", "sv;
       const Operand& o = operands[i];
       if (o.isValue()) out_ += refs_[o.value];
       else appendAttribute(out_, *o.constant);
@@ -299,7 +301,7 @@ class Printer {
 
   void appendOperandTypes(const std::vector<Operand>& operands) {
     for (size_t i = 0; i < operands.size(); ++i) {
-      if (i) out_ += ", ";
+      if (i) out_ += ", "sv;
       const Operand& o = operands[i];
       if (o.isValue()) appendValueType(o.value);
       else appendConstantType(out_, *o.constant);
@@ -339,13 +341,13 @@ class Printer {
 
   // `  Return(%7)  # slice ...\n      : (<type>)`
   void appendReturn(const std::string& node, const std::string& type) {
-    out_ += "  Return(";
+    out_ += "  Return("sv;
     out_ += node;
     out_ += ')';
     appendSliceComment(graph_.outputs);
-    out_ += "\n      : (";
+    out_ += "\n      : ("sv;
     out_ += type;
-    out_ += ")\n";
+    out_ += ")\n"sv;
   }
 
   // ` {in_strategy: ...}` from step_parallel_begin on; after layout inference also MindSpore's
@@ -356,9 +358,9 @@ class Printer {
     const size_t start = out_.size();
     // Each part is preceded by ", " except the first, which opens the braces.
     auto part = [&](std::string_view key) {
-      out_ += out_.size() == start ? " {" : ", ";
+      out_ += out_.size() == start ? " {"sv : ", "sv;
       out_ += key;
-      out_ += ": ";
+      out_ += ": "sv;
     };
     if (!op.takesLayoutsFromNeighbours()) {
       if (p.sharding.layoutForm && graph_.parallel.mesh) {
@@ -386,10 +388,10 @@ class Printer {
         part("outputs_partial");
         out_ += '(';
         for (size_t i = 0; i < p.outputLayouts.size(); ++i) {
-          if (i) out_ += ", ";
+          if (i) out_ += ", "sv;
           const TensorLayout& l = p.outputLayouts[i];
           if (!l.isPartial()) {
-            out_ += "()";
+            out_ += "()"sv;
             continue;
           }
           out_ += reduceOpName(l.partialOp);
@@ -404,7 +406,7 @@ class Printer {
   void appendTensorMaps(const std::vector<TensorLayout>& layouts) {
     out_ += '(';
     for (size_t i = 0; i < layouts.size(); ++i) {
-      if (i) out_ += ", ";
+      if (i) out_ += ", "sv;
       text::appendTensorMap(out_, layouts[i]);
     }
     out_ += ')';
@@ -416,30 +418,30 @@ class Printer {
     const StrategyOrigin& o = op.parallel->origin;
     auto nextBest = [&] {
       if (!o.hasNextBest) return;
-      out_ += "; next best ";
+      out_ += "; next best "sv;
       text::appendStrategy(out_, o.nextBest);
-      out_ += " cost ";
+      out_ += " cost "sv;
       out_ += formatNumber(o.nextBestCost);
     };
     auto edgeAndCost = [&](const std::string& edge) {
-      out_ += "edge ";
+      out_ += "edge "sv;
       out_ += edge;
-      out_ += ", cost ";
+      out_ += ", cost "sv;
       out_ += formatNumber(o.cost);
     };
     switch (o.kind) {
-      case OriginKind::User: out_ += "user"; return;
+      case OriginKind::User: out_ += "user"sv; return;
       case OriginKind::Tensor: {
         std::string from = originSourceName(graph_, o);
         if (from.empty()) {
-          out_ += "tensor";
+          out_ += "tensor"sv;
         } else {
-          out_ += "tensor (the sharding of '";
+          out_ += "tensor (the sharding of '"sv;
           out_ += from;
           out_ += '\'';
           std::string edge = originEdgeText(graph_, op, o);
           if (!edge.empty()) {
-            out_ += ", ";
+            out_ += ", "sv;
             edgeAndCost(edge);
           }
           out_ += ')';
@@ -449,20 +451,20 @@ class Printer {
       }
       case OriginKind::Default: {
         std::string from = originSourceName(graph_, o);
-        out_ += "default";
+        out_ += "default"sv;
         if (!from.empty()) {
-          out_ += " (";
+          out_ += " ("sv;
           out_ += from;
           out_ += ')';
         }
         return;
       }
       case OriginKind::Propagated: {
-        out_ += "propagated from ";
+        out_ += "propagated from "sv;
         out_ += originSourceName(graph_, o);
         std::string edge = originEdgeText(graph_, op, o);
         if (!edge.empty()) {
-          out_ += " (";
+          out_ += " ("sv;
           edgeAndCost(edge);
           out_ += ')';
         }
@@ -470,7 +472,7 @@ class Printer {
         return;
       }
     }
-    out_ += "default";
+    out_ += "default"sv;
   }
 
   const Graph& graph_;
