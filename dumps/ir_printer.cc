@@ -181,7 +181,7 @@ class Printer {
   // order) merged with the configured strategies and layouts, which win over an attr of the
   // same name.
   void appendPrimitiveAttrs(const Op& op, const AttrMap& attrs) {
-    const OpAnnotation& a = op.annotation;
+    const OpAnnotation& a = *op.annotation;
     if (attrs.empty() && !a.inStrategy && !a.outStrategy && !a.inLayout && !a.outLayout) return;
     std::vector<std::pair<std::string_view, std::string>> configured;  // in key order
     if (graph_.parallel.mesh && a.inLayout) configured.emplace_back("in_layout", formatAliasMaps(*a.inLayout, *graph_.parallel.mesh));

@@ -75,9 +75,9 @@ void writeOp(std::string& out, const Graph& g, const Op& op) {
     attrs.push_back(fmt::format("{}: {}", spec.name, yamlAttribute(it->second)));
   }
   if (!attrs.empty()) out += fmt::format(", attrs: {{{}}}", fmt::join(attrs, ", "));
-  if (op.annotation.inStrategy) {
+  if (op.annotation->inStrategy) {
     std::vector<std::string> tuples;
-    for (const IntTuple& t : *op.annotation.inStrategy) tuples.push_back(yamlInts(t));
+    for (const IntTuple& t : *op.annotation->inStrategy) tuples.push_back(yamlInts(t));
     out += fmt::format(", in_strategy: [{}]", fmt::join(tuples, ", "));
   }
   out += "}\n";

@@ -106,7 +106,7 @@ bool applyStrategyCheckpoint(Graph& graph, const std::string& text, const std::s
     }
     // Strategy propagation makes it the op's configured strategy where the op would otherwise
     // get another (passes/strategy_propagation.cc).
-    it->second->annotation.checkpointStrategy = parsed;
+    it->second->annotation->checkpointStrategy = parsed;
   }
   return ok;
 }

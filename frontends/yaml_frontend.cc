@@ -1,6 +1,7 @@
 #include "frontends/yaml_frontend.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -610,11 +611,17 @@ void ModelLoader::inferTypes() {
 void ModelLoader::readAnnotations(OpSource& src) {
   Op& op = graph_.op(src.id);
   const YamlNode& node = src.node;
+  // Most ops configure nothing: they get no annotation (and no copies of their operand names).
+  static constexpr std::string_view kAnnotationKeys[] = {"in_strategy", "in_layout", "out_strategy",
+                                                         "out_layout",  "priority",  "sharding"};
+  if (std::none_of(std::begin(kAnnotationKeys), std::end(kAnnotationKeys),
+                   [&](std::string_view key) { return node.find(key).IsDefined(); }))
+    return;
   std::vector<AnnotatedTensor> inputs, outputs;
   for (const Operand& o : op.operands)
     if (o.isValue()) inputs.push_back({graph_.value(o.value).name, graph_.value(o.value).type.shape});
   for (ValueId r : op.results) outputs.push_back({graph_.value(r).name, graph_.value(r).type.shape});
-  OpAnnotation& ann = op.annotation;
+  OpAnnotation& ann = *op.annotation;
   int64_t deviceNum = graph_.parallel.deviceNum;
   auto inStrategy = reader_.optional(node, "in_strategy");
   auto inLayout = reader_.optional(node, "in_layout");

@@ -86,7 +86,9 @@ struct Op {
   SourceLoc loc;
   std::vector<std::pair<std::string, SourceLoc>> attrLocs;  // where each model attr was written
   int modelIndex = -1;       // position in the model's op list; -1 for inserted ops
-  OpAnnotation annotation;   // what the model configured
+  // What the model configured. On the heap, made on first write (ir/heap_default.h): only the
+  // few configured model ops have one, and inline it made every op 112 bytes larger.
+  HeapDefault<OpAnnotation> annotation;
   std::string reason;        // inserted ops: why the pass inserted it (the `# reason:` line)
   HeapDefault<OpParallelState> parallel;  // what the parallel passes decided (made on first write)
   // Inserted communication / redistribution ops: the step they perform, from which each rank's

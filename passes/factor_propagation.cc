@@ -67,8 +67,8 @@ class FactorPropagation {
     for (OpId id : graph_.order) {
       const Op& op = graph_.op(id);
       if (op.parallel->hasSharding && in_.rules[id]) seedConfigured(op, *in_.rules[id]);
-      for (size_t r = 0; r < op.annotation.outputSharding.size() && r < op.results.size(); ++r)
-        if (op.annotation.outputSharding[r]) applyAnnotation(op.results[r], *op.annotation.outputSharding[r]);
+      for (size_t r = 0; r < op.annotation->outputSharding.size() && r < op.results.size(); ++r)
+        if (op.annotation->outputSharding[r]) applyAnnotation(op.results[r], *op.annotation->outputSharding[r]);
     }
   }
 
@@ -122,8 +122,9 @@ class FactorPropagation {
       if (graph_.values[v].sharding) grow(*graph_.values[v].sharding, static_cast<ValueId>(v));
     for (OpId id : graph_.order) {
       Op& op = graph_.op(id);
-      for (size_t r = 0; r < op.annotation.outputSharding.size() && r < op.results.size(); ++r)
-        if (op.annotation.outputSharding[r]) grow(*op.annotation.outputSharding[r], op.results[r]);
+      if (!op.annotation.written()) continue;  // nothing configured (reading would make one)
+      for (size_t r = 0; r < op.annotation->outputSharding.size() && r < op.results.size(); ++r)
+        if (op.annotation->outputSharding[r]) grow(*op.annotation->outputSharding[r], op.results[r]);
     }
   }
 
@@ -175,7 +176,7 @@ class FactorPropagation {
   // A configured op fixes its operands and (through its rule) its results, closed, with its
   // priority.
   void seedConfigured(const Op& op, const OpRule& rule) {
-    int64_t priority = op.annotation.priority.value_or(0);
+    int64_t priority = op.annotation->priority.value_or(0);
     const OpParallelState& p = *op.parallel;
     int k = 0;
     for (const Operand& o : op.operands) {

@@ -130,7 +130,7 @@ class LayoutInferencePass : public Pass {
       seen = *converted[r];
     }
     // An output `sharding` constraint: consumers see it; the op converts right after.
-    const auto& constraints = op.annotation.outputSharding;
+    const auto& constraints = op.annotation->outputSharding;
     if (r < static_cast<int>(constraints.size()) && constraints[r] && options_.mesh) {
       TensorLayout wanted = layoutOfSharding(*constraints[r], *options_.mesh, shape);
       if (!wanted.sameAs(seen)) {

@@ -41,7 +41,7 @@ std::optional<TensorLayout> producedLayout(const Graph& graph, const Propagation
     return std::nullopt;
   }
   const Op& op = graph.op(v.producer);
-  const auto& constraints = op.annotation.outputSharding;
+  const auto& constraints = op.annotation->outputSharding;
   if (v.resultIndex < static_cast<int>(constraints.size()) && constraints[v.resultIndex] && in.options.mesh)
     return layoutOfSharding(*constraints[v.resultIndex], *in.options.mesh, v.type.shape);
   if (!op.parallel->hasSharding || !in.rules[v.producer]) return std::nullopt;
@@ -81,7 +81,7 @@ void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
   auto uses = computeUses(graph);
   for (auto it = graph.order.rbegin(); it != graph.order.rend(); ++it) {
     Op& op = graph.op(*it);
-    if (!op.takesLayoutsFromNeighbours() || !in.rules[*it] || op.annotation.configured()) continue;
+    if (!op.takesLayoutsFromNeighbours() || !in.rules[*it] || std::as_const(op).annotation->configured()) continue;
     ValueId out = op.results[0];
     const Use* first = nullptr;
     for (const Use& u : uses[out])

@@ -352,7 +352,8 @@ class RedistributionPass : public Pass {
       ValueId input = current[results[r]];
       // Why the result is converted: the user's constraint on it, or factor propagation's
       // fixed point, which holds the tensor in another sharding than the op computes.
-      bool constrained = r < graph.op(id).annotation.outputSharding.size() && graph.op(id).annotation.outputSharding[r];
+      const auto& constraints = std::as_const(graph).op(id).annotation->outputSharding;
+      bool constrained = r < constraints.size() && constraints[r];
       std::string why = constrained ? fmt::format("the sharding constraint on {}", v.name)
                         : p.sharding.conversion == OpSharding::Conversion::ReshapeConsumer
                             ? fmt::format("{} hands its consumer the layout it needs (MindSpore's ReshapeInfo)", opName)

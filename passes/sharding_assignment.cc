@@ -10,7 +10,7 @@ namespace irc {
 std::optional<OpSharding> configuredSharding(const Graph& graph, const Op& op, const OpRule& rule, const CompileOptions& options,
                                              DiagnosticEngine& diags,
                                              bool fullyUseDevices, bool& failed) {
-  const OpAnnotation& a = op.annotation;
+  const OpAnnotation& a = *op.annotation;
   if (!a.configured()) return std::nullopt;
   OpView view = viewOf(graph, op);
   ShardingResult r = a.inStrategy ? shardingFromStrategy(rule, view, *a.inStrategy, options.deviceNum, a.outStrategy)
@@ -84,7 +84,8 @@ void assignSharding(Op& op, const OpRule& rule, const OpView& view, OpSharding s
   OpParallelState& p = *op.parallel;
   p.inStrategy = strategyOf(rule, sharding, view);
   p.outStrategy.reset();
-  if (op.annotation.outStrategy) p.outStrategy = op.annotation.outStrategy;
+  const OpAnnotation& annotation = *std::as_const(op).annotation;
+  if (annotation.outStrategy) p.outStrategy = annotation.outStrategy;
   p.inLayoutMaps = layoutMapsOf(rule, sharding);
   p.sharding = std::move(sharding);
   p.origin = std::move(origin);

@@ -101,8 +101,8 @@ class ShardingPropagation {
     // of producing that layout (§5.0); its consumers see the constraint through producedLayout.
     for (OpId id : graph_.order) {
       const Op& op = graph_.op(id);
-      for (size_t r = 0; r < op.annotation.outputSharding.size(); ++r) {
-        if (!op.annotation.outputSharding[r] || visited_[id]) continue;
+      for (size_t r = 0; r < op.annotation->outputSharding.size(); ++r) {
+        if (!op.annotation->outputSharding[r] || visited_[id]) continue;
         if (auto layout = producedLayout(graph_, in_, op.results[r])) {
           chooseProducer(id, static_cast<int>(r), *layout, Source::ofValue(op.results[r]), queue, OriginKind::Tensor);
           graph_.op(id).parallel->origin.edge = StrategyOrigin::Edge::OutputConstraint;
@@ -151,7 +151,7 @@ class ShardingPropagation {
     // A constrained op output is a fixed value as well: its consumers are decided by it.
     const Value& v = graph_.value(value);
     if (v.producer != kNoId) {
-      const auto& c = graph_.op(v.producer).annotation.outputSharding;
+      const auto& c = std::as_const(graph_).op(v.producer).annotation->outputSharding;
       if (v.resultIndex < static_cast<int>(c.size()) && c[v.resultIndex]) {
         kind = OriginKind::Tensor;
       }

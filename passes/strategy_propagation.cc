@@ -30,19 +30,20 @@ class StrategyPropagationPass : public Pass {
   // checkpoint's, the checkpoint's becomes its configured strategy (it then seeds propagation,
   // as a loaded strategy does in MindSpore); where they agree nothing changes.
   bool applyCheckpoint(Graph& graph, PassContext& context) {
-    bool any = std::any_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.annotation.checkpointStrategy.has_value(); });
+    bool any = std::any_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.annotation->checkpointStrategy.has_value(); });
     if (!any) return true;
     Graph dry = graph;
-    for (Op& op : dry.ops) op.annotation.checkpointStrategy.reset();
+    for (Op& op : dry.ops)
+      if (op.annotation.written()) op.annotation->checkpointStrategy.reset();
     if (propagate(dry, context) == PassStatus::Failed) return false;
     for (size_t i = 0; i < graph.ops.size(); ++i) {
       Op& op = graph.ops[i];
-      if (!op.annotation.checkpointStrategy) continue;
+      if (!std::as_const(op).annotation->checkpointStrategy) continue;
       const OpParallelState& got = *dry.ops[i].parallel;
-      if (got.hasSharding && got.inStrategy == *op.annotation.checkpointStrategy && !op.takesLayoutsFromNeighbours()) continue;
-      op.annotation.inStrategy = *op.annotation.checkpointStrategy;
-      op.annotation.inLayout.reset();
-      op.annotation.inStrategyLoc = op.loc;
+      if (got.hasSharding && got.inStrategy == *op.annotation->checkpointStrategy && !op.takesLayoutsFromNeighbours()) continue;
+      op.annotation->inStrategy = *op.annotation->checkpointStrategy;
+      op.annotation->inLayout.reset();
+      op.annotation->inStrategyLoc = op.loc;
     }
     return true;
   }

@@ -411,7 +411,7 @@ TEST_CASE("onnx plan: strategies by node name or glob; a key matching nothing na
   auto [g2, errors2] = plan("  /fc/MatMul: {in_strategy: [[2, 1], [1, 1]]}\n  \"*/Add\": {in_strategy: [[2, 1], [1]]}\n");
   REQUIRE_MESSAGE(g2, errors2);
   int configured = 0;
-  for (const Op& op : g2->ops) configured += op.annotation.inStrategy.has_value();
+  for (const Op& op : g2->ops) configured += op.annotation->inStrategy.has_value();
   CHECK(configured == 2);
   auto [g3, errors3] = plan("  /fc/MatMull: {in_strategy: [[2, 1], [1, 1]]}\n");
   CHECK(errors3.find("plan.yaml:4:3: error: strategies key '/fc/MatMull' matches no node of the graph; closest: '/fc/MatMul'") !=

@@ -170,3 +170,30 @@ TEST_CASE("factor propagation: basic stops a factor for everyone at a conflict, 
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+// An op's annotation is on the heap, made on first write (ir/heap_default.h): a pass that reads
+// it through a non-const op would give every op one. Only the configured ops may have one.
+TEST_CASE("after a whole compile, only the ops the model configured hold an annotation") {
+  for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation}) {
+    CAPTURE(static_cast<int>(mode));
+    std::string header = kHeader;
+    header.replace(header.find("{device_num: 8}"), 15, "{device_num: 8, device_matrix: [2, 4], alias_name: [dp, mp]}");
+    Compiled c = compiled(header +
+                          "ops:\n  - {name: a, type: MatMul, inputs: [x, w], in_strategy: [[2, 1], [1, 4]]}\n"
+                          "  - {name: b, type: ReLU, inputs: [a], sharding: {layout: [dp, None]}}\n"
+                          "  - {name: c, type: MatMul, inputs: [b, w2]}\n  - {name: d, type: ReLU, inputs: [c], priority: 1}\n"
+                          "  - {name: e, type: Tanh, inputs: [d]}\n  - {name: f, type: Reshape, inputs: [e, [64, 8, 8]]}\n"
+                          "  - {name: g, type: ReLU, inputs: [f]}\n",
+                          mode);
+    for (const Graph* g : {&c.original, &c.global, &c.locals.begin()->second}) {
+      std::vector<std::string> annotated;
+      for (const Op& op : g->ops)
+        if (op.annotation.written()) annotated.push_back(op.name);
+      CHECK(annotated == std::vector<std::string>{"a", "b", "d"});
+    }
+  }
+}
+
+}  // namespace irc::test

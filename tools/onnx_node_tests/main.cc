@@ -118,7 +118,7 @@ std::string verifyUnderRandomStrategy(const Graph& loaded, int64_t devices, uint
         for (int64_t k : t) used = std::max(used, k);
       // The first half of the draws wants a strategy that splits something, when the shapes allow.
       if (attempt < 32 && used == 1) continue;
-      if (!s.empty()) g.op(target).annotation.inStrategy = s;
+      if (!s.empty()) g.op(target).annotation->inStrategy = s;
     }
     DiagnosticEngine diags("model.onnx", "");
     PassContext context{diags};
@@ -129,11 +129,11 @@ std::string verifyUnderRandomStrategy(const Graph& loaded, int64_t devices, uint
     CompileHooks hooks;
     hooks.rankGraphs = [&](int64_t rank, Graph&& local) { locals.emplace(rank, std::move(local)); };
     if (compile(g, options, context, hooks) == RunOutcome::Rejected) continue;  // not valid for the op: draw again
-    strategyShown = target == kNoId || !original.op(target).annotation.inStrategy
+    strategyShown = target == kNoId || !std::as_const(original).op(target).annotation->inStrategy
                         ? "replicated"
                         : [&] {
                             std::string out;
-                            for (const IntTuple& t : *original.op(target).annotation.inStrategy)
+                            for (const IntTuple& t : *std::as_const(original).op(target).annotation->inStrategy)
                               out += fmt::format("({})", fmt::join(t, ", "));
                             return out;
                           }();
