@@ -139,14 +139,15 @@ class Printer {
       const Value& v = graph_.value(values[i]);
       if (i) out_ += "; "sv;
       out_ += "slice ["sv;
-      for (size_t d = 0; d < v.slice.size(); ++d) {
+      const RankSlice& slice = *v.rankSlice;
+      for (size_t d = 0; d < slice.ranges.size(); ++d) {
         if (d) out_ += ", "sv;
-        text::appendInt(out_, v.slice[d].first);
+        text::appendInt(out_, slice.ranges[d].first);
         out_ += ':';
-        text::appendInt(out_, v.slice[d].second);
+        text::appendInt(out_, slice.ranges[d].second);
       }
       out_ += "] of "sv;
-      text::appendTuple(out_, v.globalShape);
+      text::appendTuple(out_, slice.globalShape);
     }
   }
 

@@ -35,6 +35,12 @@ struct TensorType {
 
 enum class ValueKind { Input, Parameter, OpResult };
 
+// A value of a rank's local graph as a slice of the global tensor.
+struct RankSlice {
+  Shape globalShape;
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // the rank's [begin, end) per dim of it
+};
+
 struct Value {
   std::string name;  // model name; a later result of a multi-output op is `op:1`
   TensorType type;
@@ -46,10 +52,9 @@ struct Value {
   // Inputs and parameters, after layout inference: the layout the value is held in (its
   // annotation, else what its first consumer needs).
   HeapOptional<TensorLayout> layout;
-  // In a rank's local graph: the global shape and the rank's [begin, end) per dim of it, for
-  // inputs, parameters and graph outputs (the dump's `# slice` comments).
-  Shape globalShape;
-  std::vector<std::pair<int64_t, int64_t>> slice;
+  // In a rank's local graph, for inputs, parameters and graph outputs: what the dump's `# slice`
+  // comments print. On the heap, made on first write: no other value has one.
+  HeapDefault<RankSlice> rankSlice;
 };
 
 // What an inserted op does for the model op that owns it.

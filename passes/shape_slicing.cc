@@ -33,8 +33,7 @@ class ShapeSlicingPass : public Pass {
           context.diags.error(v.loc, fmt::format("'{}' has no layout: shape slicing needs layout inference first", v.name));
           return PassStatus::Failed;
         }
-        v.globalShape = v.type.shape;
-        v.slice = v.layout->sliceRanges(rank_);
+        v.rankSlice = RankSlice{v.type.shape, v.layout->sliceRanges(rank_)};
         v.type.shape = v.layout->sliceShape();
       }
     // A copy of the global graph whose inserted ops already carry this rank's arguments (the
@@ -52,8 +51,7 @@ class ShapeSlicingPass : public Pass {
     for (ValueId out : graph.outputs) {
       Value& v = graph.value(out);
       const TensorLayout& l = layoutOfValue(graph, out);
-      v.globalShape = l.shape;
-      v.slice = l.sliceRanges(rank_);
+      v.rankSlice = RankSlice{l.shape, l.sliceRanges(rank_)};
     }
     return PassStatus::Changed;
   }

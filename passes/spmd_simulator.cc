@@ -359,8 +359,9 @@ class Lockstep {
       makeReference(o.value);
       std::map<std::vector<std::pair<int64_t, int64_t>>, Buffer> bySlice;
       for (const auto& [rank, g] : locals_) {
-        Buffer& b = bySlice[g.value(o.value).slice];
-        if (!b) b = share(sliceOf(ref_[o.value], g.value(o.value).slice));
+        const auto& ranges = g.value(o.value).rankSlice->ranges;
+        Buffer& b = bySlice[ranges];
+        if (!b) b = share(sliceOf(ref_[o.value], ranges));
         values_[rank][o.value] = b;
       }
       sliced_[o.value] = true;

@@ -1,5 +1,7 @@
 // compile(): the one entry point, its options, and what the pass manager does with them.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "frontends/yaml_frontend.h"
 #include "passes/compile.h"
@@ -67,6 +69,28 @@ TEST_CASE("compile() stops after the stage options.stopAfter names, and material
   CHECK(materialized.empty());
   CHECK(countType(stopped.graph, "AllReduce") == 0);
   CHECK(stopped.graph.op(0).parallel->layoutsInferred);
+}
+
+// A rank's slice of a value is on the heap, made on first write (ir/graph.h): shape slicing
+// writes one for each input, parameter and graph output, and no other value holds one.
+TEST_CASE("a rank's local graph: only inputs, parameters and outputs hold their slice of the global tensor") {
+  Loaded l;
+  PassContext context{l.diags};
+  CompileOptions options = optionsFromModel(l.graph.parallel);
+  options.ranks = {1};
+  std::vector<std::string> sliced;
+  CompileHooks hooks;
+  hooks.rankGraphs = [&](int64_t, Graph&& local) {
+    for (const Value& v : local.values) {
+      if (!v.rankSlice.written()) continue;
+      std::string ranges;
+      for (auto [begin, end] : v.rankSlice->ranges) ranges += fmt::format("[{}:{}]", begin, end);
+      sliced.push_back(fmt::format("{} {} of {}", v.name, ranges, fmt::join(v.rankSlice->globalShape, "x")));
+    }
+  };
+  REQUIRE(compile(l.graph, options, context, hooks) == RunOutcome::Ok);
+  // Rank 1 of 4: x split on dim 1, w on dim 0 (MatMul [[1, 4], [4, 1]]), r on dim 0 (ReLU [[4, 1]]).
+  CHECK(sliced == std::vector<std::string>{"x [0:8][4:8] of 8x16", "w [4:8][0:8] of 16x8", "r [2:4][0:8] of 8x8"});
 }
 
 }  // namespace irc::test
