@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "tests/test_util.h"
 #include "tools/command_specs.h"
@@ -133,6 +134,24 @@ TEST_CASE("--time-passes covers every stage and the wall time; --stop-after pars
     CAPTURE(stage);
     CHECK(t.err.find(stage) != std::string::npos);
   }
+  // Each row: the stage, its milliseconds and the process's peak MiB when it ended; no stage's
+  // peak is above the run's (the total row's), and the run's is a plausible RSS.
+  REQUIRE(t.err.rfind("stage ", 0) == 0);
+  CHECK(t.err.substr(0, t.err.find('\n')).find("peak MiB") != std::string::npos);
+  std::istringstream rows(t.err.substr(t.err.find('\n') + 1));
+  std::vector<double> peaks;
+  for (std::string line; std::getline(rows, line);) {
+    CAPTURE(line);
+    std::istringstream fields(line.substr(24));
+    double ms = -1, peak = -1;
+    fields >> ms >> peak;
+    CHECK(ms >= 0);
+    CHECK(peak > 1);
+    peaks.push_back(peak);
+  }
+  REQUIRE(peaks.size() >= 10);
+  CHECK(*std::max_element(peaks.begin(), peaks.end()) == peaks.back());
+  CHECK(peaks.back() < 4096);
   // --stop-after parse runs no pass: only the parsed model is dumped.
   RunResult p = runIrc({ffn, "--stop-after", "parse", "--dump-all", "--dump-dir", tmp.path() + "/p", "--time-passes", "-q"});
   REQUIRE(p.exitCode == 0);

@@ -53,7 +53,7 @@ std::vector<CommandSpec> build() {
                           {"--strategy-ckpt-in", "FILE", "configure ops from a MindSpore strategy checkpoint (as parallel.strategy_ckpt_load)"},
                           {"--passes", "A,B", "run only these passes of the pipeline"},
                           {"--stop-after", "PASS", "run the pipeline up to PASS"},
-                          {"--time-passes", "", "a table of pass times on stderr"},
+                          {"--time-passes", "", "a table of every stage's time and the peak memory when it ended, on stderr"},
                           {"--alpha", "SECONDS", "the optimal planner's cost per message (default 1e-05)"},
                           {"--beta", "SECONDS", "the optimal planner's cost per byte sent (default 1e-10)"},
                           {"--gamma", "SECONDS", "the optimal planner's cost per byte copied (default 1e-11)"},

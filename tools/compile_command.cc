@@ -1,4 +1,5 @@
 // `irc MODEL [options]`: load, run the pipeline, write dumps.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -114,9 +115,11 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
 }
 
 // `--time-passes`: the time of every stage of the run -- loading, each pass, shape slicing,
-// writing dumps, the report, tearing down -- on stderr at the end (never into dumps). It is
-// added first, so a pass's time stops before the dump writer prints it; the dump writer's own
-// time is measured around its calls. The total is the wall time since the run started.
+// writing dumps, the report, tearing down -- on stderr at the end (never into dumps), and the
+// process's peak memory (getrusage's high-water RSS) when the stage last ended, so a stage's
+// growth of the peak is its row's figure less the row before it. It is added first, so a pass's
+// time stops before the dump writer prints it; the dump writer's own time is measured around its
+// calls. The total is the wall time since the run started, with the run's peak.
 class StageTimer : public PassInstrumentation {
  public:
   using Clock = std::chrono::steady_clock;
@@ -130,27 +133,40 @@ class StageTimer : public PassInstrumentation {
   }
   void add(const std::string& stage, Clock::time_point since) {
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+    double peak = peakMiB();
     for (auto& row : rows_)
-      if (row.first == stage) {
-        row.second += ms;
+      if (row.stage == stage) {
+        row.ms += ms;
+        row.peakMiB = peak;
         return;
       }
-    rows_.emplace_back(stage, ms);
+    rows_.push_back({stage, ms, peak});
   }
   void print() const {
     double total = std::chrono::duration<double, std::milli>(Clock::now() - start_).count(), listed = 0;
-    std::cerr << fmt::format("{:<24} {:>10}\n", "stage", "ms");
-    for (const auto& [name, ms] : rows_) {
-      std::cerr << fmt::format("{:<24} {:>10.3f}\n", name, ms);
-      listed += ms;
+    double peak = peakMiB();
+    std::cerr << fmt::format("{:<24} {:>10} {:>10}\n", "stage", "ms", "peak MiB");
+    for (const Row& row : rows_) {
+      std::cerr << fmt::format("{:<24} {:>10.3f} {:>10.1f}\n", row.stage, row.ms, row.peakMiB);
+      listed += row.ms;
     }
-    std::cerr << fmt::format("{:<24} {:>10.3f}\n", "other", std::max(0.0, total - listed));
-    std::cerr << fmt::format("{:<24} {:>10.3f}\n", "total (wall)", total);
+    std::cerr << fmt::format("{:<24} {:>10.3f} {:>10.1f}\n", "other", std::max(0.0, total - listed), peak);
+    std::cerr << fmt::format("{:<24} {:>10.3f} {:>10.1f}\n", "total (wall)", total, peak);
   }
 
  private:
+  struct Row {
+    std::string stage;
+    double ms;
+    double peakMiB;  // the process's peak RSS when the stage last ended
+  };
+  static double peakMiB() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux: KiB
+  }
   Clock::time_point start_, passStart_;
-  std::vector<std::pair<std::string, double>> rows_;
+  std::vector<Row> rows_;
 };
 
 // Times every call of another instrumentation (the dump writer) as one stage.
