@@ -116,10 +116,11 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
 
 // `--time-passes`: the time of every stage of the run -- loading, each pass, shape slicing,
 // writing dumps, the report, tearing down -- on stderr at the end (never into dumps), and the
-// process's peak memory (getrusage's high-water RSS) when the stage last ended, so a stage's
-// growth of the peak is its row's figure less the row before it. It is added first, so a pass's
-// time stops before the dump writer prints it; the dump writer's own time is measured around its
-// calls. The total is the wall time since the run started, with the run's peak.
+// process's peak memory (getrusage's high-water RSS) when the stage last ended: what a stage
+// added to the peak is its figure less that of the stage that ended before it (rows are in the
+// order stages first ran). It is added first, so a pass's time stops before the dump writer
+// prints it; the dump writer's own time is measured around its calls. The total is the wall time
+// since the run started, with the run's peak.
 class StageTimer : public PassInstrumentation {
  public:
   using Clock = std::chrono::steady_clock;
