@@ -10,11 +10,19 @@
 
 namespace irc {
 
-// Builds the arena from parser events; a collection's children are collected on a stack until
-// it ends.
+// Builds the arena from parser events. A collection's children are collected on a stack until
+// it ends, then copied to children_ in one piece, so the children of every collection are
+// contiguous and no node owns a vector.
 class YamlTreeBuilder : public YAML::EventHandler {
  public:
-  YamlTreeBuilder(std::vector<YamlDocuments::Node>& nodes, size_t bytes) : nodes_(nodes), limit_(4 * bytes + 64) {}
+  using Kind = YamlDocuments::Kind;
+  YamlTreeBuilder(YamlDocuments& doc, size_t bytes) : doc_(doc), limit_(4 * bytes + 64) {
+    // A node takes at least a few bytes of text (`- 1\n` is 4 for 2 nodes); reserving by the
+    // text's size saves the copies of growing. Pages never written are never touched.
+    doc_.nodes_.reserve(bytes / 4 + 16);
+    doc_.children_.reserve(bytes / 4 + 16);
+    doc_.scalars_.reserve(bytes / 8 + 16);
+  }
 
   std::vector<uint32_t> roots;
 
@@ -22,33 +30,41 @@ class YamlTreeBuilder : public YAML::EventHandler {
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& m, YAML::anchor_t anchor) override {
     count(m);
-    add(leaf(YamlDocuments::Kind::Null, m, {}), anchor);
+    add(node(Kind::Null, m), anchor);
   }
   void OnAlias(const YAML::Mark& m, YAML::anchor_t anchor) override {
     count(m);
     auto it = anchors_.find(anchor);
-    attach(it != anchors_.end() ? it->second : leaf(YamlDocuments::Kind::Null, m, {}));
+    attach(it != anchors_.end() ? it->second : node(Kind::Null, m));
   }
   void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor, const std::string& value) override {
     count(m);
-    add(leaf(YamlDocuments::Kind::Scalar, m, value), anchor);
+    uint32_t index = node(Kind::Scalar, m);
+    doc_.nodes_[index].first = static_cast<uint32_t>(doc_.scalars_.size());
+    doc_.scalars_.push_back(value);
+    add(index, anchor);
   }
   void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
-    open(YamlDocuments::Kind::Sequence, m, anchor);
+    open(Kind::Sequence, m, anchor);
   }
   void OnSequenceEnd() override { close(); }
   void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
-    open(YamlDocuments::Kind::Map, m, anchor);
+    open(Kind::Map, m, anchor);
   }
   void OnMapEnd() override { close(); }
 
  private:
+  struct Open {
+    uint32_t node;
+    size_t pendingStart;  // where its children start on pending_
+  };
+
   void count(const YAML::Mark& m) {
     if (++events_ > limit_) throw YamlRunaway{m};
   }
-  uint32_t leaf(YamlDocuments::Kind kind, const YAML::Mark& m, const std::string& value) {
-    nodes_.push_back({kind, m, value, {}});
-    return static_cast<uint32_t>(nodes_.size() - 1);
+  uint32_t node(Kind kind, const YAML::Mark& m) {
+    doc_.nodes_.push_back({kind, 0, 0, m});
+    return static_cast<uint32_t>(doc_.nodes_.size() - 1);
   }
   void add(uint32_t index, YAML::anchor_t anchor) {
     if (anchor) anchors_[anchor] = index;
@@ -56,20 +72,29 @@ class YamlTreeBuilder : public YAML::EventHandler {
   }
   void attach(uint32_t index) {
     if (open_.empty()) roots.push_back(index);
-    else nodes_[open_.back()].children.push_back(index);
+    else pending_.push_back(index);
   }
-  void open(YamlDocuments::Kind kind, const YAML::Mark& m, YAML::anchor_t anchor) {
+  void open(Kind kind, const YAML::Mark& m, YAML::anchor_t anchor) {
     count(m);
-    uint32_t index = leaf(kind, m, {});
+    uint32_t index = node(kind, m);
     add(index, anchor);
-    open_.push_back(index);
+    open_.push_back({index, pending_.size()});
   }
-  void close() { open_.pop_back(); }
+  void close() {
+    const Open o = open_.back();
+    open_.pop_back();
+    YamlDocuments::Node& n = doc_.nodes_[o.node];
+    n.first = static_cast<uint32_t>(doc_.children_.size());
+    n.count = static_cast<uint32_t>(pending_.size() - o.pendingStart);
+    doc_.children_.insert(doc_.children_.end(), pending_.begin() + static_cast<std::ptrdiff_t>(o.pendingStart), pending_.end());
+    pending_.resize(o.pendingStart);
+  }
 
-  std::vector<YamlDocuments::Node>& nodes_;
+  YamlDocuments& doc_;
   size_t limit_;
   size_t events_ = 0;
-  std::vector<uint32_t> open_;
+  std::vector<Open> open_;
+  std::vector<uint32_t> pending_;
   std::map<YAML::anchor_t, uint32_t> anchors_;
 };
 
@@ -91,7 +116,7 @@ YamlDocuments::YamlDocuments(const std::string& text) {
   TextStreamBuf buffer(text);
   std::istream in(&buffer);
   YAML::Parser parser(in);
-  YamlTreeBuilder builder(nodes_, text.size());
+  YamlTreeBuilder builder(*this, text.size());
   while (parser.HandleNextDocument(builder)) {
   }
   roots_ = std::move(builder.roots);
@@ -101,28 +126,28 @@ YamlNode YamlDocuments::root(size_t document) const { return YamlNode(this, root
 
 const std::string& YamlNode::Scalar() const {
   static const std::string empty;
-  return IsScalar() ? node().scalar : empty;
+  return IsScalar() ? doc_->scalars_[node().first] : empty;
 }
 
 size_t YamlNode::size() const {
   if (!doc_) return 0;
   const auto& n = node();
-  if (n.kind == YamlDocuments::Kind::Sequence) return n.children.size();
-  if (n.kind == YamlDocuments::Kind::Map) return n.children.size() / 2;
+  if (n.kind == YamlDocuments::Kind::Sequence) return n.count;
+  if (n.kind == YamlDocuments::Kind::Map) return n.count / 2;
   return 0;
 }
 
 YamlNode YamlNode::operator[](size_t i) const {
-  if (!IsSequence() || i >= node().children.size()) return {};
-  return YamlNode(doc_, node().children[i]);
+  if (!IsSequence() || i >= node().count) return {};
+  return YamlNode(doc_, doc_->childrenOf(node())[i]);
 }
 
 YamlNode YamlNode::find(std::string_view key) const {
   if (!IsMap()) return {};
-  const auto& children = node().children;
-  for (size_t i = 0; i + 1 < children.size(); i += 2) {
+  const uint32_t* children = doc_->childrenOf(node());
+  for (size_t i = 0; i + 1 < node().count; i += 2) {
     const auto& k = doc_->nodes_[children[i]];
-    if (k.kind == YamlDocuments::Kind::Scalar && k.scalar == key) return YamlNode(doc_, children[i + 1]);
+    if (k.kind == YamlDocuments::Kind::Scalar && doc_->scalars_[k.first] == key) return YamlNode(doc_, children[i + 1]);
   }
   return {};
 }
@@ -132,7 +157,7 @@ YamlNode::iterator YamlNode::end() const { return iterator(*this, size()); }
 
 void YamlNode::iterator::load() {
   if (position_ >= owner_.size()) return;
-  const auto& children = owner_.node().children;
+  const uint32_t* children = owner_.doc_->childrenOf(owner_.node());
   if (owner_.IsMap()) {
     item_.first = YamlNode(owner_.doc_, children[2 * position_]);
     item_.second = YamlNode(owner_.doc_, children[2 * position_ + 1]);

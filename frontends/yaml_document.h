@@ -30,13 +30,19 @@ class YamlDocuments {
   friend class YamlNode;
   friend class YamlTreeBuilder;
   enum class Kind : uint8_t { Null, Scalar, Sequence, Map };
+  // 24 bytes and nothing to free: a model of 100k ops has millions of nodes.
   struct Node {
     Kind kind = Kind::Null;
+    // A scalar's index in scalars_; a collection's first child in children_.
+    uint32_t first = 0;
+    // A collection's children: a sequence's elements; a map's keys and values, alternating.
+    uint32_t count = 0;
     YAML::Mark mark;
-    std::string scalar;
-    std::vector<uint32_t> children;  // a sequence's elements; a map's keys and values, alternating
   };
+  const uint32_t* childrenOf(const Node& n) const { return children_.data() + n.first; }
   std::vector<Node> nodes_;
+  std::vector<std::string> scalars_;
+  std::vector<uint32_t> children_;  // each collection's children, contiguous
   std::vector<uint32_t> roots_;
 };
 

@@ -67,6 +67,24 @@ TEST_CASE("the event-built YAML tree matches yaml-cpp's node tree on every examp
   CHECK(files > 30);
 }
 
+TEST_CASE("nested collections keep their children, in order, around collections that close inside them") {
+  // The children of every collection are stored contiguously once it closes; a collection that
+  // opens and closes among its parent's children must not split or reorder the parent's.
+  const std::string text =
+      "a: [1, [2, [3, {x: 4, y: [5, 6]}], 7], 8]\n"
+      "b:\n  - {p: [], q: {}}\n  - - 9\n    - {r: [10, 11], s: 12}\n  - 13\n"
+      "c: &k {m: [14]}\nd: [*k, *k, 15]\n";
+  std::vector<YAML::Node> want = YAML::LoadAll(text);
+  YamlDocuments got(text);
+  REQUIRE(got.size() == 1);
+  CHECK(compareTrees(want[0], got.root(0)) == 50);  // every node, keys and each alias's nodes included
+  YamlNode d = got.root(0).find("d");
+  REQUIRE(d.size() == 3);
+  CHECK(d[0].find("m")[0].Scalar() == "14");
+  CHECK(d[2].Scalar() == "15");
+  CHECK(got.root(0).find("b")[0].find("p").size() == 0);
+}
+
 TEST_CASE("anchors and aliases share the anchored node; a missing key is an undefined node") {
   YamlDocuments doc("a: &x [1, 2]\nb: *x\nc: ~\nd: 'null'\n");
   YamlNode root = doc.root(0);
