@@ -40,6 +40,7 @@ class ModelLoader {
   void applyPlanStrategies(const YamlNode& node);
   void applyPlanShardings(const YamlNode& node);
   bool stop() const { return reader_.diags().capReached(); }
+  void reserveTables(const YamlNode& root);
   void readParallel(const YamlNode& node);
   bool readDeviceCount(const YamlNode& node);
   void readParallelSettings(const YamlNode& node);

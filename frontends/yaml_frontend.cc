@@ -101,6 +101,7 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
   if (reader_.optional(root, "graph")) return loadPlan(root);
   reader_.checkMap(root, "the model", kTopKeys);
   graph_.name = options_.defaultName;
+  reserveTables(root);
   if (auto n = reader_.optional(root, "name"))
     if (auto s = reader_.string(*n, "name")) graph_.name = *s;
   if (auto p = reader_.required(root, "parallel", "the model")) readParallel(*p);
@@ -121,6 +122,20 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
   readOutputs(reader_.optional(root, "outputs"));
   if (reader_.diags().hasErrors()) return std::nullopt;
   return std::move(graph_);
+}
+
+// Sized once from the lengths of the model's lists: growing them rehashes (and moves) every
+// entry of tables that reach hundreds of thousands of names. Malformed lists count as empty.
+void ModelLoader::reserveTables(const YamlNode& root) {
+  size_t tensors = 0, ops = 0, values = 0;
+  for (const char* key : {"inputs", "parameters"})
+    if (YamlNode list = root.find(key); list.IsSequence()) tensors += list.size();
+  if (YamlNode list = root.find("ops"); list.IsSequence()) ops = list.size();
+  values = tensors + ops;  // most ops have one result
+  nameLocs_.reserve(tensors + ops);
+  valuesByName_.reserve(tensors + 2 * ops);  // an op's name and `op:0`
+  graph_.ops.reserve(ops);
+  graph_.values.reserve(values);
 }
 
 void ModelLoader::readParallel(const YamlNode& node) {
