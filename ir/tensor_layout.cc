@@ -111,8 +111,7 @@ TensorLayout TensorLayout::standardForm() const {
 namespace {
 
 // Whether two axis lists are equal once the size-1 axes are dropped and the rest renumbered.
-bool sameKeptAxes(const std::vector<int>& a, const std::vector<int>& renumberA, const std::vector<int>& b,
-                  const std::vector<int>& renumberB) {
+bool sameKeptAxes(const std::vector<int>& a, const int* renumberA, const std::vector<int>& b, const int* renumberB) {
   size_t i = 0, j = 0;
   while (true) {
     while (i < a.size() && renumberA[a[i]] < 0) ++i;
@@ -123,28 +122,49 @@ bool sameKeptAxes(const std::vector<int>& a, const std::vector<int>& renumberA, 
   }
 }
 
+// Per axis its index among the axes of size > 1, or -1; `kept` gets the sizes of those axes.
+void renumberAxes(const DeviceMatrix& m, int* renumber, int64_t* kept, int& keptCount) {
+  keptCount = 0;
+  for (int a = 0; a < m.rank(); ++a) {
+    renumber[a] = -1;
+    if (m.dims[a] != 1) {
+      renumber[a] = keptCount;
+      kept[keptCount++] = m.dims[a];
+    }
+  }
+}
+
 }  // namespace
 
-// standardForm() of both compared, without building them: redistribution asks this of every
-// edge of the graph.
+// standardForm() of both compared, without building them: redistribution and propagation ask
+// this of every edge of the graph, so meshes of up to kInline axes are renumbered on the stack.
 bool TensorLayout::sameAs(const TensorLayout& other) const {
   if (shape != other.shape || dims.size() != other.dims.size()) return false;
-  auto renumbering = [](const DeviceMatrix& m, std::vector<int64_t>& kept) {
-    std::vector<int> renumber(m.rank(), -1);
-    for (int a = 0; a < m.rank(); ++a)
-      if (m.dims[a] != 1) {
-        renumber[a] = static_cast<int>(kept.size());
-        kept.push_back(m.dims[a]);
-      }
-    return renumber;
-  };
-  std::vector<int64_t> keptA, keptB;
-  std::vector<int> renumberA = renumbering(mesh, keptA), renumberB = renumbering(other.mesh, keptB);
-  if (keptA != keptB) return false;
+  constexpr int kInline = 16;
+  int renumberA[kInline], renumberB[kInline];
+  int64_t keptA[kInline], keptB[kInline];
+  std::vector<int> heapRenumberA, heapRenumberB;
+  std::vector<int64_t> heapKeptA, heapKeptB;
+  int* ra = renumberA;
+  int* rb = renumberB;
+  int64_t* ka = keptA;
+  int64_t* kb = keptB;
+  if (mesh.rank() > kInline) {
+    heapRenumberA.resize(mesh.rank()), heapKeptA.resize(mesh.rank());
+    ra = heapRenumberA.data(), ka = heapKeptA.data();
+  }
+  if (other.mesh.rank() > kInline) {
+    heapRenumberB.resize(other.mesh.rank()), heapKeptB.resize(other.mesh.rank());
+    rb = heapRenumberB.data(), kb = heapKeptB.data();
+  }
+  int countA = 0, countB = 0;
+  renumberAxes(mesh, ra, ka, countA);
+  renumberAxes(other.mesh, rb, kb, countB);
+  if (countA != countB || !std::equal(ka, ka + countA, kb)) return false;
   for (size_t d = 0; d < dims.size(); ++d)
-    if (!sameKeptAxes(dims[d], renumberA, other.dims[d], renumberB)) return false;
-  if (!sameKeptAxes(partialAxes, renumberA, other.partialAxes, renumberB)) return false;
-  bool partial = std::any_of(partialAxes.begin(), partialAxes.end(), [&](int a) { return renumberA[a] >= 0; });
+    if (!sameKeptAxes(dims[d], ra, other.dims[d], rb)) return false;
+  if (!sameKeptAxes(partialAxes, ra, other.partialAxes, rb)) return false;
+  bool partial = std::any_of(partialAxes.begin(), partialAxes.end(), [&](int a) { return ra[a] >= 0; });
   return !partial || partialOp == other.partialOp;
 }
 
