@@ -14,6 +14,7 @@
 #include "frontends/model_loader.h"
 #include "frontends/sharding_reader.h"
 #include "frontends/yaml_reader.h"
+#include "ir/int_text.h"
 #include "ir/limits.h"
 #include "ir/names.h"
 #include "ir/op_defs.h"
@@ -353,7 +354,7 @@ void ModelLoader::declareOps(const YamlNode& list) {
     // name wins (docs/model-format.md), whichever is declared first.
     valuesByName_[*name] = added.results[0];
     for (size_t r = 0; r < added.results.size(); ++r) {
-      std::string indexed = fmt::format("{}:{}", *name, r);
+      std::string indexed = text::concat(*name, ":", r);
       if (!nameLocs_.count(indexed)) valuesByName_[indexed] = added.results[r];
     }
     sources_.push_back({id, node});
