@@ -128,15 +128,14 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
 // Sized once from the lengths of the model's lists: growing them rehashes (and moves) every
 // entry of tables that reach hundreds of thousands of names. Malformed lists count as empty.
 void ModelLoader::reserveTables(const YamlNode& root) {
-  size_t tensors = 0, ops = 0, values = 0;
+  size_t tensors = 0, ops = 0;
   for (const char* key : {"inputs", "parameters"})
     if (YamlNode list = root.find(key); list.IsSequence()) tensors += list.size();
   if (YamlNode list = root.find("ops"); list.IsSequence()) ops = list.size();
-  values = tensors + ops;  // most ops have one result
   nameLocs_.reserve(tensors + ops);
   valuesByName_.reserve(tensors + 2 * ops);  // an op's name and `op:0`
   graph_.ops.reserve(ops);
-  graph_.values.reserve(values);
+  graph_.values.reserve(tensors + ops);  // most ops have one result
 }
 
 void ModelLoader::readParallel(const YamlNode& node) {
