@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ir/inserted_ops.h"
+#include "ops/op_defs.h"
 
 namespace irc {
 namespace {
@@ -57,7 +58,7 @@ std::string printDot(const Graph& graph, const PrintOptions& options) {
     Op op = graph.op(id);
     if (op.inserted()) materializeForRank(op, options.rank);
     std::string label = fmt::format("{}\\n{}", escaped(op.printedName.empty() ? op.name : op.printedName), op.type);
-    if (!op.inserted() && op.parallel->hasSharding && !op.takesLayoutsFromNeighbours())
+    if (!op.inserted() && op.parallel->hasSharding && !takesLayoutsFromNeighbours(op))
       label += "\\n" + formatStrategy(op.parallel->inStrategy);
     if (auto it = op.attrs.find("group_ranks"); it != op.attrs.end())
       label += "\\ngroup " + std::get<std::string>(it->second);

@@ -9,6 +9,7 @@
 #include "dumps/origin_text.h"
 #include "ir/inserted_ops.h"
 #include "ir/layout_notation.h"
+#include "ops/op_defs.h"
 
 namespace irc {
 namespace {
@@ -49,7 +50,7 @@ std::string explainModelOp(const Graph& graph, OpId id) {
   const OpParallelState& p = *op.parallel;
   std::string out = fmt::format("{} ({}), model op at {}\n", op.name, op.type, formatLoc(op.loc));
   if (!p.hasSharding) return out + "  no strategy (the strategy propagation pass did not run)\n";
-  if (op.takesLayoutsFromNeighbours()) out += "  strategy: none (a Reshape takes its layouts from its neighbours)\n";
+  if (takesLayoutsFromNeighbours(op)) out += "  strategy: none (a Reshape takes its layouts from its neighbours)\n";
   else out += fmt::format("  strategy: {}\n", formatStrategy(p.inStrategy));
   out += originLines(graph, op);
   if (!p.layoutsInferred) return out;
@@ -104,7 +105,7 @@ std::string explainInserted(const Graph& graph, OpId id, int64_t rank) {
     if (op.attrs.count("group_ranks"))
       out += fmt::format("  rank {}'s group: {} ({})\n", rank, std::get<std::string>(op.attrs.at("group_ranks")),
                          std::get<std::string>(op.attrs.at("group")));
-    if (op.family() == OpFamily::StridedSlice)
+    if (familyOf(op) == OpFamily::StridedSlice)
       out += fmt::format("  rank {} keeps {} .. {}\n", rank, formatAttribute(*op.operands[1].constant),
                          formatAttribute(*op.operands[2].constant));
     int dtypeBytes = byteSize(graph.value(op.results[0]).type.dtype);

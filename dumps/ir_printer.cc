@@ -9,7 +9,7 @@
 #include "dumps/origin_text.h"
 #include "dumps/text_append.h"
 #include "ir/inserted_ops.h"
-#include "ir/op_defs.h"
+#include "ops/op_defs.h"
 
 namespace irc {
 
@@ -363,7 +363,7 @@ class Printer {
       out_ += key;
       out_ += ": "sv;
     };
-    if (!op.takesLayoutsFromNeighbours()) {
+    if (!takesLayoutsFromNeighbours(op)) {
       if (p.sharding.layoutForm && graph_.parallel.mesh) {
         part("in_layout");
         out_ += formatAliasMaps(p.inLayoutMaps, *graph_.parallel.mesh);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/dtype.h"
+#include "ops/op_defs.h"
 
 namespace irc {
 namespace {
@@ -64,7 +65,7 @@ void writeTensors(std::string& out, const Graph& g, const std::vector<ValueId>& 
 }
 
 void writeOp(std::string& out, const Graph& g, const Op& op) {
-  const OpDef& def = op.def();
+  const OpDef& def = defOf(op);
   std::vector<std::string> inputs;
   for (const Operand& o : op.operands) inputs.push_back(o.isValue() ? valueRef(g, o.value) : yamlAttribute(*o.constant));
   out += fmt::format("  - {{name: {}, type: {}, inputs: [{}]", yamlName(op.name), op.type, fmt::join(inputs, ", "));

@@ -9,6 +9,7 @@
 #include "dumps/json_stream.h"
 #include "dumps/origin_text.h"
 #include "ir/inserted_ops.h"
+#include "ops/op_defs.h"
 
 namespace irc {
 namespace {
@@ -64,12 +65,12 @@ void writeInsertedOpMembers(JsonStream& js, const Graph& graph, OpId id, int64_t
     else js.member(k, formatAttribute(v));
   }
   // (No inserted op has an attr of these names: each is a member of its own.)
-  if (op.family() == OpFamily::StridedSlice) {
+  if (familyOf(op) == OpFamily::StridedSlice) {
     js.member("begin"_key, std::get<IntTuple>(*operands[1].constant));
     js.member("end"_key, std::get<IntTuple>(*operands[2].constant));
     js.member("strides"_key, std::get<IntTuple>(*operands[3].constant));
   }
-  if (op.family() == OpFamily::Reshape) js.member("shape"_key, std::get<IntTuple>(*operands[1].constant));
+  if (familyOf(op) == OpFamily::Reshape) js.member("shape"_key, std::get<IntTuple>(*operands[1].constant));
   if (op.step && op.step->kind == RedistStep::Kind::RealDiv)
     js.member("divisor"_key, std::get<ScalarTensor>(*operands[1].constant).value);
   js.endObject();
@@ -172,7 +173,7 @@ void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector
   js.member("name"_key, op.name);
   js.member("type"_key, op.type);
   js.key("in_strategy"_key);
-  if (op.takesLayoutsFromNeighbours() || !p.hasSharding) js.value(nullptr);
+  if (takesLayoutsFromNeighbours(op) || !p.hasSharding) js.value(nullptr);
   else writeStrategy(js, p.inStrategy);
   if (p.outStrategy) {
     js.key("out_strategy"_key);

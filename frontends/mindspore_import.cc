@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "dumps/parallel_facts.h"
-#include "ir/op_defs.h"
+#include "ops/op_defs.h"
 #include "ir/suggest.h"
 
 namespace irc {

@@ -14,6 +14,7 @@
 #include "frontends/yaml_frontend.h"
 #include "frontends/yaml_reader.h"
 #include "ir/graph.h"
+#include "ops/op_defs.h"
 
 namespace irc::model_loading {
 

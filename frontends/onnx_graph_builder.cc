@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "frontends/onnx_tensors.h"
-#include "ir/reference_ops.h"
-#include "ir/shape_inference.h"
+#include "ops/reference_ops.h"
+#include "ops/shape_inference.h"
 
 namespace irc::onnx_import {
 namespace {

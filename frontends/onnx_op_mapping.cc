@@ -10,7 +10,7 @@
 
 #include "frontends/onnx_graph_builder.h"
 #include "frontends/onnx_tensors.h"
-#include "ir/shape_inference.h"
+#include "ops/shape_inference.h"
 
 namespace irc::onnx_import {
 namespace {

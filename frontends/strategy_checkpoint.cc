@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/suggest.h"
+#include "ops/op_defs.h"
 
 namespace irc {
 namespace {
@@ -28,7 +29,7 @@ std::string strategyCheckpointJson(const Graph& graph) {
   json strategies = json::object(), layouts = json::object();
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
-    if (op.inserted() || !op.parallel->hasSharding || op.takesLayoutsFromNeighbours()) continue;
+    if (op.inserted() || !op.parallel->hasSharding || takesLayoutsFromNeighbours(op)) continue;
     strategies[keyOf(op)] = {{"stage", 0}, {"parallel_strategy", op.parallel->inStrategy}};
   }
   for (ValueId p : graph.parameters) {

@@ -17,8 +17,8 @@
 #include "ir/int_text.h"
 #include "ir/limits.h"
 #include "ir/names.h"
-#include "ir/op_defs.h"
-#include "ir/shape_inference.h"
+#include "ops/op_defs.h"
+#include "ops/shape_inference.h"
 #include "ir/suggest.h"
 #include "ir/topology.h"
 
@@ -296,18 +296,11 @@ void ModelLoader::readTensors(const YamlNode& list, ValueKind kind) {
 }
 
 int ModelLoader::resultCount(const OpDef& def, const YamlNode& opNode) {
-  switch (def.family) {
-    case OpFamily::LayerNorm: return 3;
-    case OpFamily::SoftmaxCrossEntropy: return 2;
-    case OpFamily::Split: {
-      if (auto attrs = reader_.optional(opNode, "attrs"))
-        if (auto n = reader_.optional(*attrs, "output_num"))
-          // Past the limit, shape inference reports the located error; one result meanwhile.
-          if (auto v = scalarAsInt(*n); v && *v >= 1 && *v <= kMaxOpResults) return static_cast<int>(*v);
-      return 1;
-    }
-    default: return 1;
-  }
+  std::optional<int64_t> count;
+  if (!def.resultCountAttr.empty())
+    if (auto attrs = reader_.optional(opNode, "attrs"))
+      if (auto n = reader_.optional(*attrs, def.resultCountAttr)) count = scalarAsInt(*n);
+  return def.resultCount(count);
 }
 
 void ModelLoader::declareOps(const YamlNode& list) {
@@ -595,15 +588,16 @@ void ModelLoader::inferTypes() {
     if (!ready) continue;
     // A number written for a binary op's scalar operand (Add's y, Select's x or y) is a scalar of
     // the op's tensor dtype, as MindSpore converts a Python number: `Add(int_x, 1)` adds an int.
-    if (op.family() == OpFamily::Broadcast || op.family() == OpFamily::Select) {
+    const OpDef& def = defOf(op);
+    if (def.scalarDtypeFrom >= 0) {
       const TensorType* tensor = nullptr;
-      for (size_t i = op.family() == OpFamily::Select ? 1 : 0; i < op.operands.size() && !tensor; ++i)
+      for (size_t i = def.scalarDtypeFrom; i < op.operands.size() && !tensor; ++i)
         if (op.operands[i].isValue()) tensor = &graph_.value(op.operands[i].value).type;
       for (Operand& o : op.operands)
         if (auto* scalar = o.constant ? std::get_if<ScalarTensor>(&*o.constant) : nullptr; scalar && tensor)
           scalar->dtype = tensor->dtype;
     }
-    InferResult r = inferResultTypes(*findOpDef(op.type), in, op.attrs);
+    InferResult r = inferResultTypes(def, in, op.attrs);
     if (auto* e = std::get_if<InferError>(&r)) {
       SourceLoc loc = op.loc;
       if (e->operandIndex >= 0 && static_cast<size_t>(e->operandIndex) < op.operands.size() &&
@@ -644,7 +638,7 @@ void ModelLoader::readAnnotations(OpSource& src) {
     reader_.error(*inLayout, fmt::format("op '{}' has both in_strategy and in_layout; give one", op.name));
     return;
   }
-  StrategyForm form = strategyFormOf(op.family());
+  StrategyForm form = strategyFormOf(defOf(op));
   if ((inStrategy || inLayout) && form == StrategyForm::FromNeighbours) {
     reader_.error(inStrategy ? *inStrategy : *inLayout,
                   fmt::format("Reshape '{}' takes no strategy: its layouts come from its producer and consumer", op.name));

@@ -22,12 +22,6 @@ ValueId Graph::addGraphInput(std::string valueName, TensorType type, ValueKind k
   return id;
 }
 
-const OpDef& Op::def() const {
-  const OpDef* d = findOpDef(type);
-  if (!d) throw InternalError(fmt::format("op '{}' has the unknown type '{}'", name, type));
-  return *d;
-}
-
 OpId Graph::addOp(Op op, const std::vector<TensorType>& resultTypes) {
   OpId id = static_cast<OpId>(ops.size());
   op.results.clear();

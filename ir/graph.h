@@ -12,7 +12,6 @@
 #include "ir/attribute.h"
 #include "ir/diagnostics.h"
 #include "ir/heap_optional.h"
-#include "ir/op_defs.h"
 #include "ir/heap_default.h"
 #include "ir/op_parallel.h"
 #include "ir/parallel_config.h"
@@ -107,11 +106,7 @@ struct Op {
   bool inserted() const { return modelIndex < 0; }
 
   SourceLoc attrLoc(std::string_view attr) const;
-  // The op's definition (every op of a graph has one: frontends and passes create only known types).
-  const OpDef& def() const;
-  OpFamily family() const { return def().family; }
-  // Reshape: it takes no strategy; its layouts come from its producer and consumer.
-  bool takesLayoutsFromNeighbours() const { return strategyFormOf(family()) == StrategyForm::FromNeighbours; }
+  // Its definition, family and rules are the ops floor's: defOf(op) (ops/op_defs.h).
 };
 
 // One edge's redistribution, for reports and `irc explain`.

@@ -23,7 +23,8 @@
 #include <fmt/format.h>
 
 #include "passes/factor_sharding.h"
-#include "passes/int_key.h"
+#include "ops/int_key.h"
+#include "ops/op_family.h"
 #include "passes/sharding_propagation.h"
 
 namespace irc {
@@ -36,15 +37,6 @@ struct TensorState {
   int64_t elements = 1;
 };
 
-bool elementwiseLike(const std::string& type) {
-  const OpDef* def = findOpDef(type);
-  if (!def) return false;
-  switch (def->family) {
-    case OpFamily::Unary: case OpFamily::Cast: case OpFamily::Broadcast: case OpFamily::Select: case OpFamily::BiasAdd: case OpFamily::Reshape:
-    case OpFamily::Transpose: case OpFamily::ExpandDims: case OpFamily::Squeeze: return true;
-    default: return false;
-  }
-}
 
 class FactorPropagation {
  public:
@@ -57,7 +49,7 @@ class FactorPropagation {
       state_[v].elements = numElements(value.type.shape);
     }
     elementwise_.resize(g.ops.size());
-    for (size_t id = 0; id < g.ops.size(); ++id) elementwise_[id] = elementwiseLike(g.ops[id].type);
+    for (size_t id = 0; id < g.ops.size(); ++id) elementwise_[id] = rulesOf(g.ops[id]).elementwiseForPropagation();
     internRuleKeys();
   }
 

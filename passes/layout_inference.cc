@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "passes/op_rule.h"
-#include "passes/op_sharding.h"
+#include "ops/op_rule.h"
+#include "ops/op_sharding.h"
 #include "passes/propagation_common.h"
 
 namespace irc {

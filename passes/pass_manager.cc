@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "ir/verifier.h"
+#include "ops/verifier.h"
 
 namespace irc {
 

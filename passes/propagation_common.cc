@@ -1,4 +1,5 @@
 #include "passes/propagation_common.h"
+#include "ops/op_defs.h"
 
 #include <functional>
 
@@ -18,7 +19,7 @@ PropagationInput preparePropagation(Graph& graph, PassContext& context, const Co
     in.views[id] = viewOf(graph, op);
     if (!in.rules[id]) continue;
     // MindSpore ignores a strategy configured on Cast: it follows its neighbours (spec §5.2).
-    if (ignoresConfiguredStrategy(op.family())) continue;
+    if (ignoresConfiguredStrategy(defOf(op))) continue;
     bool failed = false;
     if (auto s = configuredSharding(graph, op, *in.rules[id], options, context.diags, fullyUseDevices, failed)) {
       StrategyOrigin origin;
@@ -61,7 +62,7 @@ void finishPropagation(Graph& graph, const PropagationInput& in,
     const OpRule& rule = *in.rules[id];
     StrategyOrigin origin;
     origin.kind = OriginKind::Default;
-    if (op.takesLayoutsFromNeighbours()) {
+    if (takesLayoutsFromNeighbours(op)) {
       ValueId input = op.operands[0].value;
       if (auto layout = producedLayout(graph, in, input)) {
         origin.kind = OriginKind::Propagated;
@@ -81,7 +82,7 @@ void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
   auto uses = computeUses(graph);
   for (auto it = graph.order.rbegin(); it != graph.order.rend(); ++it) {
     Op& op = graph.op(*it);
-    if (!op.takesLayoutsFromNeighbours() || !in.rules[*it] || std::as_const(op).annotation->configured()) continue;
+    if (!takesLayoutsFromNeighbours(op) || !in.rules[*it] || std::as_const(op).annotation->configured()) continue;
     ValueId out = op.results[0];
     const Use* first = nullptr;
     for (const Use& u : uses[out])

@@ -8,7 +8,7 @@
 
 #include "ir/graph.h"
 #include "passes/compile_options.h"
-#include "passes/op_rule.h"
+#include "ops/op_rule.h"
 #include "passes/pass.h"
 #include "passes/sharding_assignment.h"
 

@@ -20,9 +20,9 @@
 #include "ir/inserted_ops.h"
 #include "ir/int_text.h"
 #include "passes/layout_inference.h"
-#include "passes/op_families/op_family.h"
-#include "passes/int_key.h"
-#include "passes/op_inserter.h"
+#include "ops/op_family.h"
+#include "ops/int_key.h"
+#include "ops/op_inserter.h"
 #include "passes/optimal_planner.h"
 #include "passes/redistribution_planner.h"
 

@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 
 #include "ir/inserted_ops.h"
-#include "ir/op_defs.h"
-#include "ir/shape_inference.h"
+#include "ops/op_defs.h"
+#include "ops/shape_inference.h"
 #include "passes/layout_inference.h"
-#include "passes/op_families/op_family.h"
+#include "ops/op_family.h"
 
 namespace irc {
 namespace {

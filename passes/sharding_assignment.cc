@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "passes/factor_sharding.h"
-#include "passes/op_families/op_family.h"
+#include "ops/op_family.h"
 
 namespace irc {
 
@@ -54,7 +54,7 @@ OpSharding dataParallelSharding(const OpRule& rule, const OpView& op, int64_t de
   int f = rule.operands[first][0][0];
   if (rule.isReplicated(f) || op.operandShapes[first][0] % deviceNum != 0 || deviceNum == 1) return s;
   // The family's batch operand (Gather's indices, not its table: which keeps the output whole).
-  if (int k = rulesOf(op.def->family).batchOperand(); k != 0) {
+  if (int k = rulesOf(*op.def).batchOperand(); k != 0) {
     if (rule.operands[k].empty() || op.operandShapes[k][0] % deviceNum != 0) return s;
     f = rule.operands[k][0][0];
   }

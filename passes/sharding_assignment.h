@@ -7,8 +7,8 @@
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
 #include "passes/compile_options.h"
-#include "passes/op_rule.h"
-#include "passes/op_sharding.h"
+#include "ops/op_rule.h"
+#include "ops/op_sharding.h"
 
 namespace irc {
 

@@ -7,11 +7,12 @@
 
 #include <fmt/format.h>
 
-#include "passes/int_key.h"
+#include "ops/int_key.h"
 #include "passes/layout_inference.h"
 #include "passes/redistribution_planner.h"
 #include "passes/sharding_propagation.h"
 #include "passes/strategy_candidates.h"
+#include "ops/op_defs.h"
 
 namespace irc {
 namespace {
@@ -228,7 +229,7 @@ class ShardingPropagation {
     visited_[id] = true;
     queue.push_back(id);
     StrategyOrigin origin = originFrom(kind, from, edge);
-    if (op.takesLayoutsFromNeighbours()) return;  // takes its layouts through (finishPropagation / below)
+    if (takesLayoutsFromNeighbours(op)) return;  // takes its layouts through (finishPropagation / below)
     EdgeKey key = candidateKey(rule, in_.views[id]);
     key.push_back(byteSize(graph_.value(op.results[0]).type.dtype));
     key.insert(key.end(), edgeKey.begin(), edgeKey.end());
@@ -274,7 +275,7 @@ class ShardingPropagation {
   void chooseConsumer(OpId id, int operand, const TensorLayout& layout, Source from, std::deque<OpId>& queue,
                       OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
-    if (op.takesLayoutsFromNeighbours() && in_.rules[id]) {
+    if (takesLayoutsFromNeighbours(op) && in_.rules[id]) {
       visited_[id] = true;
       queue.push_back(id);
       StrategyOrigin origin = originFrom(kind, from, StrategyOrigin::Edge::FromProducer);
@@ -293,7 +294,7 @@ class ShardingPropagation {
                       OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
     if (!in_.rules[id]) return;
-    if (op.takesLayoutsFromNeighbours()) {
+    if (takesLayoutsFromNeighbours(op)) {
       visited_[id] = true;
       queue.push_back(id);
       StrategyOrigin origin = originFrom(OriginKind::Propagated, consumer, StrategyOrigin::Edge::FromConsumer);

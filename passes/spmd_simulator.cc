@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 
 #include "ir/inserted_ops.h"
-#include "ir/op_defs.h"
-#include "ir/reference_ops.h"
+#include "ops/op_defs.h"
+#include "ops/reference_ops.h"
 #include "passes/layout_inference.h"
-#include "passes/op_families/op_family.h"
+#include "ops/op_family.h"
 
 namespace irc {
 
@@ -119,7 +119,7 @@ void runCollectiveOnRanks(const std::map<int64_t, Graph>& locals, OpId id, RankV
     std::vector<int64_t> group = stepGroup(step, rank);
     ValueId operand = op.operands[0].value;
     int64_t me = std::find(group.begin(), group.end(), rank) - group.begin();
-    OpFamily family = op.family();
+    OpFamily family = familyOf(op);
     Buffer& whole = perGroup[group];
     if (family == OpFamily::AllReduce || family == OpFamily::ReduceScatter) {
       if (!whole) {
@@ -154,7 +154,7 @@ void runCollectiveOnRanks(const std::map<int64_t, Graph>& locals, OpId id, RankV
 }
 
 bool isCollective(const Op& op) {
-  OpFamily f = op.family();
+  OpFamily f = familyOf(op);
   return f == OpFamily::AllReduce || f == OpFamily::AllGather || f == OpFamily::ReduceScatter || f == OpFamily::AlltoAll;
 }
 

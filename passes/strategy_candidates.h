@@ -6,8 +6,8 @@
 // space, larger splits of earlier factors first).
 #include <vector>
 
-#include "passes/op_rule.h"
-#include "passes/op_sharding.h"
+#include "ops/op_rule.h"
+#include "ops/op_sharding.h"
 
 namespace irc {
 

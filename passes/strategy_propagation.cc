@@ -6,6 +6,7 @@
 
 #include "passes/propagation_common.h"
 #include "passes/sharding_propagation.h"
+#include "ops/op_defs.h"
 
 namespace irc {
 namespace {
@@ -40,7 +41,7 @@ class StrategyPropagationPass : public Pass {
       Op& op = graph.ops[i];
       if (!std::as_const(op).annotation->checkpointStrategy) continue;
       const OpParallelState& got = *dry.ops[i].parallel;
-      if (got.hasSharding && got.inStrategy == *op.annotation->checkpointStrategy && !op.takesLayoutsFromNeighbours()) continue;
+      if (got.hasSharding && got.inStrategy == *op.annotation->checkpointStrategy && !takesLayoutsFromNeighbours(op)) continue;
       op.annotation->inStrategy = *op.annotation->checkpointStrategy;
       op.annotation->inLayout.reset();
       op.annotation->inStrategyLoc = op.loc;

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "ir/op_defs.h"
-#include "ir/shape_inference.h"
-#include "passes/op_rule.h"
+#include "ops/op_family.h"
+#include "ops/op_rule.h"
+#include "ops/shape_inference.h"
 #include "passes/pipeline.h"
 #include "tools/commands.h"
 
@@ -25,58 +25,10 @@ std::string operandSummary(const OperandSpec& o) {
 
 }  // namespace
 
-namespace {
-
-// A sample call of each op for showing its rule: operand types, constants and attrs.
-struct Sample {
-  std::vector<TensorType> operands;
-  std::vector<Attribute> constants;
-  AttrMap attrs;
-  std::string note;  // the sample's shapes when the rule depends on them
-};
-
-Sample sampleFor(const OpDef& def) {
-  TensorType m{DType::Float32, {8, 8}};
-  AttrMap attrs;
-  for (const auto& a : def.attrs)
-    if (a.defaultValue) attrs[a.name] = *a.defaultValue;
-  switch (def.family) {
-    case OpFamily::BatchMatMul: return {{{DType::Float32, {2, 8, 8}}, {DType::Float32, {2, 8, 8}}}, {}, attrs, "(2, 8, 8) x (2, 8, 8)"};
-    case OpFamily::BiasAdd: return {{m, {DType::Float32, {8}}}, {}, attrs, ""};
-    case OpFamily::Cast: return {{m}, {Attribute(DType::Float16)}, attrs, ""};
-    case OpFamily::Reduce: return {{m}, {Attribute(int64_t{1})}, attrs, "axis 1"};
-    case OpFamily::Reshape: return {{{DType::Float32, {2, 4, 8}}}, {Attribute(IntTuple{8, 8})}, attrs, "(2, 4, 8) -> (8, 8)"};
-    case OpFamily::Transpose: return {{m}, {Attribute(IntTuple{1, 0})}, attrs, "perm (1, 0)"};
-    case OpFamily::ExpandDims: return {{m}, {Attribute(int64_t{0})}, attrs, "axis 0"};
-    case OpFamily::Squeeze: return {{{DType::Float32, {8, 1}}}, {}, attrs, "(8, 1)"};
-    case OpFamily::Gather: return {{m, {DType::Int32, {4, 8}}}, {Attribute(int64_t{0})}, attrs, "axis 0"};
-    case OpFamily::Concat: return {{m, m}, {}, attrs, "two inputs, axis 0"};
-    case OpFamily::Split: attrs["output_num"] = int64_t{2}; return {{m}, {}, attrs, "output_num 2, axis 0"};
-    case OpFamily::LayerNorm: return {{m, {DType::Float32, {8}}, {DType::Float32, {8}}}, {}, attrs, ""};
-    case OpFamily::Slice: return {{m}, {Attribute(IntTuple{0, 2}), Attribute(IntTuple{8, 4})}, attrs, "begin (0, 2), size (8, 4)"};
-    case OpFamily::BroadcastTo: return {{{DType::Float32, {1, 8}}}, {Attribute(IntTuple{8, 8})}, attrs, "(1, 8) to (8, 8)"};
-    case OpFamily::Opaque:
-      attrs["op_type"] = std::string("Conv");
-      attrs["dtype"] = std::string("float32");
-      attrs["shape"] = IntTuple{8, 8};
-      return {{m}, {}, attrs, "an ONNX Conv kept opaque"};
-    case OpFamily::OneHot:
-      return {{{DType::Int32, {8}}}, {Attribute(int64_t{16}), Attribute(ScalarTensor{}), Attribute(ScalarTensor{})}, attrs,
-              "depth 16"};
-    case OpFamily::Select: return {{{DType::Bool, {8, 8}}, m, m}, {}, attrs, ""};
-    case OpFamily::Broadcast:
-    case OpFamily::MatMul:
-    case OpFamily::SoftmaxCrossEntropy: return {{m, m}, {}, attrs, ""};
-    default: return {{m}, {}, attrs, ""};
-  }
-}
-
-}  // namespace
-
 void printListOps() {
   for (const OpDef& def : allOpDefs()) {
     if (def.insertedOnly) continue;
-    Sample sample = sampleFor(def);
+    OpSample sample = sampleOf(def);
     std::vector<InferOperand> in;
     size_t t = 0, c = 0;
     for (const auto& o : def.operands) {

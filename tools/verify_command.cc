@@ -12,6 +12,7 @@
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
 #include "tools/commands.h"
+#include "ops/op_defs.h"
 
 namespace irc::cli {
 namespace {
@@ -29,7 +30,7 @@ std::string toleranceLine(const VerifyOptions& options) {
 std::string opaqueLine(const Graph& g) {
   std::vector<std::string> names;
   for (OpId id : g.order)
-    if (g.op(id).family() == OpFamily::Opaque)
+    if (familyOf(g.op(id)) == OpFamily::Opaque)
       names.push_back(fmt::format("'{}' ({})", g.op(id).name, std::get<std::string>(g.op(id).attrs.at("op_type"))));
   if (names.empty()) return "";
   return fmt::format("irc verify: {} opaque op{} not checked (their results are placeholders; what follows them is): {}\n",

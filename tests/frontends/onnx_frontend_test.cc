@@ -9,7 +9,7 @@
 #include "dumps/model_yaml_writer.h"
 #include "frontends/onnx_frontend.h"
 #include "frontends/yaml_frontend.h"
-#include "ir/reference_ops.h"
+#include "ops/reference_ops.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"

@@ -2,7 +2,7 @@
 // reference and sharding; the integer RealDiv and number-literal dtypes they brought up.
 #include <doctest/doctest.h>
 
-#include "ir/reference_ops.h"
+#include "ops/reference_ops.h"
 #include "passes/compile_options.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "ir/topology.h"
-#include "ir/verifier.h"
+#include "ops/verifier.h"
 #include "tests/model_util.h"
 
 namespace irc::test {

@@ -20,9 +20,10 @@
 
 #include "frontends/onnx_frontend.h"
 #include "frontends/onnx_tensors.h"
-#include "ir/reference_ops.h"
+#include "ops/reference_ops.h"
 #include "passes/compile.h"
 #include "passes/spmd_simulator.h"
+#include "ops/op_defs.h"
 
 namespace fs = std::filesystem;
 using namespace irc;
@@ -102,7 +103,7 @@ std::string verifyUnderRandomStrategy(const Graph& loaded, int64_t devices, uint
   std::mt19937 rng(static_cast<uint32_t>(seed));
   OpId target = kNoId;
   for (OpId id : loaded.order)
-    if (strategyFormOf(loaded.op(id).family()) == StrategyForm::PerOperand && !ignoresConfiguredStrategy(loaded.op(id).family())) {
+    if (strategyFormOf(defOf(loaded.op(id))) == StrategyForm::PerOperand && !ignoresConfiguredStrategy(defOf(loaded.op(id)))) {
       target = id;
       break;
     }

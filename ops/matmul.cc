@@ -1,0 +1,186 @@
+// MatMul and BatchMatMul: batch factors (broadcasting), m and n pass through, k is contracted
+// (a reduction: splitting it leaves the output partial). MindSpore's device matrix is
+// [batch..., m, k, n]. MatMul alone takes an out_strategy, to reduce-scatter its output.
+#include <Eigen/Dense>
+
+#include <fmt/format.h>
+
+#include "ir/layout_notation.h"
+#include "ops/families.h"
+#include "ops/rule_builder.h"
+
+namespace irc::families {
+namespace {
+
+InferResult inferMatMul(const std::vector<InferOperand>& in, const AttrMap& attrs) {
+  const TensorType& x = *in[0].tensor;
+  const TensorType& w = *in[1].tensor;
+  if (x.shape.size() != 2) return fail(fmt::format("MatMul takes 2-d operands; x has shape {}", formatShape(x.shape)), 0);
+  if (w.shape.size() != 2) return fail(fmt::format("MatMul takes 2-d operands; w has shape {}", formatShape(w.shape)), 1);
+  if (x.dtype != w.dtype)
+    return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(w.dtype)), 1);
+  bool ta = boolAttr(attrs, "transpose_a"), tb = boolAttr(attrs, "transpose_b");
+  int64_t m = ta ? x.shape[1] : x.shape[0], kx = ta ? x.shape[0] : x.shape[1];
+  int64_t kw = tb ? w.shape[1] : w.shape[0], n = tb ? w.shape[0] : w.shape[1];
+  if (kx != kw)
+    return fail(fmt::format("contracted dims differ: x {}{} contracts {}, w {}{} contracts {}", formatShape(x.shape),
+                            ta ? " (transposed)" : "", kx, formatShape(w.shape), tb ? " (transposed)" : "", kw),
+                1);
+  return std::vector<TensorType>{{x.dtype, {m, n}}};
+}
+
+InferResult inferBatchMatMul(const std::vector<InferOperand>& in, const AttrMap& attrs) {
+  const TensorType& x = *in[0].tensor;
+  const TensorType& w = *in[1].tensor;
+  if (x.shape.size() < 2) return fail(fmt::format("BatchMatMul needs operands of rank >= 2; x has shape {}", formatShape(x.shape)), 0);
+  if (w.shape.size() < 2) return fail(fmt::format("BatchMatMul needs operands of rank >= 2; w has shape {}", formatShape(w.shape)), 1);
+  if (x.dtype != w.dtype)
+    return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(w.dtype)), 1);
+  bool ta = boolAttr(attrs, "transpose_a"), tb = boolAttr(attrs, "transpose_b");
+  size_t rx = x.shape.size(), rw = w.shape.size();
+  int64_t m = ta ? x.shape[rx - 1] : x.shape[rx - 2], kx = ta ? x.shape[rx - 2] : x.shape[rx - 1];
+  int64_t kw = tb ? w.shape[rw - 1] : w.shape[rw - 2], n = tb ? w.shape[rw - 2] : w.shape[rw - 1];
+  if (kx != kw)
+    return fail(fmt::format("contracted dims differ: x {} contracts {}, w {} contracts {}", formatShape(x.shape), kx,
+                            formatShape(w.shape), kw),
+                1);
+  Shape bx(x.shape.begin(), x.shape.end() - 2), bw(w.shape.begin(), w.shape.end() - 2);
+  auto batch = broadcastShapes(bx, bw);
+  if (!batch)
+    return fail(fmt::format("batch dims {} and {} do not broadcast", formatShape(bx), formatShape(bw)), 1);
+  Shape out = *batch;
+  out.push_back(m);
+  out.push_back(n);
+  return std::vector<TensorType>{{x.dtype, out}};
+}
+
+TensorValue matmul(const TensorValue& x, const TensorValue& w, bool ta, bool tb, const Shape& outShape) {
+  TensorValue out = TensorValue::zeros(outShape);
+  size_t rank = outShape.size();
+  int64_t m = outShape[rank - 2], n = outShape[rank - 1];
+  size_t rx = x.shape.size(), rw = w.shape.size();
+  auto sx = stridesOf(x.shape), sw = stridesOf(w.shape), so = stridesOf(outShape);
+  Shape batch(outShape.begin(), outShape.end() - 2);
+  forEach(batch, [&](const Index& b) {
+    // Batch offsets with broadcasting of each operand's batch dims.
+    auto batchOffset = [&](const TensorValue& t, const std::vector<int64_t>& st) {
+      size_t tb2 = t.shape.size() - 2, off = batch.size() - tb2;
+      int64_t o = 0;
+      for (size_t d = 0; d < tb2; ++d) o += (t.shape[d] == 1 ? 0 : b[off + d]) * st[d];
+      return o;
+    };
+    int64_t ox = batchOffset(x, sx), ow = batchOffset(w, sw);
+    int64_t oo = 0;
+    for (size_t d = 0; d < batch.size(); ++d) oo += b[d] * so[d];
+    // Each batch's matrices are contiguous and row-major: Eigen multiplies them in place.
+    using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Eigen::Map<const Matrix> a(x.data.data() + ox, x.shape[rx - 2], x.shape[rx - 1]);
+    Eigen::Map<const Matrix> c(w.data.data() + ow, w.shape[rw - 2], w.shape[rw - 1]);
+    Eigen::Map<Matrix> result(out.data.data() + oo, m, n);
+    if (ta && tb) result.noalias() = a.transpose() * c.transpose();
+    else if (ta) result.noalias() = a.transpose() * c;
+    else if (tb) result.noalias() = a * c.transpose();
+    else result.noalias() = a * c;
+  });
+  return out;
+}
+
+const std::vector<AttrSpec> kTransposes = {attr("transpose_a", AttrKind::Bool, false), attr("transpose_b", AttrKind::Bool, false)};
+
+
+OpRule matmulRule(const TensorType& x, const TensorType& w, const TensorType& out, const AttrMap& attrs) {
+  RuleBuilder b;
+  bool ta = std::get<bool>(attrs.at("transpose_a")), tb = std::get<bool>(attrs.at("transpose_b"));
+  size_t batch = out.shape.size() - 2;
+  std::vector<int> batchFactors;
+  for (size_t i = 0; i < batch; ++i) batchFactors.push_back(b.factor(out.shape[i]));
+  int m = b.factor(out.shape[batch]);
+  int n = b.factor(out.shape[batch + 1]);
+  int64_t kSize = ta ? x.shape[x.shape.size() - 2] : x.shape.back();
+  int k = b.factor(kSize, FactorKind::Reduction);
+  auto operandDims = [&](const TensorType& t, int rowF, int colF, bool transposed) {
+    DimFactors dims;
+    size_t tb2 = t.shape.size() - 2, offset = batch - tb2;
+    for (size_t d = 0; d < tb2; ++d) {
+      bool broadcasts = t.shape[d] == 1 && out.shape[offset + d] != 1;
+      dims.push_back(broadcasts ? std::vector<int>{} : std::vector<int>{batchFactors[offset + d]});
+    }
+    dims.push_back({transposed ? colF : rowF});
+    dims.push_back({transposed ? rowF : colF});
+    return dims;
+  };
+  b.rule.operands.push_back(operandDims(x, m, k, ta));
+  b.rule.operands.push_back(operandDims(w, k, n, tb));
+  DimFactors outDims = single(batchFactors);
+  outDims.push_back({m});
+  outDims.push_back({n});
+  b.rule.results.push_back(outDims);
+  std::vector<int> order = batchFactors;
+  order.insert(order.end(), {m, k, n});
+  return b.done(order);
+}
+
+class BatchMatMul : public OpFamilyRules {
+ public:
+  void define(std::vector<OpDef>& defs) const override {
+    defs.push_back({"BatchMatMul", OpFamily::BatchMatMul, {tensor("x"), tensor("w")}, kTransposes});
+  }
+  InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
+    return inferBatchMatMul(in, attrs);
+  }
+  std::vector<TensorValue> evaluate(const Op& op, const KernelInputs& in, const std::vector<TensorType>& results) const override {
+    return {matmul(*in[0], *in[1], std::get<bool>(op.attrs.at("transpose_a")), std::get<bool>(op.attrs.at("transpose_b")),
+                   results[0].shape)};
+  }
+  void sample(const OpDef&, OpSample& s) const override {
+    s.operands = {{DType::Float32, {2, 8, 8}}, {DType::Float32, {2, 8, 8}}};
+    s.note = "(2, 8, 8) x (2, 8, 8)";
+  }
+  std::optional<OpRule> rule(const RuleInputs& in) const override {
+    return matmulRule(in.operands[0], in.operands[1], in.results[0], in.attrs);
+  }
+};
+
+class MatMul : public BatchMatMul {
+ public:
+  void define(std::vector<OpDef>& defs) const override {
+    defs.push_back({"MatMul", OpFamily::MatMul, {tensor("x"), tensor("w")}, kTransposes});
+  }
+  InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
+    return inferMatMul(in, attrs);
+  }
+  void sample(const OpDef&, OpSample& s) const override { s.operands.push_back(s.operands[0]); }
+  // MindSpore's out_strategy ((m*k, n)): the partial output reduce-scattered on dim 0.
+  std::variant<TensorLayout, StrategyError> outputFromOutStrategy(const OpRule& rule, const OpView& op,
+                                                                 const std::vector<int64_t>& splits, const OpSharding& s,
+                                                                 const ShardStrategy& out) const override {
+    int m = rule.results[0][0][0], n = rule.results[0][1][0];
+    int k = -1;
+    for (int f = 0; f < rule.factorCount(); ++f)
+      if (rule.isReduction(f)) k = f;
+    ShardStrategy expected = {{splits[m] * splits[k], splits[n]}};
+    if (out != expected)
+      return StrategyError{fmt::format("MatMul '{}': out_strategy must be {} (dim 0 split by m*k to reduce-scatter the partial "
+                                       "sum); got {}",
+                                       op.name, formatIntTuple(expected[0]), formatIntTuple(out.at(0))),
+                           -1};
+    TensorLayout layout = resultLayout(rule, s, 0, op.resultShapes[0]);
+    layout.dims[0].insert(layout.dims[0].end(), s.factorAxes[k].begin(), s.factorAxes[k].end());
+    layout.partialAxes.clear();
+    return layout;
+  }
+};
+
+}  // namespace
+
+const OpFamilyRules& matMul() {
+  static const MatMul rules;
+  return rules;
+}
+
+const OpFamilyRules& batchMatMul() {
+  static const BatchMatMul rules;
+  return rules;
+}
+
+}  // namespace irc::families

@@ -1,0 +1,129 @@
+#pragma once
+// Everything irc knows about one op family, in one file per family (docs/adding-an-op.md): the
+// definitions of its ops, their result types, their float64 reference kernel, a sample for
+// --list-ops, the factor rule, strategy checks, forward ops and replace graph, the local-shape
+// rule, and what verify must know of its index operands. Everything above this floor dispatches
+// through an op's definition (defOf(op).rules, rulesOf(op)) and never compares op type names.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/tensor_value.h"
+#include "ops/op_rule.h"
+#include "ops/op_sharding.h"
+#include "ops/shape_inference.h"
+
+namespace irc {
+
+class OpInserter;
+
+// What a rule is computed from: the op's definition, its tensor operands' and results' types,
+// its constant operands (in operand order) and its attributes.
+struct RuleInputs {
+  const OpDef& def;
+  const std::vector<TensorType>& operands;
+  const std::vector<Attribute>& constants;
+  const AttrMap& attrs;
+  const std::vector<TensorType>& results;
+};
+
+// State a replace graph carries from the ops inserted before the op to those after it.
+struct ReplaceGraph {
+  bool active = false;
+  ValueId mask = kNoId;  // Gather's in-range mask
+  int nextIndex = 0;     // the next `.replace.<i>`
+};
+
+// A sample call of an op, for showing its rule (--list-ops): operand types, constants, attrs.
+struct OpSample {
+  std::vector<TensorType> operands;
+  std::vector<Attribute> constants;
+  AttrMap attrs;
+  std::string note;  // the sample's shapes when the rule depends on them
+};
+
+// A reference kernel's operands: operand i's value, null for constants.
+using KernelInputs = std::vector<const TensorValue*>;
+
+class OpFamilyRules {
+ public:
+  virtual ~OpFamilyRules() = default;
+
+  // --- Definition ---
+  // Appends the definitions of the family's ops (in ops.md's order).
+  virtual void define(std::vector<OpDef>& defs) const = 0;
+  // The result types from the operand types, constants and attributes (defaults filled in);
+  // ops/shape_inference.h's inferResultTypes adds the checks every op shares.
+  virtual InferResult inferTypes(const OpDef& def, const std::vector<InferOperand>& operands,
+                                 const AttrMap& attrs) const = 0;
+  // The float64 reference semantics (spec/ops.md's numpy expressions). Collectives need several
+  // ranks and run in the SPMD simulator; the default says so.
+  virtual std::vector<TensorValue> evaluate(const Op& op, const KernelInputs& operands,
+                                            const std::vector<TensorType>& results) const;
+  // Adjusts the sample call (one float32 [8, 8] operand, attribute defaults) to one the op takes.
+  virtual void sample(const OpDef&, OpSample&) const {}
+  // How the op's strategy is written; whether a configured one is ignored (Cast).
+  virtual StrategyForm strategyForm() const { return StrategyForm::PerOperand; }
+  virtual bool ignoresConfiguredStrategy() const { return false; }
+
+  // The factor rule (ops.md's "rule" column); nullopt for ops without one (the inserted
+  // communication ops).
+  virtual std::optional<OpRule> rule(const RuleInputs& in) const = 0;
+
+  // --- Strategies (parallel-semantics.md §2) ---
+  // Reads the factors' split counts from a configured strategy; the default reads one tuple per
+  // tensor operand.
+  virtual std::optional<StrategyError> readSplits(const OpRule& rule, const OpView& op, const ShardStrategy& strategy,
+                                                  std::vector<int64_t>& splits) const;
+  // The strategy a sharding amounts to, in the form the family's strategies are written.
+  virtual ShardStrategy strategyOf(const OpRule& rule, const OpSharding& s) const;
+  // Why a replicated factor may not be split, for messages ("its softmax axis").
+  virtual std::string_view replicatedWhy() const { return "a dim the op needs whole"; }
+  // MindSpore's checks beyond what the factor rule expresses, on the factors' split counts.
+  virtual std::optional<StrategyError> checkSplits(const OpRule&, const OpView&, const std::vector<int64_t>&) const {
+    return std::nullopt;
+  }
+  // True where MindSpore puts the repeated-calculation dim on the left of the device matrix.
+  virtual bool repeatOnLeft(const OpRule&, const std::vector<int64_t>&) const { return false; }
+  // An out_strategy: the output layout it requests, or an error (only MatMul takes one).
+  virtual std::variant<TensorLayout, StrategyError> outputFromOutStrategy(const OpRule& rule, const OpView& op,
+                                                                         const std::vector<int64_t>& splits,
+                                                                         const OpSharding& s, const ShardStrategy& out) const;
+  // Shardy's op priority: elementwise-like ops (and reshapes, transposes) propagate at the first
+  // levels, before ops that contract or reduce.
+  virtual bool elementwiseForPropagation() const { return false; }
+  // The tensor operand whose dim 0 data parallelism splits.
+  virtual int batchOperand() const { return 0; }
+
+  // --- Forward ops ---
+  // What the op does that leaves its output partial, for the AllReduce's reason line.
+  virtual std::string_view partialWhy() const { return "splits its contracted dim"; }
+  // True where the reduced partials are then divided by the group size (ReduceMean).
+  virtual bool averagesPartials(const OpDef&) const { return false; }
+  // False where the optimal planner may not move the op's reduction onto its consumer's edge
+  // (a masked lookup's sum must follow its Mul).
+  virtual bool reductionMayMoveToEdge() const { return true; }
+
+  // --- Replace graph (redistribution pass) ---
+  // Ops inserted right before the op that rewrite its operands (may rename the op).
+  virtual void insertBefore(Graph&, OpInserter&, OpId, ReplaceGraph&) const {}
+  // Ops inserted right after it; returns the value consumers read instead of its result.
+  virtual ValueId insertAfter(Graph&, OpInserter&, OpId, const ReplaceGraph&, ValueId result) const { return result; }
+
+  // --- Local shapes (shape slicing) ---
+  // Rewrites the op's constants and attributes for its rank's slices (Reshape's target shape).
+  virtual void localize(Op&) const {}
+
+  // --- verify ---
+  // The exclusive bound of the indices operand `operand` holds, or -1 where it is no index.
+  virtual int64_t indexBound(const Graph&, const Op&, size_t /*operand*/) const { return -1; }
+};
+
+inline const OpFamilyRules& rulesOf(const OpDef& def) { return *def.rules; }
+inline const OpFamilyRules& rulesOf(const Op& op) { return rulesOf(defOf(op)); }
+// The sample call of an op (--list-ops).
+OpSample sampleOf(const OpDef& def);
+
+}  // namespace irc

@@ -1,0 +1,73 @@
+// Transpose: the result's dims are the operand's factors permuted.
+#include "ops/shape_inference.h"
+#include "ops/families.h"
+#include "ops/rule_builder.h"
+
+namespace irc::families {
+namespace {
+
+InferResult inferTranspose(const std::vector<InferOperand>& in) {
+  const TensorType& x = *in[0].tensor;
+  const IntTuple& given = std::get<IntTuple>(*in[1].constant);
+  std::optional<IntTuple> perm = normalizePerm(given, x.shape.size());
+  if (!perm)
+    return fail(fmt::format("perm {} is not a permutation of 0 .. {} (entries in [{}, {}), negative ones counting from the "
+                            "end; x has shape {})",
+                            formatIntTuple(given), x.shape.size() - 1, -static_cast<int64_t>(x.shape.size()), x.shape.size(),
+                            formatShape(x.shape)),
+                1);
+  Shape out;
+  for (int64_t p : *perm) out.push_back(x.shape[p]);
+  return std::vector<TensorType>{{x.dtype, out}};
+}
+
+TensorValue transpose(const Op& op, const TensorValue& x, const Shape& outShape) {
+  IntTuple perm = *normalizePerm(std::get<IntTuple>(constantOf(op, 1)), x.shape.size());
+  TensorValue out = TensorValue::zeros(outShape);
+  auto sx = stridesOf(x.shape);
+  int64_t i = 0;
+  forEach(outShape, [&](const Index& idx) {
+    int64_t o = 0;
+    for (size_t d = 0; d < perm.size(); ++d) o += idx[d] * sx[perm[d]];
+    out.data[i++] = x.data[o];
+  });
+  return out;
+}
+
+
+class Transpose : public OpFamilyRules {
+ public:
+  bool elementwiseForPropagation() const override { return true; }
+  void define(std::vector<OpDef>& defs) const override {
+    defs.push_back({"Transpose", OpFamily::Transpose, {tensor("x"), constant("perm", OperandKind::Tuple)}, {}});
+  }
+  InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap&) const override {
+    return inferTranspose(in);
+  }
+  std::vector<TensorValue> evaluate(const Op& op, const KernelInputs& in, const std::vector<TensorType>& results) const override {
+    return {transpose(op, *in[0], results[0].shape)};
+  }
+  void sample(const OpDef&, OpSample& s) const override {
+    s.constants = {Attribute(IntTuple{1, 0})};
+    s.note = "perm (1, 0)";
+  }
+  std::optional<OpRule> rule(const RuleInputs& in) const override {
+    RuleBuilder b;
+    std::vector<int> f = b.factorsFor(in.operands[0].shape);
+    IntTuple perm = *normalizePerm(std::get<IntTuple>(in.constants.at(0)), in.operands[0].shape.size());
+    DimFactors outDims;
+    for (int64_t p : perm) outDims.push_back({f[p]});
+    b.rule.operands = {single(f)};
+    b.rule.results = {outDims};
+    return b.done();
+  }
+};
+
+}  // namespace
+
+const OpFamilyRules& transpose() {
+  static const Transpose rules;
+  return rules;
+}
+
+}  // namespace irc::families

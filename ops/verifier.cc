@@ -1,0 +1,126 @@
+#include "ops/verifier.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ops/op_defs.h"
+#include "ops/shape_inference.h"
+
+namespace irc {
+namespace {
+
+bool constantFits(OperandKind kind, const Attribute& a) {
+  switch (kind) {
+    case OperandKind::Int: return std::holds_alternative<int64_t>(a);
+    case OperandKind::IntOrTuple: return std::holds_alternative<int64_t>(a) || std::holds_alternative<IntTuple>(a);
+    case OperandKind::Tuple: return std::holds_alternative<IntTuple>(a);
+    case OperandKind::DTypeConst: return std::holds_alternative<DType>(a);
+    case OperandKind::TensorOrScalar: return std::holds_alternative<ScalarTensor>(a);
+    default: return false;
+  }
+}
+
+std::string checkOperands(const OpDef& def, const Op& op) {
+  bool variadic = !def.operands.empty() && def.operands.back().kind == OperandKind::TensorList;
+  size_t fixed = variadic ? def.operands.size() - 1 : def.operands.size();
+  if (variadic ? op.operands.size() < fixed + 1 : op.operands.size() != fixed)
+    return fmt::format("has {} operands, {} takes {}{}", op.operands.size(), def.type, fixed + (variadic ? 1 : 0),
+                       variadic ? " or more" : "");
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    OperandKind kind = i < fixed ? def.operands[i].kind : OperandKind::Tensor;
+    const Operand& o = op.operands[i];
+    bool wantsValue = kind == OperandKind::Tensor || kind == OperandKind::TensorList;
+    if (o.isValue()) {
+      if (!wantsValue && kind != OperandKind::TensorOrScalar) return fmt::format("operand {} must be a constant", i);
+    } else if (wantsValue || !o.constant || !constantFits(kind, *o.constant)) {
+      return fmt::format("operand {} has the wrong kind", i);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> verifyGraph(const Graph& graph) {
+  std::vector<std::string> problems;
+  std::vector<bool> defined(graph.values.size(), false);
+  for (ValueId v : graph.inputs) defined[v] = true;
+  for (ValueId v : graph.parameters) defined[v] = true;
+  std::vector<bool> placed(graph.ops.size(), false);
+
+  for (OpId id : graph.order) {
+    if (id < 0 || static_cast<size_t>(id) >= graph.ops.size() || placed[id]) {
+      problems.push_back(fmt::format("order lists op id {} twice or out of range", id));
+      continue;
+    }
+    placed[id] = true;
+    const Op& op = graph.op(id);
+    const OpDef* def = findOpDef(op.type);
+    if (!def) {
+      problems.push_back(fmt::format("op '{}' has unknown type '{}'", op.name, op.type));
+      continue;
+    }
+    auto outOfRange = [&](ValueId v) { return v < 0 || static_cast<size_t>(v) >= graph.values.size(); };
+    if (std::any_of(op.results.begin(), op.results.end(), outOfRange)) {
+      problems.push_back(fmt::format("op '{}' has a result id that does not exist", op.name));
+      continue;
+    }
+    if (std::string err = checkOperands(*def, op); !err.empty()) {
+      problems.push_back(fmt::format("op '{}' ({}) {}", op.name, op.type, err));
+      continue;
+    }
+    std::vector<InferOperand> in;
+    bool ok = true;
+    for (const Operand& o : op.operands) {
+      if (o.isValue() && outOfRange(o.value)) {
+        problems.push_back(fmt::format("op '{}' uses value id {}, which does not exist", op.name, o.value));
+        ok = false;
+        break;
+      }
+      if (o.isValue() && !defined[o.value]) {
+        problems.push_back(fmt::format("op '{}' uses '{}' before it is defined", op.name, graph.value(o.value).name));
+        ok = false;
+      }
+      in.push_back({o.isValue() ? &graph.value(o.value).type : nullptr, o.isValue() ? nullptr : &*o.constant});
+    }
+    if (!ok) continue;
+    for (const AttrSpec& spec : def->attrs)
+      if (!op.attrs.count(spec.name)) {
+        problems.push_back(fmt::format("op '{}' lacks attribute '{}'", op.name, spec.name));
+        ok = false;
+      }
+    if (!ok) continue;
+    if (op.inserted() && !graph.localShapes) {
+      // In the global view an inserted op carries the global type of the value it moves; its
+      // arithmetic is checked on every rank's local graph instead.
+      for (ValueId r2 : op.results) defined[r2] = true;
+      continue;
+    }
+    InferResult r = inferResultTypes(*def, in, op.attrs);
+    if (auto* e = std::get_if<InferError>(&r)) {
+      problems.push_back(fmt::format("op '{}' ({}): {}", op.name, op.type, e->message));
+    } else {
+      const auto& types = std::get<std::vector<TensorType>>(r);
+      if (types.size() != op.results.size()) {
+        problems.push_back(fmt::format("op '{}' has {} results, shape inference gives {}", op.name, op.results.size(), types.size()));
+      } else {
+        for (size_t i = 0; i < types.size(); ++i)
+          if (!(graph.value(op.results[i]).type == types[i]))
+            problems.push_back(fmt::format("op '{}' result {} has type {} {}, shape inference gives {} {}", op.name, i,
+                                           modelName(graph.value(op.results[i]).type.dtype),
+                                           formatShape(graph.value(op.results[i]).type.shape), modelName(types[i].dtype),
+                                           formatShape(types[i].shape)));
+      }
+    }
+    for (ValueId r2 : op.results) defined[r2] = true;
+  }
+  for (size_t id = 0; id < graph.ops.size(); ++id)
+    if (!placed[id]) problems.push_back(fmt::format("op '{}' is missing from the order", graph.ops[id].name));
+  for (ValueId v : graph.outputs)
+    if (v < 0 || static_cast<size_t>(v) >= graph.values.size() || !defined[v])
+      problems.push_back(fmt::format("graph output {} is not defined", v));
+  return problems;
+}
+
+}  // namespace irc
