@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "dumps/parallel_facts.h"
+#include "frontends/parallel_facts.h"
 #include "ops/op_defs.h"
 #include "ir/suggest.h"
 

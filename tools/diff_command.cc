@@ -13,7 +13,7 @@
 
 #include "dumps/ir_diff.h"
 #include "dumps/ir_printer.h"
-#include "dumps/parallel_facts.h"
+#include "frontends/parallel_facts.h"
 #include "ir/attribute.h"
 #include "passes/compile.h"
 #include "tools/cli_util.h"

@@ -1,4 +1,4 @@
-#include "dumps/parallel_facts.h"
+#include "frontends/parallel_facts.h"
 
 #include <algorithm>
 #include <cctype>
