@@ -28,7 +28,7 @@ using onnx_import::NodeMapping;
 // Runs ONNX's shape inference on `model` in a child process and takes the types it infers back
 // (the graph's value_info and outputs); returns the diagnostic when it could not. Debian's
 // libonnx (1.12) reads out of bounds on some malformed models instead of throwing (a
-// LayerNormalization axis past the rank, found by the fuzzer): irc must answer such a model with
+// normalization axis past the rank, found by the fuzzer): irc must answer such a model with
 // a diagnostic, not die with it.
 std::optional<std::string> inferShapesIsolated(onnx::ModelProto& model) {
   int fds[2];

@@ -648,13 +648,13 @@ void ModelLoader::readAnnotations(OpSource& src) {
     ann.inStrategyLoc = locOf(*inStrategy);
     std::vector<AnnotatedTensor> described = inputs;
     if (form == StrategyForm::OnOutput) {
-      // MindSpore gives OneHot's strategy on its output, then () for each scalar operand.
+      // MindSpore writes such a strategy on the output, then () for each scalar operand.
       described = {{fmt::format("the output of '{}'", op.name), graph_.value(op.results[0]).type.shape}};
       size_t given = inStrategy->IsSequence() ? inStrategy->size() : 1;
       for (size_t i = 1; i < std::min<size_t>(given, 4); ++i) described.push_back({"a scalar operand", {}});
     }
     ann.inStrategy = readStrategy(reader_, *inStrategy, fmt::format("in_strategy of op '{}'", op.name), described, deviceNum);
-    // OneHot's strategy always reads ((out), (), ()), however many () the model wrote, so that
+    // It always reads ((out), (), ()), however many () the model wrote, so that
     // primitive_attrs and the type line print the same tuple.
     if (form == StrategyForm::OnOutput && ann.inStrategy) ann.inStrategy->resize(3);
   }

@@ -11,7 +11,7 @@
 
 namespace irc {
 
-// A 0-d tensor constant: OneHot's on/off values, the RealDiv divisor, Gather's offsets.
+// A 0-d tensor constant: a one-hot's on and off values, the RealDiv divisor, Gather's offsets.
 struct ScalarTensor {
   DType dtype = DType::Float32;
   double value = 0;

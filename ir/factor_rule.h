@@ -1,5 +1,5 @@
 #pragma once
-// The sharding rule of an op in Shardy's factor notation (spec/ops.md, seed 003): factors with
+// The sharding rule of an op in Shardy's factor notation (spec/ops.md; OpenXLA Shardy's design): factors with
 // sizes, and for every tensor operand and result, per dim the factors it is made of (major to
 // minor; several for a reshape's merged dims, none for a size-1 dim that broadcasts or is
 // inserted). A factor is pass-through, a reduction (splitting it leaves the results partial) or

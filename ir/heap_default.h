@@ -2,10 +2,11 @@
 // A T on the heap, made on first write; reading one never written sees a default T. One
 // pointer wide until then.
 //
-// An op's parallel state (strategies, layouts, forward ops: 432 bytes) is written only for the
-// model's ops; the passes' inserted ops, over half the ops of a redistributed graph, never have
-// one. Held here instead of inline, an Op is 472 bytes instead of 896, and a 100k-op model's op
-// array, moved on every growth, half as large. Copies are deep, as a plain member's would be.
+// An op's parallel state (strategies, layouts, forward ops; sizeof 424 on x86-64 with GCC 12,
+// measured 2026-11-26) is written only for the model's ops; the passes' inserted ops, over half
+// the ops of a redistributed graph, never have one. Held here instead of inline, it costs an Op
+// one pointer, so a 100k-op model's op array, moved on every growth, stays about half as large.
+// Copies are deep, as a plain member's would be.
 #include <memory>
 
 namespace irc {

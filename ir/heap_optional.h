@@ -3,9 +3,9 @@
 //
 // A graph of 100k ops holds hundreds of thousands of ops and values, and most of them never set
 // the large optional members (an input's sharding and layout on an op result, an inserted op's
-// rule, a model op's redistribution step). Held inline they made an Op 1336 bytes and a Value
-// 424; held here, 896 and 152. Copies are deep, so an op or value still copies like a plain
-// struct.
+// rule, a model op's redistribution step). Held here, each costs one pointer until it is set
+// (an Op is 368 bytes and a Value 112 on x86-64 with GCC 12, measured 2026-11-26). Copies are
+// deep, so an op or value still copies like a plain struct.
 #include <memory>
 #include <optional>
 #include <utility>

@@ -1,4 +1,4 @@
-// The graph walk of Shardy's factor propagation (seed 003, spec §6). Tensor shardings live on
+// The graph walk of Shardy's factor propagation (OpenXLA Shardy's design, spec §6). Tensor shardings live on
 // values; each step builds the op's FactorProblem (passes/factor_sharding.h) from its tensors,
 // runs the basic or aggressive strategy and writes back what grew, re-queueing the neighbours.
 // Around it: the op-priority levels (each a full fixed point) and the user-priority rounds; then

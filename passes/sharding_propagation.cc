@@ -1,4 +1,4 @@
-// MindSpore's sharding propagation (seed 001, spec §5): candidates for every unconfigured op,
+// MindSpore's sharding propagation (MindSpore's design document, spec §5): candidates for every unconfigured op,
 // redistribution costs on edges, BFS from the configured ops and fixed layouts choosing for each
 // reached neighbour the candidate that is cheapest on the edge it was reached by.
 #include <deque>

@@ -75,7 +75,7 @@ int commTable(int layers) {
 
 int main(int argc, char** argv) {
   // The generated model as YAML, for timing `irc` itself on it.
-  // `--model LAYERS [verify]`: the benchmark's sizes, or with `verify` irc verify's (issue 16).
+  // `--model LAYERS [verify]`: the benchmark's sizes, or with `verify` irc verify's benchmark sizes.
   if (argc > 2 && std::string(argv[1]) == "--model") {
     bool verifySize = argc > 3 && std::string(argv[3]) == "verify";
     std::cout << irc::bench::transformerModel(std::atoi(argv[2]), 2, 4, verifySize ? irc::bench::kVerifySize : irc::bench::TransformerSize{});
