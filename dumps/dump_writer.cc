@@ -112,7 +112,9 @@ std::optional<std::string> replaceFolder(const std::string& staged, const std::s
 
 }  // namespace
 
-std::string dumpFileName(std::string_view dumpName, int position) { return fmt::format("{}_{:04d}.ir", dumpName, position); }
+std::string dumpFileName(std::string_view dumpName, int position, std::string_view ending) {
+  return fmt::format("{}_{:04d}{}", dumpName, position, ending);
+}
 
 DumpWriter::~DumpWriter() { removeStaging(); }
 
@@ -147,7 +149,7 @@ std::optional<std::string> DumpWriter::stagingFolder(int64_t rank) {
   return folder;
 }
 
-void DumpWriter::dump(int position, std::string_view dumpName, const Graph& graph, int64_t rank) {
+void DumpWriter::dump(int position, std::string_view dumpName, const Graph& graph, int64_t rank, std::string_view ending) {
   if (error_) return;  // the run already failed; commit reports it
   auto folder = stagingFolder(rank);
   if (!folder) return;
@@ -156,7 +158,7 @@ void DumpWriter::dump(int position, std::string_view dumpName, const Graph& grap
   print.locations = options_.locations;
   print.modelFileName = options_.modelFileName;
   print.searchMode = options_.searchMode;
-  std::string name = dumpFileName(dumpName, position);
+  std::string name = dumpFileName(dumpName, position, ending);
   std::string shown = fmt::format("{}/rank_{}/{}", options_.dir, rank, name);
   if (auto err = writeNewFile(*folder + "/" + name, shown, [&](std::ostream& out) { printGraph(graph, print, out); })) {
     error_ = *err;
@@ -183,6 +185,11 @@ void DumpWriter::afterRankPass(int position, std::string_view passName, std::str
   if (!selected(passName, dumpName)) return;
   if (std::find(options_.ranks.begin(), options_.ranks.end(), rank) == options_.ranks.end()) return;
   dump(position, dumpName, graph, rank);
+}
+
+void DumpWriter::passFailed(int position, std::string_view, std::string_view dumpName, const Graph& graph, int64_t rank) {
+  for (int64_t r : options_.ranks)
+    if (rank == kGlobalGraph || rank == r) dump(position, dumpName, graph, r, ".failed.ir");
 }
 
 std::optional<std::string> DumpWriter::commit() {

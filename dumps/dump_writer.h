@@ -33,8 +33,9 @@ struct DumpOptions {
   std::optional<SearchMode> searchMode;  // the compile's, for the dumps' header
 };
 
-// `<pass>_XXXX.ir`: MindSpore's file name for the dump of the pass at `position`.
-std::string dumpFileName(std::string_view dumpName, int position);
+// `<pass>_XXXX.ir`: MindSpore's file name for the dump of the pass at `position` (`ending`
+// ".failed.ir" for the input of a pass that rejected the model).
+std::string dumpFileName(std::string_view dumpName, int position, std::string_view ending = ".ir");
 
 class DumpWriter : public PassInstrumentation {
  public:
@@ -46,6 +47,9 @@ class DumpWriter : public PassInstrumentation {
   void afterPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph) override;
   void afterRankPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
                      int64_t rank) override;
+  // Writes `<pass>_XXXX.failed.ir` (whatever --dump-after selects): the failing pass's input.
+  void passFailed(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
+                  int64_t rank) override;
 
   // Puts every rank's staged folder in place; returns the first error of the whole run (a write
   // that failed while the passes ran, or a rename), in which case nothing of this run is left.
@@ -55,7 +59,7 @@ class DumpWriter : public PassInstrumentation {
 
  private:
   bool selected(std::string_view passName, std::string_view dumpName) const;
-  void dump(int position, std::string_view dumpName, const Graph& graph, int64_t rank);
+  void dump(int position, std::string_view dumpName, const Graph& graph, int64_t rank, std::string_view ending = ".ir");
   std::optional<std::string> stagingFolder(int64_t rank);
   void removeStaging();
 

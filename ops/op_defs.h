@@ -84,7 +84,7 @@ struct OpDef {
   // How many results the op has: `results`, or the value of the attribute `resultCountAttr`
   // (Split's output_num) when it names one. More than one (or a count attribute) makes a tuple.
   int results = 1;
-  std::string resultCountAttr;
+  std::string resultCountAttr = "";
   // A number written for a scalar operand takes the dtype of the op's first tensor operand from
   // this index on (Add(int_x, 1) adds an int, as MindSpore converts a Python number); -1: a
   // scalar keeps the dtype it was written with (OneHot's on/off values).

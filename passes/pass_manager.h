@@ -20,7 +20,14 @@ class PassInstrumentation {
   // After a per-rank pass (shape slicing) on rank `rank`'s own graph.
   virtual void afterRankPass(int /*position*/, std::string_view /*passName*/, std::string_view /*dumpName*/,
                              const Graph& /*graph*/, int64_t /*rank*/) {}
+  // After a pass rejected the model (its diagnostics are in the context): `graph` is what the
+  // pass was given, with whatever it had set before it stopped; `rank` is kGlobalGraph for a
+  // global pass.
+  virtual void passFailed(int /*position*/, std::string_view /*passName*/, std::string_view /*dumpName*/,
+                          const Graph& /*graph*/, int64_t /*rank*/) {}
 };
+
+inline constexpr int64_t kGlobalGraph = -1;
 
 // A pass that makes one rank's graph from the global one (shape slicing).
 using RankPassFactory = std::function<std::unique_ptr<Pass>(int64_t rank)>;
@@ -51,6 +58,10 @@ class PassManager {
   RunOutcome run(Graph& graph, PassContext& context);
 
  private:
+  // Runs one pass (global, or on rank `rank`'s graph, which `graphToRun` makes once the pass has
+  // started) with the instrumentations around it; false when it rejected the model.
+  bool runOne(int position, Pass& pass, const std::function<Graph&()>& graphToRun, PassContext& context, int64_t rank);
+
   std::vector<ScheduledPass> passes_;
   std::vector<std::pair<int, RankPassFactory>> rankPasses_;
   std::vector<int64_t> ranks_;

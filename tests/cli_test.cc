@@ -152,4 +152,23 @@ TEST_CASE("the report is staged and put in place at the end: the same bytes as o
   CHECK(!std::filesystem::exists(tmp.path() + "/rejected/r.json"));
 }
 
+TEST_CASE("a compile rejected in a pass keeps the dumps written so far and dumps the failing pass's input") {
+  TempDir tmp;
+  std::string model = sourceDir() + "/tests/failing_pass/softmax_axis_split.yaml";
+  RunResult r = runIrc({model, "--dump-all", "--dump-dir", tmp.path()});
+  CHECK(r.exitCode == 1);
+  CHECK(r.err.find("error: Softmax 'sm' cannot split dim 1 of 'relu'") != std::string::npos);
+  // Strategy propagation (position 1) rejected the model: parse's dump stays, and the graph it
+  // was given is dumped as step_parallel_begin_0001.failed.ir and named in the error output.
+  CHECK(listFiles(tmp.path()) == std::vector<std::string>{"rank_0/parse_0000.ir", "rank_0/step_parallel_begin_0001.failed.ir"});
+  CHECK(r.err.find("the failing pass's input is dumped to " + tmp.path() + "/rank_0/step_parallel_begin_0001.failed.ir") !=
+        std::string::npos);
+  std::string failed = readFile(tmp.path() + "/rank_0/step_parallel_begin_0001.failed.ir");
+  CHECK(failed.find("Softmax(") != std::string::npos);
+  // Without a dump option nothing is written.
+  TempDir quiet;
+  CHECK(runIrc({model, "--dump-dir", quiet.path()}).exitCode == 1);
+  CHECK(listFiles(quiet.path()).empty());
+}
+
 }  // namespace irc::test

@@ -186,6 +186,10 @@ class TimedInstrumentation : public PassInstrumentation {
     inner_.afterRankPass(position, passName, dumpName, graph, rank);
     if (timer_) timer_->add(stage_, start);
   }
+  void passFailed(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
+                  int64_t rank) override {
+    inner_.passFailed(position, passName, dumpName, graph, rank);
+  }
 
  private:
   PassInstrumentation& inner_;
@@ -375,6 +379,12 @@ int runCompile(const std::vector<std::string>& args) {
   progress.clear();
   if (outcome == RunOutcome::Rejected) {
     loaded->diags->render(std::cerr, useColor(a.color, stderr));
+    // The dumps written before the failing pass stay, with that pass's input beside them.
+    if (dumping) {
+      if (auto err = dumps.commit()) std::cerr << "irc: error: " << *err << "\n";
+      for (const std::string& path : dumps.written())
+        if (path.ends_with(".failed.ir")) std::cerr << "irc: note: the failing pass's input is dumped to " << path << "\n";
+    }
     return 1;
   }
   auto commitStart = StageTimer::Clock::now();
