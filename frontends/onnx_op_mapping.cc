@@ -125,6 +125,8 @@ Terms compare(NodeMapping& m) {
   return binaryAs(m, Type, false);
 }
 constexpr char kLess[] = "Less", kGreater[] = "Greater", kLessEqual[] = "LessEqual", kGreaterEqual[] = "GreaterEqual";
+// Mod: fmod=0 (integers, Python's %) is FloorMod, fmod=1 (C's fmod) is Mod.
+Terms mod(NodeMapping& m) { return binaryAs(m, m.intAttr("fmod", 0) != 0 ? "Mod" : "FloorMod", false); }
 Terms logicalAnd(NodeMapping& m) { return binaryAs(m, "LogicalAnd", true); }
 Terms logicalOr(NodeMapping& m) { return binaryAs(m, "LogicalOr", true); }
 
@@ -198,7 +200,8 @@ Terms where(NodeMapping& m) {
 
 constexpr char kSqrt[] = "Sqrt", kErf[] = "Erf", kTanh[] = "Tanh", kSigmoid[] = "Sigmoid", kExp[] = "Exp", kLog[] = "Log",
                kNeg[] = "Neg", kRelu[] = "ReLU", kAbs[] = "Abs", kSin[] = "Sin", kCos[] = "Cos", kFloor[] = "Floor",
-               kCeil[] = "Ceil", kSoftplus[] = "Softplus", kNot[] = "LogicalNot";
+               kCeil[] = "Ceil", kSoftplus[] = "Softplus", kNot[] = "LogicalNot", kIsNan[] = "IsNan", kSign[] = "Sign",
+               kRound[] = "Round";
 
 // Trilu(x, k): Triu or Tril (its `upper` attribute) with diagonal k, which must be a constant.
 Terms trilu(NodeMapping& m) {
@@ -218,6 +221,17 @@ Terms trilu(NodeMapping& m) {
 }
 
 // Reciprocal: 1 / x as Pow(x, -1) (a float op in ONNX).
+// IsInf detects both signs by default; irc's IsInf is that default.
+Terms isInf(NodeMapping& m) {
+  if (m.intAttr("detect_negative", 1) == 0 || m.intAttr("detect_positive", 1) == 0) {
+    m.error("detects infinities of one sign only; irc maps IsInf with detect_negative=1 and detect_positive=1");
+    return std::nullopt;
+  }
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  return one(m.emit1("IsInf", {*x}));
+}
+
 Terms reciprocal(NodeMapping& m) {
   auto x = need(m, 0);
   if (!x) return std::nullopt;
@@ -782,7 +796,8 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"ReduceMin", reduce<kReduceMin>}, {"Gather", gather}, {"Reshape", reshape}, {"Flatten", flatten},
       {"Transpose", transpose}, {"Concat", concat}, {"Split", split}, {"Unsqueeze", unsqueeze}, {"Squeeze", squeeze},
       {"Constant", constantNode}, {"Shape", shape}, {"Size", size}, {"ConstantOfShape", constantOfShape},
-      {"Range", range}, {"Slice", slice}, {"Expand", expand}};
+      {"Range", range}, {"Slice", slice}, {"Expand", expand}, {"IsNaN", unary<kIsNan>}, {"IsInf", isInf},
+      {"Sign", unary<kSign>}, {"Round", unary<kRound>}, {"Mod", mod}};
   return table;
 }
 

@@ -116,7 +116,11 @@ class Broadcast : public OpFamilyRules {
         {"LessEqual", [](double x, double y) { return x <= y ? 1.0 : 0.0; }, true},
         {"GreaterEqual", [](double x, double y) { return x >= y ? 1.0 : 0.0; }, true},
         {"LogicalAnd", [](double x, double y) { return x != 0 && y != 0 ? 1.0 : 0.0; }, true},
-        {"LogicalOr", [](double x, double y) { return x != 0 || y != 0 ? 1.0 : 0.0; }, true}};
+        {"LogicalOr", [](double x, double y) { return x != 0 || y != 0 ? 1.0 : 0.0; }, true},
+        // (irc) ONNX's Mod: FloorMod takes the divisor's sign (fmod=0, Python's %), Mod the
+        // dividend's (fmod=1, C's fmod); MindSpore's names.
+        {"FloorMod", [](double x, double y) { return x - std::floor(x / y) * y; }},
+        {"Mod", [](double x, double y) { return std::fmod(x, y); }}};
     for (const Binary& b : binaries) {
       defs.push_back({b.type, OpFamily::Broadcast, {tensor("x"), {"y", OperandKind::TensorOrScalar, std::nullopt}}, {}});
       defs.back().binary = b.kernel;

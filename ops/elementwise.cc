@@ -40,13 +40,27 @@ class Elementwise : public OpFamilyRules {
         {"Floor", [](double x) { return std::floor(x); }},
         {"Ceil", [](double x) { return std::ceil(x); }},
         {"Softplus", [](double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x))); }},
-        {"LogicalNot", [](double x) { return x == 0 ? 1.0 : 0.0; }}};
+        {"LogicalNot", [](double x) { return x == 0 ? 1.0 : 0.0; }},
+        // (irc) ONNX's Sign and Round (half to even, as numpy.round and ONNX say).
+        {"Sign", [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }},
+        {"Round", [](double x) { return std::nearbyint(x); }}};
     for (auto [t, kernel] : unaries) {
       defs.push_back({t, OpFamily::Unary, {tensor("x")}, {}});
       defs.back().unary = kernel;
     }
+    // (irc) ONNX's IsNaN and IsInf (both signs): a bool mask of the same shape. The exporters'
+    // scaled-dot-product attention guards its softmax with IsNaN/Where.
+    const std::pair<const char*, UnaryKernel> tests[] = {
+        {"IsNan", [](double x) { return std::isnan(x) ? 1.0 : 0.0; }},
+        {"IsInf", [](double x) { return std::isinf(x) ? 1.0 : 0.0; }}};
+    for (auto [t, kernel] : tests) {
+      defs.push_back({t, OpFamily::Unary, {tensor("x")}, {}});
+      defs.back().unary = kernel;
+      defs.back().boolResult = true;
+    }
   }
-  InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap&) const override {
+  InferResult inferTypes(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap&) const override {
+    if (def.boolResult) return std::vector<TensorType>{{DType::Bool, in[0].tensor->shape}};
     return std::vector<TensorType>{*in[0].tensor};
   }
   std::vector<TensorValue> evaluate(const Op& op, const KernelInputs& in, const std::vector<TensorType>&) const override {

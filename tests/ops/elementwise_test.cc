@@ -1,6 +1,8 @@
 // Elementwise and broadcast ops: identity maps, broadcast dims unsplit, repeated calculation.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "ops/op_rule.h"
 #include "tests/ops/common.h"
 #include "tests/pipeline_util.h"
@@ -83,6 +85,46 @@ TEST_CASE("Erf: the Gauss error function, elementwise, verified under a split st
                      "outputs: [gelu]\n";
   Compiled c = compileAllRanks(yaml);
   REQUIRE(c.errors == "");
+  CHECK(ruleOf(c.original, c.original.op(1))->print() == "([i, j])->([i, j])");
+  VerifyResult r = verifyCompiled(c);
+  CHECK(r.ok);
+  CHECK(r.comparedValues > 0);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+// IsNan, IsInf, Sign and Round joined the elementwise family, FloorMod and Mod the broadcast
+// family, one entry each in their family's definitions (docs/adding-an-op.md).
+TEST_CASE("IsNan, IsInf, Sign, Round, FloorMod, Mod: kernels, a Bool mask, and the IsNan/Select guard verified split") {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const OpDef* isNan = findOpDef("IsNan");
+  const OpDef* isInf = findOpDef("IsInf");
+  REQUIRE(isNan != nullptr);
+  REQUIRE(isInf != nullptr);
+  CHECK(isNan->boolResult);
+  CHECK(isNan->unary(nan) == 1.0);
+  CHECK(isNan->unary(inf) == 0.0);
+  CHECK(isInf->unary(-inf) == 1.0);
+  CHECK(isInf->unary(nan) == 0.0);
+  CHECK(findOpDef("Sign")->unary(-3.5) == -1.0);
+  CHECK(findOpDef("Sign")->unary(0.0) == 0.0);
+  // Half to even, as numpy.round and ONNX's Round.
+  CHECK(findOpDef("Round")->unary(2.5) == 2.0);
+  CHECK(findOpDef("Round")->unary(-1.5) == -2.0);
+  // Python's % takes the divisor's sign, C's fmod the dividend's.
+  CHECK(findOpDef("FloorMod")->binary(-7, 3) == 2.0);
+  CHECK(findOpDef("Mod")->binary(-7, 3) == -1.0);
+  // The exporters' softmax guard: scores where they are not NaN, else 0; split 2 x 4.
+  std::string yaml = "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [16, 32], dtype: float32}\nops:\n"
+                     "  - {name: scores, type: Softmax, inputs: [x], in_strategy: [[8, 1]]}\n"
+                     "  - {name: nan, type: IsNan, inputs: [scores]}\n"
+                     "  - {name: guarded, type: Select, inputs: [nan, 0.0, scores]}\n"
+                     "outputs: [guarded]\n";
+  Compiled c = compileAllRanks(yaml);
+  REQUIRE(c.errors == "");
+  CHECK(c.original.value(c.original.op(1).results[0]).type.dtype == DType::Bool);
   CHECK(ruleOf(c.original, c.original.op(1))->print() == "([i, j])->([i, j])");
   VerifyResult r = verifyCompiled(c);
   CHECK(r.ok);
