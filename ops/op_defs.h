@@ -46,6 +46,8 @@ enum class OpFamily {
   Slice, BroadcastTo,
   // (irc) ONNX's Trilu: MindSpore's Triu and Tril
   Triangle,
+  // (irc) ONNX's Conv (MindSpore's Conv2D, and Conv1D, Conv3D), MaxPool and AveragePool
+  Convolution, Pool,
   // (irc) an ONNX node kept without semantics (--opaque-unsupported)
   Opaque,
   // inserted by the passes, never written in a model
@@ -81,6 +83,7 @@ struct OpDef {
   bool boolResult = false;   // Equal: the result is Bool
   bool logarithmic = false;  // LogSoftmax
   bool upper = false;        // Triu (keeps the upper triangle); Tril keeps the lower
+  int spatialDims = 0;       // Conv1D/2D/3D: how many spatial dims follow N and C
   // How many results the op has: `results`, or the value of the attribute `resultCountAttr`
   // (Split's output_num) when it names one. More than one (or a count attribute) makes a tuple.
   int results = 1;

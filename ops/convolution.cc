@@ -1,0 +1,149 @@
+// Conv1D, Conv2D, Conv3D (NC + 1, 2 or 3 spatial dims; ONNX's Conv without its bias, which
+// the frontend adds as a BiasAdd, as MindSpore's nn.Conv2d does). The rule follows MindSpore's
+// Conv2DInfo: the batch dim and the output channels split freely; splitting the input channels
+// leaves the output partial (a sum over channel groups), completed by an AllReduce; the spatial
+// dims and the kernel's are replicated factors (irc does not exchange halos, so a spatial dim is
+// never split). A grouped convolution (group > 1) keeps its channels whole.
+#include "ops/families.h"
+#include "ops/rule_builder.h"
+
+namespace irc::families {
+namespace {
+
+IntTuple tupleAttr(const AttrMap& attrs, const char* name) { return asTuple(attrs.at(name)); }
+
+// The output size of one spatial dim (ONNX's and PyTorch's formula, floor mode).
+int64_t convolvedSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin, int64_t padEnd) {
+  return (in + padBegin + padEnd - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+InferResult inferConv(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) {
+  const TensorType& x = *in[0].tensor;
+  const TensorType& w = *in[1].tensor;
+  const size_t spatial = static_cast<size_t>(def.spatialDims);
+  if (x.shape.size() != spatial + 2)
+    return fail(fmt::format("{} takes x of rank {} (N, C and {} spatial dims); x has shape {}", def.type, spatial + 2, spatial,
+                            formatShape(x.shape)),
+                0);
+  if (w.shape.size() != spatial + 2)
+    return fail(fmt::format("{} takes w of rank {} (O, C/group and {} kernel dims); w has shape {}", def.type, spatial + 2,
+                            spatial, formatShape(w.shape)),
+                1);
+  if (x.dtype != w.dtype)
+    return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(w.dtype)), 1);
+  IntTuple strides = tupleAttr(attrs, "strides"), dilations = tupleAttr(attrs, "dilations"), pads = tupleAttr(attrs, "pads");
+  int64_t group = intAttr(attrs, "group");
+  if (strides.size() != spatial) return fail(fmt::format("strides {} must have {} entries", formatIntTuple(strides), spatial), -1, "strides");
+  if (dilations.size() != spatial)
+    return fail(fmt::format("dilations {} must have {} entries", formatIntTuple(dilations), spatial), -1, "dilations");
+  if (pads.size() != 2 * spatial)
+    return fail(fmt::format("pads {} must have {} entries (the begins, then the ends)", formatIntTuple(pads), 2 * spatial), -1, "pads");
+  if (group < 1 || x.shape[1] % group != 0 || w.shape[0] % group != 0)
+    return fail(fmt::format("group {} must divide the input channels ({}) and the output channels ({})", group, x.shape[1], w.shape[0]),
+                -1, "group");
+  if (w.shape[1] * group != x.shape[1])
+    return fail(fmt::format("w has {} input channels per group; x has {} channels in {} group(s)", w.shape[1], x.shape[1], group), 1);
+  Shape out = {x.shape[0], w.shape[0]};
+  for (size_t d = 0; d < spatial; ++d) {
+    if (strides[d] < 1 || dilations[d] < 1 || pads[d] < 0 || pads[d + spatial] < 0)
+      return fail(fmt::format("spatial dim {}: stride {}, dilation {} and pads {}, {} must be positive, positive and >= 0", d,
+                              strides[d], dilations[d], pads[d], pads[d + spatial]),
+                  -1, "strides");
+    int64_t size = convolvedSize(x.shape[d + 2], w.shape[d + 2], strides[d], dilations[d], pads[d], pads[d + spatial]);
+    if (size < 1)
+      return fail(fmt::format("spatial dim {} of x ({}) is smaller than the dilated kernel ({}) with its padding", d,
+                              x.shape[d + 2], dilations[d] * (w.shape[d + 2] - 1) + 1),
+                  0);
+    out.push_back(size);
+  }
+  return std::vector<TensorType>{{x.dtype, out}};
+}
+
+// out[n, o, p...] = sum over the group's channels c and kernel offsets k of
+// x[n, c, p * stride + k * dilation - pad_begin] * w[o, c - group_start, k] (zero outside x).
+TensorValue convolve(const Op& op, const TensorValue& x, const TensorValue& w, const Shape& outShape) {
+  const AttrMap& attrs = op.attrs;
+  const IntTuple strides = tupleAttr(attrs, "strides"), dilations = tupleAttr(attrs, "dilations"), pads = tupleAttr(attrs, "pads");
+  const int64_t group = intAttr(attrs, "group");
+  const size_t spatial = outShape.size() - 2;
+  const int64_t channelsPerGroup = w.shape[1], outPerGroup = w.shape[0] / group;
+  const auto sx = stridesOf(x.shape), sw = stridesOf(w.shape);
+  const Shape kernel(w.shape.begin() + 2, w.shape.end());
+  TensorValue out = TensorValue::zeros(outShape);
+  int64_t i = 0;
+  forEach(outShape, [&](const Index& idx) {
+    const int64_t n = idx[0], o = idx[1], firstChannel = (o / outPerGroup) * channelsPerGroup;
+    double sum = 0;
+    for (int64_t c = 0; c < channelsPerGroup; ++c)
+      forEach(kernel, [&](const Index& k) {
+        int64_t xo = n * sx[0] + (firstChannel + c) * sx[1];
+        for (size_t d = 0; d < spatial; ++d) {
+          int64_t pos = idx[d + 2] * strides[d] + k[d] * dilations[d] - pads[d];
+          if (pos < 0 || pos >= x.shape[d + 2]) return;  // padding: zero
+          xo += pos * sx[d + 2];
+        }
+        int64_t wo = o * sw[0] + c * sw[1];
+        for (size_t d = 0; d < spatial; ++d) wo += k[d] * sw[d + 2];
+        sum += x.data[xo] * w.data[wo];
+      });
+    out.data[i++] = sum;
+  });
+  return out;
+}
+
+class Convolution : public OpFamilyRules {
+ public:
+  void define(std::vector<OpDef>& defs) const override {
+    for (int spatial = 1; spatial <= 3; ++spatial) {
+      IntTuple ones(spatial, 1), zeros(2 * spatial, 0);
+      defs.push_back({fmt::format("Conv{}D", spatial), OpFamily::Convolution, {tensor("x"), tensor("w")},
+                      {attr("strides", AttrKind::IntOrTuple, ones), attr("dilations", AttrKind::IntOrTuple, ones),
+                       attr("pads", AttrKind::IntOrTuple, zeros), attr("group", AttrKind::Int, int64_t{1})}});
+      defs.back().spatialDims = spatial;
+    }
+  }
+  InferResult inferTypes(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
+    return inferConv(def, in, attrs);
+  }
+  std::vector<TensorValue> evaluate(const Op& op, const KernelInputs& in, const std::vector<TensorType>& results) const override {
+    return {convolve(op, *in[0], *in[1], results[0].shape)};
+  }
+  void sample(const OpDef& def, OpSample& s) const override {
+    Shape x = {2, 4}, w = {8, 4};
+    for (int d = 0; d < def.spatialDims; ++d) x.push_back(8), w.push_back(3);
+    s.operands = {{DType::Float32, x}, {DType::Float32, w}};
+    s.note = fmt::format("x {}, w {}", formatShape(x), formatShape(w));
+  }
+  // x: [n, c, spatial...], w: [o, c, kernel...], out: [n, o, spatial'...]. MindSpore's device
+  // matrix for Conv2D is (n, c, h, w) for x with o after them: here [n, c, o, spatial...].
+  std::optional<OpRule> rule(const RuleInputs& in) const override {
+    const TensorType& x = in.operands[0];
+    const TensorType& w = in.operands[1];
+    const TensorType& out = in.results[0];
+    const bool grouped = std::get<int64_t>(in.attrs.at("group")) != 1;
+    RuleBuilder b;
+    int n = b.factor(x.shape[0]);
+    int c = b.factor(x.shape[1], grouped ? FactorKind::Replicated : FactorKind::Reduction);
+    int o = b.factor(w.shape[0], grouped ? FactorKind::Replicated : FactorKind::PassThrough);
+    DimFactors xDims = {{n}, {c}}, wDims = {{o}, {grouped ? b.factor(w.shape[1], FactorKind::Replicated) : c}}, outDims = {{n}, {o}};
+    for (size_t d = 2; d < x.shape.size(); ++d) xDims.push_back({b.factor(x.shape[d], FactorKind::Replicated)});
+    for (size_t d = 2; d < w.shape.size(); ++d) wDims.push_back({b.factor(w.shape[d], FactorKind::Replicated)});
+    for (size_t d = 2; d < out.shape.size(); ++d) outDims.push_back({b.factor(out.shape[d], FactorKind::Replicated)});
+    b.rule.operands = {xDims, wDims};
+    b.rule.results = {outDims};
+    return b.done();
+  }
+  std::string_view replicatedWhy() const override {
+    return "a spatial or kernel dim (irc exchanges no halos), or a channel dim of a grouped convolution";
+  }
+  std::string_view partialWhy() const override { return "splits its input channels"; }
+};
+
+}  // namespace
+
+const OpFamilyRules& convolution() {
+  static const Convolution rules;
+  return rules;
+}
+
+}  // namespace irc::families

@@ -1,0 +1,118 @@
+// Convolution (Conv1D/2D/3D) and pooling (MaxPool, AvgPool): shapes, kernels on hand-computed
+// values, rules, and verify under batch and channel splits.
+#include <doctest/doctest.h>
+
+#include "ops/op_defs.h"
+#include "ops/op_rule.h"
+#include "ops/reference_ops.h"
+#include "ops/shape_inference.h"
+#include "tests/ops/common.h"
+#include "tests/pipeline_util.h"
+
+namespace irc::test {
+namespace {
+
+// Evaluates a one-op graph's op on the given operand values.
+std::vector<TensorValue> run(const std::string& type, const std::vector<TensorValue>& operands, AttrMap attrs) {
+  Op op;
+  op.name = "t";
+  op.type = type;
+  const OpDef& def = *findOpDef(type);
+  for (const AttrSpec& a : def.attrs)
+    if (!attrs.count(a.name) && a.defaultValue) attrs[a.name] = *a.defaultValue;
+  op.attrs = attrs;
+  std::vector<TensorType> types;
+  std::vector<InferOperand> in;
+  for (const TensorValue& v : operands) types.push_back({DType::Float32, v.shape});
+  for (const TensorType& t : types) in.push_back({&t, nullptr});
+  auto results = std::get<std::vector<TensorType>>(inferResultTypes(def, in, op.attrs));
+  std::vector<const TensorValue*> values;
+  for (const TensorValue& v : operands) values.push_back(&v);
+  return evaluateOp(op, values, results);
+}
+
+}  // namespace
+
+TEST_CASE("Conv2D: result shape with pads, strides and dilations; the kernel on hand-computed values") {
+  // x: 1x1x3x3 = 1..9; w: 1x1x2x2 = [[1, 0], [0, -1]]; no padding: out[i][j] = x[i][j] - x[i+1][j+1] = -4.
+  TensorValue x{{1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}, w{{1, 1, 2, 2}, {1, 0, 0, -1}};
+  auto out = run("Conv2D", {x, w}, {});
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].shape == Shape{1, 1, 2, 2});
+  CHECK(out[0].data == std::vector<double>{-4, -4, -4, -4});
+  // Padding 1 on every side, stride 2: windows at (-1,-1), (-1,1), (1,-1), (1,1); a window
+  // reads x[i][j] * 1 + x[i+1][j+1] * -1 with zero outside: -1, -3 + 0 ... computed by hand:
+  // (-1,-1): 0 - x[0][0] = -1; (-1,1): 0 - x[0][2] = -3; (1,-1): 0 - x[2][0] = -7; (1,1): x[1][1] - x[2][2] = 5 - 9 = -4.
+  auto padded = run("Conv2D", {x, w}, {{"pads", IntTuple{1, 1, 1, 1}}, {"strides", IntTuple{2, 2}}});
+  CHECK(padded[0].shape == Shape{1, 1, 2, 2});
+  CHECK(padded[0].data == std::vector<double>{-1, -3, -7, -4});
+  // Dilation 2 on a 3x3 input with a 2x2 kernel: one window, x[0][0] - x[2][2] = -8.
+  auto dilated = run("Conv2D", {x, w}, {{"dilations", IntTuple{2, 2}}});
+  CHECK(dilated[0].data == std::vector<double>{-8});
+  // Two groups of one channel each: each output channel sees only its own input channel.
+  TensorValue x2{{1, 2, 1, 1}, {3, 5}}, w2{{2, 1, 1, 1}, {10, 100}};
+  auto grouped = run("Conv2D", {x2, w2}, {{"group", int64_t{2}}});
+  CHECK(grouped[0].data == std::vector<double>{30, 500});
+  // Conv1D: x 1x1x4 = 1..4, w = [1, 1]: the sums of neighbours.
+  auto one = run("Conv1D", {TensorValue{{1, 1, 4}, {1, 2, 3, 4}}, TensorValue{{1, 1, 2}, {1, 1}}}, {});
+  CHECK(one[0].data == std::vector<double>{3, 5, 7});
+}
+
+TEST_CASE("MaxPool and AvgPool: windows, padding and ceil_mode on hand-computed values") {
+  TensorValue x{{1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  auto max = run("MaxPool", {x}, {{"kernel_size", IntTuple{2, 2}}});
+  CHECK(max[0].shape == Shape{1, 1, 2, 2});
+  CHECK(max[0].data == std::vector<double>{5, 6, 8, 9});
+  // ResNet's stem pool: kernel 3, stride 2, pads 1: windows centred on (0,0), (0,2), (2,0), (2,2).
+  auto stem = run("MaxPool", {x}, {{"kernel_size", IntTuple{3, 3}}, {"strides", IntTuple{2, 2}}, {"pads", IntTuple{1, 1, 1, 1}}});
+  CHECK(stem[0].data == std::vector<double>{5, 6, 8, 9});
+  // Mean of the 2x2 windows, stride 2 with ceil_mode: (1+2+4+5)/4, (3+6)/2, (7+8)/2, 9.
+  auto avg = run("AvgPool", {x}, {{"kernel_size", IntTuple{2, 2}}, {"strides", IntTuple{2, 2}}, {"ceil_mode", true}});
+  CHECK(avg[0].shape == Shape{1, 1, 2, 2});
+  CHECK(avg[0].data == std::vector<double>{3, 4.5, 7.5, 9});
+  // count_include_pad divides by the window including its padding: (0+0+0+1)/4 at the corner.
+  auto withPad = run("AvgPool", {x}, {{"kernel_size", IntTuple{2, 2}}, {"pads", IntTuple{1, 1, 0, 0}}, {"count_include_pad", true}});
+  CHECK(withPad[0].data.front() == 0.25);
+}
+
+TEST_CASE("Conv2D rule: batch and output channels pass through, input channels are a reduction, spatial dims replicated") {
+  std::string inputs = "  - {name: x, shape: [8, 4, 6, 6], dtype: float32}\n  - {name: w, shape: [16, 4, 3, 3], dtype: float32}\n";
+  Compiled c = compileAllRanks(oneOpModel(1, inputs, "{name: conv, type: Conv2D, inputs: [x, w]}"));
+  REQUIRE(c.errors == "");
+  CHECK(ruleOf(c.original, c.original.op(0))->print() ==
+        "([i, j, l, m], [k, j, n, o])->([i, k, p, q]) reduction={j} replicated={l, m, n, o, p, q}");
+  // Input channels split 2 ways: the output is partial and completed by an AllReduce.
+  OpFacts f = opFacts(oneOpModel(8, inputs, "{name: conv, type: Conv2D, inputs: [x, w], in_strategy: [[2, 2, 1, 1], [2, 2, 1, 1]]}"),
+                      "conv");
+  REQUIRE(f.errors == "");
+  CHECK(f.inputSlices == std::vector<Shape>{{4, 2, 6, 6}, {8, 2, 3, 3}});
+  CHECK(f.outputSlices == std::vector<Shape>{{4, 8, 4, 4}});
+  CHECK(f.forward.size() == 1);
+  CHECK(f.forward[0].rfind("AllReduce sum", 0) == 0);
+  OpFacts spatial = opFacts(oneOpModel(2, inputs, "{name: conv, type: Conv2D, inputs: [x, w], in_strategy: [[1, 1, 2, 1], [1, 1, 1, 1]]}"),
+                            "conv");
+  CHECK(spatial.errors.find("irc exchanges no halos") != std::string::npos);
+}
+
+TEST_CASE("a small CNN (Conv2D + BiasAdd + ReLU + MaxPool + AvgPool) verifies under batch, channel and input-channel splits") {
+  std::string yaml = "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [4, 4, 8, 8], dtype: float32}\n"
+                     "parameters:\n  - {name: w1, shape: [8, 4, 3, 3], dtype: float32}\n  - {name: b1, shape: [8], dtype: float32}\n"
+                     "  - {name: w2, shape: [8, 8, 1, 1], dtype: float32}\n"
+                     "ops:\n"
+                     "  - {name: conv1, type: Conv2D, inputs: [x, w1], attrs: {pads: [1, 1, 1, 1]}, in_strategy: [[2, 2, 1, 1], [2, 2, 1, 1]]}\n"
+                     "  - {name: bias1, type: BiasAdd, inputs: [conv1, b1]}\n"
+                     "  - {name: relu1, type: ReLU, inputs: [bias1]}\n"
+                     "  - {name: pool1, type: MaxPool, inputs: [relu1], attrs: {kernel_size: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1]}}\n"
+                     "  - {name: conv2, type: Conv2D, inputs: [pool1, w2], in_strategy: [[4, 2, 1, 1], [1, 2, 1, 1]]}\n"
+                     "  - {name: pool2, type: AvgPool, inputs: [conv2], attrs: {kernel_size: [2, 2], strides: [2, 2]}}\n"
+                     "outputs: [pool2]\n";
+  for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation}) {
+    Compiled c = compileAllRanks(yaml, mode);
+    REQUIRE(c.errors == "");
+    VerifyResult r = verifyCompiled(c);
+    CHECK(r.ok);
+    CHECK(r.comparedValues > 0);
+  }
+}
+
+}  // namespace irc::test
