@@ -530,6 +530,33 @@ Terms gather(NodeMapping& m) {
   return one(m.emit1("Gather", {*data, *indices, Attribute(*n)}));
 }
 
+// GatherElements, GatherND: the same ops (GatherND as MindSpore's GatherNd).
+Terms gatherElements(NodeMapping& m) {
+  auto data = need(m, 0), indices = need(m, 1);
+  if (!data || !indices) return std::nullopt;
+  return one(m.emit1("GatherElements", {*data, *indices}, {{"axis", m.intAttr("axis", 0)}}));
+}
+
+Terms gatherND(NodeMapping& m) {
+  auto data = need(m, 0), indices = need(m, 1);
+  if (!data || !indices) return std::nullopt;
+  return one(m.emit1("GatherNd", {*data, *indices}, {{"batch_dims", m.intAttr("batch_dims", 0)}}));
+}
+
+// CumSum: the axis input must be a constant.
+Terms cumSum(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  auto axis = m.constantInput(1, "axis");
+  if (!axis) return std::nullopt;
+  if (axis->data.size() != 1) {
+    m.error(fmt::format("axis has {} elements; CumSum's axis is one number", axis->data.size()));
+    return std::nullopt;
+  }
+  return one(m.emit1("CumSum", {*x, Attribute(static_cast<int64_t>(axis->data[0]))},
+                     {{"exclusive", m.intAttr("exclusive", 0) != 0}, {"reverse", m.intAttr("reverse", 0) != 0}}));
+}
+
 Terms reshape(NodeMapping& m) {
   auto x = need(m, 0);
   if (!x) return std::nullopt;
@@ -904,7 +931,8 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"Range", range}, {"Slice", slice}, {"Expand", expand}, {"IsNaN", unary<kIsNan>}, {"IsInf", isInf},
       {"Sign", unary<kSign>}, {"Round", unary<kRound>}, {"Mod", mod}, {"Conv", conv}, {"MaxPool", pooling<kMaxPool>},
       {"AveragePool", pooling<kAvgPool>}, {"GlobalAveragePool", globalPool<kReduceMean>},
-      {"GlobalMaxPool", globalPool<kReduceMax>}};
+      {"GlobalMaxPool", globalPool<kReduceMax>}, {"GatherElements", gatherElements}, {"GatherND", gatherND},
+      {"CumSum", cumSum}};
   return table;
 }
 

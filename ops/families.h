@@ -49,6 +49,9 @@ const OpFamilyRules& oneHot();
 const OpFamilyRules& triangle();        // Triu, Tril
 const OpFamilyRules& convolution();     // Conv1D, Conv2D, Conv3D
 const OpFamilyRules& pool();            // MaxPool, AvgPool
+const OpFamilyRules& gatherElements();
+const OpFamilyRules& gatherND();
+const OpFamilyRules& cumulative();      // CumSum
 const OpFamilyRules& opaque();          // an ONNX node irc keeps without semantics
 const OpFamilyRules& communication();   // the inserted collectives and _MirrorOperator: no rule
 const OpFamilyRules& stridedSlice();    // inserted by the redistribution pass

@@ -48,6 +48,8 @@ enum class OpFamily {
   Triangle,
   // (irc) ONNX's Conv (MindSpore's Conv2D, and Conv1D, Conv3D), MaxPool and AveragePool
   Convolution, Pool,
+  // (irc) ONNX's GatherElements and GatherND (MindSpore's GatherD, GatherNd), and CumSum
+  IndexGather, Cumulative,
   // (irc) an ONNX node kept without semantics (--opaque-unsupported)
   Opaque,
   // inserted by the passes, never written in a model
