@@ -105,6 +105,7 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
   onnxOptions.dims = dims;
   onnxOptions.checkShapesWithOnnx = options_.onnxShapeCheck;
   onnxOptions.opaqueUnsupported = options_.opaqueUnsupported;
+  if (auto slash = path.rfind('/'); slash != std::string::npos) onnxOptions.externalDataDir = path.substr(0, slash);
   auto onnx = loadOnnxModel(*bytes, onnxDiags, onnxOptions);
   if (!onnx) {
     // The ONNX file's problems, each located in it, reported at the plan's `graph:` line.

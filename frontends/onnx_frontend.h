@@ -19,7 +19,7 @@ namespace irc {
 struct OnnxOptions {
   std::string defaultName;               // the graph name when the file's graph has none
   std::map<std::string, int64_t> dims;   // `--dim NAME=VALUE`: values of symbolic input dims
-  bool keepParameterData = false;        // fill OnnxGraph::parameterData (the node-test runner)
+  bool keepParameterData = false;        // fill OnnxGraph::parameterData (verify --inputs, the node-test runner)
   // Run ONNX's own shape inference and report every tensor whose shape irc computes differently
   // (a check of the mapping; `--onnx-shape-check`).
   bool checkShapesWithOnnx = false;
@@ -29,6 +29,10 @@ struct OnnxOptions {
   // Graph inputs given values at import: they become constants (folded like initializers). The
   // node-test runner binds the shape, axes and starts inputs ONNX's tests pass as inputs.
   std::map<std::string, TensorValue> constantInputs;
+  // The folder external data files are named relative to (the model's); without the files the
+  // model loads with shapes only: external initializers are parameters of their declared shape,
+  // and an op that would fold over their numbers stays computed, with a warning.
+  std::string externalDataDir;
 };
 
 struct OnnxGraph {

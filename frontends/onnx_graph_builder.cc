@@ -34,7 +34,8 @@ std::string GraphBuilder::uniqueName(const std::string& wanted) {
 const TensorValue* GraphBuilder::dataOf(Constant& c, int nodeIndex) {
   if (!c.data) {
     std::string problem;
-    auto value = valueOfTensor(*c.proto, problem);
+    ExternalDataSource external{options_.externalDataDir};
+    auto value = valueOfTensor(*c.proto, problem, &external);
     if (!value) {
       diags_.error(nodeLoc(nodeIndex), problem);
       return nullptr;
@@ -44,10 +45,28 @@ const TensorValue* GraphBuilder::dataOf(Constant& c, int nodeIndex) {
   return c.data.get();
 }
 
+bool GraphBuilder::numbersKnown(Constant& c, int nodeIndex, const std::string& nodeName) {
+  if (c.data || !c.proto || externalLocation(*c.proto).empty()) return true;
+  if (c.externalMissing) return false;
+  std::string problem;
+  TensorDataProblem kind = TensorDataProblem::None;
+  ExternalDataSource external{options_.externalDataDir};
+  auto value = valueOfTensor(*c.proto, problem, &external, &kind);
+  if (value) {
+    c.data = std::make_shared<TensorValue>(std::move(*value));
+    return true;
+  }
+  if (kind != TensorDataProblem::ExternalFileMissing) return true;  // dataOf reports it where it is read
+  c.externalMissing = true;
+  diags_.warning(nodeLoc(nodeIndex), fmt::format("{}; '{}' stays a computed op instead of being folded (shapes only)", problem,
+                                                 nodeName));
+  return false;
+}
+
 ValueId GraphBuilder::parameterOf(Constant& c) {
   if (c.parameter == kNoId) {
     c.parameter = graph.addGraphInput(uniqueName(c.name), c.type, ValueKind::Parameter, {});
-    if (options_.keepParameterData && (c.data || c.proto)) {
+    if (options_.keepParameterData && (c.data || c.proto) && !c.externalMissing) {
       if (const TensorValue* data = dataOf(c, -1)) parameterData[c.parameter] = *data;
     }
   }
@@ -94,6 +113,10 @@ std::optional<TensorValue> NodeMapping::constantInput(size_t i, std::string_view
     return std::nullopt;
   }
   return *data;
+}
+
+bool NodeMapping::numbersKnown(const Term& t) {
+  return !t.isConstant() || builder_.numbersKnown(*t.constant, index_, name_);
 }
 
 const TensorValue* NodeMapping::dataOf(const Term& constant) {
@@ -163,6 +186,9 @@ std::optional<std::vector<Term>> NodeMapping::emit(const std::string& type, std:
       highestRank = std::max(highestRank, typeOf(*t).shape.size());
     }
   fold = fold && anyTensor && def.family != OpFamily::Opaque;  // an opaque op has no numbers to fold
+  // Without an external data file its tensors' numbers are unknown: the op stays computed.
+  for (const Arg& a : args)
+    if (const Term* t = std::get_if<Term>(&a); fold && t) fold = numbersKnown(*t);
   // A one-element constant where the op takes a scalar (Add's y, Where's x and y) is written as
   // a scalar constant, as MindSpore writes `Mul(x, 0.5)`, rather than becoming a parameter.
   if (!fold)

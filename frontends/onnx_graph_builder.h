@@ -32,6 +32,7 @@ struct Constant {
   const onnx::TensorProto* proto = nullptr;  // an initializer or a Constant node's value
   std::shared_ptr<TensorValue> data;         // read from `proto` on first use, or computed
   ValueId parameter = kNoId;                 // the parameter it became, once a computed op read it
+  bool externalMissing = false;              // its external data file is not there (shapes only)
 };
 
 // What an ONNX tensor name stands for.
@@ -62,6 +63,9 @@ class NodeMapping {
   // The input's data when it is a constant; otherwise an error saying what it had to be.
   std::optional<TensorValue> constantInput(size_t i, std::string_view what);
   const TensorValue* dataOf(const Term& constant);  // null after reporting an unreadable tensor
+  // False for a constant whose external data file is not there (warned once): a mapper that
+  // would read its numbers keeps the op computed instead.
+  bool numbersKnown(const Term& t);
 
   const onnx::AttributeProto* attr(std::string_view attrName) const;
   int64_t intAttr(std::string_view attrName, int64_t fallback) const;
@@ -112,6 +116,9 @@ class GraphBuilder {
 
   std::string uniqueName(const std::string& wanted);
   const TensorValue* dataOf(Constant& c, int nodeIndex);
+  // False when the constant's data is in an external file that is not there: the op that would
+  // fold over it stays computed (warned once per tensor).
+  bool numbersKnown(Constant& c, int nodeIndex, const std::string& nodeName);
   ValueId parameterOf(Constant& c);
   ValueId addInput(const std::string& name, TensorType type);
   std::map<ValueId, TensorValue> parameterData;

@@ -514,7 +514,7 @@ Terms gather(NodeMapping& m) {
   }
   // ONNX counts negative indices from the end; irc's Gather takes them in [0, dim): constant
   // indices are normalized here (computed ones are the model's to keep in range).
-  if (indices->isConstant()) {
+  if (indices->isConstant() && m.numbersKnown(*indices)) {
     auto values = m.constantInput(1, "indices");
     if (!values) return std::nullopt;
     int64_t dim = shapeOf(m, *data)[*n];

@@ -1,6 +1,8 @@
 #include "frontends/onnx_tensors.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -76,15 +78,85 @@ std::optional<TensorType> typeOfTensor(const TensorProto& tensor, std::string& e
   return type;
 }
 
-std::optional<TensorValue> valueOfTensor(const TensorProto& tensor, std::string& error) {
-  auto type = typeOfTensor(tensor, error);
-  if (!type) return std::nullopt;
-  if (tensor.data_location() == TensorProto::EXTERNAL) {
-    error = fmt::format("tensor '{}' keeps its data in an external file; irc reads self-contained models (save with "
-                        "save_as_external_data=False)",
-                        tensor.name());
+std::string externalLocation(const TensorProto& tensor) {
+  if (tensor.data_location() != TensorProto::EXTERNAL) return "";
+  for (const auto& entry : tensor.external_data())
+    if (entry.key() == "location") return entry.value();
+  return "";
+}
+
+namespace {
+
+// Reads `length` bytes at `offset` of the tensor's external file (ONNX's external data: keys
+// location, offset, length; the location relative to the model's folder and inside it).
+std::optional<std::string> readExternal(const TensorProto& tensor, const ExternalDataSource* external, size_t expected,
+                                        std::string& error, TensorDataProblem& problem) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& entry : tensor.external_data()) {
+    const std::string& key = entry.key();
+    if (key == "location") {
+      location = entry.value();
+    } else if (key == "offset" || key == "length") {
+      char* end = nullptr;
+      long long v = std::strtoll(entry.value().c_str(), &end, 10);
+      if (entry.value().empty() || *end != '\0' || v < 0) {
+        error = fmt::format("tensor '{}' has external data {} '{}'; it must be a number >= 0", tensor.name(), key, entry.value());
+        problem = TensorDataProblem::Malformed;
+        return std::nullopt;
+      }
+      (key == "offset" ? offset : length) = v;
+    }
+  }
+  problem = TensorDataProblem::Malformed;
+  if (location.empty()) {
+    error = fmt::format("tensor '{}' keeps its data in an external file but names none (no 'location' entry)", tensor.name());
     return std::nullopt;
   }
+  // ONNX's rule: the file lies in the model's folder or below it.
+  if (location.front() == '/' || location.find("..") != std::string::npos) {
+    error = fmt::format("tensor '{}' names the external file '{}'; it must be a path inside the model's folder", tensor.name(), location);
+    return std::nullopt;
+  }
+  if (length >= 0 && static_cast<size_t>(length) != expected) {
+    error = fmt::format("tensor '{}' has external data length {}; its shape and type need {} bytes", tensor.name(), length, expected);
+    return std::nullopt;
+  }
+  std::string path = (external && !external->dir.empty() ? external->dir + "/" : std::string()) + location;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = fmt::format("tensor '{}' keeps its data in the external file '{}', which is not there", tensor.name(), path);
+    problem = TensorDataProblem::ExternalFileMissing;
+    return std::nullopt;
+  }
+  std::string raw(expected, '\0');
+  in.seekg(offset);
+  in.read(raw.data(), static_cast<std::streamsize>(expected));
+  if (!in || static_cast<size_t>(in.gcount()) != expected) {
+    error = fmt::format("tensor '{}': the external file '{}' ends before bytes {} .. {}", tensor.name(), path, offset,
+                        offset + static_cast<int64_t>(expected));
+    return std::nullopt;
+  }
+  problem = TensorDataProblem::None;
+  return raw;
+}
+
+size_t elementWidth(int32_t elem) {
+  return elem == TensorProto::DOUBLE || elem == TensorProto::INT64   ? 8
+         : elem == TensorProto::FLOAT || elem == TensorProto::INT32  ? 4
+         : elem == TensorProto::FLOAT16 || elem == TensorProto::BFLOAT16 ? 2
+                                                                         : 1;
+}
+
+}  // namespace
+
+std::optional<TensorValue> valueOfTensor(const TensorProto& tensor, std::string& error, const ExternalDataSource* external,
+                                         TensorDataProblem* problemOut) {
+  TensorDataProblem ignored;
+  TensorDataProblem& problem = problemOut ? *problemOut : ignored;
+  problem = TensorDataProblem::Malformed;
+  auto type = typeOfTensor(tensor, error);
+  if (!type) return std::nullopt;
   int64_t count = 1;
   for (int64_t d : type->shape) {
     if (d > 0 && count > (int64_t{1} << 40) / d) {
@@ -93,14 +165,17 @@ std::optional<TensorValue> valueOfTensor(const TensorProto& tensor, std::string&
     }
     count *= d;
   }
-  TensorValue value{type->shape, {}};
   const int32_t elem = tensor.data_type();
-  if (tensor.has_raw_data()) {
-    const std::string& raw = tensor.raw_data();
-    size_t width = elem == TensorProto::DOUBLE || elem == TensorProto::INT64   ? 8
-                   : elem == TensorProto::FLOAT || elem == TensorProto::INT32  ? 4
-                   : elem == TensorProto::FLOAT16 || elem == TensorProto::BFLOAT16 ? 2
-                                                                                   : 1;
+  std::optional<std::string> externalBytes;
+  if (tensor.data_location() == TensorProto::EXTERNAL) {
+    externalBytes = readExternal(tensor, external, static_cast<size_t>(count) * elementWidth(elem), error, problem);
+    if (!externalBytes) return std::nullopt;
+  }
+  problem = TensorDataProblem::Malformed;
+  TensorValue value{type->shape, {}};
+  if (externalBytes || tensor.has_raw_data()) {
+    const std::string& raw = externalBytes ? *externalBytes : tensor.raw_data();
+    size_t width = elementWidth(elem);
     if (raw.size() != static_cast<size_t>(count) * width) {
       error = fmt::format("tensor '{}' holds {} bytes of data; its shape and type need {}", tensor.name(), raw.size(),
                           static_cast<size_t>(count) * width);
@@ -126,6 +201,7 @@ std::optional<TensorValue> valueOfTensor(const TensorProto& tensor, std::string&
         break;
       }
     }
+    problem = TensorDataProblem::None;
     return value;
   }
   // The typed fields: float_data, double_data, int64_data, and int32_data for every narrower type.
@@ -151,6 +227,7 @@ std::optional<TensorValue> valueOfTensor(const TensorProto& tensor, std::string&
     default: ok = take(tensor.int32_data(), plain); break;
   }
   if (!ok) return std::nullopt;
+  problem = TensorDataProblem::None;
   return value;
 }
 

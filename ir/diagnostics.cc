@@ -22,6 +22,10 @@ void DiagnosticEngine::error(SourceLoc loc, std::string message) {
   diagnostics_.push_back({Severity::Error, loc, std::move(message)});
 }
 
+void DiagnosticEngine::warning(SourceLoc loc, std::string message) {
+  diagnostics_.push_back({Severity::Warning, loc, std::move(message)});
+}
+
 void DiagnosticEngine::note(SourceLoc loc, std::string message) {
   if (droppedErrors_ > 0) return;  // a note belongs to the error before it
   diagnostics_.push_back({Severity::Note, loc, std::move(message)});
@@ -51,12 +55,14 @@ void DiagnosticEngine::render(std::ostream& out, bool color) const {
   const char* red = color ? "\033[1;31m" : "";
   const char* cyan = color ? "\033[1;36m" : "";
   const char* green = color ? "\033[1;32m" : "";
+  const char* magenta = color ? "\033[1;35m" : "";
   const char* reset = color ? "\033[0m" : "";
   for (const Diagnostic& d : diagnostics_) {
     bool isError = d.severity == Severity::Error;
     out << bold << fileName_;
     if (d.loc.valid()) out << ':' << formatLoc(d.loc);
-    out << ": " << reset << (isError ? red : cyan) << (isError ? "error: " : "note: ") << reset << bold
+    const char* label = isError ? "error: " : d.severity == Severity::Warning ? "warning: " : "note: ";
+    out << ": " << reset << (isError ? red : d.severity == Severity::Warning ? magenta : cyan) << label << reset << bold
         << d.message << reset << '\n';
     if (!d.loc.valid() || d.loc.isNode()) continue;  // a binary model has no source line to show
     std::string text = sourceLine(d.loc.line);

@@ -25,7 +25,7 @@ struct SourceLoc {
 // "LINE:COL", or "node N" for an ONNX node (what follows `FILE:` in messages and dumps).
 std::string formatLoc(const SourceLoc& loc);
 
-enum class Severity { Error, Note };
+enum class Severity { Error, Warning, Note };
 
 struct Diagnostic {
   Severity severity = Severity::Error;
@@ -41,6 +41,9 @@ class DiagnosticEngine {
 
   void error(SourceLoc loc, std::string message);
   void note(SourceLoc loc, std::string message);
+  // Something the user should know that does not stop the run (rendered with the errors, or on
+  // its own when there are none).
+  void warning(SourceLoc loc, std::string message);
 
   size_t errorCount() const { return errorCount_; }
   bool hasErrors() const { return errorCount_ > 0; }

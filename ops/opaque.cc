@@ -54,10 +54,10 @@ class Opaque : public OpFamilyRules {
     return {opaquePlaceholder(op, results[0])};
   }
   void sample(const OpDef&, OpSample& s) const override {
-    s.attrs["op_type"] = std::string("Conv");
+    s.attrs["op_type"] = std::string("NonZero");
     s.attrs["dtype"] = std::string("float32");
     s.attrs["shape"] = IntTuple{8, 8};
-    s.note = "an ONNX Conv kept opaque";
+    s.note = "an ONNX NonZero kept opaque";
   }
   std::optional<OpRule> rule(const RuleInputs& in) const override {
     RuleBuilder b;

@@ -178,6 +178,7 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     throw UsageError("--device-num applies to an ONNX graph; a YAML model or plan sets parallel.device_num");
   std::unique_ptr<DiagnosticEngine> diags;
   std::optional<Graph> graph;
+  std::map<ValueId, TensorValue> parameterData;
   if (onnx) {
     // An ONNX graph without a plan: data parallel over --device-num devices (docs/onnx.md).
     diags = std::make_unique<DiagnosticEngine>(shownPath, "");
@@ -186,7 +187,10 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     onnxOptions.dims = overrides.dims;
     onnxOptions.checkShapesWithOnnx = overrides.onnxShapeCheck;
     onnxOptions.opaqueUnsupported = overrides.opaqueUnsupported;
+    onnxOptions.keepParameterData = overrides.keepParameterData;
+    if (path != "-") onnxOptions.externalDataDir = std::filesystem::path(path).parent_path().string();
     if (auto loaded = loadOnnxModel(*text, *diags, onnxOptions)) {
+      parameterData = std::move(loaded->parameterData);
       graph = std::move(loaded->graph);
       graph->parallel.deviceNum = overrides.deviceNum.value_or(1);
       graph->parallel.searchMode = SearchMode::DataParallel;
@@ -200,6 +204,7 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     diags->render(std::cerr, useColor(color, stderr));
     return std::nullopt;
   }
+  if (!diags->diagnostics().empty()) diags->render(std::cerr, useColor(color, stderr));  // warnings
   CompileOptions options = optionsFromModel(graph->parallel);
   if (overrides.searchMode) options.searchMode = *overrides.searchMode;
   if (overrides.redistribution) options.redistribution = *overrides.redistribution;
@@ -222,7 +227,7 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
       return std::nullopt;
     }
   }
-  return LoadedModel{std::move(diags), std::move(*graph), std::move(options)};
+  return LoadedModel{std::move(diags), std::move(*graph), std::move(options), std::move(parameterData)};
 }
 
 std::vector<int64_t> parseIntListArg(const std::string& flag, const std::string& value) {

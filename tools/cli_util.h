@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/tensor_value.h"
 #include "passes/compile_options.h"
 
 namespace irc::cli {
@@ -59,6 +60,9 @@ struct LoadedModel {
   std::unique_ptr<DiagnosticEngine> diags;
   Graph graph;
   CompileOptions options;
+  // An ONNX file's parameter values (initializers and folded constants), when asked for with
+  // ParallelOverrides::keepParameterData.
+  std::map<ValueId, TensorValue> parameterData;
 };
 
 // Command-line overrides of the model's `parallel` settings.
@@ -70,6 +74,7 @@ struct ParallelOverrides {
   std::optional<int64_t> deviceNum;     // --device-num: an ONNX graph without a plan
   bool onnxShapeCheck = false;          // --onnx-shape-check
   bool opaqueUnsupported = false;       // --opaque-unsupported
+  bool keepParameterData = false;       // verify --inputs: an ONNX file's own weights, not seeded ones
 };
 
 // --dim and --device-num, shared by the subcommands that load a model; false for other flags.

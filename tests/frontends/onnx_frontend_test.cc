@@ -210,10 +210,10 @@ TEST_CASE("onnx: bad files are clear errors, never crashes") {
             "m.onnx:node 1: error: node '/fc/Add' (Add) reads 'xww', which no node, graph input or initializer defines; did "
             "you mean 'xw'?") != std::string::npos);
   OnnxModel unsupported = linearRelu();
-  unsupported.graph->mutable_node(2)->set_op_type("Conv");
+  unsupported.graph->mutable_node(2)->set_op_type("NonZero");
   Loaded u = load(unsupported.bytes());
   CAPTURE(u.errors);
-  CHECK(u.errors.find("m.onnx:node 2: error: node 'Conv_2' has the op type Conv, which irc does not map; irc maps Abs, Add,") !=
+  CHECK(u.errors.find("m.onnx:node 2: error: node 'NonZero_2' has the op type NonZero, which irc does not map; irc maps Abs, Add,") !=
         std::string::npos);
   OnnxModel mismatch = linearRelu();
   mismatch.graph->mutable_initializer(0)->clear_float_data();
@@ -542,6 +542,74 @@ TEST_CASE("onnx --opaque-unsupported: an unmapped node is an Opaque op, whole on
   std::string dump = readFile(dir.path() + "/plan_ir/rank_0/step_parallel_end_0003.ir");
   CHECK(dump.find("= Opaque(") != std::string::npos);
   CHECK(dump.find("AllGather") != std::string::npos);  // the opaque op's operand, made whole
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("onnx external data: read from the file beside the model; without it, shapes only with a warning; bad entries are errors") {
+  TempDir dir;
+  // w (2, 2) lives at offset 8 of w.bin; a Transpose of it alone would fold, so it needs the numbers.
+  auto make = [](const std::string& location, const std::string& length) {
+    OnnxModel m;
+    m.input("x", {int64_t{2}, int64_t{2}});
+    auto* t = m.graph->add_initializer();
+    t->set_name("w");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(2), t->add_dims(2);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto entry = [&](const std::string& key, const std::string& value) {
+      auto* e = t->add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    };
+    entry("location", location);
+    entry("offset", "8");
+    if (!length.empty()) entry("length", length);
+    m.node("Transpose", {"w"}, {"wt"}, "/t");
+    m.node("MatMul", {"x", "wt"}, {"y"}, "/mm");
+    m.output("y");
+    return m.bytes();
+  };
+  std::string data(8, 'x');
+  for (float v : {1.0f, 2.0f, 3.0f, 4.0f}) data.append(reinterpret_cast<const char*>(&v), sizeof v);
+  writeFile(dir.path() + "/w.bin", data);
+  auto loadIn = [&](const std::string& bytes, const std::string& from) {
+    DiagnosticEngine diags("m.onnx", "");
+    OnnxOptions options{"m", {}, true};
+    options.externalDataDir = from;
+    Loaded l;
+    l.graph = loadOnnxModel(bytes, diags, options);
+    l.errors = diags.renderToString();
+    return l;
+  };
+  Loaded ok = loadIn(make("w.bin", "16"), dir.path());
+  REQUIRE(ok.graph);
+  CHECK(ok.errors == "");
+  // The Transpose folded over the file's numbers: the MatMul reads its result as a parameter.
+  CHECK(opTypes(ok.graph->graph) == std::vector<std::string>{"MatMul"});
+  REQUIRE(ok.graph->parameterData.size() == 1);
+  CHECK(ok.graph->parameterData.begin()->second.data == std::vector<double>{1, 3, 2, 4});
+  // Without the file: w is a parameter of its declared shape, the Transpose stays computed.
+  TempDir empty;
+  Loaded shapes = loadIn(make("w.bin", ""), empty.path());
+  REQUIRE(shapes.graph);
+  CHECK(opTypes(shapes.graph->graph) == std::vector<std::string>{"Transpose", "MatMul"});
+  CHECK(shapes.errors.find("warning: tensor 'w' keeps its data in the external file '" + empty.path() +
+                           "/w.bin', which is not there; '/t' stays a computed op instead of being folded (shapes only)") !=
+        std::string::npos);
+  // A location outside the model's folder and a length that does not fit are errors.
+  Loaded outside = loadIn(make("../w.bin", ""), dir.path());
+  CHECK(!outside.graph);
+  CHECK(outside.errors.find("names the external file '../w.bin'; it must be a path inside the model's folder") != std::string::npos);
+  Loaded wrongLength = loadIn(make("w.bin", "12"), dir.path());
+  CHECK(!wrongLength.graph);
+  CHECK(wrongLength.errors.find("has external data length 12; its shape and type need 16 bytes") != std::string::npos);
+  writeFile(dir.path() + "/short.bin", std::string(10, 'x'));
+  Loaded truncated = loadIn(make("short.bin", ""), dir.path());
+  CHECK(!truncated.graph);
+  CHECK(truncated.errors.find("ends before bytes 8 .. 24") != std::string::npos);
 }
 
 }  // namespace irc::test
