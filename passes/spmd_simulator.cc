@@ -314,6 +314,7 @@ class Lockstep {
   }
 
   void run(VerifyResult& result) {
+    outputs_ = &result.outputs;
     for (OpId id : global_.order) {
       const Op& gop = global_.op(id);
       sliceForRanks(gop);  // before the reference may drop an input at its last read below
@@ -342,13 +343,21 @@ class Lockstep {
     for (const auto& [p, model] : check) out.push_back(produced ? p : model);
     return out;
   }
+  bool isGraphOutput(ValueId v) const {
+    return std::find(original_.outputs.begin(), original_.outputs.end(), v) != original_.outputs.end();
+  }
   // (Inputs and parameters have the same ids in the original and the global graph.)
   bool isGraphInput(ValueId v) const { return global_.value(v).producer == kNoId; }
 
   void makeReference(ValueId v) {
     if (made_[v]) return;
-    ref_[v] = randomInput(original_, v, options_.seed);
     made_[v] = true;
+    if (options_.given)
+      if (auto it = options_.given->find(v); it != options_.given->end()) {
+        ref_[v] = it->second;
+        return;
+      }
+    ref_[v] = randomInput(original_, v, options_.seed);
   }
 
   // Each rank's slice of the inputs and parameters `gop` reads first; ranks holding the same
@@ -372,8 +381,10 @@ class Lockstep {
     for (const Operand& o : op.operands)
       if (o.isValue() && isGraphInput(o.value)) makeReference(o.value);
     auto outs = runLocal(original_, op, ref_);
-    for (size_t r = 0; r < outs.size(); ++r)
+    for (size_t r = 0; r < outs.size(); ++r) {
+      if (options_.keepOutputs && isGraphOutput(op.results[r])) (*outputs_)[op.results[r]] = outs[r];
       if (!refReads_.unread(op.results[r])) ref_[op.results[r]] = std::move(outs[r]);
+    }
     for (const Operand& o : op.operands)
       if (o.isValue() && refReads_.read(o.value)) release(ref_[o.value]);
   }
@@ -391,6 +402,7 @@ class Lockstep {
   std::vector<bool> made_, sliced_;
   std::map<ValueId, ValueId> check_;  // compared value -> the model result it completes
   ReadCounts refReads_, rankReads_;
+  std::map<ValueId, TensorValue>* outputs_ = nullptr;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/tensor_value.h"
 
 namespace irc {
 
@@ -17,6 +18,11 @@ struct VerifyOptions {
   double rtol = 1e-9;
   double atol = 1e-12;
   int64_t maxElements = int64_t{1} << 28;  // of the program's values live at once (docs/limits.md)
+  // Values for inputs and parameters (`irc verify --inputs`, an ONNX file's own weights); the
+  // others are seeded.
+  const std::map<ValueId, TensorValue>* given = nullptr;
+  // Keep the single-device program's graph outputs in VerifyResult::outputs (`--expect`).
+  bool keepOutputs = false;
 };
 
 // The most elements a program's values hold at once when each lives from its producer to its
@@ -34,6 +40,7 @@ struct VerifyResult {
   std::vector<int64_t> element;
   double got = 0, expected = 0;
   std::string problem;  // a reference error (an index outside a table), if the run could not finish
+  std::map<ValueId, TensorValue> outputs;  // with keepOutputs: the reference's graph outputs
 };
 
 // `original`: the model as loaded; `global`: after redistribution; `locals`: every rank's graph

@@ -1,10 +1,13 @@
 // `irc verify MODEL`: compile for every rank with the same pipeline as `--all-ranks`, then run
 // all ranks against the single-device program (passes/spmd_simulator.h). Exit 3 on a mismatch.
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "frontends/npz_reader.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
 #include "passes/compile.h"
@@ -37,6 +40,97 @@ std::string opaqueLine(const Graph& g) {
                      names.size(), names.size() == 1 ? "" : "s", joinNames(names));
 }
 
+// The default tolerance against --expect: irc's reference is float64, the expectation usually a
+// float32 run (onnxruntime's); numpy.allclose's defaults are of the same order.
+constexpr double kExpectRtol = 1e-4, kExpectAtol = 1e-5;
+
+// Binds the arrays of an .npz to the graph's inputs (required) and parameters (optional) by
+// name, checking shape and dtype class; the error names what is wrong and what would be valid.
+bool bindInputs(const Graph& g, const std::string& path, std::map<ValueId, TensorValue>& given, std::string& error) {
+  auto arrays = readNpz(path, error);
+  if (!arrays) return false;
+  std::map<std::string, ValueId> byName;
+  std::vector<std::string> inputNames;
+  for (ValueId v : g.inputs) byName[g.value(v).name] = v, inputNames.push_back(g.value(v).name);
+  for (ValueId v : g.parameters) byName[g.value(v).name] = v;
+  for (auto& [name, array] : *arrays) {
+    auto it = byName.find(name);
+    if (it == byName.end()) {
+      error = fmt::format("{}: array '{}' names no input or parameter of the graph; its inputs: {}", path, name, joinNames(inputNames));
+      return false;
+    }
+    const TensorType& type = g.value(it->second).type;
+    if (array.value.shape != type.shape) {
+      error = fmt::format("{}: array '{}' has shape {}; the graph's '{}' is {}", path, name, formatShape(array.value.shape), name,
+                          formatShape(type.shape));
+      return false;
+    }
+    if (isFloat(array.dtype) != isFloat(type.dtype)) {
+      error = fmt::format("{}: array '{}' is {}; the graph's '{}' is {}", path, name, modelName(array.dtype), name, modelName(type.dtype));
+      return false;
+    }
+    given[it->second] = std::move(array.value);
+  }
+  for (ValueId v : g.inputs)
+    if (!given.count(v)) {
+      error = fmt::format("{}: no array for the graph input '{}' (it has {})", path, g.value(v).name, joinNames(inputNames));
+      return false;
+    }
+  return true;
+}
+
+// Compares the reference's outputs with the expected arrays; prints one line per output and
+// returns false on a mismatch (or an error in `error`).
+bool compareWithExpected(const Graph& g, const std::map<ValueId, TensorValue>& outputs, const std::string& path, double rtol,
+                         double atol, std::string& error) {
+  auto arrays = readNpz(path, error);
+  if (!arrays) return false;
+  bool ok = true;
+  std::vector<std::string> outputNames;
+  for (ValueId v : g.outputs) outputNames.push_back(g.value(v).name);
+  for (const auto& [name, array] : *arrays)
+    if (std::find(outputNames.begin(), outputNames.end(), name) == outputNames.end()) {
+      error = fmt::format("{}: array '{}' names no output of the graph; its outputs: {}", path, name, joinNames(outputNames));
+      return false;
+    }
+  for (ValueId v : g.outputs) {
+    const std::string& name = g.value(v).name;
+    auto expected = arrays->find(name);
+    if (expected == arrays->end()) {
+      error = fmt::format("{}: no array for the graph output '{}' (it has {})", path, name, joinNames(outputNames));
+      return false;
+    }
+    auto got = outputs.find(v);
+    if (got == outputs.end()) throw InternalError(fmt::format("verify kept no reference value for output '{}'", name));
+    if (expected->second.value.shape != got->second.shape) {
+      error = fmt::format("{}: array '{}' has shape {}; the graph's output is {}", path, name, formatShape(expected->second.value.shape),
+                          formatShape(got->second.shape));
+      return false;
+    }
+    double maxAbs = 0, maxRel = 0;
+    int64_t bad = 0, firstBad = -1;
+    const auto& e = expected->second.value.data;
+    const auto& a = got->second.data;
+    for (size_t i = 0; i < e.size(); ++i) {
+      double diff = std::fabs(a[i] - e[i]);
+      bool close = diff <= atol + rtol * std::fabs(e[i]) || (std::isnan(a[i]) && std::isnan(e[i])) || a[i] == e[i];
+      if (!std::isnan(diff)) {
+        maxAbs = std::max(maxAbs, diff);
+        if (e[i] != 0) maxRel = std::max(maxRel, diff / std::fabs(e[i]));
+      }
+      if (!close && bad++ == 0) firstBad = static_cast<int64_t>(i);
+    }
+    std::cout << fmt::format("irc verify: output '{}' against {}: max abs error {:.3g}, max rel error {:.3g}{}\n", name, path, maxAbs,
+                             maxRel,
+                             bad == 0 ? "" : fmt::format(" - MISMATCH: {} of {} elements outside the tolerance, first at flat index {} "
+                                                         "(got {}, expected {})",
+                                                         bad, e.size(), firstBad, a[firstBad], e[firstBad]));
+    ok = ok && bad == 0;
+  }
+  std::cout << fmt::format("irc verify: tolerance against --expect: |got - expected| <= {:g} + {:g} * |expected|\n", atol, rtol);
+  return ok;
+}
+
 }  // namespace
 
 int runVerify(const std::vector<std::string>& args) {
@@ -47,6 +141,8 @@ int runVerify(const std::vector<std::string>& args) {
   ParallelOverrides overrides;
   ColorMode color = ColorMode::Auto;
   int64_t maxRanks = kDefaultMaxRanks;
+  std::string inputsPath, expectPath;
+  std::optional<double> rtol, atol;
   while (!scan.done()) {
     auto item = scan.next();
     const std::string& f = item.flag;
@@ -58,9 +154,13 @@ int runVerify(const std::vector<std::string>& args) {
     } else if (f == "--max-ranks") {
       maxRanks = parsePositiveIntArg(f, item.value);
     } else if (f == "--rtol") {
-      options.rtol = parseSecondsArg(f, item.value);
+      rtol = parseSecondsArg(f, item.value);
     } else if (f == "--atol") {
-      options.atol = parseSecondsArg(f, item.value);
+      atol = parseSecondsArg(f, item.value);
+    } else if (f == "--inputs") {
+      inputsPath = item.value;
+    } else if (f == "--expect") {
+      expectPath = item.value;
     } else if (takeGraphFlag(f, item.value, overrides)) {
     } else if (f == "--search-mode") {
       overrides.searchMode = parseSearchModeArg(f, item.value);
@@ -70,7 +170,12 @@ int runVerify(const std::vector<std::string>& args) {
       color = parseColorMode(item.value);
     }
   }
-  if (model.empty()) throw UsageError("usage: irc verify MODEL.yaml [--seed N] [--rtol X] [--atol X]");
+  if (model.empty()) throw UsageError("usage: irc verify MODEL.yaml [--seed N] [--inputs IN.npz [--expect OUT.npz]] [--rtol X] [--atol X]");
+  if (!expectPath.empty() && inputsPath.empty()) throw UsageError("--expect compares outputs computed from --inputs: give --inputs IN.npz too");
+  if (rtol) options.rtol = *rtol;
+  if (atol) options.atol = *atol;
+  // An ONNX file's own weights where the inputs are given: the outputs are then the file's.
+  overrides.keepParameterData = !inputsPath.empty();
   auto loaded = loadModelOrReport(model, color, overrides);
   if (!loaded) return 1;
   Graph* graph = &loaded->graph;
@@ -81,6 +186,16 @@ int runVerify(const std::vector<std::string>& args) {
                                  "--max-ranks N)",
                                  compileOptions.deviceNum, maxRanks));
   compileOptions.ranks = compileOptions.everyRank();
+  std::map<ValueId, TensorValue> given = std::move(loaded->parameterData);
+  if (!inputsPath.empty()) {
+    std::string error;
+    if (!bindInputs(*graph, inputsPath, given, error)) {
+      std::cerr << "irc verify: error: " << error << "\n";
+      return 1;
+    }
+    options.given = &given;
+    options.keepOutputs = !expectPath.empty();
+  }
   Graph original = *graph;
   std::map<int64_t, Graph> locals;
   PassContext context{diags};
@@ -102,11 +217,19 @@ int runVerify(const std::vector<std::string>& args) {
     return 3;
   }
   std::cout << fmt::format("irc verify: {}: all {} ranks agree with the single-device program on {} values "
-                           "(max abs error {:.3g}, max rel error {:.3g}; seed {})\n",
-                           graph->name, locals.size(), r.comparedValues, r.maxAbsError, r.maxRelError, options.seed);
+                           "(max abs error {:.3g}, max rel error {:.3g}; {})\n",
+                           graph->name, locals.size(), r.comparedValues, r.maxAbsError, r.maxRelError,
+                           inputsPath.empty() ? fmt::format("seed {}", options.seed) : "inputs from " + inputsPath);
   std::cout << toleranceLine(options);
   std::cout << opaqueLine(original);
-  return 0;
+  if (expectPath.empty()) return 0;
+  std::string error;
+  bool matched = compareWithExpected(original, r.outputs, expectPath, rtol.value_or(kExpectRtol), atol.value_or(kExpectAtol), error);
+  if (!error.empty()) {
+    std::cerr << "irc verify: error: " << error << "\n";
+    return 1;
+  }
+  return matched ? 0 : 3;
 }
 
 }  // namespace irc::cli

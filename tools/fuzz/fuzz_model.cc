@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <map>
 #include <string>
 
+#include "frontends/npz_reader.h"
 #include "frontends/onnx_frontend.h"
 #include "frontends/yaml_frontend.h"
 #include "passes/compile.h"
@@ -30,11 +32,32 @@ constexpr int64_t kMaxFuzzElements = int64_t{1} << 20;
   std::abort();
 }
 
+// `irc verify --inputs`'s reader: an .npy (bytes starting with numpy's magic) or an .npz (a zip,
+// "PK") must be read or refused with a message, never crash.
+bool fuzzArrays(const std::string& bytes) {
+  std::string error;
+  if (bytes.rfind("\x93NUMPY", 0) == 0) {
+    if (!irc::parseNpy(bytes, error) && error.empty()) fail("an .npy refused without a message", bytes);
+    return true;
+  }
+  if (bytes.rfind("PK", 0) != 0) return false;
+  char path[] = "/tmp/irc_fuzz_npz_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return true;
+  FILE* f = fdopen(fd, "wb");
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  if (!irc::readNpz(path, error) && error.empty()) fail("an .npz refused without a message", bytes);
+  std::remove(path);
+  return true;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace irc;
   std::string text(reinterpret_cast<const char*>(data), size);
+  if (fuzzArrays(text)) return 0;
   const bool onnx = looksLikeOnnx(text);
   const char* file = onnx ? "fuzz.onnx" : "fuzz.yaml";
   DiagnosticEngine diags(file, onnx ? "" : text);
