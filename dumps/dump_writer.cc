@@ -156,6 +156,7 @@ void DumpWriter::dump(int position, std::string_view dumpName, const Graph& grap
   PrintOptions print;
   print.rank = rank;
   print.locations = options_.locations;
+  print.scopes = options_.scopes;
   print.modelFileName = options_.modelFileName;
   print.searchMode = options_.searchMode;
   std::string name = dumpFileName(dumpName, position, ending);

@@ -28,6 +28,7 @@ struct DumpOptions {
   bool all = false;                    // --dump-all
   std::set<std::string> after;         // --dump-after (dump names)
   bool locations = false;              // --dump-locations
+  bool scopes = false;                 // --dump-scopes
   bool dot = false;                    // --dump-dot: a <pass>_XXXX.dot beside each .ir
   std::string modelFileName;
   std::optional<SearchMode> searchMode;  // the compile's, for the dumps' header

@@ -49,6 +49,7 @@ std::string explainModelOp(const Graph& graph, OpId id) {
   const Op& op = graph.op(id);
   const OpParallelState& p = *op.parallel;
   std::string out = fmt::format("{} ({}), model op at {}\n", op.name, op.type, formatLoc(op.loc));
+  if (const std::string& module = graph.moduleOf(op); !module.empty()) out += fmt::format("  module: {}\n", module);
   if (!p.hasSharding) return out + "  no strategy (the strategy propagation pass did not run)\n";
   if (takesLayoutsFromNeighbours(op)) out += "  strategy: none (a Reshape takes its layouts from its neighbours)\n";
   else out += fmt::format("  strategy: {}\n", formatStrategy(p.inStrategy));

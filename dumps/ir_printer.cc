@@ -176,6 +176,15 @@ class Printer {
     }
     if (options_.locations && op.loc.valid())
       fmt::format_to(std::back_inserter(out_), "      # In file {}:{}\n", options_.modelFileName, formatLoc(op.loc));
+    if (options_.scopes) {
+      // An inserted op belongs to the module of the op it was inserted for, as in MindSpore.
+      const Op& model = op.inserted() && op.owner != kNoId ? graph_.op(op.owner) : op;
+      if (const std::string& module = graph_.moduleOf(model); !module.empty()) {
+        out_ += "      # scope: "sv;
+        out_ += module;
+        out_ += '\n';
+      }
+    }
   }
 
   // ` primitive_attrs: {k: v, ...}` in key order, or nothing: the op's attrs (already in key

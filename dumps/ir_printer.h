@@ -14,6 +14,7 @@ struct PrintOptions {
   int64_t rank = 0;              // printed as `global_rank` in the header
   bool locations = false;        // `# In file model.yaml:12:5` comment lines
   std::string modelFileName;     // for those lines
+  bool scopes = false;           // `# scope: m.model.layers.0.self_attn.q_proj` lines (torch module paths)
   // The search mode the compile ran (`--search-mode` may override the model's), for the header.
   std::optional<SearchMode> searchMode;
 };

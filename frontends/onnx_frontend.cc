@@ -15,6 +15,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "frontends/onnx_graph_builder.h"
+#include "frontends/onnx_module_path.h"
 #include "frontends/onnx_tensors.h"
 #include "ir/shape.h"
 #include "ir/suggest.h"
@@ -109,6 +110,8 @@ class OnnxLoader {
   void mapNode(GraphBuilder& b, int index, const std::string& name);
   void readOutputs(GraphBuilder& b);
   void mapOpaque(GraphBuilder& b, int index, const std::string& name);
+  // Gives the ops made for node `index` (from op `firstOp` on) the node's torch module path.
+  void setModulePath(GraphBuilder& b, int index, size_t firstOp);
 
   void error(std::string message, int nodeIndex = -1) {
     diags_.error(nodeIndex >= 0 ? SourceLoc{nodeIndex + 1, 0} : SourceLoc{}, std::move(message));
@@ -124,6 +127,7 @@ class OnnxLoader {
   std::pmr::monotonic_buffer_resource pool_;  // the loader's name tables, freed at once
   // What ONNX's shape inference found, per tensor (views of the model's strings).
   std::pmr::unordered_map<std::string_view, Shape> onnxShapes_{&pool_};
+  std::unordered_map<std::string, int> moduleIndex_;  // a module path's index in Graph::modulePaths
   std::pmr::unordered_map<std::string_view, int32_t> onnxElemTypes_{&pool_};
   bool inferred_ = false;
   std::unordered_set<std::string> failed_;             // outputs of nodes that could not be mapped
@@ -315,6 +319,7 @@ void OnnxLoader::mapNode(GraphBuilder& b, int index, const std::string& name) {
     for (const auto& out : node.output()) failed_.insert(out);
     return;
   }
+  setModulePath(b, index, opsBefore);
   for (int i = 0; i < node.output_size(); ++i) {
     const std::string& out = node.output(i);
     if (out.empty()) continue;
@@ -339,6 +344,17 @@ void OnnxLoader::mapNode(GraphBuilder& b, int index, const std::string& name) {
             index);
     b.terms[out] = t;
   }
+}
+
+void OnnxLoader::setModulePath(GraphBuilder& b, int index, size_t firstOp) {
+  if (firstOp == b.graph.ops.size()) return;  // folded: no op to label
+  std::string problem;
+  std::string module = modulePathOf(model_.graph().node(index), problem);
+  if (!problem.empty()) error(problem, index);
+  if (module.empty()) return;
+  auto [it, added] = moduleIndex_.emplace(module, static_cast<int>(b.graph.modulePaths.size()));
+  if (added) b.graph.modulePaths.push_back(module);
+  for (size_t op = firstOp; op < b.graph.ops.size(); ++op) b.graph.ops[op].modulePath = it->second;
 }
 
 // --opaque-unsupported: a node irc does not map becomes an Opaque op whose result type comes from
@@ -372,12 +388,14 @@ void OnnxLoader::mapOpaque(GraphBuilder& b, int index, const std::string& name) 
   auto dtype = dtypeOfOnnx(elem->second);
   if (!dtype) return fail(fmt::format("its output has element type {}, which irc does not hold", onnxTypeName(elem->second)));
   IntTuple dims(shape->second.begin(), shape->second.end());
+  size_t opsBefore = b.graph.ops.size();
   auto result = m.emit1("Opaque", std::move(args),
                         {{"op_type", node.op_type()}, {"dtype", std::string(modelName(*dtype))}, {"shape", dims}});
   if (!result) {
     failed_.insert(out);
     return;
   }
+  setModulePath(b, index, opsBefore);
   b.graph.value(result->value).name = out;
   b.terms[out] = *result;
 }

@@ -40,6 +40,11 @@ OpId Graph::addOp(Op op, const std::vector<TensorType>& resultTypes) {
   return id;
 }
 
+const std::string& Graph::moduleOf(const Op& op) const {
+  static const std::string none;
+  return op.modulePath >= 0 && static_cast<size_t>(op.modulePath) < modulePaths.size() ? modulePaths[op.modulePath] : none;
+}
+
 std::optional<ValueId> Graph::findValue(std::string_view valueName) const {
   // `op:0` is the op's first result, whose value carries the op's plain name.
   if (valueName.size() > 2 && valueName.substr(valueName.size() - 2) == ":0") valueName.remove_suffix(2);

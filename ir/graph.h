@@ -90,6 +90,9 @@ struct Op {
   SourceLoc loc;
   std::vector<std::pair<std::string, SourceLoc>> attrLocs;  // where each model attr was written
   int modelIndex = -1;       // position in the model's op list; -1 for inserted ops
+  // The torch module it came from (an ONNX export's node metadata or TorchScript name): an index
+  // into Graph::modulePaths, shared by the ops of one module; -1 for none.
+  int modulePath = -1;
   // What the model configured. On the heap, made on first write (ir/heap_default.h): only the
   // few configured model ops have one, and inline it made every op 112 bytes larger.
   HeapDefault<OpAnnotation> annotation;
@@ -131,6 +134,7 @@ class Graph {
   std::vector<ValueId> parameters;  // in model order, after the inputs when numbered
   std::vector<ValueId> outputs;
   std::vector<OpId> order;          // execution / print order
+  std::vector<std::string> modulePaths;  // "m.model.layers.0.self_attn.q_proj", by Op::modulePath
   // False while shapes are global (up to step_parallel_end): inserted ops then carry the global
   // type of the value they move. True in a rank's local graph (validate).
   bool localShapes = false;
@@ -152,6 +156,8 @@ class Graph {
 
   // By name (`op:0` is the op's first result); a linear scan, for tests and tools, not passes.
   std::optional<ValueId> findValue(std::string_view valueName) const;
+  // The op's torch module path, "" when it has none.
+  const std::string& moduleOf(const Op& op) const;
 };
 
 // Consumers of every value, in `order` (an op using a value twice is listed once per use).

@@ -42,6 +42,7 @@ std::vector<CommandSpec> build() {
                           {"--dump-after", "PASS[,PASS]", "write dumps after these passes only (pass or dump names)"},
                           {"--dump-dir", "DIR", "where dumps go (default <model stem>_ir/); one rank_<r>/ folder per rank, replaced whole"},
                           {"--dump-locations", "", "add '# In file MODEL:LINE:COL' lines under model ops"},
+                          {"--dump-scopes", "", "add '# scope: MODULE' lines: the torch module path of an ONNX export's ops"},
                           {"--dump-dot", "", "also write <pass>_XXXX.dot (Graphviz) beside each dump: ops, strategies, shapes, bytes"},
                           {"--rank", "R", "the rank whose dumps and report are written (default parallel.global_rank)"},
                           {"--all-ranks", "", "write one folder per rank"},

@@ -41,6 +41,7 @@ struct CompileArgs {
   std::optional<double> alpha, beta, gamma;
   bool timePasses = false;
   bool dumpLocations = false;
+  bool dumpScopes = false;
   bool dumpDot = false;
   bool quiet = false;
   ColorMode color = ColorMode::Auto;
@@ -86,6 +87,8 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       a.stopAfter = stageOrThrow(f, item.value).passName;
     } else if (f == "--time-passes") {
       a.timePasses = true;
+    } else if (f == "--dump-scopes") {
+      a.dumpScopes = true;
     } else if (f == "--dump-locations") {
       a.dumpLocations = true;
     } else if (f == "--dump-dot") {
@@ -279,6 +282,7 @@ DumpOptions dumpOptionsFor(const CompileArgs& a, const Graph& graph, const Compi
   d.all = a.dumpAll;
   d.after = a.dumpAfter;
   d.locations = a.dumpLocations;
+  d.scopes = a.dumpScopes;
   d.dot = a.dumpDot;
   // The file's name only: a dump never holds an absolute path (ir-dump.md, Determinism).
   d.modelFileName = a.model == "-" ? "<stdin>" : std::filesystem::path(a.model).filename().string();

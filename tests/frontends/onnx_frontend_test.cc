@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
 
 #include "dumps/model_yaml_writer.h"
@@ -610,6 +611,51 @@ TEST_CASE("onnx external data: read from the file beside the model; without it, 
   Loaded truncated = loadIn(make("short.bin", ""), dir.path());
   CHECK(!truncated.graph);
   CHECK(truncated.errors.find("ends before bytes 8 .. 24") != std::string::npos);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("onnx module paths: from the dynamo exporter's node metadata (field 9) and from TorchScript names") {
+  OnnxModel m = linearRelu();  // nodes /fc/MatMul, /fc/Add, and an unnamed Relu
+  // The Relu carries the dynamo exporter's metadata: its deepest module scope is m.act.
+  onnx::NodeProto* relu = m.graph->mutable_node(2);
+  auto addMetadata = [](onnx::NodeProto* node, const std::string& key, const std::string& value) {
+    onnx::StringStringEntryProto entry;
+    entry.set_key(key);
+    entry.set_value(value);
+    node->GetReflection()->MutableUnknownFields(node)->AddLengthDelimited(9, entry.SerializeAsString());
+  };
+  addMetadata(relu, "namespace", ": __main__.Wrap/m.act: torch.nn.modules.activation.ReLU/relu: aten.relu.default");
+  addMetadata(relu, "pkg.torch.onnx.name_scopes", "['', 'm', 'm.act', 'relu']");
+  Loaded l = load(m.bytes());
+  REQUIRE(l.graph);
+  const Graph& g = l.graph->graph;
+  std::vector<std::string> modules;
+  for (OpId id : g.order) modules.push_back(g.moduleOf(g.op(id)));
+  CHECK(modules == std::vector<std::string>{"fc", "fc", "m.act"});
+  // The dumps show them with --dump-scopes; the report and explain always.
+  TempDir dir;
+  writeFile(dir.path() + "/m.onnx", m.bytes());
+  RunResult r = runIrc({dir.path() + "/m.onnx", "--dump-after", "parse", "--dump-scopes", "--dump-dir", dir.path() + "/d",
+                        "--report", dir.path() + "/r.json", "-q"});
+  REQUIRE(r.exitCode == 0);
+  std::string dump = readFile(dir.path() + "/d/rank_0/parse_0000.ir");
+  CHECK(dump.find("      # scope: fc\n") != std::string::npos);
+  CHECK(dump.find("      # scope: m.act\n") != std::string::npos);
+  CHECK(readFile(dir.path() + "/r.json").find("\"module\":\"m.act\"") != std::string::npos);
+  CHECK(runIrc({"explain", dir.path() + "/m.onnx", "/fc/MatMul"}).out.find("  module: fc\n") != std::string::npos);
+  // Malformed metadata is a located error.
+  OnnxModel bad = linearRelu();
+  bad.graph->mutable_node(1)->GetReflection()->MutableUnknownFields(bad.graph->mutable_node(1))->AddLengthDelimited(9, "\xff\xff\xff");
+  Loaded b = load(bad.bytes());
+  CHECK(!b.graph);
+  CHECK(b.errors.find("m.onnx:node 1: error: node '/fc/Add' has a metadata entry (field 9) that is not a key/value pair") !=
+        std::string::npos);
+  OnnxModel badScopes = linearRelu();
+  addMetadata(badScopes.graph->mutable_node(0), "pkg.torch.onnx.name_scopes", "['', 'm");
+  CHECK(load(badScopes.bytes()).errors.find("which is not a list of quoted names") != std::string::npos);
 }
 
 }  // namespace irc::test
