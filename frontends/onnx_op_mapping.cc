@@ -382,6 +382,130 @@ Terms layerNormalization(NodeMapping& m) {
   return results;
 }
 
+// ---- normalizations written as the ops they compute ----
+
+// A per-channel [C] vector as [C, 1, ...] against an NC... tensor of `rank` dims.
+std::optional<Term> perChannel(NodeMapping& m, const Term& v, size_t rank, const std::string& role) {
+  IntTuple shape = {shapeOf(m, v).empty() ? 1 : shapeOf(m, v)[0]};
+  shape.resize(std::max<size_t>(rank - 1, 1), 1);
+  return m.emit1("Reshape", {v, Attribute(shape)}, {}, role);
+}
+
+// (x - mean) * (var + epsilon)^-0.5, the shared core of the normalizations: `centred` is x - mean.
+std::optional<Term> normalized(NodeMapping& m, const Term& centred, const Term& var, double epsilon) {
+  DType dt = m.typeOf(centred).dtype;
+  auto shifted = m.emit1("Add", {var, Attribute(ScalarTensor{dt, epsilon})}, {}, "var_epsilon");
+  if (!shifted) return std::nullopt;
+  auto inverse = m.emit1("Pow", {*shifted, Attribute(ScalarTensor{dt, -0.5})}, {}, "inv_std");
+  if (!inverse) return std::nullopt;
+  return m.emit1("Mul", {centred, *inverse}, {}, "normalized");
+}
+
+// Mean and centred values of x over `axes` (kept), and the population variance.
+struct Moments {
+  Term centred, var;
+};
+std::optional<Moments> momentsOf(NodeMapping& m, const Term& x, const IntTuple& axes) {
+  auto mean = m.emit1("ReduceMean", {x, Attribute(axes)}, {{"keep_dims", true}}, "mean");
+  if (!mean) return std::nullopt;
+  auto centred = m.emit1("Sub", {x, *mean}, {}, "centred");
+  if (!centred) return std::nullopt;
+  auto squared = m.emit1("Mul", {*centred, *centred}, {}, "squared");
+  if (!squared) return std::nullopt;
+  auto var = m.emit1("ReduceMean", {*squared, Attribute(axes)}, {{"keep_dims", true}}, "variance");
+  if (!var) return std::nullopt;
+  return Moments{*centred, *var};
+}
+
+// BatchNormalization at inference: x * a + b per channel, a = scale / sqrt(var + epsilon) and
+// b = B - mean * a (constants fold, so a model's frozen statistics cost two ops).
+Terms batchNormalization(NodeMapping& m) {
+  auto x = need(m, 0), scale = need(m, 1), bias = need(m, 2), mean = need(m, 3), var = need(m, 4);
+  if (!x || !scale || !bias || !mean || !var) return std::nullopt;
+  if (m.intAttr("training_mode", 0) != 0 || (m.node().output_size() > 1 && !m.node().output(1).empty())) {
+    m.error("runs in training mode (batch statistics); irc maps BatchNormalization at inference");
+    return std::nullopt;
+  }
+  size_t rank = shapeOf(m, *x).size();
+  if (rank < 2) {
+    m.error(fmt::format("normalizes x of shape {}; it needs N and C", formatShape(shapeOf(m, *x))));
+    return std::nullopt;
+  }
+  DType dt = m.typeOf(*x).dtype;
+  auto shifted = m.emit1("Add", {*var, Attribute(ScalarTensor{dt, m.floatAttr("epsilon", 1e-5)})}, {}, "var_epsilon");
+  if (!shifted) return std::nullopt;
+  auto inverse = m.emit1("Pow", {*shifted, Attribute(ScalarTensor{dt, -0.5})}, {}, "inv_std");
+  if (!inverse) return std::nullopt;
+  auto a = m.emit1("Mul", {*scale, *inverse}, {}, "scale");
+  if (!a) return std::nullopt;
+  auto meanA = m.emit1("Mul", {*mean, *a}, {}, "mean_scale");
+  if (!meanA) return std::nullopt;
+  auto b = m.emit1("Sub", {*bias, *meanA}, {}, "shift");
+  if (!b) return std::nullopt;
+  auto ac = perChannel(m, *a, rank, "scale_c"), bc = perChannel(m, *b, rank, "shift_c");
+  if (!ac || !bc) return std::nullopt;
+  auto scaled = m.emit1("Mul", {*x, *ac}, {}, "scaled");
+  if (!scaled) return std::nullopt;
+  return one(m.emit1("Add", {*scaled, *bc}));
+}
+
+// InstanceNormalization: each (n, c) normalized over its spatial dims, then scale and B per channel.
+Terms instanceNormalization(NodeMapping& m) {
+  auto x = need(m, 0), scale = need(m, 1), bias = need(m, 2);
+  if (!x || !scale || !bias) return std::nullopt;
+  size_t rank = shapeOf(m, *x).size();
+  if (rank < 3) {
+    m.error(fmt::format("normalizes x of shape {}; it needs N, C and a spatial dim", formatShape(shapeOf(m, *x))));
+    return std::nullopt;
+  }
+  IntTuple axes;
+  for (size_t d = 2; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+  auto moments = momentsOf(m, *x, axes);
+  if (!moments) return std::nullopt;
+  auto y = normalized(m, moments->centred, moments->var, m.floatAttr("epsilon", 1e-5));
+  auto sc = perChannel(m, *scale, rank, "scale_c"), bc = perChannel(m, *bias, rank, "bias_c");
+  if (!y || !sc || !bc) return std::nullopt;
+  auto scaled = m.emit1("Mul", {*y, *sc}, {}, "scaled");
+  if (!scaled) return std::nullopt;
+  return one(m.emit1("Add", {*scaled, *bc}));
+}
+
+// GroupNormalization: x [N, C, ...] as [N, G, rest] normalized over rest; scale and bias per
+// group (opset 18) or per channel (opset 21).
+Terms groupNormalization(NodeMapping& m) {
+  auto x = need(m, 0), scale = need(m, 1), bias = need(m, 2);
+  if (!x || !scale || !bias) return std::nullopt;
+  Shape xs = shapeOf(m, *x);
+  int64_t groups = m.intAttr("num_groups", 0);
+  if (xs.size() < 2 || groups < 1 || xs[1] % groups != 0) {
+    m.error(fmt::format("has num_groups {}; it must divide the channels of x {}", groups, formatShape(xs)));
+    return std::nullopt;
+  }
+  auto grouped = m.emit1("Reshape", {*x, Attribute(IntTuple{xs[0], groups, -1})}, {}, "grouped");
+  if (!grouped) return std::nullopt;
+  auto moments = momentsOf(m, *grouped, {2});
+  if (!moments) return std::nullopt;
+  auto y = normalized(m, moments->centred, moments->var, m.floatAttr("epsilon", 1e-5));
+  if (!y) return std::nullopt;
+  bool perGroup = shapeOf(m, *scale) == Shape{groups} && groups != xs[1];
+  if (perGroup) {  // opset 18: per group, applied to [N, G, rest]
+    auto sg = m.emit1("Reshape", {*scale, Attribute(IntTuple{groups, 1})}, {}, "scale_g");
+    auto bg = m.emit1("Reshape", {*bias, Attribute(IntTuple{groups, 1})}, {}, "bias_g");
+    if (!sg || !bg) return std::nullopt;
+    auto scaled = m.emit1("Mul", {*y, *sg}, {}, "scaled");
+    if (!scaled) return std::nullopt;
+    auto shifted = m.emit1("Add", {*scaled, *bg}, {}, "shifted");
+    if (!shifted) return std::nullopt;
+    return one(m.emit1("Reshape", {*shifted, Attribute(IntTuple(xs.begin(), xs.end()))}));
+  }
+  auto back = m.emit1("Reshape", {*y, Attribute(IntTuple(xs.begin(), xs.end()))}, {}, "ungrouped");
+  auto sc = perChannel(m, *scale, xs.size(), "scale_c"), bc = perChannel(m, *bias, xs.size(), "bias_c");
+  if (!back || !sc || !bc) return std::nullopt;
+  auto scaled = m.emit1("Mul", {*back, *sc}, {}, "scaled");
+  if (!scaled) return std::nullopt;
+  return one(m.emit1("Add", {*scaled, *bc}));
+}
+
 template <const char* Type>
 Terms reduce(NodeMapping& m) {
   auto x = need(m, 0);
@@ -555,6 +679,27 @@ Terms cumSum(NodeMapping& m) {
   }
   return one(m.emit1("CumSum", {*x, Attribute(static_cast<int64_t>(axis->data[0]))},
                      {{"exclusive", m.intAttr("exclusive", 0) != 0}, {"reverse", m.intAttr("reverse", 0) != 0}}));
+}
+
+// ArgMax, ArgMin: Argmax, Argmin (axis, keepdims, select_last_index).
+template <const char* Type>
+Terms argReduce(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  return one(m.emit1(Type, {*x}, {{"axis", m.intAttr("axis", 0)}, {"keep_dims", m.intAttr("keepdims", 1) != 0},
+                                  {"select_last_index", m.intAttr("select_last_index", 0) != 0}}));
+}
+constexpr char kArgmax[] = "Argmax", kArgmin[] = "Argmin";
+
+// Einsum: the same op over its inputs.
+Terms einsum(NodeMapping& m) {
+  std::vector<Arg> args;
+  for (size_t i = 0; i < m.inputCount(); ++i) {
+    auto t = need(m, i);
+    if (!t) return std::nullopt;
+    args.push_back(*t);
+  }
+  return one(m.emit1("Einsum", std::move(args), {{"equation", m.stringAttr("equation", "")}}));
 }
 
 Terms reshape(NodeMapping& m) {
@@ -932,7 +1077,9 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"Sign", unary<kSign>}, {"Round", unary<kRound>}, {"Mod", mod}, {"Conv", conv}, {"MaxPool", pooling<kMaxPool>},
       {"AveragePool", pooling<kAvgPool>}, {"GlobalAveragePool", globalPool<kReduceMean>},
       {"GlobalMaxPool", globalPool<kReduceMax>}, {"GatherElements", gatherElements}, {"GatherND", gatherND},
-      {"CumSum", cumSum}};
+      {"CumSum", cumSum}, {"BatchNormalization", batchNormalization},
+      {"InstanceNormalization", instanceNormalization}, {"GroupNormalization", groupNormalization},
+      {"ArgMax", argReduce<kArgmax>}, {"ArgMin", argReduce<kArgmin>}, {"Einsum", einsum}};
   return table;
 }
 

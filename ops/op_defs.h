@@ -50,6 +50,8 @@ enum class OpFamily {
   Convolution, Pool,
   // (irc) ONNX's GatherElements and GatherND (MindSpore's GatherD, GatherNd), and CumSum
   IndexGather, Cumulative,
+  // (irc) ONNX's ArgMax/ArgMin (MindSpore's Argmax, Argmin) and Einsum
+  ArgReduce, Einsum,
   // (irc) an ONNX node kept without semantics (--opaque-unsupported)
   Opaque,
   // inserted by the passes, never written in a model

@@ -22,7 +22,8 @@ std::vector<TensorValue> run(const std::string& type, const std::vector<TensorVa
     if (!attrs.count(a.name) && a.defaultValue) attrs[a.name] = *a.defaultValue;
   op.attrs = attrs;
   std::vector<TensorType> types;
-  for (size_t i = 0; i < operands.size(); ++i) types.push_back({i == 0 ? DType::Float32 : DType::Int64, operands[i].shape});
+  const bool indexed = type.rfind("Gather", 0) == 0;  // operand 1 holds indices
+  for (size_t i = 0; i < operands.size(); ++i) types.push_back({i > 0 && indexed ? DType::Int64 : DType::Float32, operands[i].shape});
   std::vector<InferOperand> in;
   std::vector<const TensorValue*> values;
   for (size_t i = 0; i < operands.size(); ++i) in.push_back({&types[i], nullptr}), values.push_back(&operands[i]);
@@ -93,6 +94,38 @@ TEST_CASE("GatherElements, GatherNd, CumSum rules; a position-id model verifies 
     VerifyResult r = verifyCompiled(c);
     CHECK(r.ok);
     CHECK(r.comparedValues > 0);
+  }
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("Argmax/Argmin and Einsum: kernels, rules, and an einsum attention verified with its heads and contraction split") {
+  TensorValue x{{2, 3}, {1, 5, 5, 7, 0, 7}};
+  CHECK(run("Argmax", {x}, {}, {{"axis", int64_t{1}}})[0].data == std::vector<double>{1, 0});
+  CHECK(run("Argmax", {x}, {}, {{"axis", int64_t{1}}, {"select_last_index", true}})[0].data == std::vector<double>{2, 2});
+  CHECK(run("Argmin", {x}, {}, {{"axis", int64_t{0}}, {"keep_dims", true}})[0].shape == Shape{1, 3});
+  // ij,jk->ik on [[1, 2]] x [[3], [4]] = 11; the implicit form of "ij,jk" is "ik".
+  TensorValue a{{1, 2}, {1, 2}}, b{{2, 1}, {3, 4}};
+  auto mm = run("Einsum", {a, b}, {}, {{"equation", std::string("ij,jk")}});
+  CHECK(mm[0].shape == Shape{1, 1});
+  CHECK(mm[0].data == std::vector<double>{11});
+  CHECK(run("Einsum", {a}, {}, {{"equation", std::string("ij->ji")}})[0].shape == Shape{2, 1});
+  Compiled am = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n",
+                                           "{name: m, type: Argmax, inputs: [x], attrs: {axis: 1}}"));
+  REQUIRE(am.errors == "");
+  CHECK(ruleOf(am.original, am.original.op(0))->print() == "([i, j])->([i]) replicated={j}");
+  std::string in = "  - {name: q, shape: [2, 4, 8, 16], dtype: float32}\n  - {name: k, shape: [2, 4, 8, 16], dtype: float32}\n";
+  Compiled es = compileAllRanks(oneOpModel(1, in, "{name: s, type: Einsum, inputs: [q, k], attrs: {equation: 'bhqd,bhkd->bhqk'}}"));
+  REQUIRE(es.errors == "");
+  CHECK(ruleOf(es.original, es.original.op(0))->print() == "([i, j, k, m], [i, j, l, m])->([i, j, k, l]) reduction={m}");
+  for (const char* strategy : {"[[1, 4, 1, 1], [1, 4, 1, 1]]", "[[2, 1, 1, 2], [2, 1, 1, 2]]"}) {
+    Compiled c = compileAllRanks(oneOpModel(4, in, std::string("{name: s, type: Einsum, inputs: [q, k], attrs: {equation: 'bhqd,bhkd->bhqk'}, "
+                                                               "in_strategy: ") + strategy + "}"));
+    REQUIRE(c.errors == "");
+    VerifyResult r = verifyCompiled(c);
+    CHECK(r.ok);
   }
 }
 
