@@ -342,13 +342,13 @@ class CompileOutputs {
 
 }  // namespace
 
-int runCompile(const std::vector<std::string>& args) {
+ExitStatus runCompile(const std::vector<std::string>& args) {
   CompileArgs a = parseCompileArgs(args);
   auto parseStart = std::chrono::steady_clock::now();
   auto loaded = loadModelOrReport(a.model, a.color, a.overrides);
   StageTimer timer(parseStart);
   timer.add("load", parseStart);
-  if (!loaded) return 1;
+  if (!loaded) return ExitStatus::Rejected;
   Graph& graph = loaded->graph;
   CompileOptions& options = loaded->options;
   applyCompileArgs(a, options);
@@ -389,21 +389,21 @@ int runCompile(const std::vector<std::string>& args) {
       for (const std::string& path : dumps.written())
         if (path.ends_with(".failed.ir")) std::cerr << "irc: note: the failing pass's input is dumped to " << path << "\n";
     }
-    return 1;
+    return ExitStatus::Rejected;
   }
   auto commitStart = StageTimer::Clock::now();
   if (auto err = dumps.commit()) {
     std::cerr << "irc: error: " << *err << "\n";
-    return 1;
+    return ExitStatus::Rejected;
   }
   timer.add("write dumps", commitStart);
-  if (!outputs.write(graph)) return 1;
+  if (!outputs.write(graph)) return ExitStatus::Rejected;
   if (!a.quiet) printSummary(outputs.summary, options, dumping ? dumps.written().size() : 0, dumpOptions.dir);
   auto teardownStart = StageTimer::Clock::now();
   releaseAtExit(std::move(*loaded));  // the graph and the model text, inside the measured run
   timer.add("teardown", teardownStart);
   if (a.timePasses) timer.print();
-  return 0;
+  return ExitStatus::Ok;
 }
 
 }  // namespace irc::cli

@@ -188,7 +188,7 @@ nlohmann::ordered_json summaryJson(const DiffSummary& d, const std::vector<std::
 
 // `--parallel`: only what parallelism decides, from the last dump of each side (validate when
 // there is one), so that irc's dump can be held against MindSpore's own.
-int diffParallel(const Stages& a, const Stages& b, const std::vector<std::string>& paths) {
+ExitStatus diffParallel(const Stages& a, const Stages& b, const std::vector<std::string>& paths) {
   const std::string *ta = stageText(a, {"validate", "step_parallel_end"}, true), *tb = stageText(b, {"validate", "step_parallel_end"}, true);
   ParallelFacts fa = readParallelFacts(ta ? *ta : ""), fb = readParallelFacts(tb ? *tb : "");
   auto split = [](const ParallelFacts& f, ParallelFacts& apart) {
@@ -209,12 +209,12 @@ int diffParallel(const Stages& a, const Stages& b, const std::vector<std::string
       for (const auto& f : apart->facts) std::cout << "  " << f.text() << "\n";
     }
   std::cout << (lines.empty() ? "no differences\n" : fmt::format("{} difference{}\n", lines.size(), lines.size() == 1 ? "" : "s"));
-  return lines.empty() ? 0 : 1;
+  return lines.empty() ? ExitStatus::Ok : ExitStatus::Differs;
 }
 
 }  // namespace
 
-int runDiff(const std::vector<std::string>& args) {
+ExitStatus runDiff(const std::vector<std::string>& args) {
   const CommandSpec& spec = commandSpec("diff");
   ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   std::vector<std::string> paths;
@@ -238,7 +238,7 @@ int runDiff(const std::vector<std::string>& args) {
   Stages a, b;
   if (isModel(paths[0]) && isModel(paths[1])) {
     auto sa = stagesOfModel(paths[0], rank, color), sb = stagesOfModel(paths[1], rank, color);
-    if (!sa || !sb) return 1;
+    if (!sa || !sb) return ExitStatus::Rejected;
     a = *sa;
     b = *sb;
   } else if (fs::is_directory(paths[0]) && fs::is_directory(paths[1])) {
@@ -256,11 +256,11 @@ int runDiff(const std::vector<std::string>& args) {
   DiffSummary summary = summarize(a, b);
   if (json) {
     std::cout << summaryJson(summary, paths).dump(2) << "\n";
-    return summary.changed() || !sameStages(a, b) ? 1 : 0;
+    return summary.changed() || !sameStages(a, b) ? ExitStatus::Differs : ExitStatus::Ok;
   }
   std::cout << fmt::format("--- {}\n+++ {}\n", paths[0], paths[1]);
   printSummary(summary);
-  if (stat) return summary.changed() || !sameStages(a, b) ? 1 : 0;
+  if (stat) return summary.changed() || !sameStages(a, b) ? ExitStatus::Differs : ExitStatus::Ok;
 
   // Per stage, each difference once, at the first stage where it shows (--all-stages: every).
   size_t differences = 0;
@@ -286,7 +286,7 @@ int runDiff(const std::vector<std::string>& args) {
       ++differences;
     }
   std::cout << (differences == 0 ? "no differences\n" : fmt::format("{} difference{}\n", differences, differences == 1 ? "" : "s"));
-  return differences == 0 ? 0 : 1;
+  return differences == 0 ? ExitStatus::Ok : ExitStatus::Differs;
 }
 
 }  // namespace irc::cli

@@ -56,7 +56,7 @@ std::optional<std::string> printedNodeName(const std::string& dump, const std::s
 
 }  // namespace
 
-int runExplain(const std::vector<std::string>& args) {
+ExitStatus runExplain(const std::vector<std::string>& args) {
   const CommandSpec& spec = commandSpec("explain");
   ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   std::vector<std::string> positional;
@@ -81,7 +81,7 @@ int runExplain(const std::vector<std::string>& args) {
                                  joinNames(stageNames())));
   const std::string& model = positional[0];
   auto loaded = loadModelOrReport(model, color, overrides);
-  if (!loaded) return 1;
+  if (!loaded) return ExitStatus::Rejected;
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
   CompileOptions options = loaded->options;
@@ -98,7 +98,7 @@ int runExplain(const std::vector<std::string>& args) {
   PassContext context{diags};
   if (compile(*graph, options, context, hooks) == RunOutcome::Rejected) {
     diags.render(std::cerr, useColor(color, stderr));
-    return 1;
+    return ExitStatus::Rejected;
   }
   if (byNumber) {
     auto printed = printedNodeName(capture.text, name);
@@ -109,7 +109,7 @@ int runExplain(const std::vector<std::string>& args) {
   }
   if (auto explanation = explainOp(*graph, name, r)) {
     std::cout << *explanation;
-    return 0;
+    return ExitStatus::Ok;
   }
   std::vector<std::string> names;
   for (OpId id : graph->order) names.push_back(graph->op(id).name);

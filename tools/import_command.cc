@@ -25,7 +25,7 @@ int64_t devicesUsedByStrategies(std::string draft) {
   FrontendOptions options;
   options.defaultName = "draft";
   auto graph = loadModel(draft, diags, options);
-  if (!graph) return 1;
+  if (!graph) return 1;  // a draft that does not load uses one device; loading the result reports why
   PassContext context{diags};
   PropagationInput in = preparePropagation(*graph, context, optionsFromModel(graph->parallel), false);
   int64_t most = 1;
@@ -54,21 +54,21 @@ std::optional<std::string> importOnnx(const std::string& bytes, const std::strin
   return writeModelYaml(loaded->graph);
 }
 
-int writeImported(const std::string& model, const std::string& output) {
+ExitStatus writeImported(const std::string& model, const std::string& output) {
   if (output.empty() || output == "-") {
     std::cout << model;
-    return 0;
+    return ExitStatus::Ok;
   }
   if (auto err = writeFileAtomically(output, model)) {
     std::cerr << "irc: error: " << *err << "\n";
-    return 1;
+    return ExitStatus::Rejected;
   }
-  return 0;
+  return ExitStatus::Ok;
 }
 
 }  // namespace
 
-int runImport(const std::vector<std::string>& args) {
+ExitStatus runImport(const std::vector<std::string>& args) {
   const CommandSpec& spec = commandSpec("import");
   ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   std::string dump, output;
@@ -97,13 +97,13 @@ int runImport(const std::vector<std::string>& args) {
   auto text = readModelText(dump, error);
   if (!text) {
     std::cerr << "irc: error: " << error << "\n";
-    return 1;
+    return ExitStatus::Rejected;
   }
   if (options.name.empty()) options.name = modelStem(dump);
   std::optional<std::string> model;
   if (isOnnxModel(dump, *text)) {
     model = importOnnx(*text, dump, options, dims, color);
-    if (!model) return 1;
+    if (!model) return ExitStatus::Rejected;
     return writeImported(*model, output);
   }
   DiagnosticEngine diags(dump == "-" ? "<stdin>" : dump, *text);
@@ -116,7 +116,7 @@ int runImport(const std::vector<std::string>& args) {
   }
   if (!model) {
     diags.render(std::cerr, useColor(color, stderr));
-    return 1;
+    return ExitStatus::Rejected;
   }
   return writeImported(*model, output);
 }

@@ -22,11 +22,11 @@ bool asksForHelp(const std::vector<std::string>& args) {
   return std::any_of(args.begin(), args.end(), [](const std::string& a) { return a == "-h" || a == "--help"; });
 }
 
-int dispatch(const std::vector<std::string>& args) {
+irc::cli::ExitStatus dispatch(const std::vector<std::string>& args) {
   using namespace irc::cli;
   if (args.empty()) {
     std::cerr << shortUsage();
-    return 2;
+    return ExitStatus::Usage;
   }
   const std::string& first = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
@@ -34,18 +34,18 @@ int dispatch(const std::vector<std::string>& args) {
   if (first == "help") {
     if (rest.empty()) {
       std::cout << commandHelp(commandSpec(""));
-      return 0;
+      return ExitStatus::Ok;
     }
     if (std::find(subcommands.begin(), subcommands.end(), rest[0]) == subcommands.end())
       throw UsageError(fmt::format("'{}' is not a subcommand{}; valid: {}", rest[0], irc::didYouMean(rest[0], subcommands),
                                    irc::joinNames(subcommands)));
     std::cout << commandHelp(commandSpec(rest[0]));
-    return 0;
+    return ExitStatus::Ok;
   }
   bool sub = std::find(subcommands.begin(), subcommands.end(), first) != subcommands.end();
   if (asksForHelp(sub ? rest : args)) {
     std::cout << commandHelp(commandSpec(sub ? first : ""));
-    return 0;
+    return ExitStatus::Ok;
   }
   if (first == "layout") return runLayout(rest);
   if (first == "verify") return runVerify(rest);
@@ -55,29 +55,31 @@ int dispatch(const std::vector<std::string>& args) {
   for (const auto& a : args) {
     if (a == "--version") {
       std::cout << "irc " << IRC_VERSION << "\n";
-      return 0;
+      return ExitStatus::Ok;
     }
     if (a == "--list-ops") {
       printListOps();
-      return 0;
+      return ExitStatus::Ok;
     }
     if (a == "--list-passes") {
       printListPasses();
-      return 0;
+      return ExitStatus::Ok;
     }
   }
   return runCompile(args);
 }
 
 // Results go to stdout; a full disk or a closed pipe there is a failed run, not a success.
-int finishStdout(int status) {
+int finishStdout(irc::cli::ExitStatus exit) {
+  using irc::cli::ExitStatus;
+  int status = static_cast<int>(exit);
   std::cout.flush();
   bool failed = std::cout.fail() || std::fflush(stdout) != 0 || std::ferror(stdout);
   if (failed) {
     int error = errno;  // stdio leaves the first failure's reason in errno
     std::cerr << "irc: error: cannot write to standard output" << (error ? std::string(": ") + std::strerror(error) : "")
               << "\n";
-    return status == 0 ? 1 : status;
+    return exit == ExitStatus::Ok ? static_cast<int>(ExitStatus::Rejected) : status;
   }
   return status;
 }
@@ -91,11 +93,11 @@ int main(int argc, char** argv) {
     return finishStdout(dispatch(args));
   } catch (const irc::cli::UsageError& e) {
     std::cerr << "irc: error: " << e.what() << "\n";
-    return 2;
+    return static_cast<int>(irc::cli::ExitStatus::Usage);
   } catch (const std::exception& e) {
     std::cerr << "irc: internal error: " << e.what()
               << "\nThis is a bug in irc, not in the model. Please report it with the model and the dumps "
                  "(--dump-all).\n";
-    return 4;
+    return static_cast<int>(irc::cli::ExitStatus::Internal);
   }
 }

@@ -184,7 +184,7 @@ TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, Color
 
 }  // namespace
 
-int runLayout(const std::vector<std::string>& args) {
+ExitStatus runLayout(const std::vector<std::string>& args) {
   bool json = false;
   ColorMode color = ColorMode::Auto;
   int64_t maxRanks = kDefaultMaxRanks;
@@ -192,10 +192,10 @@ int runLayout(const std::vector<std::string>& args) {
     TensorLayout layout = buildLayout(args, json, color, maxRanks);
     if (json) std::cout << layoutJson(layout).dump() << "\n";
     else std::cout << layoutText(layout, useColor(color, stdout));
-    return 0;
+    return ExitStatus::Ok;
   } catch (const LayoutRejected& e) {
     std::cerr << "irc layout: error: " << e.message << "\n";
-    return 1;
+    return ExitStatus::Rejected;
   }
 }
 

@@ -133,7 +133,7 @@ bool compareWithExpected(const Graph& g, const std::map<ValueId, TensorValue>& o
 
 }  // namespace
 
-int runVerify(const std::vector<std::string>& args) {
+ExitStatus runVerify(const std::vector<std::string>& args) {
   const CommandSpec& spec = commandSpec("verify");
   ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   std::string model;
@@ -177,7 +177,7 @@ int runVerify(const std::vector<std::string>& args) {
   // An ONNX file's own weights where the inputs are given: the outputs are then the file's.
   overrides.keepParameterData = !inputsPath.empty();
   auto loaded = loadModelOrReport(model, color, overrides);
-  if (!loaded) return 1;
+  if (!loaded) return ExitStatus::Rejected;
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
   CompileOptions compileOptions = loaded->options;
@@ -191,7 +191,7 @@ int runVerify(const std::vector<std::string>& args) {
     std::string error;
     if (!bindInputs(*graph, inputsPath, given, error)) {
       std::cerr << "irc verify: error: " << error << "\n";
-      return 1;
+      return ExitStatus::Rejected;
     }
     options.given = &given;
     options.keepOutputs = !expectPath.empty();
@@ -203,18 +203,18 @@ int runVerify(const std::vector<std::string>& args) {
   hooks.rankGraphs = [&](int64_t rank, Graph&& local) { locals.emplace(rank, std::move(local)); };
   if (compile(*graph, compileOptions, context, hooks) == RunOutcome::Rejected) {
     diags.render(std::cerr, useColor(color, stderr));
-    return 1;
+    return ExitStatus::Rejected;
   }
   VerifyResult r = simulateAndCompare(original, *graph, locals, options);
   if (!r.problem.empty()) {
     std::cerr << fmt::format("irc verify: error: the reference run failed: {}\n", r.problem);
-    return 1;
+    return ExitStatus::Rejected;
   }
   if (!r.ok) {
     std::cout << fmt::format("irc verify: {}: MISMATCH at op '{}' on rank {}, element [{}]: got {}, expected {} (seed {})\n",
                              graph->name, r.op, r.rank, fmt::join(r.element, ", "), r.got, r.expected, options.seed);
     std::cout << toleranceLine(options);
-    return 3;
+    return ExitStatus::VerifyMismatch;
   }
   std::cout << fmt::format("irc verify: {}: all {} ranks agree with the single-device program on {} values "
                            "(max abs error {:.3g}, max rel error {:.3g}; {})\n",
@@ -222,14 +222,14 @@ int runVerify(const std::vector<std::string>& args) {
                            inputsPath.empty() ? fmt::format("seed {}", options.seed) : "inputs from " + inputsPath);
   std::cout << toleranceLine(options);
   std::cout << opaqueLine(original);
-  if (expectPath.empty()) return 0;
+  if (expectPath.empty()) return ExitStatus::Ok;
   std::string error;
   bool matched = compareWithExpected(original, r.outputs, expectPath, rtol.value_or(kExpectRtol), atol.value_or(kExpectAtol), error);
   if (!error.empty()) {
     std::cerr << "irc verify: error: " << error << "\n";
-    return 1;
+    return ExitStatus::Rejected;
   }
-  return matched ? 0 : 3;
+  return matched ? ExitStatus::Ok : ExitStatus::VerifyMismatch;
 }
 
 }  // namespace irc::cli
