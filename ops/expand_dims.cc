@@ -28,9 +28,7 @@ class ExpandDims : public OpFamilyRules {
     return inferExpandDims(in);
   }
   std::vector<TensorValue> evaluate(const Op&, const KernelInputs& in, const std::vector<TensorType>& results) const override {
-    TensorValue x = *in[0];
-    x.shape = results[0].shape;  // the data in the same order
-    return {std::move(x)};
+    return {reshaped(*in[0], results[0].shape)};
   }
   void sample(const OpDef&, OpSample& s) const override {
     s.constants = {Attribute(int64_t{0})};

@@ -47,9 +47,9 @@ TensorValue alongAxis(const TensorValue& t, int64_t axis, const std::function<vo
 const Attribute& constantOf(const Op& op, size_t i) { return *op.operands.at(i).constant; }
 int64_t intAttr(const Op& op, const char* name) { return std::get<int64_t>(op.attrs.at(name)); }
 
-TensorValue valueOrScalar(const Op& op, const std::vector<const TensorValue*>& operands, size_t i) {
-  if (operands[i]) return *operands[i];
-  return {{}, {std::get<ScalarTensor>(constantOf(op, i)).value}};
+TensorValue reshaped(TensorValue x, const Shape& shape) {
+  x.shape = shape;
+  return x;
 }
 
 std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const TensorValue*>& in,

@@ -34,7 +34,7 @@ double broadcastAt(const TensorValue& t, const Index& idx, const std::vector<int
 TensorValue alongAxis(const TensorValue& t, int64_t axis, const std::function<void(std::vector<double>&)>& fn);
 const Attribute& constantOf(const Op& op, size_t i);
 int64_t intAttr(const Op& op, const char* name);
-// The value of operand i, a 0-d tensor where it is a scalar constant.
-TensorValue valueOrScalar(const Op& op, const std::vector<const TensorValue*>& operands, size_t i);
+// x's elements, in the same order, under another shape (Reshape, ExpandDims, Squeeze).
+TensorValue reshaped(TensorValue x, const Shape& shape);
 
 }  // namespace irc

@@ -115,9 +115,7 @@ class Reshape : public OpFamilyRules {
     return inferReshape(in);
   }
   std::vector<TensorValue> evaluate(const Op&, const KernelInputs& in, const std::vector<TensorType>& results) const override {
-    TensorValue x = *in[0];
-    x.shape = results[0].shape;  // the data in the same order
-    return {std::move(x)};
+    return {reshaped(*in[0], results[0].shape)};
   }
   void sample(const OpDef&, OpSample& s) const override {
     s.operands = {{DType::Float32, {2, 4, 8}}};

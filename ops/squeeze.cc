@@ -37,9 +37,7 @@ class Squeeze : public OpFamilyRules {
     return inferSqueeze(in, attrs);
   }
   std::vector<TensorValue> evaluate(const Op&, const KernelInputs& in, const std::vector<TensorType>& results) const override {
-    TensorValue x = *in[0];
-    x.shape = results[0].shape;  // the data in the same order
-    return {std::move(x)};
+    return {reshaped(*in[0], results[0].shape)};
   }
   void sample(const OpDef&, OpSample& s) const override {
     s.operands = {{DType::Float32, {8, 1}}};

@@ -10,68 +10,46 @@
 #include "tests/pipeline_util.h"
 
 namespace irc::test {
-namespace {
-
-// Evaluates a one-op graph's op on the given operand values.
-std::vector<TensorValue> run(const std::string& type, const std::vector<TensorValue>& operands, AttrMap attrs) {
-  Op op;
-  op.name = "t";
-  op.type = type;
-  const OpDef& def = *findOpDef(type);
-  for (const AttrSpec& a : def.attrs)
-    if (!attrs.count(a.name) && a.defaultValue) attrs[a.name] = *a.defaultValue;
-  op.attrs = attrs;
-  std::vector<TensorType> types;
-  std::vector<InferOperand> in;
-  for (const TensorValue& v : operands) types.push_back({DType::Float32, v.shape});
-  for (const TensorType& t : types) in.push_back({&t, nullptr});
-  auto results = std::get<std::vector<TensorType>>(inferResultTypes(def, in, op.attrs));
-  std::vector<const TensorValue*> values;
-  for (const TensorValue& v : operands) values.push_back(&v);
-  return evaluateOp(op, values, results);
-}
-
-}  // namespace
 
 TEST_CASE("Conv2D: result shape with pads, strides and dilations; the kernel on hand-computed values") {
   // x: 1x1x3x3 = 1..9; w: 1x1x2x2 = [[1, 0], [0, -1]]; no padding: out[i][j] = x[i][j] - x[i+1][j+1] = -4.
   TensorValue x{{1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}, w{{1, 1, 2, 2}, {1, 0, 0, -1}};
-  auto out = run("Conv2D", {x, w}, {});
+  auto out = evaluateOne("Conv2D", {x, w}, {}, {});
   REQUIRE(out.size() == 1);
   CHECK(out[0].shape == Shape{1, 1, 2, 2});
   CHECK(out[0].data == std::vector<double>{-4, -4, -4, -4});
   // Padding 1 on every side, stride 2: windows at (-1,-1), (-1,1), (1,-1), (1,1); a window
   // reads x[i][j] * 1 + x[i+1][j+1] * -1 with zero outside: -1, -3 + 0 ... computed by hand:
   // (-1,-1): 0 - x[0][0] = -1; (-1,1): 0 - x[0][2] = -3; (1,-1): 0 - x[2][0] = -7; (1,1): x[1][1] - x[2][2] = 5 - 9 = -4.
-  auto padded = run("Conv2D", {x, w}, {{"pads", IntTuple{1, 1, 1, 1}}, {"strides", IntTuple{2, 2}}});
+  auto padded = evaluateOne("Conv2D", {x, w}, {}, {{"pads", IntTuple{1, 1, 1, 1}}, {"strides", IntTuple{2, 2}}});
   CHECK(padded[0].shape == Shape{1, 1, 2, 2});
   CHECK(padded[0].data == std::vector<double>{-1, -3, -7, -4});
   // Dilation 2 on a 3x3 input with a 2x2 kernel: one window, x[0][0] - x[2][2] = -8.
-  auto dilated = run("Conv2D", {x, w}, {{"dilations", IntTuple{2, 2}}});
+  auto dilated = evaluateOne("Conv2D", {x, w}, {}, {{"dilations", IntTuple{2, 2}}});
   CHECK(dilated[0].data == std::vector<double>{-8});
   // Two groups of one channel each: each output channel sees only its own input channel.
   TensorValue x2{{1, 2, 1, 1}, {3, 5}}, w2{{2, 1, 1, 1}, {10, 100}};
-  auto grouped = run("Conv2D", {x2, w2}, {{"group", int64_t{2}}});
+  auto grouped = evaluateOne("Conv2D", {x2, w2}, {}, {{"group", int64_t{2}}});
   CHECK(grouped[0].data == std::vector<double>{30, 500});
   // Conv1D: x 1x1x4 = 1..4, w = [1, 1]: the sums of neighbours.
-  auto one = run("Conv1D", {TensorValue{{1, 1, 4}, {1, 2, 3, 4}}, TensorValue{{1, 1, 2}, {1, 1}}}, {});
+  auto one = evaluateOne("Conv1D", {TensorValue{{1, 1, 4}, {1, 2, 3, 4}}, TensorValue{{1, 1, 2}, {1, 1}}}, {}, {});
   CHECK(one[0].data == std::vector<double>{3, 5, 7});
 }
 
 TEST_CASE("MaxPool and AvgPool: windows, padding and ceil_mode on hand-computed values") {
   TensorValue x{{1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
-  auto max = run("MaxPool", {x}, {{"kernel_size", IntTuple{2, 2}}});
+  auto max = evaluateOne("MaxPool", {x}, {}, {{"kernel_size", IntTuple{2, 2}}});
   CHECK(max[0].shape == Shape{1, 1, 2, 2});
   CHECK(max[0].data == std::vector<double>{5, 6, 8, 9});
   // ResNet's stem pool: kernel 3, stride 2, pads 1: windows centred on (0,0), (0,2), (2,0), (2,2).
-  auto stem = run("MaxPool", {x}, {{"kernel_size", IntTuple{3, 3}}, {"strides", IntTuple{2, 2}}, {"pads", IntTuple{1, 1, 1, 1}}});
+  auto stem = evaluateOne("MaxPool", {x}, {}, {{"kernel_size", IntTuple{3, 3}}, {"strides", IntTuple{2, 2}}, {"pads", IntTuple{1, 1, 1, 1}}});
   CHECK(stem[0].data == std::vector<double>{5, 6, 8, 9});
   // Mean of the 2x2 windows, stride 2 with ceil_mode: (1+2+4+5)/4, (3+6)/2, (7+8)/2, 9.
-  auto avg = run("AvgPool", {x}, {{"kernel_size", IntTuple{2, 2}}, {"strides", IntTuple{2, 2}}, {"ceil_mode", true}});
+  auto avg = evaluateOne("AvgPool", {x}, {}, {{"kernel_size", IntTuple{2, 2}}, {"strides", IntTuple{2, 2}}, {"ceil_mode", true}});
   CHECK(avg[0].shape == Shape{1, 1, 2, 2});
   CHECK(avg[0].data == std::vector<double>{3, 4.5, 7.5, 9});
   // count_include_pad divides by the window including its padding: (0+0+0+1)/4 at the corner.
-  auto withPad = run("AvgPool", {x}, {{"kernel_size", IntTuple{2, 2}}, {"pads", IntTuple{1, 1, 0, 0}}, {"count_include_pad", true}});
+  auto withPad = evaluateOne("AvgPool", {x}, {}, {{"kernel_size", IntTuple{2, 2}}, {"pads", IntTuple{1, 1, 0, 0}}, {"count_include_pad", true}});
   CHECK(withPad[0].data.front() == 0.25);
 }
 

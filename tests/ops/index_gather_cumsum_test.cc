@@ -10,61 +10,29 @@
 #include "tests/pipeline_util.h"
 
 namespace irc::test {
-namespace {
-
-std::vector<TensorValue> run(const std::string& type, const std::vector<TensorValue>& operands, const std::vector<Attribute>& constants,
-                             AttrMap attrs) {
-  Op op;
-  op.name = "t";
-  op.type = type;
-  const OpDef& def = *findOpDef(type);
-  for (const AttrSpec& a : def.attrs)
-    if (!attrs.count(a.name) && a.defaultValue) attrs[a.name] = *a.defaultValue;
-  op.attrs = attrs;
-  std::vector<TensorType> types;
-  const bool indexed = type.rfind("Gather", 0) == 0;  // operand 1 holds indices
-  for (size_t i = 0; i < operands.size(); ++i) types.push_back({i > 0 && indexed ? DType::Int64 : DType::Float32, operands[i].shape});
-  std::vector<InferOperand> in;
-  std::vector<const TensorValue*> values;
-  for (size_t i = 0; i < operands.size(); ++i) in.push_back({&types[i], nullptr}), values.push_back(&operands[i]);
-  for (const Attribute& c : constants) {
-    in.push_back({nullptr, &c});
-    values.push_back(nullptr);
-    op.operands.push_back(Operand::ofConstant(c));
-  }
-  // Constant operands follow the tensors here; evaluateOp reads them by operand index.
-  std::vector<Operand> ordered;
-  for (size_t i = 0; i < operands.size(); ++i) ordered.push_back(Operand::ofValue(0));
-  for (const Operand& c : op.operands) ordered.push_back(c);
-  op.operands = ordered;
-  auto results = std::get<std::vector<TensorType>>(inferResultTypes(def, in, op.attrs));
-  return evaluateOp(op, values, results);
-}
-
-}  // namespace
 
 TEST_CASE("GatherElements, GatherNd, CumSum: kernels on hand-computed values") {
   // numpy.take_along_axis([[1, 2], [3, 4]], [[0, 0], [1, 0]], axis=1) = [[1, 1], [4, 3]]; -1 counts from the end.
   TensorValue data{{2, 2}, {1, 2, 3, 4}};
-  auto ge = run("GatherElements", {data, TensorValue{{2, 2}, {0, 0, -1, 0}}}, {}, {{"axis", int64_t{1}}});
+  auto ge = evaluateOne("GatherElements", {data, TensorValue{{2, 2}, {0, 0, -1, 0}}}, {}, {{"axis", int64_t{1}}});
   CHECK(ge[0].shape == Shape{2, 2});
   CHECK(ge[0].data == std::vector<double>{1, 1, 4, 3});
-  CHECK_THROWS_AS(run("GatherElements", {data, TensorValue{{2, 2}, {0, 2, 0, 0}}}, {}, {{"axis", int64_t{1}}}), ReferenceError);
+  CHECK_THROWS_AS(evaluateOne("GatherElements", {data, TensorValue{{2, 2}, {0, 2, 0, 0}}}, {}, {{"axis", int64_t{1}}}), ReferenceError);
   // GatherNd: indices [[1, 0], [0, 1]] pick data[1][0] = 3 and data[0][1] = 2; [[1]] picks row 1.
-  auto nd = run("GatherNd", {data, TensorValue{{2, 2}, {1, 0, 0, 1}}}, {}, {});
+  auto nd = evaluateOne("GatherNd", {data, TensorValue{{2, 2}, {1, 0, 0, 1}}}, {}, {});
   CHECK(nd[0].shape == Shape{2});
   CHECK(nd[0].data == std::vector<double>{3, 2});
-  auto rows = run("GatherNd", {data, TensorValue{{1, 1}, {1}}}, {}, {});
+  auto rows = evaluateOne("GatherNd", {data, TensorValue{{1, 1}, {1}}}, {}, {});
   CHECK(rows[0].shape == Shape{1, 2});
   CHECK(rows[0].data == std::vector<double>{3, 4});
   // batch_dims 1: each batch row picks its own element.
-  auto batched = run("GatherNd", {data, TensorValue{{2, 1}, {1, 0}}}, {}, {{"batch_dims", int64_t{1}}});
+  auto batched = evaluateOne("GatherNd", {data, TensorValue{{2, 1}, {1, 0}}}, {}, {{"batch_dims", int64_t{1}}});
   CHECK(batched[0].data == std::vector<double>{2, 3});
   TensorValue x{{1, 4}, {1, 2, 3, 4}};
-  CHECK(run("CumSum", {x}, {Attribute(int64_t{1})}, {})[0].data == std::vector<double>{1, 3, 6, 10});
-  CHECK(run("CumSum", {x}, {Attribute(int64_t{-1})}, {{"exclusive", true}})[0].data == std::vector<double>{0, 1, 3, 6});
-  CHECK(run("CumSum", {x}, {Attribute(int64_t{1})}, {{"reverse", true}})[0].data == std::vector<double>{10, 9, 7, 4});
-  CHECK(run("CumSum", {x}, {Attribute(int64_t{1})}, {{"reverse", true}, {"exclusive", true}})[0].data ==
+  CHECK(evaluateOne("CumSum", {x}, {Attribute(int64_t{1})}, {})[0].data == std::vector<double>{1, 3, 6, 10});
+  CHECK(evaluateOne("CumSum", {x}, {Attribute(int64_t{-1})}, {{"exclusive", true}})[0].data == std::vector<double>{0, 1, 3, 6});
+  CHECK(evaluateOne("CumSum", {x}, {Attribute(int64_t{1})}, {{"reverse", true}})[0].data == std::vector<double>{10, 9, 7, 4});
+  CHECK(evaluateOne("CumSum", {x}, {Attribute(int64_t{1})}, {{"reverse", true}, {"exclusive", true}})[0].data ==
         std::vector<double>{9, 7, 4, 0});
 }
 
@@ -103,15 +71,15 @@ namespace irc::test {
 
 TEST_CASE("Argmax/Argmin and Einsum: kernels, rules, and an einsum attention verified with its heads and contraction split") {
   TensorValue x{{2, 3}, {1, 5, 5, 7, 0, 7}};
-  CHECK(run("Argmax", {x}, {}, {{"axis", int64_t{1}}})[0].data == std::vector<double>{1, 0});
-  CHECK(run("Argmax", {x}, {}, {{"axis", int64_t{1}}, {"select_last_index", true}})[0].data == std::vector<double>{2, 2});
-  CHECK(run("Argmin", {x}, {}, {{"axis", int64_t{0}}, {"keep_dims", true}})[0].shape == Shape{1, 3});
+  CHECK(evaluateOne("Argmax", {x}, {}, {{"axis", int64_t{1}}})[0].data == std::vector<double>{1, 0});
+  CHECK(evaluateOne("Argmax", {x}, {}, {{"axis", int64_t{1}}, {"select_last_index", true}})[0].data == std::vector<double>{2, 2});
+  CHECK(evaluateOne("Argmin", {x}, {}, {{"axis", int64_t{0}}, {"keep_dims", true}})[0].shape == Shape{1, 3});
   // ij,jk->ik on [[1, 2]] x [[3], [4]] = 11; the implicit form of "ij,jk" is "ik".
   TensorValue a{{1, 2}, {1, 2}}, b{{2, 1}, {3, 4}};
-  auto mm = run("Einsum", {a, b}, {}, {{"equation", std::string("ij,jk")}});
+  auto mm = evaluateOne("Einsum", {a, b}, {}, {{"equation", std::string("ij,jk")}});
   CHECK(mm[0].shape == Shape{1, 1});
   CHECK(mm[0].data == std::vector<double>{11});
-  CHECK(run("Einsum", {a}, {}, {{"equation", std::string("ij->ji")}})[0].shape == Shape{2, 1});
+  CHECK(evaluateOne("Einsum", {a}, {}, {{"equation", std::string("ij->ji")}})[0].shape == Shape{2, 1});
   Compiled am = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n",
                                            "{name: m, type: Argmax, inputs: [x], attrs: {axis: 1}}"));
   REQUIRE(am.errors == "");
