@@ -6,6 +6,7 @@
 #include "ops/op_defs.h"
 #include "ops/reference_ops.h"
 #include "ops/shape_inference.h"
+#include "tests/pipeline_util.h"
 
 namespace irc::test {
 
@@ -42,6 +43,18 @@ inline std::vector<TensorValue> evaluateOne(const std::string& type, const std::
   op.operands = ordered;
   auto results = std::get<std::vector<TensorType>>(inferResultTypes(def, in, op.attrs));
   return evaluateOp(op, values, results);
+}
+
+// The model compiles without errors and verifies (values compared) in both propagation modes.
+inline void checkVerifiesInBothModes(const std::string& yaml) {
+  for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation}) {
+    CAPTURE(searchModeName(mode));
+    Compiled c = compileAllRanks(yaml, mode);
+    REQUIRE(c.errors == "");
+    VerifyResult r = verifyCompiled(c);
+    CHECK(r.ok);
+    CHECK(r.comparedValues > 0);
+  }
 }
 
 }  // namespace irc::test

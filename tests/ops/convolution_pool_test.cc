@@ -84,13 +84,7 @@ TEST_CASE("a small CNN (Conv2D + BiasAdd + ReLU + MaxPool + AvgPool) verifies un
                      "  - {name: conv2, type: Conv2D, inputs: [pool1, w2], in_strategy: [[4, 2, 1, 1], [1, 2, 1, 1]]}\n"
                      "  - {name: pool2, type: AvgPool, inputs: [conv2], attrs: {kernel_size: [2, 2], strides: [2, 2]}}\n"
                      "outputs: [pool2]\n";
-  for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation}) {
-    Compiled c = compileAllRanks(yaml, mode);
-    REQUIRE(c.errors == "");
-    VerifyResult r = verifyCompiled(c);
-    CHECK(r.ok);
-    CHECK(r.comparedValues > 0);
-  }
+  checkVerifiesInBothModes(yaml);
 }
 
 }  // namespace irc::test

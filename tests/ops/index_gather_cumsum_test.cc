@@ -56,13 +56,7 @@ TEST_CASE("GatherElements, GatherNd, CumSum rules; a position-id model verifies 
                      "  - {name: clipped, type: Minimum, inputs: [ids, 15]}\n"
                      "  - {name: looked, type: GatherElements, inputs: [table, clipped], attrs: {axis: 1}}\n"
                      "outputs: [looked]\n";
-  for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation}) {
-    Compiled c = compileAllRanks(yaml, mode);
-    REQUIRE(c.errors == "");
-    VerifyResult r = verifyCompiled(c);
-    CHECK(r.ok);
-    CHECK(r.comparedValues > 0);
-  }
+  checkVerifiesInBothModes(yaml);
 }
 
 }  // namespace irc::test
