@@ -113,6 +113,11 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
       reader_.error(*graphNode, fmt::format("{}{}: {}", *file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
     return std::nullopt;
   }
+  // Warnings of the ONNX load (shapes-only external data) at the plan's `graph:` line.
+  for (const Diagnostic& d : onnxDiags.diagnostics())
+    if (d.severity == Severity::Warning)
+      reader_.diags().warning(locOf(*graphNode),
+                              fmt::format("{}{}: {}", *file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
   ParallelConfig parallel = graph_.parallel;
   graph_ = std::move(onnx->graph);
   graph_.parallel = parallel;

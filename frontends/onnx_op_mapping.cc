@@ -702,6 +702,21 @@ Terms einsum(NodeMapping& m) {
   return one(m.emit1("Einsum", std::move(args), {{"equation", m.stringAttr("equation", "")}}));
 }
 
+// ScatterElements, ScatterND without a reduction: ScatterElements, ScatterNd.
+template <const char* Type>
+Terms scatter(NodeMapping& m) {
+  auto data = need(m, 0), indices = need(m, 1), updates = need(m, 2);
+  if (!data || !indices || !updates) return std::nullopt;
+  if (std::string r = m.stringAttr("reduction", "none"); r != "none") {
+    m.error(fmt::format("reduces its updates ('{}'); irc maps {} with reduction 'none'", r, m.node().op_type()));
+    return std::nullopt;
+  }
+  AttrMap attrs;
+  if (std::string_view(Type) == "ScatterElements") attrs["axis"] = m.intAttr("axis", 0);
+  return one(m.emit1(Type, {*data, *indices, *updates}, std::move(attrs)));
+}
+constexpr char kScatterElements[] = "ScatterElements", kScatterNd[] = "ScatterNd";
+
 Terms reshape(NodeMapping& m) {
   auto x = need(m, 0);
   if (!x) return std::nullopt;
@@ -1079,7 +1094,8 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"GlobalMaxPool", globalPool<kReduceMax>}, {"GatherElements", gatherElements}, {"GatherND", gatherND},
       {"CumSum", cumSum}, {"BatchNormalization", batchNormalization},
       {"InstanceNormalization", instanceNormalization}, {"GroupNormalization", groupNormalization},
-      {"ArgMax", argReduce<kArgmax>}, {"ArgMin", argReduce<kArgmin>}, {"Einsum", einsum}};
+      {"ArgMax", argReduce<kArgmax>}, {"ArgMin", argReduce<kArgmin>}, {"Einsum", einsum},
+      {"ScatterElements", scatter<kScatterElements>}, {"ScatterND", scatter<kScatterNd>}};
   return table;
 }
 

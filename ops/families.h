@@ -54,6 +54,8 @@ const OpFamilyRules& gatherND();
 const OpFamilyRules& cumulative();      // CumSum
 const OpFamilyRules& argReduce();       // Argmax, Argmin
 const OpFamilyRules& einsum();
+const OpFamilyRules& scatterElements();
+const OpFamilyRules& scatterND();
 const OpFamilyRules& opaque();          // an ONNX node irc keeps without semantics
 const OpFamilyRules& communication();   // the inserted collectives and _MirrorOperator: no rule
 const OpFamilyRules& stridedSlice();    // inserted by the redistribution pass

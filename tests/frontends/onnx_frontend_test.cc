@@ -611,6 +611,12 @@ TEST_CASE("onnx external data: read from the file beside the model; without it, 
   Loaded truncated = loadIn(make("short.bin", ""), dir.path());
   CHECK(!truncated.graph);
   CHECK(truncated.errors.find("ends before bytes 8 .. 24") != std::string::npos);
+  // Through a plan, the warning is reported at the plan's graph line and the compile goes on.
+  writeFile(empty.path() + "/m.onnx", make("w.bin", ""));
+  writeFile(empty.path() + "/plan.yaml", "graph: m.onnx\nparallel: {device_num: 1}\n");
+  RunResult plan = runIrc({empty.path() + "/plan.yaml", "-q"});
+  CHECK(plan.exitCode == 0);
+  CHECK(plan.err.find("plan.yaml:1:8: warning: m.onnx:node 0: tensor 'w' keeps its data in the external file") != std::string::npos);
 }
 
 }  // namespace irc::test

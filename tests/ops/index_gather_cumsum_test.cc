@@ -92,3 +92,26 @@ TEST_CASE("Argmax/Argmin and Einsum: kernels, rules, and an einsum attention ver
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("ScatterElements and ScatterNd: kernels on hand-computed values; a masked update verifies with its rows split") {
+  TensorValue data{{2, 3}, {0, 0, 0, 0, 0, 0}};
+  // Row 0 writes 5 at column 2, row 1 writes 7 at column -3 (= 0).
+  auto se = evaluateOne("ScatterElements", {data, TensorValue{{2, 1}, {2, -3}}, TensorValue{{2, 1}, {5, 7}}}, {}, {{"axis", int64_t{1}}});
+  CHECK(se[0].data == std::vector<double>{0, 0, 5, 7, 0, 0});
+  // ScatterNd writes row 1 whole.
+  auto nd = evaluateOne("ScatterNd", {data, TensorValue{{1, 1}, {1}}, TensorValue{{1, 3}, {1, 2, 3}}}, {}, {});
+  CHECK(nd[0].data == std::vector<double>{0, 0, 0, 1, 2, 3});
+  std::string yaml = "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+                     "  - {name: i, shape: [8, 2], dtype: int64}\n  - {name: u, shape: [8, 2], dtype: float32}\n"
+                     "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1]]}\n"
+                     "  - {name: s, type: ScatterElements, inputs: [r, i, u], attrs: {axis: 1}}\n"
+                     "  - {name: e, type: Exp, inputs: [s]}\noutputs: [e]\n";
+  Compiled c = compileAllRanks(yaml);
+  REQUIRE(c.errors == "");
+  CHECK(ruleOf(c.original, c.original.op(1))->print() == "([i, j], [i, k], [i, k])->([i, j]) replicated={j, k}");
+  checkVerifiesInBothModes(yaml);
+}
+
+}  // namespace irc::test
