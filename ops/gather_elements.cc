@@ -7,15 +7,6 @@
 namespace irc::families {
 namespace {
 
-// An index read from a tensor, negative ones counting from the end (ONNX's rule); an error
-// outside [-dim, dim).
-int64_t indexAt(const Op& op, double raw, int64_t dim) {
-  int64_t i = static_cast<int64_t>(raw);
-  if (i < -dim || i >= dim)
-    throw ReferenceError(fmt::format("{} '{}': index {} is outside a dim of size {}", op.type, op.name, raw, dim));
-  return i < 0 ? i + dim : i;
-}
-
 InferResult inferGatherElements(const std::vector<InferOperand>& in, const AttrMap& attrs) {
   const TensorType& data = *in[0].tensor;
   const TensorType& indices = *in[1].tensor;
@@ -40,7 +31,7 @@ TensorValue gatherElements(const Op& op, const TensorValue& data, const TensorVa
   int64_t i = 0;
   forEach(indices.shape, [&](const Index& idx) {
     Index at = idx;
-    at[axis] = indexAt(op, indices.data[i], data.shape[axis]);
+    at[axis] = indexWithin(op, indices.data[i], data.shape[axis]);
     out.data[i++] = data.data[offsetOf(at, sd)];
   });
   return out;
@@ -127,7 +118,7 @@ TensorValue gatherND(const Op& op, const TensorValue& data, const TensorValue& i
     for (size_t d = 0; d < b; ++d) at[d] = idx[d];
     for (size_t j = 0; j < k; ++j) {
       where.back() = static_cast<int64_t>(j);
-      at[b + j] = indexAt(op, indices.data[offsetOf(where, si)], data.shape[b + j]);
+      at[b + j] = indexWithin(op, indices.data[offsetOf(where, si)], data.shape[b + j]);
     }
     for (size_t d = b + k; d < data.shape.size(); ++d) at[d] = idx[lookups + d - b - k];
     out.data[i++] = data.data[offsetOf(at, sd)];

@@ -1,5 +1,7 @@
 #include "ops/reference_ops.h"
 
+#include <fmt/format.h>
+
 #include "ops/op_family.h"
 
 namespace irc {
@@ -46,6 +48,13 @@ TensorValue alongAxis(const TensorValue& t, int64_t axis, const std::function<vo
 
 const Attribute& constantOf(const Op& op, size_t i) { return *op.operands.at(i).constant; }
 int64_t intAttr(const Op& op, const char* name) { return std::get<int64_t>(op.attrs.at(name)); }
+
+int64_t indexWithin(const Op& op, double raw, int64_t dim) {
+  int64_t i = static_cast<int64_t>(raw);
+  if (i < -dim || i >= dim)
+    throw ReferenceError(fmt::format("{} '{}': index {} is outside a dim of size {}", op.type, op.name, raw, dim));
+  return i < 0 ? i + dim : i;
+}
 
 TensorValue reshaped(TensorValue x, const Shape& shape) {
   x.shape = shape;

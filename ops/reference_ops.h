@@ -34,6 +34,9 @@ double broadcastAt(const TensorValue& t, const Index& idx, const std::vector<int
 TensorValue alongAxis(const TensorValue& t, int64_t axis, const std::function<void(std::vector<double>&)>& fn);
 const Attribute& constantOf(const Op& op, size_t i);
 int64_t intAttr(const Op& op, const char* name);
+// An index read from an indices tensor, negative ones counting from the end (ONNX's rule); a
+// ReferenceError naming the op outside [-dim, dim).
+int64_t indexWithin(const Op& op, double raw, int64_t dim);
 // x's elements, in the same order, under another shape (Reshape, ExpandDims, Squeeze).
 TensorValue reshaped(TensorValue x, const Shape& shape);
 

@@ -8,13 +8,6 @@
 namespace irc::families {
 namespace {
 
-int64_t scatterIndex(const Op& op, double raw, int64_t dim) {
-  int64_t i = static_cast<int64_t>(raw);
-  if (i < -dim || i >= dim)
-    throw ReferenceError(fmt::format("{} '{}': index {} is outside a dim of size {}", op.type, op.name, raw, dim));
-  return i < 0 ? i + dim : i;
-}
-
 // data, indices (integer), updates: the checks both ops share.
 std::optional<InferError> checkOperands(const std::vector<InferOperand>& in) {
   const TensorType& data = *in[0].tensor;
@@ -56,7 +49,7 @@ class ScatterElements : public OpFamilyRules {
     int64_t i = 0;
     forEach(indices.shape, [&](const Index& idx) {
       Index at = idx;
-      at[axis] = scatterIndex(op, indices.data[i], data.shape[axis]);
+      at[axis] = indexWithin(op, indices.data[i], data.shape[axis]);
       out.data[offsetOf(at, so)] = in[2]->data[i];
       ++i;
     });
@@ -129,7 +122,7 @@ class ScatterND : public OpFamilyRules {
       Index at(data.shape.size());
       for (size_t j = 0; j < k; ++j) {
         where.back() = static_cast<int64_t>(j);
-        at[j] = scatterIndex(op, indices.data[offsetOf(where, si)], data.shape[j]);
+        at[j] = indexWithin(op, indices.data[offsetOf(where, si)], data.shape[j]);
       }
       for (size_t d = k; d < data.shape.size(); ++d) at[d] = idx[lookups + d - k];
       out.data[offsetOf(at, so)] = updates.data[u++];
