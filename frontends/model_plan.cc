@@ -105,6 +105,7 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
   onnxOptions.dims = dims;
   onnxOptions.checkShapesWithOnnx = options_.onnxShapeCheck;
   onnxOptions.opaqueUnsupported = options_.opaqueUnsupported;
+  onnxOptions.keepParameterData = options_.parameterData != nullptr;
   if (auto slash = path.rfind('/'); slash != std::string::npos) onnxOptions.externalDataDir = path.substr(0, slash);
   auto onnx = loadOnnxModel(*bytes, onnxDiags, onnxOptions);
   if (!onnx) {
@@ -118,6 +119,7 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
     if (d.severity == Severity::Warning)
       reader_.diags().warning(locOf(*graphNode),
                               fmt::format("{}{}: {}", *file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
+  if (options_.parameterData) *options_.parameterData = std::move(onnx->parameterData);
   ParallelConfig parallel = graph_.parallel;
   graph_ = std::move(onnx->graph);
   graph_.parallel = parallel;

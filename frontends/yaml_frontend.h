@@ -9,6 +9,7 @@
 
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
+#include "ir/tensor_value.h"
 
 namespace irc {
 
@@ -20,6 +21,9 @@ struct FrontendOptions {
   std::map<std::string, int64_t> dims;
   bool onnxShapeCheck = false;     // OnnxOptions::checkShapesWithOnnx for a plan's graph
   bool opaqueUnsupported = false;  // OnnxOptions::opaqueUnsupported for a plan's graph
+  // Where a plan's ONNX file leaves its weights (OnnxGraph::parameterData), for `irc verify
+  // --inputs`, which runs the file's own numbers; null: not kept.
+  std::map<ValueId, TensorValue>* parameterData = nullptr;
 };
 
 std::optional<Graph> loadModel(const std::string& text, DiagnosticEngine& diags, const FrontendOptions& options);

@@ -198,7 +198,9 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
   } else {
     diags = std::make_unique<DiagnosticEngine>(shownPath, *text);
     std::string dir = path == "-" ? "" : std::filesystem::path(path).parent_path().string();
-    graph = loadModel(*text, *diags, {modelStem(path), dir, overrides.dims, overrides.onnxShapeCheck, overrides.opaqueUnsupported});
+    graph = loadModel(*text, *diags,
+                      {modelStem(path), dir, overrides.dims, overrides.onnxShapeCheck, overrides.opaqueUnsupported,
+                       overrides.keepParameterData ? &parameterData : nullptr});
   }
   if (!graph) {
     diags->render(std::cerr, useColor(color, stderr));

@@ -12,6 +12,7 @@
 #include "frontends/yaml_frontend.h"
 #include "ops/reference_ops.h"
 #include "tests/model_util.h"
+#include "tests/npz_util.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 
@@ -662,6 +663,90 @@ TEST_CASE("onnx module paths: from the dynamo exporter's node metadata (field 9)
   OnnxModel badScopes = linearRelu();
   addMetadata(badScopes.graph->mutable_node(0), "pkg.torch.onnx.name_scopes", "['', 'm");
   CHECK(load(badScopes.bytes()).errors.find("which is not a list of quoted names") != std::string::npos);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+namespace {
+
+// Runs a loaded graph's ops in order on the reference kernels; returns the first output.
+TensorValue runReference(const Graph& g, const std::map<ValueId, TensorValue>& inputs) {
+  std::map<ValueId, TensorValue> values = inputs;
+  for (OpId id : g.order) {
+    const Op& op = g.op(id);
+    std::vector<const TensorValue*> operands;
+    for (const Operand& o : op.operands) operands.push_back(o.isValue() ? &values.at(o.value) : nullptr);
+    std::vector<TensorType> types;
+    for (ValueId r : op.results) types.push_back(g.value(r).type);
+    auto results = evaluateOp(op, operands, types);
+    for (size_t i = 0; i < results.size(); ++i) values[op.results[i]] = std::move(results[i]);
+  }
+  return values.at(g.outputs[0]);
+}
+
+}  // namespace
+
+TEST_CASE("onnx: the exporter's key transpose round trip [b, h, s, d] -> [b*h, s, d] -> [b*h, d, s] -> [b, h, d, s] folds") {
+  // The dynamo exporter's scaled-dot-product attention transposes the keys so; the merged b*h
+  // would make a head split cost an AllGather (the merge holds it on a minor factor).
+  OnnxModel m;
+  m.input("k", {int64_t{2}, int64_t{4}, int64_t{3}, int64_t{5}});
+  m.ints("merged", {3}, {8, 3, 5});
+  m.ints("split", {4}, {2, 4, 5, 3});
+  m.node("Reshape", {"k", "merged"}, {"k3"}, "node_Reshape_1");
+  auto* t = m.node("Transpose", {"k3"}, {"kt"}, "node_Transpose_2");
+  auto* perm = t->add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  for (int64_t p : {0, 2, 1}) perm->add_ints(p);
+  m.node("Reshape", {"kt", "split"}, {"out"}, "node_Reshape_3");
+  m.output("out");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"Transpose", "Reshape"});
+  const Op& transpose = g.op(g.order[0]);
+  CHECK(transpose.name == "node_Transpose_2");
+  CHECK(std::get<IntTuple>(*transpose.operands[1].constant) == IntTuple{0, 1, 3, 2});
+  CHECK(g.value(transpose.results[0]).type.shape == Shape{2, 4, 5, 3});
+  CHECK(g.value(g.op(g.order[1]).operands[0].value).name == "kt");
+  // The same numbers: out[b, h, j, i] = k[b, h, i, j].
+  TensorValue k = TensorValue::zeros({2, 4, 3, 5});
+  for (int64_t i = 0; i < k.size(); ++i) k.data[i] = static_cast<double>(i);
+  TensorValue out = runReference(g, {{g.inputs[0], k}});
+  REQUIRE(out.shape == Shape{2, 4, 5, 3});
+  bool same = true;
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t h = 0; h < 4; ++h)
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 5; ++j)
+          same = same && out.data[((b * 4 + h) * 5 + j) * 3 + i] == k.data[((b * 4 + h) * 3 + i) * 5 + j];
+  CHECK(same);
+  // A merged tensor read twice stays as written: the fold would have to keep the merge anyway.
+  m.node("Relu", {"k3"}, {"k3_relu"}, "node_Relu_4");
+  m.output("k3_relu");
+  Loaded twice = load(m.bytes());
+  REQUIRE_MESSAGE(twice.graph, twice.errors);
+  CHECK(opTypes(twice.graph->graph) == std::vector<std::string>{"Reshape", "Transpose", "Reshape", "ReLU"});
+}
+
+TEST_CASE("verify --inputs on a plan runs the ONNX file's own weights, as on the file itself") {
+  // Before: a plan's graph lost the file's weights, so verify --expect compared seeded weights'
+  // outputs with the file's and reported a mismatch on a correct model.
+  TempDir dir;
+  OnnxModel m = linearRelu();
+  writeFile(dir.path() + "/m.onnx", m.bytes());
+  writeFile(dir.path() + "/plan.yaml", "graph: m.onnx\nparallel: {device_num: 2}\n");
+  // x = 1 everywhere: xw = 0.5 * 4 = 2 per column, + b (1, 2, 3), ReLU.
+  writeNpz(dir.path() + "/in.npz", {{"x", npy("<f4", {2, 4}, std::vector<double>(8, 1.0))}});
+  writeNpz(dir.path() + "/out.npz", {{"out", npy("<f4", {2, 3}, {3, 4, 5, 3, 4, 5})}});
+  for (const std::string model : {dir.path() + "/m.onnx", dir.path() + "/plan.yaml"}) {
+    std::vector<std::string> args = {"verify", model, "--inputs", dir.path() + "/in.npz", "--expect", dir.path() + "/out.npz"};
+    if (model.ends_with(".onnx")) args.insert(args.end(), {"--device-num", "2"});
+    RunResult r = runIrc(args);
+    CHECK_MESSAGE(r.exitCode == 0, model, r.err);
+  }
 }
 
 }  // namespace irc::test
