@@ -21,6 +21,7 @@ std::string layoutLine(const TensorLayout& l) {
     std::vector<int> axes = l.partialFromRight();
     text += fmt::format(", partial ({}) over device axes {}", reduceOpName(l.partialOp), fmt::join(axes, ", "));
   }
+  if (auto placements = placementsOf(l)) text += fmt::format(", placements [{}]", fmt::join(*placements, ", "));
   return text;
 }
 

@@ -9,6 +9,7 @@
 #include "dumps/json_stream.h"
 #include "dumps/origin_text.h"
 #include "ir/inserted_ops.h"
+#include "ir/layout_notation.h"
 #include "ops/op_defs.h"
 
 namespace irc {
@@ -134,6 +135,15 @@ void writeLayoutMembers(JsonStream& js, const TensorLayout& l, bool withDevMatri
   std::vector<int> partial = l.partialFromRight();
   js.member("partial"_key, std::vector<int64_t>(partial.begin(), partial.end()));
   if (l.isPartial()) js.member("partial_op"_key, std::string(reduceOpName(l.partialOp)));
+  // DTensor's words for the same layout, for PyTorch users.
+  js.key("placements"_key);
+  if (auto placements = placementsOf(l)) {
+    js.beginArray();
+    for (const std::string& p : *placements) js.value(p);
+    js.endArray();
+  } else {
+    js.value(nullptr);
+  }
 }
 
 void writeValue(JsonStream& js, const Graph& graph, ValueId id, const TensorLayout* layout, const StrategyOrigin* origin) {

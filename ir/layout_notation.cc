@@ -287,6 +287,19 @@ std::optional<std::string> printPlacements(const TensorLayout& l) {
   return fmt::format("({})", fmt::join(entries, ", "));
 }
 
+std::optional<std::vector<std::string>> placementsOf(const TensorLayout& l) {
+  auto dimOf = dimPerMeshAxis(l);
+  if (!dimOf) return std::nullopt;
+  std::vector<std::string> entries;
+  for (int a = 0; a < l.mesh.rank(); ++a) {
+    if (l.mesh.dims[a] == 1) continue;
+    if (isPartialAxis(l, a)) entries.push_back(fmt::format("Partial({})", reduceOpName(l.partialOp)));
+    else if ((*dimOf)[a] >= 0) entries.push_back(fmt::format("Shard({})", (*dimOf)[a]));
+    else entries.push_back("Replicate()");
+  }
+  return entries;
+}
+
 std::optional<std::string> printDimsMapping(const TensorLayout& l) {
   std::vector<int> entries;
   for (const auto& axes : l.dims) {

@@ -55,6 +55,10 @@ std::string printStrategy(const TensorLayout& layout);     // (2, 4)
 std::optional<std::string> printSbp(const TensorLayout& layout);         // (S(0), B)
 std::optional<std::string> printPlacements(const TensorLayout& layout);  // (Shard(0), Replicate())
 std::optional<std::string> printDimsMapping(const TensorLayout& layout); // [0, -1]
+// DTensor placements over the device matrix's axes of more than one device (a MindSpore device
+// matrix pads the user's mesh with size-1 axes, which DTensor's mesh does not have):
+// {"Shard(0)", "Replicate()"}; nullopt where printPlacements has none.
+std::optional<std::vector<std::string>> placementsOf(const TensorLayout& layout);
 std::string printTensorMapIndex(const TensorLayout& layout);  // [1, -1]; [(1, 0), -1]
 
 // Splits "a,(b,c),None" at top-level commas, trimming blanks and one pair of outer brackets.

@@ -34,7 +34,8 @@ TEST_CASE("explain an op: strategy, origin with the losing alternative, layouts,
   CHECK(r.out.find("  strategy: ((2, 4), (4))\n") != std::string::npos);
   CHECK(r.out.find("  origin: propagated from matmul2 over edge matmul2 -> add2, redistribution cost 0\n") != std::string::npos);
   CHECK(r.out.find("  best losing alternative: ((8, 1), (1)) at cost 0\n") != std::string::npos);
-  CHECK(r.out.find("  input 0 (matmul2, redistributed): tensor map [1, 0] on device matrix (2, 4), slice (32, 16)\n") !=
+  CHECK(r.out.find("  input 0 (matmul2, redistributed): tensor map [1, 0] on device matrix (2, 4), slice (32, 16), "
+                    "placements [Shard(0), Shard(1)]\n") !=
         std::string::npos);
 }
 
@@ -42,7 +43,8 @@ TEST_CASE("explain an inserted op: why, the edge, both layouts, the rank's bound
   RunResult slice = runIrc({"explain", ffn(), "add2.in0.redistribution_op.0", "--rank", "5"});
   REQUIRE(slice.exitCode == 0);
   CHECK(slice.out.find("  edge: matmul2 -> add2 (input 0), step 1 of 1\n") != std::string::npos);
-  CHECK(slice.out.find("  the producer gives: tensor map [2, 0] on device matrix (2, 4, 1), slice (32, 64)\n") != std::string::npos);
+  CHECK(slice.out.find("  the producer gives: tensor map [2, 0] on device matrix (2, 4, 1), slice (32, 64), "
+                         "placements [Shard(0), Replicate()]\n") != std::string::npos);
   CHECK(slice.out.find("  rank 5 keeps (0, 16) .. (32, 32)\n") != std::string::npos);
   RunResult reduce = runIrc({"explain", ffn(), "forward_op_matmul2_0", "--rank", "6"});
   REQUIRE(reduce.exitCode == 0);
@@ -87,6 +89,11 @@ TEST_CASE("the report has every field of spec/report.md with its type") {
   CHECK(rep["ops"][3]["outputs"][0]["partial_op"] == "sum");
   CHECK(rep["ops"][0]["origin"]["kind"] == "user");
   CHECK(rep["ops"][1]["origin"]["from"] == "matmul");
+  // DTensor's placements beside each layout, over the mesh's axes of more than one device:
+  // matmul's (2, 1, 4) device matrix is the (2, 4) mesh.
+  CHECK(rep["ops"][0]["inputs"][1]["placements"] == json({"Replicate()", "Shard(1)"}));
+  CHECK(rep["ops"][3]["outputs"][0]["placements"] == json({"Shard(0)", "Partial(sum)"}));
+  for (const auto& v : rep["values"]) CHECK(v["placements"].is_array());
 }
 
 TEST_CASE("the report is deterministic and follows --rank") {
@@ -112,6 +119,13 @@ TEST_CASE("the report writes a dim split over several axes as a list in its tens
   json rep = json::parse(r.out);
   CHECK(rep["ops"][0]["inputs"][0]["tensor_map"] == json::parse("[[1, 0], -1]"));
   CHECK(rep["ops"][0]["outputs"][0]["tensor_map"] == json::parse("[[1, 0], -1]"));
+  CHECK(rep["ops"][0]["inputs"][0]["placements"] == json({"Shard(0)", "Shard(0)"}));
+  // Against mesh order DTensor has no placements for it (its _StridedShard aside): null.
+  writeFile(tmp.path() + "/n.yaml", "parallel: {device_num: 8, device_matrix: [2, 4], alias_name: [dp, mp]}\n"
+                                    "inputs:\n  - {name: x, shape: [16, 8], dtype: float32}\n"
+                                    "ops:\n  - {name: r, type: ReLU, inputs: [x], in_layout: [[[mp, dp], None]]}\n");
+  json nested = json::parse(runIrc({"n.yaml", "--report", "-", "-q"}, tmp.path()).out);
+  CHECK(nested["ops"][0]["inputs"][0]["placements"].is_null());
 }
 
 }  // namespace irc::test
