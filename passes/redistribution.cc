@@ -329,10 +329,50 @@ class RedistributionPass : public Pass {
     const OpParallelState& p = *std::as_const(graph).op(id).parallel;
     bool converts = std::any_of(p.beforeConstraint.begin(), p.beforeConstraint.end(), [](const auto& l) { return l.has_value(); });
     int counter = 0;
+    if (converts && emitReduceScatter(graph, ins, id, current, counter)) return;
     // (Most ops have neither: they are not copied then. Emitting appends to graph.ops, so the
     // emitters work on copies of what they read.)
     if (!p.forwardOps.empty()) emitReductions(graph, ins, id, current, counter);
     if (converts) emitConstraints(graph, ins, id, current, counter);
+  }
+
+  // A partial result whose constraint splits a dim over the axes it is partial on (DTensor's
+  // RowwiseParallel with output_layouts Shard(1), MindSpore's reduce-scattered MatMul output):
+  // the AllReduce and the StridedSlice after it are one ReduceScatter, as both frameworks run it.
+  bool emitReduceScatter(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
+    const OpParallelState& p = *std::as_const(graph).op(id).parallel;
+    if (p.forwardOps.size() != 1 || p.forwardOps[0].kind != ForwardOp::Kind::AllReduce || p.beforeConstraint.size() != 1 ||
+        !p.beforeConstraint[0])
+      return false;
+    // Only the user's constraint: factor propagation's own fixed points keep Shardy's AllReduce
+    // and slice (conformance with its worked examples).
+    const auto& constraints = std::as_const(graph).op(id).annotation->outputSharding;
+    if (constraints.empty() || !constraints[0]) return false;
+    const ValueId result = graph.op(id).results[0];
+    const Value v = graph.value(result);
+    const SharedSteps& steps =
+        memoizedPlan(*p.beforeConstraint[0], p.finalLayouts[0], {options_.enableAlltoall, byteSize(v.type.dtype)});
+    if (steps.size() != 1 || steps[0]->kind != RedistStep::Kind::Split) return false;
+    // The slice's mesh may be the unified one of the constraint: compare the groups rank by rank.
+    RedistStep allReduce;
+    allReduce.kind = RedistStep::Kind::AllReduce;
+    allReduce.mesh = p.sharding.mesh;
+    allReduce.axes = p.forwardOps[0].axes;
+    for (int64_t rank = 0; rank < allReduce.mesh.deviceCount(); ++rank)
+      if (stepGroup(allReduce, rank) != stepGroup(*steps[0], rank)) return false;
+    RedistStep step = *steps[0];
+    step.kind = RedistStep::Kind::ReduceScatter;
+    step.reduceOp = p.forwardOps[0].reduceOp;
+    step.localBefore = p.outputLayouts[0].sliceShape();
+    const std::string opName = graph.op(id).name;
+    auto names = [&](const std::string&) {
+      int k = counter++;
+      return std::make_pair(text::concat(opName, ".forward_op.", k), text::concat("forward_op_", opName, "_", k));
+    };
+    std::string reason = fmt::format("the sharding constraint on {}: {}", v.name, stepReason(step, opName, 0, opName));
+    current[result] = emitStep(ins, std::make_shared<const RedistStep>(std::move(step)), current[result], v.type.dtype,
+                               reason, names);
+    return true;
   }
 
   // The op's output `sharding` constraints: convert each constrained result to its layout.

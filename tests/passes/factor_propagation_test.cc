@@ -128,3 +128,41 @@ TEST_CASE("an unannotated input is held in the layout its first consumer compute
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("a partial result under a constraint that splits it over the same axes is reduce-scattered, not all-reduced and cut") {
+  // DTensor's RowwiseParallel with output_layouts [Shard(1)]: the contracted dim is split over
+  // tp, the output is partial over tp, and the constraint wants it split on dim 1 over tp.
+  // Before: AllReduce then StridedSlice (every rank received the whole sum to keep half of it).
+  const std::string yaml =
+      "parallel: {device_num: 2, device_matrix: [2], alias_name: [tp]}\n"
+      "inputs:\n  - {name: x, shape: [2, 16, 64], dtype: float32}\n"
+      "parameters:\n  - {name: w, shape: [64, 32], dtype: float32}\n"
+      "ops:\n  - {name: mm, type: BatchMatMul, inputs: [x, w], in_layout: [[None, None, tp], [tp, None]],\n"
+      "       sharding: {placements: ['Shard(1)']}}\n"
+      "  - {name: r, type: ReLU, inputs: [mm]}\n";
+  for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation}) {
+    Compiled c = compileAllRanks(yaml, mode);
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    CHECK(inserted(c) == std::vector<std::string>{"mm.forward_op.0 = Split", "mm.forward_op.1 = Concat",
+                                                  "mm.forward_op.2 = ReduceScatter"});
+    CHECK(verifyCompiled(c).ok);
+  }
+  // Over other axes than the partial ones, the two steps stay.
+  const std::string otherAxis =
+      "parallel: {device_num: 4, device_matrix: [2, 2], alias_name: [dp, tp]}\n"
+      "inputs:\n  - {name: x, shape: [2, 16, 64], dtype: float32}\n"
+      "parameters:\n  - {name: w, shape: [64, 32], dtype: float32}\n"
+      "ops:\n  - {name: mm, type: BatchMatMul, inputs: [x, w], in_layout: [[None, None, tp], [tp, None]],\n"
+      "       sharding: {placements: ['Shard(1)', 'Replicate()']}}\n"
+      "  - {name: r, type: ReLU, inputs: [mm]}\n";
+  Compiled o = compileAllRanks(otherAxis, SearchMode::ShardingPropagation);
+  REQUIRE_MESSAGE(o.errors.empty(), o.errors);
+  std::vector<std::string> ops = inserted(o);
+  CHECK(ops.at(0) == "mm.forward_op.0 = AllReduce");
+  CHECK(ops.at(1) == "mm.forward_op.1 = StridedSlice");
+  CHECK(verifyCompiled(o).ok);
+}
+
+}  // namespace irc::test
