@@ -28,6 +28,11 @@ struct OpSource {
   bool typesOk = false;
 };
 
+struct StyleSpec;  // frontends/plan_modules.cc
+
+// The few names closest to a key that matched nothing (a glob's `*` and `?` do not count).
+std::string closestNames(const std::string& key, const std::vector<std::string>& names);
+
 class ModelLoader {
  public:
   ModelLoader(DiagnosticEngine& diags, const FrontendOptions& options) : reader_(diags), options_(options) {}
@@ -38,12 +43,17 @@ class ModelLoader {
   // A plan (docs/onnx.md): the graph from an ONNX file, strategies by node-name glob.
   std::optional<Graph> loadPlan(const YamlNode& root);
   bool readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims);
-  void applyPlanStrategies(const YamlNode& node);
+  void applyPlanStrategies(const YamlNode& node, std::vector<std::string>& claimedBy);
   void applyPlanShardings(const YamlNode& node);
+  // `modules:`: DTensor's parallel styles on torch module paths (frontends/plan_modules.cc).
+  void applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy);
+  void applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec, const std::vector<OpId>& ops,
+                  const std::vector<std::vector<Use>>& uses, std::vector<std::string>& claimedBy);
   bool stop() const { return reader_.diags().capReached(); }
   void reserveTables(const YamlNode& root);
   void readParallel(const YamlNode& node);
-  bool readDeviceCount(const YamlNode& node);
+  bool readDeviceCount(const YamlNode& node, const std::optional<DeviceMatrix>& mesh);
+  std::optional<DeviceMatrix> readNamedMesh(const YamlNode& node);
   void readParallelSettings(const YamlNode& node);
   bool readMesh(const YamlNode& node, bool deviceNumOk);
   void readTensors(const YamlNode& list, ValueKind kind);

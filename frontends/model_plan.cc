@@ -18,7 +18,7 @@
 namespace irc::model_loading {
 namespace {
 
-const std::vector<std::string> kPlanKeys = {"name", "graph", "dims", "parallel", "strategies", "sharding"};
+const std::vector<std::string> kPlanKeys = {"name", "graph", "dims", "parallel", "modules", "strategies", "sharding"};
 const std::vector<std::string> kPlanStrategyKeys = {"in_strategy", "out_strategy", "in_layout", "out_layout", "priority",
                                                     "sharding"};
 
@@ -45,7 +45,8 @@ std::optional<std::string> readBinaryFile(const std::string& path, std::string& 
   return out;
 }
 
-// The few names closest to a key that matched nothing (a glob's `*` and `?` do not count).
+}  // namespace
+
 std::string closestNames(const std::string& key, const std::vector<std::string>& names) {
   std::string plain;
   for (char c : key)
@@ -58,8 +59,6 @@ std::string closestNames(const std::string& key, const std::vector<std::string>&
   for (size_t i = 0; i < keep; ++i) out.push_back("'" + scored[i].second + "'");
   return out.empty() ? "the graph has no ops" : "closest: " + joinNames(out);
 }
-
-}  // namespace
 
 bool ModelLoader::readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims) {
   if (!node.IsMap()) {
@@ -127,7 +126,10 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
     if (auto s = reader_.string(*n, "name")) graph_.name = *s;
   if (parallelOk_) {
     if (auto s = reader_.optional(root, "sharding")) applyPlanShardings(*s);
-    if (auto s = reader_.optional(root, "strategies")) applyPlanStrategies(*s);
+    // A node is configured once: by a module's style or by its name.
+    std::vector<std::string> claimedBy(graph_.ops.size());
+    if (auto m = reader_.optional(root, "modules")) applyPlanModules(*m, claimedBy);
+    if (auto s = reader_.optional(root, "strategies")) applyPlanStrategies(*s, claimedBy);
   }
   if (reader_.diags().hasErrors()) return std::nullopt;
   return std::move(graph_);
@@ -136,14 +138,13 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
 // `strategies: {"*/attn/c_attn/MatMul": {in_strategy: ...}}`: each key names ops by their node
 // name, exactly or as a glob (`*` also crosses `/`); a key matching nothing, or two keys
 // matching one op, is an error.
-void ModelLoader::applyPlanStrategies(const YamlNode& node) {
+void ModelLoader::applyPlanStrategies(const YamlNode& node, std::vector<std::string>& claimedBy) {
   if (!node.IsMap()) {
     reader_.error(node, fmt::format("strategies must map node names (or globs) to strategies; got {}", describeNode(node)));
     return;
   }
   std::vector<std::string> opNames;
   for (const Op& op : graph_.ops) opNames.push_back(op.name);
-  std::vector<std::string> claimedBy(graph_.ops.size());
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string key = it->first.Scalar();
     const YamlNode& entry = it->second;

@@ -27,7 +27,7 @@ namespace irc::model_loading {
 const std::vector<std::string> kTopKeys = {"name", "parallel", "inputs", "parameters", "ops", "outputs"};
 const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank",    "search_mode",   "fully_use_devices",
                                                 "factor_strategy", "enable_alltoall", "redistribution", "device_matrix",
-                                                "alias_name",      "training",       "strategy_ckpt_load"};
+                                                "alias_name",      "training",       "strategy_ckpt_load", "mesh"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
                                           "out_strategy", "in_layout", "out_layout", "priority", "sharding", "ms_name"};
@@ -141,22 +141,80 @@ void ModelLoader::reserveTables(const YamlNode& root) {
 void ModelLoader::readParallel(const YamlNode& node) {
   if (!reader_.checkMap(node, "'parallel'", kParallelKeys)) return;
   graph_.parallel.loc = locOf(node);
-  bool deviceNumOk = readDeviceCount(node);
+  std::optional<DeviceMatrix> named;
+  bool namedOk = true;
+  if (auto m = reader_.optional(node, "mesh")) {
+    named = readNamedMesh(*m);
+    namedOk = named.has_value();
+    for (const char* key : {"device_matrix", "alias_name"})
+      if (auto clash = reader_.optional(node, key)) {
+        reader_.error(*clash, fmt::format("'parallel' gives both mesh and {}; the mesh names its axes itself", key));
+        namedOk = false;
+      }
+  }
+  bool deviceNumOk = readDeviceCount(node, named);
   readParallelSettings(node);
+  if (named || !namedOk) {
+    parallelOk_ = deviceNumOk && namedOk;
+    if (parallelOk_) graph_.parallel.mesh = named;
+    return;
+  }
   parallelOk_ = readMesh(node, deviceNumOk);
 }
 
+// `mesh: {dp: 2, tp: 4}`: DTensor's named device mesh, axes major first (ranks row-major).
+std::optional<DeviceMatrix> ModelLoader::readNamedMesh(const YamlNode& node) {
+  if (!node.IsMap() || node.size() == 0) {
+    reader_.error(node, fmt::format("mesh must map axis names to sizes (mesh: {{dp: 2, tp: 4}}); got {}", describeNode(node)));
+    return std::nullopt;
+  }
+  DeviceMatrix mesh;
+  bool ok = true;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    std::string name = it->first.Scalar();
+    auto size = reader_.integer(it->second, fmt::format("mesh.{}", name));
+    if (size && (*size < 1 || *size > kMaxDeviceNum)) {
+      reader_.error(it->second, fmt::format("mesh.{} must be in 1 .. {}; got {}", name, kMaxDeviceNum, *size));
+      size.reset();
+    }
+    if (name == "None") {
+      reader_.error(it->first, "mesh axis 'None' is reserved (it means not split)");
+      size.reset();
+    }
+    if (!size) {
+      ok = false;
+      continue;
+    }
+    mesh.dims.push_back(*size);
+    mesh.names.push_back(name);
+  }
+  if (ok && (!checkedProduct(mesh.dims) || mesh.deviceCount() > kMaxDeviceNum)) {
+    reader_.error(node, fmt::format("mesh {} has more than {} devices (docs/limits.md)", formatIntTuple(mesh.dims), kMaxDeviceNum));
+    ok = false;
+  }
+  if (!ok) return std::nullopt;
+  return mesh;
+}
+
 // device_num and global_rank; false when they are unusable.
-bool ModelLoader::readDeviceCount(const YamlNode& node) {
+bool ModelLoader::readDeviceCount(const YamlNode& node, const std::optional<DeviceMatrix>& mesh) {
   ParallelConfig& p = graph_.parallel;
   bool ok = true;
-  if (auto n = reader_.required(node, "device_num", "'parallel'")) {
+  if (mesh && !reader_.optional(node, "device_num")) {
+    p.deviceNum = mesh->deviceCount();  // the mesh's product
+  } else if (auto n = reader_.required(node, "device_num", "'parallel'")) {
     auto v = reader_.integer(*n, "device_num");
     if (v && (*v < 1 || *v > kMaxDeviceNum))
       reader_.error(*n, fmt::format("device_num must be in 1 .. {} (docs/limits.md); got {}", kMaxDeviceNum, *v));
     if (v && *v >= 1 && *v <= kMaxDeviceNum) p.deviceNum = *v;
     else ok = false;
   } else {
+    ok = false;
+  }
+  if (mesh && ok && p.deviceNum != mesh->deviceCount()) {
+    reader_.error(*reader_.optional(node, "device_num"),
+                  fmt::format("device_num is {}; the mesh {} has {} devices", p.deviceNum, formatIntTuple(mesh->dims),
+                              mesh->deviceCount()));
     ok = false;
   }
   if (auto n = reader_.optional(node, "global_rank")) {

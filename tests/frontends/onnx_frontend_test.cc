@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <google/protobuf/unknown_field_set.h>
+#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
 #include "dumps/model_yaml_writer.h"
@@ -747,6 +748,119 @@ TEST_CASE("verify --inputs on a plan runs the ONNX file's own weights, as on the
     RunResult r = runIrc(args);
     CHECK_MESSAGE(r.exitCode == 0, model, r.err);
   }
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+namespace {
+
+// x (4, 8, 16) -> fc1 (Linear 16 -> 32, TorchScript names) -> Relu -> fc2 (Linear 32 -> 16).
+// fc1's weight is [in, out] as the exporters fold torch's transpose; fc2 is a Gemm-style
+// MatMul... written as MatMul + Add too, with its weight [in, out].
+OnnxModel twoLinears() {
+  OnnxModel m;
+  m.input("x", {int64_t{4}, int64_t{8}, int64_t{16}});
+  m.floats("fc1.weight", {16, 32}, std::vector<float>(16 * 32, 0.1f));
+  m.floats("fc1.bias", {32}, std::vector<float>(32, 0.2f));
+  m.floats("fc2.weight", {32, 16}, std::vector<float>(32 * 16, 0.3f));
+  m.floats("fc2.bias", {16}, std::vector<float>(16, 0.4f));
+  m.node("MatMul", {"x", "fc1.weight"}, {"h1"}, "/m/mlp/fc1/MatMul");
+  m.node("Add", {"fc1.bias", "h1"}, {"h2"}, "/m/mlp/fc1/Add");
+  m.node("Relu", {"h2"}, {"h3"}, "/m/mlp/act/Relu");
+  m.node("MatMul", {"h3", "fc2.weight"}, {"h4"}, "/m/mlp/fc2/MatMul");
+  m.node("Add", {"fc2.bias", "h4"}, {"out"}, "/m/mlp/fc2/Add");
+  m.output("out");
+  return m;
+}
+
+using json = nlohmann::json;
+
+struct PlanRun {
+  std::string errors;
+  std::map<std::string, int> collectives;  // communicating inserted ops by type
+  int exitCode = 0;
+};
+
+PlanRun runPlan(const TempDir& dir, const std::string& plan) {
+  writeFile(dir.path() + "/plan.yaml", plan);
+  PlanRun run;
+  RunResult r = runIrc({dir.path() + "/plan.yaml", "--report", dir.path() + "/r.json", "-q"});
+  run.exitCode = r.exitCode;
+  run.errors = r.err;
+  if (r.exitCode != 0) return run;
+  json report = json::parse(readFile(dir.path() + "/r.json"));
+  auto count = [&](const json& op) {
+    std::string type = op["type"];
+    if (type == "AllReduce" || type == "AllGather" || type == "ReduceScatter" || type == "AlltoAll") ++run.collectives[type];
+  };
+  for (const auto& op : report["ops"])
+    for (const auto& f : op["forward_ops"]) count(f);
+  for (const auto& e : report["redistributions"])
+    for (const auto& f : e["ops"]) count(f);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("plan modules: DTensor's colwise and rowwise on torch module paths run Megatron's one AllReduce") {
+  TempDir dir;
+  writeFile(dir.path() + "/m.onnx", twoLinears().bytes());
+  for (std::string mode : {"sharding_propagation", "factor_propagation"}) {
+    PlanRun run = runPlan(dir, "graph: m.onnx\nparallel: {device_num: 4, search_mode: " + mode +
+                                   "}\nmodules:\n  \"*.fc1\": colwise\n  mlp.fc2: RowwiseParallel\n");
+    REQUIRE_MESSAGE(run.exitCode == 0, run.errors);
+    CHECK(run.collectives == std::map<std::string, int>{{"AllReduce", 1}});
+    CHECK(runIrc({"verify", dir.path() + "/plan.yaml"}).exitCode == 0);
+  }
+  // The layouts, in MindSpore's and DTensor's words: fc1's weight split on its out features.
+  json report = json::parse(runIrc({dir.path() + "/plan.yaml", "--report", "-", "-q"}).out);
+  CHECK(report["ops"][0]["module"] == "m.mlp.fc1");
+  CHECK(report["ops"][0]["inputs"][1]["placements"] == json({"Shard(1)"}));
+  CHECK(report["ops"][3]["inputs"][0]["placements"] == json({"Shard(2)"}));
+  // output_layouts other than the style's default: rowwise to Shard(1) reduce-scatters.
+  PlanRun scattered = runPlan(dir, "graph: m.onnx\nparallel: {mesh: {tp: 4}}\nmodules:\n  \"*.fc1\": colwise\n"
+                                   "  \"*.fc2\": {style: rowwise, output_layouts: [Shard(1)]}\n");
+  REQUIRE_MESSAGE(scattered.exitCode == 0, scattered.errors);
+  CHECK(scattered.collectives == std::map<std::string, int>{{"ReduceScatter", 1}});
+  // A 2-D mesh: the style's axis is tp, the other axis splits the batch.
+  PlanRun twoD = runPlan(dir, "graph: m.onnx\nparallel: {mesh: {dp: 2, tp: 2}}\nmodules:\n"
+                              "  \"*.fc1\": {style: colwise, axis: tp}\n  \"*.fc2\": {style: rowwise, axis: tp}\n");
+  REQUIRE_MESSAGE(twoD.exitCode == 0, twoD.errors);
+  CHECK(twoD.collectives == std::map<std::string, int>{{"AllReduce", 1}});
+}
+
+TEST_CASE("plan modules: bad keys, styles, placements and meshes are located errors") {
+  TempDir dir;
+  writeFile(dir.path() + "/m.onnx", twoLinears().bytes());
+  auto errorsOf = [&](const std::string& rest) {
+    PlanRun run = runPlan(dir, "graph: m.onnx\n" + rest);
+    CHECK_MESSAGE(run.exitCode == 1, run.errors);
+    return run.errors;
+  };
+  CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.fc3\": colwise\n")
+            .find("plan.yaml:4:3: error: modules key '*.fc3' matches no module of the graph; closest: 'm.mlp.fc1'") !=
+        std::string::npos);
+  CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.fc1\": colwize\n")
+            .find("'colwize' is not a parallel style; valid: colwise, rowwise, sequence_parallel, replicate; did you mean 'colwise'?") !=
+        std::string::npos);
+  CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.act\": colwise\n")
+            .find("matches module 'm.mlp.act', which is not a Linear") != std::string::npos);
+  CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.fc1\": colwise\nstrategies:\n  /m/mlp/fc1/MatMul: {in_strategy: "
+                 "[[1, 1, 1], [1, 2]]}\n")
+            .find("node '/m/mlp/fc1/MatMul' is matched by both '*.fc1' and '/m/mlp/fc1/MatMul'") != std::string::npos);
+  CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.fc1\": colwise\n  \"mlp.*1\": rowwise\n")
+            .find("module 'm.mlp.fc1' is matched by '*.fc1' and 'mlp.*1' with different styles") != std::string::npos);
+  CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.fc1\": {style: colwise, output_layouts: [Shard(x)]}\n")
+            .find("output_layouts of '*.fc1' must be one DTensor placement") != std::string::npos);
+  CHECK(errorsOf("parallel: {mesh: {dp: 2, tp: 2}}\nmodules:\n  \"*.fc1\": {style: colwise, axis: pp}\n")
+            .find("axis 'pp' is not an axis of the mesh (dp, tp)") != std::string::npos);
+  CHECK(errorsOf("parallel: {mesh: {tp: 3}}\nmodules:\n  \"*.fc2\": rowwise\n")
+            .find("rowwise splits dim 2 of 'h3' (size 32) 3 ways, which does not divide it") != std::string::npos);
+  CHECK(errorsOf("parallel: {device_num: 8, mesh: {dp: 2, tp: 2}}\n").find("device_num is 8; the mesh (2, 2) has 4 devices") !=
+        std::string::npos);
+  CHECK(errorsOf("parallel: {mesh: {dp: 2}, device_matrix: [2]}\n").find("'parallel' gives both mesh and device_matrix") !=
+        std::string::npos);
 }
 
 }  // namespace irc::test

@@ -1,0 +1,387 @@
+// `modules:` in a plan (docs/onnx.md, "Plans in PyTorch's words"): torch module paths, or globs
+// over them, mapped to DTensor's parallel styles. Each style becomes the in_layout of the
+// module's Linear (its MatMul and bias Add) or Embedding (its Gather) over the plan's mesh, and
+// an output `sharding` constraint where the style's output_layouts differ from its default, so
+// that propagation, redistribution and every dump treat it as a configured op.
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "frontends/model_loader.h"
+#include "ir/suggest.h"
+#include "ops/op_defs.h"
+
+namespace irc::model_loading {
+
+enum class Style { Colwise, Rowwise, SequenceParallel, Replicate };
+
+// One DTensor placement on the style's mesh axis.
+struct Placement {
+  enum class Kind { Shard, Replicate, Partial } kind = Kind::Replicate;
+  int64_t dim = 0;  // Shard: the tensor dim, negative counting from the end
+};
+
+// What a style needs, read from the plan.
+struct StyleSpec {
+  Style style = Style::Colwise;
+  int axis = 0;  // the mesh axis it shards over
+  std::optional<Placement> output;  // output_layouts, when given
+};
+
+namespace {
+
+const std::vector<std::string> kStyleNames = {"colwise", "rowwise", "sequence_parallel", "replicate"};
+const std::vector<std::string> kStyleKeys = {"style", "axis", "input_layouts", "output_layouts"};
+
+std::optional<Style> parseStyle(const std::string& name) {
+  // DTensor's class names are accepted too.
+  if (name == "colwise" || name == "ColwiseParallel") return Style::Colwise;
+  if (name == "rowwise" || name == "RowwiseParallel") return Style::Rowwise;
+  if (name == "sequence_parallel" || name == "SequenceParallel") return Style::SequenceParallel;
+  if (name == "replicate" || name == "Replicate") return Style::Replicate;
+  return std::nullopt;
+}
+
+std::optional<Placement> parsePlacement(std::string text) {
+  text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
+  if (text == "Replicate()") return Placement{Placement::Kind::Replicate};
+  if (text == "Partial()" || text == "Partial(sum)") return Placement{Placement::Kind::Partial};
+  if (text.starts_with("Shard(") && text.ends_with(")")) {
+    std::string inner = text.substr(6, text.size() - 7);
+    if (inner.empty() || inner.size() > 3) return std::nullopt;
+    size_t used = 0;
+    try {
+      int64_t dim = std::stoll(inner, &used);
+      if (used == inner.size()) return Placement{Placement::Kind::Shard, dim};
+    } catch (const std::exception&) {
+    }
+  }
+  return std::nullopt;
+}
+
+// The ops a style configures in one module.
+struct ModuleOps {
+  enum class Kind { Linear, Embedding, Other } kind = Kind::Other;
+  OpId main = kNoId;   // the MatMul / Gather
+  OpId bias = kNoId;   // the Linear's bias Add
+  bool weightTransposed = false;  // a Linear's weight as torch holds it, [out, in] (Gemm's transB)
+};
+
+bool isParameter(const Graph& g, const Operand& o, size_t rank) {
+  return o.isValue() && g.value(o.value).kind == ValueKind::Parameter && g.value(o.value).type.shape.size() == rank;
+}
+
+bool boolAttr(const Op& op, const char* name) {
+  auto it = op.attrs.find(name);
+  return it != op.attrs.end() && std::holds_alternative<bool>(it->second) && std::get<bool>(it->second);
+}
+
+// A Linear is one MatMul of an activation by a rank-2 weight, and perhaps an Add of a rank-1
+// bias to its product (through Gemm's alpha Mul); an Embedding is a Gather from a rank-2 table.
+ModuleOps classify(const Graph& g, const std::vector<OpId>& ops, const std::vector<std::vector<Use>>& uses) {
+  ModuleOps m;
+  int matmuls = 0, gathers = 0;
+  for (OpId id : ops) {
+    const Op& op = g.op(id);
+    if ((op.type == "MatMul" || op.type == "BatchMatMul") && op.operands.size() >= 2 && isParameter(g, op.operands[1], 2) &&
+        !isParameter(g, op.operands[0], 2) && !boolAttr(op, "transpose_a")) {
+      ++matmuls;
+      m.main = id;
+      m.weightTransposed = boolAttr(op, "transpose_b");
+    } else if (op.type == "Gather" && isParameter(g, op.operands[0], 2)) {
+      ++gathers;
+      m.main = id;
+    }
+  }
+  if (matmuls + gathers != 1) return ModuleOps{};
+  if (gathers == 1) {
+    m.kind = ModuleOps::Kind::Embedding;
+    return m;
+  }
+  m.kind = ModuleOps::Kind::Linear;
+  ValueId product = g.op(m.main).results[0];
+  for (int step = 0; step < 2 && uses[product].size() == 1; ++step) {
+    const Op& next = g.op(uses[product][0].op);
+    if (std::find(ops.begin(), ops.end(), uses[product][0].op) == ops.end()) break;
+    if (next.type == "Add" && isParameter(g, next.operands[1], 1)) {
+      m.bias = uses[product][0].op;
+      break;
+    }
+    if (next.type != "Mul") break;  // Gemm's alpha
+    product = next.results[0];
+  }
+  return m;
+}
+
+// Does a key name the module at `path`? Whole, or relative to any module above it (a plan
+// written for the inner model matches the export's `m.model.` prefix); `*` crosses dots.
+bool keyMatches(const std::string& key, const std::string& path) {
+  return fnmatch(key.c_str(), path.c_str(), 0) == 0 || fnmatch(("*." + key).c_str(), path.c_str(), 0) == 0;
+}
+
+}  // namespace
+
+void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy) {
+  if (!node.IsMap()) {
+    reader_.error(node, fmt::format("modules must map torch module paths (or globs) to parallel styles; got {}", describeNode(node)));
+    return;
+  }
+  ParallelConfig& parallel = graph_.parallel;
+  // Without a mesh, the styles shard over one axis of every device.
+  if (!parallel.mesh) parallel.mesh = DeviceMatrix{{parallel.deviceNum}, {"tp"}};
+  const DeviceMatrix& mesh = *parallel.mesh;
+  std::vector<std::vector<OpId>> opsOfModule(graph_.modulePaths.size());
+  for (OpId id : graph_.order)
+    if (graph_.op(id).modulePath >= 0) opsOfModule[graph_.op(id).modulePath].push_back(id);
+  auto uses = computeUses(graph_);
+  std::map<int, std::pair<std::string, StyleSpec>> styledBy;  // module -> the key that styled it
+
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const YamlNode& value = it->second;
+    StyleSpec spec;
+    spec.axis = mesh.rank() - 1;
+    YamlNode styleNode = value;
+    if (value.IsMap()) {
+      if (!reader_.checkMap(value, fmt::format("the style of '{}'", key), kStyleKeys)) continue;
+      auto s = reader_.required(value, "style", fmt::format("the style of '{}'", key));
+      if (!s) continue;
+      styleNode = *s;
+      if (auto a = reader_.optional(value, "axis")) {
+        auto name = reader_.string(*a, "axis");
+        if (!name) continue;
+        auto index = mesh.axisIndex(*name);
+        if (!index) {
+          reader_.error(*a, fmt::format("axis '{}' is not an axis of the mesh ({}){}", *name, fmt::join(mesh.names, ", "),
+                                        didYouMean(*name, mesh.names)));
+          continue;
+        }
+        spec.axis = *index;
+      }
+      bool placementsOk = true;
+      for (const char* which : {"input_layouts", "output_layouts"}) {
+        auto n = reader_.optional(value, which);
+        if (!n) continue;
+        std::optional<YamlNode> entry = *n;
+        if (n->IsSequence()) entry = n->size() == 1 ? std::optional<YamlNode>((*n)[0]) : std::nullopt;
+        std::optional<Placement> placement = entry && entry->IsScalar() ? parsePlacement(entry->Scalar()) : std::nullopt;
+        if (!placement) {
+          reader_.error(*n, fmt::format("{} of '{}' must be one DTensor placement on the style's axis: Shard(d), "
+                                        "Replicate() or Partial(); got {}",
+                                        which, key, describeNode(*n)));
+          placementsOk = false;
+        } else if (std::string_view(which) == "output_layouts") {
+          spec.output = placement;
+        }
+        // input_layouts say how DTensor should read a plain tensor; irc knows the producer's
+        // layout and redistributes from it, so they are checked and need nothing more.
+      }
+      if (!placementsOk) continue;
+    }
+    auto styleName = reader_.string(styleNode, fmt::format("the style of '{}'", key));
+    if (!styleName) continue;
+    auto style = parseStyle(*styleName);
+    if (!style) {
+      reader_.error(styleNode, fmt::format("'{}' is not a parallel style; valid: {}{}", *styleName, fmt::join(kStyleNames, ", "),
+                                           didYouMean(*styleName, kStyleNames)));
+      continue;
+    }
+    spec.style = *style;
+
+    std::vector<int> matched;
+    for (int m = 0; m < static_cast<int>(graph_.modulePaths.size()); ++m)
+      if (!opsOfModule[m].empty() && keyMatches(key, graph_.modulePaths[m])) matched.push_back(m);
+    if (matched.empty()) {
+      std::vector<std::string> paths;
+      for (int m = 0; m < static_cast<int>(graph_.modulePaths.size()); ++m)
+        if (!opsOfModule[m].empty()) paths.push_back(graph_.modulePaths[m]);
+      reader_.error(it->first, fmt::format("modules key '{}' matches no module of the graph; {}", key,
+                                           paths.empty() ? "the graph has no module paths (docs/onnx.md)"
+                                                         : closestNames(key, paths)));
+      continue;
+    }
+    for (int m : matched) {
+      // DTensor applies a plan key by key; two keys giving one module the same style are one
+      // (`*.output.dense` also matches BERT's `attention.output.dense`), different ones a mistake.
+      if (auto [prior, first] = styledBy.emplace(m, std::make_pair(key, spec)); !first) {
+        const StyleSpec& had = prior->second.second;
+        bool same = had.style == spec.style && had.axis == spec.axis && had.output.has_value() == spec.output.has_value() &&
+                    (!had.output || (had.output->kind == spec.output->kind && had.output->dim == spec.output->dim));
+        if (!same)
+          reader_.error(it->first, fmt::format("module '{}' is matched by '{}' and '{}' with different styles; give it one",
+                                               graph_.modulePaths[m], prior->second.first, key));
+        continue;
+      }
+      applyStyle(it->first, key, spec, opsOfModule[m], uses, claimedBy);
+    }
+  }
+}
+
+void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec,
+                             const std::vector<OpId>& ops, const std::vector<std::vector<Use>>& uses,
+                             std::vector<std::string>& claimedBy) {
+  const DeviceMatrix& mesh = *graph_.parallel.mesh;
+  const std::string& path = graph_.modulePaths[graph_.op(ops[0]).modulePath];
+  const int t = spec.axis;
+  const int64_t ways = mesh.dims[t];
+  // The mesh's other axes split the batch (dim 0) of the module's activations, as data
+  // parallelism beside tensor parallelism does.
+  std::vector<int> batchAxes;
+  int64_t batchWays = 1;
+  for (int a = 0; a < mesh.rank(); ++a)
+    if (a != t && mesh.dims[a] > 1) {
+      batchAxes.push_back(a);
+      batchWays *= mesh.dims[a];
+    }
+  bool ok = true;
+  auto activation = [&](const Shape& shape, std::optional<int64_t> splitDim) {
+    DimAxes dims(shape.size());
+    if (!batchAxes.empty() && shape.size() >= 2 && shape[0] % batchWays == 0) dims[0] = batchAxes;
+    if (splitDim) dims[*splitDim].push_back(t);
+    return dims;
+  };
+  auto check = [&](const Op& op, const std::vector<DimAxes>& layouts) {
+    int k = 0;
+    for (const Operand& o : op.operands) {
+      if (!o.isValue()) continue;
+      const Value& v = graph_.value(o.value);
+      for (size_t d = 0; d < layouts[k].size(); ++d) {
+        int64_t split = 1;
+        for (int a : layouts[k][d]) split *= mesh.dims[a];
+        if (v.type.shape[d] % split != 0) {
+          reader_.error(keyNode, fmt::format("'{}' ({}): {} splits dim {} of '{}' (size {}) {} ways, which does not divide it",
+                                             key, path, kStyleNames[static_cast<int>(spec.style)], d, v.name, v.type.shape[d], split));
+          ok = false;
+        }
+      }
+      ++k;
+    }
+  };
+  auto configure = [&](OpId id, std::vector<DimAxes> layouts, std::optional<TensorSharding> output = std::nullopt) {
+    Op& op = graph_.op(id);
+    if (!claimedBy[id].empty()) {
+      reader_.error(keyNode, fmt::format("node '{}' is configured by both '{}' and '{}'; give each node one strategy", op.name,
+                                         claimedBy[id], key));
+      ok = false;
+      return;
+    }
+    claimedBy[id] = key;
+    check(op, layouts);
+    if (!ok) return;
+    OpAnnotation& ann = *op.annotation;
+    ann.inLayout = std::move(layouts);
+    ann.inLayoutLoc = locOf(keyNode);
+    if (output) ann.outputSharding = {output};
+  };
+  // The output constraint for output_layouts other than the style's default.
+  auto outputSharding = [&](const Shape& shape, const Placement& p) {
+    TensorSharding s;
+    std::optional<int64_t> dim;
+    if (p.kind == Placement::Kind::Shard) dim = p.dim < 0 ? p.dim + static_cast<int64_t>(shape.size()) : p.dim;
+    s.dims = activation(shape, dim);
+    s.notation = ShardingNotation::Placements;
+    s.loc = locOf(keyNode);
+    return s;
+  };
+  auto outOfRange = [&](const Placement& p, size_t rank) {
+    return p.kind == Placement::Kind::Shard && (p.dim < -static_cast<int64_t>(rank) || p.dim >= static_cast<int64_t>(rank));
+  };
+
+  ModuleOps m = classify(graph_, ops, uses);
+  if (m.kind == ModuleOps::Kind::Other && spec.style != Style::SequenceParallel) {
+    reader_.error(keyNode, fmt::format("'{}' matches module '{}', which is not a Linear (a MatMul by a weight) or an Embedding "
+                                       "(a Gather from a table): {} applies to those",
+                                       key, path, kStyleNames[static_cast<int>(spec.style)]));
+    return;
+  }
+  if (spec.output && spec.output->kind == Placement::Kind::Partial) {
+    reader_.error(keyNode, fmt::format("'{}': output_layouts Partial() keeps a result unreduced, which irc does not yet do for "
+                                       "a module's output; leave it Replicate() or Shard(d)",
+                                       key));
+    return;
+  }
+  if (spec.style == Style::SequenceParallel) {
+    // A norm on sequence shards: every result leaving the module is split on dim 1.
+    for (OpId id : ops) {
+      const Op& op = graph_.op(id);
+      if (op.results.size() != 1) continue;
+      ValueId r = op.results[0];
+      bool leaves = std::find(graph_.outputs.begin(), graph_.outputs.end(), r) != graph_.outputs.end();
+      for (const Use& u : uses[r]) leaves = leaves || graph_.op(u.op).modulePath != op.modulePath;
+      if (!leaves) continue;
+      const Shape& shape = graph_.value(r).type.shape;
+      if (shape.size() < 2 || shape[1] % ways != 0) {
+        reader_.error(keyNode, fmt::format("'{}' ({}): sequence_parallel splits dim 1 of '{}' {} ways; its shape is {}", key, path,
+                                           graph_.value(r).name, ways, formatShape(shape)));
+        return;
+      }
+      Op& mutableOp = graph_.op(id);
+      if (!claimedBy[id].empty()) {
+        reader_.error(keyNode, fmt::format("node '{}' is configured by both '{}' and '{}'; give each node one strategy", op.name,
+                                           claimedBy[id], key));
+        return;
+      }
+      claimedBy[id] = key;
+      mutableOp.annotation->outputSharding = {outputSharding(shape, Placement{Placement::Kind::Shard, 1})};
+    }
+    return;
+  }
+
+  const Op& main = graph_.op(m.main);
+  const Shape& x = graph_.value(main.operands[m.kind == ModuleOps::Kind::Linear ? 0 : 1].value).type.shape;
+  const Shape& y = graph_.value(main.results[0]).type.shape;
+  if (spec.output && outOfRange(*spec.output, y.size())) {
+    reader_.error(keyNode, fmt::format("'{}': output_layouts Shard({}) is not a dim of the module's output {}", key,
+                                       spec.output->dim, formatShape(y)));
+    return;
+  }
+  const int64_t last = static_cast<int64_t>(y.size()) - 1;
+  const bool colwise = spec.style == Style::Colwise, rowwise = spec.style == Style::Rowwise;
+  if (m.kind == ModuleOps::Kind::Embedding) {
+    // Rowwise: MindSpore's split-vocabulary Gather (masked lookup, AllReduce); colwise: the
+    // embedding dim split.
+    DimAxes table(2);
+    if (rowwise) table[0] = {t};
+    if (colwise) table[1] = {t};
+    std::optional<TensorSharding> out;
+    bool defaultOut = !spec.output || (rowwise && spec.output->kind == Placement::Kind::Replicate) ||
+                      (colwise && spec.output->kind == Placement::Kind::Shard &&
+                       (spec.output->dim == -1 || spec.output->dim == last)) ||
+                      (!rowwise && !colwise && spec.output->kind == Placement::Kind::Replicate);
+    if (!defaultOut) out = outputSharding(y, *spec.output);
+    configure(m.main, {table, activation(x, std::nullopt)}, out);
+    return;
+  }
+  // A Linear: the weight as the exporter laid it out, [in, out] or (transB) [out, in].
+  DimAxes weight(2);
+  if (colwise) weight[m.weightTransposed ? 0 : 1] = {t};
+  if (rowwise) weight[m.weightTransposed ? 1 : 0] = {t};
+  const int64_t xLast = static_cast<int64_t>(x.size()) - 1;
+  std::optional<TensorSharding> productOut, biasOut;
+  std::optional<int64_t> productSplit = colwise ? std::optional<int64_t>(last) : std::nullopt;
+  if (spec.output) {
+    bool isDefault = colwise ? spec.output->kind == Placement::Kind::Shard &&
+                                   (spec.output->dim == -1 || spec.output->dim == last)
+                             : spec.output->kind == Placement::Kind::Replicate;
+    if (!isDefault) {
+      // Rowwise to Shard(d): the partial product itself is constrained (one ReduceScatter);
+      // colwise to another layout: the module's last result is converted.
+      if (rowwise) productOut = outputSharding(y, *spec.output);
+      else if (m.bias == kNoId) productOut = outputSharding(y, *spec.output);
+      else biasOut = outputSharding(y, *spec.output);
+      if (rowwise && spec.output->kind == Placement::Kind::Shard)
+        productSplit = spec.output->dim < 0 ? spec.output->dim + static_cast<int64_t>(y.size()) : spec.output->dim;
+    }
+  }
+  configure(m.main, {activation(x, rowwise ? std::optional<int64_t>(xLast) : std::nullopt), weight}, productOut);
+  if (m.bias != kNoId && ok) {
+    DimAxes bias(1);
+    if (productSplit == last) bias[0] = {t};
+    configure(m.bias, {activation(y, productSplit), bias}, biasOut);
+  }
+}
+
+}  // namespace irc::model_loading
