@@ -94,11 +94,14 @@ class Gather : public OpFamilyRules {
   }
 
   std::optional<StrategyError> checkSplits(const OpRule& rule, const OpView& op, const std::vector<int64_t>& splits) const override {
-    if (op.operandShapes[0].size() > 2)
-      return StrategyError{fmt::format("Gather '{}': MindSpore shards Gather only with params of rank 1 or 2; '{}' has shape {}",
+    int vocab = vocabFactor(rule);
+    // MindSpore's GatherInfo splits a table of any rank on the dims it passes through (the batch
+    // of a fused QKV picked by `aten.select`); a split looked-up dim needs rank 1 or 2.
+    if (op.operandShapes[0].size() > 2 && vocab >= 0 && splits[vocab] > 1)
+      return StrategyError{fmt::format("Gather '{}': MindSpore splits the looked-up dim of a Gather's params only at rank 1 or "
+                                       "2; '{}' has shape {}",
                                        op.name, op.operandNames[0], formatShape(op.operandShapes[0])),
                            0};
-    int vocab = vocabFactor(rule);
     bool indicesSplit = false;
     for (const auto& dim : rule.operands[1])
       for (int f : dim) indicesSplit |= splits[f] > 1;

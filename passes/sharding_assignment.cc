@@ -54,9 +54,15 @@ OpSharding dataParallelSharding(const OpRule& rule, const OpView& op, int64_t de
   int f = rule.operands[first][0][0];
   if (rule.isReplicated(f) || op.operandShapes[first][0] % deviceNum != 0 || deviceNum == 1) return s;
   // The family's batch operand (Gather's indices, not its table: which keeps the output whole).
+  // A scalar one (`aten.select`'s index) has no batch: the table's dim 0 is the batch then, if
+  // it passes through to the output.
   if (int k = rulesOf(*op.def).batchOperand(); k != 0) {
-    if (rule.operands[k].empty() || op.operandShapes[k][0] % deviceNum != 0) return s;
-    f = rule.operands[k][0][0];
+    if (rule.operands[k].empty()) {
+      if (rule.isReduction(f)) return s;
+    } else {
+      if (op.operandShapes[k][0] % deviceNum != 0) return s;
+      f = rule.operands[k][0][0];
+    }
   }
   s.factorAxes[f] = {0};
   return s;
