@@ -282,6 +282,7 @@ void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, co
     std::optional<int64_t> dim;
     if (p.kind == Placement::Kind::Shard) dim = p.dim < 0 ? p.dim + static_cast<int64_t>(shape.size()) : p.dim;
     s.dims = activation(shape, dim);
+    if (p.kind == Placement::Kind::Partial) s.partialAxes = {t};
     s.notation = ShardingNotation::Placements;
     s.loc = locOf(keyNode);
     return s;
@@ -297,10 +298,14 @@ void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, co
                                        key, path, kStyleNames[static_cast<int>(spec.style)]));
     return;
   }
-  if (spec.output && spec.output->kind == Placement::Kind::Partial) {
-    reader_.error(keyNode, fmt::format("'{}': output_layouts Partial() keeps a result unreduced, which irc does not yet do for "
-                                       "a module's output; leave it Replicate() or Shard(d)",
-                                       key));
+  // Partial(): only a rowwise Linear's product is a sum of partial products (a rowwise
+  // Embedding's masked lookup needs its reduction right after).
+  if (spec.output && spec.output->kind == Placement::Kind::Partial &&
+      !(spec.style == Style::Rowwise && m.kind == ModuleOps::Kind::Linear)) {
+    reader_.error(keyNode, fmt::format("'{}': output_layouts Partial() keeps a rowwise Linear's product unreduced; {} {} "
+                                       "computes no partial sums to keep",
+                                       key, kStyleNames[static_cast<int>(spec.style)],
+                                       m.kind == ModuleOps::Kind::Embedding ? "Embedding" : "module"));
     return;
   }
   if (spec.style == Style::SequenceParallel) {

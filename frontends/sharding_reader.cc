@@ -14,7 +14,7 @@ namespace irc {
 namespace {
 
 const std::vector<std::string> kShardingKeys = {"layout", "sbp", "placements", "dims_mapping", "partial",
-                                                "priority", "open", "replicated"};
+                                                "priority", "open", "replicated", "unreduced"};
 const std::vector<std::string> kNotationKeys = {"layout", "sbp", "placements", "dims_mapping"};
 
 // Checks a resolved layout against the tensor (divisibility, axes twice); reports at `node`, or
@@ -209,17 +209,17 @@ std::optional<AxisAssignment> readNotation(YamlReader& reader, const YamlNode& n
 
 // A partial state in a tensor sharding is refused (and `partial:` outside dims_mapping).
 bool rejectPartial(YamlReader& reader, const YamlNode& node, const std::string& key, const YamlNode& value,
-                   const std::string& what, const DeviceMatrix& mesh, const AxisAssignment& assignment) {
+                   const std::string& what, const DeviceMatrix& mesh, const AxisAssignment& assignment, bool opResult) {
   if (key != "dims_mapping")
     if (auto p = reader.optional(node, "partial")) {
       reader.error(*p, fmt::format("'partial' goes with dims_mapping; in {} write partial axes as {}", key,
                                    key == "sbp" ? "P" : key == "placements" ? "Partial()" : "a dims_mapping"));
       return false;
     }
-  if (assignment.partialAxes.empty()) return true;
-  // A declared partial state cannot be honoured: an input or parameter is fed whole, and the
-  // partial sums an op makes are completed by its forward AllReduce. Accepting it would only
-  // relabel a whole value as partial, and its consumer would sum copies (docs/model-format.md).
+  if (assignment.partialAxes.empty() || opResult) return true;
+  // A declared partial state of an input or parameter cannot be honoured: it is fed whole, and
+  // accepting it would only relabel a whole value as partial, whose consumer would sum copies
+  // (docs/model-format.md). An op's result may stay partial: the op computes partial sums.
   reader.error(value, fmt::format("{} declares a partial state over device axis '{}'; a tensor sharding may only "
                                   "split or replicate (write {} for that axis): partial results come from ops "
                                   "that reduce over a split dim, and irc completes them itself",
@@ -279,7 +279,7 @@ bool readShardyExtras(YamlReader& reader, const YamlNode& node, const AnnotatedT
 }  // namespace
 
 std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YamlNode& node, const AnnotatedTensor& tensor,
-                                                 const ParallelConfig& parallel) {
+                                                 const ParallelConfig& parallel, bool opResult) {
   std::string what = fmt::format("the sharding of '{}'", tensor.name);
   if (!reader.checkMap(node, what, kShardingKeys)) return std::nullopt;
   std::vector<std::string> given;
@@ -299,7 +299,26 @@ std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YamlN
   sharding.loc = locOf(node);
   size_t rank = tensor.shape.size();
   auto assignment = readNotation(reader, node, key, value, what, *mesh, rank, sharding.notation);
-  if (!assignment || !rejectPartial(reader, node, key, value, what, *mesh, *assignment)) return std::nullopt;
+  if (!assignment || !rejectPartial(reader, node, key, value, what, *mesh, *assignment, opResult)) return std::nullopt;
+  // Shardy's `unreduced: [tp]`: the axes an op's result keeps unreduced (partial sums).
+  if (auto u = reader.optional(node, "unreduced")) {
+    auto names = reader.stringList(*u, fmt::format("{} (unreduced)", what));
+    if (!names) return std::nullopt;
+    if (!opResult) {
+      reader.error(*u, fmt::format("{}: only an op's result may be unreduced; an input or parameter is fed whole", what));
+      return std::nullopt;
+    }
+    for (const std::string& n : *names) {
+      auto axis = mesh->axisIndex(n);
+      if (!axis) {
+        reader.error(*u, fmt::format("{}: unreduced axis '{}' is not an axis of the mesh ({})", what, n, fmt::join(mesh->names, ", ")));
+        return std::nullopt;
+      }
+      if (std::find(assignment->partialAxes.begin(), assignment->partialAxes.end(), *axis) == assignment->partialAxes.end())
+        assignment->partialAxes.push_back(*axis);
+    }
+    std::sort(assignment->partialAxes.begin(), assignment->partialAxes.end());
+  }
   if (assignment->dims.size() != rank) {
     reader.error(value, fmt::format("{} has {} dims; '{}' has rank {} (shape {})", what, assignment->dims.size(), tensor.name,
                                     rank, formatShape(tensor.shape)));

@@ -25,7 +25,9 @@ std::optional<std::vector<DimAxes>> readLayouts(YamlReader& reader, const YamlNo
                                                 const std::vector<AnnotatedTensor>& tensors, const ParallelConfig& parallel,
                                                 SourceLoc keyLoc);
 
+// `opResult`: the sharding constrains an op's result, which may stay partial (placements
+// `Partial()`, sbp `P`, Shardy's `unreduced: [axes]`); an input's or parameter's may not.
 std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YamlNode& node, const AnnotatedTensor& tensor,
-                                                 const ParallelConfig& parallel);
+                                                 const ParallelConfig& parallel, bool opResult = false);
 
 }  // namespace irc

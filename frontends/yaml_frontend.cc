@@ -743,14 +743,14 @@ void ModelLoader::readAnnotations(OpSource& src) {
   if (auto n = reader_.optional(node, "sharding")) {
     ann.outputSharding.assign(outputs.size(), std::nullopt);
     if (outputs.size() == 1 && !n->IsSequence()) {
-      ann.outputSharding[0] = readTensorSharding(reader_, *n, outputs[0], graph_.parallel);
+      ann.outputSharding[0] = readTensorSharding(reader_, *n, outputs[0], graph_.parallel, true);
     } else if (reader_.sequence(*n, fmt::format("the sharding of multi-output op '{}' (one entry per output)", op.name))) {
       if (n->size() != outputs.size()) {
         reader_.error(*n, fmt::format("the sharding of op '{}' has {} entries; the op has {} outputs", op.name, n->size(),
                                       outputs.size()));
       } else {
         for (size_t i = 0; i < outputs.size(); ++i)
-          if (!(*n)[i].IsNull()) ann.outputSharding[i] = readTensorSharding(reader_, (*n)[i], outputs[i], graph_.parallel);
+          if (!(*n)[i].IsNull()) ann.outputSharding[i] = readTensorSharding(reader_, (*n)[i], outputs[i], graph_.parallel, true);
       }
     }
   }

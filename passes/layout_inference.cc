@@ -7,7 +7,9 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "ir/layout_notation.h"
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"
 #include "passes/propagation_common.h"
@@ -48,6 +50,8 @@ struct OpLayouts {
   std::vector<TensorLayout> finals;   // per result, what consumers see
   std::vector<std::optional<TensorLayout>> beforeConstraint;
   std::vector<ForwardOp> forwardOps;
+  std::string error;  // a constraint the op cannot honour, and where it was written
+  SourceLoc errorLoc;
 
   bool sameAs(const OpParallelState& p) const {
     return inputs == p.inputLayouts && outputs == p.outputLayouts && finals == p.finalLayouts &&
@@ -82,6 +86,10 @@ class LayoutInferencePass : public Pass {
         return PassStatus::Failed;
       }
       OpLayouts inferred = inferOpLayouts(op, viewOf(graph, op));
+      if (!inferred.error.empty()) {
+        context.diags.error(inferred.errorLoc.valid() ? inferred.errorLoc : op.loc, inferred.error);
+        return PassStatus::Failed;
+      }
       if (p.layoutsInferred && inferred.sameAs(p)) continue;
       inferred.storeIn(p);
       changed = true;
@@ -104,7 +112,42 @@ class LayoutInferencePass : public Pass {
       l.beforeConstraint.push_back(std::move(before));
     }
     l.forwardOps = forwardOps(rule, sharding, view);
+    keepPartialResults(op, view, l);
     return l;
+  }
+
+  // DTensor's Partial() output layout, Shardy's unreduced axes: a constrained result the op
+  // computes partial over exactly those axes stays so, without the forward ops; each consumer's
+  // redistribution reduces it where it needs it whole (or reduce-scatters it).
+  void keepPartialResults(const Op& op, const OpView& view, OpLayouts& l) const {
+    const auto& constraints = op.annotation->outputSharding;
+    bool kept = false;
+    for (size_t r = 0; r < constraints.size() && r < l.outputs.size(); ++r) {
+      if (!constraints[r] || constraints[r]->partialAxes.empty() || !options_.mesh) continue;
+      TensorLayout wanted = layoutOfSharding(*constraints[r], *options_.mesh, view.resultShapes[r]);
+      if (!wanted.sameAs(l.outputs[r])) {
+        auto words = [](const TensorLayout& layout) {
+          auto p = placementsOf(layout);
+          return p ? fmt::format("[{}]", fmt::join(*p, ", ")) : printAliasLayout(layout);
+        };
+        l.error = fmt::format("the sharding constraint on {} keeps it partial, {}; {} computes it as {}: a result stays "
+                              "partial only as the op computes it (a MatMul over its split contracted dim, a reduction "
+                              "over a split dim)",
+                              op.name, words(wanted), op.name, words(l.outputs[r]));
+        l.errorLoc = constraints[r]->loc;
+        return;
+      }
+      l.finals[r] = l.outputs[r];
+      l.beforeConstraint[r].reset();
+      kept = true;
+    }
+    if (!kept) return;
+    for (const ForwardOp& f : l.forwardOps)
+      if (f.kind != ForwardOp::Kind::AllReduce) {
+        l.error = fmt::format("{} completes its result with more than a sum ({}); it cannot stay partial", op.name, f.reason);
+        return;
+      }
+    l.forwardOps.clear();
   }
 
   // The layout consumers see result `r` in, and where the op converts it right after itself,

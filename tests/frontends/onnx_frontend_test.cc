@@ -823,6 +823,15 @@ TEST_CASE("plan modules: DTensor's colwise and rowwise on torch module paths run
                                    "  \"*.fc2\": {style: rowwise, output_layouts: [Shard(1)]}\n");
   REQUIRE_MESSAGE(scattered.exitCode == 0, scattered.errors);
   CHECK(scattered.collectives == std::map<std::string, int>{{"ReduceScatter", 1}});
+  // Partial(): the rowwise product stays unreduced; the bias Add's edge reduces it.
+  PlanRun partial = runPlan(dir, "graph: m.onnx\nparallel: {mesh: {tp: 4}, search_mode: factor_propagation}\nmodules:\n"
+                                 "  \"*.fc1\": colwise\n  \"*.fc2\": {style: rowwise, output_layouts: Partial()}\n");
+  REQUIRE_MESSAGE(partial.exitCode == 0, partial.errors);
+  CHECK(partial.collectives == std::map<std::string, int>{{"AllReduce", 1}});
+  json kept = json::parse(readFile(dir.path() + "/r.json"));
+  CHECK(kept["ops"][3]["forward_ops"].empty());
+  CHECK(kept["ops"][3]["outputs"][0]["placements"] == json({"Partial(sum)"}));
+  CHECK(runIrc({"verify", dir.path() + "/plan.yaml"}).exitCode == 0);
   // A 2-D mesh: the style's axis is tp, the other axis splits the batch.
   PlanRun twoD = runPlan(dir, "graph: m.onnx\nparallel: {mesh: {dp: 2, tp: 2}}\nmodules:\n"
                               "  \"*.fc1\": {style: colwise, axis: tp}\n  \"*.fc2\": {style: rowwise, axis: tp}\n");
@@ -853,6 +862,9 @@ TEST_CASE("plan modules: bad keys, styles, placements and meshes are located err
             .find("module 'm.mlp.fc1' is matched by '*.fc1' and 'mlp.*1' with different styles") != std::string::npos);
   CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.fc1\": {style: colwise, output_layouts: [Shard(x)]}\n")
             .find("output_layouts of '*.fc1' must be one DTensor placement") != std::string::npos);
+  CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.fc1\": {style: colwise, output_layouts: Partial()}\n")
+            .find("output_layouts Partial() keeps a rowwise Linear's product unreduced; colwise module computes no partial") !=
+        std::string::npos);
   CHECK(errorsOf("parallel: {mesh: {dp: 2, tp: 2}}\nmodules:\n  \"*.fc1\": {style: colwise, axis: pp}\n")
             .find("axis 'pp' is not an axis of the mesh (dp, tp)") != std::string::npos);
   CHECK(errorsOf("parallel: {mesh: {tp: 3}}\nmodules:\n  \"*.fc2\": rowwise\n")

@@ -166,3 +166,33 @@ TEST_CASE("a partial result under a constraint that splits it over the same axes
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("an op's result constrained Partial() (Shardy: unreduced) stays partial until a consumer needs it whole") {
+  // DTensor's RowwiseParallel(output_layouts=Partial()): no AllReduce after the MatMul; the
+  // residual Add's edge reduces it. Both spellings, both propagation modes.
+  for (std::string sharding : {"{placements: ['Partial()']}", "{layout: [None, None, None], unreduced: [tp]}"}) {
+    const std::string yaml =
+        "parallel: {device_num: 2, device_matrix: [2], alias_name: [tp]}\n"
+        "inputs:\n  - {name: x, shape: [2, 16, 64], dtype: float32}\n  - {name: res, shape: [2, 16, 32], dtype: float32}\n"
+        "parameters:\n  - {name: w, shape: [64, 32], dtype: float32}\n"
+        "ops:\n  - {name: mm, type: BatchMatMul, inputs: [x, w], in_layout: [[None, None, tp], [tp, None]], sharding: " +
+        sharding + "}\n  - {name: a, type: Add, inputs: [mm, res]}\n  - {name: r, type: ReLU, inputs: [a]}\n";
+    for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation}) {
+      Compiled c = compileAllRanks(yaml, mode);
+      REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+      CHECK(inserted(c) == std::vector<std::string>{"a.in0.redistribution_op.0 = AllReduce"});
+      CHECK(opNamed(c.global, "mm").parallel->finalLayouts[0].isPartial());
+      CHECK(verifyCompiled(c).ok);
+    }
+  }
+  // Unreduced on an input is refused, as a partial input is.
+  Compiled input = compileAllRanks(
+      "parallel: {device_num: 2, device_matrix: [2], alias_name: [tp]}\n"
+      "inputs:\n  - {name: x, shape: [2, 4], dtype: float32, sharding: {layout: [None, None], unreduced: [tp]}}\n"
+      "ops:\n  - {name: r, type: ReLU, inputs: [x]}\n");
+  CHECK(input.errors.find("only an op's result may be unreduced") != std::string::npos);
+}
+
+}  // namespace irc::test
