@@ -11,6 +11,7 @@
 #include "ir/inserted_ops.h"
 #include "ir/layout_notation.h"
 #include "ops/op_defs.h"
+#include "passes/memory_estimate.h"
 
 namespace irc {
 namespace {
@@ -314,8 +315,44 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
 
   js.key("totals"_key);
   js.value(totalsJson(graph));
+  if (auto memory = memoryOf(graph, options)) {
+    js.key("memory"_key);
+    js.value(memoryJson(*memory, options));
+  }
   js.endObject();
   out << '\n';
+}
+
+std::optional<MemoryEstimate> memoryOf(const Graph& graph, const CompileOptions& options) {
+  // Only a program whose every model op has its layouts (not a run stopped before them).
+  for (const Op& op : graph.ops)
+    if (!op.inserted() && !op.parallel->layoutsInferred) return std::nullopt;
+  return estimateMemory(graph, options.training, options.optimizer);
+}
+
+json memoryJson(const MemoryEstimate& m, const CompileOptions& options) {
+  json out;
+  out["inference"] = {{"peak_bytes", m.inference.peakBytes},
+                      {"peak_at", m.inference.peakAt},
+                      {"parameters_bytes", m.inference.parameterBytes},
+                      {"activations_bytes", m.inference.activationBytes},
+                      {"communication_bytes", m.inference.communicationBytes}};
+  if (m.training)
+    out["training"] = {{"peak_bytes", m.training->peakBytes},
+                       {"peak_phase", m.training->peakPhase},
+                       {"peak_at", m.training->peakAt},
+                       {"optimizer", std::string(optimizerName(m.training->optimizer))},
+                       {"parameters_bytes", m.training->parameterBytes},
+                       {"gradients_bytes", m.training->gradientBytes},
+                       {"optimizer_states_bytes", m.training->optimizerStateBytes},
+                       {"saved_activations_bytes", m.training->savedActivationBytes},
+                       {"outputs_bytes", m.training->outputBytes}};
+  if (options.memoryBudget > 0) {
+    double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;
+    out["budget_bytes"] = options.memoryBudget;
+    out["over_budget"] = peak > options.memoryBudget;
+  }
+  return out;
 }
 
 json buildReport(const Graph& graph, const CompileOptions& options, int64_t rank) {

@@ -4,6 +4,7 @@
 // global graph after redistribution, for one rank's groups and bounds.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -11,6 +12,7 @@
 
 #include "ir/graph.h"
 #include "passes/compile_options.h"
+#include "passes/memory_estimate.h"
 
 namespace irc {
 
@@ -29,5 +31,10 @@ struct CompileTotals {
   double gradBytesPerRank = 0;  // training graphs: the mirrors' gradient AllReduces
 };
 CompileTotals compileTotals(const Graph& graph);
+
+// The rank's memory (passes/memory_estimate.h) where every model op has its layouts; the
+// report's `memory` member, with the budget's verdict when one is set.
+std::optional<MemoryEstimate> memoryOf(const Graph& graph, const CompileOptions& options);
+nlohmann::ordered_json memoryJson(const MemoryEstimate& memory, const CompileOptions& options);
 
 }  // namespace irc

@@ -15,6 +15,7 @@
 #include "frontends/sharding_reader.h"
 #include "frontends/yaml_reader.h"
 #include "ir/int_text.h"
+#include "ir/byte_size.h"
 #include "ir/limits.h"
 #include "ir/names.h"
 #include "ops/op_defs.h"
@@ -27,7 +28,8 @@ namespace irc::model_loading {
 const std::vector<std::string> kTopKeys = {"name", "parallel", "inputs", "parameters", "ops", "outputs"};
 const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank",    "search_mode",   "fully_use_devices",
                                                 "factor_strategy", "enable_alltoall", "redistribution", "device_matrix",
-                                                "alias_name",      "training",       "strategy_ckpt_load", "mesh"};
+                                                "alias_name",      "training",       "strategy_ckpt_load", "mesh",
+                                                "optimizer",       "memory_budget"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
                                           "out_strategy", "in_layout", "out_layout", "priority", "sharding", "ms_name"};
@@ -242,6 +244,13 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
     if (auto s = reader_.string(*n, "strategy_ckpt_load")) p.strategyCkptLoad = *s;
   if (auto n = reader_.optional(node, "training"))
     if (auto b = reader_.boolean(*n, "training")) p.training = *b;
+  if (auto n = reader_.optional(node, "optimizer"))
+    if (auto s = reader_.choice(*n, "optimizer", optimizerNames())) p.optimizer = *parseOptimizer(*s);
+  if (auto n = reader_.optional(node, "memory_budget")) {
+    std::string error;
+    if (auto bytes = n->IsScalar() ? parseByteSize(n->Scalar(), error) : std::nullopt) p.memoryBudget = *bytes;
+    else reader_.error(*n, fmt::format("memory_budget: {}", n->IsScalar() ? error : "must be a size such as 16GiB or 80e9"));
+  }
   if (auto n = reader_.optional(node, "enable_alltoall"))
     if (auto b = reader_.boolean(*n, "enable_alltoall")) p.enableAlltoall = *b;
   if (auto n = reader_.optional(node, "redistribution"))

@@ -39,6 +39,12 @@ const std::pair<RedistributionMode, const char*> kRedistributionModes[] = {
     {RedistributionMode::MindSpore, "mindspore"},
     {RedistributionMode::Optimal, "optimal"},
 };
+const std::pair<Optimizer, const char*> kOptimizers[] = {
+    {Optimizer::AdamW, "adamw"},
+    {Optimizer::Adam, "adam"},
+    {Optimizer::Sgd, "sgd"},
+    {Optimizer::Momentum, "momentum"},
+};
 
 }  // namespace
 
@@ -58,6 +64,13 @@ std::string_view redistributionModeName(RedistributionMode m) { return nameOf(m,
 std::optional<RedistributionMode> parseRedistributionMode(std::string_view s) { return lookup(s, kRedistributionModes); }
 const std::vector<std::string>& redistributionModeNames() {
   static const auto names = namesOf(kRedistributionModes);
+  return names;
+}
+
+std::string_view optimizerName(Optimizer o) { return nameOf(o, kOptimizers); }
+std::optional<Optimizer> parseOptimizer(std::string_view s) { return lookup(s, kOptimizers); }
+const std::vector<std::string>& optimizerNames() {
+  static const auto names = namesOf(kOptimizers);
   return names;
 }
 

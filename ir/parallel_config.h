@@ -14,6 +14,8 @@ namespace irc {
 enum class SearchMode { ShardingPropagation, FactorPropagation, DataParallel, SemiAuto };
 enum class FactorStrategy { Aggressive, Basic, BasicThenAggressive };
 enum class RedistributionMode { MindSpore, Optimal };
+// A training step's optimizer: what state it keeps per parameter element.
+enum class Optimizer { AdamW, Adam, Sgd, Momentum };
 
 std::string_view searchModeName(SearchMode m);
 std::optional<SearchMode> parseSearchMode(std::string_view s);
@@ -24,6 +26,9 @@ const std::vector<std::string>& factorStrategyNames();
 std::string_view redistributionModeName(RedistributionMode m);
 std::optional<RedistributionMode> parseRedistributionMode(std::string_view s);
 const std::vector<std::string>& redistributionModeNames();
+std::string_view optimizerName(Optimizer o);
+std::optional<Optimizer> parseOptimizer(std::string_view s);
+const std::vector<std::string>& optimizerNames();
 
 // The settings a compile runs with that a model's `parallel` block gives (the command line may
 // override some of them in passes/compile_options.h's CompileOptions, which extends this).
@@ -37,6 +42,9 @@ struct ParallelSettings {
   RedistributionMode redistribution = RedistributionMode::MindSpore;
   // A training graph: replicated parameters get MindSpore's _MirrorOperator (gradient AllReduce).
   bool training = false;
+  Optimizer optimizer = Optimizer::AdamW;  // a training step's (memory estimate)
+  // Bytes a rank may hold at its peak (`memory_budget`, `--memory-budget`); 0: no budget.
+  double memoryBudget = 0;
   // The named mesh of layout-style annotations (`device_matrix` + `alias_name`), if given.
   std::optional<DeviceMatrix> mesh;
 };

@@ -9,6 +9,8 @@ namespace {
 
 class ArgReduce : public OpFamilyRules {
  public:
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   void define(std::vector<OpDef>& defs) const override {
     for (auto [type, reduction] : {std::pair{"Argmax", Reduction::Max}, std::pair{"Argmin", Reduction::Min}}) {
       defs.push_back({type, OpFamily::ArgReduce, {tensor("x")},

@@ -1,5 +1,8 @@
 // Binary elementwise ops with numpy broadcasting (Add, Sub, Mul, RealDiv, Maximum, Minimum,
 // Equal), and BiasAdd (a bias along dim 1).
+#include <set>
+#include <string_view>
+
 #include "ops/families.h"
 #include "ops/rule_builder.h"
 
@@ -92,6 +95,19 @@ TensorValue select(const Op& op, const KernelInputs& in, const Shape& outShape) 
 // broadcasts, so it must not be split).
 class Broadcast : public OpFamilyRules {
  public:
+  // A sum keeps nothing, a product or quotient each tensor operand the other's gradient reads
+  // (nothing beside a constant), Maximum/Minimum/Pow their tensor operands; comparisons and
+  // logic have no gradient.
+  SavedForBackward savedForBackward(const Op& op) const override {
+    static const std::set<std::string_view> products = {"Mul", "RealDiv", "Div"};
+    static const std::set<std::string_view> keepInputs = {"Pow", "Maximum", "Minimum"};
+    std::vector<int> tensors;
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (op.operands[i].isValue()) tensors.push_back(static_cast<int>(i));
+    if (products.count(op.type)) return tensors.size() > 1 ? SavedForBackward{tensors, {}} : SavedForBackward{};
+    if (keepInputs.count(op.type)) return {tensors, {}};
+    return {};
+  }
   bool elementwiseForPropagation() const override { return true; }
   void define(std::vector<OpDef>& defs) const override {
     struct Binary {
@@ -160,6 +176,7 @@ class Broadcast : public OpFamilyRules {
 
 class BiasAdd : public OpFamilyRules {
  public:
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   bool elementwiseForPropagation() const override { return true; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"BiasAdd", OpFamily::BiasAdd, {tensor("x"), tensor("b")}, {}});
@@ -187,6 +204,8 @@ class BiasAdd : public OpFamilyRules {
 // scalar (the exporters' masked attention fills with a scalar). Its rule is Broadcast's.
 class Select : public Broadcast {
  public:
+  // The condition routes the gradient.
+  SavedForBackward savedForBackward(const Op&) const override { return {{0}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"Select", OpFamily::Select,
                     {tensor("cond"), {"x", OperandKind::TensorOrScalar, std::nullopt}, {"y", OperandKind::TensorOrScalar, std::nullopt}},

@@ -67,6 +67,8 @@ TensorValue stridedSlice(const Op& op, const TensorValue& x) {
 
 class Communication : public OpFamilyRules {
  public:
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   void define(std::vector<OpDef>& defs) const override {
     // Inserted by the passes (spec/ops.md, second table).
     const std::vector<AttrSpec> groupAttrs = {attr("group", AttrKind::String, std::nullopt),

@@ -63,6 +63,8 @@ std::vector<TensorValue> split(const Op& op, const TensorValue& x, const std::ve
 
 class ConcatSplit : public OpFamilyRules {
  public:
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   std::optional<OpRule> rule(const RuleInputs& in) const override {
     RuleBuilder b;
     const TensorType& ref = in.def.family == OpFamily::Concat ? in.results[0] : in.operands[0];

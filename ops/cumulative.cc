@@ -8,6 +8,8 @@ namespace {
 
 class Cumulative : public OpFamilyRules {
  public:
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"CumSum", OpFamily::Cumulative, {tensor("x"), constant("axis", OperandKind::Int)},
                     {attr("exclusive", AttrKind::Bool, false), attr("reverse", AttrKind::Bool, false)}});

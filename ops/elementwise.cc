@@ -1,4 +1,7 @@
 // Unary ops (ReLU, GeLU, Tanh, ...) and Cast: one factor per dim, in and out.
+#include <set>
+#include <string_view>
+
 #include "ops/families.h"
 #include "ops/rule_builder.h"
 
@@ -17,6 +20,15 @@ TensorValue cast(const Op& op, const TensorValue& x) {
 
 class Elementwise : public OpFamilyRules {
  public:
+  // Autograd keeps the result where the derivative is a function of it (ReLU, Sigmoid, Tanh,
+  // Exp, Sqrt), nothing where it is constant or none exists, else the input.
+  SavedForBackward savedForBackward(const Op& op) const override {
+    static const std::set<std::string_view> ofResult = {"ReLU", "Sigmoid", "Tanh", "Exp", "Sqrt"};
+    static const std::set<std::string_view> none = {"Neg", "Sign", "Round", "Floor", "Ceil", "LogicalNot", "IsNan", "IsInf"};
+    if (ofResult.count(op.type)) return {{}, {0}};
+    if (none.count(op.type)) return {};
+    return {{0}, {}};
+  }
   bool elementwiseForPropagation() const override { return true; }
   void define(std::vector<OpDef>& defs) const override {
     const std::pair<const char*, UnaryKernel> unaries[] = {
@@ -75,6 +87,7 @@ class Elementwise : public OpFamilyRules {
 // Cast: elementwise, and it follows its neighbours: a configured strategy is read but ignored.
 class Cast : public Elementwise {
  public:
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"Cast", OpFamily::Cast, {tensor("x"), constant("dtype", OperandKind::DTypeConst)}, {}});
   }

@@ -20,6 +20,9 @@ InferResult inferExpandDims(const std::vector<InferOperand>& in) {
 
 class ExpandDims : public OpFamilyRules {
  public:
+  bool resultIsView() const override { return true; }
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   bool elementwiseForPropagation() const override { return true; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"ExpandDims", OpFamily::ExpandDims, {tensor("x"), constant("axis", OperandKind::Int)}, {}});

@@ -58,6 +58,8 @@ int vocabFactor(const OpRule& rule) {
 
 class Gather : public OpFamilyRules {
  public:
+  // The indices route the gradient back.
+  SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"Gather", OpFamily::Gather,
                     {tensor("params"), tensor("indices"), constant("axis", OperandKind::Int, int64_t{0})}, {}});

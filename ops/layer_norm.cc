@@ -58,6 +58,12 @@ std::vector<TensorValue> layerNorm(const Op& op, const KernelInputs& in, const s
 
 class LayerNorm : public OpFamilyRules {
  public:
+  // The input and its statistics (mean and variance results); gamma is a parameter.
+  SavedForBackward savedForBackward(const Op& op) const override {
+    SavedForBackward saved{{0}, {}};
+    for (int r = 1; r < static_cast<int>(op.results.size()); ++r) saved.results.push_back(r);
+    return saved;
+  }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"LayerNorm", OpFamily::LayerNorm, {tensor("x"), tensor("gamma"), tensor("beta")},
                     {attr("begin_norm_axis", AttrKind::Int, int64_t{-1}),

@@ -57,6 +57,8 @@ size_t classDimOf(const Op& op, size_t outputRank) {
 
 class OneHot : public OpFamilyRules {
  public:
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"OneHot", OpFamily::OneHot,
                     {tensor("indices"), constant("depth", OperandKind::Int),

@@ -76,4 +76,11 @@ std::variant<TensorLayout, StrategyError> OpFamilyRules::outputFromOutStrategy(c
                        -1};
 }
 
+SavedForBackward OpFamilyRules::savedForBackward(const Op& op) const {
+  SavedForBackward saved;
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (op.operands[i].isValue()) saved.operands.push_back(static_cast<int>(i));
+  return saved;
+}
+
 }  // namespace irc

@@ -47,6 +47,13 @@ struct OpSample {
 // A reference kernel's operands: operand i's value, null for constants.
 using KernelInputs = std::vector<const TensorValue*>;
 
+// What autograd keeps of one op for its backward: the operand and result indices (tensor
+// operands counted with constants, as Op::operands) the gradient reads.
+struct SavedForBackward {
+  std::vector<int> operands;
+  std::vector<int> results;
+};
+
 class OpFamilyRules {
  public:
   virtual ~OpFamilyRules() = default;
@@ -115,6 +122,15 @@ class OpFamilyRules {
   // --- Local shapes (shape slicing) ---
   // Rewrites the op's constants and attributes for its rank's slices (Reshape's target shape).
   virtual void localize(Op&) const {}
+
+  // --- Memory (passes/memory_estimate.h) ---
+  // What a training step keeps of the op until its backward. The default keeps every tensor
+  // operand (a MatMul's both sides, a Conv's input and kernel); shape-only ops, sums and the
+  // collectives keep nothing.
+  virtual SavedForBackward savedForBackward(const Op& op) const;
+  // True where the result is a view of operand 0 (torch's view/unsqueeze/squeeze of a
+  // contiguous tensor): it holds no memory of its own.
+  virtual bool resultIsView() const { return false; }
 
   // --- verify ---
   // The exclusive bound of the indices operand `operand` holds, or -1 where it is no index.

@@ -82,6 +82,11 @@ TensorValue pool(const Op& op, bool max, const TensorValue& x, const Shape& outS
 
 class Pool : public OpFamilyRules {
  public:
+  // Average pooling spreads its gradient by shape alone; max pooling keeps where it was taken.
+  SavedForBackward savedForBackward(const Op& op) const override {
+    if (op.type == "MaxPool") return {{0}, {0}};
+    return {};
+  }
   void define(std::vector<OpDef>& defs) const override {
     std::vector<AttrSpec> common = {attr("kernel_size", AttrKind::IntOrTuple, std::nullopt),
                                     attr("strides", AttrKind::IntOrTuple, IntTuple{}),

@@ -60,6 +60,11 @@ TensorValue reduce(Reduction reduction, const TensorValue& x, const IntTuple& ax
 
 class Reduce : public OpFamilyRules {
  public:
+  // A sum or mean spreads its gradient by shape alone; a max or min keeps where it was taken.
+  SavedForBackward savedForBackward(const Op& op) const override {
+    if (op.type == "ReduceSum" || op.type == "ReduceMean") return {};
+    return {{0}, {0}};
+  }
   void define(std::vector<OpDef>& defs) const override {
     const std::pair<const char*, Reduction> reductions[] = {
         {"ReduceSum", Reduction::Sum}, {"ReduceMean", Reduction::Mean}, {"ReduceMax", Reduction::Max}, {"ReduceMin", Reduction::Min}};

@@ -107,6 +107,9 @@ OpRule reshapeRule(const Shape& in, const Shape& out) {
 
 class Reshape : public OpFamilyRules {
  public:
+  bool resultIsView() const override { return true; }
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   bool elementwiseForPropagation() const override { return true; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"Reshape", OpFamily::Reshape, {tensor("x"), constant("shape", OperandKind::Tuple)}, {}});

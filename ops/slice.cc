@@ -43,6 +43,8 @@ InferResult inferBroadcastTo(const std::vector<InferOperand>& in) {
 // is replicated on both sides: every rank cuts the same window from the whole dim.
 class Slice : public OpFamilyRules {
  public:
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   // (irc) MindSpore's Slice: x[begin : begin + size] on every dim (ONNX's Slice with steps 1).
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"Slice", OpFamily::Slice,
@@ -92,6 +94,8 @@ class Slice : public OpFamilyRules {
 // output's own factor: a rank makes its slice of the broadcast.
 class BroadcastTo : public OpFamilyRules {
  public:
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   // (irc) MindSpore's BroadcastTo: x broadcast to `shape` by numpy's rules (ONNX's Expand).
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"BroadcastTo", OpFamily::BroadcastTo, {tensor("x"), constant("shape", OperandKind::Tuple)}, {}});

@@ -29,6 +29,9 @@ InferResult inferSqueeze(const std::vector<InferOperand>& in, const AttrMap& att
 
 class Squeeze : public OpFamilyRules {
  public:
+  bool resultIsView() const override { return true; }
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   bool elementwiseForPropagation() const override { return true; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"Squeeze", OpFamily::Squeeze, {tensor("x")}, {attr("axis", AttrKind::IntOrTuple, IntTuple{})}});

@@ -37,6 +37,8 @@ TensorValue transpose(const Op& op, const TensorValue& x, const Shape& outShape)
 
 class Transpose : public OpFamilyRules {
  public:
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   bool elementwiseForPropagation() const override { return true; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"Transpose", OpFamily::Transpose, {tensor("x"), constant("perm", OperandKind::Tuple)}, {}});

@@ -8,6 +8,8 @@ namespace {
 
 class Triangle : public OpFamilyRules {
  public:
+  // Its backward needs shapes only.
+  SavedForBackward savedForBackward(const Op&) const override { return {}; }
   // (irc) ONNX's Trilu (causal masks): the elements on and above (Triu) or on and below (Tril)
   // the `diagonal`-th diagonal of the last two dims are kept, the others are 0.
   void define(std::vector<OpDef>& defs) const override {

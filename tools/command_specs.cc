@@ -58,6 +58,7 @@ std::vector<CommandSpec> build() {
                           {"--alpha", "SECONDS", "the optimal planner's cost per message (default 1e-05)"},
                           {"--beta", "SECONDS", "the optimal planner's cost per byte sent (default 1e-10)"},
                           {"--gamma", "SECONDS", "the optimal planner's cost per byte copied (default 1e-11)"},
+                          {"--memory-budget", "SIZE", "warn when a rank's peak memory is over SIZE (16GiB, 80GB; as parallel.memory_budget)"},
                           kQuiet, kColor, kHelp,
                           {"--list-passes", "", "the pipeline, one line per pass"},
                           {"--list-ops", "", "every op with its sharding rule"},

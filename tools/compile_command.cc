@@ -13,6 +13,7 @@
 #include "dumps/dump_writer.h"
 #include "dumps/report.h"
 #include "frontends/strategy_checkpoint.h"
+#include "ir/byte_size.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
 #include "passes/compile.h"
@@ -39,6 +40,7 @@ struct CompileArgs {
   std::string strategyCkptOut;
   int reportIndent = -1;  // --report-indent N; compact by default
   std::optional<double> alpha, beta, gamma;
+  std::optional<double> memoryBudget;
   bool timePasses = false;
   bool dumpLocations = false;
   bool dumpScopes = false;
@@ -109,6 +111,10 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       a.reportIndent = static_cast<int>(n);
     } else if (f == "--alpha" || f == "--beta" || f == "--gamma") {
       (f == "--alpha" ? a.alpha : f == "--beta" ? a.beta : a.gamma) = parseSecondsArg(f, item.value);
+    } else if (f == "--memory-budget") {
+      std::string error;
+      a.memoryBudget = parseByteSize(item.value, error);
+      if (!a.memoryBudget) throw UsageError(fmt::format("--memory-budget: {}", error));
     }
   }
   if (a.model.empty()) throw UsageError("no model given; usage: irc MODEL.yaml [options] (see 'irc --help')");
@@ -232,12 +238,49 @@ struct Summary {
   std::string name;
   size_t modelOps = 0;
   CompileTotals totals;
+  std::optional<MemoryEstimate> memory;
 };
 
-Summary summaryOf(const Graph& graph) {
-  Summary s{graph.name, 0, compileTotals(graph)};
+Summary summaryOf(const Graph& graph, const CompileOptions& options) {
+  Summary s{graph.name, 0, compileTotals(graph), memoryOf(graph, options)};
   for (const Op& op : graph.ops) s.modelOps += op.inserted() ? 0 : 1;
   return s;
+}
+
+// The memory line, and a warning when the rank's peak is over the budget (every rank holds the
+// same shapes in irc's SPMD, so the reported rank speaks for all).
+void printMemory(const Summary& summary, const CompileOptions& options, int64_t rank, bool quiet) {
+  if (!summary.memory) return;
+  const MemoryEstimate& m = *summary.memory;
+  if (!quiet) {
+    std::string line = fmt::format("irc: per rank: peak {} inference", formatBytes(m.inference.peakBytes));
+    if (m.training)
+      line += fmt::format(", {} training step ({})", formatBytes(m.training->peakBytes), optimizerName(m.training->optimizer));
+    std::cerr << line << "\n";
+  }
+  if (options.memoryBudget <= 0) return;
+  double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;
+  if (peak <= options.memoryBudget) return;
+  std::vector<std::pair<double, std::string>> parts;
+  if (m.training) {
+    parts = {{m.training->savedActivationBytes, "saved activations"},
+             {m.training->optimizerStateBytes, "optimizer states"},
+             {m.training->parameterBytes, "parameters"},
+             {m.training->gradientBytes, "gradients"},
+             {m.training->outputBytes, "outputs"}};
+  } else {
+    parts = {{m.inference.activationBytes, "activations"},
+             {m.inference.parameterBytes, "parameters"},
+             {m.inference.communicationBytes, "communication results"}};
+  }
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> biggest;
+  for (size_t i = 0; i < parts.size() && i < 3; ++i)
+    if (parts[i].first > 0) biggest.push_back(fmt::format("{} {}", parts[i].second, formatBytes(parts[i].first)));
+  std::string where = m.training ? fmt::format("the training step's {}", m.training->peakPhase)
+                                 : fmt::format("inference, at {}", m.inference.peakAt);
+  std::cerr << fmt::format("irc: warning: rank {} needs {} at its peak ({}), over the memory budget of {}; biggest: {}\n", rank,
+                           formatBytes(peak), where, formatBytes(options.memoryBudget), fmt::join(biggest, ", "));
 }
 
 void printSummary(const Summary& summary, const CompileOptions& options, size_t dumpsWritten, const std::string& dumpDir) {
@@ -261,6 +304,7 @@ void printSummary(const Summary& summary, const CompileOptions& options, size_t 
 // The compile's options from the command line (cost model, passes, ranks), checked.
 void applyCompileArgs(const CompileArgs& a, CompileOptions& options) {
   if (a.alpha) options.costModel.alpha = *a.alpha;
+  if (a.memoryBudget) options.memoryBudget = *a.memoryBudget;
   if (a.beta) options.costModel.beta = *a.beta;
   if (a.gamma) options.costModel.gamma = *a.gamma;
   options.passes = a.passes;
@@ -306,7 +350,7 @@ class CompileOutputs {
       timer_.add("report", start);
     }
     if (!a_.strategyCkptOut.empty()) checkpoint_ = strategyCheckpointJson(graph);
-    summary = summaryOf(graph);
+    summary = summaryOf(graph, options_);
   }
   // Whether the report still needs the global graph after the compile (on stdout).
   bool needsGlobalGraph() const { return a_.report == "-"; }
@@ -399,6 +443,7 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   timer.add("write dumps", commitStart);
   if (!outputs.write(graph)) return ExitStatus::Rejected;
   if (!a.quiet) printSummary(outputs.summary, options, dumping ? dumps.written().size() : 0, dumpOptions.dir);
+  printMemory(outputs.summary, options, a.rank.value_or(options.globalRank), a.quiet);
   auto teardownStart = StageTimer::Clock::now();
   releaseAtExit(std::move(*loaded));  // the graph and the model text, inside the measured run
   timer.add("teardown", teardownStart);

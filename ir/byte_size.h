@@ -1,0 +1,15 @@
+#pragma once
+// Memory sizes as users write and read them: "16GiB", "80GB", "1.5e9"; "0.93 GiB".
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace irc {
+
+// A non-negative byte count with an optional unit: B, KB, MB, GB, TB (powers of 1000) or KiB,
+// MiB, GiB, TiB (powers of 1024); nullopt with `error` set when it is none.
+std::optional<double> parseByteSize(std::string_view text, std::string& error);
+// Bytes in the largest binary unit that keeps the figure at least 1: "3.81 GiB", "12.0 MiB", "512 B".
+std::string formatBytes(double bytes);
+
+}  // namespace irc

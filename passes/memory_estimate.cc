@@ -1,0 +1,262 @@
+#include "passes/memory_estimate.h"
+
+#include <algorithm>
+
+#include "ops/op_defs.h"
+#include "ops/op_family.h"
+#include "ops/shape_inference.h"
+
+namespace irc {
+namespace {
+
+enum class Holder { Parameter, Activation, Communication };
+
+// The rank's program as memory sees it: every value's local bytes, the value whose memory it
+// uses (a view uses its operand's), and when that memory is last read.
+struct Program {
+  std::vector<double> bytes;       // per value: its own memory (0 for a view)
+  std::vector<ValueId> root;       // per value: whose memory it is
+  std::vector<int> lastUse;        // per root: the last position reading it or a view of it
+  std::vector<Holder> holder;      // per value
+  std::vector<bool> floating;      // per value: has a gradient in training
+  std::vector<DType> dtype;
+  int end = 0;                     // positions are 0 .. end - 1
+};
+
+bool isFloating(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16 || t == DType::Float64; }
+
+// Each value at its local slice shape: inputs and parameters from their layouts, a model op's
+// results from the layouts it computes, an inserted op's from its own shape rule on local
+// operands (its constants are already the rank's).
+std::vector<Shape> localShapes(const Graph& g) {
+  std::vector<Shape> local(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v) local[v] = g.values[v].type.shape;
+  for (const auto* list : {&g.inputs, &g.parameters})
+    for (ValueId id : *list)
+      if (g.value(id).layout) local[id] = g.value(id).layout->sliceShape();
+  for (OpId id : g.order) {
+    const Op& op = g.op(id);
+    if (!op.inserted() && op.parallel->layoutsInferred) {
+      for (size_t r = 0; r < op.results.size() && r < op.parallel->outputLayouts.size(); ++r)
+        local[op.results[r]] = op.parallel->outputLayouts[r].sliceShape();
+      continue;
+    }
+    if (!op.inserted()) continue;
+    std::vector<TensorType> types;
+    types.reserve(op.operands.size());
+    for (const Operand& o : op.operands)
+      types.push_back(o.isValue() ? TensorType{g.value(o.value).type.dtype, local[o.value]} : TensorType{});
+    std::vector<InferOperand> in;
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      in.push_back({op.operands[i].isValue() ? &types[i] : nullptr, op.operands[i].isValue() ? nullptr : &*op.operands[i].constant});
+    InferResult r = inferResultTypes(*findOpDef(op.type), in, op.attrs);
+    if (auto* t = std::get_if<std::vector<TensorType>>(&r))
+      for (size_t i = 0; i < t->size() && i < op.results.size(); ++i) local[op.results[i]] = (*t)[i].shape;
+  }
+  return local;
+}
+
+Program programOf(const Graph& g) {
+  Program p;
+  size_t n = g.values.size();
+  std::vector<Shape> local = localShapes(g);
+  p.bytes.resize(n);
+  p.root.resize(n);
+  p.holder.assign(n, Holder::Activation);
+  p.floating.resize(n);
+  p.dtype.resize(n);
+  for (size_t v = 0; v < n; ++v) {
+    p.root[v] = static_cast<ValueId>(v);
+    p.dtype[v] = g.values[v].type.dtype;
+    p.floating[v] = isFloating(p.dtype[v]);
+    p.bytes[v] = static_cast<double>(numElements(local[v])) * byteSize(p.dtype[v]);
+  }
+  for (ValueId v : g.parameters) p.holder[v] = Holder::Parameter;
+  p.end = static_cast<int>(g.order.size());
+  p.lastUse.assign(n, -1);
+  for (int pos = 0; pos < p.end; ++pos) {
+    const Op& op = g.op(g.order[pos]);
+    // A view (and a training graph's identity mirror) shares its operand's memory.
+    bool view = (op.inserted() && op.role == InsertedRole::Mirror) || (!op.inserted() && rulesOf(op).resultIsView());
+    for (ValueId r : op.results) {
+      if (op.inserted() && op.role != InsertedRole::ReplaceGraph) p.holder[r] = Holder::Communication;
+      if (view && !op.operands.empty() && op.operands[0].isValue()) {
+        p.root[r] = p.root[op.operands[0].value];
+        p.bytes[r] = 0;
+      }
+      p.lastUse[p.root[r]] = std::max(p.lastUse[p.root[r]], pos);
+    }
+    for (const Operand& o : op.operands)
+      if (o.isValue()) p.lastUse[p.root[o.value]] = std::max(p.lastUse[p.root[o.value]], pos);
+  }
+  for (ValueId v : g.outputs) p.lastUse[p.root[v]] = p.end;
+  return p;
+}
+
+// Live bytes by holder during a walk.
+struct Live {
+  double byHolder[3] = {0, 0, 0};
+  double total() const { return byHolder[0] + byHolder[1] + byHolder[2]; }
+};
+
+// The forward walk: allocates results, frees each root after its last reader unless `keep`
+// says it stays (saved for backward). Calls `atOp(pos, live)` once each op's results exist.
+template <typename AtOp>
+Live forwardWalk(const Graph& g, const Program& p, const std::vector<bool>& keep, AtOp atOp) {
+  Live live;
+  std::vector<bool> held(g.values.size(), false);
+  auto hold = [&](ValueId v) {
+    if (held[v] || p.bytes[v] == 0) return;
+    held[v] = true;
+    live.byHolder[static_cast<int>(p.holder[v])] += p.bytes[v];
+  };
+  auto release = [&](ValueId v, int pos) {
+    if (!held[v] || p.lastUse[v] != pos || p.holder[v] == Holder::Parameter || keep[v]) return;
+    held[v] = false;
+    live.byHolder[static_cast<int>(p.holder[v])] -= p.bytes[v];
+  };
+  for (ValueId v : g.parameters) hold(v);
+  for (ValueId v : g.inputs) hold(v);
+  for (int pos = 0; pos < p.end; ++pos) {
+    const Op& op = g.op(g.order[pos]);
+    for (ValueId r : op.results) hold(r);
+    atOp(pos, live);
+    for (const Operand& o : op.operands)
+      if (o.isValue()) release(p.root[o.value], pos);
+    for (ValueId r : op.results) release(p.root[r], pos);
+  }
+  return live;
+}
+
+int optimizerStatesPerElement(Optimizer o) {
+  switch (o) {
+    case Optimizer::AdamW:
+    case Optimizer::Adam: return 2;
+    case Optimizer::Momentum: return 1;
+    case Optimizer::Sgd: return 0;
+  }
+  return 0;
+}
+
+InferenceMemory inference(const Graph& g, const Program& p) {
+  InferenceMemory m;
+  forwardWalk(g, p, std::vector<bool>(g.values.size(), false), [&](int pos, const Live& live) {
+    if (live.total() <= m.peakBytes) return;
+    m.peakBytes = live.total();
+    m.peakAt = g.op(g.order[pos]).name;
+    m.parameterBytes = live.byHolder[static_cast<int>(Holder::Parameter)];
+    m.activationBytes = live.byHolder[static_cast<int>(Holder::Activation)];
+    m.communicationBytes = live.byHolder[static_cast<int>(Holder::Communication)];
+  });
+  return m;
+}
+
+TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
+  TrainingMemory m;
+  m.optimizer = optimizer;
+  auto consider = [&](double bytes, const char* phase, const std::string& at) {
+    if (bytes <= m.peakBytes) return;
+    m.peakBytes = bytes;
+    m.peakPhase = phase;
+    m.peakAt = at;
+  };
+  // What each op's backward reads, kept from the forward until the earliest op reading it has
+  // run its backward. Parameters are resident anyway; an op computing no floating result has
+  // no backward.
+  size_t n = g.values.size();
+  std::vector<bool> saved(n, false);
+  std::vector<int> earliestSaver(n, p.end);
+  for (int pos = 0; pos < p.end; ++pos) {
+    const Op& op = g.op(g.order[pos]);
+    if (std::none_of(op.results.begin(), op.results.end(), [&](ValueId r) { return p.floating[r]; })) continue;
+    SavedForBackward s = rulesOf(op).savedForBackward(op);
+    auto keep = [&](ValueId v) {
+      ValueId r = p.root[v];
+      if (p.holder[r] == Holder::Parameter || p.bytes[r] == 0) return;
+      saved[r] = true;
+      earliestSaver[r] = std::min(earliestSaver[r], pos);
+    };
+    for (int i : s.operands)
+      if (i < static_cast<int>(op.operands.size()) && op.operands[i].isValue()) keep(op.operands[i].value);
+    for (int i : s.results)
+      if (i < static_cast<int>(op.results.size())) keep(op.results[i]);
+  }
+  for (size_t v = 0; v < n; ++v)
+    if (saved[v]) m.savedActivationBytes += p.bytes[v];
+  for (ValueId v : g.parameters) m.parameterBytes += p.bytes[v];
+
+  Live afterForward = forwardWalk(g, p, saved, [&](int pos, const Live& live) {
+    consider(live.total(), "forward", g.op(g.order[pos]).name);
+  });
+  // The loss: cross-entropy over each floating output keeps its log-softmax; its backward makes
+  // the log-softmax's gradient and the output's.
+  std::vector<bool> gradHeld(n, false);
+  std::vector<bool> outputSeen(n, false);
+  for (ValueId v : g.outputs) {
+    ValueId r = p.root[v];
+    if (!p.floating[r] || outputSeen[r]) continue;
+    outputSeen[r] = true;
+    m.outputBytes += p.bytes[r];
+    gradHeld[r] = true;
+  }
+  double live = afterForward.total();
+  consider(live + 3 * m.outputBytes, "loss", "");
+  m.savedActivationBytes += m.outputBytes;  // the loss's log-softmax
+  live += m.outputBytes;                    // the outputs' gradients
+
+  // Backward, in reverse: an op's backward makes its floating operands' gradients (a parameter's
+  // once, kept for the step; an activation's until its producer's backward), then drops its
+  // results' gradients and what it alone still kept.
+  std::vector<bool> isInput(n, false);
+  for (ValueId v : g.inputs) isInput[v] = true;
+  for (int pos = p.end - 1; pos >= 0; --pos) {
+    const Op& op = g.op(g.order[pos]);
+    bool differentiable = std::any_of(op.results.begin(), op.results.end(), [&](ValueId r) { return gradHeld[p.root[r]]; });
+    if (differentiable)
+      for (const Operand& o : op.operands) {
+        if (!o.isValue()) continue;
+        ValueId r = p.root[o.value];
+        if (!p.floating[r] || gradHeld[r] || isInput[r]) continue;
+        gradHeld[r] = true;
+        live += p.bytes[r];
+        if (p.holder[r] == Holder::Parameter) m.gradientBytes += p.bytes[r];
+      }
+    consider(live, "backward", op.name);
+    for (ValueId res : op.results) {
+      ValueId r = p.root[res];
+      if (res == r && gradHeld[r] && p.holder[r] != Holder::Parameter && p.bytes[r] > 0) {
+        live -= p.bytes[r];
+        gradHeld[r] = false;
+      }
+    }
+    for (const Operand& o : op.operands)
+      if (o.isValue() && saved[p.root[o.value]] && earliestSaver[p.root[o.value]] == pos) {
+        live -= p.bytes[p.root[o.value]];
+        saved[p.root[o.value]] = false;
+      }
+    for (ValueId res : op.results)
+      if (saved[p.root[res]] && earliestSaver[p.root[res]] == pos) {
+        live -= p.bytes[p.root[res]];
+        saved[p.root[res]] = false;
+      }
+  }
+  // The update: the optimizer's float32 states per parameter element exist from the first step.
+  double elements = 0;
+  for (ValueId v : g.parameters)
+    if (p.floating[v]) elements += p.bytes[v] / byteSize(p.dtype[v]);
+  m.optimizerStateBytes = elements * 4 * optimizerStatesPerElement(optimizer);
+  consider(live + m.optimizerStateBytes, "optimizer step", "");
+  return m;
+}
+
+}  // namespace
+
+MemoryEstimate estimateMemory(const Graph& graph, bool train, Optimizer optimizer) {
+  Program p = programOf(graph);
+  MemoryEstimate e;
+  e.inference = inference(graph, p);
+  if (train) e.training = training(graph, p, optimizer);
+  return e;
+}
+
+}  // namespace irc

@@ -1,0 +1,48 @@
+#pragma once
+// Will it fit: a rank's peak memory for inference and for one training step, from its program
+// as the dumps print it (the global graph after redistribution, each value at its local slice
+// shape; in irc's SPMD every rank holds the same shapes). docs/memory.md says what it counts,
+// what it assumes and what it ignores.
+#include <optional>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace irc {
+
+// One forward pass in execution order: parameters resident, inputs live from the start, every
+// other value from its producer to its last consumer (a graph output to the end); a view
+// (Reshape, ExpandDims, Squeeze) shares its operand's memory.
+struct InferenceMemory {
+  double peakBytes = 0;
+  std::string peakAt;            // the op during which the peak happens
+  double parameterBytes = 0;     // resident
+  double activationBytes = 0;    // live at the peak: inputs and model ops' results
+  double communicationBytes = 0; // live at the peak: inserted ops' results (collectives, slices)
+};
+
+// One step: forward keeping what each op's backward reads (its family's savedForBackward), a
+// cross-entropy loss over every floating graph output (its log-softmax kept), the backward sweep
+// in reverse order (an activation's gradient from its last consumer's backward to its
+// producer's, parameter gradients accumulating), and the optimizer's update with its states.
+struct TrainingMemory {
+  double peakBytes = 0;
+  std::string peakPhase;  // "forward", "loss", "backward" or "optimizer step"
+  std::string peakAt;     // the op of forward or backward at the peak ("" in the other phases)
+  Optimizer optimizer = Optimizer::AdamW;
+  double parameterBytes = 0;
+  double gradientBytes = 0;         // parameter gradients
+  double optimizerStateBytes = 0;   // AdamW/Adam: two float32 moments per element; momentum one
+  double savedActivationBytes = 0;  // what the forward keeps for backward (the loss's included)
+  double outputBytes = 0;           // the graph outputs, live through the step
+};
+
+struct MemoryEstimate {
+  InferenceMemory inference;
+  std::optional<TrainingMemory> training;  // with parallel.training
+};
+
+// Needs redistribution (layouts inferred, inserted ops in `order`).
+MemoryEstimate estimateMemory(const Graph& graph, bool training, Optimizer optimizer);
+
+}  // namespace irc

@@ -1,0 +1,105 @@
+// Will it fit (passes/memory_estimate.h): the FFN's peaks derived by hand, views, the optimizer's
+// states, and the budget warning.
+#include <doctest/doctest.h>
+
+#include "dumps/report.h"
+#include "ir/byte_size.h"
+#include "passes/memory_estimate.h"
+#include "tests/pipeline_util.h"
+#include "tests/test_util.h"
+
+namespace irc::test {
+namespace {
+
+std::string ffnModel(const std::string& extra) {
+  std::string text = readFile(std::string(IRC_SOURCE_DIR) + "/examples/ffn.yaml");
+  text.replace(text.find("  search_mode: sharding_propagation\n"), 35, "  search_mode: sharding_propagation\n" + extra);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("memory: the FFN's inference peak and training step, derived by hand") {
+  // Rank 0 of the FFN (x split 2 ways, the weights 4 ways), float32. Parameters 64x16 + 16 +
+  // 16x64 + 16 = 2080 elements = 8320 B; x's slice 32x64 = 8192 B; matmul, add, relu
+  // [32, 16] = 2048 B each; matmul2's partial [32, 64] = 8192 B and its AllReduce 8192 B; the
+  // StridedSlice and add2 [32, 16] = 2048 B each.
+  Compiled c = compileAllRanks(ffnModel(""));
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  MemoryEstimate m = estimateMemory(c.global, false, Optimizer::AdamW);
+  // Inference: 8320 + 8192 (x) -> matmul frees x; the peak is at the AllReduce, when matmul2's
+  // partial result and its sum are both live: 8320 + 8192 + 8192 = 24704.
+  CHECK(m.inference.peakBytes == 24704);
+  CHECK(m.inference.peakAt == "matmul2.forward_op.0");
+  CHECK(m.inference.parameterBytes == 8320);
+  CHECK(m.inference.activationBytes == 8192);
+  CHECK(m.inference.communicationBytes == 8192);
+  CHECK(!m.training);
+
+  // Training (AdamW): matmul keeps x (8192), relu its result (2048, which matmul2 reads too);
+  // the loss keeps a log-softmax of add2 (2048): 12288 saved. Forward peak at the AllReduce:
+  // 8320 + 8192 + 2048 + 8192 + 8192 = 34944. Backward: at the AllReduce's backward, add2's
+  // bias gradient (64), the StridedSlice's input gradient (8192 on top of the add2 gradient
+  // freed) and matmul2's output gradient (8192) are live with the saved and the outputs:
+  // 8320 + 8192 + 2048 + 2048 + 64 + 8192 + 8192 = 37056, the step's peak. After backward:
+  // parameters, their gradients (8320) and add2; the update adds two float32 moments per
+  // element, 16640: 35328.
+  Compiled t = compileAllRanks(ffnModel("  training: true\n"));
+  REQUIRE_MESSAGE(t.errors.empty(), t.errors);
+  MemoryEstimate tm = estimateMemory(t.global, true, Optimizer::AdamW);
+  REQUIRE(tm.training);
+  CHECK(tm.training->savedActivationBytes == 12288);
+  CHECK(tm.training->gradientBytes == 8320);
+  CHECK(tm.training->optimizerStateBytes == 16640);
+  CHECK(tm.training->outputBytes == 2048);
+  CHECK(tm.training->peakBytes == 37056);
+  CHECK(tm.training->peakPhase == "backward");
+  CHECK(tm.training->peakAt == "matmul2.forward_op.0");
+  // Inference of a training graph is the same program: its mirrors are views of the weights.
+  CHECK(tm.inference.peakBytes == 24704);
+  // SGD keeps no state, momentum one float32 per element.
+  CHECK(estimateMemory(t.global, true, Optimizer::Sgd).training->optimizerStateBytes == 0);
+  CHECK(estimateMemory(t.global, true, Optimizer::Momentum).training->optimizerStateBytes == 8320);
+}
+
+TEST_CASE("memory: a Reshape is a view of its operand; a Transpose is a copy") {
+  const std::string yaml =
+      "parallel: {device_num: 1}\n"
+      "inputs:\n  - {name: x, shape: [4, 8], dtype: float32}\n"
+      "ops:\n  - {name: v, type: Reshape, inputs: [x, [8, 4]]}\n"
+      "  - {name: t, type: Transpose, inputs: [v, [1, 0]]}\n"
+      "  - {name: r, type: ReLU, inputs: [t]}\n";
+  Compiled c = compileAllRanks(yaml);
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  // x (128 B) and its view v (nothing of its own); t copies it (128), while x is live: 256 at
+  // t (a copying Reshape would make it 384). x is freed after t; r (128) with t: 256 again.
+  MemoryEstimate m = estimateMemory(c.global, false, Optimizer::AdamW);
+  CHECK(m.inference.peakBytes == 256);
+  CHECK(m.inference.peakAt == "t");
+}
+
+TEST_CASE("memory: the report's memory section, the summary line, and the budget warning exactly when over") {
+  TempDir dir;
+  writeFile(dir.path() + "/ffn.yaml", ffnModel("  training: true\n  optimizer: adamw\n"));
+  RunResult r = runIrc({"ffn.yaml", "--report", "r.json"}, dir.path());
+  REQUIRE(r.exitCode == 0);
+  CHECK(r.err.find("irc: per rank: peak 24.1 KiB inference, 36.2 KiB training step (adamw)\n") != std::string::npos);
+  std::string report = readFile(dir.path() + "/r.json");
+  CHECK(report.find("\"memory\":{\"inference\":{\"peak_bytes\":24704.0,\"peak_at\":\"matmul2.forward_op.0\"") != std::string::npos);
+  // 37056 B: a budget of 37056 is met, one byte less is not.
+  RunResult fits = runIrc({"ffn.yaml", "--memory-budget", "37056", "-q"}, dir.path());
+  CHECK(fits.err.empty());
+  RunResult over = runIrc({"ffn.yaml", "--memory-budget", "37055B", "-q"}, dir.path());
+  CHECK(over.exitCode == 0);
+  CHECK(over.err == "irc: warning: rank 0 needs 36.2 KiB at its peak (the training step's backward), over the memory budget "
+                    "of 36.2 KiB; biggest: optimizer states 16.2 KiB, saved activations 12.0 KiB, parameters 8.12 KiB\n");
+  CHECK(runIrc({"ffn.yaml", "--memory-budget", "lots"}, dir.path()).exitCode == 2);
+  std::string error;
+  CHECK(parseByteSize("16GiB", error) == 16.0 * 1073741824);
+  CHECK(parseByteSize("80 GB", error) == 80e9);
+  CHECK(parseByteSize("1.5e9", error) == 1.5e9);
+  CHECK(!parseByteSize("16GiBs", error));
+  CHECK(error.find("valid: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB") != std::string::npos);
+}
+
+}  // namespace irc::test
