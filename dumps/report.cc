@@ -269,7 +269,8 @@ json totalsJson(const Graph& graph) {
 
 }  // namespace
 
-void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& options, int64_t rank, int indent) {
+void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& options, int64_t rank, int indent,
+                 const std::optional<MemoryEstimate>* given) {
   JsonStream js(out, indent);
   js.beginObject();
   js.member("schema_version"_key, 1);
@@ -315,7 +316,9 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
 
   js.key("totals"_key);
   js.value(totalsJson(graph));
-  if (auto memory = memoryOf(graph, options)) {
+  std::optional<MemoryEstimate> computed;
+  if (!given) computed = memoryOf(graph, options);
+  if (const std::optional<MemoryEstimate>& memory = given ? *given : computed) {
     js.key("memory"_key);
     js.value(memoryJson(*memory, options));
   }

@@ -19,7 +19,9 @@ namespace irc {
 // Writes the report to `out` as it goes (each op's object built and written on its own), in
 // nlohmann::json's dump() layout: compact with indent < 0, else `indent` spaces a level; ends
 // with a line break.
-void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& options, int64_t rank, int indent);
+// `memory`: the rank's memory estimate when the caller has it (else it is computed here).
+void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& options, int64_t rank, int indent,
+                 const std::optional<MemoryEstimate>* memory = nullptr);
 // The same, parsed (for tests and tools that read it back).
 nlohmann::ordered_json buildReport(const Graph& graph, const CompileOptions& options, int64_t rank);
 

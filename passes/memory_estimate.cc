@@ -140,7 +140,9 @@ int optimizerStatesPerElement(Optimizer o) {
 
 InferenceMemory inference(const Graph& g, const Program& p) {
   InferenceMemory m;
+  m.liveAtOp.reserve(p.end);
   forwardWalk(g, p, std::vector<bool>(g.values.size(), false), [&](int pos, const Live& live) {
+    m.liveAtOp.push_back(live.total());
     if (live.total() <= m.peakBytes) return;
     m.peakBytes = live.total();
     m.peakAt = g.op(g.order[pos]).name;
@@ -185,9 +187,12 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
     if (saved[v]) m.savedActivationBytes += p.bytes[v];
   for (ValueId v : g.parameters) m.parameterBytes += p.bytes[v];
 
+  m.forwardLiveAtOp.reserve(p.end);
   Live afterForward = forwardWalk(g, p, saved, [&](int pos, const Live& live) {
+    m.forwardLiveAtOp.push_back(live.total());
     consider(live.total(), "forward", g.op(g.order[pos]).name);
   });
+  m.backwardLiveAtOp.assign(p.end, 0);
   // The loss: cross-entropy over each floating output keeps its log-softmax; its backward makes
   // the log-softmax's gradient and the output's.
   std::vector<bool> gradHeld(n, false);
@@ -200,7 +205,8 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
     gradHeld[r] = true;
   }
   double live = afterForward.total();
-  consider(live + 3 * m.outputBytes, "loss", "");
+  m.lossLiveBytes = live + 3 * m.outputBytes;
+  consider(m.lossLiveBytes, "loss", "");
   m.savedActivationBytes += m.outputBytes;  // the loss's log-softmax
   live += m.outputBytes;                    // the outputs' gradients
 
@@ -222,6 +228,7 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
         if (p.holder[r] == Holder::Parameter) m.gradientBytes += p.bytes[r];
       }
     consider(live, "backward", op.name);
+    m.backwardLiveAtOp[pos] = live;
     for (ValueId res : op.results) {
       ValueId r = p.root[res];
       if (res == r && gradHeld[r] && p.holder[r] != Holder::Parameter && p.bytes[r] > 0) {
@@ -245,7 +252,8 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
   for (ValueId v : g.parameters)
     if (p.floating[v]) elements += p.bytes[v] / byteSize(p.dtype[v]);
   m.optimizerStateBytes = elements * 4 * optimizerStatesPerElement(optimizer);
-  consider(live + m.optimizerStateBytes, "optimizer step", "");
+  m.stepLiveBytes = live + m.optimizerStateBytes;
+  consider(m.stepLiveBytes, "optimizer step", "");
   return m;
 }
 

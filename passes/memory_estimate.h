@@ -5,6 +5,7 @@
 // what it assumes and what it ignores.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -19,6 +20,7 @@ struct InferenceMemory {
   double parameterBytes = 0;     // resident
   double activationBytes = 0;    // live at the peak: inputs and model ops' results
   double communicationBytes = 0; // live at the peak: inserted ops' results (collectives, slices)
+  std::vector<double> liveAtOp;  // live bytes during each op, in execution order (irc memory --plot)
 };
 
 // One step: forward keeping what each op's backward reads (its family's savedForBackward), a
@@ -35,6 +37,9 @@ struct TrainingMemory {
   double optimizerStateBytes = 0;   // AdamW/Adam: two float32 moments per element; momentum one
   double savedActivationBytes = 0;  // what the forward keeps for backward (the loss's included)
   double outputBytes = 0;           // the graph outputs, live through the step
+  // Live bytes during each op's forward and, in the same execution order, its backward.
+  std::vector<double> forwardLiveAtOp, backwardLiveAtOp;
+  double lossLiveBytes = 0, stepLiveBytes = 0;  // live at the loss's backward and during the update
 };
 
 struct MemoryEstimate {

@@ -21,6 +21,7 @@ ExitStatus runVerify(const std::vector<std::string>& args);
 ExitStatus runExplain(const std::vector<std::string>& args);
 ExitStatus runDiff(const std::vector<std::string>& args);
 ExitStatus runImport(const std::vector<std::string>& args);
+ExitStatus runMemory(const std::vector<std::string>& args);
 void printListOps();
 void printListPasses();
 

@@ -345,12 +345,16 @@ class CompileOutputs {
 
   void take(const Graph& graph) {
     auto start = StageTimer::Clock::now();
+    summary = summaryOf(graph, options_);
+    timer_.add("summary, memory estimate", start);
+    start = StageTimer::Clock::now();
     if (!a_.report.empty() && a_.report != "-") {
-      report_.emplace(a_.report, [&](std::ostream& out) { writeReport(out, graph, options_, reportRank(), a_.reportIndent); });
+      report_.emplace(a_.report, [&](std::ostream& out) {
+        writeReport(out, graph, options_, reportRank(), a_.reportIndent, &summary.memory);
+      });
       timer_.add("report", start);
     }
     if (!a_.strategyCkptOut.empty()) checkpoint_ = strategyCheckpointJson(graph);
-    summary = summaryOf(graph, options_);
   }
   // Whether the report still needs the global graph after the compile (on stdout).
   bool needsGlobalGraph() const { return a_.report == "-"; }
@@ -359,7 +363,7 @@ class CompileOutputs {
   bool write(const Graph& graph) {
     if (a_.report == "-") {
       auto start = StageTimer::Clock::now();
-      writeReport(std::cout, graph, options_, reportRank(), a_.reportIndent);  // a failed write is caught by the driver
+      writeReport(std::cout, graph, options_, reportRank(), a_.reportIndent, &summary.memory);  // a failed write is caught by the driver
       timer_.add("report", start);
     }
     if (report_)

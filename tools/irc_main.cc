@@ -30,7 +30,7 @@ irc::cli::ExitStatus dispatch(const std::vector<std::string>& args) {
   }
   const std::string& first = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  const std::vector<std::string> subcommands = {"layout", "explain", "verify", "diff", "import"};
+  const std::vector<std::string> subcommands = {"layout", "explain", "verify", "diff", "import", "memory"};
   if (first == "help") {
     if (rest.empty()) {
       std::cout << commandHelp(commandSpec(""));
@@ -52,6 +52,7 @@ irc::cli::ExitStatus dispatch(const std::vector<std::string>& args) {
   if (first == "explain") return runExplain(rest);
   if (first == "diff") return runDiff(rest);
   if (first == "import") return runImport(rest);
+  if (first == "memory") return runMemory(rest);
   for (const auto& a : args) {
     if (a == "--version") {
       std::cout << "irc " << IRC_VERSION << "\n";

@@ -103,3 +103,35 @@ TEST_CASE("memory: the report's memory section, the summary line, and the budget
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("irc memory: the table, the budget's verdict, and an SVG with one line per program and its peak marked") {
+  TempDir dir;
+  std::string model = std::string(IRC_SOURCE_DIR) + "/examples/ffn.yaml";
+  RunResult r = runIrc({"memory", model, "--optimizer", "sgd", "--memory-budget", "24KiB", "--plot", dir.path() + "/m.svg"});
+  REQUIRE(r.exitCode == 0);
+  CHECK(r.out.find("irc memory: ffn, rank 0 of 8 (every rank holds the same shapes)\n") == 0);
+  CHECK(r.out.find("  peak                               24704  24.1 KiB    at matmul2.forward_op.0\n") != std::string::npos);
+  CHECK(r.out.find("  training step (sgd)                bytes\n") != std::string::npos);
+  CHECK(r.out.find("  optimizer states                       0  0 B\n") != std::string::npos);
+  // SGD: the backward peak of the FFN test above, 37056 B, over 24 KiB (24576 B) by 12480 B.
+  CHECK(r.out.find("  budget 24.0 KiB: OVER by 12.2 KiB\n") != std::string::npos);
+  std::string svg = readFile(dir.path() + "/m.svg");
+  CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+  size_t lines = 0, peaks = 0;
+  for (size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++lines;
+  for (size_t at = svg.find("<circle class=\"peak\""); at != std::string::npos; at = svg.find("<circle class=\"peak\"", at + 1)) ++peaks;
+  CHECK(lines == 2);  // inference, the training step
+  CHECK(peaks == 2);
+  CHECK(svg.find(">peak 24.1 KiB at matmul2.forward_op.0</text>") != std::string::npos);
+  CHECK(svg.find(">peak 36.2 KiB in the backward at matmul2.forward_op.0</text>") != std::string::npos);
+  // The inference line has a point per op of the rank's program (11: five model ops, the
+  // AllReduce, the StridedSlice, and a training graph's four mirrors of the weights).
+  size_t first = svg.find("points=\"") + 8;
+  std::string points = svg.substr(first, svg.find('"', first) - first);
+  CHECK(std::count(points.begin(), points.end(), ',') == 11);
+  CHECK(runIrc({"memory", model, "--optimizer", "lion"}).exitCode == 2);
+}
+
+}  // namespace irc::test

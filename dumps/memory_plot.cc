@@ -1,0 +1,94 @@
+#include "dumps/memory_plot.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ir/byte_size.h"
+
+namespace irc {
+namespace {
+
+constexpr double kWidth = 960, kHeight = 400, kLeft = 90, kRight = 170, kTop = 40, kBottom = 50;
+
+// Escapes text for an SVG text node (op names may hold '<' or '&').
+std::string escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else out += c;
+  }
+  return out;
+}
+
+struct Series {
+  std::vector<double> live;
+  std::string label, color, peakText;
+};
+
+}  // namespace
+
+std::string memoryPlotSvg(const MemoryEstimate& m, const std::string& title) {
+  std::vector<Series> series;
+  series.push_back({m.inference.liveAtOp, "inference", "#1f77b4",
+                    fmt::format("peak {} at {}", formatBytes(m.inference.peakBytes), m.inference.peakAt)});
+  if (m.training) {
+    // Forward, the loss, the backward (the ops in reverse), the update.
+    std::vector<double> step = m.training->forwardLiveAtOp;
+    step.push_back(m.training->lossLiveBytes);
+    step.insert(step.end(), m.training->backwardLiveAtOp.rbegin(), m.training->backwardLiveAtOp.rend());
+    step.push_back(m.training->stepLiveBytes);
+    std::string at = m.training->peakAt.empty() ? "" : " at " + m.training->peakAt;
+    series.push_back({step, fmt::format("training step ({})", optimizerName(m.training->optimizer)), "#d62728",
+                      fmt::format("peak {} in the {}{}", formatBytes(m.training->peakBytes), m.training->peakPhase, at)});
+  }
+  size_t steps = 1;
+  double top = 1;
+  for (const Series& s : series) {
+    steps = std::max(steps, s.live.size());
+    for (double v : s.live) top = std::max(top, v);
+  }
+  const double plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
+  auto x = [&](size_t i) { return kLeft + (steps > 1 ? plotW * static_cast<double>(i) / static_cast<double>(steps - 1) : 0); };
+  auto y = [&](double bytes) { return kTop + plotH * (1 - bytes / top); };
+
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n"
+      "<text x=\"{2}\" y=\"22\" font-size=\"15\">{3}</text>\n",
+      kWidth, kHeight, kLeft, escaped(title));
+  // Axes: bytes on the left (0, half, the top), the op sequence below.
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n", kLeft, kTop, kTop + plotH);
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/>\n", kLeft, kTop + plotH, kLeft + plotW);
+  for (double f : {0.0, 0.5, 1.0})
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kLeft - 6, y(top * f) + 4,
+                       escaped(formatBytes(top * f)));
+  svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">op sequence (execution order; a training step: forward, loss, "
+                     "backward in reverse, update)</text>\n",
+                     kLeft + plotW / 2, kHeight - 14);
+  for (const Series& s : series) {
+    if (s.live.empty()) continue;
+    std::string points;
+    size_t peakAt = 0;
+    for (size_t i = 0; i < s.live.size(); ++i) {
+      points += fmt::format("{}{:.1f},{:.1f}", i ? " " : "", x(i), y(s.live[i]));
+      if (s.live[i] > s.live[peakAt]) peakAt = i;
+    }
+    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n", s.color, points);
+    // The line's name at its end, its peak marked where it is.
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", x(s.live.size() - 1) + 6,
+                       y(s.live.back()) + 4, s.color, escaped(s.label));
+    svg += fmt::format("<circle class=\"peak\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", x(peakAt), y(s.live[peakAt]),
+                       s.color);
+    double labelX = std::min(x(peakAt) + 8, kLeft + plotW - 200);
+    svg += fmt::format("<text class=\"peak\" x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", labelX,
+                       std::max(kTop + 12, y(s.live[peakAt]) - 8), s.color, escaped(s.peakText));
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace irc

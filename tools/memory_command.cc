@@ -1,0 +1,120 @@
+// `irc memory MODEL [--rank R] [--plot FILE.svg] [--training] [--optimizer O] [--memory-budget S]`:
+// will it fit, as a table (docs/memory.md).
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "dumps/dump_writer.h"
+#include "dumps/memory_plot.h"
+#include "dumps/report.h"
+#include "ir/byte_size.h"
+#include "ir/suggest.h"
+#include "passes/compile.h"
+#include "tools/cli_util.h"
+#include "tools/command_specs.h"
+#include "tools/commands.h"
+
+namespace irc::cli {
+namespace {
+
+std::string row(const std::string& what, double bytes, const std::string& note = "") {
+  std::string line = fmt::format("  {:<24}{:>16}  {:<10}  {}", what, formatNumber(bytes), formatBytes(bytes), note);
+  line.erase(line.find_last_not_of(' ') + 1);
+  return line + "\n";
+}
+
+std::string memoryTable(const MemoryEstimate& m, const Graph& graph, const CompileOptions& options, int64_t rank) {
+  std::string out = fmt::format("irc memory: {}, rank {} of {} (every rank holds the same shapes)\n", graph.name, rank,
+                                options.deviceNum);
+  out += fmt::format("  {:<24}{:>16}\n", "inference", "bytes");
+  out += row("peak", m.inference.peakBytes, "at " + m.inference.peakAt);
+  out += row("parameters", m.inference.parameterBytes);
+  out += row("activations", m.inference.activationBytes, "live at the peak");
+  out += row("communication results", m.inference.communicationBytes, "live at the peak");
+  if (m.training) {
+    const TrainingMemory& t = *m.training;
+    out += fmt::format("  {:<24}{:>16}\n", fmt::format("training step ({})", optimizerName(t.optimizer)), "bytes");
+    out += row("peak", t.peakBytes, "in the " + t.peakPhase + (t.peakAt.empty() ? "" : ", at " + t.peakAt));
+    out += row("parameters", t.parameterBytes);
+    out += row("gradients", t.gradientBytes);
+    out += row("optimizer states", t.optimizerStateBytes);
+    out += row("saved activations", t.savedActivationBytes, "kept for backward, the loss's included");
+    out += row("outputs", t.outputBytes);
+  }
+  if (options.memoryBudget > 0) {
+    double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;
+    out += fmt::format("  budget {}: {}\n", formatBytes(options.memoryBudget),
+                       peak > options.memoryBudget ? fmt::format("OVER by {}", formatBytes(peak - options.memoryBudget))
+                                                   : fmt::format("fits, {} to spare", formatBytes(options.memoryBudget - peak)));
+  }
+  return out;
+}
+
+}  // namespace
+
+ExitStatus runMemory(const std::vector<std::string>& args) {
+  const CommandSpec& spec = commandSpec("memory");
+  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
+  std::vector<std::string> positional;
+  std::optional<int64_t> rank;
+  std::optional<Optimizer> optimizer;
+  std::optional<double> budget;
+  bool training = false;
+  std::string plot;
+  ParallelOverrides overrides;
+  ColorMode color = ColorMode::Auto;
+  while (!scan.done()) {
+    auto item = scan.next();
+    const std::string& f = item.flag;
+    if (f.empty()) positional.push_back(item.value);
+    else if (f == "--rank") rank = parseIntArg(f, item.value);
+    else if (f == "--color") color = parseColorMode(item.value);
+    else if (f == "--plot") plot = item.value;
+    else if (f == "--training") training = true;
+    else if (f == "--optimizer") {
+      optimizer = parseOptimizer(item.value);
+      if (!optimizer)
+        throw UsageError(fmt::format("--optimizer: '{}' is not an optimizer; valid: {}", item.value, joinNames(optimizerNames())));
+    } else if (f == "--memory-budget") {
+      std::string error;
+      budget = parseByteSize(item.value, error);
+      if (!budget) throw UsageError(fmt::format("--memory-budget: {}", error));
+    } else if (takeGraphFlag(f, item.value, overrides)) {
+      continue;
+    } else if (f == "--search-mode") {
+      overrides.searchMode = parseSearchModeArg(f, item.value);
+    } else if (f == "--redistribution") {
+      overrides.redistribution = parseRedistributionArg(f, item.value);
+    }
+  }
+  if (positional.size() != 1) throw UsageError("usage: irc memory MODEL.yaml [--rank R] [--plot FILE.svg]");
+  auto loaded = loadModelOrReport(positional[0], color, overrides);
+  if (!loaded) return ExitStatus::Rejected;
+  CompileOptions options = loaded->options;
+  if (training || optimizer) options.training = true;
+  if (optimizer) options.optimizer = *optimizer;
+  if (budget) options.memoryBudget = *budget;
+  int64_t r = rank.value_or(options.globalRank);
+  if (r < 0 || r >= options.deviceNum) throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.deviceNum));
+  options.stopAfter = "redistribution";
+  options.ranks = {r};
+  PassContext context{*loaded->diags};
+  Graph& graph = loaded->graph;
+  if (compile(graph, options, context, {}) == RunOutcome::Rejected) {
+    loaded->diags->render(std::cerr, useColor(color, stderr));
+    return ExitStatus::Rejected;
+  }
+  std::optional<MemoryEstimate> memory = memoryOf(graph, options);
+  if (!memory) throw InternalError("the memory estimate needs every op's layouts after redistribution");
+  std::cout << memoryTable(*memory, graph, options, r);
+  if (!plot.empty()) {
+    std::string title = fmt::format("{}: live bytes of rank {} of {}", graph.name, r, options.deviceNum);
+    if (auto err = writeFileAtomically(plot, memoryPlotSvg(*memory, title))) {
+      std::cerr << "irc: error: " << *err << "\n";
+      return ExitStatus::Rejected;
+    }
+  }
+  return ExitStatus::Ok;
+}
+
+}  // namespace irc::cli
