@@ -192,6 +192,114 @@ Terms leakyRelu(NodeMapping& m) {
   return one(m.emit1(alpha <= 1 ? "Maximum" : "Minimum", {*x, *scaled}));
 }
 
+// CastLike(x, like): Cast to like's dtype (opset 15; the dynamo exporter writes it for scalars).
+Terms castLike(NodeMapping& m) {
+  auto x = need(m, 0), like = need(m, 1);
+  if (!x || !like) return std::nullopt;
+  DType to = m.typeOf(*like).dtype;
+  if (to == m.typeOf(*x).dtype) return std::vector<Term>{*x};
+  return one(m.emit1("Cast", {*x, Attribute(to)}));
+}
+
+// A scalar constant of x's dtype.
+Attribute scalarLike(NodeMapping& m, const Term& x, double value) { return Attribute(ScalarTensor{m.typeOf(x).dtype, value}); }
+
+// HardSigmoid(x) = max(0, min(1, alpha x + beta)); HardSwish(x) = x HardSigmoid(x) with alpha 1/6, beta 1/2.
+std::optional<Term> hardSigmoidOf(NodeMapping& m, const Term& x, double alpha, double beta, const std::string& role) {
+  auto scaled = m.emit1("Mul", {x, scalarLike(m, x, alpha)}, {}, "alpha");
+  auto shifted = scaled ? m.emit1("Add", {*scaled, scalarLike(m, x, beta)}, {}, "beta") : std::nullopt;
+  auto low = shifted ? m.emit1("Maximum", {*shifted, scalarLike(m, x, 0)}, {}, "clip_low") : std::nullopt;
+  return low ? m.emit1("Minimum", {*low, scalarLike(m, x, 1)}, {}, role) : std::nullopt;
+}
+
+Terms hardSigmoid(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  return one(hardSigmoidOf(m, *x, m.floatAttr("alpha", 0.2), m.floatAttr("beta", 0.5), ""));
+}
+
+Terms hardSwish(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  auto gate = hardSigmoidOf(m, *x, 1.0 / 6, 0.5, "gate");
+  return gate ? one(m.emit1("Mul", {*x, *gate}, {}, "")) : std::nullopt;
+}
+
+// Softsign(x) = x / (1 + |x|).
+Terms softsign(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  auto abs = m.emit1("Abs", {*x}, {}, "abs");
+  auto denominator = abs ? m.emit1("Add", {*abs, scalarLike(m, *x, 1)}, {}, "one_plus") : std::nullopt;
+  return denominator ? one(m.emit1("RealDiv", {*x, *denominator})) : std::nullopt;
+}
+
+// Mish(x) = x tanh(softplus(x)).
+Terms mish(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  auto sp = m.emit1("Softplus", {*x}, {}, "softplus");
+  auto t = sp ? m.emit1("Tanh", {*sp}, {}, "tanh") : std::nullopt;
+  return t ? one(m.emit1("Mul", {*x, *t})) : std::nullopt;
+}
+
+// Elu(x) = x above 0, alpha (e^x - 1) else; Selu scales both sides by gamma.
+std::optional<Term> eluOf(NodeMapping& m, const Term& x, double alpha, const std::string& role) {
+  auto e = m.emit1("Exp", {x}, {}, "exp");
+  auto em1 = e ? m.emit1("Sub", {*e, scalarLike(m, x, 1)}, {}, "expm1") : std::nullopt;
+  auto neg = em1 ? m.emit1("Mul", {*em1, scalarLike(m, x, alpha)}, {}, "alpha") : std::nullopt;
+  auto positive = neg ? m.emit1("Greater", {x, scalarLike(m, x, 0)}, {}, "positive") : std::nullopt;
+  return positive ? m.emit1("Select", {*positive, x, *neg}, {}, role) : std::nullopt;
+}
+
+Terms elu(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  return one(eluOf(m, *x, m.floatAttr("alpha", 1.0), ""));
+}
+
+Terms selu(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  auto out = eluOf(m, *x, m.floatAttr("alpha", 1.67326319217681884765625), "elu");
+  return out ? one(m.emit1("Mul", {*out, scalarLike(m, *x, m.floatAttr("gamma", 1.05070102214813232421875))})) : std::nullopt;
+}
+
+// PRelu(x, slope) = x above 0, slope x else (slope broadcasts against x).
+Terms prelu(NodeMapping& m) {
+  auto x = need(m, 0), slope = need(m, 1);
+  if (!x || !slope) return std::nullopt;
+  auto scaled = m.emit1("Mul", {*x, *slope}, {}, "slope");
+  auto positive = scaled ? m.emit1("Greater", {*x, scalarLike(m, *x, 0)}, {}, "positive") : std::nullopt;
+  return positive ? one(m.emit1("Select", {*positive, *x, *scaled})) : std::nullopt;
+}
+
+// Tile(x, repeats): x concatenated with itself `repeats[a]` times along each axis a (a constant).
+Terms tile(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  auto repeats = m.constantInput(1, "repeats");
+  if (!repeats) return std::nullopt;
+  IntTuple r = toInts(*repeats);
+  if (r.size() != shapeOf(m, *x).size()) {
+    m.error(fmt::format("repeats {} has {} entries; x has rank {}", formatIntTuple(r), r.size(), shapeOf(m, *x).size()));
+    return std::nullopt;
+  }
+  Term current = *x;
+  for (size_t a = 0; a < r.size(); ++a) {
+    if (r[a] < 1) {
+      m.error(fmt::format("repeats {} has entry {} < 1 (irc holds no empty tensor)", formatIntTuple(r), r[a]));
+      return std::nullopt;
+    }
+    if (r[a] == 1) continue;
+    std::vector<Arg> copies(static_cast<size_t>(r[a]), current);
+    auto next = m.emit1("Concat", std::move(copies), {{"axis", static_cast<int64_t>(a)}}, fmt::format("axis{}", a));
+    if (!next) return std::nullopt;
+    current = *next;
+  }
+  return std::vector<Term>{current};  // every repeat 1: x itself, as Identity
+}
+
 Terms where(NodeMapping& m) {
   auto c = need(m, 0), x = need(m, 1), y = need(m, 2);
   if (!c || !x || !y) return std::nullopt;
@@ -1095,7 +1203,9 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"CumSum", cumSum}, {"BatchNormalization", batchNormalization},
       {"InstanceNormalization", instanceNormalization}, {"GroupNormalization", groupNormalization},
       {"ArgMax", argReduce<kArgmax>}, {"ArgMin", argReduce<kArgmin>}, {"Einsum", einsum},
-      {"ScatterElements", scatter<kScatterElements>}, {"ScatterND", scatter<kScatterNd>}};
+      {"ScatterElements", scatter<kScatterElements>}, {"ScatterND", scatter<kScatterNd>}, {"CastLike", castLike},
+      {"HardSigmoid", hardSigmoid}, {"HardSwish", hardSwish}, {"Softsign", softsign}, {"Mish", mish}, {"Elu", elu},
+      {"Selu", selu}, {"PRelu", prelu}, {"Tile", tile}};
   return table;
 }
 
