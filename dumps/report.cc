@@ -349,7 +349,9 @@ json memoryJson(const MemoryEstimate& m, const CompileOptions& options) {
                        {"gradients_bytes", m.training->gradientBytes},
                        {"optimizer_states_bytes", m.training->optimizerStateBytes},
                        {"saved_activations_bytes", m.training->savedActivationBytes},
-                       {"outputs_bytes", m.training->outputBytes}};
+                       {"outputs_bytes", m.training->outputBytes},
+                       {"recomputed_activations_bytes", m.training->recomputedActivationBytes},
+                       {"recomputed_ops", m.training->recomputedOps}};
   if (options.memoryBudget > 0) {
     double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;
     out["budget_bytes"] = options.memoryBudget;

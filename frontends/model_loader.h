@@ -45,6 +45,7 @@ class ModelLoader {
   bool readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims);
   void applyPlanStrategies(const YamlNode& node, std::vector<std::string>& claimedBy);
   void applyPlanShardings(const YamlNode& node);
+  void applyPlanRecompute(const YamlNode& node);
   // `modules:`: DTensor's parallel styles on torch module paths (frontends/plan_modules.cc).
   void applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy);
   void applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec, const std::vector<OpId>& ops,

@@ -18,7 +18,8 @@
 namespace irc::model_loading {
 namespace {
 
-const std::vector<std::string> kPlanKeys = {"name", "graph", "dims", "parallel", "modules", "strategies", "sharding"};
+const std::vector<std::string> kPlanKeys = {"name",       "graph",    "dims",     "parallel",
+                                            "modules",    "strategies", "sharding", "recompute"};
 const std::vector<std::string> kPlanStrategyKeys = {"in_strategy", "out_strategy", "in_layout", "out_layout", "priority",
                                                     "sharding"};
 
@@ -130,6 +131,7 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
     std::vector<std::string> claimedBy(graph_.ops.size());
     if (auto m = reader_.optional(root, "modules")) applyPlanModules(*m, claimedBy);
     if (auto s = reader_.optional(root, "strategies")) applyPlanStrategies(*s, claimedBy);
+    if (auto r = reader_.optional(root, "recompute")) applyPlanRecompute(*r);
   }
   if (reader_.diags().hasErrors()) return std::nullopt;
   return std::move(graph_);
@@ -192,6 +194,46 @@ void ModelLoader::applyPlanShardings(const YamlNode& node) {
     }
     Value& v = graph_.value(found->second);
     v.sharding = readTensorSharding(reader_, it->second, {v.name, v.type.shape}, graph_.parallel);
+  }
+}
+
+// `recompute: ["*.mlp", ...]`: activation checkpointing of torch modules (every op of a module
+// whose path, or an enclosing module's, a glob matches, as modules: keys match) or of nodes by
+// name. A glob matching nothing is an error.
+void ModelLoader::applyPlanRecompute(const YamlNode& node) {
+  if (!node.IsSequence()) {
+    reader_.error(node, fmt::format("recompute must list module paths or node names (globs); got {}", describeNode(node)));
+    return;
+  }
+  for (const YamlNode& entry : node) {
+    auto glob = reader_.string(entry, "a recompute entry");
+    if (!glob) continue;
+    auto matches = [&](const std::string& name) {
+      return fnmatch(glob->c_str(), name.c_str(), 0) == 0 || fnmatch(("*." + *glob).c_str(), name.c_str(), 0) == 0;
+    };
+    // A module matches when it or a module enclosing it does: checkpointing a block covers its layers.
+    std::vector<bool> moduleMatched(graph_.modulePaths.size(), false);
+    for (size_t m = 0; m < graph_.modulePaths.size(); ++m) {
+      std::string path = graph_.modulePaths[m];
+      while (!moduleMatched[m] && !path.empty()) {
+        moduleMatched[m] = matches(path);
+        size_t dot = path.rfind('.');
+        path = dot == std::string::npos ? "" : path.substr(0, dot);
+      }
+    }
+    int count = 0;
+    for (Op& op : graph_.ops) {
+      bool hit = (op.modulePath >= 0 && moduleMatched[op.modulePath]) || fnmatch(glob->c_str(), op.name.c_str(), 0) == 0;
+      if (!hit) continue;
+      op.annotation->recompute = true;
+      ++count;
+    }
+    if (count == 0) {
+      std::vector<std::string> names(graph_.modulePaths.begin(), graph_.modulePaths.end());
+      for (const Op& op : graph_.ops) names.push_back(op.name);
+      reader_.error(entry, fmt::format("recompute entry '{}' matches no module or node of the graph; {}", *glob,
+                                       closestNames(*glob, names)));
+    }
   }
 }
 

@@ -32,7 +32,8 @@ const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank"
                                                 "optimizer",       "memory_budget"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
-                                          "out_strategy", "in_layout", "out_layout", "priority", "sharding", "ms_name"};
+                                          "out_strategy", "in_layout", "out_layout", "priority", "sharding", "ms_name",
+                                          "recompute"};
 
 // Where the second YAML document of `text` starts: the line that opens it (`---`), else its
 // node's mark.
@@ -688,8 +689,8 @@ void ModelLoader::readAnnotations(OpSource& src) {
   Op& op = graph_.op(src.id);
   const YamlNode& node = src.node;
   // Most ops configure nothing: they get no annotation (and no copies of their operand names).
-  static constexpr std::string_view kAnnotationKeys[] = {"in_strategy", "in_layout", "out_strategy",
-                                                         "out_layout",  "priority",  "sharding"};
+  static constexpr std::string_view kAnnotationKeys[] = {"in_strategy", "in_layout", "out_strategy", "out_layout",
+                                                         "priority",    "sharding",  "recompute"};
   if (std::none_of(std::begin(kAnnotationKeys), std::end(kAnnotationKeys),
                    [&](std::string_view key) { return node.find(key).IsDefined(); }))
     return;
@@ -699,6 +700,8 @@ void ModelLoader::readAnnotations(OpSource& src) {
   for (ValueId r : op.results) outputs.push_back({graph_.value(r).name, graph_.value(r).type.shape});
   OpAnnotation& ann = *op.annotation;
   int64_t deviceNum = graph_.parallel.deviceNum;
+  if (auto n = reader_.optional(node, "recompute"))
+    if (auto b = reader_.boolean(*n, "recompute")) ann.recompute = *b;
   auto inStrategy = reader_.optional(node, "in_strategy");
   auto inLayout = reader_.optional(node, "in_layout");
   if (inStrategy && inLayout) {

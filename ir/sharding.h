@@ -53,6 +53,9 @@ struct OpAnnotation {
   // One entry per op output; nullopt = no constraint on that output.
   std::vector<std::optional<TensorSharding>> outputSharding;
   SourceLoc inStrategyLoc, outStrategyLoc, inLayoutLoc, outLayoutLoc, priorityLoc;
+  // Activation checkpointing (MindSpore's `recompute`, torch's checkpoint): a training step
+  // keeps none of what the op's backward reads, and runs its forward again before its backward.
+  bool recompute = false;
 
   bool configured() const { return inStrategy.has_value() || inLayout.has_value(); }
 };

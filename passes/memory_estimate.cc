@@ -1,6 +1,7 @@
 #include "passes/memory_estimate.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
@@ -164,27 +165,45 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
   };
   // What each op's backward reads, kept from the forward until the earliest op reading it has
   // run its backward. Parameters are resident anyway; an op computing no floating result has
-  // no backward.
+  // no backward. A recomputed op keeps nothing of its own: only what it reads from outside the
+  // recomputed ops (the checkpoint's inputs); its backward first runs its forward again.
   size_t n = g.values.size();
-  std::vector<bool> saved(n, false);
+  std::vector<bool> saved(n, false), dropped(n, false);
   std::vector<int> earliestSaver(n, p.end);
+  std::vector<std::vector<ValueId>> savedBy(p.end);  // per position: the roots its backward reads
+  auto recomputed = [&](OpId id) { return !g.op(id).inserted() && std::as_const(g.op(id)).annotation->recompute; };
   for (int pos = 0; pos < p.end; ++pos) {
     const Op& op = g.op(g.order[pos]);
     if (std::none_of(op.results.begin(), op.results.end(), [&](ValueId r) { return p.floating[r]; })) continue;
+    bool again = recomputed(g.order[pos]);
+    if (again) ++m.recomputedOps;
     SavedForBackward s = rulesOf(op).savedForBackward(op);
-    auto keep = [&](ValueId v) {
+    auto keep = [&](ValueId v, bool boundary) {
       ValueId r = p.root[v];
       if (p.holder[r] == Holder::Parameter || p.bytes[r] == 0) return;
-      saved[r] = true;
+      savedBy[pos].push_back(r);
       earliestSaver[r] = std::min(earliestSaver[r], pos);
+      if (!again || boundary) saved[r] = true;
+      else dropped[r] = true;
+    };
+    auto fromOutside = [&](ValueId v) {
+      ValueId r = p.root[v];
+      return g.value(r).producer == kNoId || !recomputed(g.value(r).producer);
     };
     for (int i : s.operands)
-      if (i < static_cast<int>(op.operands.size()) && op.operands[i].isValue()) keep(op.operands[i].value);
+      if (i < static_cast<int>(op.operands.size()) && op.operands[i].isValue()) keep(op.operands[i].value, false);
     for (int i : s.results)
-      if (i < static_cast<int>(op.results.size())) keep(op.results[i]);
+      if (i < static_cast<int>(op.results.size())) keep(op.results[i], false);
+    // The checkpoint's inputs: what a recomputed op reads from outside is kept to run it again.
+    if (again)
+      for (const Operand& o : op.operands)
+        if (o.isValue() && p.floating[o.value] && fromOutside(o.value)) keep(o.value, true);
   }
-  for (size_t v = 0; v < n; ++v)
+  for (size_t v = 0; v < n; ++v) {
+    if (saved[v]) dropped[v] = false;
     if (saved[v]) m.savedActivationBytes += p.bytes[v];
+    if (dropped[v]) m.recomputedActivationBytes += p.bytes[v];
+  }
   for (ValueId v : g.parameters) m.parameterBytes += p.bytes[v];
 
   m.forwardLiveAtOp.reserve(p.end);
@@ -227,6 +246,12 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
         live += p.bytes[r];
         if (p.holder[r] == Holder::Parameter) m.gradientBytes += p.bytes[r];
       }
+    // A recomputed op's forward runs again first: what its backward reads is back.
+    for (ValueId r : savedBy[pos])
+      if (dropped[r] && !saved[r]) {
+        saved[r] = true;
+        live += p.bytes[r];
+      }
     consider(live, "backward", op.name);
     m.backwardLiveAtOp[pos] = live;
     for (ValueId res : op.results) {
@@ -236,15 +261,10 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
         gradHeld[r] = false;
       }
     }
-    for (const Operand& o : op.operands)
-      if (o.isValue() && saved[p.root[o.value]] && earliestSaver[p.root[o.value]] == pos) {
-        live -= p.bytes[p.root[o.value]];
-        saved[p.root[o.value]] = false;
-      }
-    for (ValueId res : op.results)
-      if (saved[p.root[res]] && earliestSaver[p.root[res]] == pos) {
-        live -= p.bytes[p.root[res]];
-        saved[p.root[res]] = false;
+    for (ValueId r : savedBy[pos])
+      if (saved[r] && earliestSaver[r] == pos) {
+        live -= p.bytes[r];
+        saved[r] = false;
       }
   }
   // The update: the optimizer's float32 states per parameter element exist from the first step.

@@ -37,6 +37,10 @@ struct TrainingMemory {
   double optimizerStateBytes = 0;   // AdamW/Adam: two float32 moments per element; momentum one
   double savedActivationBytes = 0;  // what the forward keeps for backward (the loss's included)
   double outputBytes = 0;           // the graph outputs, live through the step
+  // Recompute: what the recomputed ops would have kept (now not kept), and how many ops run
+  // their forward twice.
+  double recomputedActivationBytes = 0;
+  int recomputedOps = 0;
   // Live bytes during each op's forward and, in the same execution order, its backward.
   std::vector<double> forwardLiveAtOp, backwardLiveAtOp;
   double lossLiveBytes = 0, stepLiveBytes = 0;  // live at the loss's backward and during the update

@@ -40,6 +40,9 @@ std::string memoryTable(const MemoryEstimate& m, const Graph& graph, const Compi
     out += row("optimizer states", t.optimizerStateBytes);
     out += row("saved activations", t.savedActivationBytes, "kept for backward, the loss's included");
     out += row("outputs", t.outputBytes);
+    if (t.recomputedOps > 0)
+      out += row("recomputed, not kept", t.recomputedActivationBytes,
+                 fmt::format("{} op{} run forward again before backward", t.recomputedOps, t.recomputedOps == 1 ? "" : "s"));
   }
   if (options.memoryBudget > 0) {
     double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;

@@ -515,17 +515,17 @@ TEST_CASE("onnx --opaque-unsupported: an unmapped node is an Opaque op, whole on
   m.floats("w1", {8, 8}, std::vector<float>(64, 0.25f));
   m.floats("w2", {8, 8}, std::vector<float>(64, 0.5f));
   m.node("MatMul", {"x", "w1"}, {"h"}, "/up/MatMul");
-  m.node("Softsign", {"h"}, {"a"}, "/act/Softsign");
+  m.node("Atan", {"h"}, {"a"}, "/act/Atan");
   m.node("MatMul", {"a", "w2"}, {"y"}, "/down/MatMul");
   m.output("y");
-  CHECK(load(m.bytes()).errors.find("node '/act/Softsign' has the op type Softsign, which irc does not map") != std::string::npos);
+  CHECK(load(m.bytes()).errors.find("node '/act/Atan' has the op type Atan, which irc does not map") != std::string::npos);
   DiagnosticEngine diags("m.onnx", "");
   OnnxOptions options{"m", {}, false, false, true};
   auto kept = loadOnnxModel(m.bytes(), diags, options);
   REQUIRE_MESSAGE(kept, diags.renderToString());
   const Op& opaque = kept->graph.op(kept->graph.order[1]);
   CHECK(opaque.type == "Opaque");
-  CHECK(std::get<std::string>(opaque.attrs.at("op_type")) == "Softsign");
+  CHECK(std::get<std::string>(opaque.attrs.at("op_type")) == "Atan");
   CHECK(kept->graph.value(opaque.results[0]).type == TensorType{DType::Float32, {4, 8}});
 
   // A plan that splits the MatMuls around it: its operand is gathered whole, and every rank
@@ -538,7 +538,7 @@ TEST_CASE("onnx --opaque-unsupported: an unmapped node is an Opaque op, whole on
   RunResult v = runIrc({"verify", "plan.yaml", "--opaque-unsupported"}, dir.path());
   CHECK(v.exitCode == 0);
   CHECK(v.out.find("all 4 ranks agree") != std::string::npos);
-  CHECK(v.out.find("1 opaque op not checked (their results are placeholders; what follows them is): '/act/Softsign' (Softsign)") !=
+  CHECK(v.out.find("1 opaque op not checked (their results are placeholders; what follows them is): '/act/Atan' (Atan)") !=
         std::string::npos);
   RunResult e = runIrc({"plan.yaml", "--opaque-unsupported", "--dump-after", "step_parallel_end", "-q"}, dir.path());
   REQUIRE(e.exitCode == 0);
@@ -837,6 +837,21 @@ TEST_CASE("plan modules: DTensor's colwise and rowwise on torch module paths run
                               "  \"*.fc1\": {style: colwise, axis: tp}\n  \"*.fc2\": {style: rowwise, axis: tp}\n");
   REQUIRE_MESSAGE(twoD.exitCode == 0, twoD.errors);
   CHECK(twoD.collectives == std::map<std::string, int>{{"AllReduce", 1}});
+}
+
+TEST_CASE("plan recompute: module globs (a module and what it encloses) and node names; a glob matching nothing is an error") {
+  TempDir dir;
+  writeFile(dir.path() + "/m.onnx", twoLinears().bytes());
+  writeFile(dir.path() + "/plan.yaml", "graph: m.onnx\nparallel: {device_num: 1, training: true}\nrecompute: [\"*.mlp\"]\n");
+  RunResult r = runIrc({dir.path() + "/plan.yaml", "--report", "-", "-q"});
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  CHECK(json::parse(r.out)["memory"]["training"]["recomputed_ops"] == 5);  // every op is under m.mlp
+  writeFile(dir.path() + "/plan.yaml", "graph: m.onnx\nparallel: {device_num: 1, training: true}\nrecompute: [/m/mlp/act/Relu]\n");
+  CHECK(json::parse(runIrc({dir.path() + "/plan.yaml", "--report", "-", "-q"}).out)["memory"]["training"]["recomputed_ops"] == 1);
+  writeFile(dir.path() + "/plan.yaml", "graph: m.onnx\nparallel: {device_num: 1}\nrecompute: [\"*.attn\"]\n");
+  RunResult bad = runIrc({dir.path() + "/plan.yaml"});
+  CHECK(bad.exitCode == 1);
+  CHECK(bad.err.find("plan.yaml:3:13: error: recompute entry '*.attn' matches no module or node of the graph") != std::string::npos);
 }
 
 TEST_CASE("plan modules: bad keys, styles, placements and meshes are located errors") {

@@ -135,3 +135,40 @@ TEST_CASE("irc memory: the table, the budget's verdict, and an SVG with one line
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("memory: recompute keeps only a checkpoint's inputs; its ops' own saved values come back before their backward") {
+  // x (4x8 float32, 128 B) -> MatMul w1 -> h -> GeLU -> a -> Log -> b -> MatMul w2 -> y; each
+  // activation 128 B. Without recompute the step keeps x, h (GeLU's input), a (Log's input), b
+  // (MatMul2's input) and the loss's log-softmax of y: 640 B.
+  const std::string base =
+      "parallel: {device_num: 1, training: true}\n"
+      "inputs:\n  - {name: x, shape: [4, 8], dtype: float32}\n"
+      "parameters:\n  - {name: w1, shape: [8, 8], dtype: float32}\n  - {name: w2, shape: [8, 8], dtype: float32}\n"
+      "ops:\n  - {name: h, type: MatMul, inputs: [x, w1]}\n"
+      "  - {name: a, type: GeLU, inputs: [h]RECOMPUTE}\n"
+      "  - {name: b, type: Log, inputs: [a]RECOMPUTE}\n"
+      "  - {name: y, type: MatMul, inputs: [b, w2]}\n";
+  auto model = [&](const std::string& flag) {
+    std::string text = base;
+    for (size_t at = text.find("RECOMPUTE"); at != std::string::npos; at = text.find("RECOMPUTE")) text.replace(at, 9, flag);
+    return text;
+  };
+  Compiled plain = compileAllRanks(model(""));
+  REQUIRE_MESSAGE(plain.errors.empty(), plain.errors);
+  TrainingMemory kept = *estimateMemory(plain.global, true, Optimizer::Sgd).training;
+  CHECK(kept.savedActivationBytes == 640);
+  CHECK(kept.recomputedOps == 0);
+  // Recomputing GeLU and Log: h is the checkpoint's input (kept), a is theirs alone (dropped,
+  // made again before Log's backward), b is MatMul2's (kept): 640 - 128.
+  Compiled again = compileAllRanks(model(", recompute: true"));
+  REQUIRE_MESSAGE(again.errors.empty(), again.errors);
+  TrainingMemory r = *estimateMemory(again.global, true, Optimizer::Sgd).training;
+  CHECK(r.savedActivationBytes == 512);
+  CHECK(r.recomputedActivationBytes == 128);
+  CHECK(r.recomputedOps == 2);
+  CHECK(r.peakBytes <= kept.peakBytes);
+}
+
+}  // namespace irc::test
