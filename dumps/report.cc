@@ -330,7 +330,7 @@ std::optional<MemoryEstimate> memoryOf(const Graph& graph, const CompileOptions&
   // Only a program whose every model op has its layouts (not a run stopped before them).
   for (const Op& op : graph.ops)
     if (!op.inserted() && !op.parallel->layoutsInferred) return std::nullopt;
-  return estimateMemory(graph, options.training, options.optimizer);
+  return estimateMemory(graph, options);
 }
 
 json memoryJson(const MemoryEstimate& m, const CompileOptions& options) {

@@ -29,7 +29,8 @@ const std::vector<std::string> kTopKeys = {"name", "parallel", "inputs", "parame
 const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank",    "search_mode",   "fully_use_devices",
                                                 "factor_strategy", "enable_alltoall", "redistribution", "device_matrix",
                                                 "alias_name",      "training",       "strategy_ckpt_load", "mesh",
-                                                "optimizer",       "memory_budget"};
+                                                "optimizer",       "memory_budget",  "enable_parallel_optimizer",
+                                                "optimizer_level", "parallel_optimizer_threshold"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
                                           "out_strategy", "in_layout", "out_layout", "priority", "sharding", "ms_name",
@@ -247,6 +248,22 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
     if (auto b = reader_.boolean(*n, "training")) p.training = *b;
   if (auto n = reader_.optional(node, "optimizer"))
     if (auto s = reader_.choice(*n, "optimizer", optimizerNames())) p.optimizer = *parseOptimizer(*s);
+  if (auto n = reader_.optional(node, "enable_parallel_optimizer"))
+    if (auto b = reader_.boolean(*n, "enable_parallel_optimizer")) p.parallelOptimizerLevel = *b ? 1 : 0;
+  if (auto n = reader_.optional(node, "optimizer_level")) {
+    static const std::vector<std::string> levels = {"level1", "level2", "level3"};
+    if (auto s = reader_.choice(*n, "optimizer_level", levels)) {
+      if (p.parallelOptimizerLevel == 0)
+        reader_.error(*n, "optimizer_level needs enable_parallel_optimizer: true beside it");
+      else
+        p.parallelOptimizerLevel = (*s)[5] - '0';
+    }
+  }
+  if (auto n = reader_.optional(node, "parallel_optimizer_threshold"))
+    if (auto v = reader_.number(*n, "parallel_optimizer_threshold")) {
+      if (*v < 0) reader_.error(*n, fmt::format("parallel_optimizer_threshold is in KiB and must be >= 0; got {}", *v));
+      else p.parallelOptimizerThresholdKiB = *v;
+    }
   if (auto n = reader_.optional(node, "memory_budget")) {
     std::string error;
     if (auto bytes = n->IsScalar() ? parseByteSize(n->Scalar(), error) : std::nullopt) p.memoryBudget = *bytes;

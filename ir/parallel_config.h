@@ -43,6 +43,10 @@ struct ParallelSettings {
   // A training graph: replicated parameters get MindSpore's _MirrorOperator (gradient AllReduce).
   bool training = false;
   Optimizer optimizer = Optimizer::AdamW;  // a training step's (memory estimate)
+  // MindSpore's optimizer parallel (`enable_parallel_optimizer`, `optimizer_level`): 0 off, else
+  // the level (docs/memory.md); parameters under `parallel_optimizer_threshold` KiB stay whole.
+  int parallelOptimizerLevel = 0;
+  double parallelOptimizerThresholdKiB = 64;
   // Bytes a rank may hold at its peak (`memory_budget`, `--memory-budget`); 0: no budget.
   double memoryBudget = 0;
   // The named mesh of layout-style annotations (`device_matrix` + `alias_name`), if given.

@@ -25,8 +25,9 @@ std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank) 
 
 double mirrorGradientBytes(const RedistStep& step, int dtypeBytes) {
   double n = static_cast<double>(step.groupSize());
-  return step.kind == RedistStep::Kind::Mirror ? 2 * (n - 1) / n * static_cast<double>(numElements(step.localBefore)) * dtypeBytes
-                                               : 0;
+  if (step.kind != RedistStep::Kind::Mirror) return 0;
+  // Ring AllReduce: 2 (n - 1) / n of the slice; a ReduceScatter half of it.
+  return (step.shardedGradient ? 1 : 2) * (n - 1) / n * static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
 }
 
 double stepSendBytes(const RedistStep& step, int dtypeBytes) {

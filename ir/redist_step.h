@@ -31,6 +31,9 @@ struct RedistStep {
   int tensorDim = -1;   // the dim of the original tensor the step acts on, for messages
   int64_t divisor = 1;  // RealDiv after ReduceMean's AllReduce
   int64_t rows = 0;     // VocabOffset: table rows per rank
+  // Mirror under optimizer parallel: the gradient is reduce-scattered onto the parameter's
+  // shards instead of all-reduced.
+  bool shardedGradient = false;
 
   int64_t groupSize() const;
   bool operator==(const RedistStep&) const = default;

@@ -206,9 +206,32 @@ class LayoutInferencePass : public Pass {
     if (v.sharding && options_.mesh) return layoutOfSharding(*v.sharding, *options_.mesh, v.type.shape);
     for (const Use& use : uses[id]) {
       const Op& consumer = graph.op(use.op);
-      if (consumer.parallel->layoutsInferred) return layoutNeeded(consumer, use.operandIndex);
+      if (consumer.parallel->layoutsInferred) return optimizerSharded(layoutNeeded(consumer, use.operandIndex), v);
     }
     return TensorLayout::replicated(DeviceMatrix::unnamed({options_.deviceNum}), v.type.shape);
+  }
+
+  // MindSpore's optimizer parallel: a trained parameter replicated over some device axes is held
+  // split on dim 0 over them too (each rank updates its shard) and gathered before its use. Only
+  // where dim 0's slice divides and the parameter reaches the threshold.
+  TensorLayout optimizerSharded(TensorLayout need, const Value& v) const {
+    if (!options_.training || options_.parallelOptimizerLevel == 0 || v.kind != ValueKind::Parameter || need.shape.empty())
+      return need;
+    double bytes = static_cast<double>(numElements(v.type.shape)) * byteSize(v.type.dtype);
+    if (bytes < options_.parallelOptimizerThresholdKiB * 1024) return need;
+    std::vector<int> free;
+    int64_t ways = 1;
+    for (int a = 0; a < need.mesh.rank(); ++a) {
+      bool used = std::find(need.partialAxes.begin(), need.partialAxes.end(), a) != need.partialAxes.end();
+      for (const auto& axes : need.dims) used = used || std::find(axes.begin(), axes.end(), a) != axes.end();
+      if (!used && need.mesh.dims[a] > 1) {
+        free.push_back(a);
+        ways *= need.mesh.dims[a];
+      }
+    }
+    if (free.empty() || need.sliceShape()[0] % ways != 0) return need;
+    need.dims[0].insert(need.dims[0].end(), free.begin(), free.end());
+    return need;
   }
 
   CompileOptions options_;

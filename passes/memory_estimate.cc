@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "ir/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
 #include "ops/shape_inference.h"
@@ -154,8 +155,28 @@ InferenceMemory inference(const Graph& g, const Program& p) {
   return m;
 }
 
-TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
+// Optimizer parallel: each sharded parameter (root) with the root of its gathered copy, which
+// its mirror reads.
+std::vector<ValueId> gatheredCopies(const Graph& g, const Program& p) {
+  std::vector<ValueId> gathered(g.values.size(), kNoId);
+  for (OpId id : g.order) {
+    const Op& op = g.op(id);
+    if (op.role != InsertedRole::Mirror || !op.step || !op.step->shardedGradient || !op.operands[0].isValue()) continue;
+    gathered[p.root[modelValueBehind(g, op.operands[0].value)]] = p.root[op.operands[0].value];
+  }
+  return gathered;
+}
+
+TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, int optimizerParallelLevel) {
   TrainingMemory m;
+  // Optimizer parallel: level 1 keeps each sharded parameter's gradient whole until the step
+  // (reduce-scattered then), level 2 and 3 reduce-scatter it as it is made; level 3 also gathers
+  // a weight again for its backward instead of keeping the gathered copy.
+  std::vector<ValueId> gathered = gatheredCopies(g, p);
+  std::vector<bool> regathered(g.values.size(), false);
+  if (optimizerParallelLevel == 3)
+    for (ValueId copy : gathered)
+      if (copy != kNoId) regathered[copy] = true;
   m.optimizer = optimizer;
   auto consider = [&](double bytes, const char* phase, const std::string& at) {
     if (bytes <= m.peakBytes) return;
@@ -183,7 +204,7 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
       if (p.holder[r] == Holder::Parameter || p.bytes[r] == 0) return;
       savedBy[pos].push_back(r);
       earliestSaver[r] = std::min(earliestSaver[r], pos);
-      if (!again || boundary) saved[r] = true;
+      if ((!again || boundary) && !regathered[r]) saved[r] = true;
       else dropped[r] = true;
     };
     auto fromOutside = [&](ValueId v) {
@@ -243,8 +264,10 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
         ValueId r = p.root[o.value];
         if (!p.floating[r] || gradHeld[r] || isInput[r]) continue;
         gradHeld[r] = true;
-        live += p.bytes[r];
-        if (p.holder[r] == Holder::Parameter) m.gradientBytes += p.bytes[r];
+        // Level 1 keeps a sharded parameter's gradient whole: the gathered copy's size.
+        double bytes = optimizerParallelLevel == 1 && gathered[r] != kNoId ? p.bytes[gathered[r]] : p.bytes[r];
+        live += bytes;
+        if (p.holder[r] == Holder::Parameter) m.gradientBytes += bytes;
       }
     // A recomputed op's forward runs again first: what its backward reads is back.
     for (ValueId r : savedBy[pos])
@@ -279,11 +302,11 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer) {
 
 }  // namespace
 
-MemoryEstimate estimateMemory(const Graph& graph, bool train, Optimizer optimizer) {
+MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings) {
   Program p = programOf(graph);
   MemoryEstimate e;
   e.inference = inference(graph, p);
-  if (train) e.training = training(graph, p, optimizer);
+  if (settings.training) e.training = training(graph, p, settings.optimizer, settings.parallelOptimizerLevel);
   return e;
 }
 

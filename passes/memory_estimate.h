@@ -51,7 +51,8 @@ struct MemoryEstimate {
   std::optional<TrainingMemory> training;  // with parallel.training
 };
 
-// Needs redistribution (layouts inferred, inserted ops in `order`).
-MemoryEstimate estimateMemory(const Graph& graph, bool training, Optimizer optimizer);
+// Needs redistribution (layouts inferred, inserted ops in `order`). Reads the settings'
+// training, optimizer and optimizer-parallel level.
+MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings);
 
 }  // namespace irc

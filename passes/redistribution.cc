@@ -257,7 +257,7 @@ class RedistributionPass : public Pass {
         }
         ins.setOwner(id, InsertedRole::Mirror);
         if (options_.training && v.kind == ValueKind::Parameter)
-          input = emitMirror(ins, to, input, v, graph.op(id).name, static_cast<int>(i));
+          input = emitMirror(ins, to, input, v, graph.op(id).name, static_cast<int>(i), options_.parallelOptimizerLevel > 0);
         graph.op(id).operands[i].value = input;
       }
       // The op's replace graph, where its family has one (a masked lookup, a class offset).
@@ -280,7 +280,7 @@ class RedistributionPass : public Pass {
   // layout's mesh that split no dim. Forward it is the identity; backward it averages the
   // parameter's gradient over that replica group.
   static ValueId emitMirror(OpInserter& ins, const TensorLayout& as, ValueId input, const Value& param, const std::string& consumer,
-                            int operand) {
+                            int operand, bool optimizerParallel) {
     RedistStep mirror;
     mirror.kind = RedistStep::Kind::Mirror;
     mirror.mesh = as.mesh;
@@ -297,9 +297,14 @@ class RedistributionPass : public Pass {
       return std::make_pair(fmt::format("{}.in{}.mirror_op.0", consumer, operand),
                             fmt::format("mirror_op_{}_{}_0", param.name, consumer));
     };
-    std::string reason = fmt::format("{} reads {} replicated over {} ({} ranks hold each slice): in training its gradient is "
-                                     "averaged over them by an AllReduce",
-                                     consumer, param.name, axisText(mirror), mirror.groupSize());
+    // Optimizer parallel: the parameter is held split over those ranks, and its gradient goes
+    // back to the shards by a ReduceScatter.
+    mirror.shardedGradient = optimizerParallel && param.layout && param.layout->sliceShape() != as.sliceShape();
+    std::string reason = fmt::format(
+        "{} reads {} replicated over {} ({} ranks hold each slice): in training its gradient is {}", consumer, param.name,
+        axisText(mirror), mirror.groupSize(),
+        mirror.shardedGradient ? "reduce-scattered onto the shards each rank updates (optimizer parallel)"
+                               : "averaged over them by an AllReduce");
     return emitStep(ins, std::make_shared<const RedistStep>(std::move(mirror)), input, param.type.dtype, reason, names);
   }
 

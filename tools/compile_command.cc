@@ -290,9 +290,11 @@ void printSummary(const Summary& summary, const CompileOptions& options, size_t 
   std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", summary.name, summary.modelOps, options.deviceNum,
                            inserted.empty() ? "nothing" : fmt::format("{}", fmt::join(inserted, ", ")));
   if (options.training)
-    std::cerr << fmt::format("irc: per rank: {} bytes of forward communication, {} bytes of gradient AllReduce, {} bytes of "
+    std::cerr << fmt::format("irc: per rank: {} bytes of forward communication, {} bytes of gradient {}, {} bytes of "
                              "parameters\n",
                              formatNumber(totals.commBytesPerRank), formatNumber(totals.gradBytesPerRank),
+                             options.parallelOptimizerLevel > 0 ? "reduction (ReduceScatter under optimizer parallel)"
+                                                                : "AllReduce",
                              formatNumber(totals.paramBytesPerRank));
   else
     std::cerr << fmt::format("irc: per rank: {} bytes of communication, {} bytes of parameters\n",

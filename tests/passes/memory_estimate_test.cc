@@ -11,6 +11,14 @@
 namespace irc::test {
 namespace {
 
+ParallelSettings settings(bool training, Optimizer optimizer = Optimizer::AdamW, int optimizerParallelLevel = 0) {
+  ParallelSettings s;
+  s.training = training;
+  s.optimizer = optimizer;
+  s.parallelOptimizerLevel = optimizerParallelLevel;
+  return s;
+}
+
 std::string ffnModel(const std::string& extra) {
   std::string text = readFile(std::string(IRC_SOURCE_DIR) + "/examples/ffn.yaml");
   text.replace(text.find("  search_mode: sharding_propagation\n"), 35, "  search_mode: sharding_propagation\n" + extra);
@@ -26,7 +34,7 @@ TEST_CASE("memory: the FFN's inference peak and training step, derived by hand")
   // StridedSlice and add2 [32, 16] = 2048 B each.
   Compiled c = compileAllRanks(ffnModel(""));
   REQUIRE_MESSAGE(c.errors.empty(), c.errors);
-  MemoryEstimate m = estimateMemory(c.global, false, Optimizer::AdamW);
+  MemoryEstimate m = estimateMemory(c.global, settings(false, Optimizer::AdamW));
   // Inference: 8320 + 8192 (x) -> matmul frees x; the peak is at the AllReduce, when matmul2's
   // partial result and its sum are both live: 8320 + 8192 + 8192 = 24704.
   CHECK(m.inference.peakBytes == 24704);
@@ -46,7 +54,7 @@ TEST_CASE("memory: the FFN's inference peak and training step, derived by hand")
   // element, 16640: 35328.
   Compiled t = compileAllRanks(ffnModel("  training: true\n"));
   REQUIRE_MESSAGE(t.errors.empty(), t.errors);
-  MemoryEstimate tm = estimateMemory(t.global, true, Optimizer::AdamW);
+  MemoryEstimate tm = estimateMemory(t.global, settings(true, Optimizer::AdamW));
   REQUIRE(tm.training);
   CHECK(tm.training->savedActivationBytes == 12288);
   CHECK(tm.training->gradientBytes == 8320);
@@ -58,8 +66,8 @@ TEST_CASE("memory: the FFN's inference peak and training step, derived by hand")
   // Inference of a training graph is the same program: its mirrors are views of the weights.
   CHECK(tm.inference.peakBytes == 24704);
   // SGD keeps no state, momentum one float32 per element.
-  CHECK(estimateMemory(t.global, true, Optimizer::Sgd).training->optimizerStateBytes == 0);
-  CHECK(estimateMemory(t.global, true, Optimizer::Momentum).training->optimizerStateBytes == 8320);
+  CHECK(estimateMemory(t.global, settings(true, Optimizer::Sgd)).training->optimizerStateBytes == 0);
+  CHECK(estimateMemory(t.global, settings(true, Optimizer::Momentum)).training->optimizerStateBytes == 8320);
 }
 
 TEST_CASE("memory: a Reshape is a view of its operand; a Transpose is a copy") {
@@ -73,7 +81,7 @@ TEST_CASE("memory: a Reshape is a view of its operand; a Transpose is a copy") {
   REQUIRE_MESSAGE(c.errors.empty(), c.errors);
   // x (128 B) and its view v (nothing of its own); t copies it (128), while x is live: 256 at
   // t (a copying Reshape would make it 384). x is freed after t; r (128) with t: 256 again.
-  MemoryEstimate m = estimateMemory(c.global, false, Optimizer::AdamW);
+  MemoryEstimate m = estimateMemory(c.global, settings(false, Optimizer::AdamW));
   CHECK(m.inference.peakBytes == 256);
   CHECK(m.inference.peakAt == "t");
 }
@@ -157,18 +165,60 @@ TEST_CASE("memory: recompute keeps only a checkpoint's inputs; its ops' own save
   };
   Compiled plain = compileAllRanks(model(""));
   REQUIRE_MESSAGE(plain.errors.empty(), plain.errors);
-  TrainingMemory kept = *estimateMemory(plain.global, true, Optimizer::Sgd).training;
+  TrainingMemory kept = *estimateMemory(plain.global, settings(true, Optimizer::Sgd)).training;
   CHECK(kept.savedActivationBytes == 640);
   CHECK(kept.recomputedOps == 0);
   // Recomputing GeLU and Log: h is the checkpoint's input (kept), a is theirs alone (dropped,
   // made again before Log's backward), b is MatMul2's (kept): 640 - 128.
   Compiled again = compileAllRanks(model(", recompute: true"));
   REQUIRE_MESSAGE(again.errors.empty(), again.errors);
-  TrainingMemory r = *estimateMemory(again.global, true, Optimizer::Sgd).training;
+  TrainingMemory r = *estimateMemory(again.global, settings(true, Optimizer::Sgd)).training;
   CHECK(r.savedActivationBytes == 512);
   CHECK(r.recomputedActivationBytes == 128);
   CHECK(r.recomputedOps == 2);
   CHECK(r.peakBytes <= kept.peakBytes);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("memory: optimizer parallel shards each replicated weight over its replicas, gathers it before use, reduce-scatters its gradient") {
+  // The FFN in training on 8 devices: every parameter is read replicated over the 2-way axis
+  // the strategies leave free. With enable_parallel_optimizer each is held split on dim 0 over
+  // it: 8320 B of parameters become 4160 per rank, AdamW's states 16640 become 8320, an
+  // AllGather brings each weight back before its use, and each mirror's gradient is
+  // reduce-scattered: (n - 1) / n of the gathered slice, 4096 / 2 + 64 / 2 + 4096 / 2 + 64 / 2 =
+  // 4160 B per rank (an AllReduce would send twice that).
+  std::string base = ffnModel("  training: true\n  enable_parallel_optimizer: true\n  parallel_optimizer_threshold: 0\n");
+  Compiled c = compileAllRanks(base);
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  int gathers = 0, sharded = 0;
+  for (const Op& op : c.global.ops) {
+    gathers += op.type == "AllGather" && op.role == InsertedRole::Redistribution;
+    sharded += op.role == InsertedRole::Mirror && op.step->shardedGradient;
+  }
+  CHECK(gathers == 4);
+  CHECK(sharded == 4);
+  CHECK(compileTotals(c.global).gradBytesPerRank == 4160);
+  CHECK(verifyCompiled(c).ok);
+  // Level 1 keeps the gradients whole (8320) until the step; level 2 reduce-scatters them as they
+  // are made (4160); level 3 also gathers the weights again for backward instead of keeping the
+  // gathered copies (the MatMuls' 4096 + 4096 B): saved activations 20480 -> 12288.
+  auto at = [&](int level) { return *estimateMemory(c.global, settings(true, Optimizer::AdamW, level)).training; };
+  for (int level : {1, 2, 3}) {
+    CHECK(at(level).parameterBytes == 4160);
+    CHECK(at(level).optimizerStateBytes == 8320);
+  }
+  CHECK(at(1).gradientBytes == 8320);
+  CHECK(at(2).gradientBytes == 4160);
+  CHECK(at(2).savedActivationBytes == 20480);
+  CHECK(at(3).savedActivationBytes == 12288);
+  CHECK(at(3).peakBytes < at(2).peakBytes);
+  // Under the threshold (the default 64 KiB) nothing is sharded.
+  Compiled small = compileAllRanks(ffnModel("  training: true\n  enable_parallel_optimizer: true\n"));
+  REQUIRE_MESSAGE(small.errors.empty(), small.errors);
+  CHECK(compileTotals(small.global).paramBytesPerRank == 8320);
 }
 
 }  // namespace irc::test
