@@ -63,7 +63,7 @@ std::vector<CommandSpec> build() {
                           {"--list-passes", "", "the pipeline, one line per pass"},
                           {"--list-ops", "", "every op with its sharding rule"},
                           {"--version", "", "irc's version"}}}),
-                   "Subcommands: layout, explain, verify, diff, import, memory (irc help SUBCOMMAND).\n"
+                   "Subcommands: SUBCOMMANDS (irc help SUBCOMMAND).\n"
                    "Exit status: 0 ok, 1 model rejected or output not written, 2 usage error, 3 verify mismatch,\n"
                    "4 internal error (a bug in irc)."});
   specs.push_back({"layout", "one tensor layout: every notation, every rank's slice, a picture of the mesh",
@@ -96,18 +96,6 @@ std::vector<CommandSpec> build() {
                           {"--pass", "PASS", "with a %N name: the dump %N refers to (default step_parallel_end)"}},
                          kModeOptions, {kColor, kHelp}}),
                    "NAME is an op or value name as in the model or the dumps, or %N as a dump prints it."});
-  specs.push_back({"memory", "will it fit: a rank's peak memory for inference and a training step, as a table",
-                   "irc memory MODEL.yaml [options]",
-                   {"irc memory examples/ffn.yaml                      the forward pass's peak and what is live there",
-                    "irc memory examples/ffn.yaml --training --optimizer adamw --plot ffn.svg",
-                    "irc memory plan.yaml --memory-budget 80GB         says whether each rank fits"},
-                   join({{{"--rank", "R", "the rank (default parallel.global_rank; every rank holds the same shapes)"},
-                          {"--training", "", "also a training step (as parallel.training)"},
-                          {"--optimizer", "NAME", "the training step's optimizer: adamw, adam, sgd, momentum (implies --training)"},
-                          {"--memory-budget", "SIZE", "compare the peak with SIZE (16GiB, 80GB; as parallel.memory_budget)"},
-                          {"--plot", "FILE.svg", "draw live bytes over the op sequence, the peaks marked"}},
-                         kModeOptions, {kColor, kHelp}}),
-                   "docs/memory.md says what is counted and what is not."});
   specs.push_back({"verify", "run every rank's program and compare it with the single-device program",
                    "irc verify MODEL.yaml [options]",
                    {"irc verify examples/ffn.yaml", "irc verify examples/ffn.yaml --search-mode factor_propagation --redistribution optimal",
@@ -149,13 +137,41 @@ std::vector<CommandSpec> build() {
                     kHelp},
                    "Side nodes (Load, UpdateState, Depend, MakeTuple, TupleGetItem) are followed, not imported; an op irc\n"
                    "lacks is a located error naming it."});
+  specs.push_back({"memory", "will it fit: a rank's peak memory for inference and a training step, as a table",
+                   "irc memory MODEL.yaml [options]",
+                   {"irc memory examples/ffn.yaml                      the forward pass's peak and what is live there",
+                    "irc memory examples/ffn.yaml --training --optimizer adamw --plot ffn.svg",
+                    "irc memory plan.yaml --memory-budget 80GB         says whether each rank fits"},
+                   join({{{"--rank", "R", "the rank (default parallel.global_rank; every rank holds the same shapes)"},
+                          {"--training", "", "also a training step (as parallel.training)"},
+                          {"--optimizer", "NAME", "the training step's optimizer: adamw, adam, sgd, momentum (implies --training)"},
+                          {"--memory-budget", "SIZE", "compare the peak with SIZE (16GiB, 80GB; as parallel.memory_budget)"},
+                          {"--plot", "FILE.svg", "draw live bytes over the op sequence, the peaks marked"}},
+                         kModeOptions, {kColor, kHelp}}),
+                   "docs/memory.md says what is counted and what is not."});
   return specs;
 }
 
 }  // namespace
 
+// The subcommands' names, in the table's order: "layout, explain, ...".
+std::string subcommandList(const std::vector<CommandSpec>& specs, const char* separator) {
+  std::string out;
+  for (const CommandSpec& s : specs)
+    if (!s.name.empty()) out += (out.empty() ? "" : separator) + s.name;
+  return out;
+}
+
+// The compile command's help names the subcommands the table holds.
+std::vector<CommandSpec> withSubcommandList(std::vector<CommandSpec> specs) {
+  for (CommandSpec& s : specs)
+    if (size_t at = s.details.find("SUBCOMMANDS"); at != std::string::npos)
+      s.details.replace(at, 11, subcommandList(specs, ", "));
+  return specs;
+}
+
 const std::vector<CommandSpec>& commandSpecs() {
-  static const std::vector<CommandSpec> specs = build();
+  static const std::vector<CommandSpec> specs = withSubcommandList(build());
   return specs;
 }
 
@@ -197,7 +213,7 @@ std::string commandHelp(const CommandSpec& spec) {
 
 std::string shortUsage() {
   return "usage: irc MODEL.yaml [options]\n"
-         "       irc layout | explain | verify | diff | import | memory ...\n"
+         "       irc " + subcommandList(commandSpecs(), " | ") + " ...\n"
          "'irc --help' shows examples and every option; 'irc help SUBCOMMAND' a subcommand's.\n";
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,16 @@ irc::cli::ExitStatus dispatch(const std::vector<std::string>& args) {
   }
   const std::string& first = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  const std::vector<std::string> subcommands = {"layout", "explain", "verify", "diff", "import", "memory"};
+  // The command table (tools/command_specs.cc) names the subcommands; each has its handler here.
+  static const std::map<std::string, ExitStatus (*)(const std::vector<std::string>&)> handlers = {
+      {"layout", runLayout}, {"verify", runVerify}, {"explain", runExplain},
+      {"diff", runDiff},     {"import", runImport}, {"memory", runMemory}};
+  std::vector<std::string> subcommands;
+  for (const CommandSpec& spec : commandSpecs())
+    if (!spec.name.empty()) {
+      if (!handlers.count(spec.name)) throw irc::InternalError("subcommand '" + spec.name + "' has no handler");
+      subcommands.push_back(spec.name);
+    }
   if (first == "help") {
     if (rest.empty()) {
       std::cout << commandHelp(commandSpec(""));
@@ -47,12 +57,7 @@ irc::cli::ExitStatus dispatch(const std::vector<std::string>& args) {
     std::cout << commandHelp(commandSpec(sub ? first : ""));
     return ExitStatus::Ok;
   }
-  if (first == "layout") return runLayout(rest);
-  if (first == "verify") return runVerify(rest);
-  if (first == "explain") return runExplain(rest);
-  if (first == "diff") return runDiff(rest);
-  if (first == "import") return runImport(rest);
-  if (first == "memory") return runMemory(rest);
+  if (sub) return handlers.at(first)(rest);
   for (const auto& a : args) {
     if (a == "--version") {
       std::cout << "irc " << IRC_VERSION << "\n";
