@@ -799,6 +799,25 @@ Terms argReduce(NodeMapping& m) {
 }
 constexpr char kArgmax[] = "Argmax", kArgmin[] = "Argmin";
 
+// TopK(x, K): TopK with k the constant K (irc's axis and largest for ONNX's), its indices cast
+// from MindSpore's int32 to ONNX's int64.
+Terms topK(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  auto k = m.constantInput(1, "K");
+  if (!k) return std::nullopt;
+  if (k->data.size() != 1) {
+    m.error(fmt::format("K must hold one number; it has shape {}", formatShape(k->shape)));
+    return std::nullopt;
+  }
+  auto out = m.emit("TopK", {*x, Attribute(static_cast<int64_t>(k->data[0]))},
+                    {{"sorted", m.intAttr("sorted", 1) != 0}, {"axis", m.intAttr("axis", -1)}, {"largest", m.intAttr("largest", 1) != 0}});
+  if (!out) return std::nullopt;
+  auto indices = m.emit1("Cast", {(*out)[1], Attribute(DType::Int64)}, {}, "indices");
+  if (!indices) return std::nullopt;
+  return std::vector<Term>{(*out)[0], *indices};
+}
+
 // Einsum: the same op over its inputs.
 Terms einsum(NodeMapping& m) {
   std::vector<Arg> args;
@@ -1205,7 +1224,7 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"ArgMax", argReduce<kArgmax>}, {"ArgMin", argReduce<kArgmin>}, {"Einsum", einsum},
       {"ScatterElements", scatter<kScatterElements>}, {"ScatterND", scatter<kScatterNd>}, {"CastLike", castLike},
       {"HardSigmoid", hardSigmoid}, {"HardSwish", hardSwish}, {"Softsign", softsign}, {"Mish", mish}, {"Elu", elu},
-      {"Selu", selu}, {"PRelu", prelu}, {"Tile", tile}};
+      {"Selu", selu}, {"PRelu", prelu}, {"Tile", tile}, {"TopK", topK}};
   return table;
 }
 

@@ -54,6 +54,7 @@ const OpFamilyRules& gatherND();
 const OpFamilyRules& cumulative();      // CumSum
 const OpFamilyRules& argReduce();       // Argmax, Argmin
 const OpFamilyRules& einsum();
+const OpFamilyRules& topK();
 const OpFamilyRules& scatterElements();
 const OpFamilyRules& scatterND();
 const OpFamilyRules& opaque();          // an ONNX node irc keeps without semantics

@@ -115,3 +115,30 @@ TEST_CASE("ScatterElements and ScatterNd: kernels on hand-computed values; a mas
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("TopK: the k best along an axis, ties to the lower index; the axis whole, the batch split; an MoE router verifies") {
+  TensorValue x{{2, 4}, {1, 5, 5, 3, 9, 0, 7, 7}};
+  auto best = evaluateOne("TopK", {x}, {Attribute(int64_t{2})}, {});
+  REQUIRE(best.size() == 2);
+  CHECK(best[0].shape == Shape{2, 2});
+  CHECK(best[0].data == std::vector<double>{5, 5, 9, 7});
+  CHECK(best[1].data == std::vector<double>{1, 2, 0, 2});  // 5 at 1 before 5 at 2; 7 at 2 before 7 at 3
+  auto smallest = evaluateOne("TopK", {x}, {Attribute(int64_t{1})}, {{"largest", false}, {"axis", int64_t{0}}});
+  CHECK(smallest[0].data == std::vector<double>{1, 0, 5, 3});
+  CHECK(smallest[1].data == std::vector<double>{0, 1, 0, 0});
+  Compiled c = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n", "{name: t, type: TopK, inputs: [x, 4]}"));
+  REQUIRE(c.errors == "");
+  CHECK(ruleOf(c.original, c.original.op(0))->print() == "([i, j])->([i, k], [i, k]) replicated={j, k}");
+  // A mixture-of-experts router: scores, softmax, the 2 best experts per token, batch split.
+  checkVerifiesInBothModes(
+      "parallel: {device_num: 4}\ninputs:\n  - {name: h, shape: [8, 16], dtype: float32}\n"
+      "parameters:\n  - {name: router, shape: [16, 8], dtype: float32}\n"
+      "ops:\n  - {name: scores, type: MatMul, inputs: [h, router], in_strategy: [[4, 1], [1, 1]]}\n"
+      "  - {name: p, type: Softmax, inputs: [scores]}\n"
+      "  - {name: top, type: TopK, inputs: [p, 2]}\n"
+      "  - {name: w, type: ReLU, inputs: ['top:0']}\n");
+}
+
+}  // namespace irc::test
