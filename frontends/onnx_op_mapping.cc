@@ -829,16 +829,17 @@ Terms einsum(NodeMapping& m) {
   return one(m.emit1("Einsum", std::move(args), {{"equation", m.stringAttr("equation", "")}}));
 }
 
-// ScatterElements, ScatterND without a reduction: ScatterElements, ScatterNd.
+// ScatterElements, ScatterND (any reduction): ScatterElements, ScatterNd.
 template <const char* Type>
 Terms scatter(NodeMapping& m) {
   auto data = need(m, 0), indices = need(m, 1), updates = need(m, 2);
   if (!data || !indices || !updates) return std::nullopt;
-  if (std::string r = m.stringAttr("reduction", "none"); r != "none") {
-    m.error(fmt::format("reduces its updates ('{}'); irc maps {} with reduction 'none'", r, m.node().op_type()));
+  std::string reduction = m.stringAttr("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min") {
+    m.error(fmt::format("reduces its updates by '{}'; irc knows none, add, mul, max, min", reduction));
     return std::nullopt;
   }
-  AttrMap attrs;
+  AttrMap attrs{{"reduction", reduction}};
   if (std::string_view(Type) == "ScatterElements") attrs["axis"] = m.intAttr("axis", 0);
   return one(m.emit1(Type, {*data, *indices, *updates}, std::move(attrs)));
 }

@@ -2,11 +2,34 @@
 // writes of index_put and masked updates): a copy of data with the updates written where the
 // indices say. The dims the indices address are needed whole in data and output; every other
 // dim passes through data, indices, updates and the output alike.
+#include <algorithm>
+
 #include "ops/families.h"
 #include "ops/rule_builder.h"
 
 namespace irc::families {
 namespace {
+
+// (irc) ONNX's `reduction`: how an update meets what is there (and a repeated index's earlier
+// updates): none writes it, add/mul/max/min combine.
+const std::vector<std::string> kReductions = {"none", "add", "mul", "max", "min"};
+
+double combine(const std::string& reduction, double there, double update) {
+  if (reduction == "add") return there + update;
+  if (reduction == "mul") return there * update;
+  if (reduction == "max") return std::max(there, update);
+  if (reduction == "min") return std::min(there, update);
+  return update;
+}
+
+std::optional<InferError> checkReduction(const AttrMap& attrs) {
+  auto it = attrs.find("reduction");
+  if (it == attrs.end()) return std::nullopt;
+  const std::string& r = std::get<std::string>(it->second);
+  if (std::find(kReductions.begin(), kReductions.end(), r) == kReductions.end())
+    return fail(fmt::format("reduction '{}' is none of none, add, mul, max, min", r), -1, "reduction");
+  return std::nullopt;
+}
 
 // data, indices (integer), updates: the checks both ops share.
 std::optional<InferError> checkOperands(const std::vector<InferOperand>& in) {
@@ -25,10 +48,11 @@ class ScatterElements : public OpFamilyRules {
   SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"ScatterElements", OpFamily::Scatter, {tensor("data"), tensor("indices"), tensor("updates")},
-                    {attr("axis", AttrKind::Int, int64_t{0})}});
+                    {attr("axis", AttrKind::Int, int64_t{0}), attr("reduction", AttrKind::String, std::string("none"))}});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
     if (auto e = checkOperands(in)) return *e;
+    if (auto e = checkReduction(attrs)) return *e;
     const Shape& data = in[0].tensor->shape;
     const Shape& indices = in[1].tensor->shape;
     if (indices != in[2].tensor->shape)
@@ -46,13 +70,15 @@ class ScatterElements : public OpFamilyRules {
     const TensorValue& data = *in[0];
     const TensorValue& indices = *in[1];
     const int64_t axis = *normalizeAxis(intAttr(op, "axis"), data.shape.size());
+    const std::string& reduction = std::get<std::string>(op.attrs.at("reduction"));
     TensorValue out = data;
     const auto so = stridesOf(data.shape);
     int64_t i = 0;
     forEach(indices.shape, [&](const Index& idx) {
       Index at = idx;
       at[axis] = indexWithin(op, indices.data[i], data.shape[axis]);
-      out.data[offsetOf(at, so)] = in[2]->data[i];
+      double& there = out.data[offsetOf(at, so)];
+      there = combine(reduction, there, in[2]->data[i]);
       ++i;
     });
     return {out};
@@ -93,10 +119,12 @@ class ScatterND : public OpFamilyRules {
   // The indices route the gradient back.
   SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"ScatterNd", OpFamily::Scatter, {tensor("data"), tensor("indices"), tensor("updates")}, {}});
+    defs.push_back({"ScatterNd", OpFamily::Scatter, {tensor("data"), tensor("indices"), tensor("updates")},
+                    {attr("reduction", AttrKind::String, std::string("none"))}});
   }
-  InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap&) const override {
+  InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
     if (auto e = checkOperands(in)) return *e;
+    if (auto e = checkReduction(attrs)) return *e;
     const Shape& data = in[0].tensor->shape;
     const Shape& indices = in[1].tensor->shape;
     if (indices.empty() || indices.back() < 1 || indices.back() > static_cast<int64_t>(data.size()))
@@ -117,6 +145,7 @@ class ScatterND : public OpFamilyRules {
     const TensorValue& indices = *in[1];
     const TensorValue& updates = *in[2];
     const size_t k = static_cast<size_t>(indices.shape.back()), lookups = indices.shape.size() - 1;
+    const std::string& reduction = std::get<std::string>(op.attrs.at("reduction"));
     TensorValue out = data;
     const auto so = stridesOf(data.shape), si = stridesOf(indices.shape);
     int64_t u = 0;
@@ -129,7 +158,8 @@ class ScatterND : public OpFamilyRules {
         at[j] = indexWithin(op, indices.data[offsetOf(where, si)], data.shape[j]);
       }
       for (size_t d = k; d < data.shape.size(); ++d) at[d] = idx[lookups + d - k];
-      out.data[offsetOf(at, so)] = updates.data[u++];
+      double& there = out.data[offsetOf(at, so)];
+      there = combine(reduction, there, updates.data[u++]);
     });
     return {out};
   }

@@ -103,6 +103,16 @@ TEST_CASE("ScatterElements and ScatterNd: kernels on hand-computed values; a mas
   // ScatterNd writes row 1 whole.
   auto nd = evaluateOne("ScatterNd", {data, TensorValue{{1, 1}, {1}}, TensorValue{{1, 3}, {1, 2, 3}}}, {}, {});
   CHECK(nd[0].data == std::vector<double>{0, 0, 0, 1, 2, 3});
+  // Reductions combine with what is there, a repeated index with its earlier updates.
+  TensorValue ones{{2, 3}, {1, 1, 1, 1, 1, 1}};
+  auto add = evaluateOne("ScatterElements", {ones, TensorValue{{2, 2}, {0, 0, 2, 1}}, TensorValue{{2, 2}, {5, 6, 7, 8}}}, {},
+                         {{"axis", int64_t{1}}, {"reduction", std::string("add")}});
+  CHECK(add[0].data == std::vector<double>{12, 1, 1, 1, 9, 8});
+  auto mx = evaluateOne("ScatterNd", {ones, TensorValue{{2, 1}, {1, 1}}, TensorValue{{2, 3}, {0, 3, 2, 4, -1, 1}}}, {},
+                        {{"reduction", std::string("max")}});
+  CHECK(mx[0].data == std::vector<double>{1, 1, 1, 4, 3, 2});
+  CHECK_THROWS(evaluateOne("ScatterNd", {ones, TensorValue{{1, 1}, {1}}, TensorValue{{1, 3}, {1, 2, 3}}}, {},
+                           {{"reduction", std::string("xor")}}));
   std::string yaml = "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
                      "  - {name: i, shape: [8, 2], dtype: int64}\n  - {name: u, shape: [8, 2], dtype: float32}\n"
                      "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1]]}\n"
