@@ -285,6 +285,15 @@ void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, co
     if (p.kind == Placement::Kind::Partial) s.partialAxes = {t};
     s.notation = ShardingNotation::Placements;
     s.loc = locOf(keyNode);
+    for (size_t d = 0; d < s.dims.size(); ++d) {
+      int64_t split = 1;
+      for (int a : s.dims[d]) split *= mesh.dims[a];
+      if (shape[d] % split != 0) {
+        reader_.error(keyNode, fmt::format("'{}' ({}): output_layouts split dim {} of the output {} {} ways, which does not divide it",
+                                           key, path, d, formatShape(shape), split));
+        ok = false;
+      }
+    }
     return s;
   };
   auto outOfRange = [&](const Placement& p, size_t rank) {
