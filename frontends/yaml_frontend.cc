@@ -204,8 +204,10 @@ std::optional<DeviceMatrix> ModelLoader::readNamedMesh(const YamlNode& node) {
 bool ModelLoader::readDeviceCount(const YamlNode& node, const std::optional<DeviceMatrix>& mesh) {
   ParallelConfig& p = graph_.parallel;
   bool ok = true;
-  if (mesh && !reader_.optional(node, "device_num")) {
-    p.deviceNum = mesh->deviceCount();  // the mesh's product
+  if (!reader_.optional(node, "device_num") && reader_.optional(node, "mesh")) {
+    // The mesh's product; a bad mesh was reported already (no second error for device_num).
+    if (mesh) p.deviceNum = mesh->deviceCount();
+    else ok = false;
   } else if (auto n = reader_.required(node, "device_num", "'parallel'")) {
     auto v = reader_.integer(*n, "device_num");
     if (v && (*v < 1 || *v > kMaxDeviceNum))

@@ -888,6 +888,10 @@ TEST_CASE("plan modules: bad keys, styles, placements and meshes are located err
         std::string::npos);
   CHECK(errorsOf("parallel: {mesh: {dp: 2}, device_matrix: [2]}\n").find("'parallel' gives both mesh and device_matrix") !=
         std::string::npos);
+  // A bad mesh is one error, not also a missing device_num.
+  std::string badMesh = errorsOf("parallel: {mesh: {tp: 0}}\n");
+  CHECK(badMesh.find("mesh.tp must be in 1 .. 2147483647; got 0") != std::string::npos);
+  CHECK(badMesh.find("device_num") == std::string::npos);
 }
 
 }  // namespace irc::test
