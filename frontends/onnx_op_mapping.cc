@@ -818,6 +818,56 @@ Terms topK(NodeMapping& m) {
   return std::vector<Term>{(*out)[0], *indices};
 }
 
+// Pad in constant mode: Pad with ONNX's pads [b0, b1, ..., a0, a1, ...] (over `axes` when given,
+// opset 18) as (before, after) pairs, the constant_value input (default 0). reflect and edge
+// padding are not irc ops.
+Terms pad(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  std::string mode = m.stringAttr("mode", "constant");
+  if (mode != "constant") {
+    m.error(fmt::format("pads in mode '{}'; irc maps constant padding", mode));
+    return std::nullopt;
+  }
+  size_t rank = shapeOf(m, *x).size();
+  IntTuple pads;
+  if (m.opset() >= 11) {
+    auto given = m.constantInput(1, "pads");
+    if (!given) return std::nullopt;
+    pads = toInts(*given);
+  } else if (auto attr = m.intsAttr("pads")) {
+    pads = *attr;
+  }
+  IntTuple axes;
+  for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+  if (m.input(3)) {
+    auto given = m.constantInput(3, "axes");
+    if (!given) return std::nullopt;
+    axes = toInts(*given);
+  }
+  if (pads.size() != 2 * axes.size()) {
+    m.error(fmt::format("pads {} must hold two entries per padded axis ({})", formatIntTuple(pads), axes.size()));
+    return std::nullopt;
+  }
+  IntTuple paddings(2 * rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + static_cast<int64_t>(rank) : axes[i];
+    if (a < 0 || a >= static_cast<int64_t>(rank)) {
+      m.error(fmt::format("axis {} is out of range for rank {}", axes[i], rank));
+      return std::nullopt;
+    }
+    paddings[2 * a] = pads[i];
+    paddings[2 * a + 1] = pads[i + axes.size()];
+  }
+  double value = m.opset() >= 11 ? 0.0 : m.floatAttr("value", 0.0);
+  if (m.opset() >= 11 && m.input(2)) {
+    auto given = m.constantInput(2, "constant_value");
+    if (!given) return std::nullopt;
+    if (!given->data.empty()) value = given->data[0];
+  }
+  return one(m.emit1("Pad", {*x}, {{"paddings", paddings}, {"value", value}}));
+}
+
 // Einsum: the same op over its inputs.
 Terms einsum(NodeMapping& m) {
   std::vector<Arg> args;
@@ -1225,7 +1275,7 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"ArgMax", argReduce<kArgmax>}, {"ArgMin", argReduce<kArgmin>}, {"Einsum", einsum},
       {"ScatterElements", scatter<kScatterElements>}, {"ScatterND", scatter<kScatterNd>}, {"CastLike", castLike},
       {"HardSigmoid", hardSigmoid}, {"HardSwish", hardSwish}, {"Softsign", softsign}, {"Mish", mish}, {"Elu", elu},
-      {"Selu", selu}, {"PRelu", prelu}, {"Tile", tile}, {"TopK", topK}};
+      {"Selu", selu}, {"PRelu", prelu}, {"Tile", tile}, {"TopK", topK}, {"Pad", pad}};
   return table;
 }
 

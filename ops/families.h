@@ -55,6 +55,7 @@ const OpFamilyRules& cumulative();      // CumSum
 const OpFamilyRules& argReduce();       // Argmax, Argmin
 const OpFamilyRules& einsum();
 const OpFamilyRules& topK();
+const OpFamilyRules& pad();             // constant padding
 const OpFamilyRules& scatterElements();
 const OpFamilyRules& scatterND();
 const OpFamilyRules& opaque();          // an ONNX node irc keeps without semantics

@@ -52,8 +52,8 @@ enum class OpFamily {
   IndexGather, Cumulative,
   // (irc) ONNX's ArgMax/ArgMin (MindSpore's Argmax, Argmin) and Einsum
   ArgReduce, Einsum,
-  // (irc) ONNX's TopK (MindSpore's TopK; axis and largest are irc's)
-  TopK,
+  // (irc) ONNX's TopK (MindSpore's TopK; axis and largest are irc's) and Pad (constant mode)
+  TopK, Pad,
   // (irc) ONNX's ScatterElements and ScatterND without a reduction
   Scatter,
   // (irc) an ONNX node kept without semantics (--opaque-unsupported)

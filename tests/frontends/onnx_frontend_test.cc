@@ -12,6 +12,7 @@
 #include "frontends/onnx_frontend.h"
 #include "frontends/yaml_frontend.h"
 #include "ops/reference_ops.h"
+#include "ops/shape_inference.h"
 #include "tests/model_util.h"
 #include "tests/npz_util.h"
 #include "tests/pipeline_util.h"
@@ -852,6 +853,34 @@ TEST_CASE("plan recompute: module globs (a module and what it encloses) and node
   RunResult bad = runIrc({dir.path() + "/plan.yaml"});
   CHECK(bad.exitCode == 1);
   CHECK(bad.err.find("plan.yaml:3:13: error: recompute entry '*.attn' matches no module or node of the graph") != std::string::npos);
+}
+
+TEST_CASE("onnx: Pad in constant mode becomes Pad with (before, after) pairs; over axes (opset 18); other modes are errors") {
+  OnnxModel m;
+  m.model.mutable_opset_import(0)->set_version(18);
+  m.input("x", {int64_t{2}, int64_t{3}, int64_t{4}});
+  m.ints("pads", {4}, {1, 0, 2, 3});  // axes (2, 0): dim 2 gets 1 before and 2 after, dim 0 0 and 3
+  m.ints("axes", {2}, {2, 0});
+  m.floats("v", {}, {0.5f});
+  m.node("Pad", {"x", "pads", "v", "axes"}, {"out"}, "/pad/Pad");
+  m.output("out");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Op& pad = l.graph->graph.op(l.graph->graph.order[0]);
+  CHECK(pad.type == "Pad");
+  CHECK(asTuple(pad.attrs.at("paddings")) == IntTuple{0, 3, 0, 0, 1, 2});
+  CHECK(std::get<double>(pad.attrs.at("value")) == 0.5);
+  CHECK(l.graph->graph.value(pad.results[0]).type.shape == Shape{5, 3, 7});
+  OnnxModel reflect;
+  reflect.input("x", {int64_t{2}, int64_t{3}});
+  reflect.ints("pads", {4}, {0, 1, 0, 1});
+  auto* n = reflect.node("Pad", {"x", "pads"}, {"out"}, "/pad/Pad");
+  auto* mode = n->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("reflect");
+  reflect.output("out");
+  CHECK(load(reflect.bytes()).errors.find("pads in mode 'reflect'; irc maps constant padding") != std::string::npos);
 }
 
 TEST_CASE("plan modules: bad keys, styles, placements and meshes are located errors") {

@@ -88,3 +88,25 @@ TEST_CASE("a small CNN (Conv2D + BiasAdd + ReLU + MaxPool + AvgPool) verifies un
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("Pad: constant padding by (before, after) pairs; padded dims whole, the others split; verifies") {
+  TensorValue x{{2, 2}, {1, 2, 3, 4}};
+  auto out = evaluateOne("Pad", {x}, {}, {{"paddings", IntTuple{0, 1, 1, 0}}, {"value", 9.0}});
+  CHECK(out[0].shape == Shape{3, 3});
+  CHECK(out[0].data == std::vector<double>{9, 1, 2, 9, 3, 4, 9, 9, 9});
+  Compiled c = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n",
+                                          "{name: p, type: Pad, inputs: [x], attrs: {paddings: [0, 0, 2, 3]}}"));
+  REQUIRE(c.errors == "");
+  CHECK(ruleOf(c.original, c.original.op(0))->print() == "([i, j])->([i, k]) replicated={j, k}");
+  Compiled crop = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n",
+                                             "{name: p, type: Pad, inputs: [x], attrs: {paddings: [0, 0, -1, 0]}}"));
+  CHECK(crop.errors.find("irc pads, it does not crop") != std::string::npos);
+  checkVerifiesInBothModes("parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 6, 6], dtype: float32}\n"
+                           "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1, 1]]}\n"
+                           "  - {name: p, type: Pad, inputs: [r], attrs: {paddings: [0, 0, 1, 1, 1, 1]}}\n"
+                           "  - {name: s, type: Sigmoid, inputs: [p]}\n");
+}
+
+}  // namespace irc::test
