@@ -30,6 +30,9 @@ struct OpSource {
 
 struct StyleSpec;  // frontends/plan_modules.cc
 
+// Does a plan key (modules:, recompute:) name the module at `path`: whole, or relative to any
+// module above it; `*` crosses dots (frontends/plan_modules.cc).
+bool modulePathMatches(const std::string& key, const std::string& path);
 // The few names closest to a key that matched nothing (a glob's `*` and `?` do not count).
 std::string closestNames(const std::string& key, const std::vector<std::string>& names);
 

@@ -208,15 +208,12 @@ void ModelLoader::applyPlanRecompute(const YamlNode& node) {
   for (const YamlNode& entry : node) {
     auto glob = reader_.string(entry, "a recompute entry");
     if (!glob) continue;
-    auto matches = [&](const std::string& name) {
-      return fnmatch(glob->c_str(), name.c_str(), 0) == 0 || fnmatch(("*." + *glob).c_str(), name.c_str(), 0) == 0;
-    };
     // A module matches when it or a module enclosing it does: checkpointing a block covers its layers.
     std::vector<bool> moduleMatched(graph_.modulePaths.size(), false);
     for (size_t m = 0; m < graph_.modulePaths.size(); ++m) {
       std::string path = graph_.modulePaths[m];
       while (!moduleMatched[m] && !path.empty()) {
-        moduleMatched[m] = matches(path);
+        moduleMatched[m] = modulePathMatches(*glob, path);
         size_t dot = path.rfind('.');
         path = dot == std::string::npos ? "" : path.substr(0, dot);
       }

@@ -116,13 +116,14 @@ ModuleOps classify(const Graph& g, const std::vector<OpId>& ops, const std::vect
   return m;
 }
 
-// Does a key name the module at `path`? Whole, or relative to any module above it (a plan
-// written for the inner model matches the export's `m.model.` prefix); `*` crosses dots.
-bool keyMatches(const std::string& key, const std::string& path) {
-  return fnmatch(key.c_str(), path.c_str(), 0) == 0 || fnmatch(("*." + key).c_str(), path.c_str(), 0) == 0;
-}
 
 }  // namespace
+
+// Does a key name the module at `path`? Whole, or relative to any module above it (a plan
+// written for the inner model matches the export's `m.model.` prefix); `*` crosses dots.
+bool modulePathMatches(const std::string& key, const std::string& path) {
+  return fnmatch(key.c_str(), path.c_str(), 0) == 0 || fnmatch(("*." + key).c_str(), path.c_str(), 0) == 0;
+}
 
 void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy) {
   if (!node.IsMap()) {
@@ -193,7 +194,7 @@ void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string
 
     std::vector<int> matched;
     for (int m = 0; m < static_cast<int>(graph_.modulePaths.size()); ++m)
-      if (!opsOfModule[m].empty() && keyMatches(key, graph_.modulePaths[m])) matched.push_back(m);
+      if (!opsOfModule[m].empty() && modulePathMatches(key, graph_.modulePaths[m])) matched.push_back(m);
     if (matched.empty()) {
       std::vector<std::string> paths;
       for (int m = 0; m < static_cast<int>(graph_.modulePaths.size()); ++m)
