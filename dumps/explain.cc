@@ -25,11 +25,30 @@ std::string layoutLine(const TensorLayout& l) {
   return text;
 }
 
+// Why search_mode auto chose the strategy: its own time, and what each runner-up would add to
+// the step with every other op kept.
+std::string searchedLines(const Graph& graph, const Op& op) {
+  std::string out = fmt::format("  origin: searched (search_mode auto): {} s of the step's estimate is this op's own "
+                                "(compute, forward ops, gradient sync)\n",
+                                formatNumber(op.parallel->origin.cost));
+  OpId id = static_cast<OpId>(&op - graph.ops.data());
+  if (!graph.search || id >= static_cast<OpId>(graph.search->classOf.size()) || graph.search->classOf[id] < 0) return out;
+  const SearchClass& c = graph.search->classes[graph.search->classOf[id]];
+  if (c.ops.size() > 1)
+    out += fmt::format("  shares its choice with {} more op{} of the repeated layers\n", c.ops.size() - 1, c.ops.size() == 2 ? "" : "s");
+  if (c.runnersUp.empty()) out += fmt::format("  it had no other candidate ({} considered)\n", c.candidates);
+  for (const SearchAlternative& a : c.runnersUp)
+    out += fmt::format("  instead {}: the step {} {} s\n", formatStrategy(a.strategy), a.deltaSeconds >= 0 ? "takes" : "saves",
+                       formatNumber(std::abs(a.deltaSeconds)));
+  return out;
+}
+
 std::string originLines(const Graph& graph, const Op& op) {
   const StrategyOrigin& o = op.parallel->origin;
   std::string from = originSourceName(graph, o), edge = originEdgeText(graph, op, o);
   switch (o.kind) {
     case OriginKind::User: return "  origin: configured in the model (user)\n";
+    case OriginKind::Searched: return searchedLines(graph, op);
     case OriginKind::Default:
       return "  origin: default — no configured op or annotated tensor reaches it (data parallel, or replicated in semi_auto)\n";
     case OriginKind::Tensor:

@@ -441,6 +441,19 @@ class Printer {
     };
     switch (o.kind) {
       case OriginKind::User: out_ += "user"sv; return;
+      case OriginKind::Searched:
+        out_ += "searched (own time "sv;
+        out_ += formatNumber(o.cost);
+        out_ += " s"sv;
+        if (o.hasNextBest) {
+          out_ += "; next best "sv;
+          text::appendStrategy(out_, o.nextBest);
+          out_ += " +"sv;
+          out_ += formatNumber(o.nextBestCost);
+          out_ += " s"sv;
+        }
+        out_ += ')';
+        return;
       case OriginKind::Tensor: {
         std::string from = originSourceName(graph_, o);
         if (from.empty()) {

@@ -1,6 +1,10 @@
 #include "dumps/report.h"
 
 #include <algorithm>
+
+#include "passes/step_cost.h"
+
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -19,10 +23,29 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-void writeOrigin(JsonStream& js, const Graph& graph, const StrategyOrigin& o) {
+// A searched op's runner-up strategies with what each would add to the step's estimated time.
+void writeRunnersUp(JsonStream& js, const Graph& graph, OpId id) {
+  if (!graph.search || id < 0 || id >= static_cast<OpId>(graph.search->classOf.size()) || graph.search->classOf[id] < 0) return;
+  js.key("runners_up"_key);
+  js.beginArray();
+  for (const SearchAlternative& a : graph.search->classes[graph.search->classOf[id]].runnersUp) {
+    js.beginObject();
+    js.member("in_strategy"_key, formatStrategy(a.strategy));
+    js.member("delta_seconds"_key, a.deltaSeconds);
+    js.endObject();
+  }
+  js.endArray();
+}
+
+void writeOrigin(JsonStream& js, const Graph& graph, OpId id, const StrategyOrigin& o) {
   js.beginObject();
   switch (o.kind) {
     case OriginKind::User: js.member("kind"_key, std::string("user")); break;
+    case OriginKind::Searched:
+      js.member("kind"_key, std::string("searched"));
+      js.member("seconds"_key, o.cost);
+      writeRunnersUp(js, graph, id);
+      break;
     case OriginKind::Default: js.member("kind"_key, std::string("default")); break;
     case OriginKind::Tensor: {
       js.member("kind"_key, std::string("tensor"));
@@ -156,7 +179,7 @@ void writeValue(JsonStream& js, const Graph& graph, ValueId id, const TensorLayo
   if (layout) writeLayoutMembers(js, *layout, true);
   js.key("origin"_key);
   if (origin) {
-    writeOrigin(js, graph, *origin);
+    writeOrigin(js, graph, kNoId, *origin);
   } else {
     js.beginObject();
     js.member("kind"_key, std::string(v.sharding ? "tensor" : "default"));
@@ -192,7 +215,7 @@ void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector
     writeStrategy(js, *p.outStrategy);
   }
   js.key("origin"_key);
-  writeOrigin(js, graph, p.origin);
+  writeOrigin(js, graph, static_cast<OpId>(&op - graph.ops.data()), p.origin);
   if (p.layoutsInferred) {
     js.member("dev_matrix"_key, p.sharding.mesh.dims);
     js.key("inputs"_key);
@@ -257,14 +280,38 @@ void writeMirror(JsonStream& js, const Graph& graph, OpId id, int64_t rank) {
   js.endObject();
 }
 
-json totalsJson(const Graph& graph) {
+json totalsJson(const Graph& graph, const CompileOptions& options) {
   CompileTotals totals = compileTotals(graph);
   int inserted = 0;
   for (const auto& [type, n] : totals.insertedByType) inserted += n;
-  return {{"comm_bytes_per_rank", totals.commBytesPerRank},
-          {"param_bytes_per_rank", totals.paramBytesPerRank},
-          {"inserted_ops", inserted},
-          {"grad_comm_bytes_per_rank", totals.gradBytesPerRank}};
+  json out = {{"comm_bytes_per_rank", totals.commBytesPerRank},
+              {"param_bytes_per_rank", totals.paramBytesPerRank},
+              {"inserted_ops", inserted},
+              {"grad_comm_bytes_per_rank", totals.gradBytesPerRank}};
+  if (std::all_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.inserted() || op.parallel->layoutsInferred; })) {
+    StepTime t = estimateStepTime(graph, options);
+    out["estimated_step_seconds"] = t.total();
+    out["step_seconds_terms"] = {{"compute", t.compute},           {"forward_comm", t.forwardComm},
+                                 {"redistribution", t.redistribution}, {"backward", t.backward},
+                                 {"gradient_sync", t.gradientSync}};
+  }
+  return out;
+}
+
+// search_mode auto's account: the objective and the solver's status, the memory against the
+// budget, and the classes of ops that shared a choice.
+json searchJson(const Graph& graph, const SearchSummary& s) {
+  json out = {{"objective_seconds", s.objective}, {"status", s.status},     {"gap", s.gap},
+              {"bound_seconds", s.bound},         {"solver_seconds", s.solverSeconds},
+              {"time_limit_seconds", s.timeLimit}, {"columns", s.columns}, {"rows", s.rows},
+              {"searched_ops", s.searchedOps},    {"fixed_ops", s.fixedOps}, {"classes", s.classes.size()}};
+  if (s.memoryBudget > 0) {
+    out["memory_budget_bytes"] = s.memoryBudget;
+    out["estimated_peak_bytes"] = s.estimatedPeak;
+    out["memory_rounds"] = s.memoryRounds;
+  }
+  (void)graph;
+  return out;
 }
 
 }  // namespace
@@ -315,7 +362,11 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
   js.endArray();
 
   js.key("totals"_key);
-  js.value(totalsJson(graph));
+  js.value(totalsJson(graph, options));
+  if (graph.search) {
+    js.key("search"_key);
+    js.value(searchJson(graph, *graph.search));
+  }
   std::optional<MemoryEstimate> computed;
   if (!given) computed = memoryOf(graph, options);
   if (const std::optional<MemoryEstimate>& memory = given ? *given : computed) {

@@ -59,6 +59,7 @@ class ModelLoader {
   bool readDeviceCount(const YamlNode& node, const std::optional<DeviceMatrix>& mesh);
   std::optional<DeviceMatrix> readNamedMesh(const YamlNode& node);
   void readParallelSettings(const YamlNode& node);
+  void readCostModel(const YamlNode& node);
   bool readMesh(const YamlNode& node, bool deviceNumOk);
   void readTensors(const YamlNode& list, ValueKind kind);
   void declareOps(const YamlNode& list);

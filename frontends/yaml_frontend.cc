@@ -30,7 +30,9 @@ const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank"
                                                 "factor_strategy", "enable_alltoall", "redistribution", "device_matrix",
                                                 "alias_name",      "training",       "strategy_ckpt_load", "mesh",
                                                 "optimizer",       "memory_budget",  "enable_parallel_optimizer",
-                                                "optimizer_level", "parallel_optimizer_threshold"};
+                                                "optimizer_level", "parallel_optimizer_threshold", "cost_model",
+                                                "search_time_limit"};
+const std::vector<std::string> kCostModelKeys = {"alpha", "beta", "gamma", "peak_flops", "memory_bandwidth"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
                                           "out_strategy", "in_layout", "out_layout", "priority", "sharding", "ms_name",
@@ -271,11 +273,33 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
     if (auto bytes = n->IsScalar() ? parseByteSize(n->Scalar(), error) : std::nullopt) p.memoryBudget = *bytes;
     else reader_.error(*n, fmt::format("memory_budget: {}", n->IsScalar() ? error : "must be a size such as 16GiB or 80e9"));
   }
+  if (auto n = reader_.optional(node, "search_time_limit"))
+    if (auto v = reader_.number(*n, "search_time_limit")) {
+      if (!(*v > 0)) reader_.error(*n, fmt::format("search_time_limit is in seconds and must be > 0; got {}", *v));
+      else p.searchTimeLimit = *v;
+    }
+  if (auto n = reader_.optional(node, "cost_model")) readCostModel(*n);
   if (auto n = reader_.optional(node, "enable_alltoall"))
     if (auto b = reader_.boolean(*n, "enable_alltoall")) p.enableAlltoall = *b;
   if (auto n = reader_.optional(node, "redistribution"))
     if (auto s = reader_.choice(*n, "redistribution", redistributionModeNames()))
       p.redistribution = *parseRedistributionMode(*s);
+}
+
+// `cost_model: {alpha, beta, gamma, peak_flops, memory_bandwidth}`: the machine plans are timed
+// for (docs/search.md); each figure positive.
+void ModelLoader::readCostModel(const YamlNode& node) {
+  if (!reader_.checkMap(node, "'cost_model'", kCostModelKeys)) return;
+  CostModel& m = graph_.parallel.costModel;
+  double* fields[] = {&m.alpha, &m.beta, &m.gamma, &m.peakFlops, &m.memoryBandwidth};
+  for (size_t i = 0; i < kCostModelKeys.size(); ++i) {
+    const std::string& key = kCostModelKeys[i];
+    if (auto n = reader_.optional(node, key))
+      if (auto v = reader_.number(*n, "cost_model." + key)) {
+        if (!(*v > 0)) reader_.error(*n, fmt::format("cost_model.{} must be > 0; got {}", key, *v));
+        else *fields[i] = *v;
+      }
+  }
 }
 
 // The named mesh of layout-style annotations: device_matrix with alias_name. `deviceNumOk`:

@@ -15,6 +15,7 @@
 #include "ir/heap_default.h"
 #include "ir/op_parallel.h"
 #include "ir/parallel_config.h"
+#include "ir/search_summary.h"
 #include "ir/redist_step.h"
 #include "ir/shape.h"
 #include "ir/sharding.h"
@@ -144,6 +145,8 @@ class Graph {
   // shape slicing; -1 before any op is inserted.
   int64_t insertedOpsRank = -1;
   std::vector<RedistributionRecord> redistributions;  // per edge, in print order
+  // search_mode auto's account of the plan (shared by the graph's copies).
+  std::shared_ptr<const SearchSummary> search;
 
   ValueId addGraphInput(std::string name, TensorType type, ValueKind kind, SourceLoc loc);
   // Adds the op and one result value per given type; returns its id. Does not touch `order`.

@@ -28,7 +28,7 @@ struct OpSharding {
   bool operator==(const OpSharding&) const = default;
 };
 
-enum class OriginKind { User, Propagated, Default, Tensor };
+enum class OriginKind { User, Propagated, Default, Tensor, Searched };
 
 // Where an op's sharding came from, as ids and typed strategies; dumps/origin_text.h words it.
 struct StrategyOrigin {

@@ -29,6 +29,7 @@ const std::pair<SearchMode, const char*> kSearchModes[] = {
     {SearchMode::FactorPropagation, "factor_propagation"},
     {SearchMode::DataParallel, "data_parallel"},
     {SearchMode::SemiAuto, "semi_auto"},
+    {SearchMode::Auto, "auto"},
 };
 const std::pair<FactorStrategy, const char*> kFactorStrategies[] = {
     {FactorStrategy::Aggressive, "aggressive"},

@@ -11,7 +11,7 @@
 
 namespace irc {
 
-enum class SearchMode { ShardingPropagation, FactorPropagation, DataParallel, SemiAuto };
+enum class SearchMode { ShardingPropagation, FactorPropagation, DataParallel, SemiAuto, Auto };
 enum class FactorStrategy { Aggressive, Basic, BasicThenAggressive };
 enum class RedistributionMode { MindSpore, Optimal };
 // A training step's optimizer: what state it keeps per parameter element.
@@ -29,6 +29,17 @@ const std::vector<std::string>& redistributionModeNames();
 std::string_view optimizerName(Optimizer o);
 std::optional<Optimizer> parseOptimizer(std::string_view s);
 const std::vector<std::string>& optimizerNames();
+
+// The machine a plan's time is estimated for (`parallel.cost_model`; docs/search.md). Defaults:
+// alpha 10 us per message, beta 0.1 ns/byte (10 GB/s links), gamma 0.01 ns/byte (100 GB/s local
+// copies); an op's compute runs at 100 TFLOP/s or 1 TB/s of memory traffic, the slower of the two.
+struct CostModel {
+  double alpha = 10e-6;
+  double beta = 1e-10;
+  double gamma = 1e-11;
+  double peakFlops = 100e12;
+  double memoryBandwidth = 1e12;
+};
 
 // The settings a compile runs with that a model's `parallel` block gives (the command line may
 // override some of them in passes/compile_options.h's CompileOptions, which extends this).
@@ -49,6 +60,9 @@ struct ParallelSettings {
   double parallelOptimizerThresholdKiB = 64;
   // Bytes a rank may hold at its peak (`memory_budget`, `--memory-budget`); 0: no budget.
   double memoryBudget = 0;
+  CostModel costModel;
+  // search_mode auto: the solver's time limit in seconds (`--search-time-limit`).
+  double searchTimeLimit = 60;
   // The named mesh of layout-style annotations (`device_matrix` + `alias_name`), if given.
   std::optional<DeviceMatrix> mesh;
 };

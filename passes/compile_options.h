@@ -16,8 +16,6 @@ namespace irc {
 // The parallel settings in effect (the model's, then the command line's overrides), and what to
 // run.
 struct CompileOptions : ParallelSettings {
-  CommCostModel costModel;  // the optimal planner's alpha-beta model
-
   // What to run: every stage, only the passes named in `passes`, or up to `stopAfter`.
   std::vector<std::string> passes;
   std::string stopAfter;

@@ -25,7 +25,6 @@ struct Program {
   int end = 0;                     // positions are 0 .. end - 1
 };
 
-bool isFloating(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16 || t == DType::Float64; }
 
 // Each value at its local slice shape: inputs and parameters from their layouts, a model op's
 // results from the layouts it computes, an inserted op's from its own shape rule on local
@@ -70,7 +69,7 @@ Program programOf(const Graph& g) {
   for (size_t v = 0; v < n; ++v) {
     p.root[v] = static_cast<ValueId>(v);
     p.dtype[v] = g.values[v].type.dtype;
-    p.floating[v] = isFloating(p.dtype[v]);
+    p.floating[v] = isFloat(p.dtype[v]);
     p.bytes[v] = static_cast<double>(numElements(local[v])) * byteSize(p.dtype[v]);
   }
   for (ValueId v : g.parameters) p.holder[v] = Holder::Parameter;

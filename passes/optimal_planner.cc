@@ -10,13 +10,17 @@
 
 namespace irc {
 
-double stepTime(const RedistStep& step, int dtypeBytes, const CommCostModel& m) {
+double allReduceTime(double bytes, double n, const CostModel& m) {
+  return n <= 1 ? 0 : 2 * (n - 1) * m.alpha + 2 * (n - 1) / n * bytes * m.beta + bytes * m.gamma;
+}
+
+double stepTime(const RedistStep& step, int dtypeBytes, const CostModel& m) {
   double b = static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
   double n = static_cast<double>(step.groupSize());
   switch (step.kind) {
     case RedistStep::Kind::Gather:
       return (n - 1) * m.alpha + (n - 1) * b * m.beta + (step.dim == 0 ? 0 : 2 * n * b * m.gamma);
-    case RedistStep::Kind::AllReduce: return 2 * (n - 1) * m.alpha + 2 * (n - 1) / n * b * m.beta + b * m.gamma;
+    case RedistStep::Kind::AllReduce: return allReduceTime(b, n, m);
     // On a dim other than 0 the local tensor is first split along it and its blocks stacked on
     // dim 0 (Split + Concat: one copy of the tensor), since the collective scatters dim 0.
     case RedistStep::Kind::ReduceScatter:
@@ -31,7 +35,7 @@ double stepTime(const RedistStep& step, int dtypeBytes, const CommCostModel& m) 
   return 0;
 }
 
-double planTime(const RedistPlan& plan, int dtypeBytes, const CommCostModel& model) {
+double planTime(const RedistPlan& plan, int dtypeBytes, const CostModel& model) {
   double t = 0;
   for (const auto& s : plan.steps) t += stepTime(s, dtypeBytes, model);
   return t;
@@ -70,7 +74,7 @@ std::vector<int> axesOf(uint32_t mask) {
 
 class Search {
  public:
-  Search(const Unified& u, ReduceOp op, const PlannerOptions& options, const CommCostModel& model)
+  Search(const Unified& u, ReduceOp op, const PlannerOptions& options, const CostModel& model)
       : u_(u), op_(op), options_(options), model_(model) {}
 
   State apply(const State& s, const Move& m) const {
@@ -194,11 +198,11 @@ class Search {
   const Unified& u_;
   ReduceOp op_;
   PlannerOptions options_;
-  CommCostModel model_;
+  CostModel model_;
 };
 
 RedistPlan searchUnified(const TensorLayout& a, const TensorLayout& b, const Unified& u, const PlannerOptions& options,
-                         const CommCostModel& model) {
+                         const CostModel& model) {
   State start{u.from, 0}, goal{u.to, 0};
   for (int p : partialOnUnified(a, axisRuns(a.mesh, u.mesh.dims))) start.partial |= 1u << p;
   std::vector<RedistStep> path = Search(u, a.partialOp, options, model).run(start, goal);
@@ -234,7 +238,7 @@ RedistPlan searchUnified(const TensorLayout& a, const TensorLayout& b, const Uni
 }  // namespace
 
 RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options,
-                       const CommCostModel& model) {
+                       const CostModel& model) {
   if (from.sameAs(to)) return {};
   if (std::optional<Unified> u = unify(from, to)) {
     if (u->from == u->to && from.partialAxes.empty()) return {};

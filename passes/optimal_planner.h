@@ -4,6 +4,7 @@
 // ReduceScatter, on the same unified form as the MindSpore planner, minimising an alpha-beta time
 // model. MindSpore's plan is one of the paths searched, so the result is never costlier under the
 // model; a partial source is usually finished by a ReduceScatter (AllReduce + slice fused).
+#include "ir/parallel_config.h"
 #include "passes/redistribution_planner.h"
 
 namespace irc {
@@ -14,18 +15,14 @@ namespace irc {
 //   ReduceScatter  (n-1)·alpha + (n-1)/n·B·beta   + B·gamma
 //   AlltoAll       (n-1)·alpha + (n-1)/n·B·beta
 //   StridedSlice   B/n·gamma (the slice is copied)   Reshape  B·gamma
-// Defaults: alpha 10 us per message, beta 0.1 ns/byte (10 GB/s links), gamma 0.01 ns/byte
-// (100 GB/s local copies). Override with `irc --alpha S --beta S --gamma S`.
-struct CommCostModel {
-  double alpha = 10e-6;
-  double beta = 1e-10;
-  double gamma = 1e-11;
-};
-
-double stepTime(const RedistStep& step, int dtypeBytes, const CommCostModel& model);
-double planTime(const RedistPlan& plan, int dtypeBytes, const CommCostModel& model);
+// The model's figures are CostModel's (ir/parallel_config.h): `parallel.cost_model`, or
+// `irc --alpha S --beta S --gamma S`.
+// A ring AllReduce of `bytes` per rank over `n` ranks (0 for one rank).
+double allReduceTime(double bytes, double n, const CostModel& model);
+double stepTime(const RedistStep& step, int dtypeBytes, const CostModel& model);
+double planTime(const RedistPlan& plan, int dtypeBytes, const CostModel& model);
 
 RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options,
-                       const CommCostModel& model);
+                       const CostModel& model);
 
 }  // namespace irc

@@ -5,6 +5,41 @@
 
 namespace irc {
 
+void appendLayoutKey(IntKey& key, const TensorLayout& l) {
+  TensorLayout s = l.standardForm();
+  key.push_back(static_cast<int64_t>(s.mesh.dims.size()));
+  key.insert(key.end(), s.mesh.dims.begin(), s.mesh.dims.end());
+  key.push_back(static_cast<int64_t>(s.shape.size()));
+  key.insert(key.end(), s.shape.begin(), s.shape.end());
+  for (const auto& axes : s.dims) {
+    key.push_back(static_cast<int64_t>(axes.size()));
+    key.insert(key.end(), axes.begin(), axes.end());
+  }
+  key.push_back(static_cast<int64_t>(s.partialAxes.size()));
+  key.insert(key.end(), s.partialAxes.begin(), s.partialAxes.end());
+}
+
+IntKey candidateKeyOf(const OpRule& rule, const OpView& view) {
+  IntKey key;
+  key.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(view.def)));
+  appendList(key, rule.factorSizes);
+  appendList(key, rule.factorKinds);
+  appendList(key, rule.mindsporeOrder);
+  key.push_back(static_cast<int64_t>(rule.reduceOp));
+  for (const auto* tensors : {&rule.operands, &rule.results}) {
+    key.push_back(static_cast<int64_t>(tensors->size()));
+    for (const DimFactors& dims : *tensors) {
+      key.push_back(static_cast<int64_t>(dims.size()));
+      for (const auto& factors : dims) appendList(key, factors);
+    }
+  }
+  for (const auto* shapes : {&view.operandShapes, &view.resultShapes}) {
+    key.push_back(static_cast<int64_t>(shapes->size()));
+    for (const Shape& shape : *shapes) appendList(key, shape);
+  }
+  return key;
+}
+
 PropagationInput preparePropagation(Graph& graph, PassContext& context, const CompileOptions& options, bool fullyUseDevices) {
   PropagationInput in;
   in.options = options;

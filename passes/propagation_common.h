@@ -8,7 +8,9 @@
 
 #include "ir/graph.h"
 #include "passes/compile_options.h"
+#include "ops/int_key.h"
 #include "ops/op_rule.h"
+#include "ops/op_sharding.h"
 #include "passes/pass.h"
 #include "passes/sharding_assignment.h"
 
@@ -23,6 +25,12 @@ struct PropagationInput {
 
 // Rules and views of all ops; configured ops get their sharding (origin user).
 PropagationInput preparePropagation(Graph& graph, PassContext& context, const CompileOptions& options, bool fullyUseDevices);
+
+// Memo keys (layers repeat: every layer's ops ask the same questions). A layout in standard
+// form, appended to `key`:
+void appendLayoutKey(IntKey& key, const TensorLayout& layout);
+// What an op's candidate shardings depend on: its definition, rule and shapes.
+IntKey candidateKeyOf(const OpRule& rule, const OpView& view);
 
 // The layout an input/parameter annotation or an op-output constraint stands for.
 TensorLayout layoutOfSharding(const TensorSharding& sharding, const DeviceMatrix& mesh, const Shape& shape);

@@ -17,45 +17,8 @@
 namespace irc {
 namespace {
 
-// Layouts compare in standard form; the key makes plans memoizable (layers repeat).
-// An edge's cache key: both layouts in standard form and the dtype size (passes/int_key.h).
+// An edge's cache key: both layouts in standard form and the dtype size (ops/int_key.h).
 using EdgeKey = IntKey;
-
-void appendLayout(EdgeKey& key, const TensorLayout& l) {
-  TensorLayout s = l.standardForm();
-  key.push_back(static_cast<int64_t>(s.mesh.dims.size()));
-  key.insert(key.end(), s.mesh.dims.begin(), s.mesh.dims.end());
-  key.push_back(static_cast<int64_t>(s.shape.size()));
-  key.insert(key.end(), s.shape.begin(), s.shape.end());
-  for (const auto& axes : s.dims) {
-    key.push_back(static_cast<int64_t>(axes.size()));
-    key.insert(key.end(), axes.begin(), axes.end());
-  }
-  key.push_back(static_cast<int64_t>(s.partialAxes.size()));
-  key.insert(key.end(), s.partialAxes.begin(), s.partialAxes.end());
-}
-
-// What an op's candidate shardings depend on, as integers: its definition, rule and shapes.
-EdgeKey candidateKey(const OpRule& rule, const OpView& view) {
-  EdgeKey key;
-  key.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(view.def)));
-  appendList(key, rule.factorSizes);
-  appendList(key, rule.factorKinds);
-  appendList(key, rule.mindsporeOrder);
-  key.push_back(static_cast<int64_t>(rule.reduceOp));
-  for (const auto* tensors : {&rule.operands, &rule.results}) {
-    key.push_back(static_cast<int64_t>(tensors->size()));
-    for (const DimFactors& dims : *tensors) {
-      key.push_back(static_cast<int64_t>(dims.size()));
-      for (const auto& factors : dims) appendList(key, factors);
-    }
-  }
-  for (const auto* shapes : {&view.operandShapes, &view.resultShapes}) {
-    key.push_back(static_cast<int64_t>(shapes->size()));
-    for (const Shape& shape : *shapes) appendList(key, shape);
-  }
-  return key;
-}
 
 struct Scored {
   const OpSharding* sharding;
@@ -167,7 +130,7 @@ class ShardingPropagation {
   const std::vector<OpSharding>& candidates(OpId id) {
     const OpRule& rule = *in_.rules[id];
     const OpView& view = in_.views[id];
-    EdgeKey key = candidateKey(rule, view);
+    EdgeKey key = candidateKeyOf(rule, view);
     auto it = candidateCache_.find(key);
     if (it == candidateCache_.end())
       it = candidateCache_.emplace(key, candidateShardings(rule, view, in_.options.deviceNum, in_.options.fullyUseDevices)).first;
@@ -176,8 +139,8 @@ class ShardingPropagation {
 
   RedistCost edgeCost(const TensorLayout& from, const TensorLayout& to, DType dtype) {
     EdgeKey key;
-    appendLayout(key, from);
-    appendLayout(key, to);
+    appendLayoutKey(key, from);
+    appendLayoutKey(key, to);
     key.push_back(byteSize(dtype));
     auto it = planCache_.find(key);
     if (it != planCache_.end()) return it->second;
@@ -230,7 +193,7 @@ class ShardingPropagation {
     queue.push_back(id);
     StrategyOrigin origin = originFrom(kind, from, edge);
     if (takesLayoutsFromNeighbours(op)) return;  // takes its layouts through (finishPropagation / below)
-    EdgeKey key = candidateKey(rule, in_.views[id]);
+    EdgeKey key = candidateKeyOf(rule, in_.views[id]);
     key.push_back(byteSize(graph_.value(op.results[0]).type.dtype));
     key.insert(key.end(), edgeKey.begin(), edgeKey.end());
     auto cached = decisionCache_.find(key);
@@ -268,7 +231,7 @@ class ShardingPropagation {
   // dtype, and the layout itself.
   static EdgeKey edgeContext(int direction, int index, DType dtype, const TensorLayout& layout) {
     EdgeKey key{direction, index, byteSize(dtype)};
-    appendLayout(key, layout);
+    appendLayoutKey(key, layout);
     return key;
   }
 

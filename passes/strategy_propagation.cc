@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "passes/auto_search.h"
 #include "passes/propagation_common.h"
 #include "passes/sharding_propagation.h"
 #include "ops/op_defs.h"
@@ -50,7 +51,7 @@ class StrategyPropagationPass : public Pass {
   }
 
   PassStatus propagate(Graph& graph, PassContext& context) {
-    bool fullyUse = mode_ == SearchMode::ShardingPropagation && options_.fullyUseDevices;
+    bool fullyUse = (mode_ == SearchMode::ShardingPropagation || mode_ == SearchMode::Auto) && options_.fullyUseDevices;
     PropagationInput in = preparePropagation(graph, context, options_, fullyUse);
     if (in.failed) return PassStatus::Failed;
     int64_t devices = options_.deviceNum;
@@ -69,6 +70,10 @@ class StrategyPropagationPass : public Pass {
         break;
       case SearchMode::FactorPropagation:
         runFactorPropagation(graph, in);
+        break;
+      case SearchMode::Auto:
+        if (!runAutoSearch(graph, in, context)) return PassStatus::Failed;
+        finishPropagation(graph, in, [&](const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
         break;
     }
     return PassStatus::Annotated;

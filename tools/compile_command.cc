@@ -39,7 +39,7 @@ struct CompileArgs {
   std::string report;  // --report FILE or "-"
   std::string strategyCkptOut;
   int reportIndent = -1;  // --report-indent N; compact by default
-  std::optional<double> alpha, beta, gamma;
+  std::optional<double> alpha, beta, gamma, searchTimeLimit;
   std::optional<double> memoryBudget;
   bool timePasses = false;
   bool dumpLocations = false;
@@ -111,6 +111,9 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       a.reportIndent = static_cast<int>(n);
     } else if (f == "--alpha" || f == "--beta" || f == "--gamma") {
       (f == "--alpha" ? a.alpha : f == "--beta" ? a.beta : a.gamma) = parseSecondsArg(f, item.value);
+    } else if (f == "--search-time-limit") {
+      a.searchTimeLimit = parseSecondsArg(f, item.value);
+      if (!(*a.searchTimeLimit > 0)) throw UsageError(fmt::format("--search-time-limit takes seconds > 0; got '{}'", item.value));
     } else if (f == "--memory-budget") {
       std::string error;
       a.memoryBudget = parseByteSize(item.value, error);
@@ -309,6 +312,7 @@ void applyCompileArgs(const CompileArgs& a, CompileOptions& options) {
   if (a.memoryBudget) options.memoryBudget = *a.memoryBudget;
   if (a.beta) options.costModel.beta = *a.beta;
   if (a.gamma) options.costModel.gamma = *a.gamma;
+  if (a.searchTimeLimit) options.searchTimeLimit = *a.searchTimeLimit;
   options.passes = a.passes;
   options.stopAfter = a.stopAfter;
   if (a.rank && (*a.rank < 0 || *a.rank >= options.deviceNum))

@@ -176,10 +176,10 @@ TEST_CASE("both planners move every rank's block exactly where the target layout
                         printTensorMapIndexFor(b), formatShape(b.mesh.dims)));
     PlannerOptions options{trial % 2 == 0, 4};
     RedistPlan mindspore = planRedistribution(a, b, options);
-    RedistPlan optimal = planOptimal(a, b, options, CommCostModel{});
+    RedistPlan optimal = planOptimal(a, b, options, CostModel{});
     checkPlan(mindspore, a, b, rng);
     checkPlan(optimal, a, b, rng);
-    double tm = planTime(mindspore, 4, CommCostModel{}), to = planTime(optimal, 4, CommCostModel{});
+    double tm = planTime(mindspore, 4, CostModel{}), to = planTime(optimal, 4, CostModel{});
     CHECK(to <= tm * (1 + 1e-12) + 1e-15);
     ++pairs;
     partialSources += a.isPartial() ? 1 : 0;
@@ -245,7 +245,7 @@ TEST_CASE("the optimal planner fuses a partial sum and a split into ReduceScatte
   TensorLayout to = from;
   to.partialAxes = {};
   to.dims = {{0}, {}};
-  RedistPlan plan = planOptimal(from, to, {}, CommCostModel{});
+  RedistPlan plan = planOptimal(from, to, {}, CostModel{});
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.steps[0].kind == RedistStep::Kind::ReduceScatter);
   RedistPlan ms = planRedistribution(from, to, {});
@@ -269,7 +269,7 @@ TEST_CASE("device matrices without a common refinement: gather whole, then split
   b.shape = {6, 4};
   b.dims = {{1}, {0}};
   RedistPlan ms = planRedistribution(a, b, {});
-  RedistPlan opt = planOptimal(a, b, {}, CommCostModel{});
+  RedistPlan opt = planOptimal(a, b, {}, CostModel{});
   REQUIRE(!ms.steps.empty());
   checkPlan(ms, a, b, rng);
   checkPlan(opt, a, b, rng);

@@ -76,6 +76,13 @@ int commTable(int layers) {
 int main(int argc, char** argv) {
   // The generated model as YAML, for timing `irc` itself on it.
   // `--model LAYERS [verify]`: the benchmark's sizes, or with `verify` irc verify's benchmark sizes.
+  // `--gpt LAYERS [configured]`: search_mode auto's GPT (a vocabulary, no strategies unless
+  // `configured`: the Megatron plan, 2-way data x 4-way tensor parallel).
+  if (argc > 2 && std::string(argv[1]) == "--gpt") {
+    bool configured = argc > 3 && std::string(argv[3]) == "configured";
+    std::cout << irc::bench::transformerModel(std::atoi(argv[2]), 2, 4, irc::bench::kSearchSize, configured);
+    return 0;
+  }
   if (argc > 2 && std::string(argv[1]) == "--model") {
     bool verifySize = argc > 3 && std::string(argv[3]) == "verify";
     std::cout << irc::bench::transformerModel(std::atoi(argv[2]), 2, 4, verifySize ? irc::bench::kVerifySize : irc::bench::TransformerSize{});

@@ -8,7 +8,7 @@ namespace irc::bench {
 
 std::string transformerModel(int layers, int deviceNum) { return transformerModel(layers, 2, deviceNum / 2); }
 
-std::string transformerModel(int layers, int dp, int mp, const TransformerSize& size) {
+std::string transformerModel(int layers, int dp, int mp, const TransformerSize& size, bool configured) {
   int deviceNum = dp * mp;
   int64_t tokens = size.batch * size.seq, head = size.hidden / size.heads;
   std::string h = std::to_string(size.hidden), f = std::to_string(size.mlp);
@@ -16,6 +16,14 @@ std::string transformerModel(int layers, int dp, int mp, const TransformerSize& 
   std::string split = fmt::format("[{}, {}, {}, {}]", size.batch, size.seq, size.heads, head);
   std::string params, ops;
   std::string x = "x";
+  std::string strategy = configured ? fmt::format(", in_strategy: [[{}, 1], [1, {}]]", dp, mp) : "";
+  std::string input = fmt::format("  - {{name: x, shape: [{}, {}], dtype: float32}}\n", tokens, h);
+  if (size.vocab > 0) {
+    input = fmt::format("  - {{name: tokens, shape: [{}], dtype: int32}}\n", tokens);
+    params += fmt::format("  - {{name: wte, shape: [{}, {}], dtype: float32}}\n", size.vocab, h);
+    ops += "  - {name: embed, type: Gather, inputs: [wte, tokens, 0]}\n";
+    x = "embed";
+  }
   for (int l = 0; l < layers; ++l) {
     auto p = [&](const char* name, const std::string& shape) {
       params += fmt::format("  - {{name: l{}.{}, shape: {}, dtype: float32}}\n", l, name, shape);
@@ -26,7 +34,7 @@ std::string transformerModel(int layers, int dp, int mp, const TransformerSize& 
     auto op = [&](const std::string& name, const std::string& body) { ops += fmt::format("  - {{name: l{}.{}, {}}}\n", l, name, body); };
     std::string L = fmt::format("l{}.", l);
     op("ln1", fmt::format("type: LayerNorm, inputs: [{}, {}ln1.g, {}ln1.b]", x, L, L));
-    op("q", fmt::format("type: MatMul, inputs: [\"{}ln1:0\", {}wq], in_strategy: [[{}, 1], [1, {}]]", L, L, dp, mp));
+    op("q", fmt::format("type: MatMul, inputs: [\"{}ln1:0\", {}wq]{}", L, L, strategy));
     op("k", fmt::format("type: MatMul, inputs: [\"{}ln1:0\", {}wk]", L, L));
     op("v", fmt::format("type: MatMul, inputs: [\"{}ln1:0\", {}wv]", L, L));
     op("qh", fmt::format("type: Reshape, inputs: [{}q, {}]", L, split));
@@ -44,7 +52,7 @@ std::string transformerModel(int layers, int dp, int mp, const TransformerSize& 
     op("o", fmt::format("type: MatMul, inputs: [{}merged, {}wo]", L, L));
     op("res1", fmt::format("type: Add, inputs: [{}, {}o]", x, L));
     op("ln2", fmt::format("type: LayerNorm, inputs: [{}res1, {}ln2.g, {}ln2.b]", L, L, L));
-    op("h1", fmt::format("type: MatMul, inputs: [\"{}ln2:0\", {}w1], in_strategy: [[{}, 1], [1, {}]]", L, L, dp, mp));
+    op("h1", fmt::format("type: MatMul, inputs: [\"{}ln2:0\", {}w1]{}", L, L, strategy));
     op("h1b", fmt::format("type: Add, inputs: [{}h1, {}b1]", L, L));
     op("act", fmt::format("type: GeLU, inputs: [{}h1b]", L));
     op("h2", fmt::format("type: MatMul, inputs: [{}act, {}w2]", L, L));
@@ -52,9 +60,13 @@ std::string transformerModel(int layers, int dp, int mp, const TransformerSize& 
     op("out", fmt::format("type: Neg, inputs: [{}res2]", L));
     x = L + "out";
   }
-  return fmt::format("name: transformer_{}\nparallel: {{device_num: {}}}\ninputs:\n  - {{name: x, shape: [{}, {}], dtype: float32}}\n"
-                     "parameters:\n{}ops:\n{}outputs: [{}]\n",
-                     layers, deviceNum, tokens, h, params, ops, x);
+  if (size.vocab > 0) {
+    params += fmt::format("  - {{name: lm_head, shape: [{}, {}], dtype: float32}}\n", h, size.vocab);
+    ops += fmt::format("  - {{name: logits, type: MatMul, inputs: [{}, lm_head]{}}}\n", x, strategy);
+    x = "logits";
+  }
+  return fmt::format("name: transformer_{}\nparallel: {{device_num: {}}}\ninputs:\n{}parameters:\n{}ops:\n{}outputs: [{}]\n", layers,
+                     deviceNum, input, params, ops, x);
 }
 
 }  // namespace irc::bench

@@ -9,13 +9,19 @@ namespace irc::bench {
 
 struct TransformerSize {
   int64_t batch = 8, seq = 8, hidden = 64, heads = 4, mlp = 256;
+  // A vocabulary: token ids in, an embedding lookup first and a logits MatMul last (a GPT).
+  int64_t vocab = 0;
 };
+// search_mode auto's acceptance GPT: hidden 1024, 16 heads, MLP 4096, vocabulary 51200, batch 8
+// x sequence 512.
+constexpr TransformerSize kSearchSize{8, 512, 1024, 16, 4096, 51200};
 // The sizes of `irc verify`'s benchmark (verify within 60 s and 2 GiB at these sizes): one sequence of 512 tokens, hidden 1024.
 constexpr TransformerSize kVerifySize{1, 512, 1024, 16, 4096};
 
 std::string transformerModel(int layers, int deviceNum);
 // The configured MatMuls (q and h1 of every layer) split dp x mp: ((dp, 1), (1, mp)).
-std::string transformerModel(int layers, int dp, int mp, const TransformerSize& size = {});
+// With `configured` false no op has a strategy (for search_mode auto).
+std::string transformerModel(int layers, int dp, int mp, const TransformerSize& size = {}, bool configured = true);
 constexpr int kOpsPerLayer = 25;
 
 }  // namespace irc::bench

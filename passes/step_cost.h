@@ -1,0 +1,62 @@
+#pragma once
+// The estimated time of one step of a plan (docs/search.md): what search_mode auto minimises,
+// and what the report's totals.estimated_step_seconds gives for a compile in any mode, so that
+// plans can be compared. The search and the estimate of a compiled graph share these pieces.
+#include <vector>
+
+#include "ir/graph.h"
+#include "ops/op_rule.h"
+#include "ops/op_sharding.h"
+
+namespace irc {
+
+// An op's own share: its compute on its slice, the forward ops completing its results, and in
+// training the gradient AllReduce of the parameters it is the first to read.
+struct OpTime {
+  double compute = 0;
+  double forwardComm = 0;
+  double gradientSync = 0;
+};
+
+// The terms of a step's estimate, in seconds. In training the backward computes twice the
+// forward's FLOPs and runs each forward collective's dual (AllGather <-> ReduceScatter, an
+// AllReduce completing a partial result <-> the identity whose gradient is all-reduced, as
+// Megatron's f and g): the same time again.
+struct StepTime {
+  double compute = 0;
+  double forwardComm = 0;
+  double redistribution = 0;
+  double backward = 0;
+  double gradientSync = 0;
+  double total() const { return compute + forwardComm + redistribution + backward + gradientSync; }
+};
+
+// FLOPs and bytes of one op on its slice: 2 FLOPs per point of its iteration space where a
+// factor is contracted between two operands (MatMul, BatchMatMul, Einsum, Conv), one per point
+// otherwise (a factor reduced within one operand, as a lookup's vocabulary, does not count);
+// bytes are the local operands and results. Time is the slower of FLOPs over peak and bytes
+// over bandwidth.
+double computeTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const CostModel& model);
+
+// `firstReader`: per tensor operand, whether it is a floating parameter this op is the first to
+// read (its gradient's AllReduce over the ranks holding the same slice is the op's).
+OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const std::vector<bool>& firstReader,
+              const ParallelSettings& settings);
+
+// A redistribution's time under the configured planner (MindSpore's or the optimal one), timed
+// by the alpha-beta model.
+double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings);
+
+// Adds an op's or an edge's time to the terms (training doubling what the backward repeats).
+void addOpTime(StepTime& t, const OpTime& op, bool training);
+void addRedistributionTime(StepTime& t, double seconds, bool training);
+
+// The layout consumers see an op's result in under sharding `s` (a requested output layout, else
+// what it computes with its partial axes completed by its forward ops).
+TensorLayout finalResultLayout(const OpRule& rule, const OpSharding& s, int result, const Shape& shape);
+
+// The estimate of a compiled graph (after layout inference): every model op's time and every
+// model edge's redistribution, from the layouts the passes chose.
+StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings);
+
+}  // namespace irc

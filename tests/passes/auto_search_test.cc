@@ -1,0 +1,275 @@
+// search_mode auto (passes/auto_search.h): the solver, the grouping of repeated layers, optimality
+// against enumerating every plan of small graphs, the acceptance GPT under a memory budget, and
+// the paths without a plan.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include <fmt/format.h>
+
+#include "dumps/explain.h"
+#include "ops/op_rule.h"
+#include "ops/op_sharding.h"
+#include "passes/auto_search.h"
+#include "passes/ilp_solver.h"
+#include "passes/memory_estimate.h"
+#include "passes/step_cost.h"
+#include "passes/strategy_candidates.h"
+#include "tests/pipeline_util.h"
+#include "tests/test_util.h"
+#include "tools/bench/transformer_model.h"
+
+namespace irc::test {
+namespace {
+
+double peakOf(const Compiled& c) {
+  MemoryEstimate m = estimateMemory(c.global, c.options);
+  return m.training ? m.training->peakBytes : m.inference.peakBytes;
+}
+
+std::string withParallel(std::string yaml, const std::string& extra) {
+  size_t at = yaml.find("parallel: {device_num: 8}");
+  REQUIRE(at != std::string::npos);
+  yaml.replace(at, 25, "parallel: {device_num: 8" + extra + "}");
+  return yaml;
+}
+
+}  // namespace
+
+TEST_CASE("ILP: CBC finds the optimum of a small assignment, and says when there is none") {
+  // Choose one of three for each of two items; choosing item a's 0 and b's 1 together is cheap.
+  IlpProblem p;
+  std::vector<int> a = {p.addBinary(3), p.addBinary(2), p.addBinary(4)};
+  std::vector<int> b = {p.addBinary(1), p.addBinary(5), p.addBinary(2)};
+  p.addRow(a, {1, 1, 1}, 1, 1);
+  p.addRow(b, {1, 1, 1}, 1, 1);
+  // A bonus for (a0, b1): z <= a0, z <= b1, cost -7 on z.
+  int z = p.addBinary(-7);
+  p.addRow({z, a[0]}, {1, -1}, -1e30, 0);
+  p.addRow({z, b[1]}, {1, -1}, -1e30, 0);
+  IlpSolution s = solveIlp(p, 10);
+  REQUIRE(s.status == IlpSolution::Status::Optimal);
+  CHECK(s.objective == doctest::Approx(3 + 5 - 7));
+  CHECK(s.x[a[0]] == 1);
+  CHECK(s.x[b[1]] == 1);
+  CHECK(s.gap() == 0);
+
+  IlpProblem q;
+  int x = q.addBinary(1), y = q.addBinary(1);
+  q.addRow({x, y}, {1, 1}, 3, 3);  // two binaries cannot sum to 3
+  CHECK(solveIlp(q, 10).status == IlpSolution::Status::Infeasible);
+  CHECK(solveIlp(q, 10).x.empty());
+}
+
+TEST_CASE("the search groups the ops of repeated layers by their names' layer indices") {
+  CHECK(layerPattern("l3.q") == "l#.q");
+  CHECK(layerPattern("l12.q") == "l#.q");
+  CHECK(layerPattern("h.3.attn.c_attn") == "h.#.attn.c_attn");
+  CHECK(layerPattern("/h.3/attn/MatMul") == "/h.#/attn/MatMul");
+  CHECK(layerPattern("m.model.layers.0.self_attn.q_proj") == "m.model.layers.#.self_attn.q_proj");
+  // A trailing number names an op, not a layer: random small graphs keep one variable an op.
+  CHECK(layerPattern("op3") == "op3");
+  CHECK(layerPattern("node_linear_3") == "node_linear_3");
+  CHECK(layerPattern("matmul_1_grad") == "matmul_#_grad");
+}
+
+namespace {
+
+// A small random model without strategies: MatMuls with fresh weights, bias Adds and activations,
+// a diamond now and then.
+std::string smallModel(std::mt19937& rng, int devices, bool training, int opCount) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  int64_t sizes[] = {8, 16, 32};
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> pool;
+  int64_t rows = sizes[pick(3)], cols = sizes[pick(3)];
+  std::string params, ops;
+  pool.push_back({"x", {rows, cols}});
+  for (int i = 0; i < opCount; ++i) {
+    auto [src, shape] = pool[pool.size() - 1 - pick(std::min<int>(2, static_cast<int>(pool.size())))];
+    auto [a, b] = shape;
+    std::string name = fmt::format("op{}", i);
+    switch (pick(4)) {
+      case 0: {
+        int64_t n = sizes[pick(3)];
+        params += fmt::format("  - {{name: w{}, shape: [{}, {}], dtype: float32}}\n", i, b, n);
+        ops += fmt::format("  - {{name: {}, type: MatMul, inputs: [{}, w{}]}}\n", name, src, i);
+        pool.push_back({name, {a, n}});
+        break;
+      }
+      case 1:
+        params += fmt::format("  - {{name: b{}, shape: [{}], dtype: float32}}\n", i, b);
+        ops += fmt::format("  - {{name: {}, type: Add, inputs: [{}, b{}]}}\n", name, src, i);
+        pool.push_back({name, {a, b}});
+        break;
+      case 2: {
+        std::string other = src;
+        for (const auto& p : pool)
+          if (p.second == shape && pick(2)) other = p.first;
+        ops += fmt::format("  - {{name: {}, type: Mul, inputs: [{}, {}]}}\n", name, src, other);
+        pool.push_back({name, {a, b}});
+        break;
+      }
+      default:
+        ops += fmt::format("  - {{name: {}, type: {}, inputs: [{}]}}\n", name, pick(2) ? "ReLU" : "Softmax", src);
+        pool.push_back({name, {a, b}});
+    }
+  }
+  return fmt::format("parallel: {{device_num: {}, training: {}}}\ninputs:\n  - {{name: x, shape: [{}, {}], dtype: float32}}\n"
+                     "{}ops:\n{}outputs: [{}]\n",
+                     devices, training ? "true" : "false", rows, cols, params.empty() ? "" : "parameters:\n" + params, ops,
+                     pool.back().first);
+}
+
+// Every op's candidate strategies, as the search generates them.
+std::vector<std::vector<ShardStrategy>> candidatesOf(const Graph& g, int64_t devices) {
+  std::vector<std::vector<ShardStrategy>> out;
+  for (OpId id : g.order) {
+    const Op& op = g.op(id);
+    auto rule = ruleOf(g, op);
+    OpView view = viewOf(g, op);
+    std::vector<ShardStrategy> list;
+    for (const OpSharding& s : candidateShardings(*rule, view, devices, true)) list.push_back(strategyOf(*rule, s, view));
+    if (list.empty()) list.push_back(strategyOf(*rule, replicatedSharding(*rule, devices), view));
+    out.push_back(list);
+  }
+  return out;
+}
+
+std::string strategyText(const ShardStrategy& s) {
+  std::vector<std::string> tuples;
+  for (const auto& t : s) tuples.push_back(fmt::format("[{}]", fmt::join(t, ", ")));
+  return fmt::format("[{}]", fmt::join(tuples, ", "));
+}
+
+// The model with op k configured to strategies[k] (every op), compiled, and its estimate.
+double estimateOfPlan(const std::string& yaml, const Graph& g, const std::vector<ShardStrategy>& plan) {
+  std::string text = yaml;
+  int k = 0;
+  for (OpId id : g.order) {
+    const Op& op = g.op(id);
+    std::string key = fmt::format("{{name: {}, ", op.name);
+    size_t at = text.find(key);
+    size_t end = text.find("}\n", at);
+    text.insert(end, ", in_strategy: " + strategyText(plan[k++]));
+  }
+  Compiled c = compileAllRanks(text, SearchMode::SemiAuto);
+  if (!c.errors.empty()) return -1;
+  return estimateStepTime(c.global, c.options).total();
+}
+
+}  // namespace
+
+TEST_CASE("the search's plan is the best of every plan of small random graphs, by the compiled plans' own estimates") {
+  std::mt19937 rng(33);
+  int compared = 0;
+  for (int i = 0; i < 40 && compared < 12; ++i) {
+    int devices = 2 << (rng() % 3);  // 2, 4, 8
+    bool training = rng() % 2;
+    std::string yaml = smallModel(rng, devices, training, 2 + static_cast<int>(rng() % 3));
+    CAPTURE(yaml);
+    Compiled searched = compileAllRanks(yaml, SearchMode::Auto);
+    REQUIRE_MESSAGE(searched.errors.empty(), searched.errors);
+    REQUIRE(searched.global.search);
+    double found = estimateStepTime(searched.global, searched.options).total();
+    // The search's own objective is the estimate of the plan it compiles to.
+    CHECK(searched.global.search->objective == doctest::Approx(found).epsilon(1e-9));
+    std::vector<std::vector<ShardStrategy>> candidates = candidatesOf(searched.original, devices);
+    size_t combinations = 1;
+    for (const auto& c : candidates) combinations *= c.size();
+    if (combinations > 400) continue;
+    double best = -1;
+    std::vector<size_t> at(candidates.size(), 0);
+    for (size_t n = 0; n < combinations; ++n) {
+      std::vector<ShardStrategy> plan;
+      size_t rest = n;
+      for (const auto& c : candidates) {
+        plan.push_back(c[rest % c.size()]);
+        rest /= c.size();
+      }
+      double t = estimateOfPlan(yaml, searched.original, plan);
+      if (t >= 0 && (best < 0 || t < best)) best = t;
+    }
+    REQUIRE(best > 0);
+    CHECK(found == doctest::Approx(best).epsilon(1e-9));
+    ++compared;
+  }
+  CHECK(compared >= 8);
+}
+
+TEST_CASE("acceptance: a 10-layer GPT on 8 devices in training under 2 GiB: the searched plan fits and beats Megatron") {
+  // Replicated weights with their AdamW states alone are 3.7 GB a rank.
+  std::string budget = ", training: true, memory_budget: 2GiB";
+  std::string free = withParallel(bench::transformerModel(10, 2, 4, bench::kSearchSize, false), budget);
+  std::string megatron = withParallel(bench::transformerModel(10, 2, 4, bench::kSearchSize, true), budget);
+  Compiled s = compileAllRanks(free, SearchMode::Auto);
+  REQUIRE_MESSAGE(s.errors.empty(), s.errors);
+  Compiled m = compileAllRanks(megatron);
+  REQUIRE_MESSAGE(m.errors.empty(), m.errors);
+  double budgetBytes = 2.0 * (1 << 30);
+  CHECK(peakOf(s) <= budgetBytes);
+  double searched = estimateStepTime(s.global, s.options).total(), hand = estimateStepTime(m.global, m.options).total();
+  MESSAGE(fmt::format("searched {} s at {} bytes; Megatron {} s at {} bytes", searched, peakOf(s), hand, peakOf(m)));
+  CHECK(searched <= hand);
+  REQUIRE(s.global.search);
+  CHECK(s.global.search->status == "optimal");
+  CHECK(s.global.search->searchedOps == static_cast<int>(m.global.ops.size() - std::count_if(m.global.ops.begin(), m.global.ops.end(), [](const Op& op) { return op.inserted(); })));
+  // The repeated layers share their variables: one class per op of a layer, plus the ends.
+  CHECK(s.global.search->classes.size() < 40);
+}
+
+TEST_CASE("the searched plan of a 2-layer GPT verifies on every rank") {
+  bench::TransformerSize size{2, 16, 32, 4, 64, 64};
+  std::string yaml = withParallel(bench::transformerModel(2, 2, 4, size, false), ", training: true");
+  Compiled c = compileAllRanks(yaml, SearchMode::Auto);
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  VerifyResult r = verifyCompiled(c);
+  CHECK(r.problem.empty());
+  CHECK(r.ok);
+}
+
+TEST_CASE("search paths: a budget no plan meets, an op with one candidate, configured ops kept, the time limit") {
+  std::string gpt = bench::transformerModel(2, 2, 4, bench::kSearchSize, false);
+  SUBCASE("a budget no plan meets names the least peak and what holds it") {
+    Compiled c = compileAllRanks(withParallel(gpt, ", training: true, memory_budget: 100MiB"), SearchMode::Auto);
+    CHECK(c.errors.find("no plan keeps every rank within memory_budget 100 MiB") != std::string::npos);
+    CHECK(c.errors.find("the plan of least memory peaks at") != std::string::npos);
+    CHECK(c.errors.find("mostly what these ops keep:") != std::string::npos);
+  }
+  SUBCASE("an op with one candidate keeps it, with no runner-up") {
+    Compiled c = compileAllRanks("parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [1, 3], dtype: float32}\n"
+                                 "ops:\n  - {name: s, type: Softmax, inputs: [x]}\noutputs: [s]\n",
+                                 SearchMode::Auto);
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    REQUIRE(c.global.search);
+    REQUIRE(c.global.search->classes.size() == 1);
+    CHECK(c.global.search->classes[0].candidates == 1);
+    CHECK(c.global.search->classes[0].runnersUp.empty());
+    auto text = explainOp(c.global, "s", 0);
+    REQUIRE(text);
+    CHECK(text->find("it had no other candidate") != std::string::npos);
+  }
+  SUBCASE("configured ops are constraints the search keeps") {
+    std::string megatron = withParallel(bench::transformerModel(2, 2, 4, bench::kSearchSize, true), "");
+    Compiled c = compileAllRanks(megatron, SearchMode::Auto);
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    const Op& q = c.global.op(c.global.value(*c.global.findValue("l1.q")).producer);
+    CHECK(q.parallel->origin.kind == OriginKind::User);
+    CHECK(q.parallel->inStrategy == ShardStrategy{{2, 1}, {1, 4}});
+    const Op& k = c.global.op(c.global.value(*c.global.findValue("l1.k")).producer);
+    CHECK(k.parallel->origin.kind == OriginKind::Searched);
+    CHECK(c.global.search->fixedOps == 5);
+  }
+  SUBCASE("a time limit too short for any plan is an error that says so; one that is reached returns its gap") {
+    std::string tight = withParallel(gpt, ", training: true, memory_budget: 1GiB, search_time_limit: 0.000001");
+    Compiled c = compileAllRanks(tight, SearchMode::Auto);
+    if (c.errors.empty()) {
+      REQUIRE(c.global.search);
+      CHECK((c.global.search->status == "optimal" || c.global.search->status == "time_limit"));
+      CHECK(c.global.search->gap >= 0);
+    } else {
+      CHECK(c.errors.find("within search_time_limit") != std::string::npos);
+    }
+  }
+}
+
+}  // namespace irc::test
