@@ -227,6 +227,9 @@ class AutoSearch {
       }
       IntKey key = candidateKeyOf(ruleOf(id), viewOf(id));
       key.push_back(static_cast<int64_t>(resultDtype(id)));
+      // Members must cost the same: a layer reading a weight shared with an earlier one (RoPE's
+      // tables) is not its first reader.
+      for (bool first : firstReaders(id)) key.push_back(first);
       bool fixed = op.parallel->hasSharding;
       key.push_back(fixed);
       if (fixed)

@@ -1,10 +1,12 @@
 #include "passes/step_cost.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "ir/inserted_ops.h"
 #include "passes/layout_inference.h"
 #include "passes/optimal_planner.h"
+#include "passes/propagation_common.h"
 #include "passes/redistribution_planner.h"
 
 namespace irc {
@@ -108,6 +110,17 @@ TensorLayout finalResultLayout(const OpRule& rule, const OpSharding& s, int resu
 
 StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings) {
   StepTime t;
+  // Layers repeat: an edge's plan is planned once per pair of layouts.
+  std::unordered_map<IntKey, double, IntKeyHash> planned;
+  auto redistribution = [&](const TensorLayout& from, const TensorLayout& to, DType dtype) {
+    if (from == to) return 0.0;
+    IntKey key{static_cast<int64_t>(dtype)};
+    appendLayoutKey(key, from);
+    appendLayoutKey(key, to);
+    auto it = planned.find(key);
+    if (it == planned.end()) it = planned.emplace(std::move(key), redistributionTime(from, to, dtype, settings)).first;
+    return it->second;
+  };
   std::vector<bool> read(graph.values.size(), false);
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
@@ -121,7 +134,7 @@ StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings) 
       bool first = value.kind == ValueKind::Parameter && isFloat(value.type.dtype) && !read[v];
       read[v] = true;
       firstReader.push_back(first);
-      double rt = redistributionTime(layoutOfValue(graph, v), layoutNeeded(op, static_cast<int>(i)), value.type.dtype, settings);
+      double rt = redistribution(layoutOfValue(graph, v), layoutNeeded(op, static_cast<int>(i)), value.type.dtype);
       addRedistributionTime(t, rt, settings.training);
     }
     DType dtype = graph.value(op.results[0]).type.dtype;

@@ -273,3 +273,24 @@ TEST_CASE("search paths: a budget no plan meets, an op with one candidate, confi
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("the search's objective is the compiled plan's estimate when layers share a weight (the first reader pays its sync)") {
+  // l1.m reads the table l0.m read first: in training only l0.m's gradient AllReduce is the
+  // table's, so the two Muls are not one class (they were, and the objective charged l1.m too).
+  // [1, 3] cannot be split: the table is replicated on the 4 ranks and its sync costs.
+  std::string yaml =
+      "parallel: {device_num: 4, training: true}\ninputs:\n  - {name: x, shape: [1, 3], dtype: float32}\n"
+      "parameters:\n  - {name: table, shape: [1, 3], dtype: float32}\n"
+      "ops:\n  - {name: l0.m, type: Mul, inputs: [x, table]}\n  - {name: l0.r, type: ReLU, inputs: [l0.m]}\n"
+      "  - {name: l1.m, type: Mul, inputs: [l0.r, table]}\n  - {name: l1.r, type: ReLU, inputs: [l1.m]}\noutputs: [l1.r]\n";
+  Compiled c = compileAllRanks(yaml, SearchMode::Auto);
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  REQUIRE(c.global.search);
+  CHECK(c.global.search->objective == doctest::Approx(estimateStepTime(c.global, c.options).total()).epsilon(1e-9));
+  CHECK(estimateStepTime(c.global, c.options).gradientSync > 0);
+  CHECK(c.global.search->classes.size() == 3);  // l0.m, l1.m, and the two ReLUs
+}
+
+}  // namespace irc::test
