@@ -37,9 +37,10 @@ std::string searchedLines(const Graph& graph, const Op& op) {
   if (c.ops.size() > 1)
     out += fmt::format("  shares its choice with {} more op{} of the repeated layers\n", c.ops.size() - 1, c.ops.size() == 2 ? "" : "s");
   if (c.runnersUp.empty()) out += fmt::format("  it had no other candidate ({} considered)\n", c.candidates);
+  std::string where = c.ops.size() > 1 ? fmt::format(" in all {} of them", c.ops.size()) : "";
   for (const SearchAlternative& a : c.runnersUp)
-    out += fmt::format("  instead {}: the step {} {} s\n", formatStrategy(a.strategy), a.deltaSeconds >= 0 ? "takes" : "saves",
-                       formatNumber(std::abs(a.deltaSeconds)));
+    out += fmt::format("  instead {}{}: the step would take {} s {}\n", formatStrategy(a.strategy), where,
+                       formatNumber(std::abs(a.deltaSeconds)), a.deltaSeconds >= 0 ? "longer" : "less");
   return out;
 }
 

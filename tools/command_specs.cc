@@ -10,7 +10,7 @@ namespace irc::cli {
 namespace {
 
 const std::vector<OptionSpec> kModeOptions = {
-    {"--search-mode", "MODE", "override parallel.search_mode: sharding_propagation, factor_propagation, data_parallel, semi_auto"},
+    {"--search-mode", "MODE", "override parallel.search_mode: sharding_propagation, factor_propagation, data_parallel, semi_auto, auto"},
     {"--redistribution", "PLANNER", "mindspore (MindSpore's operator sequences, the default) or optimal (the cost-optimal planner)"},
     {"--dim", "NAME=VALUE", "an ONNX graph's symbolic input dim (repeatable; wins over a plan's dims)"},
     {"--device-num", "N", "an ONNX graph compiled without a plan: its device count (default 1)"},

@@ -4,10 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "dumps/explain.h"
+#include "dumps/ir_printer.h"
+#include "dumps/report.h"
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"
 #include "passes/auto_search.h"
@@ -215,6 +218,20 @@ TEST_CASE("acceptance: a 10-layer GPT on 8 devices in training under 2 GiB: the 
   CHECK(s.global.search->searchedOps == static_cast<int>(m.global.ops.size() - std::count_if(m.global.ops.begin(), m.global.ops.end(), [](const Op& op) { return op.inserted(); })));
   // The repeated layers share their variables: one class per op of a layer, plus the ends.
   CHECK(s.global.search->classes.size() < 40);
+  // Users see it: the dumps' origin, the report's search section and runner-ups, explain.
+  std::string dump = printGraph(s.global, PrintOptions{});
+  CHECK(dump.find("searched (own time ") != std::string::npos);
+  CHECK(dump.find("; next best ") != std::string::npos);
+  std::ostringstream report;
+  writeReport(report, s.global, s.options, 0, -1, nullptr);  // compact, as irc writes it
+  CHECK(report.str().find("\"search\":{\"objective_seconds\":") != std::string::npos);
+  CHECK(report.str().find("\"kind\":\"searched\",\"seconds\":") != std::string::npos);
+  CHECK(report.str().find("\"runners_up\":[{\"in_strategy\":") != std::string::npos);
+  CHECK(report.str().find("\"estimated_step_seconds\":") != std::string::npos);
+  auto text = explainOp(s.global, "l3.h2", 0);
+  REQUIRE(text);
+  CHECK(text->find("origin: searched (search_mode auto)") != std::string::npos);
+  CHECK(text->find("in all 10 of them: the step would take") != std::string::npos);
 }
 
 TEST_CASE("the searched plan of a 2-layer GPT verifies on every rank") {
