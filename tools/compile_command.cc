@@ -242,10 +242,11 @@ struct Summary {
   size_t modelOps = 0;
   CompileTotals totals;
   std::optional<MemoryEstimate> memory;
+  std::shared_ptr<const SearchSummary> search;
 };
 
 Summary summaryOf(const Graph& graph, const CompileOptions& options) {
-  Summary s{graph.name, 0, compileTotals(graph), memoryOf(graph, options)};
+  Summary s{graph.name, 0, compileTotals(graph), memoryOf(graph, options), graph.search};
   for (const Op& op : graph.ops) s.modelOps += op.inserted() ? 0 : 1;
   return s;
 }
@@ -286,8 +287,20 @@ void printMemory(const Summary& summary, const CompileOptions& options, int64_t 
                            formatBytes(peak), where, formatBytes(options.memoryBudget), fmt::join(biggest, ", "));
 }
 
+// search_mode auto: what the solver proved and what the plan is estimated at.
+void printSearch(const SearchSummary& s) {
+  std::string line = fmt::format("irc: search: {} plan of {} ops ({} classes) in {:.2f} s of solver, estimated step {:.4g} s", s.status,
+                                 s.searchedOps, s.classes.size(), s.solverSeconds, s.objective);
+  if (s.status != "optimal") line += fmt::format(" (gap {:.2g} to the proven bound)", s.gap);
+  if (s.memoryBudget > 0)
+    line += fmt::format(", peak {} within {} ({} round{})", formatBytes(s.estimatedPeak), formatBytes(s.memoryBudget), s.memoryRounds,
+                        s.memoryRounds == 1 ? "" : "s");
+  std::cerr << line << "\n";
+}
+
 void printSummary(const Summary& summary, const CompileOptions& options, size_t dumpsWritten, const std::string& dumpDir) {
   const CompileTotals& totals = summary.totals;
+  if (summary.search) printSearch(*summary.search);
   std::vector<std::string> inserted;
   for (const auto& [type, n] : totals.insertedByType) inserted.push_back(fmt::format("{} {}", n, type));
   std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", summary.name, summary.modelOps, options.deviceNum,
