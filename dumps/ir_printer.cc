@@ -92,7 +92,7 @@ class Printer {
     fmt::format_to(std::back_inserter(out_), "# IR entry: @{}\n# Total subgraphs: 1\n\n# Attrs:\n", graph_.name);
     const ParallelConfig& p = graph_.parallel;
     std::map<std::string, std::string> attrs;
-    attrs["device_num"] = std::to_string(p.deviceNum);
+    attrs["device_num"] = std::to_string(p.rankCount());
     attrs["global_rank"] = std::to_string(options_.rank);
     attrs["search_mode"] = std::string(searchModeName(options_.searchMode.value_or(p.searchMode)));
     if (p.mesh) {
@@ -231,8 +231,10 @@ class Printer {
     const std::vector<Operand>& operands = rank ? rank->operands : op.operands;
     const AttrMap& attrs = rank ? rank->attrs : op.attrs;
     const OpDef& def = *findOpDef(op.type);
-    // Concat takes its tensors through one MakeTuple node, as MindSpore prints it.
-    const bool throughTuple = !def.operands.empty() && def.operands.back().kind == OperandKind::TensorList;
+    // Concat takes its tensors through one MakeTuple node, as MindSpore prints it (a Receive, whose
+    // only operand is its Send's in the global graph, takes it directly).
+    const bool throughTuple =
+        !def.operands.empty() && def.operands.back().kind == OperandKind::TensorList && def.family != OpFamily::Receive;
     std::string tupleNode, tupleType;
     if (throughTuple) {
       std::vector<TensorType> types;

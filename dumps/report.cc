@@ -323,7 +323,7 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
   js.beginObject();
   js.member("schema_version"_key, 1);
   js.member("model"_key, graph.name);
-  js.member("device_num"_key, options.deviceNum);
+  js.member("device_num"_key, options.rankCount());
   js.member("global_rank"_key, rank);
   js.member("search_mode"_key, std::string(searchModeName(options.searchMode)));
 

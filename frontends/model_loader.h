@@ -49,6 +49,11 @@ class ModelLoader {
   void applyPlanStrategies(const YamlNode& node, std::vector<std::string>& claimedBy);
   void applyPlanShardings(const YamlNode& node);
   void applyPlanRecompute(const YamlNode& node);
+  // Per op: whether a glob names it, by its name or (a plan's node) its torch module or one
+  // enclosing it.
+  std::vector<bool> opsMatching(const std::string& glob) const;
+  // `stages:` op-name or module-path globs to pipeline stages, or `auto` (frontends/pipeline_stages.cc).
+  void readStages(const std::optional<YamlNode>& node);
   // `modules:`: DTensor's parallel styles on torch module paths (frontends/plan_modules.cc).
   void applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy);
   void applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec, const std::vector<OpId>& ops,

@@ -19,7 +19,7 @@ namespace irc::model_loading {
 namespace {
 
 const std::vector<std::string> kPlanKeys = {"name",       "graph",    "dims",     "parallel",
-                                            "modules",    "strategies", "sharding", "recompute"};
+                                            "modules",    "strategies", "sharding", "recompute", "stages"};
 const std::vector<std::string> kPlanStrategyKeys = {"in_strategy", "out_strategy", "in_layout", "out_layout", "priority",
                                                     "sharding"};
 
@@ -132,6 +132,7 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
     if (auto m = reader_.optional(root, "modules")) applyPlanModules(*m, claimedBy);
     if (auto s = reader_.optional(root, "strategies")) applyPlanStrategies(*s, claimedBy);
     if (auto r = reader_.optional(root, "recompute")) applyPlanRecompute(*r);
+    readStages(reader_.optional(root, "stages"));
   }
   if (reader_.diags().hasErrors()) return std::nullopt;
   return std::move(graph_);
@@ -197,6 +198,24 @@ void ModelLoader::applyPlanShardings(const YamlNode& node) {
   }
 }
 
+std::vector<bool> ModelLoader::opsMatching(const std::string& glob) const {
+  std::vector<bool> moduleMatched(graph_.modulePaths.size(), false);
+  for (size_t m = 0; m < graph_.modulePaths.size(); ++m) {
+    std::string path = graph_.modulePaths[m];
+    while (!moduleMatched[m] && !path.empty()) {
+      moduleMatched[m] = modulePathMatches(glob, path);
+      size_t dot = path.rfind('.');
+      path = dot == std::string::npos ? "" : path.substr(0, dot);
+    }
+  }
+  std::vector<bool> hit(graph_.ops.size(), false);
+  for (size_t id = 0; id < graph_.ops.size(); ++id) {
+    const Op& op = graph_.ops[id];
+    hit[id] = (op.modulePath >= 0 && moduleMatched[op.modulePath]) || fnmatch(glob.c_str(), op.name.c_str(), 0) == 0;
+  }
+  return hit;
+}
+
 // `recompute: ["*.mlp", ...]`: activation checkpointing of torch modules (every op of a module
 // whose path, or an enclosing module's, a glob matches, as modules: keys match) or of nodes by
 // name. A glob matching nothing is an error.
@@ -209,20 +228,11 @@ void ModelLoader::applyPlanRecompute(const YamlNode& node) {
     auto glob = reader_.string(entry, "a recompute entry");
     if (!glob) continue;
     // A module matches when it or a module enclosing it does: checkpointing a block covers its layers.
-    std::vector<bool> moduleMatched(graph_.modulePaths.size(), false);
-    for (size_t m = 0; m < graph_.modulePaths.size(); ++m) {
-      std::string path = graph_.modulePaths[m];
-      while (!moduleMatched[m] && !path.empty()) {
-        moduleMatched[m] = modulePathMatches(*glob, path);
-        size_t dot = path.rfind('.');
-        path = dot == std::string::npos ? "" : path.substr(0, dot);
-      }
-    }
+    std::vector<bool> hit = opsMatching(*glob);
     int count = 0;
-    for (Op& op : graph_.ops) {
-      bool hit = (op.modulePath >= 0 && moduleMatched[op.modulePath]) || fnmatch(glob->c_str(), op.name.c_str(), 0) == 0;
-      if (!hit) continue;
-      op.annotation->recompute = true;
+    for (size_t id = 0; id < graph_.ops.size(); ++id) {
+      if (!hit[id]) continue;
+      graph_.ops[id].annotation->recompute = true;
       ++count;
     }
     if (count == 0) {

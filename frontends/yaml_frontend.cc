@@ -25,13 +25,13 @@
 
 namespace irc::model_loading {
 
-const std::vector<std::string> kTopKeys = {"name", "parallel", "inputs", "parameters", "ops", "outputs"};
+const std::vector<std::string> kTopKeys = {"name", "parallel", "inputs", "parameters", "ops", "outputs", "stages"};
 const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank",    "search_mode",   "fully_use_devices",
                                                 "factor_strategy", "enable_alltoall", "redistribution", "device_matrix",
                                                 "alias_name",      "training",       "strategy_ckpt_load", "mesh",
                                                 "optimizer",       "memory_budget",  "enable_parallel_optimizer",
                                                 "optimizer_level", "parallel_optimizer_threshold", "cost_model",
-                                                "search_time_limit"};
+                                                "search_time_limit", "pipeline_stages", "micro_batches"};
 const std::vector<std::string> kCostModelKeys = {"alpha", "beta", "gamma", "peak_flops", "memory_bandwidth"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
@@ -125,6 +125,7 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
     readTensorShardings();  // inputs and parameters come before ops in a model file
     for (OpSource& src : sources_)
       if (src.typesOk) readAnnotations(src);
+    readStages(reader_.optional(root, "stages"));
   }
   readOutputs(reader_.optional(root, "outputs"));
   if (reader_.diags().hasErrors()) return std::nullopt;
@@ -202,33 +203,60 @@ std::optional<DeviceMatrix> ModelLoader::readNamedMesh(const YamlNode& node) {
   return mesh;
 }
 
-// device_num and global_rank; false when they are unusable.
+// pipeline_stages, device_num and global_rank; false when they are unusable. device_num counts
+// every stage's ranks; a mesh and every strategy one stage's (device_num / pipeline_stages).
 bool ModelLoader::readDeviceCount(const YamlNode& node, const std::optional<DeviceMatrix>& mesh) {
   ParallelConfig& p = graph_.parallel;
   bool ok = true;
+  int64_t stages = 1;
+  if (auto n = reader_.optional(node, "pipeline_stages")) {
+    auto v = reader_.integer(*n, "pipeline_stages");
+    if (v && (*v < 1 || *v > kMaxDeviceNum)) {
+      reader_.error(*n, fmt::format("pipeline_stages must be in 1 .. {}; got {}", kMaxDeviceNum, *v));
+      ok = false;
+    } else if (v) {
+      stages = *v;
+    } else {
+      ok = false;
+    }
+  }
+  int64_t total = 0;
   if (!reader_.optional(node, "device_num") && reader_.optional(node, "mesh")) {
     // The mesh's product; a bad mesh was reported already (no second error for device_num).
-    if (mesh) p.deviceNum = mesh->deviceCount();
+    if (mesh) total = mesh->deviceCount() * stages;
     else ok = false;
   } else if (auto n = reader_.required(node, "device_num", "'parallel'")) {
     auto v = reader_.integer(*n, "device_num");
     if (v && (*v < 1 || *v > kMaxDeviceNum))
       reader_.error(*n, fmt::format("device_num must be in 1 .. {} (docs/limits.md); got {}", kMaxDeviceNum, *v));
-    if (v && *v >= 1 && *v <= kMaxDeviceNum) p.deviceNum = *v;
+    if (v && *v >= 1 && *v <= kMaxDeviceNum) total = *v;
     else ok = false;
+    if (ok && total % stages != 0) {
+      reader_.error(*n, fmt::format("device_num {} is not a multiple of pipeline_stages {}: every stage has as many ranks", total,
+                                    stages));
+      ok = false;
+    }
   } else {
     ok = false;
   }
-  if (mesh && ok && p.deviceNum != mesh->deviceCount()) {
+  int64_t perStage = ok ? total / stages : 1;
+  if (mesh && ok && perStage != mesh->deviceCount()) {
     reader_.error(*reader_.optional(node, "device_num"),
-                  fmt::format("device_num is {}; the mesh {} has {} devices", p.deviceNum, formatIntTuple(mesh->dims),
-                              mesh->deviceCount()));
+                  stages == 1 ? fmt::format("device_num is {}; the mesh {} has {} devices", total, formatIntTuple(mesh->dims),
+                                            mesh->deviceCount())
+                              : fmt::format("device_num is {} over {} pipeline stages ({} a stage); the mesh {} has {} devices",
+                                            total, stages, perStage, formatIntTuple(mesh->dims), mesh->deviceCount()));
     ok = false;
+  }
+  if (ok) {
+    p.deviceNum = perStage;
+    p.pipelineStages = stages;
   }
   if (auto n = reader_.optional(node, "global_rank")) {
     auto v = reader_.integer(*n, "global_rank");
-    if (v && (*v < 0 || *v >= p.deviceNum)) {
-      reader_.error(*n, fmt::format("global_rank {} is not a rank of {} devices (valid: 0 .. {})", *v, p.deviceNum, p.deviceNum - 1));
+    int64_t ranks = ok ? total : p.deviceNum;
+    if (v && (*v < 0 || *v >= ranks)) {
+      reader_.error(*n, fmt::format("global_rank {} is not a rank of {} devices (valid: 0 .. {})", *v, ranks, ranks - 1));
       ok = false;
     } else if (v) {
       p.globalRank = *v;
@@ -279,6 +307,11 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
       else p.searchTimeLimit = *v;
     }
   if (auto n = reader_.optional(node, "cost_model")) readCostModel(*n);
+  if (auto n = reader_.optional(node, "micro_batches"))
+    if (auto v = reader_.integer(*n, "micro_batches")) {
+      if (*v < 1 || *v > kMaxDeviceNum) reader_.error(*n, fmt::format("micro_batches must be in 1 .. {}; got {}", kMaxDeviceNum, *v));
+      else p.microBatches = *v;
+    }
   if (auto n = reader_.optional(node, "enable_alltoall"))
     if (auto b = reader_.boolean(*n, "enable_alltoall")) p.enableAlltoall = *b;
   if (auto n = reader_.optional(node, "redistribution"))

@@ -43,6 +43,10 @@ std::optional<int> DeviceMatrix::axisIndex(std::string_view name) const {
 
 std::vector<int64_t> groupAlongAxes(const DeviceMatrix& mesh, int64_t deviceRank, const std::vector<int>& axes) {
   std::vector<int64_t> base = mesh.coord(deviceRank);
+  // A rank past the mesh is in a later pipeline stage's block of as many ranks: its group is the
+  // same one shifted to that block.
+  int64_t count0 = mesh.deviceCount();
+  int64_t offset = count0 > 0 ? deviceRank - deviceRank % count0 : 0;
   // Enumerate the sub-mesh of `axes` in row-major order over ascending axis index: since ranks
   // are row-major too, the result comes out ascending.
   std::vector<int> sorted(axes);
@@ -58,7 +62,7 @@ std::vector<int64_t> groupAlongAxes(const DeviceMatrix& mesh, int64_t deviceRank
       c[sorted[i]] = rest % mesh.dims[sorted[i]];
       rest /= mesh.dims[sorted[i]];
     }
-    ranks.push_back(mesh.rankOf(c));
+    ranks.push_back(mesh.rankOf(c) + offset);
   }
   return ranks;
 }

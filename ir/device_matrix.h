@@ -24,7 +24,8 @@ struct DeviceMatrix {
 };
 
 // The ranks that agree with `deviceRank` on every axis not in `axes`, ascending: the group of a
-// collective along those axes.
+// collective along those axes. A rank past the mesh's devices (a later pipeline stage) gets the
+// group of its position within its own block of deviceCount() ranks.
 std::vector<int64_t> groupAlongAxes(const DeviceMatrix& mesh, int64_t deviceRank, const std::vector<int>& axes);
 
 // MindSpore's communication group name: `<n>-<std::hash of "r0-r1-...">` (64-bit libstdc++).

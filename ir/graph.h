@@ -64,6 +64,7 @@ enum class InsertedRole {
   ForwardOp,       // completes or converts a result of its owner (the producer) for all consumers
   ReplaceGraph,    // part of its owner's local replacement (a masked lookup, a class offset)
   Mirror,          // a training graph's _MirrorOperator before its owner
+  Transfer,        // a pipeline Send (owner: the producer) or Receive (owner: the first consumer)
 };
 
 // An operand is a value or a constant (Reshape's shape, Cast's dtype, a reduction's axis, ...).
@@ -106,11 +107,24 @@ struct Op {
   // Inserted ops: the model op they belong to and what they do for it.
   OpId owner = kNoId;
   InsertedRole role = InsertedRole::None;
+  // The pipeline stage that runs it (0 without pipeline parallelism): a model op's from the
+  // model's `stages:`, an inserted op's from the op it works for (a Send's, its producer's).
+  int32_t stage = 0;
 
   bool inserted() const { return modelIndex < 0; }
 
   SourceLoc attrLoc(std::string_view attr) const;
   // Its definition, family and rules are the ops floor's: defOf(op) (ops/op_defs.h).
+};
+
+// One value crossing pipeline stages: the Send on the producing stage's ranks and the Receive
+// on the consuming stage's, paired by their tag.
+struct PipelineTransfer {
+  OpId send = kNoId, receive = kNoId;
+  ValueId value = kNoId;  // the value sent (the producer's, after its forward ops)
+  int32_t fromStage = 0, toStage = 0;
+  int64_t tag = 0;
+  double bytesPerRank = 0;  // each sending rank's local slice
 };
 
 // One edge's redistribution, for reports and `irc explain`.
@@ -145,6 +159,12 @@ class Graph {
   // shape slicing; -1 before any op is inserted.
   int64_t insertedOpsRank = -1;
   std::vector<RedistributionRecord> redistributions;  // per edge, in print order
+  // With pipeline stages (set where the Send/Receive pairs are inserted): the ranks of a stage;
+  // 0 without. A rank's local graph: its stage (its order holds that stage's ops only).
+  int64_t stageDevices = 0;
+  int32_t stage = 0;
+  // Send/Receive pairs at the pipeline's stage boundaries, in order (docs/pipeline.md).
+  std::vector<PipelineTransfer> transfers;
   // search_mode auto's account of the plan (shared by the graph's copies).
   std::shared_ptr<const SearchSummary> search;
 

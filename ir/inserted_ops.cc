@@ -15,6 +15,8 @@ std::string_view opTypeOfStep(const RedistStep& step) {
     case RedistStep::Kind::RealDiv: return "RealDiv";
     case RedistStep::Kind::VocabOffset: return "Sub";
     case RedistStep::Kind::Mirror: return "_MirrorOperator";
+    case RedistStep::Kind::Send: return "Send";
+    case RedistStep::Kind::Receive: return "Receive";
   }
   return "";
 }
@@ -79,6 +81,19 @@ void applyRankArgs(const RedistStep& s, AttrMap& attrs, std::vector<Operand>& op
       attrs["dev_num"] = s.groupSize();
       attrs["mean_flag"] = true;
       break;
+    case RedistStep::Kind::Send:
+    case RedistStep::Kind::Receive: {
+      // The pipeline group: the ranks at this rank's position in every stage; the peer is named
+      // by its stage, its rank in that group (as MindSpore's pipeline split does).
+      std::vector<int64_t> group = stepGroup(s, rank);
+      attrs["group"] = mindsporeGroupName(group);
+      attrs["group_back"] = mindsporeGroupName(group);
+      attrs["group_ranks"] = groupRanksText(group);
+      attrs[s.kind == RedistStep::Kind::Send ? "dest_rank" : "src_rank"] = s.peerStage;
+      attrs["sr_tag"] = s.srTag;
+      attrs["shape"] = IntTuple(s.localBefore.begin(), s.localBefore.end());
+      break;
+    }
     case RedistStep::Kind::Reshape:
     case RedistStep::Kind::RealDiv:
       break;

@@ -44,7 +44,15 @@ struct CostModel {
 // The settings a compile runs with that a model's `parallel` block gives (the command line may
 // override some of them in passes/compile_options.h's CompileOptions, which extends this).
 struct ParallelSettings {
+  // The devices an op's strategy spreads over: all of them, or with pipeline stages one stage's
+  // (the model's device_num / pipeline_stages). rankCount() is every rank.
   int64_t deviceNum = 1;
+  // Pipeline parallelism (docs/pipeline.md): stages of deviceNum ranks each (stage s holds ranks
+  // s * deviceNum .. (s + 1) * deviceNum - 1), micro-batches per step, and `stages: auto`.
+  int64_t pipelineStages = 1;
+  int64_t microBatches = 1;
+  bool autoStages = false;
+  int64_t rankCount() const { return deviceNum * pipelineStages; }
   int64_t globalRank = 0;
   SearchMode searchMode = SearchMode::ShardingPropagation;
   bool fullyUseDevices = true;

@@ -38,6 +38,7 @@ double stepSendBytes(const RedistStep& step, int dtypeBytes) {
     case RedistStep::Kind::AllReduce: return 2 * (n - 1) / n * in;
     case RedistStep::Kind::ReduceScatter: return (n - 1) / n * in;
     case RedistStep::Kind::AlltoAll: return (n - 1) / n * in;
+    case RedistStep::Kind::Send: return in;
     default: return 0;
   }
 }

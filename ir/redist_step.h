@@ -17,7 +17,9 @@ struct RedistStep {
   // table row the rank holds (its index along `axes` times `rows`).
   // Mirror: a training graph's _MirrorOperator (identity forward; the gradient AllReduce over
   // `axes`, the replica group of a parameter as its consumer reads it).
-  enum class Kind { Reshape, Split, Gather, AlltoAll, AllReduce, ReduceScatter, RealDiv, VocabOffset, Mirror };
+  // Send/Receive: a pipeline transfer; `mesh` is (stages, devices of a stage) and `axes` {0}, so
+  // a rank's group is its pipeline group (the ranks of the same position in every stage).
+  enum class Kind { Reshape, Split, Gather, AlltoAll, AllReduce, ReduceScatter, RealDiv, VocabOffset, Mirror, Send, Receive };
   Kind kind = Kind::Split;
   int dim = -1;         // Split: the sliced dim; Gather: the concat dim; AlltoAll: split_dim
   int concatDim = -1;   // AlltoAll: the dim it concatenates (the one giving the axis up)
@@ -34,6 +36,10 @@ struct RedistStep {
   // Mirror under optimizer parallel: the gradient is reduce-scattered onto the parameter's
   // shards instead of all-reduced.
   bool shardedGradient = false;
+  // Send/Receive: the other side's stage (MindSpore's dest_rank / src_rank: the peer's rank in
+  // the pipeline group) and the pair's tag.
+  int64_t peerStage = -1;
+  int64_t srTag = 0;
 
   int64_t groupSize() const;
   bool operator==(const RedistStep&) const = default;

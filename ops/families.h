@@ -61,5 +61,6 @@ const OpFamilyRules& scatterND();
 const OpFamilyRules& opaque();          // an ONNX node irc keeps without semantics
 const OpFamilyRules& communication();   // the inserted collectives and _MirrorOperator: no rule
 const OpFamilyRules& stridedSlice();    // inserted by the redistribution pass
+const OpFamilyRules& pipelineTransfer();  // Send and Receive at pipeline stage boundaries
 
 }  // namespace irc::families

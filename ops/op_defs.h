@@ -62,6 +62,8 @@ enum class OpFamily {
   AllReduce, AllGather, ReduceScatter, AlltoAll, StridedSlice,
   // training graphs: the identity forward, the gradient AllReduce of a replicated parameter
   Mirror,
+  // pipeline parallelism: a value's transfer between stages (docs/pipeline.md)
+  Send, Receive,
 };
 
 // How an op's strategy is written (parallel-semantics.md §2).

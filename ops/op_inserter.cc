@@ -20,6 +20,7 @@ ValueId OpInserter::add(std::string name, std::string instance, std::string type
   op.reason = std::move(reason);
   op.owner = owner_;
   op.role = role_;
+  op.stage = owner_ != kNoId ? graph_.op(owner_).stage : 0;
   OpId id = graph_.addOp(std::move(op), results);
   materializeForRank(graph_.op(id), rank_);
   order.push_back(id);

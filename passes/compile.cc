@@ -6,7 +6,7 @@ namespace irc {
 
 std::vector<int64_t> CompileOptions::everyRank() const {
   std::vector<int64_t> all;
-  for (int64_t r = 0; r < deviceNum; ++r) all.push_back(r);
+  for (int64_t r = 0; r < rankCount(); ++r) all.push_back(r);
   return all;
 }
 

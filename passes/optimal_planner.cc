@@ -31,6 +31,8 @@ double stepTime(const RedistStep& step, int dtypeBytes, const CostModel& m) {
     case RedistStep::Kind::RealDiv:
     case RedistStep::Kind::VocabOffset: return b * m.gamma;
     case RedistStep::Kind::Mirror: return 0;
+    case RedistStep::Kind::Send: return m.alpha + b * m.beta;  // one message to one peer
+    case RedistStep::Kind::Receive: return 0;
   }
   return 0;
 }

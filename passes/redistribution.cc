@@ -24,6 +24,7 @@
 #include "ops/int_key.h"
 #include "ops/op_inserter.h"
 #include "passes/optimal_planner.h"
+#include "passes/pipeline_split.h"
 #include "passes/redistribution_planner.h"
 
 namespace irc {
@@ -173,6 +174,7 @@ class RedistributionPass : public Pass {
         return PassStatus::Failed;
       }
     PlannerOptions options{options_.enableAlltoall, 4};
+    if (options_.pipelineStages > 1 && options_.autoStages) assignAutoStages(graph, options_);
     if (options_.redistribution == RedistributionMode::Optimal) fuseReductionsIntoEdges(graph);
     OpInserter ins(graph, options_.globalRank);
     std::vector<ValueId> current(graph.values.size());
@@ -194,6 +196,10 @@ class RedistributionPass : public Pass {
     }
     for (ValueId& out : graph.outputs) out = current[out];
     graph.order = std::move(ins.order);
+    if (options_.pipelineStages > 1) {
+      insertPipelineTransfers(graph, options_);
+      return PassStatus::Changed;
+    }
     // Every layout already fit: the graph is as it was (no op, no rename, no record).
     return ins.insertedCount() == 0 ? PassStatus::Unchanged : PassStatus::Changed;
   }

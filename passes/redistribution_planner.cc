@@ -172,6 +172,8 @@ RedistCost stepCost(const RedistStep& step, int dtypeBytes) {
     case RedistStep::Kind::RealDiv:
     case RedistStep::Kind::VocabOffset: return {0, p};
     case RedistStep::Kind::Mirror: return {0, 0};
+    case RedistStep::Kind::Send: return {p, 0};
+    case RedistStep::Kind::Receive: return {0, 0};
   }
   return {};
 }

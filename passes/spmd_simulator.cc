@@ -78,6 +78,9 @@ using RankValues = std::map<int64_t, std::vector<Buffer>>;
 
 Buffer share(TensorValue t) { return std::make_shared<const TensorValue>(std::move(t)); }
 
+// Whether a rank's graph runs the op: with pipeline stages, only its own stage's ops.
+bool runs(const Graph& g, OpId id) { return g.stageDevices == 0 || g.op(id).stage == g.stage; }
+
 bool sameConstantsAndAttrs(const Op& a, const Op& b) {
   for (size_t i = 0; i < a.operands.size(); ++i)
     if (a.operands[i].constant != b.operands[i].constant) return false;
@@ -89,6 +92,7 @@ bool sameConstantsAndAttrs(const Op& a, const Op& b) {
 void runLocalOnRanks(const std::map<int64_t, Graph>& locals, OpId id, RankValues& values) {
   std::map<std::vector<const TensorValue*>, std::vector<int64_t>> computedWith;
   for (const auto& [rank, g] : locals) {
+    if (!runs(g, id)) continue;
     const Op& op = g.op(id);
     std::vector<const TensorValue*> in;
     for (const Operand& o : op.operands) in.push_back(o.isValue() ? values[rank][o.value].get() : nullptr);
@@ -113,6 +117,7 @@ void runCollectiveOnRanks(const std::map<int64_t, Graph>& locals, OpId id, RankV
   std::map<std::vector<int64_t>, Buffer> perGroup;  // the group's reduction or gathering
   std::vector<std::pair<int64_t, Buffer>> out;
   for (const auto& [rank, g] : locals) {
+    if (!runs(g, id)) continue;
     const Op& op = g.op(id);
     // The group and reduction come from the op's step (typed), not from its printed attributes.
     const RedistStep& step = *op.step;
@@ -149,8 +154,22 @@ void runCollectiveOnRanks(const std::map<int64_t, Graph>& locals, OpId id, RankV
   }
   // Written after all ranks read their operands (an operand is never a result of the same op,
   // but a group's members are read by every member).
+  if (out.empty()) return;
   ValueId result = locals.begin()->second.op(id).results[0];
   for (auto& [rank, buffer] : out) values[rank][result] = std::move(buffer);
+}
+
+// A Receive on every rank of its stage: the data its Send passed on at the rank of the same
+// position in the sending stage (the global Receive reads that Send's result).
+void runReceiveOnRanks(const Graph& global, const std::map<int64_t, Graph>& locals, OpId id, RankValues& values) {
+  const Op& receive = global.op(id);
+  ValueId sent = receive.operands[0].value;
+  int64_t fromStage = receive.step->peerStage;
+  for (const auto& [rank, g] : locals) {
+    if (!runs(g, id)) continue;
+    int64_t peer = rank - (g.stage - fromStage) * g.stageDevices;
+    values[rank][receive.results[0]] = values.at(peer)[sent];
+  }
 }
 
 bool isCollective(const Op& op) {
@@ -253,8 +272,10 @@ void compareOnEveryRank(const Graph& global, const std::map<int64_t, Graph>& loc
   double scale = 0;
   for (double x : ref[modelValue].data)
     if (std::isfinite(x)) scale = std::max(scale, std::fabs(x));
+  OpId producer = global.value(produced).producer;
   for (const auto& entry : locals) {
     int64_t rank = entry.first;
+    if (producer != kNoId && !runs(entry.second, producer)) continue;
     auto ranges = layout.sliceRanges(rank);
     TensorValue want = sliceOf(ref[modelValue], ranges);
     // A value left partial (the optimal planner reduces it on the edge) is compared as the sum
@@ -320,6 +341,7 @@ class Lockstep {
       sliceForRanks(gop);  // before the reference may drop an input at its last read below
       if (!gop.inserted()) runReference(original_.op(id));
       if (isCollective(gop)) runCollectiveOnRanks(locals_, id, values_);
+      else if (familyOf(gop) == OpFamily::Receive) runReceiveOnRanks(global_, locals_, id, values_);
       else runLocalOnRanks(locals_, id, values_);
       for (const Operand& o : gop.operands)
         if (o.isValue() && rankReads_.read(o.value)) freeOnRanks(o.value);
@@ -368,6 +390,7 @@ class Lockstep {
       makeReference(o.value);
       std::map<std::vector<std::pair<int64_t, int64_t>>, Buffer> bySlice;
       for (const auto& [rank, g] : locals_) {
+        if (!g.value(o.value).rankSlice.written()) continue;  // a pipelined rank of a stage not reading it
         const auto& ranges = g.value(o.value).rankSlice->ranges;
         Buffer& b = bySlice[ranges];
         if (!b) b = share(sliceOf(ref_[o.value], ranges));

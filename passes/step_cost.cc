@@ -108,7 +108,7 @@ TensorLayout finalResultLayout(const OpRule& rule, const OpSharding& s, int resu
   return l;
 }
 
-StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings) {
+StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings, int stage) {
   StepTime t;
   // Layers repeat: an edge's plan is planned once per pair of layouts.
   std::unordered_map<IntKey, double, IntKeyHash> planned;
@@ -125,6 +125,11 @@ StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings) 
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted() || !op.parallel->layoutsInferred || !op.parallel->hasSharding || !op.parallel->rule) continue;
+    if (stage >= 0 && op.stage != stage) {
+      for (const Operand& o : op.operands)
+        if (o.isValue()) read[modelValueBehind(graph, o.value)] = true;
+      continue;
+    }
     OpView view = viewOf(graph, op);
     std::vector<bool> firstReader;
     for (size_t i = 0; i < op.operands.size(); ++i) {

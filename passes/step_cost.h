@@ -56,7 +56,8 @@ void addRedistributionTime(StepTime& t, double seconds, bool training);
 TensorLayout finalResultLayout(const OpRule& rule, const OpSharding& s, int result, const Shape& shape);
 
 // The estimate of a compiled graph (after layout inference): every model op's time and every
-// model edge's redistribution, from the layouts the passes chose.
-StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings);
+// model edge's redistribution, from the layouts the passes chose. With `stage` >= 0 only that
+// pipeline stage's ops and the edges into them.
+StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings, int stage = -1);
 
 }  // namespace irc

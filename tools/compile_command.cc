@@ -303,7 +303,7 @@ void printSummary(const Summary& summary, const CompileOptions& options, size_t 
   if (summary.search) printSearch(*summary.search);
   std::vector<std::string> inserted;
   for (const auto& [type, n] : totals.insertedByType) inserted.push_back(fmt::format("{} {}", n, type));
-  std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", summary.name, summary.modelOps, options.deviceNum,
+  std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", summary.name, summary.modelOps, options.rankCount(),
                            inserted.empty() ? "nothing" : fmt::format("{}", fmt::join(inserted, ", ")));
   if (options.training)
     std::cerr << fmt::format("irc: per rank: {} bytes of forward communication, {} bytes of gradient {}, {} bytes of "
@@ -328,13 +328,13 @@ void applyCompileArgs(const CompileArgs& a, CompileOptions& options) {
   if (a.searchTimeLimit) options.searchTimeLimit = *a.searchTimeLimit;
   options.passes = a.passes;
   options.stopAfter = a.stopAfter;
-  if (a.rank && (*a.rank < 0 || *a.rank >= options.deviceNum))
-    throw UsageError(fmt::format("--rank {} is not a rank of {} devices (valid: 0 .. {})", *a.rank, options.deviceNum,
-                                 options.deviceNum - 1));
-  if (a.allRanks && options.deviceNum > a.maxRanks)
+  if (a.rank && (*a.rank < 0 || *a.rank >= options.rankCount()))
+    throw UsageError(fmt::format("--rank {} is not a rank of {} devices (valid: 0 .. {})", *a.rank, options.rankCount(),
+                                 options.rankCount() - 1));
+  if (a.allRanks && options.rankCount() > a.maxRanks)
     throw UsageError(fmt::format("--all-ranks would write {} rank folders; the limit is {} (raise it with --max-ranks N, "
                                  "or dump one rank with --rank R)",
-                                 options.deviceNum, a.maxRanks));
+                                 options.rankCount(), a.maxRanks));
   options.ranks = a.allRanks ? options.everyRank() : std::vector<int64_t>{a.rank.value_or(options.globalRank)};
 }
 

@@ -52,8 +52,8 @@ std::optional<Stages> stagesOfModel(const std::string& path, int64_t rank, Color
   auto loaded = loadModelOrReport(path, color);
   if (!loaded) return std::nullopt;
   CompileOptions options = loaded->options;
-  if (rank >= options.deviceNum)
-    throw UsageError(fmt::format("--rank {} is not a rank of '{}' ({} devices)", rank, path, options.deviceNum));
+  if (rank >= options.rankCount())
+    throw UsageError(fmt::format("--rank {} is not a rank of '{}' ({} devices)", rank, path, options.rankCount()));
   options.ranks = {rank};
   TextCapture capture(rank);
   PassContext context{*loaded->diags};

@@ -86,7 +86,7 @@ ExitStatus runExplain(const std::vector<std::string>& args) {
   DiagnosticEngine& diags = *loaded->diags;
   CompileOptions options = loaded->options;
   int64_t r = rank.value_or(options.globalRank);
-  if (r < 0 || r >= options.deviceNum) throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.deviceNum));
+  if (r < 0 || r >= options.rankCount()) throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.rankCount()));
   std::string name = positional[1];
   bool byNumber = name.size() > 1 && name[0] == '%' && name.find_first_not_of("0123456789", 1) == std::string::npos;
   // A %N needs the dump it refers to: run through that pass (validate is per rank) as well.

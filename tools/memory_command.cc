@@ -98,7 +98,7 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
   if (optimizer) options.optimizer = *optimizer;
   if (budget) options.memoryBudget = *budget;
   int64_t r = rank.value_or(options.globalRank);
-  if (r < 0 || r >= options.deviceNum) throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.deviceNum));
+  if (r < 0 || r >= options.rankCount()) throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.rankCount()));
   options.stopAfter = "redistribution";
   options.ranks = {r};
   PassContext context{*loaded->diags};
@@ -111,7 +111,7 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
   if (!memory) throw InternalError("the memory estimate needs every op's layouts after redistribution");
   std::cout << memoryTable(*memory, graph, options, r);
   if (!plot.empty()) {
-    std::string title = fmt::format("{}: live bytes of rank {} of {}", graph.name, r, options.deviceNum);
+    std::string title = fmt::format("{}: live bytes of rank {} of {}", graph.name, r, options.rankCount());
     if (auto err = writeFileAtomically(plot, memoryPlotSvg(*memory, title))) {
       std::cerr << "irc: error: " << *err << "\n";
       return ExitStatus::Rejected;

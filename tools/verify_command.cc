@@ -181,10 +181,10 @@ ExitStatus runVerify(const std::vector<std::string>& args) {
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
   CompileOptions compileOptions = loaded->options;
-  if (compileOptions.deviceNum > maxRanks)
+  if (compileOptions.rankCount() > maxRanks)
     throw UsageError(fmt::format("irc verify simulates every rank: {} devices is past the limit of {} (raise it with "
                                  "--max-ranks N)",
-                                 compileOptions.deviceNum, maxRanks));
+                                 compileOptions.rankCount(), maxRanks));
   compileOptions.ranks = compileOptions.everyRank();
   std::map<ValueId, TensorValue> given = std::move(loaded->parameterData);
   if (!inputsPath.empty()) {

@@ -1,0 +1,85 @@
+// `stages:` (docs/pipeline.md): which pipeline stage runs each op. Globs name ops (or, in a plan,
+// torch modules); an op no glob names runs in the latest stage of the ops it reads (a chain's
+// unnamed ops follow the op before them). Values flow from earlier stages to later ones only.
+#include <fmt/format.h>
+
+#include "frontends/model_loader.h"
+
+namespace irc::model_loading {
+
+void ModelLoader::readStages(const std::optional<YamlNode>& node) {
+  ParallelConfig& p = graph_.parallel;
+  if (!node) {
+    if (p.pipelineStages > 1)
+      reader_.diags().error(p.loc, fmt::format("pipeline_stages {} needs `stages:`: op-name globs to stage numbers "
+                                               "(stages: {{\"l0.*\": 0, \"l1.*\": 1}}), or stages: auto",
+                                               p.pipelineStages));
+    return;
+  }
+  if (p.pipelineStages == 1) {
+    reader_.error(*node, "stages: needs parallel.pipeline_stages (more than one stage)");
+    return;
+  }
+  if (node->IsScalar() && node->Scalar() == "auto") {
+    p.autoStages = true;
+    return;
+  }
+  if (!node->IsMap()) {
+    reader_.error(*node, fmt::format("stages must map op-name (or module-path) globs to stage numbers, or be auto; got {}",
+                                     describeNode(*node)));
+    return;
+  }
+  std::vector<int32_t> stageOf(graph_.ops.size(), -1);
+  for (auto it = node->begin(); it != node->end(); ++it) {
+    std::string glob = it->first.Scalar();
+    auto stage = reader_.integer(it->second, fmt::format("stages.{}", glob));
+    if (!stage) continue;
+    if (*stage < 0 || *stage >= p.pipelineStages) {
+      reader_.error(it->second, fmt::format("stage {} of '{}' is not a stage of {} (valid: 0 .. {})", *stage, glob, p.pipelineStages,
+                                            p.pipelineStages - 1));
+      continue;
+    }
+    // The first key naming an op wins.
+    std::vector<bool> hit = opsMatching(glob);
+    int count = 0;
+    for (size_t id = 0; id < hit.size(); ++id)
+      if (hit[id] && !graph_.ops[id].inserted()) {
+        ++count;
+        if (stageOf[id] < 0) stageOf[id] = static_cast<int32_t>(*stage);
+      }
+    if (count == 0) {
+      std::vector<std::string> names(graph_.modulePaths.begin(), graph_.modulePaths.end());
+      for (const Op& op : graph_.ops) names.push_back(op.name);
+      reader_.error(it->first, fmt::format("stages key '{}' matches no op{} of the graph; {}", glob,
+                                           graph_.modulePaths.empty() ? "" : " or module", closestNames(glob, names)));
+    }
+  }
+  if (reader_.diags().hasErrors()) return;
+  std::vector<int> opsIn(p.pipelineStages, 0);
+  for (OpId id : graph_.order) {
+    Op& op = graph_.op(id);
+    int32_t latest = 0;
+    const Op* lateProducer = nullptr;
+    for (const Operand& o : op.operands) {
+      if (!o.isValue()) continue;
+      OpId producer = graph_.value(o.value).producer;
+      if (producer == kNoId || stageOf[producer] <= latest) continue;
+      latest = stageOf[producer];
+      lateProducer = &graph_.op(producer);
+    }
+    if (stageOf[id] < 0) stageOf[id] = latest;
+    if (stageOf[id] < latest) {
+      reader_.diags().error(op.loc, fmt::format("op '{}' is in pipeline stage {} but reads '{}' of stage {}: a stage reads only "
+                                                "what earlier stages (or its own) computed",
+                                                op.name, stageOf[id], lateProducer->name, latest));
+      continue;
+    }
+    op.stage = stageOf[id];
+    ++opsIn[op.stage];
+  }
+  for (int s = 0; s < p.pipelineStages; ++s)
+    if (opsIn[s] == 0)
+      reader_.error(*node, fmt::format("pipeline stage {} has no op: each of the {} stages needs at least one", s, p.pipelineStages));
+}
+
+}  // namespace irc::model_loading

@@ -1,0 +1,203 @@
+#include "passes/pipeline_split.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "ir/inserted_ops.h"
+#include "ops/op_family.h"
+#include "ops/op_inserter.h"
+#include "ops/op_sharding.h"
+#include "passes/layout_inference.h"
+#include "passes/step_cost.h"
+
+namespace irc {
+namespace {
+
+double localBytes(const TensorLayout& l, DType dtype) { return static_cast<double>(numElements(l.sliceShape())) * byteSize(dtype); }
+
+int optimizerStates(Optimizer o) { return o == Optimizer::AdamW || o == Optimizer::Adam ? 2 : o == Optimizer::Momentum ? 1 : 0; }
+
+// What one model op adds to its stage: its time (and its input edges'), the bytes it holds for
+// the whole step (its parameters, in training their gradients and optimizer states) and the
+// bytes one micro-batch keeps for its backward.
+struct OpLoad {
+  double seconds = 0;
+  double resident = 0;
+  double savedPerMicroBatch = 0;
+};
+
+std::vector<OpLoad> loadsOf(const Graph& g, const CompileOptions& o) {
+  std::vector<OpLoad> loads(g.ops.size());
+  std::vector<bool> read(g.values.size(), false);
+  for (OpId id : g.order) {
+    const Op& op = g.op(id);
+    if (op.inserted() || !op.parallel->layoutsInferred || !op.parallel->hasSharding || !op.parallel->rule) continue;
+    OpLoad& load = loads[id];
+    std::vector<bool> first;
+    int k = 0;
+    SavedForBackward saved = o.training ? rulesOf(op).savedForBackward(op) : SavedForBackward{};
+    StepTime t;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (!op.operands[i].isValue()) continue;
+      ValueId v = op.operands[i].value;
+      const Value& value = g.value(v);
+      const TensorLayout& need = layoutNeeded(op, static_cast<int>(i));
+      bool param = value.kind == ValueKind::Parameter;
+      first.push_back(param && isFloat(value.type.dtype) && !read[v]);
+      if (first.back()) {
+        double b = localBytes(need, value.type.dtype);
+        load.resident += o.training ? 2 * b + b / byteSize(value.type.dtype) * 4 * optimizerStates(o.optimizer) : b;
+      }
+      read[v] = true;
+      if (!param && std::count(saved.operands.begin(), saved.operands.end(), static_cast<int>(i)) > 0)
+        load.savedPerMicroBatch += localBytes(need, value.type.dtype);
+      addRedistributionTime(t, redistributionTime(layoutOfValue(g, v), need, value.type.dtype, o), o.training);
+      ++k;
+    }
+    for (int r : saved.results)
+      if (r < static_cast<int>(op.results.size()))
+        load.savedPerMicroBatch += localBytes(op.parallel->outputLayouts[r], g.value(op.results[r]).type.dtype);
+    addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(g, op), g.value(op.results[0]).type.dtype, first, o),
+              o.training);
+    load.seconds = t.total();
+  }
+  return loads;
+}
+
+// 1F1B: stage s has min(P - s, M) micro-batches' activations in flight at its peak.
+int64_t inFlight(int64_t stage, const ParallelSettings& s) { return std::min(s.pipelineStages - stage, s.microBatches); }
+
+// The cut of `ops` (in order) into at most P runs each within `limit` seconds and the budget;
+// returns each op's stage, or empty when more runs are needed.
+std::vector<int32_t> greedyCut(const std::vector<OpId>& ops, const std::vector<OpLoad>& loads, double limit, const CompileOptions& o) {
+  std::vector<int32_t> stage(ops.size(), 0);
+  int32_t s = 0;
+  double seconds = 0, resident = 0, saved = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const OpLoad& l = loads[ops[i]];
+    auto fits = [&](int32_t at, double t, double r, double sv) {
+      return t <= limit && (o.memoryBudget <= 0 || r + static_cast<double>(inFlight(at, o)) * sv <= o.memoryBudget);
+    };
+    if (i > 0 && !fits(s, seconds + l.seconds, resident + l.resident, saved + l.savedPerMicroBatch)) {
+      ++s;
+      seconds = resident = saved = 0;
+      if (s >= o.pipelineStages) return {};
+    }
+    if (!fits(s, l.seconds, l.resident, l.savedPerMicroBatch) && seconds == 0) return {};
+    seconds += l.seconds;
+    resident += l.resident;
+    saved += l.savedPerMicroBatch;
+    stage[i] = s;
+  }
+  // Fewer runs than stages: split the last runs (a later stage holds fewer micro-batches, so
+  // moving ops later keeps the memory within the budget and no stage gets slower).
+  int32_t used = s + 1;
+  for (size_t i = ops.size(); used < o.pipelineStages && i-- > 1;) {
+    if (stage[i] != stage[i - 1]) continue;
+    for (size_t j = i; j < ops.size(); ++j) ++stage[j];
+    ++used;
+  }
+  if (used < o.pipelineStages) return {};
+  return stage;
+}
+
+}  // namespace
+
+void assignAutoStages(Graph& graph, const CompileOptions& options) {
+  std::vector<OpLoad> loads = loadsOf(graph, options);
+  std::vector<OpId> ops;
+  double total = 0, largest = 0;
+  for (OpId id : graph.order)
+    if (!graph.op(id).inserted()) {
+      ops.push_back(id);
+      total += loads[id].seconds;
+      largest = std::max(largest, loads[id].seconds);
+    }
+  // The smallest limit on the slowest stage for which the greedy cut fits: bisection between the
+  // largest op and the whole step.
+  double lo = largest, hi = std::max(total, largest);
+  std::vector<int32_t> best = greedyCut(ops, loads, hi, options);
+  if (best.empty()) {
+    // The budget does not fit with any balance: cut by time alone (the report shows the memory).
+    CompileOptions free = options;
+    free.memoryBudget = 0;
+    best = greedyCut(ops, loads, hi, free);
+  } else {
+    for (int i = 0; i < 100 && hi - lo > 1e-12 * std::max(hi, 1e-300); ++i) {
+      double mid = (lo + hi) / 2;
+      std::vector<int32_t> cut = greedyCut(ops, loads, mid, options);
+      if (cut.empty()) lo = mid;
+      else {
+        hi = mid;
+        best = std::move(cut);
+      }
+    }
+  }
+  for (size_t i = 0; i < ops.size() && !best.empty(); ++i) graph.op(ops[i]).stage = best[i];
+}
+
+void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
+  const int64_t stages = options.pipelineStages;
+  OpInserter ins(graph, options.globalRank);
+  std::map<std::pair<ValueId, int32_t>, ValueId> received;  // (value, stage) -> its Receive's result
+  std::vector<int64_t> tags(stages * stages, 0);             // per (from, to) stage: Sends so far
+  std::vector<OpId> order = graph.order;
+  graph.transfers.clear();
+  graph.stageDevices = options.deviceNum;
+  for (OpId id : order) {
+    int32_t stage = graph.op(id).stage;
+    for (size_t i = 0; i < graph.op(id).operands.size(); ++i) {
+      const Operand o = graph.op(id).operands[i];
+      if (!o.isValue()) continue;
+      ValueId v = o.value;
+      OpId producer = graph.value(v).producer;
+      if (producer == kNoId || graph.op(producer).stage >= stage) continue;
+      auto key = std::make_pair(v, stage);
+      auto it = received.find(key);
+      if (it == received.end()) {
+        int32_t from = graph.op(producer).stage;
+        const TensorLayout& layout = layoutOfValue(graph, v);
+        TensorType type = graph.value(v).type;
+        RedistStep step;
+        step.mesh = DeviceMatrix::unnamed({stages, options.deviceNum});
+        step.axes = {0};
+        step.localBefore = step.localAfter = layout.sliceShape();
+        step.globalAfter = type.shape;
+        step.srTag = tags[from * stages + stage]++;
+        AttrMap attrs{{"dtype", std::string(dumpName(type.dtype))}};
+        std::string valueName = graph.value(v).name;
+        step.kind = RedistStep::Kind::Send;
+        step.peerStage = stage;
+        ins.setOwner(producer, InsertedRole::Transfer);
+        std::string name = fmt::format("{}.send.{}", valueName, stage);
+        ValueId sent = ins.add(name, fmt::format("send_{}_{}", valueName, stage), "Send", {Operand::ofValue(v)}, attrs, {type},
+                               std::make_shared<const RedistStep>(step),
+                               fmt::format("'{}' of stage {} is read by '{}' in stage {}: its ranks send their slices", valueName,
+                                           from, graph.op(id).name, stage));
+        OpId send = graph.value(sent).producer;
+        step.kind = RedistStep::Kind::Receive;
+        step.peerStage = from;
+        ins.setOwner(graph.op(id).inserted() ? graph.op(id).owner : id, InsertedRole::Transfer);
+        ValueId got = ins.add(fmt::format("{}.receive.{}", valueName, stage), fmt::format("receive_{}_{}", valueName, stage),
+                              "Receive", {Operand::ofValue(sent)}, attrs, {type}, std::make_shared<const RedistStep>(step),
+                              fmt::format("stage {} receives '{}' from the rank at its position in stage {}", stage, valueName,
+                                          from));
+        graph.transfers.push_back({send, graph.value(got).producer, v, from, stage, step.srTag, localBytes(layout, type.dtype)});
+        it = received.emplace(key, got).first;
+      }
+      graph.op(id).operands[i] = Operand::ofValue(it->second);
+    }
+    ins.order.push_back(id);
+  }
+  graph.order = std::move(ins.order);
+}
+
+std::vector<double> stageSeconds(const Graph& graph, const ParallelSettings& settings) {
+  std::vector<double> out;
+  for (int s = 0; s < settings.pipelineStages; ++s) out.push_back(estimateStepTime(graph, settings, s).total());
+  return out;
+}
+
+}  // namespace irc
