@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "passes/pipeline_split.h"
 #include "passes/step_cost.h"
 
 #include <algorithm>
@@ -298,6 +299,52 @@ json totalsJson(const Graph& graph, const CompileOptions& options) {
   return out;
 }
 
+// Pipeline stages: each stage's ranks, ops, estimated time and memory (1F1B), the transfers
+// between them, and the bubble of the schedule.
+json pipelineJson(const Graph& graph, const CompileOptions& options) {
+  const int64_t stages = options.pipelineStages, micro = options.microBatches;
+  std::vector<double> seconds = stageSeconds(graph, options);
+  json list = json::array();
+  for (int32_t s = 0; s < stages; ++s) {
+    int count = 0;
+    std::string first, last;
+    for (OpId id : graph.order) {
+      const Op& op = graph.op(id);
+      if (op.inserted() || op.stage != s) continue;
+      if (count++ == 0) first = op.name;
+      last = op.name;
+    }
+    MemoryEstimate m = estimateStageMemory(graph, options, s);
+    json stage = {{"stage", s},
+                  {"ranks", {s * graph.stageDevices, (s + 1) * graph.stageDevices - 1}},
+                  {"ops", count},
+                  {"first_op", first},
+                  {"last_op", last},
+                  {"estimated_seconds", seconds[s]},
+                  {"inference_peak_bytes", m.inference.peakBytes}};
+    if (m.training) {
+      stage["training_peak_bytes"] = m.training->peakBytes;
+      stage["in_flight_micro_batches"] = m.training->inFlightMicroBatches;
+      stage["saved_activations_bytes"] = m.training->savedActivationBytes;
+    }
+    list.push_back(stage);
+  }
+  json transfers = json::array();
+  for (const PipelineTransfer& t : graph.transfers)
+    transfers.push_back({{"value", graph.value(t.value).name},
+                         {"from_stage", t.fromStage},
+                         {"to_stage", t.toStage},
+                         {"sr_tag", t.tag},
+                         {"bytes_per_rank", t.bytesPerRank}});
+  size_t slowest = std::max_element(seconds.begin(), seconds.end()) - seconds.begin();
+  return {{"stages", stages},
+          {"micro_batches", micro},
+          {"bubble_fraction", static_cast<double>(stages - 1) / static_cast<double>(micro + stages - 1)},
+          {"slowest_stage", slowest},
+          {"stage_list", list},
+          {"transfers", transfers}};
+}
+
 // search_mode auto's account: the objective and the solver's status, the memory against the
 // budget, and the classes of ops that shared a choice. The solver's time is on stderr only: the
 // report is byte-identical run to run.
@@ -368,8 +415,12 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
     js.key("search"_key);
     js.value(searchJson(graph, *graph.search));
   }
+  if (graph.stageDevices > 0) {
+    js.key("pipeline"_key);
+    js.value(pipelineJson(graph, options));
+  }
   std::optional<MemoryEstimate> computed;
-  if (!given) computed = memoryOf(graph, options);
+  if (!given) computed = memoryOf(graph, options, rank);
   if (const std::optional<MemoryEstimate>& memory = given ? *given : computed) {
     js.key("memory"_key);
     js.value(memoryJson(*memory, options));
@@ -378,10 +429,13 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
   out << '\n';
 }
 
-std::optional<MemoryEstimate> memoryOf(const Graph& graph, const CompileOptions& options) {
+std::optional<MemoryEstimate> memoryOf(const Graph& graph, const CompileOptions& options, std::optional<int64_t> rank) {
   // Only a program whose every model op has its layouts (not a run stopped before them).
   for (const Op& op : graph.ops)
     if (!op.inserted() && !op.parallel->layoutsInferred) return std::nullopt;
+  // A pipelined rank holds its stage's program only.
+  if (graph.stageDevices > 0)
+    return estimateStageMemory(graph, options, static_cast<int32_t>(rank.value_or(options.globalRank) / graph.stageDevices));
   return estimateMemory(graph, options);
 }
 
@@ -404,6 +458,7 @@ json memoryJson(const MemoryEstimate& m, const CompileOptions& options) {
                        {"outputs_bytes", m.training->outputBytes},
                        {"recomputed_activations_bytes", m.training->recomputedActivationBytes},
                        {"recomputed_ops", m.training->recomputedOps}};
+  if (m.training && options.pipelineStages > 1) out["training"]["in_flight_micro_batches"] = m.training->inFlightMicroBatches;
   if (options.memoryBudget > 0) {
     double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;
     out["budget_bytes"] = options.memoryBudget;

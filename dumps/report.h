@@ -36,7 +36,9 @@ CompileTotals compileTotals(const Graph& graph);
 
 // The rank's memory (passes/memory_estimate.h) where every model op has its layouts; the
 // report's `memory` member, with the budget's verdict when one is set.
-std::optional<MemoryEstimate> memoryOf(const Graph& graph, const CompileOptions& options);
+// A pipelined compile's: the stage of `rank` (default the global rank).
+std::optional<MemoryEstimate> memoryOf(const Graph& graph, const CompileOptions& options,
+                                       std::optional<int64_t> rank = std::nullopt);
 nlohmann::ordered_json memoryJson(const MemoryEstimate& memory, const CompileOptions& options);
 
 }  // namespace irc

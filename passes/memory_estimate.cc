@@ -166,7 +166,7 @@ std::vector<ValueId> gatheredCopies(const Graph& g, const Program& p) {
   return gathered;
 }
 
-TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, int optimizerParallelLevel) {
+TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, int optimizerParallelLevel, bool lossOnOutputs) {
   TrainingMemory m;
   // Optimizer parallel: level 1 keeps each sharded parameter's gradient whole until the step
   // (reduce-scattered then), level 2 and 3 reduce-scatter it as it is made; level 3 also gathers
@@ -244,10 +244,11 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
     gradHeld[r] = true;
   }
   double live = afterForward.total();
-  m.lossLiveBytes = live + 3 * m.outputBytes;
-  consider(m.lossLiveBytes, "loss", "");
-  m.savedActivationBytes += m.outputBytes;  // the loss's log-softmax
-  live += m.outputBytes;                    // the outputs' gradients
+  // A pipeline stage before the last has no loss: its outputs' gradients arrive from the next.
+  m.lossLiveBytes = live + (lossOnOutputs ? 3 : 1) * m.outputBytes;
+  consider(m.lossLiveBytes, lossOnOutputs ? "loss" : "backward", "");
+  if (lossOnOutputs) m.savedActivationBytes += m.outputBytes;  // the loss's log-softmax
+  live += m.outputBytes;                                       // the outputs' gradients
 
   // Backward, in reverse: an op's backward makes its floating operands' gradients (a parameter's
   // once, kept for the step; an activation's until its producer's backward), then drops its
@@ -301,11 +302,11 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
 
 }  // namespace
 
-MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings) {
+MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings, bool lossOnOutputs) {
   Program p = programOf(graph);
   MemoryEstimate e;
   e.inference = inference(graph, p);
-  if (settings.training) e.training = training(graph, p, settings.optimizer, settings.parallelOptimizerLevel);
+  if (settings.training) e.training = training(graph, p, settings.optimizer, settings.parallelOptimizerLevel, lossOnOutputs);
   return e;
 }
 

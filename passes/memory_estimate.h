@@ -44,6 +44,9 @@ struct TrainingMemory {
   // Live bytes during each op's forward and, in the same execution order, its backward.
   std::vector<double> forwardLiveAtOp, backwardLiveAtOp;
   double lossLiveBytes = 0, stepLiveBytes = 0;  // live at the loss's backward and during the update
+  // A pipeline stage under 1F1B: the micro-batches whose saved activations its peak holds (the
+  // peak counts the others' on top of the one walked).
+  int64_t inFlightMicroBatches = 1;
 };
 
 struct MemoryEstimate {
@@ -53,6 +56,8 @@ struct MemoryEstimate {
 
 // Needs redistribution (layouts inferred, inserted ops in `order`). Reads the settings'
 // training, optimizer and optimizer-parallel level.
-MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings);
+// `lossOnOutputs` false: a pipeline stage before the last, whose outputs (what it sends on) get
+// their gradients from the next stage, not from a loss.
+MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings, bool lossOnOutputs = true);
 
 }  // namespace irc

@@ -10,6 +10,7 @@
 #include "ops/op_inserter.h"
 #include "ops/op_sharding.h"
 #include "passes/layout_inference.h"
+#include "passes/memory_estimate.h"
 #include "passes/step_cost.h"
 
 namespace irc {
@@ -192,6 +193,69 @@ void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
     ins.order.push_back(id);
   }
   graph.order = std::move(ins.order);
+}
+
+// A pipelined rank runs its stage's ops: they alone stay in its order, with the inputs and
+// parameters they read; a Receive gets its data from the other stage, not from its Send; the
+// stage returns what leaves it (its Sends) unless it computes graph outputs.
+void keepPipelineStage(Graph& graph, int32_t stage) {
+  graph.stage = stage;
+  std::vector<OpId> kept;
+  std::vector<bool> read(graph.values.size(), false);
+  for (OpId id : graph.order) {
+    Op& op = graph.op(id);
+    if (op.stage != stage) continue;
+    if (op.type == "Receive") op.operands.clear();
+    for (const Operand& o : op.operands)
+      if (o.isValue()) read[o.value] = true;
+    kept.push_back(id);
+  }
+  graph.order = std::move(kept);
+  std::vector<bool> produced(graph.values.size(), false);
+  std::vector<ValueId> sends;
+  for (OpId id : graph.order) {
+    for (ValueId r : graph.op(id).results) produced[r] = true;
+    if (graph.op(id).type == "Send") sends.push_back(graph.op(id).results[0]);
+  }
+  for (auto* list : {&graph.inputs, &graph.parameters})
+    list->erase(std::remove_if(list->begin(), list->end(), [&](ValueId v) { return !read[v]; }), list->end());
+  std::vector<ValueId> outputs;
+  for (ValueId v : graph.outputs)
+    if (produced[v] || (graph.value(v).producer == kNoId && read[v])) outputs.push_back(v);
+  graph.outputs = outputs.empty() ? sends : outputs;
+}
+
+MemoryEstimate estimateStageMemory(const Graph& graph, const ParallelSettings& settings, int32_t stage) {
+  Graph view = graph;
+  keepPipelineStage(view, stage);
+  MemoryEstimate m = estimateMemory(view, settings, stage == settings.pipelineStages - 1);
+  if (m.training) {
+    // 1F1B: while stage s runs forward and backward it holds the saved activations of
+    // min(P - s, M) micro-batches; the optimizer's update comes after the last one.
+    TrainingMemory& t = *m.training;
+    t.inFlightMicroBatches = inFlight(stage, settings);
+    double extra = static_cast<double>(t.inFlightMicroBatches - 1) * t.savedActivationBytes;
+    struct Phase {
+      double bytes;
+      const char* name;
+      std::string at;
+    };
+    Phase best{t.lossLiveBytes, "loss", ""};
+    for (size_t i = 0; i < t.forwardLiveAtOp.size(); ++i)
+      if (t.forwardLiveAtOp[i] > best.bytes) best = {t.forwardLiveAtOp[i], "forward", view.op(view.order[i]).name};
+    for (size_t i = t.backwardLiveAtOp.size(); i-- > 0;)
+      if (t.backwardLiveAtOp[i] > best.bytes) best = {t.backwardLiveAtOp[i], "backward", view.op(view.order[i]).name};
+    if (best.bytes + extra > t.stepLiveBytes) {
+      t.peakBytes = best.bytes + extra;
+      t.peakPhase = best.name;
+      t.peakAt = best.at;
+    } else {
+      t.peakBytes = t.stepLiveBytes;
+      t.peakPhase = "optimizer step";
+      t.peakAt = "";
+    }
+  }
+  return m;
 }
 
 std::vector<double> stageSeconds(const Graph& graph, const ParallelSettings& settings) {

@@ -7,6 +7,7 @@
 
 #include "ir/graph.h"
 #include "passes/compile_options.h"
+#include "passes/memory_estimate.h"
 
 namespace irc {
 
@@ -19,6 +20,16 @@ void assignAutoStages(Graph& graph, const CompileOptions& options);
 // After redistribution: the Send/Receive pairs of every value crossing stages (recorded in
 // graph.transfers), in the global order right before the value's first reader in the later stage.
 void insertPipelineTransfers(Graph& graph, const CompileOptions& options);
+
+// A rank of `stage` runs its stage's ops: they alone stay in the order, with the inputs and
+// parameters they read; a Receive gets its data from the other stage, not from its Send; the
+// stage returns what leaves it (its Sends) unless it computes graph outputs.
+void keepPipelineStage(Graph& graph, int32_t stage);
+
+// One rank of `stage`'s memory (passes/memory_estimate.h on the stage's ops; the shapes are one
+// micro-batch's): in training under 1F1B the peak holds min(P - stage, M) micro-batches' saved
+// activations.
+MemoryEstimate estimateStageMemory(const Graph& graph, const ParallelSettings& settings, int32_t stage);
 
 // Per stage of a compiled graph: its model ops' estimated step time.
 std::vector<double> stageSeconds(const Graph& graph, const ParallelSettings& settings);

@@ -14,6 +14,7 @@
 #include "ops/op_defs.h"
 #include "ops/shape_inference.h"
 #include "passes/layout_inference.h"
+#include "passes/pipeline_split.h"
 #include "ops/op_family.h"
 
 namespace irc {
@@ -28,7 +29,7 @@ class ShapeSlicingPass : public Pass {
   PassStatus run(Graph& graph, PassContext& context) override {
     graph.localShapes = true;
     graph.rank = rank_;
-    if (graph.stageDevices > 0) keepStage(graph, static_cast<int32_t>(rank_ / graph.stageDevices));
+    if (graph.stageDevices > 0) keepPipelineStage(graph, static_cast<int32_t>(rank_ / graph.stageDevices));
     for (const auto* list : {&graph.inputs, &graph.parameters})
       for (ValueId id : *list) {
         Value& v = graph.value(id);
@@ -60,36 +61,6 @@ class ShapeSlicingPass : public Pass {
   }
 
  private:
-  // A pipelined rank runs its stage's ops: they alone stay in its order, with the inputs and
-  // parameters they read; a Receive gets its data from the other stage, not from its Send; the
-  // stage returns what leaves it (its Sends) unless it computes graph outputs.
-  static void keepStage(Graph& graph, int32_t stage) {
-    graph.stage = stage;
-    std::vector<OpId> kept;
-    std::vector<bool> read(graph.values.size(), false);
-    for (OpId id : graph.order) {
-      Op& op = graph.op(id);
-      if (op.stage != stage) continue;
-      if (op.type == "Receive") op.operands.clear();
-      for (const Operand& o : op.operands)
-        if (o.isValue()) read[o.value] = true;
-      kept.push_back(id);
-    }
-    graph.order = std::move(kept);
-    std::vector<bool> produced(graph.values.size(), false);
-    std::vector<ValueId> sends;
-    for (OpId id : graph.order) {
-      for (ValueId r : graph.op(id).results) produced[r] = true;
-      if (graph.op(id).type == "Send") sends.push_back(graph.op(id).results[0]);
-    }
-    for (auto* list : {&graph.inputs, &graph.parameters})
-      list->erase(std::remove_if(list->begin(), list->end(), [&](ValueId v) { return !read[v]; }), list->end());
-    std::vector<ValueId> outputs;
-    for (ValueId v : graph.outputs)
-      if (produced[v] || (graph.value(v).producer == kNoId && read[v])) outputs.push_back(v);
-    graph.outputs = outputs.empty() ? sends : outputs;
-  }
-
   static void reinfer(Graph& graph, Op& op) {
     std::vector<InferOperand> in;
     for (const Operand& o : op.operands)

@@ -17,6 +17,7 @@
 #include "ir/limits.h"
 #include "ir/suggest.h"
 #include "passes/compile.h"
+#include "passes/pipeline_split.h"
 #include "passes/pipeline.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
@@ -243,10 +244,12 @@ struct Summary {
   CompileTotals totals;
   std::optional<MemoryEstimate> memory;
   std::shared_ptr<const SearchSummary> search;
+  std::vector<double> stageSeconds;  // pipelined: each stage's estimated time
 };
 
-Summary summaryOf(const Graph& graph, const CompileOptions& options) {
-  Summary s{graph.name, 0, compileTotals(graph), memoryOf(graph, options), graph.search};
+Summary summaryOf(const Graph& graph, const CompileOptions& options, int64_t rank) {
+  Summary s{graph.name, 0, compileTotals(graph), memoryOf(graph, options, rank), graph.search, {}};
+  if (graph.stageDevices > 0) s.stageSeconds = stageSeconds(graph, options);
   for (const Op& op : graph.ops) s.modelOps += op.inserted() ? 0 : 1;
   return s;
 }
@@ -298,9 +301,19 @@ void printSearch(const SearchSummary& s) {
   std::cerr << line << "\n";
 }
 
+// Pipeline stages: the schedule's bubble and the stage that sets the pace.
+void printPipeline(const std::vector<double>& seconds, const CompileOptions& options) {
+  size_t slowest = std::max_element(seconds.begin(), seconds.end()) - seconds.begin();
+  double bubble = static_cast<double>(options.pipelineStages - 1) / static_cast<double>(options.microBatches + options.pipelineStages - 1);
+  std::cerr << fmt::format("irc: pipeline: {} stages of {} ranks, {} micro-batches, bubble {:.1f}%; slowest stage {} "
+                           "({:.4g} s estimated a micro-batch)\n",
+                           options.pipelineStages, options.deviceNum, options.microBatches, 100 * bubble, slowest, seconds[slowest]);
+}
+
 void printSummary(const Summary& summary, const CompileOptions& options, size_t dumpsWritten, const std::string& dumpDir) {
   const CompileTotals& totals = summary.totals;
   if (summary.search) printSearch(*summary.search);
+  if (!summary.stageSeconds.empty()) printPipeline(summary.stageSeconds, options);
   std::vector<std::string> inserted;
   for (const auto& [type, n] : totals.insertedByType) inserted.push_back(fmt::format("{} {}", n, type));
   std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", summary.name, summary.modelOps, options.rankCount(),
@@ -364,7 +377,7 @@ class CompileOutputs {
 
   void take(const Graph& graph) {
     auto start = StageTimer::Clock::now();
-    summary = summaryOf(graph, options_);
+    summary = summaryOf(graph, options_, reportRank());
     timer_.add("summary, memory estimate", start);
     start = StageTimer::Clock::now();
     if (!a_.report.empty() && a_.report != "-") {

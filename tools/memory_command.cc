@@ -107,7 +107,7 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
     loaded->diags->render(std::cerr, useColor(color, stderr));
     return ExitStatus::Rejected;
   }
-  std::optional<MemoryEstimate> memory = memoryOf(graph, options);
+  std::optional<MemoryEstimate> memory = memoryOf(graph, options, r);
   if (!memory) throw InternalError("the memory estimate needs every op's layouts after redistribution");
   std::cout << memoryTable(*memory, graph, options, r);
   if (!plot.empty()) {

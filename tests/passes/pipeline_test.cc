@@ -1,0 +1,149 @@
+// Pipeline parallelism (passes/pipeline_split.h): stages by glob and `auto`, Send/Receive pairs
+// in the ranks' programs, verify across stages, the bubble, and 1F1B memory derived by hand.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "dumps/ir_printer.h"
+#include "dumps/report.h"
+#include "passes/pipeline_split.h"
+#include "tests/pipeline_util.h"
+#include "tests/test_util.h"
+#include "tools/bench/transformer_model.h"
+
+namespace irc::test {
+namespace {
+
+// The 4-layer GPT of the issue: 8 devices, 2 stages of 2-way data x 2-way tensor parallel.
+std::string pipelinedGpt(const std::string& stages, const std::string& extra = "") {
+  std::string yaml = bench::transformerModel(4, 2, 2);
+  size_t at = yaml.find("parallel: {device_num: 4}");
+  REQUIRE(at != std::string::npos);
+  yaml.replace(at, 25, "parallel: {device_num: 8, pipeline_stages: 2, micro_batches: 4" + extra + "}");
+  return yaml + "stages: " + stages + "\n";
+}
+
+// The sr_tags of a rank's ops of `type` ("Send" or "Receive").
+std::vector<std::string> tagsOf(const std::string& dump, const std::string& type) {
+  std::vector<std::string> tags;
+  std::regex line("= " + type + "\\(.*sr_tag: ([0-9]+)");
+  for (std::sregex_iterator it(dump.begin(), dump.end(), line), end; it != end; ++it) tags.push_back((*it)[1]);
+  return tags;
+}
+
+int32_t stageOf(const Graph& g, const std::string& op) { return g.op(g.value(*g.findValue(op)).producer).stage; }
+
+}  // namespace
+
+TEST_CASE("acceptance: a 4-layer GPT on 2 stages of 2 x 2: rank 0 sends, rank 4 receives with the same tags, verify, bubble 0.2") {
+  Compiled c = compileAllRanks(pipelinedGpt(R"({"l0.*": 0, "l1.*": 0, "l2.*": 1, "l3.*": 1})"));
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  REQUIRE(c.locals.size() == 8);
+  std::string rank0 = printGraph(c.locals.at(0), PrintOptions{}), rank4 = printGraph(c.locals.at(4), PrintOptions{});
+  std::vector<std::string> sent = tagsOf(rank0, "Send"), received = tagsOf(rank4, "Receive");
+  CHECK(!sent.empty());
+  CHECK(sent == received);
+  CHECK(tagsOf(rank0, "Receive").empty());
+  CHECK(tagsOf(rank4, "Send").empty());
+  // Each rank runs its stage only, and its groups are its stage's ranks.
+  CHECK(rank0.find("(l2.ln1)") == std::string::npos);
+  CHECK(rank4.find("(l0.ln1)") == std::string::npos);
+  CHECK(rank4.find("group_ranks: 4-5") != std::string::npos);
+  CHECK(rank0.find("dest_rank: 1") != std::string::npos);
+  CHECK(rank4.find("src_rank: 0") != std::string::npos);
+  CHECK(rank4.find("group_ranks: 0-4, shape: (64, 64)") != std::string::npos);  // the pipeline group of position 0
+  VerifyResult r = verifyCompiled(c);
+  CHECK(r.problem.empty());
+  CHECK(r.ok);
+  nlohmann::ordered_json report = buildReport(c.global, c.options, 0);
+  CHECK(report["pipeline"]["bubble_fraction"].get<double>() == doctest::Approx(0.2));
+  CHECK(report["pipeline"]["stage_list"][1]["ranks"] == nlohmann::ordered_json::array({4, 7}));
+  CHECK(report["device_num"] == 8);
+}
+
+TEST_CASE("stages: auto balances the stages' estimated times, and moves the split to a heavy layer") {
+  Compiled c = compileAllRanks(pipelinedGpt("auto"));
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  std::vector<double> seconds = stageSeconds(c.global, c.options);
+  REQUIRE(seconds.size() == 2);
+  CHECK(std::max(seconds[0], seconds[1]) <= 1.25 * std::min(seconds[0], seconds[1]));
+  CHECK(verifyCompiled(c).ok);
+
+  // Four layers of one MatMul each, but layer 0 does three: alone it is as slow as the rest.
+  auto chain = [](int heavy) {
+    std::string params, ops, x = "x";
+    for (int l = 0; l < 4; ++l)
+      for (int k = 0; k < (l == 0 ? heavy : 1); ++k) {
+        params += fmt::format("  - {{name: w{}_{}, shape: [256, 256], dtype: float32}}\n", l, k);
+        ops += fmt::format("  - {{name: l{}.m{}, type: MatMul, inputs: [{}, w{}_{}]}}\n", l, k, x, l, k);
+        x = fmt::format("l{}.m{}", l, k);
+      }
+    return fmt::format("parallel: {{device_num: 2, pipeline_stages: 2, micro_batches: 4}}\ninputs:\n"
+                       "  - {{name: x, shape: [256, 256], dtype: float32}}\nparameters:\n{}ops:\n{}outputs: [{}]\nstages: auto\n",
+                       params, ops, x);
+  };
+  Compiled even = compileAllRanks(chain(1));
+  REQUIRE_MESSAGE(even.errors.empty(), even.errors);
+  CHECK(stageOf(even.global, "l1.m0") == 0);
+  CHECK(stageOf(even.global, "l2.m0") == 1);
+  Compiled heavy = compileAllRanks(chain(3));
+  REQUIRE_MESSAGE(heavy.errors.empty(), heavy.errors);
+  CHECK(stageOf(heavy.global, "l0.m2") == 0);
+  CHECK(stageOf(heavy.global, "l1.m0") == 1);
+  CHECK(verifyCompiled(heavy).ok);
+}
+
+TEST_CASE("1F1B memory, derived by hand: stage 0 holds two micro-batches' saved activations, stage 1 one") {
+  // Stage 0 (rank 0): a = MatMul(x, w0), then Send(a); stage 1 (rank 1): Receive, b = MatMul(.., w1).
+  // All float32 [8, 8] = 256 B. MatMul keeps its input for backward (x on stage 0, the received a
+  // on stage 1); the weights are parameters.
+  //  stage 0: forward peak at the Send: w0 + x + a + the sent copy = 1024. No loss here: the sent
+  //   value's gradient arrives (+256 = 1024). Backward of the Send: a's gradient (+256 = 1280);
+  //   of a: w0's gradient (+256) with a's gradient dropped after: 1280. AdamW's states (64
+  //   elements x 2 x 4 B = 512) come in the step: 768 + 512 = 1280. 1F1B: min(2 - 0, 4) = 2
+  //   micro-batches in flight, one more x (256): 1280 + 256 = 1536, in backward at the Send.
+  //  stage 1: forward w1 + received + b = 768; the loss keeps b's log-softmax and makes two
+  //   gradients: 768 + 3 x 256 = 1536; saved = received + log-softmax = 512. One micro-batch in
+  //   flight (min(2 - 1, 4)): 1536 at the loss.
+  std::string yaml =
+      "parallel: {device_num: 2, pipeline_stages: 2, micro_batches: 4, training: true}\n"
+      "inputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
+      "parameters:\n  - {name: w0, shape: [8, 8], dtype: float32}\n  - {name: w1, shape: [8, 8], dtype: float32}\n"
+      "ops:\n  - {name: a, type: MatMul, inputs: [x, w0]}\n  - {name: b, type: MatMul, inputs: [a, w1]}\n"
+      "outputs: [b]\nstages: {a: 0, b: 1}\n";
+  Compiled c = compileAllRanks(yaml);
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  MemoryEstimate s0 = estimateStageMemory(c.global, c.options, 0), s1 = estimateStageMemory(c.global, c.options, 1);
+  REQUIRE(s0.training);
+  REQUIRE(s1.training);
+  CHECK(s0.training->inFlightMicroBatches == 2);
+  CHECK(s1.training->inFlightMicroBatches == 1);
+  CHECK(s0.training->savedActivationBytes == 256);
+  CHECK(s1.training->savedActivationBytes == 512);
+  CHECK(s0.training->peakBytes == 1536);
+  CHECK(s0.training->peakPhase == "backward");
+  CHECK(s1.training->peakBytes == 1536);
+  CHECK(s1.training->peakPhase == "loss");
+  CHECK(verifyCompiled(c).ok);
+}
+
+TEST_CASE("pipeline errors: a value flowing back, a stage out of range, no stages, an empty stage, an uneven device_num") {
+  std::string head = "parallel: {device_num: 4, pipeline_stages: 2}\ninputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
+                     "ops:\n  - {name: a, type: ReLU, inputs: [x]}\n  - {name: b, type: Neg, inputs: [a]}\noutputs: [b]\n";
+  CHECK(compileAllRanks(head + "stages: {a: 1, b: 0}\n").errors.find("op 'b' is in pipeline stage 0 but reads 'a' of stage 1") !=
+        std::string::npos);
+  CHECK(compileAllRanks(head + "stages: {a: 0, b: 2}\n").errors.find("stage 2 of 'b' is not a stage of 2 (valid: 0 .. 1)") !=
+        std::string::npos);
+  CHECK(compileAllRanks(head).errors.find("pipeline_stages 2 needs `stages:`") != std::string::npos);
+  CHECK(compileAllRanks(head + "stages: {a: 0}\n").errors.find("pipeline stage 1 has no op") != std::string::npos);
+  CHECK(compileAllRanks(head + "stages: {zz: 0}\n").errors.find("stages key 'zz' matches no op") != std::string::npos);
+  std::string uneven = head;
+  uneven.replace(uneven.find("device_num: 4"), 13, "device_num: 3");
+  CHECK(compileAllRanks(uneven + "stages: {a: 0, b: 1}\n").errors.find("device_num 3 is not a multiple of pipeline_stages 2") !=
+        std::string::npos);
+}
+
+}  // namespace irc::test
