@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -92,10 +93,13 @@ bool isModel(const std::string& p) {
 // (step_parallel_begin), inserted ops and totals from the last (validate: local shapes).
 struct DiffSummary {
   std::vector<std::tuple<std::string, std::string, std::string>> strategies;  // op, before, after
+  // Pipelines: the values each side sends between stages (from its step_parallel_end dump, whose
+  // global graph has every stage's Sends): a moved stage boundary is one change.
+  std::vector<std::string> sentBefore, sentAfter;
   std::map<std::string, int> added, removed;                                   // inserted ops by type
   DumpSummary before, after;
   bool changed() const {
-    return !strategies.empty() || !added.empty() || !removed.empty() || before.commBytesPerRank != after.commBytesPerRank ||
+    return !strategies.empty() || sentBefore != sentAfter || !added.empty() || !removed.empty() || before.commBytesPerRank != after.commBytesPerRank ||
            before.paramBytesPerRank != after.paramBytesPerRank || before.gradBytesPerRank != after.gradBytesPerRank;
   }
 };
@@ -117,8 +121,20 @@ const std::string* stageText(const Stages& s, const std::vector<std::string>& pr
   return last ? &s.rbegin()->second : &s.begin()->second;
 }
 
+// "l1.out -> stage 1" for every Send of a dump (its op name `<value>.send.<stage>`), in order.
+std::vector<std::string> sentValues(const std::string* text) {
+  std::vector<std::string> out;
+  if (!text) return out;
+  std::regex send(R"(%[0-9]+\((.+)\.send\.([0-9]+)\) = Send\()");
+  for (std::sregex_iterator it(text->begin(), text->end(), send), end; it != end; ++it)
+    out.push_back(fmt::format("{} -> stage {}", (*it)[1].str(), (*it)[2].str()));
+  return out;
+}
+
 DiffSummary summarize(const Stages& a, const Stages& b) {
   DiffSummary d;
+  d.sentBefore = sentValues(stageText(a, {"step_parallel_end"}, true));
+  d.sentAfter = sentValues(stageText(b, {"step_parallel_end"}, true));
   const std::string *sa = stageText(a, {"step_parallel_begin", "tensor_layout", "step_parallel_end", "validate"}, false),
                     *sb = stageText(b, {"step_parallel_begin", "tensor_layout", "step_parallel_end", "validate"}, false);
   if (sa && sb) {
@@ -153,6 +169,9 @@ void printSummary(const DiffSummary& d) {
   std::cout << "summary:\n";
   std::cout << fmt::format("  strategies changed: {}\n", d.strategies.size());
   for (const auto& [op, x, y] : d.strategies) std::cout << fmt::format("    {}: {} -> {}\n", op, x, y);
+  if (d.sentBefore != d.sentAfter)
+    std::cout << fmt::format("  pipeline stage boundary moved: sends [{}] -> [{}]\n", fmt::join(d.sentBefore, ", "),
+                             fmt::join(d.sentAfter, ", "));
   std::vector<std::string> changes;
   for (const auto& [t, n] : d.added) changes.push_back(fmt::format("+{} {}", n, t));
   for (const auto& [t, n] : d.removed) changes.push_back(fmt::format("-{} {}", n, t));
@@ -172,6 +191,7 @@ nlohmann::ordered_json summaryJson(const DiffSummary& d, const std::vector<std::
   json strategies = json::array();
   for (const auto& [op, x, y] : d.strategies) strategies.push_back({{"op", op}, {"before", x}, {"after", y}});
   j["strategies_changed"] = strategies;
+  if (d.sentBefore != d.sentAfter) j["pipeline_sends"] = {{"before", d.sentBefore}, {"after", d.sentAfter}};
   j["inserted_ops_added"] = d.added;
   j["inserted_ops_removed"] = d.removed;
   auto total = [](double x, double y) {

@@ -147,3 +147,21 @@ TEST_CASE("pipeline errors: a value flowing back, a stage out of range, no stage
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("irc diff names a moved stage boundary as one change; explain names an op's stage") {
+  TempDir tmp;
+  std::string a = pipelinedGpt(R"({"l0.*": 0, "l1.*": 0, "l2.*": 1, "l3.*": 1})");
+  std::string b = pipelinedGpt(R"({"l0.*": 0, "l1.*": 1, "l2.*": 1, "l3.*": 1})");
+  writeFile(tmp.path() + "/a.yaml", a);
+  writeFile(tmp.path() + "/b.yaml", b);
+  RunResult r = runIrc({"diff", tmp.path() + "/a.yaml", tmp.path() + "/b.yaml", "--stat"});
+  CHECK(r.exitCode == 1);
+  CHECK(r.out.find("  strategies changed: 0\n  pipeline stage boundary moved: sends [l1.out -> stage 1] -> [l0.out -> stage 1]\n") !=
+        std::string::npos);
+  RunResult e = runIrc({"explain", tmp.path() + "/a.yaml", "l2.q"});
+  CHECK(e.out.find("  pipeline stage: 1 (ranks 4 .. 7)\n") != std::string::npos);
+}
+
+}  // namespace irc::test
