@@ -30,7 +30,7 @@ std::string strategyCheckpointJson(const Graph& graph) {
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted() || !op.parallel->hasSharding || takesLayoutsFromNeighbours(op)) continue;
-    strategies[keyOf(op)] = {{"stage", 0}, {"parallel_strategy", op.parallel->inStrategy}};
+    strategies[keyOf(op)] = {{"stage", op.stage}, {"parallel_strategy", op.parallel->inStrategy}};
   }
   for (ValueId p : graph.parameters) {
     const Value& v = graph.value(p);
@@ -48,7 +48,9 @@ std::string strategyCheckpointJson(const Graph& graph) {
     layouts[v.name] = {{"dev_matrix", v.layout->mesh.dims}, {"tensor_map", map}, {"tensor_shape", v.type.shape},
                        {"field", 0}, {"opt_weight_shard_step", 0}, {"opt_weight_shard_size", 0}};
   }
-  json ckpt = {{"current_stage", 0}, {"parallel_strategy_item", strategies}, {"parallel_layout_item", layouts}};
+  // The written rank's pipeline stage (0 without stages).
+  int64_t stage = graph.stageDevices > 0 ? graph.parallel.globalRank / graph.stageDevices : 0;
+  json ckpt = {{"current_stage", stage}, {"parallel_strategy_item", strategies}, {"parallel_layout_item", layouts}};
   return ckpt.dump(2) + "\n";
 }
 

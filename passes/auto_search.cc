@@ -15,6 +15,7 @@
 #include "passes/ilp_solver.h"
 #include "passes/layout_inference.h"
 #include "passes/memory_estimate.h"
+#include "passes/pipeline_split.h"
 #include "passes/redistribution.h"
 #include "passes/step_cost.h"
 #include "passes/strategy_candidates.h"
@@ -575,8 +576,12 @@ class AutoSearch {
     CompileOptions options = in_.options;
     if (createLayoutInferencePass(options)->run(copy, context) == PassStatus::Failed) return 0;
     if (createRedistributionPass(options)->run(copy, context) == PassStatus::Failed) return 0;
-    MemoryEstimate m = estimateMemory(copy, options);
-    return m.training ? m.training->peakBytes : m.inference.peakBytes;
+    auto peakOf = [](const MemoryEstimate& m) { return m.training ? m.training->peakBytes : m.inference.peakBytes; };
+    if (copy.stageDevices == 0) return peakOf(estimateMemory(copy, options));
+    // Pipelined: the most any stage's rank holds.
+    double peak = 0;
+    for (int32_t s = 0; s < options.pipelineStages; ++s) peak = std::max(peak, peakOf(estimateStageMemory(copy, options, s)));
+    return peak;
   }
 
   // The step's time with class `ci` on candidate `k`, less its time on the chosen one.
