@@ -75,4 +75,14 @@ const std::vector<std::string>& optimizerNames() {
   return names;
 }
 
+int optimizerStatesPerElement(Optimizer o) {
+  switch (o) {
+    case Optimizer::AdamW:
+    case Optimizer::Adam: return 2;
+    case Optimizer::Momentum: return 1;
+    case Optimizer::Sgd: return 0;
+  }
+  return 0;
+}
+
 }  // namespace irc

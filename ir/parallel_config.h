@@ -29,6 +29,8 @@ const std::vector<std::string>& redistributionModeNames();
 std::string_view optimizerName(Optimizer o);
 std::optional<Optimizer> parseOptimizer(std::string_view s);
 const std::vector<std::string>& optimizerNames();
+// The float32 states an optimizer keeps per parameter element: AdamW/Adam two moments, momentum one.
+int optimizerStatesPerElement(Optimizer o);
 
 // The machine a plan's time is estimated for (`parallel.cost_model`; docs/search.md). Defaults:
 // alpha 10 us per message, beta 0.1 ns/byte (10 GB/s links), gamma 0.01 ns/byte (100 GB/s local

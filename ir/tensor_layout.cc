@@ -235,4 +235,8 @@ std::optional<LayoutProblem> validateLayout(const TensorLayout& layout, std::str
   return std::nullopt;
 }
 
+double sliceBytes(const TensorLayout& layout, DType dtype) {
+  return static_cast<double>(numElements(layout.sliceShape())) * byteSize(dtype);
+}
+
 }  // namespace irc

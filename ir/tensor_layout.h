@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/device_matrix.h"
+#include "ir/dtype.h"
 #include "ir/shape.h"
 #include "ir/sharding.h"
 
@@ -58,6 +59,9 @@ struct LayoutProblem {
 // Checks: axes in range, no axis used twice (map or partial), every split divides its dim.
 // `tensorName` names the tensor in messages.
 std::optional<LayoutProblem> validateLayout(const TensorLayout& layout, std::string_view tensorName);
+
+// The bytes of one rank's slice of a tensor of `dtype` in `layout`.
+double sliceBytes(const TensorLayout& layout, DType dtype);
 
 // "1, 2, 4, 8" — the split counts that divide `size` (for "valid:" lists).
 std::string divisorsText(int64_t size);

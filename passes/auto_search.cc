@@ -40,10 +40,6 @@ std::string layerPattern(const std::string& name) {
 
 namespace {
 
-int optimizerStates(Optimizer o) { return o == Optimizer::AdamW || o == Optimizer::Adam ? 2 : o == Optimizer::Momentum ? 1 : 0; }
-
-double bytesOf(const TensorLayout& l, DType dtype) { return static_cast<double>(numElements(l.sliceShape())) * byteSize(dtype); }
-
 // The ops sharing one set of variables, with their candidates and what each costs one of them.
 struct Class {
   std::vector<OpId> members;
@@ -344,14 +340,14 @@ class AutoSearch {
       for (size_t i = 0, k = 0; i < op.operands.size(); ++i) {
         if (!op.operands[i].isValue()) continue;
         DType d = graph_.value(op.operands[i].value).type.dtype;
-        double b = bytesOf(operandLayout(rule, s, static_cast<int>(k), view.operandShapes[k]), d);
-        if (first[k]) resident += settings_.training ? 2 * b + b / byteSize(d) * 4 * optimizerStates(settings_.optimizer) : b;
+        double b = sliceBytes(operandLayout(rule, s, static_cast<int>(k), view.operandShapes[k]), d);
+        if (first[k]) resident += parameterStepBytes(b, d, settings_);
         if (!isParameter[k]) transient += b;
         if (!isParameter[k] && saved[i]) resident += b;
         ++k;
       }
       for (size_t r = 0; r < view.resultShapes.size(); ++r) {
-        double b = bytesOf(resultLayout(rule, s, static_cast<int>(r), view.resultShapes[r]), graph_.value(op.results[r]).type.dtype);
+        double b = sliceBytes(resultLayout(rule, s, static_cast<int>(r), view.resultShapes[r]), graph_.value(op.results[r]).type.dtype);
         transient += b;
         if (savedResult[r]) resident += b;
       }
@@ -431,7 +427,7 @@ class AutoSearch {
   void costEdge(EdgeClass& e) {
     std::vector<TensorLayout> from = distinctLayouts(e.from, e.fromLayout), to = distinctLayouts(e.to, e.toLayout);
     e.seconds.assign(from.size(), std::vector<double>(to.size(), 0));
-    for (const TensorLayout& l : to) e.toBytes.push_back(bytesOf(l, e.dtype));
+    for (const TensorLayout& l : to) e.toBytes.push_back(sliceBytes(l, e.dtype));
     for (size_t p = 0; p < from.size(); ++p)
       for (size_t q = 0; q < to.size(); ++q) e.seconds[p][q] = redistribution(from[p], to[q], e.dtype);
   }

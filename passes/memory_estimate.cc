@@ -129,16 +129,6 @@ Live forwardWalk(const Graph& g, const Program& p, const std::vector<bool>& keep
   return live;
 }
 
-int optimizerStatesPerElement(Optimizer o) {
-  switch (o) {
-    case Optimizer::AdamW:
-    case Optimizer::Adam: return 2;
-    case Optimizer::Momentum: return 1;
-    case Optimizer::Sgd: return 0;
-  }
-  return 0;
-}
-
 InferenceMemory inference(const Graph& g, const Program& p) {
   InferenceMemory m;
   m.liveAtOp.reserve(p.end);
@@ -308,6 +298,11 @@ MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settin
   e.inference = inference(graph, p);
   if (settings.training) e.training = training(graph, p, settings.optimizer, settings.parallelOptimizerLevel, lossOnOutputs);
   return e;
+}
+
+double parameterStepBytes(double bytes, DType dtype, const ParallelSettings& settings) {
+  if (!settings.training) return bytes;
+  return 2 * bytes + bytes / byteSize(dtype) * 4 * optimizerStatesPerElement(settings.optimizer);
 }
 
 }  // namespace irc

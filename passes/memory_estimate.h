@@ -54,6 +54,10 @@ struct MemoryEstimate {
   std::optional<TrainingMemory> training;  // with parallel.training
 };
 
+// What a parameter's slice of `bytes` holds for a whole step: itself, and in training its
+// gradient and the optimizer's float32 states (the search and the pipeline split count so).
+double parameterStepBytes(double bytes, DType dtype, const ParallelSettings& settings);
+
 // Needs redistribution (layouts inferred, inserted ops in `order`). Reads the settings'
 // training, optimizer and optimizer-parallel level.
 // `lossOnOutputs` false: a pipeline stage before the last, whose outputs (what it sends on) get

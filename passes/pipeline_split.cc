@@ -16,10 +16,6 @@
 namespace irc {
 namespace {
 
-double localBytes(const TensorLayout& l, DType dtype) { return static_cast<double>(numElements(l.sliceShape())) * byteSize(dtype); }
-
-int optimizerStates(Optimizer o) { return o == Optimizer::AdamW || o == Optimizer::Adam ? 2 : o == Optimizer::Momentum ? 1 : 0; }
-
 // What one model op adds to its stage: its time (and its input edges'), the bytes it holds for
 // the whole step (its parameters, in training their gradients and optimizer states) and the
 // bytes one micro-batch keeps for its backward.
@@ -37,7 +33,6 @@ std::vector<OpLoad> loadsOf(const Graph& g, const CompileOptions& o) {
     if (op.inserted() || !op.parallel->layoutsInferred || !op.parallel->hasSharding || !op.parallel->rule) continue;
     OpLoad& load = loads[id];
     std::vector<bool> first;
-    int k = 0;
     SavedForBackward saved = o.training ? rulesOf(op).savedForBackward(op) : SavedForBackward{};
     StepTime t;
     for (size_t i = 0; i < op.operands.size(); ++i) {
@@ -47,19 +42,15 @@ std::vector<OpLoad> loadsOf(const Graph& g, const CompileOptions& o) {
       const TensorLayout& need = layoutNeeded(op, static_cast<int>(i));
       bool param = value.kind == ValueKind::Parameter;
       first.push_back(param && isFloat(value.type.dtype) && !read[v]);
-      if (first.back()) {
-        double b = localBytes(need, value.type.dtype);
-        load.resident += o.training ? 2 * b + b / byteSize(value.type.dtype) * 4 * optimizerStates(o.optimizer) : b;
-      }
+      if (first.back()) load.resident += parameterStepBytes(sliceBytes(need, value.type.dtype), value.type.dtype, o);
       read[v] = true;
       if (!param && std::count(saved.operands.begin(), saved.operands.end(), static_cast<int>(i)) > 0)
-        load.savedPerMicroBatch += localBytes(need, value.type.dtype);
+        load.savedPerMicroBatch += sliceBytes(need, value.type.dtype);
       addRedistributionTime(t, redistributionTime(layoutOfValue(g, v), need, value.type.dtype, o), o.training);
-      ++k;
     }
     for (int r : saved.results)
       if (r < static_cast<int>(op.results.size()))
-        load.savedPerMicroBatch += localBytes(op.parallel->outputLayouts[r], g.value(op.results[r]).type.dtype);
+        load.savedPerMicroBatch += sliceBytes(op.parallel->outputLayouts[r], g.value(op.results[r]).type.dtype);
     addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(g, op), g.value(op.results[0]).type.dtype, first, o),
               o.training);
     load.seconds = t.total();
@@ -185,7 +176,7 @@ void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
                               "Receive", {Operand::ofValue(sent)}, attrs, {type}, std::make_shared<const RedistStep>(step),
                               fmt::format("stage {} receives '{}' from the rank at its position in stage {}", stage, valueName,
                                           from));
-        graph.transfers.push_back({send, graph.value(got).producer, v, from, stage, step.srTag, localBytes(layout, type.dtype)});
+        graph.transfers.push_back({send, graph.value(got).producer, v, from, stage, step.srTag, sliceBytes(layout, type.dtype)});
         it = received.emplace(key, got).first;
       }
       graph.op(id).operands[i] = Operand::ofValue(it->second);

@@ -12,10 +12,6 @@
 namespace irc {
 namespace {
 
-double sliceBytes(const TensorLayout& layout, DType dtype) {
-  return static_cast<double>(numElements(layout.sliceShape())) * byteSize(dtype);
-}
-
 int64_t splitOf(const OpSharding& s, int factor) {
   int64_t n = 1;
   for (int axis : s.factorAxes[factor]) n *= s.mesh.dims[axis];
