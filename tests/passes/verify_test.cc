@@ -278,6 +278,40 @@ TEST_CASE("hundreds of random models verify on 2-16 devices under both propagati
     CHECK(opTypesSeen.count(t) == 1);
 }
 
+TEST_CASE("random models split into 2 pipeline stages (stages: auto) verify under propagation and the search") {
+  std::mt19937 rng(3434);
+  int verified = 0, rejected = 0, transfers = 0;
+  for (int i = 0; i < 80; ++i) {
+    int devices = 2 << (rng() % 3);  // a stage's: 2, 4, 8
+    std::string yaml = randomModel(rng, devices);
+    std::string head = fmt::format("parallel: {{device_num: {},", devices);
+    REQUIRE(yaml.rfind(head, 0) == 0);
+    yaml.replace(0, head.size(), fmt::format("parallel: {{device_num: {}, pipeline_stages: 2, micro_batches: 3,", 2 * devices));
+    yaml += "stages: auto\n";
+    for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::Auto}) {
+      CAPTURE(yaml);
+      CAPTURE(std::string(searchModeName(mode)));
+      Compiled c = compileAllRanks(yaml, mode);
+      if (!c.errors.empty()) {
+        // fully_use_devices may reject a random strategy.
+        bool expected = c.errors.find("fully_use_devices") != std::string::npos;
+        CHECK(expected);
+        ++rejected;
+        continue;
+      }
+      REQUIRE(c.locals.size() == static_cast<size_t>(2 * devices));
+      VerifyResult r = verifyCompiled(c, static_cast<uint64_t>(i));
+      CHECK(r.problem.empty());
+      CHECK(r.ok);
+      ++verified;
+      transfers += static_cast<int>(c.global.transfers.size());
+    }
+  }
+  MESSAGE(fmt::format("{} pipelined random compiles verified ({} transfers), {} rejected", verified, transfers, rejected));
+  CHECK(verified >= 120);
+  CHECK(transfers >= 100);
+}
+
 }  // namespace irc::test
 
 namespace irc::test {
