@@ -1,5 +1,6 @@
 // `irc memory MODEL [--rank R] [--plot FILE.svg] [--training] [--optimizer O] [--memory-budget S]`:
 // will it fit, as a table (docs/memory.md).
+#include <map>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -23,9 +24,32 @@ std::string row(const std::string& what, double bytes, const std::string& note =
   return line + "\n";
 }
 
+// `--all-ranks`: every rank's peaks, a line each. Ranks of one pipeline stage hold the same
+// shapes (irc's SPMD), so each stage is estimated once.
+std::string allRanksTable(const Graph& graph, const CompileOptions& options) {
+  std::string out = fmt::format("irc memory: {}, every rank of {}\n", graph.name, options.rankCount());
+  out += fmt::format("  {:>6}  {:>5}  {:>12}  {:>14}{}\n", "rank", "stage", "inference", "training step",
+                     options.memoryBudget > 0 ? "  within budget" : "");
+  std::map<int64_t, MemoryEstimate> byStage;
+  for (int64_t r = 0; r < options.rankCount(); ++r) {
+    int64_t stage = graph.stageDevices > 0 ? r / graph.stageDevices : 0;
+    auto it = byStage.find(stage);
+    if (it == byStage.end()) it = byStage.emplace(stage, *memoryOf(graph, options, r)).first;
+    const MemoryEstimate& m = it->second;
+    double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;
+    out += fmt::format("  {:>6}  {:>5}  {:>12}  {:>14}{}\n", r, stage, formatBytes(m.inference.peakBytes),
+                       m.training ? formatBytes(m.training->peakBytes) : std::string("-"),
+                       options.memoryBudget > 0 ? (peak <= options.memoryBudget ? "  yes" : "  NO") : "");
+  }
+  return out;
+}
+
 std::string memoryTable(const MemoryEstimate& m, const Graph& graph, const CompileOptions& options, int64_t rank) {
-  std::string out = fmt::format("irc memory: {}, rank {} of {} (every rank holds the same shapes)\n", graph.name, rank,
-                                options.deviceNum);
+  std::string out =
+      graph.stageDevices > 0
+          ? fmt::format("irc memory: {}, rank {} of {} (pipeline stage {}: its ranks hold the same shapes)\n", graph.name, rank,
+                        options.rankCount(), rank / graph.stageDevices)
+          : fmt::format("irc memory: {}, rank {} of {} (every rank holds the same shapes)\n", graph.name, rank, options.rankCount());
   out += fmt::format("  {:<24}{:>16}\n", "inference", "bytes");
   out += row("peak", m.inference.peakBytes, "at " + m.inference.peakAt);
   out += row("parameters", m.inference.parameterBytes);
@@ -62,7 +86,7 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
   std::optional<int64_t> rank;
   std::optional<Optimizer> optimizer;
   std::optional<double> budget;
-  bool training = false;
+  bool training = false, allRanks = false;
   std::string plot;
   ParallelOverrides overrides;
   ColorMode color = ColorMode::Auto;
@@ -74,6 +98,7 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
     else if (f == "--color") color = parseColorMode(item.value);
     else if (f == "--plot") plot = item.value;
     else if (f == "--training") training = true;
+    else if (f == "--all-ranks") allRanks = true;
     else if (f == "--optimizer") {
       optimizer = parseOptimizer(item.value);
       if (!optimizer)
@@ -109,6 +134,10 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
   }
   std::optional<MemoryEstimate> memory = memoryOf(graph, options, r);
   if (!memory) throw InternalError("the memory estimate needs every op's layouts after redistribution");
+  if (allRanks) {
+    std::cout << allRanksTable(graph, options);
+    return ExitStatus::Ok;
+  }
   std::cout << memoryTable(*memory, graph, options, r);
   if (!plot.empty()) {
     std::string title = fmt::format("{}: live bytes of rank {} of {}", graph.name, r, options.rankCount());

@@ -165,3 +165,25 @@ TEST_CASE("irc diff names a moved stage boundary as one change; explain names an
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("irc memory --all-ranks: a line a rank, each pipeline stage's own peaks") {
+  TempDir tmp;
+  writeFile(tmp.path() + "/p.yaml", pipelinedGpt(R"({"l0.*": 0, "l1.*": 0, "l2.*": 1, "l3.*": 1})", ", training: true"));
+  RunResult r = runIrc({"memory", tmp.path() + "/p.yaml", "--all-ranks"});
+  REQUIRE(r.exitCode == 0);
+  CHECK(r.out.find("every rank of 8\n") != std::string::npos);
+  std::regex row(R"( +([0-9]) +([01]) +([0-9.]+ [KMG]?i?B) +([0-9.]+ [KMG]?i?B)\n)");
+  std::map<int, std::string> training;
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), row), end; it != end; ++it)
+    training[std::stoi((*it)[1])] = (*it)[2].str() + " " + (*it)[4].str();
+  REQUIRE(training.size() == 8);
+  CHECK(training[0] == training[3]);
+  CHECK(training[4] == training[7]);
+  CHECK(training[0] != training[4]);  // stage 0 holds two micro-batches' activations, stage 1 one
+  CHECK(training[0].rfind("0 ", 0) == 0);
+  CHECK(training[4].rfind("1 ", 0) == 0);
+}
+
+}  // namespace irc::test
