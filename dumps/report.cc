@@ -208,6 +208,7 @@ void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector
   js.member("name"_key, op.name);
   js.member("type"_key, op.type);
   if (const std::string& module = graph.moduleOf(op); !module.empty()) js.member("module"_key, module);
+  if (graph.stageDevices > 0) js.member("stage"_key, op.stage);
   js.key("in_strategy"_key);
   if (takesLayoutsFromNeighbours(op) || !p.hasSharding) js.value(nullptr);
   else writeStrategy(js, p.inStrategy);

@@ -62,6 +62,8 @@ TEST_CASE("acceptance: a 4-layer GPT on 2 stages of 2 x 2: rank 0 sends, rank 4 
   CHECK(report["pipeline"]["bubble_fraction"].get<double>() == doctest::Approx(0.2));
   CHECK(report["pipeline"]["stage_list"][1]["ranks"] == nlohmann::ordered_json::array({4, 7}));
   CHECK(report["device_num"] == 8);
+  for (const auto& op : report["ops"]) CHECK(op["stage"] == (op["name"].get<std::string>().rfind("l0.", 0) == 0 ||
+                                                              op["name"].get<std::string>().rfind("l1.", 0) == 0 ? 0 : 1));
 }
 
 TEST_CASE("stages: auto balances the stages' estimated times, and moves the split to a heavy layer") {
