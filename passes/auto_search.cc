@@ -102,6 +102,15 @@ class AutoSearch {
   }
 
  private:
+  // search_time_limit bounds the whole search: each solve gets what the earlier ones left (a
+  // solve given none still returns the solver's first plan, if it finds one at once).
+  double timeLeft(const SearchSummary& summary) const { return settings_.searchTimeLimit - summary.solverSeconds; }
+  IlpSolution solve(const IlpProblem& problem, SearchSummary& summary) const {
+    IlpSolution s = solveIlp(problem, std::max(timeLeft(summary), 1e-3));
+    summary.solverSeconds += s.seconds;
+    return s;
+  }
+
   // A solved plan: each class's choice, the solver's account and irc's memory estimate of it.
   struct Plan {
     std::vector<int> chosen;
@@ -116,8 +125,7 @@ class AutoSearch {
   }
 
   std::optional<Plan> searchUnbounded(SearchSummary& summary) {
-    IlpSolution solution = solveIlp(problem_, settings_.searchTimeLimit);
-    summary.solverSeconds += solution.seconds;
+    IlpSolution solution = solve(problem_, summary);
     summary.memoryRounds = 1;
     if (solution.x.empty()) {
       reportNoPlan(solution);
@@ -137,8 +145,7 @@ class AutoSearch {
       // The fastest plan regardless of memory: once a plan that fits is as fast, no round helps.
       IlpProblem free = problem_;
       free.setRowUpper(memoryRow_, 1e30);
-      IlpSolution s = solveIlp(free, settings_.searchTimeLimit);
-      summary.solverSeconds += s.seconds;
+      IlpSolution s = solve(free, summary);
       unboundedObjective_ = s.x.empty() ? 0 : s.objective;
     }
     std::optional<Plan> best;
@@ -146,8 +153,8 @@ class AutoSearch {
     for (int round = 1; round <= kMaxRounds; ++round) {
       summary.memoryRounds = round;
       problem_.setRowUpper(memoryRow_, bound);
-      IlpSolution solution = solveIlp(problem_, settings_.searchTimeLimit);
-      summary.solverSeconds += solution.seconds;
+      if (best && timeLeft(summary) <= 0) break;  // the time limit covers every round
+      IlpSolution solution = solve(problem_, summary);
       if (solution.x.empty()) {
         if (best) break;
         if (solution.status != IlpSolution::Status::Infeasible) {
@@ -190,8 +197,7 @@ class AutoSearch {
     for (int c = 0; c < least.columns(); ++c) least.setCost(c, 0);
     least.setRowUpper(memoryRow_, 1e30);
     for (size_t k = 0; k < memoryColumns_.size(); ++k) least.setCost(memoryColumns_[k], memoryCoefs_[k]);
-    IlpSolution s = solveIlp(least, settings_.searchTimeLimit);
-    summary.solverSeconds += s.seconds;
+    IlpSolution s = solve(least, summary);
     if (s.x.empty()) {
       reportNoPlan(s);
       return std::nullopt;
