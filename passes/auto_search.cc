@@ -419,7 +419,7 @@ class AutoSearch {
     return layouts;
   }
 
-  double redistribution(const TensorLayout& from, const TensorLayout& to, DType dtype) {
+  double redistribution(const TensorLayout& from, const TensorLayout& to, DType dtype) const {
     IntKey key{static_cast<int64_t>(dtype)};
     appendLayoutKey(key, from);
     appendLayoutKey(key, to);
@@ -591,11 +591,9 @@ class AutoSearch {
     const Class& c = classes_[ci];
     double d = static_cast<double>(c.members.size()) * (c.seconds[k] - c.seconds[c.chosen]);
     for (const FixedSource& f : fixedSources_)
-      if (f.cls == ci) {
-        auto* self = const_cast<AutoSearch*>(this);
-        d += self->redistribution(f.layout, layoutAt({ci, true, f.operand}, k), f.dtype) -
-             self->redistribution(f.layout, layoutAt({ci, true, f.operand}, c.chosen), f.dtype);
-      }
+      if (f.cls == ci)
+        d += redistribution(f.layout, layoutAt({ci, true, f.operand}, k), f.dtype) -
+             redistribution(f.layout, layoutAt({ci, true, f.operand}, c.chosen), f.dtype);
     for (int ei : incident_[ci]) {
       const EdgeClass& e = edges_[ei];
       int fa = classes_[e.from.cls].chosen, tb = classes_[e.to.cls].chosen;
@@ -695,7 +693,7 @@ class AutoSearch {
   std::vector<EdgeClass> edges_;
   std::vector<FixedSource> fixedSources_;
   std::vector<std::vector<int>> incident_;
-  std::unordered_map<IntKey, double, IntKeyHash> redistributionCache_;
+  mutable std::unordered_map<IntKey, double, IntKeyHash> redistributionCache_;  // a memo
   IlpProblem problem_;
   double unboundedObjective_ = 0;
   int memoryRow_ = -1;

@@ -150,7 +150,8 @@ void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
       auto it = received.find(key);
       if (it == received.end()) {
         int32_t from = graph.op(producer).stage;
-        const TensorLayout& layout = layoutOfValue(graph, v);
+        // A copy: adding the ops below may move the graph's ops and values.
+        TensorLayout layout = layoutOfValue(graph, v);
         TensorType type = graph.value(v).type;
         RedistStep step;
         step.mesh = DeviceMatrix::unnamed({stages, options.deviceNum});
