@@ -179,6 +179,13 @@ TensorLayout resultLayout(const OpRule& rule, const OpSharding& s, int result, c
   return l;
 }
 
+TensorLayout finalResultLayout(const OpRule& rule, const OpSharding& s, int result, const Shape& shape) {
+  if (static_cast<size_t>(result) < s.requestedOutputs.size() && s.requestedOutputs[result]) return *s.requestedOutputs[result];
+  TensorLayout l = resultLayout(rule, s, result, shape);
+  l.partialAxes.clear();
+  return l;
+}
+
 std::vector<ForwardOp> forwardOps(const OpRule& rule, const OpSharding& s, const OpView& op) {
   std::vector<int> axes = partialAxes(rule, s);
   if (axes.empty()) return {};

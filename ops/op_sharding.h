@@ -45,6 +45,9 @@ ShardingResult shardingFromLayouts(const OpRule& rule, const OpView& op, const s
 
 TensorLayout operandLayout(const OpRule& rule, const OpSharding& s, int operand, const Shape& shape);
 TensorLayout resultLayout(const OpRule& rule, const OpSharding& s, int result, const Shape& shape);
+// The layout consumers see a result in: a requested output layout, else what the op computes
+// with its partial axes completed by its forward ops.
+TensorLayout finalResultLayout(const OpRule& rule, const OpSharding& s, int result, const Shape& shape);
 // The factor axes that make results partial (reduction factors on axes of size > 1), ascending.
 std::vector<int> partialAxes(const OpRule& rule, const OpSharding& s);
 // AllReduce (or ReduceScatter for a requested reduce-scattered output), RealDiv for ReduceMean.

@@ -16,9 +16,9 @@
 namespace irc {
 namespace {
 
-// What one model op adds to its stage: its time (and its input edges'), the bytes it holds for
-// the whole step (its parameters, in training their gradients and optimizer states) and the
-// bytes one micro-batch keeps for its backward.
+// What one model op adds to its stage: its time (and its input edges', passes/step_cost.h), the
+// bytes it holds for the whole step (its parameters, in training their gradients and optimizer
+// states) and the bytes one micro-batch keeps for its backward.
 struct OpLoad {
   double seconds = 0;
   double resident = 0;
@@ -26,34 +26,28 @@ struct OpLoad {
 };
 
 std::vector<OpLoad> loadsOf(const Graph& g, const CompileOptions& o) {
+  std::vector<double> seconds = opStepSeconds(g, o);
   std::vector<OpLoad> loads(g.ops.size());
   std::vector<bool> read(g.values.size(), false);
   for (OpId id : g.order) {
     const Op& op = g.op(id);
     if (op.inserted() || !op.parallel->layoutsInferred || !op.parallel->hasSharding || !op.parallel->rule) continue;
     OpLoad& load = loads[id];
-    std::vector<bool> first;
+    load.seconds = seconds[id];
     SavedForBackward saved = o.training ? rulesOf(op).savedForBackward(op) : SavedForBackward{};
-    StepTime t;
     for (size_t i = 0; i < op.operands.size(); ++i) {
       if (!op.operands[i].isValue()) continue;
       ValueId v = op.operands[i].value;
       const Value& value = g.value(v);
-      const TensorLayout& need = layoutNeeded(op, static_cast<int>(i));
+      double bytes = sliceBytes(layoutNeeded(op, static_cast<int>(i)), value.type.dtype);
       bool param = value.kind == ValueKind::Parameter;
-      first.push_back(param && isFloat(value.type.dtype) && !read[v]);
-      if (first.back()) load.resident += parameterStepBytes(sliceBytes(need, value.type.dtype), value.type.dtype, o);
+      if (param && isFloat(value.type.dtype) && !read[v]) load.resident += parameterStepBytes(bytes, value.type.dtype, o);
       read[v] = true;
-      if (!param && std::count(saved.operands.begin(), saved.operands.end(), static_cast<int>(i)) > 0)
-        load.savedPerMicroBatch += sliceBytes(need, value.type.dtype);
-      addRedistributionTime(t, redistributionTime(layoutOfValue(g, v), need, value.type.dtype, o), o.training);
+      if (!param && std::count(saved.operands.begin(), saved.operands.end(), static_cast<int>(i)) > 0) load.savedPerMicroBatch += bytes;
     }
     for (int r : saved.results)
       if (r < static_cast<int>(op.results.size()))
         load.savedPerMicroBatch += sliceBytes(op.parallel->outputLayouts[r], g.value(op.results[r]).type.dtype);
-    addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(g, op), g.value(op.results[0]).type.dtype, first, o),
-              o.training);
-    load.seconds = t.total();
   }
   return loads;
 }
@@ -197,7 +191,7 @@ void keepPipelineStage(Graph& graph, int32_t stage) {
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
     if (op.stage != stage) continue;
-    if (op.type == "Receive") op.operands.clear();
+    if (familyOf(op) == OpFamily::Receive) op.operands.clear();
     for (const Operand& o : op.operands)
       if (o.isValue()) read[o.value] = true;
     kept.push_back(id);
@@ -207,7 +201,7 @@ void keepPipelineStage(Graph& graph, int32_t stage) {
   std::vector<ValueId> sends;
   for (OpId id : graph.order) {
     for (ValueId r : graph.op(id).results) produced[r] = true;
-    if (graph.op(id).type == "Send") sends.push_back(graph.op(id).results[0]);
+    if (familyOf(graph.op(id)) == OpFamily::Send) sends.push_back(graph.op(id).results[0]);
   }
   for (auto* list : {&graph.inputs, &graph.parameters})
     list->erase(std::remove_if(list->begin(), list->end(), [&](ValueId v) { return !read[v]; }), list->end());
@@ -251,8 +245,9 @@ MemoryEstimate estimateStageMemory(const Graph& graph, const ParallelSettings& s
 }
 
 std::vector<double> stageSeconds(const Graph& graph, const ParallelSettings& settings) {
-  std::vector<double> out;
-  for (int s = 0; s < settings.pipelineStages; ++s) out.push_back(estimateStepTime(graph, settings, s).total());
+  std::vector<double> out(settings.pipelineStages, 0), seconds = opStepSeconds(graph, settings);
+  for (OpId id : graph.order)
+    if (!graph.op(id).inserted()) out[graph.op(id).stage] += seconds[id];
   return out;
 }
 

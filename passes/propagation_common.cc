@@ -81,12 +81,7 @@ std::optional<TensorLayout> producedLayout(const Graph& graph, const Propagation
   if (v.resultIndex < static_cast<int>(constraints.size()) && constraints[v.resultIndex] && in.options.mesh)
     return layoutOfSharding(*constraints[v.resultIndex], *in.options.mesh, v.type.shape);
   if (!op.parallel->hasSharding || !in.rules[v.producer]) return std::nullopt;
-  const OpSharding& s = op.parallel->sharding;
-  if (v.resultIndex < static_cast<int>(s.requestedOutputs.size()) && s.requestedOutputs[v.resultIndex])
-    return *s.requestedOutputs[v.resultIndex];
-  TensorLayout l = resultLayout(*in.rules[v.producer], s, v.resultIndex, v.type.shape);
-  l.partialAxes.clear();  // the forward ops complete it
-  return l;
+  return finalResultLayout(*in.rules[v.producer], op.parallel->sharding, v.resultIndex, v.type.shape);
 }
 
 void finishPropagation(Graph& graph, const PropagationInput& in,

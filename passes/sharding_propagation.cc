@@ -267,13 +267,7 @@ class ShardingPropagation {
     DType dtype = graph_.value(op.results[result]).type.dtype;
     const Shape& shape = in_.views[id].resultShapes[result];
     choose(id, consumer, StrategyOrigin::Edge::FromConsumer, edgeContext(1, result, dtype, need),
-           [&](const OpSharding& s) {
-             TensorLayout produced = s.requestedOutputs.size() > static_cast<size_t>(result) && s.requestedOutputs[result]
-                                         ? *s.requestedOutputs[result]
-                                         : resultLayout(*in_.rules[id], s, result, shape);
-             produced.partialAxes.clear();
-             return edgeCost(produced, need, dtype);
-           },
+           [&](const OpSharding& s) { return edgeCost(finalResultLayout(*in_.rules[id], s, result, shape), need, dtype); },
            queue, kind);
   }
 

@@ -97,15 +97,11 @@ void addRedistributionTime(StepTime& t, double seconds, bool training) {
   if (training) t.backward += seconds;
 }
 
-TensorLayout finalResultLayout(const OpRule& rule, const OpSharding& s, int result, const Shape& shape) {
-  if (static_cast<size_t>(result) < s.requestedOutputs.size() && s.requestedOutputs[result]) return *s.requestedOutputs[result];
-  TensorLayout l = resultLayout(rule, s, result, shape);
-  l.partialAxes.clear();
-  return l;
-}
+namespace {
 
-StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings, int stage) {
-  StepTime t;
+// Calls `take(op, its terms)` for every model op with its own time and its input edges'.
+template <typename Take>
+void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take) {
   // Layers repeat: an edge's plan is planned once per pair of layouts.
   std::unordered_map<IntKey, double, IntKeyHash> planned;
   auto redistribution = [&](const TensorLayout& from, const TensorLayout& to, DType dtype) {
@@ -121,27 +117,43 @@ StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings, 
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted() || !op.parallel->layoutsInferred || !op.parallel->hasSharding || !op.parallel->rule) continue;
-    if (stage >= 0 && op.stage != stage) {
-      for (const Operand& o : op.operands)
-        if (o.isValue()) read[modelValueBehind(graph, o.value)] = true;
-      continue;
-    }
-    OpView view = viewOf(graph, op);
+    StepTime t;
     std::vector<bool> firstReader;
     for (size_t i = 0; i < op.operands.size(); ++i) {
       if (!op.operands[i].isValue()) continue;
       ValueId v = modelValueBehind(graph, op.operands[i].value);
       const Value& value = graph.value(v);
-      bool first = value.kind == ValueKind::Parameter && isFloat(value.type.dtype) && !read[v];
+      firstReader.push_back(value.kind == ValueKind::Parameter && isFloat(value.type.dtype) && !read[v]);
       read[v] = true;
-      firstReader.push_back(first);
-      double rt = redistribution(layoutOfValue(graph, v), layoutNeeded(op, static_cast<int>(i)), value.type.dtype);
-      addRedistributionTime(t, rt, settings.training);
+      addRedistributionTime(t, redistribution(layoutOfValue(graph, v), layoutNeeded(op, static_cast<int>(i)), value.type.dtype),
+                            settings.training);
     }
     DType dtype = graph.value(op.results[0]).type.dtype;
-    addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, view, dtype, firstReader, settings), settings.training);
+    addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(graph, op), dtype, firstReader, settings), settings.training);
+    take(op, t);
   }
-  return t;
+}
+
+void add(StepTime& sum, const StepTime& t) {
+  sum.compute += t.compute;
+  sum.forwardComm += t.forwardComm;
+  sum.redistribution += t.redistribution;
+  sum.backward += t.backward;
+  sum.gradientSync += t.gradientSync;
+}
+
+}  // namespace
+
+StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings) {
+  StepTime sum;
+  walkOpTimes(graph, settings, [&](const Op&, const StepTime& t) { add(sum, t); });
+  return sum;
+}
+
+std::vector<double> opStepSeconds(const Graph& graph, const ParallelSettings& settings) {
+  std::vector<double> seconds(graph.ops.size(), 0);
+  walkOpTimes(graph, settings, [&](const Op& op, const StepTime& t) { seconds[&op - graph.ops.data()] = t.total(); });
+  return seconds;
 }
 
 }  // namespace irc

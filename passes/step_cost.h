@@ -51,13 +51,10 @@ double redistributionTime(const TensorLayout& from, const TensorLayout& to, DTyp
 void addOpTime(StepTime& t, const OpTime& op, bool training);
 void addRedistributionTime(StepTime& t, double seconds, bool training);
 
-// The layout consumers see an op's result in under sharding `s` (a requested output layout, else
-// what it computes with its partial axes completed by its forward ops).
-TensorLayout finalResultLayout(const OpRule& rule, const OpSharding& s, int result, const Shape& shape);
-
 // The estimate of a compiled graph (after layout inference): every model op's time and every
-// model edge's redistribution, from the layouts the passes chose. With `stage` >= 0 only that
-// pipeline stage's ops and the edges into them.
-StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings, int stage = -1);
+// model edge's redistribution, from the layouts the passes chose.
+StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings);
+// The same, per model op (by OpId; 0 for inserted ops): its own time and its input edges'.
+std::vector<double> opStepSeconds(const Graph& graph, const ParallelSettings& settings);
 
 }  // namespace irc
