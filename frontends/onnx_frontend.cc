@@ -132,6 +132,7 @@ class OnnxLoader {
   std::pmr::unordered_map<std::string_view, int32_t> onnxElemTypes_{&pool_};
   bool inferred_ = false;
   std::unordered_set<std::string> failed_;             // outputs of nodes that could not be mapped
+  std::map<std::string, TensorValue> constantOutputs_;  // with OnnxOptions::keepConstantOutputs
 };
 
 bool OnnxLoader::parse(const std::string& bytes) {
@@ -301,6 +302,21 @@ void OnnxLoader::mapNode(GraphBuilder& b, int index, const std::string& name) {
       return;
     }
   const onnx_import::NodeMapper* mapper = isDefaultDomain(node.domain()) ? onnx_import::findMapper(node.op_type()) : nullptr;
+  if (!mapper && isDefaultDomain(node.domain()) && onnx_import::findConstantFolder(node.op_type())) {
+    // No irc op, but an evaluator: fine on constants (folded here), an error on a computed tensor.
+    std::string computed;
+    for (const auto& in : node.input())
+      if (!in.empty() && computed.empty() && !b.terms.at(in).isConstant()) computed = in;
+    if (computed.empty()) mapper = onnx_import::findConstantFolder(node.op_type());
+    else if (!options_.opaqueUnsupported) {
+      error(fmt::format("node '{}' ({}) reads the computed tensor '{}'; irc has no {} op and evaluates it only where its "
+                        "inputs are constants (folded at import): {}",
+                        name, node.op_type(), computed, node.op_type(), joinNames(onnx_import::constantOnlyOnnxOps())),
+            index);
+      for (const auto& out : node.output()) failed_.insert(out);
+      return;
+    }
+  }
   if (!mapper && options_.opaqueUnsupported) {
     mapOpaque(b, index, name);
     return;
@@ -409,6 +425,10 @@ void OnnxLoader::readOutputs(GraphBuilder& b) {
       error(fmt::format("graph output '{}' is not defined by any node, input or initializer", out.name()));
       continue;
     }
+    if (it->second.isConstant() && options_.keepConstantOutputs) {
+      if (const TensorValue* data = b.dataOf(*it->second.constant, -1)) constantOutputs_[out.name()] = *data;
+      continue;
+    }
     if (it->second.isConstant()) {
       error(fmt::format("graph output '{}' is a constant (it depends on no graph input); irc compiles computed outputs",
                         out.name()));
@@ -475,7 +495,7 @@ std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
   readOutputs(b);
   if (diags_.hasErrors()) return std::nullopt;
   onnx_import::foldReshapeRoundTrips(b.graph, b.parameterData);
-  return OnnxGraph{std::move(b.graph), std::move(b.parameterData)};
+  return OnnxGraph{std::move(b.graph), std::move(b.parameterData), std::move(constantOutputs_)};
 }
 
 }  // namespace

@@ -29,6 +29,9 @@ struct OnnxOptions {
   // Graph inputs given values at import: they become constants (folded like initializers). The
   // node-test runner binds the shape, axes and starts inputs ONNX's tests pass as inputs.
   std::map<std::string, TensorValue> constantInputs;
+  // Keep a graph output that folded to a constant in OnnxGraph::constantOutputs instead of
+  // rejecting the file: the node-test runner checks folding on ONNX's tests this way.
+  bool keepConstantOutputs = false;
   // The folder external data files are named relative to (the model's); without the files the
   // model loads with shapes only: external initializers are parameters of their declared shape,
   // and an op that would fold over their numbers stays computed, with a warning.
@@ -40,6 +43,7 @@ struct OnnxGraph {
   // The data of every parameter that came from the file (initializers and folded constants), for
   // running the reference on the file's own numbers; verify seeds parameters itself.
   std::map<ValueId, TensorValue> parameterData;
+  std::map<std::string, TensorValue> constantOutputs;  // with OnnxOptions::keepConstantOutputs
 };
 
 std::optional<OnnxGraph> loadOnnxModel(const std::string& bytes, DiagnosticEngine& diags, const OnnxOptions& options);

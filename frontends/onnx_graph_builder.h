@@ -94,6 +94,9 @@ class NodeMapping {
 // Maps one node: the terms of its outputs (in order), or nullopt after reporting an error.
 using NodeMapper = std::optional<std::vector<Term>> (*)(NodeMapping& m);
 const NodeMapper* findMapper(const std::string& opType);
+// ONNX ops irc has no op for but evaluates where every input is a constant (onnx_constant_folding.cc).
+const NodeMapper* findConstantFolder(const std::string& opType);
+const std::vector<std::string>& constantOnlyOnnxOps();
 
 class GraphBuilder {
  public:

@@ -923,4 +923,50 @@ TEST_CASE("plan modules: bad keys, styles, placements and meshes are located err
   CHECK(badMesh.find("device_num") == std::string::npos);
 }
 
+TEST_CASE("onnx: an op irc has no op for folds where its inputs are constants; on a computed tensor it is a located error") {
+  // A position table picked by a constant mask: NonZero -> Squeeze (folded) -> Gather of x.
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{5}});
+  m.ints("mask", {5}, {0, 1, 0, 1, 1});
+  m.ints("axes", {1}, {0});
+  m.node("NonZero", {"mask"}, {"where"}, "/nz");
+  m.node("Squeeze", {"where", "axes"}, {"idx"}, "/sq");
+  OnnxModel::intAttr(m.node("Gather", {"x", "idx"}, {"out"}, "/gather"), "axis", 1);
+  m.output("out");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  CHECK(opTypes(l.graph->graph) == std::vector<std::string>{"Gather"});
+  const Graph& g = l.graph->graph;
+  CHECK(g.value(g.outputs[0]).type.shape == Shape{2, 3});
+  // Xor of two constant masks folds too (a bool constant the Where reads).
+  OnnxModel x;
+  x.input("x", {int64_t{3}});
+  auto boolMask = [&](const std::string& name, std::vector<int32_t> v) {
+    auto* t = x.graph->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::BOOL);
+    t->add_dims(3);
+    for (int32_t b : v) t->add_int32_data(b);
+  };
+  boolMask("a", {1, 0, 1});
+  boolMask("b", {1, 1, 0});
+  x.floats("zero", {}, {0.0f});
+  x.node("Xor", {"a", "b"}, {"c"}, "/xor");
+  x.node("Where", {"c", "x", "zero"}, {"out"}, "/where");
+  x.output("out");
+  Loaded lx = load(x.bytes());
+  REQUIRE_MESSAGE(lx.graph, lx.errors);
+  CHECK(opTypes(lx.graph->graph) == std::vector<std::string>{"Select"});
+  // On a computed tensor: no irc op to run it on every rank.
+  OnnxModel c;
+  c.input("x", {int64_t{3}});
+  c.node("Tan", {"x"}, {"out"}, "/tan");
+  c.output("out");
+  Loaded lc = load(c.bytes());
+  CHECK(!lc.graph);
+  CHECK_MESSAGE(lc.errors.find("m.onnx:node 0: error: node '/tan' (Tan) reads the computed tensor 'x'; irc has no Tan op and "
+                               "evaluates it only where its inputs are constants") != std::string::npos,
+                lc.errors);
+}
+
 }  // namespace irc::test
