@@ -818,15 +818,15 @@ Terms topK(NodeMapping& m) {
   return std::vector<Term>{(*out)[0], *indices};
 }
 
-// Pad in constant mode: Pad with ONNX's pads [b0, b1, ..., a0, a1, ...] (over `axes` when given,
-// opset 18) as (before, after) pairs, the constant_value input (default 0). reflect and edge
-// padding are not irc ops.
+// Pad: Pad with ONNX's pads [b0, b1, ..., a0, a1, ...] (over `axes` when given, opset 18) as
+// (before, after) pairs, its mode (constant, reflect, edge, wrap) and the constant_value input
+// (default 0).
 Terms pad(NodeMapping& m) {
   auto x = need(m, 0);
   if (!x) return std::nullopt;
   std::string mode = m.stringAttr("mode", "constant");
-  if (mode != "constant") {
-    m.error(fmt::format("pads in mode '{}'; irc maps constant padding", mode));
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
+    m.error(fmt::format("pads in mode '{}'; valid: constant, reflect, edge, wrap", mode));
     return std::nullopt;
   }
   size_t rank = shapeOf(m, *x).size();
@@ -865,7 +865,7 @@ Terms pad(NodeMapping& m) {
     if (!given) return std::nullopt;
     if (!given->data.empty()) value = given->data[0];
   }
-  return one(m.emit1("Pad", {*x}, {{"paddings", paddings}, {"value", value}}));
+  return one(m.emit1("Pad", {*x}, {{"paddings", paddings}, {"value", value}, {"mode", mode}}));
 }
 
 // Einsum: the same op over its inputs.

@@ -855,7 +855,7 @@ TEST_CASE("plan recompute: module globs (a module and what it encloses) and node
   CHECK(bad.err.find("plan.yaml:3:13: error: recompute entry '*.attn' matches no module or node of the graph") != std::string::npos);
 }
 
-TEST_CASE("onnx: Pad in constant mode becomes Pad with (before, after) pairs; over axes (opset 18); other modes are errors") {
+TEST_CASE("onnx: Pad becomes Pad with (before, after) pairs; over axes (opset 18); reflect keeps its mode; unknown modes are errors") {
   OnnxModel m;
   m.model.mutable_opset_import(0)->set_version(18);
   m.input("x", {int64_t{2}, int64_t{3}, int64_t{4}});
@@ -880,7 +880,13 @@ TEST_CASE("onnx: Pad in constant mode becomes Pad with (before, after) pairs; ov
   mode->set_type(onnx::AttributeProto::STRING);
   mode->set_s("reflect");
   reflect.output("out");
-  CHECK(load(reflect.bytes()).errors.find("pads in mode 'reflect'; irc maps constant padding") != std::string::npos);
+  Loaded lr = load(reflect.bytes());
+  REQUIRE_MESSAGE(lr.graph, lr.errors);
+  const Op& mirrored = lr.graph->graph.op(lr.graph->graph.order[0]);
+  CHECK(std::get<std::string>(mirrored.attrs.at("mode")) == "reflect");
+  CHECK(asTuple(mirrored.attrs.at("paddings")) == IntTuple{0, 0, 1, 1});
+  mode->set_s("symmetric");
+  CHECK(load(reflect.bytes()).errors.find("pads in mode 'symmetric'; valid: constant, reflect, edge, wrap") != std::string::npos);
 }
 
 TEST_CASE("plan modules: bad keys, styles, placements and meshes are located errors") {

@@ -1,6 +1,7 @@
 // Convolution (Conv1D/2D/3D) and pooling (MaxPool, AvgPool): shapes, kernels on hand-computed
 // values, rules, and verify under batch and channel splits.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "ops/op_defs.h"
 #include "ops/op_rule.h"
@@ -107,6 +108,30 @@ TEST_CASE("Pad: constant padding by (before, after) pairs; padded dims whole, th
                            "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1, 1]]}\n"
                            "  - {name: p, type: Pad, inputs: [r], attrs: {paddings: [0, 0, 1, 1, 1, 1]}}\n"
                            "  - {name: s, type: Sigmoid, inputs: [p]}\n");
+}
+
+TEST_CASE("Pad: reflect, edge and wrap modes as numpy's np.pad; an unknown mode is an error; verifies split") {
+  TensorValue x{{3}, {1, 2, 3}};
+  auto pad = [&](const std::string& mode, IntTuple p) {
+    return evaluateOne("Pad", {x}, {}, {{"paddings", p}, {"mode", mode}})[0].data;
+  };
+  // np.pad([1, 2, 3], (2, 3), mode=...)
+  CHECK(pad("reflect", {2, 3}) == std::vector<double>{3, 2, 1, 2, 3, 2, 1, 2});
+  CHECK(pad("edge", {2, 3}) == std::vector<double>{1, 1, 1, 2, 3, 3, 3, 3});
+  CHECK(pad("wrap", {2, 3}) == std::vector<double>{2, 3, 1, 2, 3, 1, 2, 3});
+  CHECK(pad("reflect", {5, 0}) == std::vector<double>{2, 1, 2, 3, 2, 1, 2, 3});  // wider than x: numpy repeats the mirror
+  TensorValue m{{2, 2}, {1, 2, 3, 4}};
+  CHECK(evaluateOne("Pad", {m}, {}, {{"paddings", IntTuple{1, 0, 0, 1}}, {"mode", std::string("edge")}})[0].data ==
+        std::vector<double>{1, 2, 2, 1, 2, 2, 3, 4, 4});
+  Compiled bad = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n",
+                                            "{name: p, type: Pad, inputs: [x], attrs: {paddings: [0, 0, 1, 0], mode: symmetric}}"));
+  CHECK(bad.errors.find("mode 'symmetric' is not a padding mode; valid: constant, reflect, edge, wrap") != std::string::npos);
+  for (const char* mode : {"reflect", "edge", "wrap"})
+    checkVerifiesInBothModes(fmt::format("parallel: {{device_num: 4}}\ninputs:\n  - {{name: x, shape: [8, 6, 6], dtype: float32}}\n"
+                                         "ops:\n  - {{name: r, type: ReLU, inputs: [x], in_strategy: [[2, 2, 1]]}}\n"
+                                         "  - {{name: p, type: Pad, inputs: [r], attrs: {{paddings: [0, 0, 2, 1, 1, 1], mode: {}}}}}\n"
+                                         "  - {{name: s, type: Sigmoid, inputs: [p]}}\n",
+                                         mode));
 }
 
 }  // namespace irc::test
