@@ -1250,6 +1250,90 @@ Terms expand(NodeMapping& m) {
   return one(m.emit1("BroadcastTo", {*x, Attribute(IntTuple(target))}));
 }
 
+// Resize (opset 11 on) and Upsample / Resize-10: irc's Resize to the output shape. The output
+// shape is `sizes`, or each dim times its scale rounded down; irc's scale is output over input
+// size, so a given scale must be that to float32's precision (a scale of 2 on a dim of 5 is
+// 10 / 5; a scale of 1.5 on 5 would be 7 / 5 = 1.4 in irc: an error asking for sizes). opset 18's `axes` names the
+// dims the scales or sizes are for. Before opset 11 the coordinates are asymmetric and nearest
+// rounds down (onnxruntime's Upsample).
+Terms resize(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  const bool legacy = m.node().op_type() == "Upsample" || m.opset() < 11;
+  std::string mode = m.stringAttr("mode", "nearest");
+  std::string coordinates = legacy ? "asymmetric" : m.stringAttr("coordinate_transformation_mode", "half_pixel");
+  std::string nearest = legacy ? "floor" : m.stringAttr("nearest_mode", "round_prefer_floor");
+  if (coordinates == "tf_crop_and_resize") {
+    m.error("has coordinate_transformation_mode 'tf_crop_and_resize' (a crop by its roi); irc resizes whole dims");
+    return std::nullopt;
+  }
+  if (m.intAttr("antialias", 0) != 0) {
+    m.error("has antialias 1; irc resizes without an antialiasing filter");
+    return std::nullopt;
+  }
+  if (std::string policy = m.stringAttr("keep_aspect_ratio_policy", "stretch"); policy != "stretch") {
+    m.error(fmt::format("has keep_aspect_ratio_policy '{}'; irc resizes by the sizes as given (stretch)", policy));
+    return std::nullopt;
+  }
+  if (mode == "linear" || mode == "bilinear" || mode == "trilinear") mode = "linear";  // Upsample-7's spellings
+  const Shape in = shapeOf(m, *x);
+  const int64_t rank = static_cast<int64_t>(in.size());
+  IntTuple axes;
+  if (auto given = m.intsAttr("axes")) {
+    for (int64_t a : *given) {
+      if (a < -rank || a >= rank) {
+        m.error(fmt::format("axis {} is out of range for rank {}", a, rank));
+        return std::nullopt;
+      }
+      axes.push_back(a < 0 ? a + rank : a);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  const size_t scalesInput = legacy ? 1 : 2, sizesInput = 3;
+  std::optional<TensorValue> scales, sizes;
+  if (!legacy && m.input(sizesInput)) {
+    sizes = m.constantInput(sizesInput, "sizes");
+    if (!sizes) return std::nullopt;
+    if (sizes->data.empty()) sizes.reset();
+  }
+  if (!sizes && m.input(scalesInput)) {
+    scales = m.constantInput(scalesInput, "scales");
+    if (!scales) return std::nullopt;
+  } else if (!sizes && legacy && m.attr("scales")) {
+    TensorValue v{{}, {}};
+    for (float f : m.attr("scales")->floats()) v.data.push_back(f);
+    v.shape = {static_cast<int64_t>(v.data.size())};
+    scales = v;
+  }
+  const TensorValue* given = sizes ? &*sizes : scales ? &*scales : nullptr;
+  if (!given || given->data.size() != axes.size()) {
+    m.error(fmt::format("needs {} or sizes with one entry per resized dim ({}); it has {}", legacy ? "scales" : "scales",
+                        axes.size(), given ? given->data.size() : 0));
+    return std::nullopt;
+  }
+  IntTuple out(in.begin(), in.end());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t d = axes[i];
+    if (sizes) {
+      out[d] = static_cast<int64_t>(sizes->data[i]);
+      continue;
+    }
+    const double scale = scales->data[i];
+    out[d] = static_cast<int64_t>(std::floor(static_cast<double>(in[d]) * scale));
+    if (out[d] < 1 || std::fabs(static_cast<double>(out[d]) - static_cast<double>(in[d]) * scale) > 1e-6 * static_cast<double>(out[d])) {
+      m.error(fmt::format("scale {} of dim {} ({} elements) gives {} elements; irc resizes by output over input size, so "
+                          "the scale must give a whole size (write the node with sizes instead)",
+                          scale, d, in[d], static_cast<double>(in[d]) * scale));
+      return std::nullopt;
+    }
+  }
+  return one(m.emit1("Resize", {*x},
+                     {{"sizes", out}, {"mode", mode}, {"coordinate_transformation_mode", coordinates}, {"nearest_mode", nearest},
+                      {"cubic_coeff_a", m.floatAttr("cubic_coeff_a", -0.75)},
+                      {"exclude_outside", m.intAttr("exclude_outside", 0) != 0}}));
+}
+
 const std::unordered_map<std::string, NodeMapper>& mappers() {
   static const std::unordered_map<std::string, NodeMapper> table = {
       {"Add", add}, {"Sub", sub}, {"Mul", mul}, {"Div", div}, {"Pow", pow}, {"Equal", equal}, {"Max", max}, {"Min", min},
@@ -1275,7 +1359,8 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"ArgMax", argReduce<kArgmax>}, {"ArgMin", argReduce<kArgmin>}, {"Einsum", einsum},
       {"ScatterElements", scatter<kScatterElements>}, {"ScatterND", scatter<kScatterNd>}, {"CastLike", castLike},
       {"HardSigmoid", hardSigmoid}, {"HardSwish", hardSwish}, {"Softsign", softsign}, {"Mish", mish}, {"Elu", elu},
-      {"Selu", selu}, {"PRelu", prelu}, {"Tile", tile}, {"TopK", topK}, {"Pad", pad}};
+      {"Selu", selu}, {"PRelu", prelu}, {"Tile", tile}, {"TopK", topK}, {"Pad", pad},
+      {"Resize", resize}, {"Upsample", resize}};
   return table;
 }
 

@@ -55,9 +55,10 @@ const OpFamilyRules& cumulative();      // CumSum
 const OpFamilyRules& argReduce();       // Argmax, Argmin
 const OpFamilyRules& einsum();
 const OpFamilyRules& topK();
-const OpFamilyRules& pad();             // constant padding
+const OpFamilyRules& pad();             // constant, reflect, edge and wrap padding
 const OpFamilyRules& scatterElements();
 const OpFamilyRules& scatterND();
+const OpFamilyRules& resize();          // nearest, linear and cubic interpolation
 const OpFamilyRules& opaque();          // an ONNX node irc keeps without semantics
 const OpFamilyRules& communication();   // the inserted collectives and _MirrorOperator: no rule
 const OpFamilyRules& stridedSlice();    // inserted by the redistribution pass

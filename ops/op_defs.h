@@ -56,6 +56,8 @@ enum class OpFamily {
   TopK, Pad,
   // (irc) ONNX's ScatterElements and ScatterND without a reduction
   Scatter,
+  // (irc) ONNX's Resize (MindSpore's ResizeNearestNeighbor, ResizeBilinearV2, ResizeBicubic)
+  Resize,
   // (irc) an ONNX node kept without semantics (--opaque-unsupported)
   Opaque,
   // inserted by the passes, never written in a model

@@ -83,23 +83,7 @@ class Pad : public OpFamilyRules {
     s.note = "1 before and 2 after dim 1";
   }
   std::optional<OpRule> rule(const RuleInputs& in) const override {
-    const Shape& x = in.operands[0].shape;
-    IntTuple p = asTuple(in.attrs.at("paddings"));
-    RuleBuilder b;
-    DimFactors xDims, outDims;
-    for (size_t d = 0; d < x.size(); ++d) {
-      if (p[2 * d] == 0 && p[2 * d + 1] == 0) {
-        int f = b.factor(x[d]);
-        xDims.push_back({f});
-        outDims.push_back({f});
-      } else {
-        xDims.push_back({b.factor(x[d], FactorKind::Replicated)});
-        outDims.push_back({b.factor(in.results[0].shape[d], FactorKind::Replicated)});
-      }
-    }
-    b.rule.operands = {xDims};
-    b.rule.results = {outDims};
-    return b.done();
+    return keptDimsRule(in.operands[0].shape, in.results[0].shape);
   }
   std::string_view replicatedWhy() const override { return "a padded dim"; }
 };

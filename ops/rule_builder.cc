@@ -23,4 +23,22 @@ OpRule sameShapeRule(const Shape& shape, const std::vector<bool>& replicated) {
   return b.done();
 }
 
+OpRule keptDimsRule(const Shape& in, const Shape& out) {
+  RuleBuilder b;
+  DimFactors inDims, outDims;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == out[d]) {
+      int f = b.factor(in[d]);
+      inDims.push_back({f});
+      outDims.push_back({f});
+    } else {
+      inDims.push_back({b.factor(in[d], FactorKind::Replicated)});
+      outDims.push_back({b.factor(out[d], FactorKind::Replicated)});
+    }
+  }
+  b.rule.operands = {inDims};
+  b.rule.results = {outDims};
+  return b.done();
+}
+
 }  // namespace irc::families

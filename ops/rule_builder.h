@@ -46,4 +46,8 @@ std::vector<bool> namedDims(const Attribute& axisAttr, int64_t rank);
 // Same factors in and out, one per dim; `replicated` marks dims that may not be split.
 OpRule sameShapeRule(const Shape& shape, const std::vector<bool>& replicated = {});
 
+// One operand, one result of its rank: a dim that keeps its size passes through; a dim whose size
+// changes (padded, resized) is a replicated factor on each side.
+OpRule keptDimsRule(const Shape& in, const Shape& out);
+
 }  // namespace irc::families

@@ -975,4 +975,41 @@ TEST_CASE("onnx: an op irc has no op for folds where its inputs are constants; o
                 lc.errors);
 }
 
+TEST_CASE("onnx: Resize by scales or sizes becomes Resize to the output shape; a scale giving no whole size is an error") {
+  OnnxModel m;
+  m.model.mutable_opset_import(0)->set_version(13);
+  m.input("x", {int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}});
+  m.floats("scales", {4}, {1, 1, 2, 0.8f});
+  auto* n = m.node("Resize", {"x", "", "scales"}, {"out"}, "/up/Resize");
+  auto* mode = n->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("linear");
+  m.output("out");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Op& r = l.graph->graph.op(l.graph->graph.order[0]);
+  CHECK(r.type == "Resize");
+  CHECK(asTuple(r.attrs.at("sizes")) == IntTuple{2, 3, 8, 4});
+  CHECK(std::get<std::string>(r.attrs.at("mode")) == "linear");
+  CHECK(std::get<std::string>(r.attrs.at("coordinate_transformation_mode")) == "half_pixel");
+  m.graph->mutable_initializer(0)->set_float_data(3, 0.5f);  // 5 * 0.5 = 2.5 elements
+  CHECK(load(m.bytes()).errors.find("scale 0.5 of dim 3 (5 elements) gives 2.5 elements; irc resizes by output over input "
+                                    "size") != std::string::npos);
+  OnnxModel sized;
+  sized.model.mutable_opset_import(0)->set_version(18);
+  sized.input("x", {int64_t{1}, int64_t{2}, int64_t{4}, int64_t{4}});
+  sized.ints("sizes", {2}, {6, 8});
+  auto* s = sized.node("Resize", {"x", "", "", "sizes"}, {"out"}, "/up/Resize");
+  auto* axes = s->add_attribute();
+  axes->set_name("axes");
+  axes->set_type(onnx::AttributeProto::INTS);
+  axes->add_ints(2);
+  axes->add_ints(-1);
+  sized.output("out");
+  Loaded ls = load(sized.bytes());
+  REQUIRE_MESSAGE(ls.graph, ls.errors);
+  CHECK(asTuple(ls.graph->graph.op(ls.graph->graph.order[0]).attrs.at("sizes")) == IntTuple{1, 2, 6, 8});
+}
+
 }  // namespace irc::test

@@ -135,3 +135,50 @@ TEST_CASE("Pad: reflect, edge and wrap modes as numpy's np.pad; an unknown mode 
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("Resize: nearest, linear and cubic on hand-computed values; kept dims pass through, resized ones stay whole; verifies") {
+  TensorValue x{{1, 1, 1, 2}, {1, 3}};
+  auto resize = [&](AttrMap attrs) {
+    attrs["sizes"] = IntTuple{1, 1, 1, 4};
+    return evaluateOne("Resize", {x}, {}, attrs)[0].data;
+  };
+  // half_pixel, 2 -> 4: the output centres fall at -0.25, 0.25, 0.75, 1.25 of the input.
+  CHECK(resize({{"mode", std::string("nearest")}}) == std::vector<double>{1, 1, 3, 3});
+  CHECK(resize({{"mode", std::string("linear")}}) == std::vector<double>{1, 1.5, 2.5, 3});  // the edges clamp
+  // align_corners: 0, 1/3, 2/3, 1.
+  auto corners = resize({{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}});
+  CHECK(corners[1] == doctest::Approx(1 + 2.0 / 3));
+  CHECK(corners[3] == 3);
+  // asymmetric nearest rounding down: 0, 0.5, 1, 1.5 -> 0, 0, 1, 1.
+  CHECK(resize({{"coordinate_transformation_mode", std::string("asymmetric")}, {"nearest_mode", std::string("floor")}}) ==
+        std::vector<double>{1, 1, 3, 3});
+  // Cubic on a ramp 0..3: the same size is the identity; with a = -0.5 Keys' kernel reproduces a
+  // line in the interior (the default -0.75, PyTorch's, does not).
+  TensorValue ramp{{4}, {0, 1, 2, 3}};
+  auto same = evaluateOne("Resize", {ramp}, {}, {{"sizes", IntTuple{4}}, {"mode", std::string("cubic")}})[0].data;
+  CHECK(same == ramp.data);
+  auto up = evaluateOne("Resize", {ramp}, {}, {{"sizes", IntTuple{8}}, {"mode", std::string("cubic")}, {"cubic_coeff_a", -0.5}})[0].data;
+  CHECK(up[3] == doctest::Approx(1.25));  // centre (3 + 0.5) / 2 - 0.5
+  CHECK(up[4] == doctest::Approx(1.75));
+  // a = -0.75 at x = 1.25 (r = 0.25 past input 1): Keys' weights -0.10546875, 0.87890625, 0.26171875,
+  // -0.03515625 on inputs 0, 1, 2, 3 (they sum to 1).
+  auto keys = evaluateOne("Resize", {ramp}, {}, {{"sizes", IntTuple{8}}, {"mode", std::string("cubic")}})[0].data;
+  CHECK(keys[3] == doctest::Approx(0.87890625 + 2 * 0.26171875 - 3 * 0.03515625));
+  Compiled c = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [2, 4, 8, 8], dtype: float32}\n",
+                                          "{name: r, type: Resize, inputs: [x], attrs: {sizes: [2, 4, 16, 16], mode: linear}}"));
+  REQUIRE(c.errors == "");
+  CHECK(ruleOf(c.original, c.original.op(0))->print() == "([i, j, k, m])->([i, j, l, n]) replicated={k, l, m, n}");
+  Compiled bad = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [2, 4], dtype: float32}\n",
+                                            "{name: r, type: Resize, inputs: [x], attrs: {sizes: [2, 8], mode: area}}"));
+  CHECK(bad.errors.find("mode 'area'; valid: nearest, linear, cubic") != std::string::npos);
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    checkVerifiesInBothModes(fmt::format("parallel: {{device_num: 4}}\ninputs:\n  - {{name: x, shape: [4, 8, 6, 6], dtype: float32}}\n"
+                                         "ops:\n  - {{name: a, type: ReLU, inputs: [x], in_strategy: [[2, 2, 1, 1]]}}\n"
+                                         "  - {{name: r, type: Resize, inputs: [a], attrs: {{sizes: [4, 8, 12, 9], mode: {}}}}}\n"
+                                         "  - {{name: s, type: Sigmoid, inputs: [r]}}\n",
+                                         mode));
+}
+
+}  // namespace irc::test

@@ -234,8 +234,8 @@ int main(int argc, char** argv) {
     std::set<size_t> boundInputs;  // graph inputs (by position) bound as constants from the test data
     if (!loaded && !diags.diagnostics().empty() &&
         diags.diagnostics().front().message.find("must be known at import time") != std::string::npos) {
-      // ONNX's tests pass shapes, axes and slice bounds as graph inputs; irc needs them known at
-      // import: bind every integer input to the test's value and load again.
+      // ONNX's tests pass shapes, axes, slice bounds and scales as graph inputs; irc needs them
+      // known at import: bind them to the test's values and load again.
       onnx::ModelProto proto;
       proto.ParseFromString(readFile(t / "model.onnx"));
       std::set<std::string> initializers;
@@ -243,7 +243,10 @@ int main(int argc, char** argv) {
       size_t position = 0;
       for (const auto& in : proto.graph().input()) {
         if (initializers.count(in.name())) continue;
-        if (in.type().tensor_type().elem_type() == onnx::TensorProto::INT64) {
+        // Integer inputs, and the one the error names (Resize's float scales).
+        const std::string& message = diags.diagnostics().front().message;
+        if (in.type().tensor_type().elem_type() == onnx::TensorProto::INT64 ||
+            message.find(fmt::format("('{}',", in.name())) != std::string::npos) {
           std::string problem;
           if (auto v = readTensorFile(t / "test_data_set_0" / fmt::format("input_{}.pb", position), problem)) {
             options.constantInputs[in.name()] = *v;
@@ -262,8 +265,8 @@ int main(int argc, char** argv) {
         if (auto folded = checkFolded(t, name)) {
           ++foldedRun;
           if (folded->empty()) ++foldedMatched;
-          if (verbose) std::cout << fmt::format("  {} folded at import: {}\n", name, folded->empty() ? "matched" : *folded);
           else failures.push_back(fmt::format("{}: folded at import: {}", name, *folded));
+          if (verbose) std::cout << fmt::format("  {} folded at import: {}\n", name, folded->empty() ? "matched" : *folded);
           continue;
         }
       }
