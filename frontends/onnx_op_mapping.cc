@@ -692,6 +692,70 @@ Terms conv(NodeMapping& m) {
   return one(m.emit1("BiasAdd", {*y, *b}));
 }
 
+// ConvTranspose: ConvTranspose1D/2D/3D, then BiasAdd of B (as Conv). `output_shape` (or auto_pad
+// SAME_*: the output is stride * input) fixes the pads ONNX's way: the total padding, split
+// evenly with the odd one at the end for SAME_UPPER, at the begin otherwise.
+Terms convTranspose(NodeMapping& m) {
+  auto x = need(m, 0), w = need(m, 1);
+  if (!x || !w) return std::nullopt;
+  Shape xs = shapeOf(m, *x), ws = shapeOf(m, *w);
+  if (xs.size() < 3 || xs.size() > 5 || ws.size() != xs.size()) {
+    m.error(fmt::format("transposes a convolution of x of shape {} with w of shape {}; irc maps 1 to 3 spatial dims, x and w of "
+                        "one rank",
+                        formatShape(xs), formatShape(ws)));
+    return std::nullopt;
+  }
+  size_t spatial = xs.size() - 2;
+  auto strides = spatialInts(m, "strides", spatial), dilations = spatialInts(m, "dilations", spatial);
+  if (!strides || !dilations) return std::nullopt;
+  IntTuple outputPadding = m.intsAttr("output_padding").value_or(IntTuple(spatial, 0));
+  if (outputPadding.size() != spatial) {
+    m.error(fmt::format("has {} output_padding entries; {} spatial dims need {}", outputPadding.size(), spatial, spatial));
+    return std::nullopt;
+  }
+  std::string autoPad = m.stringAttr("auto_pad", "NOTSET");
+  auto outputShape = m.intsAttr("output_shape");
+  IntTuple pads = m.intsAttr("pads").value_or(IntTuple(2 * spatial, 0));
+  if (outputShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    IntTuple target;
+    if (outputShape) {
+      // output_shape may give the spatial dims only, or N and C too.
+      target = outputShape->size() == spatial + 2 ? IntTuple(outputShape->begin() + 2, outputShape->end()) : *outputShape;
+    } else {
+      for (size_t d = 0; d < spatial; ++d) target.push_back(xs[d + 2] * (*strides)[d]);
+    }
+    if (target.size() != spatial) {
+      m.error(fmt::format("has output_shape {}; {} spatial dims need {} entries", formatIntTuple(*outputShape), spatial, spatial));
+      return std::nullopt;
+    }
+    pads.assign(2 * spatial, 0);
+    for (size_t d = 0; d < spatial; ++d) {
+      int64_t total = (*strides)[d] * (xs[d + 2] - 1) + outputPadding[d] + ((ws[d + 2] - 1) * (*dilations)[d] + 1) - target[d];
+      // Python's floor division, as ONNX's reference: a negative total (an output wider than the
+      // kernel reaches) gives negative pads, zeros added at the ends.
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      bool upper = autoPad == "SAME_UPPER";
+      pads[d] = upper ? half : total - half;
+      pads[d + spatial] = upper ? total - half : half;
+    }
+  } else if (autoPad != "NOTSET" && autoPad != "VALID") {
+    m.error(fmt::format("has auto_pad '{}'; valid: NOTSET, VALID, SAME_UPPER, SAME_LOWER", autoPad));
+    return std::nullopt;
+  } else if (autoPad == "VALID") {
+    pads.assign(2 * spatial, 0);
+  }
+  if (pads.size() != 2 * spatial) {
+    m.error(fmt::format("has {} pads; {} spatial dims need {}", pads.size(), spatial, 2 * spatial));
+    return std::nullopt;
+  }
+  AttrMap attrs{{"strides", *strides}, {"dilations", *dilations}, {"pads", pads}, {"output_padding", outputPadding},
+                {"group", m.intAttr("group", 1)}};
+  auto b = m.input(2);
+  auto y = m.emit1(fmt::format("ConvTranspose{}D", spatial), {*x, *w}, std::move(attrs), b ? "conv" : "");
+  if (!y || !b) return one(y);
+  return one(m.emit1("BiasAdd", {*y, *b}));
+}
+
 // MaxPool and AveragePool: MaxPool or AvgPool (the Indices output and dilations are not mapped).
 template <const char* Type>
 Terms pooling(NodeMapping& m) {
@@ -1351,7 +1415,7 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"Transpose", transpose}, {"Concat", concat}, {"Split", split}, {"Unsqueeze", unsqueeze}, {"Squeeze", squeeze},
       {"Constant", constantNode}, {"Shape", shape}, {"Size", size}, {"ConstantOfShape", constantOfShape},
       {"Range", range}, {"Slice", slice}, {"Expand", expand}, {"IsNaN", unary<kIsNan>}, {"IsInf", isInf},
-      {"Sign", unary<kSign>}, {"Round", unary<kRound>}, {"Mod", mod}, {"Conv", conv}, {"MaxPool", pooling<kMaxPool>},
+      {"Sign", unary<kSign>}, {"Round", unary<kRound>}, {"Mod", mod}, {"Conv", conv}, {"ConvTranspose", convTranspose}, {"MaxPool", pooling<kMaxPool>},
       {"AveragePool", pooling<kAvgPool>}, {"GlobalAveragePool", globalPool<kReduceMean>},
       {"GlobalMaxPool", globalPool<kReduceMax>}, {"GatherElements", gatherElements}, {"GatherND", gatherND},
       {"CumSum", cumSum}, {"BatchNormalization", batchNormalization},

@@ -1,5 +1,7 @@
 // Conv1D, Conv2D, Conv3D (NC + 1, 2 or 3 spatial dims; ONNX's Conv without its bias, which
-// the frontend adds as a BiasAdd, as MindSpore's nn.Conv2d does). The rule follows MindSpore's
+// the frontend adds as a BiasAdd, as MindSpore's nn.Conv2d does), and their transposes
+// ConvTranspose1D/2D/3D (ONNX's ConvTranspose, MindSpore's Conv2DTranspose) with the same rule
+// seen from the other side: the kernel is [c_in, c_out / group, kernel...]. The rule follows MindSpore's
 // Conv2DInfo: the batch dim and the output channels split freely; splitting the input channels
 // leaves the output partial (a sum over channel groups), completed by an AllReduce; the spatial
 // dims and the kernel's are replicated factors (irc does not exchange halos, so a spatial dim is
@@ -17,27 +19,46 @@ int64_t convolvedSize(int64_t in, int64_t kernel, int64_t stride, int64_t dilati
   return (in + padBegin + padEnd - dilation * (kernel - 1) - 1) / stride + 1;
 }
 
-InferResult inferConv(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) {
-  const TensorType& x = *in[0].tensor;
-  const TensorType& w = *in[1].tensor;
+// The operands' ranks and dtypes; `kernelDims` names w's two leading dims for the message.
+std::optional<InferError> checkOperands(const OpDef& def, const TensorType& x, const TensorType& w, const char* kernelDims) {
   const size_t spatial = static_cast<size_t>(def.spatialDims);
   if (x.shape.size() != spatial + 2)
     return fail(fmt::format("{} takes x of rank {} (N, C and {} spatial dims); x has shape {}", def.type, spatial + 2, spatial,
                             formatShape(x.shape)),
                 0);
   if (w.shape.size() != spatial + 2)
-    return fail(fmt::format("{} takes w of rank {} (O, C/group and {} kernel dims); w has shape {}", def.type, spatial + 2,
+    return fail(fmt::format("{} takes w of rank {} ({} and {} kernel dims); w has shape {}", def.type, spatial + 2, kernelDims,
                             spatial, formatShape(w.shape)),
                 1);
-  if (x.dtype != w.dtype)
-    return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(w.dtype)), 1);
+  if (x.dtype != w.dtype) return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(w.dtype)), 1);
+  return std::nullopt;
+}
+
+// strides, dilations (one each per spatial dim, >= 1) and pads (the begins, then the ends, >= 0;
+// a transposed convolution's may be negative: zeros added to its output).
+std::optional<InferError> checkWindows(const AttrMap& attrs, size_t spatial, bool negativePads = false) {
   IntTuple strides = tupleAttr(attrs, "strides"), dilations = tupleAttr(attrs, "dilations"), pads = tupleAttr(attrs, "pads");
-  int64_t group = intAttr(attrs, "group");
   if (strides.size() != spatial) return fail(fmt::format("strides {} must have {} entries", formatIntTuple(strides), spatial), -1, "strides");
   if (dilations.size() != spatial)
     return fail(fmt::format("dilations {} must have {} entries", formatIntTuple(dilations), spatial), -1, "dilations");
   if (pads.size() != 2 * spatial)
     return fail(fmt::format("pads {} must have {} entries (the begins, then the ends)", formatIntTuple(pads), 2 * spatial), -1, "pads");
+  for (size_t d = 0; d < spatial; ++d)
+    if (strides[d] < 1 || dilations[d] < 1 || (!negativePads && (pads[d] < 0 || pads[d + spatial] < 0)))
+      return fail(fmt::format("spatial dim {}: stride {}, dilation {} and pads {}, {} must be positive, positive and >= 0", d,
+                              strides[d], dilations[d], pads[d], pads[d + spatial]),
+                  -1, "strides");
+  return std::nullopt;
+}
+
+InferResult inferConv(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) {
+  const TensorType& x = *in[0].tensor;
+  const TensorType& w = *in[1].tensor;
+  const size_t spatial = static_cast<size_t>(def.spatialDims);
+  if (auto e = checkOperands(def, x, w, "O, C/group")) return *e;
+  if (auto e = checkWindows(attrs, spatial)) return *e;
+  IntTuple strides = tupleAttr(attrs, "strides"), dilations = tupleAttr(attrs, "dilations"), pads = tupleAttr(attrs, "pads");
+  int64_t group = intAttr(attrs, "group");
   if (group < 1 || x.shape[1] % group != 0 || w.shape[0] % group != 0)
     return fail(fmt::format("group {} must divide the input channels ({}) and the output channels ({})", group, x.shape[1], w.shape[0]),
                 -1, "group");
@@ -45,10 +66,6 @@ InferResult inferConv(const OpDef& def, const std::vector<InferOperand>& in, con
     return fail(fmt::format("w has {} input channels per group; x has {} channels in {} group(s)", w.shape[1], x.shape[1], group), 1);
   Shape out = {x.shape[0], w.shape[0]};
   for (size_t d = 0; d < spatial; ++d) {
-    if (strides[d] < 1 || dilations[d] < 1 || pads[d] < 0 || pads[d + spatial] < 0)
-      return fail(fmt::format("spatial dim {}: stride {}, dilation {} and pads {}, {} must be positive, positive and >= 0", d,
-                              strides[d], dilations[d], pads[d], pads[d + spatial]),
-                  -1, "strides");
     int64_t size = convolvedSize(x.shape[d + 2], w.shape[d + 2], strides[d], dilations[d], pads[d], pads[d + spatial]);
     if (size < 1)
       return fail(fmt::format("spatial dim {} of x ({}) is smaller than the dilated kernel ({}) with its padding", d,
@@ -87,6 +104,71 @@ TensorValue convolve(const Op& op, const TensorValue& x, const TensorValue& w, c
         sum += x.data[xo] * w.data[wo];
       });
     out.data[i++] = sum;
+  });
+  return out;
+}
+
+// ConvTranspose: x [n, c, spatial...], w [c, o / group, kernel...]; each output dim is
+// stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1 - pads (ONNX's formula; a
+// negative pad widens the output by zeros, as ONNX's output_shape may ask).
+InferResult inferConvTranspose(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) {
+  const TensorType& x = *in[0].tensor;
+  const TensorType& w = *in[1].tensor;
+  const size_t spatial = static_cast<size_t>(def.spatialDims);
+  if (auto e = checkOperands(def, x, w, "C, O/group")) return *e;
+  if (auto e = checkWindows(attrs, spatial, true)) return *e;
+  IntTuple strides = tupleAttr(attrs, "strides"), dilations = tupleAttr(attrs, "dilations"), pads = tupleAttr(attrs, "pads"),
+           outputPadding = tupleAttr(attrs, "output_padding");
+  int64_t group = intAttr(attrs, "group");
+  if (outputPadding.size() != spatial)
+    return fail(fmt::format("output_padding {} must have {} entries", formatIntTuple(outputPadding), spatial), -1, "output_padding");
+  if (group < 1 || x.shape[1] % group != 0)
+    return fail(fmt::format("group {} must divide the input channels ({})", group, x.shape[1]), -1, "group");
+  if (w.shape[0] != x.shape[1])
+    return fail(fmt::format("w has {} input channels (its dim 0); x has {}", w.shape[0], x.shape[1]), 1);
+  Shape out = {x.shape[0], w.shape[1] * group};
+  for (size_t d = 0; d < spatial; ++d) {
+    if (outputPadding[d] < 0 || outputPadding[d] >= std::max(strides[d], dilations[d]))
+      return fail(fmt::format("output_padding {} of spatial dim {} must be in [0, max(stride {}, dilation {}))", outputPadding[d], d,
+                              strides[d], dilations[d]),
+                  -1, "output_padding");
+    int64_t size = strides[d] * (x.shape[d + 2] - 1) + outputPadding[d] + dilations[d] * (w.shape[d + 2] - 1) + 1 - pads[d] -
+                   pads[d + spatial];
+    if (size < 1)
+      return fail(fmt::format("spatial dim {}: the pads ({}, {}) remove the whole output ({} before them)", d, pads[d],
+                              pads[d + spatial], size + pads[d] + pads[d + spatial]),
+                  -1, "pads");
+    out.push_back(size);
+  }
+  return std::vector<TensorType>{{x.dtype, out}};
+}
+
+// Every input element spreads over the output through the kernel:
+// out[n, o, p * stride + k * dilation - pad_begin] += x[n, c, p] * w[c, o - group_start, k].
+TensorValue transposeConvolve(const Op& op, const TensorValue& x, const TensorValue& w, const Shape& outShape) {
+  const IntTuple strides = tupleAttr(op.attrs, "strides"), dilations = tupleAttr(op.attrs, "dilations"),
+                 pads = tupleAttr(op.attrs, "pads");
+  const int64_t group = intAttr(op.attrs, "group");
+  const size_t spatial = outShape.size() - 2;
+  const int64_t inPerGroup = x.shape[1] / group, outPerGroup = w.shape[1];
+  const auto sw = stridesOf(w.shape), so = stridesOf(outShape);
+  const Shape kernel(w.shape.begin() + 2, w.shape.end());
+  TensorValue out = TensorValue::zeros(outShape);
+  int64_t i = 0;
+  forEach(x.shape, [&](const Index& idx) {
+    const double v = x.data[i++];
+    const int64_t n = idx[0], c = idx[1], firstOut = (c / inPerGroup) * outPerGroup;
+    forEach(kernel, [&](const Index& k) {
+      int64_t at = n * so[0];
+      for (size_t d = 0; d < spatial; ++d) {
+        int64_t pos = idx[d + 2] * strides[d] + k[d] * dilations[d] - pads[d];
+        if (pos < 0 || pos >= outShape[d + 2]) return;  // cut by the pads
+        at += pos * so[d + 2];
+      }
+      int64_t wo = c * sw[0];
+      for (size_t d = 0; d < spatial; ++d) wo += k[d] * sw[d + 2];
+      for (int64_t o = 0; o < outPerGroup; ++o) out.data[at + (firstOut + o) * so[1]] += v * w.data[wo + o * sw[1]];
+    });
   });
   return out;
 }
@@ -139,7 +221,63 @@ class Convolution : public OpFamilyRules {
   std::string_view partialWhy() const override { return "splits its input channels"; }
 };
 
+// x: [n, c, spatial...], w: [c, o / group, kernel...], out: [n, o, spatial'...]: MindSpore's
+// Conv2DTranspose (Conv2DBackpropInput) splits like the Conv2D whose gradient it is — batch and
+// output channels freely, input channels into a partial sum.
+class ConvTranspose : public OpFamilyRules {
+ public:
+  void define(std::vector<OpDef>& defs) const override {
+    for (int spatial = 1; spatial <= 3; ++spatial) {
+      IntTuple ones(spatial, 1), zeros(spatial, 0), pairs(2 * spatial, 0);
+      defs.push_back({fmt::format("ConvTranspose{}D", spatial), OpFamily::ConvTranspose, {tensor("x"), tensor("w")},
+                      {attr("strides", AttrKind::IntOrTuple, ones), attr("dilations", AttrKind::IntOrTuple, ones),
+                       attr("pads", AttrKind::IntOrTuple, pairs), attr("output_padding", AttrKind::IntOrTuple, zeros),
+                       attr("group", AttrKind::Int, int64_t{1})}});
+      defs.back().spatialDims = spatial;
+    }
+  }
+  InferResult inferTypes(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
+    return inferConvTranspose(def, in, attrs);
+  }
+  std::vector<TensorValue> evaluate(const Op& op, const KernelInputs& in, const std::vector<TensorType>& results) const override {
+    return {transposeConvolve(op, *in[0], *in[1], results[0].shape)};
+  }
+  void sample(const OpDef& def, OpSample& s) const override {
+    Shape x = {2, 8}, w = {8, 4};
+    for (int d = 0; d < def.spatialDims; ++d) x.push_back(4), w.push_back(2);
+    s.operands = {{DType::Float32, x}, {DType::Float32, w}};
+    s.attrs["strides"] = IntTuple(def.spatialDims, 2);
+    s.note = fmt::format("x {}, w {}, strides 2", formatShape(x), formatShape(w));
+  }
+  std::optional<OpRule> rule(const RuleInputs& in) const override {
+    const TensorType& x = in.operands[0];
+    const TensorType& w = in.operands[1];
+    const TensorType& out = in.results[0];
+    const bool grouped = std::get<int64_t>(in.attrs.at("group")) != 1;
+    RuleBuilder b;
+    int n = b.factor(x.shape[0]);
+    int c = b.factor(x.shape[1], grouped ? FactorKind::Replicated : FactorKind::Reduction);
+    int o = b.factor(w.shape[1], grouped ? FactorKind::Replicated : FactorKind::PassThrough);
+    DimFactors xDims = {{n}, {c}}, wDims = {{c}, {o}}, outDims = {{n}, {grouped ? b.factor(out.shape[1], FactorKind::Replicated) : o}};
+    for (size_t d = 2; d < x.shape.size(); ++d) xDims.push_back({b.factor(x.shape[d], FactorKind::Replicated)});
+    for (size_t d = 2; d < w.shape.size(); ++d) wDims.push_back({b.factor(w.shape[d], FactorKind::Replicated)});
+    for (size_t d = 2; d < out.shape.size(); ++d) outDims.push_back({b.factor(out.shape[d], FactorKind::Replicated)});
+    b.rule.operands = {xDims, wDims};
+    b.rule.results = {outDims};
+    return b.done();
+  }
+  std::string_view replicatedWhy() const override {
+    return "a spatial or kernel dim (irc exchanges no halos), or a channel dim of a grouped transposed convolution";
+  }
+  std::string_view partialWhy() const override { return "splits its input channels"; }
+};
+
 }  // namespace
+
+const OpFamilyRules& convTranspose() {
+  static const ConvTranspose rules;
+  return rules;
+}
 
 const OpFamilyRules& convolution() {
   static const Convolution rules;

@@ -48,6 +48,7 @@ const OpFamilyRules& softmaxCrossEntropy();
 const OpFamilyRules& oneHot();
 const OpFamilyRules& triangle();        // Triu, Tril
 const OpFamilyRules& convolution();     // Conv1D, Conv2D, Conv3D
+const OpFamilyRules& convTranspose();   // ConvTranspose1D, 2D, 3D (convolution.cc)
 const OpFamilyRules& pool();            // MaxPool, AvgPool
 const OpFamilyRules& gatherElements();
 const OpFamilyRules& gatherND();

@@ -56,6 +56,8 @@ enum class OpFamily {
   TopK, Pad,
   // (irc) ONNX's ScatterElements and ScatterND without a reduction
   Scatter,
+  // (irc) ONNX's ConvTranspose (MindSpore's Conv2DTranspose, and 1-D, 3-D)
+  ConvTranspose,
   // (irc) ONNX's Resize (MindSpore's ResizeNearestNeighbor, ResizeBilinearV2, ResizeBicubic)
   Resize,
   // (irc) an ONNX node kept without semantics (--opaque-unsupported)

@@ -1012,4 +1012,30 @@ TEST_CASE("onnx: Resize by scales or sizes becomes Resize to the output shape; a
   CHECK(asTuple(ls.graph->graph.op(ls.graph->graph.order[0]).attrs.at("sizes")) == IntTuple{1, 2, 6, 8});
 }
 
+TEST_CASE("onnx: ConvTranspose becomes ConvTranspose2D and a BiasAdd; output_shape gives the pads ONNX's way") {
+  OnnxModel m;
+  m.input("x", {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{3}});
+  m.floats("w", {2, 4, 3, 3}, std::vector<float>(72, 0.5f));
+  m.floats("b", {4}, {1, 2, 3, 4});
+  auto* n = m.node("ConvTranspose", {"x", "w", "b"}, {"y"}, "/up/ConvTranspose");
+  auto* strides = n->add_attribute();
+  strides->set_name("strides");
+  strides->set_type(onnx::AttributeProto::INTS);
+  strides->add_ints(2);
+  strides->add_ints(2);
+  auto* shape = n->add_attribute();
+  shape->set_name("output_shape");
+  shape->set_type(onnx::AttributeProto::INTS);
+  shape->add_ints(6);
+  shape->add_ints(6);
+  m.output("y");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"ConvTranspose2D", "BiasAdd"});
+  // 2 * (3 - 1) + 3 = 7, 1 more than asked: the odd pad goes to the begin (NOTSET).
+  CHECK(asTuple(g.op(g.order[0]).attrs.at("pads")) == IntTuple{1, 1, 0, 0});
+  CHECK(g.value(g.outputs[0]).type.shape == Shape{1, 4, 6, 6});
+}
+
 }  // namespace irc::test

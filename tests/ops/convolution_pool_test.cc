@@ -182,3 +182,38 @@ TEST_CASE("Resize: nearest, linear and cubic on hand-computed values; kept dims 
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("ConvTranspose2D: shape and kernel on hand-computed values; input channels split make a partial sum; verifies") {
+  // x 1x1x2x2 = [[1, 2], [3, 4]], w 1x1x2x2 of ones, stride 2: each input element becomes a 2x2 block.
+  TensorValue x{{1, 1, 2, 2}, {1, 2, 3, 4}}, w{{1, 1, 2, 2}, {1, 1, 1, 1}};
+  auto blocks = evaluateOne("ConvTranspose2D", {x, w}, {}, {{"strides", IntTuple{2, 2}}});
+  CHECK(blocks[0].shape == Shape{1, 1, 4, 4});
+  CHECK(blocks[0].data == std::vector<double>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+  // Stride 1: overlapping windows add up (the full convolution); pads 1 cut the border; output_padding widens.
+  auto full = evaluateOne("ConvTranspose2D", {x, w}, {}, {});
+  CHECK(full[0].data == std::vector<double>{1, 3, 2, 4, 10, 6, 3, 7, 4});
+  auto cut = evaluateOne("ConvTranspose2D", {x, w}, {}, {{"pads", IntTuple{1, 1, 1, 1}}});
+  CHECK(cut[0].data == std::vector<double>{10});
+  auto wider = evaluateOne("ConvTranspose2D", {x, w}, {}, {{"strides", IntTuple{2, 2}}, {"output_padding", IntTuple{1, 0}}});
+  CHECK(wider[0].shape == Shape{1, 1, 5, 4});
+  // Groups: 2 input channels, one output channel per group.
+  TensorValue x2{{1, 2, 1, 1}, {1, 2}}, w2{{2, 1, 1, 1}, {10, 100}};
+  CHECK(evaluateOne("ConvTranspose2D", {x2, w2}, {}, {{"group", int64_t{2}}})[0].data == std::vector<double>{10, 200});
+  Compiled c = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [2, 8, 4, 4], dtype: float32}\n  - {name: w, shape: [8, 4, 2, 2], dtype: float32}\n",
+                                          "{name: t, type: ConvTranspose2D, inputs: [x, w], attrs: {strides: [2, 2]}}"));
+  REQUIRE(c.errors == "");
+  CHECK(ruleOf(c.original, c.original.op(0))->print() ==
+        "([i, j, l, m], [j, k, n, o])->([i, k, p, q]) reduction={j} replicated={l, m, n, o, p, q}");
+  // Batch and output channels split; input channels split (a partial sum completed by an AllReduce).
+  for (const char* strategy : {"[[2, 1, 1, 1], [1, 2, 1, 1]]", "[[1, 4, 1, 1], [4, 1, 1, 1]]"})
+    checkVerifiesInBothModes(fmt::format("parallel: {{device_num: 4}}\ninputs:\n  - {{name: x, shape: [4, 8, 4, 4], dtype: float32}}\n"
+                                         "parameters:\n  - {{name: w, shape: [8, 4, 3, 3], dtype: float32}}\n"
+                                         "ops:\n  - {{name: t, type: ConvTranspose2D, inputs: [x, w], in_strategy: {}, "
+                                         "attrs: {{strides: [2, 2], pads: [1, 1, 1, 1], output_padding: [1, 1]}}}}\n"
+                                         "  - {{name: s, type: Sigmoid, inputs: [t]}}\n",
+                                         strategy));
+}
+
+}  // namespace irc::test
