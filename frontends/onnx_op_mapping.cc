@@ -627,6 +627,33 @@ Terms reduce(NodeMapping& m) {
 constexpr char kReduceMean[] = "ReduceMean", kReduceSum[] = "ReduceSum", kReduceMax[] = "ReduceMax",
                kReduceMin[] = "ReduceMin";
 
+// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp: ReduceSum between an
+// elementwise op before it (Abs, x·x, Exp) and one after (Sqrt, Log), as torch.norm and logsumexp
+// export. With noop_with_empty_axes and no axes only the elementwise ops remain.
+enum class Before { None, Abs, Square, Exp };
+enum class After { None, Sqrt, Log };
+template <Before B, After A>
+Terms sumBetween(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  bool given = false;
+  auto axes = axesOf(m, 1, given);
+  if (!axes) return std::nullopt;
+  std::optional<Term> t = *x;
+  if (B == Before::Abs) t = m.emit1("Abs", {*t}, {}, "abs");
+  if (B == Before::Square) t = m.emit1("Mul", {*t, *t}, {}, "square");
+  if (B == Before::Exp) t = m.emit1("Exp", {*t}, {}, "exp");
+  if (!t) return std::nullopt;
+  const bool noop = axes->empty() && m.intAttr("noop_with_empty_axes", 0) != 0;
+  if (!noop) {
+    t = m.emit1("ReduceSum", {*t, Attribute(*axes)}, {{"keep_dims", m.intAttr("keepdims", 1) != 0}}, A == After::None ? "" : "sum");
+    if (!t) return std::nullopt;
+  }
+  if (A == After::Sqrt) t = m.emit1("Sqrt", {*t});
+  if (A == After::Log) t = m.emit1("Log", {*t});
+  return one(t);
+}
+
 // ---- convolution and pooling ----
 
 // The pads of a Conv or pool node (the begins, then the ends): `pads`, or what `auto_pad` says
@@ -1398,6 +1425,71 @@ Terms resize(NodeMapping& m) {
                       {"exclude_outside", m.intAttr("exclude_outside", 0) != 0}}));
 }
 
+// OneHot(indices, depth, values = [off, on], axis): irc's OneHot with depth and the two values
+// constants (float indices cast to int64 first). ONNX counts a negative index from depth; irc's OneHot does not, so the indices are
+// wrapped first by Select(indices < 0, indices + depth, indices) (folded for constant indices).
+Terms oneHotNode(NodeMapping& m) {
+  auto indices = need(m, 0);
+  auto depth = m.constantInput(1, "depth"), values = m.constantInput(2, "values");
+  if (!indices || !depth || !values) return std::nullopt;
+  if (depth->data.size() != 1 || values->data.size() != 2) {
+    m.error(fmt::format("depth has {} elements and values {}; OneHot takes one depth and values [off, on]", depth->data.size(),
+                        values->data.size()));
+    return std::nullopt;
+  }
+  const auto d = static_cast<int64_t>(depth->data[0]);
+  const int64_t rank = static_cast<int64_t>(shapeOf(m, *indices).size());
+  int64_t axis = m.intAttr("axis", -1);
+  if (axis < -rank - 1 || axis > rank) {
+    m.error(fmt::format("axis {} is out of range for indices of rank {} (valid: {} .. {})", axis, rank, -rank - 1, rank));
+    return std::nullopt;
+  }
+  if (axis < 0) axis += rank + 1;
+  if (axis == rank) axis = -1;
+  if (!isInteger(m.typeOf(*indices).dtype)) {  // ONNX takes any numeric indices, cast to int64
+    indices = m.emit1("Cast", {*indices, Attribute(DType::Int64)}, {}, "indices");
+    if (!indices) return std::nullopt;
+  }
+  const DType indexType = m.typeOf(*indices).dtype, valueType = m.typeOf(*m.input(2)).dtype;
+  auto negative = m.emit1("Less", {*indices, Attribute(ScalarTensor{indexType, 0.0})}, {}, "negative");
+  auto shifted = m.emit1("Add", {*indices, Attribute(ScalarTensor{indexType, static_cast<double>(d)})}, {}, "shifted");
+  if (!negative || !shifted) return std::nullopt;
+  auto wrapped = m.emit1("Select", {*negative, *shifted, *indices}, {}, "wrapped");
+  if (!wrapped) return std::nullopt;
+  return one(m.emit1("OneHot", {*wrapped, Attribute(d), Attribute(ScalarTensor{valueType, values->data[1]}),
+                                Attribute(ScalarTensor{valueType, values->data[0]})},
+                     {{"axis", axis}}));
+}
+
+// DepthToSpace and SpaceToDepth (pixel shuffle): Reshape to 6 dims, Transpose, Reshape back, as
+// ONNX defines them (DepthToSpace in DCR or CRD mode).
+Terms depthSpace(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  const Shape xs = shapeOf(m, *x);
+  const int64_t b = m.intAttr("blocksize", 0);
+  const bool toSpace = m.node().op_type() == "DepthToSpace";
+  if (xs.size() != 4 || b < 1 || (toSpace ? xs[1] % (b * b) != 0 : xs[2] % b != 0 || xs[3] % b != 0)) {
+    m.error(fmt::format("has x of shape {} and blocksize {}; {} takes [N, C, H, W] with {} divisible by the blocksize{}",
+                        formatShape(xs), b, m.node().op_type(), toSpace ? "C" : "H and W", toSpace ? " squared" : ""));
+    return std::nullopt;
+  }
+  const int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
+  IntTuple split, perm, merged;
+  if (toSpace && m.stringAttr("mode", "DCR") == "CRD") {
+    split = {n, c / (b * b), b, b, h, w}, perm = {0, 1, 4, 2, 5, 3}, merged = {n, c / (b * b), h * b, w * b};
+  } else if (toSpace) {
+    split = {n, b, b, c / (b * b), h, w}, perm = {0, 3, 4, 1, 5, 2}, merged = {n, c / (b * b), h * b, w * b};
+  } else {
+    split = {n, c, h / b, b, w / b, b}, perm = {0, 3, 5, 1, 2, 4}, merged = {n, c * b * b, h / b, w / b};
+  }
+  auto blocks = m.emit1("Reshape", {*x, Attribute(split)}, {}, "blocks");
+  if (!blocks) return std::nullopt;
+  auto moved = m.emit1("Transpose", {*blocks, Attribute(perm)}, {}, "moved");
+  if (!moved) return std::nullopt;
+  return one(m.emit1("Reshape", {*moved, Attribute(merged)}));
+}
+
 const std::unordered_map<std::string, NodeMapper>& mappers() {
   static const std::unordered_map<std::string, NodeMapper> table = {
       {"Add", add}, {"Sub", sub}, {"Mul", mul}, {"Div", div}, {"Pow", pow}, {"Equal", equal}, {"Max", max}, {"Min", min},
@@ -1411,7 +1503,9 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"Gelu", gelu}, {"Cast", cast}, {"Identity", identity}, {"Dropout", dropout}, {"MatMul", matMul}, {"Gemm", gemm},
       {"Softmax", softmax}, {"LogSoftmax", logSoftmax}, {"LayerNormalization", layerNormalization},
       {"ReduceMean", reduce<kReduceMean>}, {"ReduceSum", reduce<kReduceSum>}, {"ReduceMax", reduce<kReduceMax>},
-      {"ReduceMin", reduce<kReduceMin>}, {"Gather", gather}, {"Reshape", reshape}, {"Flatten", flatten},
+      {"ReduceMin", reduce<kReduceMin>}, {"ReduceL1", sumBetween<Before::Abs, After::None>},
+      {"ReduceL2", sumBetween<Before::Square, After::Sqrt>}, {"ReduceSumSquare", sumBetween<Before::Square, After::None>},
+      {"ReduceLogSum", sumBetween<Before::None, After::Log>}, {"ReduceLogSumExp", sumBetween<Before::Exp, After::Log>}, {"Gather", gather}, {"Reshape", reshape}, {"Flatten", flatten},
       {"Transpose", transpose}, {"Concat", concat}, {"Split", split}, {"Unsqueeze", unsqueeze}, {"Squeeze", squeeze},
       {"Constant", constantNode}, {"Shape", shape}, {"Size", size}, {"ConstantOfShape", constantOfShape},
       {"Range", range}, {"Slice", slice}, {"Expand", expand}, {"IsNaN", unary<kIsNan>}, {"IsInf", isInf},
@@ -1424,7 +1518,8 @@ const std::unordered_map<std::string, NodeMapper>& mappers() {
       {"ScatterElements", scatter<kScatterElements>}, {"ScatterND", scatter<kScatterNd>}, {"CastLike", castLike},
       {"HardSigmoid", hardSigmoid}, {"HardSwish", hardSwish}, {"Softsign", softsign}, {"Mish", mish}, {"Elu", elu},
       {"Selu", selu}, {"PRelu", prelu}, {"Tile", tile}, {"TopK", topK}, {"Pad", pad},
-      {"Resize", resize}, {"Upsample", resize}};
+      {"Resize", resize}, {"Upsample", resize}, {"OneHot", oneHotNode},
+      {"DepthToSpace", depthSpace}, {"SpaceToDepth", depthSpace}};
   return table;
 }
 

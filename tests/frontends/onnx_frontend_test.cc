@@ -1038,4 +1038,35 @@ TEST_CASE("onnx: ConvTranspose becomes ConvTranspose2D and a BiasAdd; output_sha
   CHECK(g.value(g.outputs[0]).type.shape == Shape{1, 4, 6, 6});
 }
 
+TEST_CASE("onnx: ReduceL2 is Mul, ReduceSum and Sqrt; OneHot wraps negative indices; DepthToSpace is Reshape, Transpose, Reshape") {
+  OnnxModel m;
+  m.model.mutable_opset_import(0)->set_version(18);
+  m.input("x", {int64_t{2}, int64_t{8}, int64_t{3}, int64_t{3}});
+  m.ints("axes", {1}, {1});
+  m.node("ReduceL2", {"x", "axes"}, {"norm"}, "/norm");
+  OnnxModel::intAttr(m.node("DepthToSpace", {"x"}, {"pixels"}, "/shuffle"), "blocksize", 2);
+  m.output("norm");
+  m.output("pixels");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"Mul", "ReduceSum", "Sqrt", "Reshape", "Transpose", "Reshape"});
+  CHECK(g.value(g.outputs[0]).type.shape == Shape{2, 1, 3, 3});
+  CHECK(g.value(g.outputs[1]).type.shape == Shape{2, 2, 6, 6});
+  // OneHot of constant indices [-1, 1] with depth 3 folds: -1 is class 2.
+  OnnxModel h;
+  h.input("x", {int64_t{2}, int64_t{3}});
+  h.ints("i", {2}, {-1, 1});
+  h.ints("depth", {}, {3});
+  h.floats("values", {2}, {0, 1});
+  h.node("OneHot", {"i", "depth", "values"}, {"hot"}, "/hot");
+  h.node("Mul", {"x", "hot"}, {"out"}, "/mul");
+  h.output("out");
+  Loaded lh = load(h.bytes());
+  REQUIRE_MESSAGE(lh.graph, lh.errors);
+  CHECK(opTypes(lh.graph->graph) == std::vector<std::string>{"Mul"});
+  const TensorValue& hot = lh.graph->parameterData.begin()->second;
+  CHECK(hot.data == std::vector<double>{0, 0, 1, 0, 1, 0});
+}
+
 }  // namespace irc::test

@@ -232,19 +232,20 @@ int main(int argc, char** argv) {
     OnnxOptions options{name, {}, true, true};
     auto loaded = loadOnnxModel(readFile(t / "model.onnx"), diags, options);
     std::set<size_t> boundInputs;  // graph inputs (by position) bound as constants from the test data
-    if (!loaded && !diags.diagnostics().empty() &&
-        diags.diagnostics().front().message.find("must be known at import time") != std::string::npos) {
-      // ONNX's tests pass shapes, axes, slice bounds and scales as graph inputs; irc needs them
-      // known at import: bind them to the test's values and load again.
+    // ONNX's tests pass shapes, axes, slice bounds, scales and depths as graph inputs; irc needs
+    // them known at import: bind the integer inputs and each input an error names to the test's
+    // values and load again (a node may name one after another).
+    for (int round = 0; round < 4 && !loaded && !diags.diagnostics().empty() &&
+                        diags.diagnostics().front().message.find("must be known at import time") != std::string::npos;
+         ++round) {
       onnx::ModelProto proto;
       proto.ParseFromString(readFile(t / "model.onnx"));
       std::set<std::string> initializers;
       for (const auto& i : proto.graph().initializer()) initializers.insert(i.name());
+      const std::string message = diags.diagnostics().front().message;
       size_t position = 0;
       for (const auto& in : proto.graph().input()) {
         if (initializers.count(in.name())) continue;
-        // Integer inputs, and the one the error names (Resize's float scales).
-        const std::string& message = diags.diagnostics().front().message;
         if (in.type().tensor_type().elem_type() == onnx::TensorProto::INT64 ||
             message.find(fmt::format("('{}',", in.name())) != std::string::npos) {
           std::string problem;
