@@ -1,6 +1,7 @@
 // ONNX ops irc has no op for, evaluated where an exporter leaves them on constants only: mask and
 // index arithmetic over buffers and shapes (NonZero of a mask, Xor of two masks, EyeLike, a
-// Compress of a position table), which a static-shape model computes once at import. Each folder
+// Compress of a position table, the ReduceProd of a shape), which a static-shape model computes
+// once at import. Each folder
 // reads its inputs' numbers and returns constants; a node of these types reading a computed tensor
 // stays an error (irc has no op to run it on every rank).
 #include <algorithm>
@@ -211,6 +212,48 @@ Terms hardmax(NodeMapping& m) {
   return result(m, x->type.dtype, std::move(out));
 }
 
+// ReduceProd: the product over `axes` (an attribute before opset 18, an input after; none: every
+// dim unless noop_with_empty_axes), as a numel computed from a shape.
+Terms reduceProd(NodeMapping& m) {
+  auto x = in(m, 0);
+  if (!x) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(x->value.shape.size());
+  IntTuple axes;
+  if (auto a = m.intsAttr("axes")) {
+    axes = *a;
+  } else if (m.input(1)) {
+    auto given = in(m, 1);
+    if (!given) return std::nullopt;
+    for (double v : given->value.data) axes.push_back(static_cast<int64_t>(v));
+  }
+  if (axes.empty() && m.intAttr("noop_with_empty_axes", 0) != 0) return result(m, x->type.dtype, std::move(x->value));
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int64_t a : axes) {
+    auto d = normalizeAxis(a, rank);
+    if (!d) {
+      m.error(fmt::format("axis {} is outside the input's {} dims", a, rank));
+      return std::nullopt;
+    }
+    reduced[*d] = true;
+  }
+  const bool keep = m.intAttr("keepdims", 1) != 0;
+  Shape kept, out;
+  for (int64_t d = 0; d < rank; ++d) {
+    kept.push_back(reduced[d] ? 1 : x->value.shape[d]);
+    if (!reduced[d] || keep) out.push_back(kept.back());
+  }
+  TensorValue product = TensorValue::zeros(kept);
+  std::fill(product.data.begin(), product.data.end(), 1.0);
+  const auto sk = stridesOf(kept);
+  int64_t i = 0;
+  forEach(x->value.shape, [&](const Index& idx) {
+    int64_t at = 0;
+    for (int64_t d = 0; d < rank; ++d) at += (reduced[d] ? 0 : idx[d]) * sk[d];
+    product.data[at] *= x->value.data[i++];
+  });
+  return result(m, x->type.dtype, reshaped(std::move(product), out));
+}
+
 const std::unordered_map<std::string, NodeMapper>& folders() {
   static const std::unordered_map<std::string, NodeMapper> table = {
       {"Tan", unary<tanOf>}, {"Asin", unary<asinOf>}, {"Acos", unary<acosOf>}, {"Atan", unary<atanOf>},
@@ -218,7 +261,7 @@ const std::unordered_map<std::string, NodeMapper>& folders() {
       {"Atanh", unary<atanhOf>}, {"ThresholdedRelu", unary<thresholdedRelu>}, {"Shrink", unary<shrink>},
       {"Celu", unary<celu>}, {"BitwiseNot", unary<bitwiseNot>}, {"Xor", logicalXor}, {"BitwiseAnd", bitwise<0>},
       {"BitwiseOr", bitwise<1>}, {"BitwiseXor", bitwise<2>}, {"BitShift", bitShift}, {"NonZero", nonZero},
-      {"EyeLike", eyeLike}, {"Compress", compress}, {"Hardmax", hardmax}};
+      {"EyeLike", eyeLike}, {"Compress", compress}, {"Hardmax", hardmax}, {"ReduceProd", reduceProd}};
   return table;
 }
 
