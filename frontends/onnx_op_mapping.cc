@@ -311,10 +311,31 @@ constexpr char kSqrt[] = "Sqrt", kErf[] = "Erf", kTanh[] = "Tanh", kSigmoid[] = 
                kCeil[] = "Ceil", kSoftplus[] = "Softplus", kNot[] = "LogicalNot", kIsNan[] = "IsNan", kSign[] = "Sign",
                kRound[] = "Round";
 
-// Trilu(x, k): Triu or Tril (its `upper` attribute) with diagonal k, which must be a constant.
+// Trilu(x, k): Triu or Tril (its `upper` attribute) with diagonal k. A k computed at run time
+// (an offset read from a tensor) keeps x where column - row >= k (upper) or <= k (lower):
+// Select(compare(offsets, k), x, 0) with the constant [rows, cols] grid of column - row.
 Terms trilu(NodeMapping& m) {
   auto x = need(m, 0);
   if (!x) return std::nullopt;
+  const bool upper = m.intAttr("upper", 1) != 0;
+  if (auto k = m.input(1); k && !k->isConstant()) {
+    const Shape xs = shapeOf(m, *x);
+    if (xs.size() < 2 || m.typeOf(*k).shape.size() > 1 || (m.typeOf(*k).shape.size() == 1 && m.typeOf(*k).shape[0] != 1)) {
+      m.error(fmt::format("takes x of rank >= 2 and one k; x has shape {}, k {}", formatShape(xs), formatShape(m.typeOf(*k).shape)));
+      return std::nullopt;
+    }
+    const int64_t rows = xs[xs.size() - 2], cols = xs.back();
+    TensorValue offsets{{rows, cols}, {}};
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) offsets.data.push_back(static_cast<double>(c - r));
+    Term grid = m.constant({m.typeOf(*k).dtype, {rows, cols}}, offsets, "offsets");
+    std::optional<Term> kScalar = *k;
+    if (!m.typeOf(*k).shape.empty()) kScalar = m.emit1("Reshape", {*k, Attribute(IntTuple{})}, {}, "k");
+    if (!kScalar) return std::nullopt;
+    auto keep = m.emit1(upper ? "GreaterEqual" : "LessEqual", {grid, *kScalar}, {}, "keep");
+    if (!keep) return std::nullopt;
+    return one(m.emit1("Select", {*keep, *x, Attribute(ScalarTensor{m.typeOf(*x).dtype, 0.0})}));
+  }
   int64_t diagonal = 0;
   if (m.input(1)) {
     auto k = m.constantInput(1, "k");
@@ -325,7 +346,7 @@ Terms trilu(NodeMapping& m) {
     }
     diagonal = static_cast<int64_t>(k->data[0]);
   }
-  return one(m.emit1(m.intAttr("upper", 1) != 0 ? "Triu" : "Tril", {*x}, {{"diagonal", diagonal}}));
+  return one(m.emit1(upper ? "Triu" : "Tril", {*x}, {{"diagonal", diagonal}}));
 }
 
 // Reciprocal: 1 / x as Pow(x, -1) (a float op in ONNX).

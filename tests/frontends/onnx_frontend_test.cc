@@ -1069,4 +1069,34 @@ TEST_CASE("onnx: ReduceL2 is Mul, ReduceSum and Sqrt; OneHot wraps negative indi
   CHECK(hot.data == std::vector<double>{0, 0, 1, 0, 1, 0});
 }
 
+TEST_CASE("onnx: Trilu with a k computed at run time is Select over the column - row grid; it matches Triu and Tril") {
+  for (int upper : {1, 0}) {
+    CAPTURE(upper);
+    OnnxModel m;
+    m.input("x", {int64_t{2}, int64_t{3}, int64_t{4}});
+    m.input("k", {}, onnx::TensorProto::INT64);
+    m.graph->mutable_input(1)->mutable_type()->mutable_tensor_type()->mutable_shape();  // a scalar
+    OnnxModel::intAttr(m.node("Trilu", {"x", "k"}, {"out"}, "/mask/Trilu"), "upper", upper);
+    m.output("out");
+    Loaded l = load(m.bytes());
+    REQUIRE_MESSAGE(l.graph, l.errors);
+    const Graph& g = l.graph->graph;
+    CHECK(opTypes(g) == std::vector<std::string>{upper ? "GreaterEqual" : "LessEqual", "Select"});
+    TensorValue x{{2, 3, 4}, {}};
+    for (int i = 0; i < 24; ++i) x.data.push_back(i + 1);
+    for (int64_t k : {-1, 0, 2}) {
+      CAPTURE(k);
+      std::map<ValueId, TensorValue> inputs = l.graph->parameterData;
+      inputs[g.inputs[0]] = x;
+      inputs[g.inputs[1]] = TensorValue{{}, {static_cast<double>(k)}};
+      Op triangle;
+      triangle.type = upper ? "Triu" : "Tril";
+      triangle.attrs = {{"diagonal", k}};
+      triangle.operands = {Operand::ofValue(0)};
+      auto expected = evaluateOp(triangle, {&x}, {{DType::Float32, {2, 3, 4}}});
+      CHECK(runReference(g, inputs).data == expected[0].data);
+    }
+  }
+}
+
 }  // namespace irc::test
