@@ -1259,7 +1259,16 @@ Terms constantOfShape(NodeMapping& m) {
   return std::vector<Term>{m.constant(type, data, "")};
 }
 
+// Range: folded. Its length is (limit - start) / delta, so a start, limit or delta computed at run
+// time would give a tensor whose shape depends on values: not a static-shape program.
 Terms range(NodeMapping& m) {
+  for (size_t i = 0; i < 3; ++i)
+    if (auto t = m.input(i); t && !t->isConstant()) {
+      m.error(fmt::format("its input {} ('{}') is computed at run time, so its length would depend on values; irc compiles "
+                          "static shapes (bind the dims it comes from with --dim, or compute it from shapes only)",
+                          i, m.node().input(i)));
+      return std::nullopt;
+    }
   auto start = m.constantInput(0, "start"), limit = m.constantInput(1, "limit"), delta = m.constantInput(2, "delta");
   if (!start || !limit || !delta) return std::nullopt;
   double s = start->data.at(0), l = limit->data.at(0), d = delta->data.at(0);

@@ -219,7 +219,7 @@ std::optional<LayoutProblem> validateLayout(const TensorLayout& layout, std::str
       seenOnDim[a] = static_cast<int>(d);
     }
     int64_t splits = layout.splitsOfDim(d);
-    if (layout.shape[d] % splits != 0)
+    if (!splitsEvenly(layout.shape[d], splits))
       return LayoutProblem{fmt::format("dim {} of '{}' (size {}) cannot be split {} ways; split counts that divide it: {}", d,
                                        tensorName, layout.shape[d], splits, divisorsText(layout.shape[d])),
                            static_cast<int>(d)};

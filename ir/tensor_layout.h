@@ -65,5 +65,8 @@ double sliceBytes(const TensorLayout& layout, DType dtype);
 
 // "1, 2, 4, 8" — the split counts that divide `size` (for "valid:" lists).
 std::string divisorsText(int64_t size);
+// True when a dim of `size` splits into `ways` equal blocks. An empty dim (size 0) is not split:
+// its blocks would be empty too, and layouts of sub-dims need sizes that multiply to the dim.
+inline bool splitsEvenly(int64_t size, int64_t ways) { return ways == 1 || (ways > 1 && size > 0 && size % ways == 0); }
 
 }  // namespace irc

@@ -38,7 +38,7 @@ std::optional<StrategyError> OpFamilyRules::readSplits(const OpRule& rule, const
                            operand};
     for (size_t d = 0; d < shape.size(); ++d) {
       int64_t s = strategy[k][d];
-      if (s < 1 || shape[d] % s != 0)
+      if (!splitsEvenly(shape[d], s))
         return StrategyError{fmt::format("{} '{}': {} does not divide dim {} of '{}' (size {}); valid: {}", op.type, op.name, s, d,
                                          tensor, shape[d], divisorsText(shape[d])),
                              operand};

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "ir/tensor_layout.h"
+
 namespace irc {
 namespace {
 
@@ -25,7 +27,7 @@ std::vector<int> cutAtDivisibility(const FactorProblem& p, int f, std::vector<in
   size_t keep = 0;
   for (; keep < candidate.size(); ++keep) {
     int64_t n = p.meshDims[candidate[keep]];
-    if (left % n != 0) break;
+    if (!splitsEvenly(left, n)) break;
     left /= n;
   }
   candidate.resize(keep);

@@ -26,7 +26,7 @@ std::vector<OpSharding> candidateShardings(const OpRule& rule, const OpView& op,
     }
     int f = order[i];
     for (int64_t s = budget; s >= 1; s /= 2) {
-      if (budget % s != 0 || rule.factorSizes[f] % s != 0 || (s & (s - 1)) != 0) continue;
+      if (budget % s != 0 || !splitsEvenly(rule.factorSizes[f], s) || (s & (s - 1)) != 0) continue;
       if (rule.isReplicated(f) && s > 1) continue;
       splits[f] = s;
       visit(i + 1, budget / s);

@@ -13,6 +13,7 @@
 #include "frontends/yaml_frontend.h"
 #include "ops/reference_ops.h"
 #include "ops/shape_inference.h"
+#include "passes/compile.h"
 #include "tests/model_util.h"
 #include "tests/npz_util.h"
 #include "tests/pipeline_util.h"
@@ -1095,6 +1096,37 @@ TEST_CASE("onnx: Trilu with a k computed at run time is Select over the column -
       triangle.operands = {Operand::ofValue(0)};
       auto expected = evaluateOp(triangle, {&x}, {{DType::Float32, {2, 3, 4}}});
       CHECK(runReference(g, inputs).data == expected[0].data);
+    }
+  }
+}
+
+// A SIGFPE found by the ONNX node tests (test_triu_zero with a computed k): a split of a dim of
+// size 0 passed every divisibility check (0 % n == 0), and unifying two layouts of it divided by 0.
+TEST_CASE("an empty dim (size 0) is never split: a strategy splitting it is a located error, not a crash") {
+  OnnxModel m;
+  m.input("x", {int64_t{3}, int64_t{0}, int64_t{5}});
+  m.input("k", {}, onnx::TensorProto::INT64);
+  m.graph->mutable_input(1)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  m.node("Trilu", {"x", "k"}, {"out"}, "/mask/Trilu");
+  m.output("out");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  for (int64_t ways : {1, 2}) {
+    CAPTURE(ways);
+    Graph g = l.graph->graph;
+    g.parallel.deviceNum = 4;
+    OpId keep = g.order[0];  // GreaterEqual(offsets [0, 5], k)
+    g.op(keep).annotation->inStrategy = ShardStrategy{{ways, 1}, {}};
+    DiagnosticEngine diags("m.onnx", "");
+    PassContext context{diags};
+    CompileOptions options = optionsFromModel(g.parallel);
+    options.ranks = options.everyRank();
+    RunOutcome outcome = compile(g, options, context, {});
+    if (ways == 1) {
+      CHECK_MESSAGE(outcome != RunOutcome::Rejected, diags.renderToString());
+    } else {
+      CHECK(outcome == RunOutcome::Rejected);
+      CHECK(diags.renderToString().find("2 does not divide dim 0 of '/mask/Trilu/offsets' (size 0); valid: 1") != std::string::npos);
     }
   }
 }

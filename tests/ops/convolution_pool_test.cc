@@ -217,3 +217,4 @@ TEST_CASE("ConvTranspose2D: shape and kernel on hand-computed values; input chan
 }
 
 }  // namespace irc::test
+
