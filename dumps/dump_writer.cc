@@ -158,7 +158,7 @@ void DumpWriter::dump(int position, std::string_view dumpName, const Graph& grap
   print.locations = options_.locations;
   print.scopes = options_.scopes;
   print.modelFileName = options_.modelFileName;
-  print.searchMode = options_.searchMode;
+  print.settings = options_.settings;
   std::string name = dumpFileName(dumpName, position, ending);
   std::string shown = fmt::format("{}/rank_{}/{}", options_.dir, rank, name);
   if (auto err = writeNewFile(*folder + "/" + name, shown, [&](std::ostream& out) { printGraph(graph, print, out); })) {

@@ -31,7 +31,7 @@ struct DumpOptions {
   bool scopes = false;                 // --dump-scopes
   bool dot = false;                    // --dump-dot: a <pass>_XXXX.dot beside each .ir
   std::string modelFileName;
-  std::optional<SearchMode> searchMode;  // the compile's, for the dumps' header
+  const ParallelSettings* settings = nullptr;  // the compile's effective settings, for the dumps' header
 };
 
 // `<pass>_XXXX.ir`: MindSpore's file name for the dump of the pass at `position` (`ending`

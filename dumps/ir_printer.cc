@@ -91,10 +91,11 @@ class Printer {
   void printHeader() {
     fmt::format_to(std::back_inserter(out_), "# IR entry: @{}\n# Total subgraphs: 1\n\n# Attrs:\n", graph_.name);
     const ParallelConfig& p = graph_.parallel;
+    const ParallelSettings& effective = options_.settings ? *options_.settings : p;
     std::map<std::string, std::string> attrs;
-    attrs["device_num"] = std::to_string(p.rankCount());
+    attrs["device_num"] = std::to_string(effective.rankCount());
     attrs["global_rank"] = std::to_string(options_.rank);
-    attrs["search_mode"] = std::string(searchModeName(options_.searchMode.value_or(p.searchMode)));
+    attrs["search_mode"] = std::string(searchModeName(effective.searchMode));
     if (p.mesh) {
       attrs["device_matrix"] = formatIntTuple(p.mesh->dims);
       attrs["alias_name"] = fmt::format("({})", fmt::join(p.mesh->names, ", "));

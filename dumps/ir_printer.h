@@ -15,8 +15,9 @@ struct PrintOptions {
   bool locations = false;        // `# In file model.yaml:12:5` comment lines
   std::string modelFileName;     // for those lines
   bool scopes = false;           // `# scope: m.model.layers.0.self_attn.q_proj` lines (torch module paths)
-  // The search mode the compile ran (`--search-mode` may override the model's), for the header.
-  std::optional<SearchMode> searchMode;
+  // The compile's effective settings (the model's parallel block with the command line's
+  // overrides): the header's device_num and search_mode. Null: the model's own.
+  const ParallelSettings* settings = nullptr;
 };
 
 std::string printGraph(const Graph& graph, const PrintOptions& options);

@@ -86,11 +86,11 @@ void writeOp(std::string& out, const Graph& g, const Op& op) {
 
 }  // namespace
 
-std::string writeModelYaml(const Graph& graph) {
+std::string writeModelYaml(const Graph& graph, const ParallelSettings* settings) {
+  const ParallelSettings& parallel = settings ? *settings : graph.parallel;
   std::string out;
   out += fmt::format("name: {}\n", yamlName(graph.name));
-  out += fmt::format("parallel: {{device_num: {}, search_mode: {}}}\n", graph.parallel.deviceNum,
-                     searchModeName(graph.parallel.searchMode));
+  out += fmt::format("parallel: {{device_num: {}, search_mode: {}}}\n", parallel.deviceNum, searchModeName(parallel.searchMode));
   writeTensors(out, graph, graph.inputs, "inputs");
   writeTensors(out, graph, graph.parameters, "parameters");
   out += "ops:\n";

@@ -10,6 +10,7 @@
 
 namespace irc {
 
-std::string writeModelYaml(const Graph& graph);
+// `settings`: the parallel block written (device_num, search_mode); the graph's own when null.
+std::string writeModelYaml(const Graph& graph, const ParallelSettings* settings = nullptr);
 
 }  // namespace irc

@@ -161,6 +161,13 @@ bool takeGraphFlag(const std::string& flag, const std::string& value, ParallelOv
   return true;
 }
 
+ParallelSettings onnxDefaultSettings(int64_t deviceNum) {
+  ParallelSettings s;
+  s.deviceNum = deviceNum;
+  s.searchMode = SearchMode::DataParallel;
+  return s;
+}
+
 bool isOnnxModel(const std::string& path, const std::string& bytes) {
   return std::filesystem::path(path).extension() == ".onnx" || looksLikeOnnx(bytes);
 }
@@ -192,8 +199,6 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     if (auto loaded = loadOnnxModel(*text, *diags, onnxOptions)) {
       parameterData = std::move(loaded->parameterData);
       graph = std::move(loaded->graph);
-      graph->parallel.deviceNum = overrides.deviceNum.value_or(1);
-      graph->parallel.searchMode = SearchMode::DataParallel;
     }
   } else {
     diags = std::make_unique<DiagnosticEngine>(shownPath, *text);
@@ -208,6 +213,8 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
   }
   if (!diags->diagnostics().empty()) diags->render(std::cerr, useColor(color, stderr));  // warnings
   CompileOptions options = optionsFromModel(graph->parallel);
+  // An ONNX graph has no parallel block: data parallel over --device-num devices (docs/onnx.md).
+  if (onnx) static_cast<ParallelSettings&>(options) = onnxDefaultSettings(overrides.deviceNum.value_or(1));
   if (overrides.searchMode) options.searchMode = *overrides.searchMode;
   if (overrides.redistribution) options.redistribution = *overrides.redistribution;
   // A strategy checkpoint: `--strategy-ckpt-in`, else the model's `strategy_ckpt_load`

@@ -363,7 +363,7 @@ DumpOptions dumpOptionsFor(const CompileArgs& a, const Graph& graph, const Compi
   // The file's name only: a dump never holds an absolute path (ir-dump.md, Determinism).
   d.modelFileName = a.model == "-" ? "<stdin>" : std::filesystem::path(a.model).filename().string();
   d.ranks = options.ranks;
-  d.searchMode = options.searchMode;
+  d.settings = &options;
   return d;
 }
 

@@ -34,10 +34,11 @@ std::string stageName(const std::string& key) { return key.substr(5); }
 
 class TextCapture : public PassInstrumentation {
  public:
-  explicit TextCapture(int64_t rank) : rank_(rank) {}
+  TextCapture(int64_t rank, const ParallelSettings& settings) : rank_(rank), settings_(settings) {}
   void afterPass(int position, std::string_view, std::string_view dumpName, const Graph& graph) override {
     PrintOptions options;
     options.rank = rank_;
+    options.settings = &settings_;
     stages[stageKey(position, dumpName)] = printGraph(graph, options);
   }
   void afterRankPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph, int64_t) override {
@@ -47,6 +48,7 @@ class TextCapture : public PassInstrumentation {
 
  private:
   int64_t rank_;
+  const ParallelSettings& settings_;
 };
 
 std::optional<Stages> stagesOfModel(const std::string& path, int64_t rank, ColorMode color) {
@@ -56,7 +58,7 @@ std::optional<Stages> stagesOfModel(const std::string& path, int64_t rank, Color
   if (rank >= options.rankCount())
     throw UsageError(fmt::format("--rank {} is not a rank of '{}' ({} devices)", rank, path, options.rankCount()));
   options.ranks = {rank};
-  TextCapture capture(rank);
+  TextCapture capture(rank, options);
   PassContext context{*loaded->diags};
   CompileHooks hooks;
   hooks.instrumentations.push_back(&capture);

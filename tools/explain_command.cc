@@ -18,7 +18,8 @@ namespace {
 // The text of one dump, captured as the pipeline runs (rank `rank`'s view).
 class DumpCapture : public PassInstrumentation {
  public:
-  DumpCapture(std::string dumpName, int64_t rank) : dumpName_(std::move(dumpName)), rank_(rank) {}
+  DumpCapture(std::string dumpName, int64_t rank, const ParallelSettings& settings)
+      : dumpName_(std::move(dumpName)), rank_(rank), settings_(settings) {}
   void afterPass(int, std::string_view, std::string_view dumpName, const Graph& graph) override { take(dumpName, graph); }
   void afterRankPass(int, std::string_view, std::string_view dumpName, const Graph& graph, int64_t rank) override {
     if (rank == rank_) take(dumpName, graph);
@@ -30,10 +31,12 @@ class DumpCapture : public PassInstrumentation {
     if (dumpName != dumpName_) return;
     PrintOptions options;
     options.rank = rank_;
+    options.settings = &settings_;
     text = printGraph(graph, options);
   }
   std::string dumpName_;
   int64_t rank_;
+  const ParallelSettings& settings_;
 };
 
 // The node a dump prints as `%N`: its printed name, with the TupleGetItem / MakeTuple suffixes
@@ -92,7 +95,7 @@ ExitStatus runExplain(const std::vector<std::string>& args) {
   // A %N needs the dump it refers to: run through that pass (validate is per rank) as well.
   options.stopAfter = byNumber && stage->position > 3 ? "" : "redistribution";
   options.ranks = {r};
-  DumpCapture capture(stage->dumpName, r);
+  DumpCapture capture(stage->dumpName, r, options);
   CompileHooks hooks;
   if (byNumber) hooks.instrumentations.push_back(&capture);
   PassContext context{diags};

@@ -49,9 +49,8 @@ std::optional<std::string> importOnnx(const std::string& bytes, const std::strin
     return std::nullopt;
   }
   if (!options.name.empty()) loaded->graph.name = options.name;
-  loaded->graph.parallel.deviceNum = options.deviceNum > 0 ? options.deviceNum : 1;
-  loaded->graph.parallel.searchMode = SearchMode::DataParallel;
-  return writeModelYaml(loaded->graph);
+  ParallelSettings settings = onnxDefaultSettings(options.deviceNum > 0 ? options.deviceNum : 1);
+  return writeModelYaml(loaded->graph, &settings);
 }
 
 ExitStatus writeImported(const std::string& model, const std::string& output) {
