@@ -15,7 +15,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "frontends/onnx_graph_builder.h"
-#include "frontends/onnx_reshape_round_trips.h"
+#include "frontends/onnx_merged_batch_regions.h"
 #include "frontends/onnx_module_path.h"
 #include "frontends/onnx_tensors.h"
 #include "ir/shape.h"
@@ -494,7 +494,7 @@ std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
   }
   readOutputs(b);
   if (diags_.hasErrors()) return std::nullopt;
-  onnx_import::foldReshapeRoundTrips(b.graph, b.parameterData);
+  onnx_import::unmergeBatchRegions(b.graph, b.parameterData);
   return OnnxGraph{std::move(b.graph), std::move(b.parameterData), std::move(constantOutputs_)};
 }
 

@@ -108,6 +108,8 @@ class Broadcast : public OpFamilyRules {
     if (keepInputs.count(op.type)) return {tensors, {}};
     return {};
   }
+  // Operands broadcast from the right: every operand of the result's rank has its dim 0.
+  bool passesBatchDim0(const Graph&, const Op&) const override { return true; }
   bool elementwiseForPropagation() const override { return true; }
   void define(std::vector<OpDef>& defs) const override {
     struct Binary {

@@ -30,6 +30,7 @@ class Elementwise : public OpFamilyRules {
     return {{0}, {}};
   }
   bool elementwiseForPropagation() const override { return true; }
+  bool passesBatchDim0(const Graph&, const Op&) const override { return true; }
   void define(std::vector<OpDef>& defs) const override {
     const std::pair<const char*, UnaryKernel> unaries[] = {
         {"ReLU", [](double x) { return x > 0 ? x : 0.0; }},

@@ -132,6 +132,13 @@ class BatchMatMul : public OpFamilyRules {
     return {matmul(*in[0], *in[1], std::get<bool>(op.attrs.at("transpose_a")), std::get<bool>(op.attrs.at("transpose_b")),
                    results[0].shape)};
   }
+  // Dim 0 is a batch dim when the result has one and neither side is a vector.
+  bool passesBatchDim0(const Graph& g, const Op& op) const override {
+    if (g.value(op.results[0]).type.shape.size() < 3) return false;
+    for (const Operand& operand : op.operands)
+      if (operand.isValue() && g.value(operand.value).type.shape.size() < 2) return false;
+    return true;
+  }
   void sample(const OpDef&, OpSample& s) const override {
     s.operands = {{DType::Float32, {2, 8, 8}}, {DType::Float32, {2, 8, 8}}};
     s.note = "(2, 8, 8) x (2, 8, 8)";

@@ -132,6 +132,13 @@ class OpFamilyRules {
   // contiguous tensor): it holds no memory of its own.
   virtual bool resultIsView() const { return false; }
 
+  // --- Import rewrites (frontends/onnx_merged_batch_regions.h) ---
+  // True where dim 0 of every operand and result is one batch the op passes through untouched,
+  // so the op may run with that dim unmerged into several leading dims.
+  virtual bool passesBatchDim0(const Graph&, const Op&) const { return false; }
+  // Rewrites the op's dim arguments for `extra` more leading batch dims (a Transpose's perm).
+  virtual void prependBatchDims(Op&, int64_t /*extra*/) const {}
+
   // --- verify ---
   // The exclusive bound of the indices operand `operand` holds, or -1 where it is no index.
   virtual int64_t indexBound(const Graph&, const Op&, size_t /*operand*/) const { return -1; }

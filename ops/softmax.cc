@@ -43,6 +43,14 @@ class Softmax : public OpFamilyRules {
     return sameShapeRule(in.operands[0].shape, replicated);
   }
   std::string_view replicatedWhy() const override { return "its softmax axis"; }
+  bool passesBatchDim0(const Graph& g, const Op& op) const override {
+    auto axis = normalizeAxis(std::get<int64_t>(op.attrs.at("axis")), g.value(op.results[0]).type.shape.size());
+    return axis && *axis != 0;
+  }
+  void prependBatchDims(Op& op, int64_t extra) const override {
+    int64_t& axis = std::get<int64_t>(op.attrs.at("axis"));
+    if (axis > 0) axis += extra;  // a negative axis counts from the unchanged end
+  }
 };
 
 }  // namespace

@@ -63,6 +63,18 @@ class Transpose : public OpFamilyRules {
     b.rule.results = {outDims};
     return b.done();
   }
+  bool passesBatchDim0(const Graph& g, const Op& op) const override {
+    auto perm = normalizePerm(std::get<IntTuple>(*op.operands[1].constant), g.value(op.results[0]).type.shape.size());
+    return perm && !perm->empty() && (*perm)[0] == 0;
+  }
+  // Dim 0 became dims 0..extra: they stay in place, the others move as before, shifted past them.
+  void prependBatchDims(Op& op, int64_t extra) const override {
+    IntTuple perm = *normalizePerm(std::get<IntTuple>(*op.operands[1].constant), std::get<IntTuple>(*op.operands[1].constant).size());
+    IntTuple widened;
+    for (int64_t d = 0; d <= extra; ++d) widened.push_back(d);
+    for (size_t d = 1; d < perm.size(); ++d) widened.push_back(perm[d] + extra);
+    op.operands[1].constant = Attribute(widened);
+  }
 };
 
 }  // namespace

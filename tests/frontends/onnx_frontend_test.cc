@@ -80,6 +80,12 @@ struct OnnxModel {
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
   }
+  static void intsAttr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values) a->add_ints(v);
+  }
   static void floatAttr(onnx::NodeProto* n, const std::string& name, float v) {
     auto* a = n->add_attribute();
     a->set_name(name);
@@ -734,6 +740,64 @@ TEST_CASE("onnx: the exporter's key transpose round trip [b, h, s, d] -> [b*h, s
   CHECK(opTypes(twice.graph->graph) == std::vector<std::string>{"Reshape", "Transpose", "Reshape", "ReLU"});
 }
 
+TEST_CASE("onnx: attention on batch-and-heads merged dims (OPT's bmm path) runs on the unmerged dims") {
+  // Reshape [b, h, s, d] -> [b*h, s, d], bmm, softmax, bmm, Reshape back: between the merges and
+  // the Reshape back every op keeps dim 0 a batch, so the import runs them on [b, h, ...] and
+  // drops both Reshapes. Before, a head split rode the merged dim's minor factor: tensor
+  // parallelism gathered q, k and v and cut them again.
+  auto perm = [](onnx::NodeProto* n, const std::vector<int64_t>& p) { OnnxModel::intsAttr(n, "perm", p); };
+  auto attention = [&](bool merged) {
+    OnnxModel m;
+    for (const char* t : {"q", "k", "v"}) m.input(t, {int64_t{2}, int64_t{4}, int64_t{3}, int64_t{5}});
+    std::string q = "q", k = "k", v = "v";
+    if (merged) {
+      m.ints("merged", {3}, {8, 3, 5});
+      m.ints("unmerged", {4}, {2, 4, 3, 5});
+      for (std::string* t : {&q, &k, &v}) {
+        m.node("Reshape", {*t, "merged"}, {*t + "3"}, "/attn/Reshape_" + *t);
+        *t += "3";
+      }
+    }
+    perm(m.node("Transpose", {k}, {"kt"}, "/attn/Transpose"), merged ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{0, 1, 3, 2});
+    m.node("MatMul", {q, "kt"}, {"scores"}, "/attn/MatMul");
+    OnnxModel::intAttr(m.node("Softmax", {"scores"}, {"probs"}, "/attn/Softmax"), "axis", -1);
+    m.node("MatMul", {"probs", v}, {"context"}, "/attn/MatMul_1");
+    std::string context = "context";
+    if (merged) {
+      m.node("Reshape", {"context", "unmerged"}, {"context4"}, "/attn/Reshape_back");
+      context = "context4";
+    }
+    perm(m.node("Transpose", {context}, {"out"}, "/attn/Transpose_1"), {0, 2, 1, 3});
+    m.output("out");
+    return m;
+  };
+  Loaded merged = load(attention(true).bytes()), plain = load(attention(false).bytes());
+  REQUIRE_MESSAGE(merged.graph, merged.errors);
+  REQUIRE_MESSAGE(plain.graph, plain.errors);
+  const Graph& g = merged.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"Transpose", "BatchMatMul", "Softmax", "BatchMatMul", "Transpose"});
+  CHECK(std::get<IntTuple>(*g.op(g.order[0]).operands[1].constant) == IntTuple{0, 1, 3, 2});
+  CHECK(g.value(g.op(g.order[2]).results[0]).type.shape == Shape{2, 4, 3, 3});
+  // The same numbers as attention written on [b, h, s, d].
+  std::map<ValueId, TensorValue> inputs;
+  for (size_t i = 0; i < 3; ++i) {
+    TensorValue t = TensorValue::zeros({2, 4, 3, 5});
+    for (int64_t j = 0; j < t.size(); ++j) t.data[j] = std::sin(static_cast<double>(j * (i + 2)));
+    inputs[g.inputs[i]] = t;
+  }
+  TensorValue got = runReference(g, inputs), want = runReference(plain.graph->graph, inputs);
+  CHECK(got.shape == want.shape);
+  CHECK(got.data == want.data);
+  // Where another op reads the merged dim as no batch (a Transpose moving it), all stays as written.
+  OnnxModel kept = attention(true);
+  perm(kept.node("Transpose", {"q3"}, {"q3t"}, "/other/Transpose"), {1, 0, 2});
+  kept.output("q3t");
+  Loaded stays = load(kept.bytes());
+  REQUIRE_MESSAGE(stays.graph, stays.errors);
+  CHECK(opTypes(stays.graph->graph) == std::vector<std::string>{"Reshape", "Reshape", "Reshape", "Transpose", "BatchMatMul", "Softmax",
+                                                              "BatchMatMul", "Reshape", "Transpose", "Transpose"});
+}
+
 TEST_CASE("verify --inputs on a plan runs the ONNX file's own weights, as on the file itself") {
   // Before: a plan's graph lost the file's weights, so verify --expect compared seeded weights'
   // outputs with the file's and reported a mismatch on a correct model.
@@ -839,6 +903,52 @@ TEST_CASE("plan modules: DTensor's colwise and rowwise on torch module paths run
                               "  \"*.fc1\": {style: colwise, axis: tp}\n  \"*.fc2\": {style: rowwise, axis: tp}\n");
   REQUIRE_MESSAGE(twoD.exitCode == 0, twoD.errors);
   CHECK(twoD.collectives == std::map<std::string, int>{{"AllReduce", 1}});
+}
+
+TEST_CASE("plan modules: OPT's attention on merged batch and heads runs Megatron's one AllReduce, as DTensor") {
+  // OPT's eager attention: q, k, v Linear -> [b, s, h, d] -> [b, h, s, d] -> [b*h, s, d], bmm,
+  // softmax, bmm, back to [b, h, s, d] -> [b, s, h*d], out_proj. Before the import unmerged it,
+  // the head split needed 3 AllGathers per mode (q, k and v gathered on the merged dim).
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{8}, int64_t{16}});
+  m.ints("heads", {4}, {2, 8, 4, 4});
+  m.ints("merged", {3}, {8, 8, 4});
+  m.ints("unmerged", {4}, {2, 4, 8, 4});
+  m.ints("hidden", {3}, {2, 8, 16});
+  auto perm = [](onnx::NodeProto* n, const std::vector<int64_t>& p) { OnnxModel::intsAttr(n, "perm", p); };
+  auto linear = [&](const std::string& name, const std::string& in) {
+    std::vector<float> w(256);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(std::sin(static_cast<double>(i + name.size())) * 0.2);
+    m.floats(name + ".weight", {16, 16}, w);
+    m.floats(name + ".bias", {16}, std::vector<float>(16, 0.1f));
+    m.node("MatMul", {in, name + ".weight"}, {name + "_mm"}, "/m/self_attn/" + name + "/MatMul");
+    m.node("Add", {name + "_mm", name + ".bias"}, {name}, "/m/self_attn/" + name + "/Add");
+  };
+  for (std::string t : {"q_proj", "k_proj", "v_proj"}) {
+    linear(t, "x");
+    m.node("Reshape", {t, "heads"}, {t + "4"}, "/m/self_attn/Reshape_" + t);
+    perm(m.node("Transpose", {t + "4"}, {t + "t"}, "/m/self_attn/Transpose_" + t), {0, 2, 1, 3});
+    m.node("Reshape", {t + "t", "merged"}, {t + "3"}, "/m/self_attn/Merge_" + t);
+  }
+  perm(m.node("Transpose", {"k_proj3"}, {"kt"}, "/m/self_attn/Transpose"), {0, 2, 1});
+  m.node("MatMul", {"q_proj3", "kt"}, {"scores"}, "/m/self_attn/MatMul");
+  OnnxModel::intAttr(m.node("Softmax", {"scores"}, {"probs"}, "/m/self_attn/Softmax"), "axis", -1);
+  m.node("MatMul", {"probs", "v_proj3"}, {"context"}, "/m/self_attn/MatMul_1");
+  m.node("Reshape", {"context", "unmerged"}, {"context4"}, "/m/self_attn/Reshape_back");
+  perm(m.node("Transpose", {"context4"}, {"context_t"}, "/m/self_attn/Transpose_1"), {0, 2, 1, 3});
+  m.node("Reshape", {"context_t", "hidden"}, {"attn"}, "/m/self_attn/Reshape_out");
+  linear("out_proj", "attn");
+  m.output("out_proj");
+  TempDir dir;
+  writeFile(dir.path() + "/m.onnx", m.bytes());
+  for (std::string mode : {"sharding_propagation", "factor_propagation"}) {
+    PlanRun run = runPlan(dir, "graph: m.onnx\nparallel: {device_num: 2, search_mode: " + mode +
+                                   "}\nmodules:\n  \"*.q_proj\": colwise\n  \"*.k_proj\": colwise\n  \"*.v_proj\": colwise\n"
+                                   "  \"*.out_proj\": rowwise\n");
+    REQUIRE_MESSAGE(run.exitCode == 0, run.errors);
+    CHECK_MESSAGE((run.collectives == std::map<std::string, int>{{"AllReduce", 1}}), mode);
+    CHECK(runIrc({"verify", dir.path() + "/plan.yaml"}).exitCode == 0);
+  }
 }
 
 TEST_CASE("plan recompute: module globs (a module and what it encloses) and node names; a glob matching nothing is an error") {
