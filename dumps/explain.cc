@@ -44,6 +44,24 @@ std::string searchedLines(const Graph& graph, const Op& op) {
   return out;
 }
 
+// Why the alternative lost, in MindSpore's order of criteria (spec §5.5).
+std::string lostOnText(const StrategyOrigin& o) {
+  auto figures = [&](const char* unit) {
+    return fmt::format("{}{} against {}{}", formatNumber(o.lostOnNextBest), unit, formatNumber(o.lostOnBest), unit);
+  };
+  switch (o.lostOn) {
+    case StrategyOrigin::LostOn::Unknown: return "";
+    case StrategyOrigin::LostOn::EdgeCommunication: return "; it lost on the edge's communication (" + figures(" bytes") + ")";
+    case StrategyOrigin::LostOn::EdgeComputation: return "; it lost on the edge's computation cost (" + figures("") + ")";
+    case StrategyOrigin::LostOn::ForwardCommunication:
+      return "; the edge costs tie, it lost on its own forward communication (" + figures(" bytes") + ")";
+    case StrategyOrigin::LostOn::Partitions:
+      return "; the costs tie, and MindSpore prefers more partitions (" + figures("") + ")";
+    case StrategyOrigin::LostOn::Order: return "; everything ties, it lost on the strategies' order";
+  }
+  return "";
+}
+
 std::string originLines(const Graph& graph, const Op& op) {
   const StrategyOrigin& o = op.parallel->origin;
   std::string from = originSourceName(graph, o), edge = originEdgeText(graph, op, o);
@@ -59,7 +77,8 @@ std::string originLines(const Graph& graph, const Op& op) {
       if (!edge.empty()) out += fmt::format(" over edge {}, redistribution cost {}", edge, formatNumber(o.cost));
       out += "\n";
       if (o.hasNextBest)
-        out += fmt::format("  best losing alternative: {} at cost {}\n", formatStrategy(o.nextBest), formatNumber(o.nextBestCost));
+        out += fmt::format("  best losing alternative: {} at cost {}{}\n", formatStrategy(o.nextBest), formatNumber(o.nextBestCost),
+                           lostOnText(o));
       return out;
     }
   }

@@ -47,6 +47,11 @@ struct StrategyOrigin {
   ShardStrategy nextBest;  // the best losing alternative (formatted by dumps/ only)
   double nextBestCost = 0;
   bool hasNextBest = false;
+  // Sharding propagation: the first of MindSpore's criteria (spec §5.5) on which the
+  // alternative lost, and both candidates' figures there (bytes, or partitions).
+  enum class LostOn { Unknown, EdgeCommunication, EdgeComputation, ForwardCommunication, Partitions, Order };
+  LostOn lostOn = LostOn::Unknown;
+  double lostOnBest = 0, lostOnNextBest = 0;
 };
 
 // A forward op: communication right after the op that completes its output.

@@ -28,6 +28,21 @@ struct Scored {
   ShardStrategy strategy;
 };
 
+// The first criterion of `better` on which `next` lost to `best`, for explain.
+void setLostOn(auto& d, const Scored& best, const Scored& next) {
+  using L = StrategyOrigin::LostOn;
+  auto set = [&](L on, double b, double n) {
+    d.lostOn = on;
+    d.lostOnBest = b;
+    d.lostOnNextBest = n;
+  };
+  if (best.edge.comm != next.edge.comm) set(L::EdgeCommunication, best.edge.comm, next.edge.comm);
+  else if (best.edge.compute != next.edge.compute) set(L::EdgeComputation, best.edge.compute, next.edge.compute);
+  else if (best.forwardComm != next.forwardComm) set(L::ForwardCommunication, best.forwardComm, next.forwardComm);
+  else if (best.partitions != next.partitions) set(L::Partitions, double(best.partitions), double(next.partitions));
+  else set(L::Order, 0, 0);
+}
+
 // §5.5: zero-communication pairs by computation, own forward comm, larger partition number,
 // lexicographically larger strategy; else the smallest communication.
 bool better(const Scored& a, const Scored& b) {
@@ -179,6 +194,8 @@ class ShardingPropagation {
     bool hasNextBest = false;
     ShardStrategy nextBest;
     double nextBestCost = 0;
+    StrategyOrigin::LostOn lostOn = StrategyOrigin::LostOn::Unknown;
+    double lostOnBest = 0, lostOnNextBest = 0;
   };
 
   // Picks the best candidate by `costOf` and records where it came from. The decision depends
@@ -207,6 +224,9 @@ class ShardingPropagation {
     origin.hasNextBest = d.hasNextBest;
     origin.nextBest = d.nextBest;
     origin.nextBestCost = d.nextBestCost;
+    origin.lostOn = d.lostOn;
+    origin.lostOnBest = d.lostOnBest;
+    origin.lostOnNextBest = d.lostOnNextBest;
     assignSharding(op, rule, in_.views[id], *d.best, origin);
   }
 
@@ -223,6 +243,7 @@ class ShardingPropagation {
       d.hasNextBest = true;
       d.nextBest = scored[1].strategy;
       d.nextBestCost = scored[1].edge.comm;
+      setLostOn(d, scored[0], scored[1]);
     }
     return d;
   }

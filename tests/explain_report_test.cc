@@ -28,12 +28,38 @@ void requireFields(const json& j, const std::vector<std::pair<std::string, json:
 }
 }  // namespace
 
+TEST_CASE("explain says on which of MindSpore's criteria the losing alternative lost (partitions, forward communication)") {
+  // Why sharding propagation splits an unconfigured Linear after a replicated op (more
+  // partitions at equal cost) but keeps the one before a replicated op whole (its rowwise split
+  // would need an AllReduce): the costs that made it choose, as the deviation (an MLP-only plan
+  // splitting attention on its own) needs them shown.
+  TempDir tmp;
+  writeFile(tmp.path() + "/m.yaml", "parallel: {device_num: 4, search_mode: sharding_propagation}\n"
+                                    "inputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+                                    "parameters:\n  - {name: w1, shape: [16, 16], dtype: float32}\n"
+                                    "  - {name: w2, shape: [16, 16], dtype: float32}\n"
+                                    "ops:\n  - {name: relu, type: ReLU, inputs: [x], in_strategy: [[1, 1]]}\n"
+                                    "  - {name: q, type: MatMul, inputs: [relu, w1]}\n"
+                                    "  - {name: o, type: MatMul, inputs: [q, w2]}\n"
+                                    "  - {name: out, type: ReLU, inputs: [o], in_strategy: [[1, 1]]}\noutputs: [out]\n");
+  RunResult q = runIrc({"explain", tmp.path() + "/m.yaml", "q"});
+  REQUIRE_MESSAGE(q.exitCode == 0, q.err);
+  CHECK(q.out.find("  best losing alternative: ((1, 1), (1, 1)) at cost 0; the costs tie, and MindSpore prefers more partitions "
+                   "(1 against 4)\n") != std::string::npos);
+  RunResult o = runIrc({"explain", tmp.path() + "/m.yaml", "o"});
+  // Rowwise: an AllReduce of a [8, 16] float32 partial (512 bytes), MindSpore's corrected cost for
+  // small messages (at most 2048 bytes cost 3072; passes/redistribution_planner.cc correctComm).
+  CHECK(o.out.find("  best losing alternative: ((1, 4), (4, 1)) at cost 0; the edge costs tie, it lost on its own forward "
+                   "communication (3072 bytes against 0 bytes)\n") != std::string::npos);
+}
+
 TEST_CASE("explain an op: strategy, origin with the losing alternative, layouts, its redistribution") {
   RunResult r = runIrc({"explain", ffn(), "add2"});
   REQUIRE(r.exitCode == 0);
   CHECK(r.out.find("  strategy: ((2, 4), (4))\n") != std::string::npos);
   CHECK(r.out.find("  origin: propagated from matmul2 over edge matmul2 -> add2, redistribution cost 0\n") != std::string::npos);
-  CHECK(r.out.find("  best losing alternative: ((8, 1), (1)) at cost 0\n") != std::string::npos);
+  CHECK(r.out.find("  best losing alternative: ((8, 1), (1)) at cost 0; it lost on the edge's computation cost (28672 against "
+                   "8192)\n") != std::string::npos);
   CHECK(r.out.find("  input 0 (matmul2, redistributed): tensor map [1, 0] on device matrix (2, 4), slice (32, 16), "
                     "placements [Shard(0), Shard(1)]\n") !=
         std::string::npos);
