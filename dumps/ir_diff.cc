@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
+#include <limits>
 
 #include <fmt/format.h>
+
+#include "frontends/parallel_facts.h"
 
 namespace irc {
 namespace {
@@ -43,100 +45,72 @@ bool isNameChar(char c) {
   return isDigit(c) || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == '.' || c == ':';
 }
 
-// `%paraN_NAME: REST` -> NAME, REST. Hand-written scanners, not std::regex: its recursion
-// overflows the stack on the long lines of a dump for thousands of devices.
-bool matchParamLine(const std::string& line, std::string& name, std::string& rest) {
-  if (line.rfind("%para", 0) != 0) return false;
-  size_t i = digitsEnd(line, 5);
-  if (i == 5 || i >= line.size() || line[i] != '_') return false;
-  size_t colon = line.find(':', i + 1);
-  if (colon == std::string::npos || colon == i + 1 || colon + 1 >= line.size() || line[colon + 1] != ' ') return false;
-  name = line.substr(i + 1, colon - i - 1);
-  rest = line.substr(colon + 2);
-  return true;
-}
-
-// `  %N(NAME) = REST` -> %N, NAME, REST.
-bool matchNodeLine(const std::string& line, std::string& ref, std::string& name, std::string& rest) {
-  if (line.rfind("  %", 0) != 0) return false;
-  size_t i = digitsEnd(line, 3);
-  if (i == 3 || i >= line.size() || line[i] != '(') return false;
-  size_t close = line.find(')', i + 1);
-  if (close == std::string::npos || line.compare(close, 4, ") = ") != 0) return false;
-  ref = line.substr(2, i - 2);
-  name = line.substr(i + 1, close - i - 1);
-  rest = line.substr(close + 4);
-  return true;
-}
-
-Dump parse(const std::string& text) {
-  Dump d;
-  std::istringstream in(text);
-  std::map<std::string, std::string> refNames;  // "%3" -> "matmul2"
-  // Replaces `%N` by its node's name and `%paraK_NAME` by NAME.
-  auto rename = [&](const std::string& s) {
-    std::string out;
-    size_t i = 0;
-    while (i < s.size()) {
-      size_t pct = s.find('%', i);
-      if (pct == std::string::npos) break;
-      out.append(s, i, pct - i);
-      size_t digits = digitsEnd(s, pct + 1);
-      bool wordEnds = digits == s.size() || !(isNameChar(s[digits]) && s[digits] != '.' && s[digits] != ':');
-      if (digits > pct + 1 && wordEnds) {
-        std::string r = s.substr(pct, digits - pct);
-        auto it = refNames.find(r);
-        out += it != refNames.end() ? it->second : r;
-        i = digits;
-        continue;
-      }
-      if (s.compare(pct, 5, "%para") == 0) {
-        size_t k = digitsEnd(s, pct + 5);
-        if (k > pct + 5 && k < s.size() && s[k] == '_') {
-          size_t e = k + 1;
-          while (e < s.size() && isNameChar(s[e])) ++e;
-          if (e > k + 1) {
-            out.append(s, k + 1, e - k - 1);
-            i = e;
-            continue;
-          }
+// Replaces `%N` by its node's name and `%paraK_NAME` by NAME, with the names known so far.
+std::string renamed(const std::string& s, const std::map<std::string, std::string>& refNames) {
+  std::string out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t pct = s.find('%', i);
+    if (pct == std::string::npos) break;
+    out.append(s, i, pct - i);
+    size_t digits = digitsEnd(s, pct + 1);
+    bool wordEnds = digits == s.size() || !(isNameChar(s[digits]) && s[digits] != '.' && s[digits] != ':');
+    if (digits > pct + 1 && wordEnds) {
+      std::string r = s.substr(pct, digits - pct);
+      auto it = refNames.find(r);
+      out += it != refNames.end() ? it->second : r;
+      i = digits;
+      continue;
+    }
+    if (s.compare(pct, 5, "%para") == 0) {
+      size_t k = digitsEnd(s, pct + 5);
+      if (k > pct + 5 && k < s.size() && s[k] == '_') {
+        size_t e = k + 1;
+        while (e < s.size() && isNameChar(s[e])) ++e;
+        if (e > k + 1) {
+          out.append(s, k + 1, e - k - 1);
+          i = e;
+          continue;
         }
       }
-      out += '%';
-      i = pct + 1;
     }
-    return out + s.substr(std::min(i, s.size()));
-  };
-  bool inAttrs = false;
-  std::string line, ref, name, rest;
-  while (std::getline(in, line)) {
-    if (line == "# Attrs:") {
-      inAttrs = true;
-      continue;
-    }
-    if (inAttrs) {
-      if (line.empty()) inAttrs = false;
-      else d.headerAttrs.push_back(line);
-      continue;
-    }
-    if (matchParamLine(line, name, rest)) {
-      d.params[name] = rest;
-      d.paramOrder.push_back(name);
-      refNames[line.substr(0, line.find(':'))] = name;
-    } else if (matchNodeLine(line, ref, name, rest)) {
-      refNames[ref] = name;
-      d.nodes.push_back({name, rename(rest), "", "", {}});
-    } else if (line.rfind("  Return(", 0) == 0) {
-      d.ret = rename(trim(line));
-    } else if (!d.nodes.empty() && line.find("      # ") == 0) {
-      d.nodes.back().comments.push_back(trim(line));
-    } else if (!d.nodes.empty() && (line.rfind(" {", 0) == 0 || line.rfind("      : ", 0) == 0) && d.nodes.back().types.empty()) {
-      size_t colon = line.find("      : ");
-      Node& n = d.nodes.back();
-      n.strategy = trim(line.substr(0, colon));
-      n.types = trim(line.substr(colon + 8));
-    }
+    out += '%';
+    i = pct + 1;
   }
+  return out + s.substr(std::min(i, s.size()));
+}
+
+// The dump as the diff compares it: the one dump-text reader's nodes (frontends/parallel_facts.h)
+// with references rewritten to names, in text order (a subgraph's `%0` is its own).
+Dump parse(const std::string& text) {
+  DumpText t = readDumpText(text);
+  Dump d;
+  d.headerAttrs = t.headerAttrs;
+  std::map<std::string, std::string> refNames;  // "%3" -> "matmul2"
+  size_t p = 0;
+  auto paramsBefore = [&](int line) {
+    for (; p < t.params.size() && t.params[p].line < line; ++p) {
+      const DumpParam& param = t.params[p];
+      d.params[param.name] = param.rest;
+      d.paramOrder.push_back(param.name);
+      refNames[param.ref] = param.name;
+    }
+  };
+  for (const DumpNode& n : t.nodes) {
+    paramsBefore(n.line);
+    if (n.type == "Return") {
+      d.ret = renamed(n.rest, refNames);
+      continue;
+    }
+    refNames[n.ref] = n.name;
+    Node node{n.name, renamed(n.rest, refNames), "", "", n.comments};
+    if (size_t colon = n.typeLine.find("      : "); colon != std::string::npos) {
+      node.strategy = trim(n.typeLine.substr(0, colon));
+      node.types = trim(n.typeLine.substr(colon + 8));
+    }
+    d.nodes.push_back(std::move(node));
+  }
+  paramsBefore(std::numeric_limits<int>::max());
   return d;
 }
 

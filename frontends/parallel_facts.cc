@@ -87,6 +87,8 @@ bool parseNode(const std::string& line, DumpNode& n) {
   if (eq == std::string::npos) return false;
   size_t open = line.find('(');
   n.ref = line.substr(2, open - 2);
+  n.name = line.substr(open + 1, eq - open - 1);
+  n.rest = line.substr(eq + 4);
   size_t opStart = eq + 4, paren = line.find('(', opStart);
   if (paren == std::string::npos) return false;
   n.type = line.substr(opStart, paren - opStart);
@@ -156,6 +158,8 @@ DumpText readDumpText(const std::string& text) {
         DumpParam p;
         p.line = number;
         p.name = line.substr(underscore + 1, colon - underscore - 1);
+        p.ref = line.substr(0, colon);
+        p.rest = line.substr(colon + 2);
         size_t typeEnd = line.find('>', colon);
         p.type = line.substr(colon + 2, typeEnd == std::string::npos ? std::string::npos : typeEnd - colon - 1);
         p.hasDefault = line.find(": has_default") != std::string::npos;
@@ -168,7 +172,10 @@ DumpText readDumpText(const std::string& text) {
     } else if (line.rfind("  Return(", 0) == 0) {
       n.type = "Return";
       n.args = balanced(line, line.find('('));
+      n.rest = trimmed(line);
       d.nodes.push_back(n);
+    } else if (!d.nodes.empty() && line.rfind("      # ", 0) == 0) {
+      d.nodes.back().comments.push_back(trimmed(line));
     } else if (!d.nodes.empty() && d.nodes.back().typeLine.empty() && line.find("      : ") != std::string::npos) {
       d.nodes.back().typeLine = line;
       if (d.nodes.back().strategy.empty()) d.nodes.back().strategy = strategyOf(line);

@@ -13,16 +13,21 @@ namespace irc {
 struct DumpNode {
   int line = 0;          // 1-based line of the node in the text
   std::string ref;       // %3
+  std::string name;      // the debug name in `%3(NAME)`
+  std::string rest;      // what follows `%3(NAME) = ` (Return: the whole trimmed line)
   std::string type;      // MatMul (PrimFunc_ dropped)
   std::string args;      // "(%1, %2, (0, 0))" as printed
   std::string instance;  // the instance name, if any
   std::string attrs;     // "{...}" of primitive_attrs, if any
   std::string strategy;  // "((2, 1), (1, 4))" from the node or type line, if any
   std::string typeLine;  // "      : (...) -> (...)"
+  std::vector<std::string> comments;  // the `# ...` lines under the node, trimmed
 };
 // A `%paraK_NAME: TYPE [: has_default]` line.
 struct DumpParam {
   int line = 0;
+  std::string ref;   // %para2_NAME
+  std::string rest;  // what follows `NAME: `
   std::string name, type;
   bool hasDefault = false;
 };
