@@ -116,10 +116,8 @@ class DumpImporter {
 
   bool empty() const { return ops_.empty(); }
 
-  std::string model(const std::string& name, int64_t deviceNum) const {
-    std::string out = fmt::format("# Imported by `irc import` from a dump; strategies are those the dump configured.\nname: {}\n"
-                                  "parallel: {{device_num: {}}}\n",
-                                  quoted(name), deviceNum);
+  std::string body() const {
+    std::string out;
     if (!inputs_.empty()) out += "inputs:\n" + fmt::format("{}\n", fmt::join(inputs_, "\n"));
     if (!parameters_.empty()) out += "parameters:\n" + fmt::format("{}\n", fmt::join(parameters_, "\n"));
     out += "ops:\n" + fmt::format("{}\n", fmt::join(ops_, "\n"));
@@ -195,21 +193,27 @@ class DumpImporter {
   std::map<std::string, int> stems_;
 };
 
-// The device count: the option, else the dump's header, else the strategies' product.
-int64_t deviceNumOf(const DumpText& d, const ImportOptions& options) {
-  int64_t deviceNum = options.deviceNum;
+// The device count: the option, else the dump's header.
+std::optional<int64_t> deviceNumOf(const DumpText& d, const ImportOptions& options) {
+  if (options.deviceNum > 0) return options.deviceNum;
   for (const std::string& a : d.headerAttrs)
-    if (deviceNum == 0 && a.rfind("device_num: ", 0) == 0) {
+    if (a.rfind("device_num: ", 0) == 0) {
       std::string v = a.substr(12);
-      if (!v.empty() && v.size() < 10 && v.find_first_not_of("0123456789") == std::string::npos) deviceNum = std::stoll(v);
+      if (!v.empty() && v.size() < 10 && v.find_first_not_of("0123456789") == std::string::npos && std::stoll(v) > 0)
+        return std::stoll(v);
     }
-  if (deviceNum == 0 && options.devicesOf) deviceNum = options.devicesOf;
-  return deviceNum;
+  return std::nullopt;
 }
 
 }  // namespace
 
-std::optional<std::string> importMindSporeDump(const std::string& text, const ImportOptions& options, DiagnosticEngine& diags) {
+std::string ImportedDump::yaml(int64_t devices, bool fullyUseDevices) const {
+  return fmt::format("# Imported by `irc import` from a dump; strategies are those the dump configured.\nname: {}\n"
+                     "parallel: {{device_num: {}{}}}\n{}",
+                     quoted(name), devices, fullyUseDevices ? "" : ", fully_use_devices: false", body);
+}
+
+std::optional<ImportedDump> importMindSporeDump(const std::string& text, const ImportOptions& options, DiagnosticEngine& diags) {
   DumpText d = readDumpText(text);
   DumpImporter importer(diags);
   if (!importer.importParams(d)) return std::nullopt;
@@ -220,7 +224,7 @@ std::optional<std::string> importMindSporeDump(const std::string& text, const Im
     return std::nullopt;
   }
   std::string name = !options.name.empty() ? options.name : d.entry.empty() ? "imported" : d.entry;
-  return importer.model(name, deviceNumOf(d, options));
+  return ImportedDump{name, deviceNumOf(d, options), importer.body()};
 }
 
 }  // namespace irc

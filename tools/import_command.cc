@@ -19,8 +19,10 @@
 namespace irc::cli {
 namespace {
 
-int64_t devicesUsedByStrategies(std::string draft) {
-  draft.replace(draft.find("parallel: {device_num: 0}"), 25, "parallel: {device_num: 1073741824, fully_use_devices: false}");
+// The most devices any configured strategy of the imported model uses, measured with the ops'
+// own rules on a draft of the model with more devices than any strategy could use.
+int64_t devicesUsedByStrategies(const ImportedDump& imported) {
+  std::string draft = imported.yaml(int64_t{1} << 30, false);
   DiagnosticEngine diags("draft.yaml", draft);
   FrontendOptions options;
   options.defaultName = "draft";
@@ -99,25 +101,19 @@ ExitStatus runImport(const std::vector<std::string>& args) {
     return ExitStatus::Rejected;
   }
   if (options.name.empty()) options.name = modelStem(dump);
-  std::optional<std::string> model;
   if (isOnnxModel(dump, *text)) {
-    model = importOnnx(*text, dump, options, dims, color);
+    std::optional<std::string> model = importOnnx(*text, dump, options, dims, color);
     if (!model) return ExitStatus::Rejected;
     return writeImported(*model, output);
   }
   DiagnosticEngine diags(dump == "-" ? "<stdin>" : dump, *text);
-  model = importMindSporeDump(*text, options, diags);
-  if (model && options.deviceNum == 0 && model->find("parallel: {device_num: 0}") != std::string::npos) {
-    // The dump does not say how many devices: the most any configured strategy uses, measured
-    // with the ops' own rules on a draft of the model.
-    options.devicesOf = devicesUsedByStrategies(*model);
-    model = importMindSporeDump(*text, options, diags);
-  }
-  if (!model) {
+  std::optional<ImportedDump> imported = importMindSporeDump(*text, options, diags);
+  if (!imported) {
     diags.render(std::cerr, useColor(color, stderr));
     return ExitStatus::Rejected;
   }
-  return writeImported(*model, output);
+  // A dump that does not say how many devices runs on as many as its strategies use.
+  return writeImported(imported->yaml(imported->deviceNum ? *imported->deviceNum : devicesUsedByStrategies(*imported)), output);
 }
 
 }  // namespace irc::cli
