@@ -176,21 +176,20 @@ void DumpWriter::dump(int position, std::string_view dumpName, const Graph& grap
   files_.emplace_back(rank, dotName);
 }
 
-void DumpWriter::afterPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph) {
-  if (!selected(passName, dumpName)) return;
-  for (int64_t rank : options_.ranks) dump(position, dumpName, graph, rank);
+void DumpWriter::afterPass(const PassStage& stage, const Graph& graph) {
+  if (!selected(stage.name, stage.dumpName)) return;
+  for (int64_t rank : options_.ranks) dump(stage.position, stage.dumpName, graph, rank);
 }
 
-void DumpWriter::afterRankPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
-                               int64_t rank) {
-  if (!selected(passName, dumpName)) return;
+void DumpWriter::afterRankPass(const PassStage& stage, const Graph& graph, int64_t rank) {
+  if (!selected(stage.name, stage.dumpName)) return;
   if (std::find(options_.ranks.begin(), options_.ranks.end(), rank) == options_.ranks.end()) return;
-  dump(position, dumpName, graph, rank);
+  dump(stage.position, stage.dumpName, graph, rank);
 }
 
-void DumpWriter::passFailed(int position, std::string_view, std::string_view dumpName, const Graph& graph, int64_t rank) {
+void DumpWriter::passFailed(const PassStage& stage, const Graph& graph, int64_t rank) {
   for (int64_t r : options_.ranks)
-    if (rank == kGlobalGraph || rank == r) dump(position, dumpName, graph, r, ".failed.ir");
+    if (rank == kGlobalGraph || rank == r) dump(stage.position, stage.dumpName, graph, r, ".failed.ir");
 }
 
 std::optional<std::string> DumpWriter::commit() {

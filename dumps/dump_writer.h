@@ -45,12 +45,10 @@ class DumpWriter : public PassInstrumentation {
   DumpWriter(const DumpWriter&) = delete;
   DumpWriter& operator=(const DumpWriter&) = delete;
 
-  void afterPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph) override;
-  void afterRankPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
-                     int64_t rank) override;
+  void afterPass(const PassStage& stage, const Graph& graph) override;
+  void afterRankPass(const PassStage& stage, const Graph& graph, int64_t rank) override;
   // Writes `<pass>_XXXX.failed.ir` (whatever --dump-after selects): the failing pass's input.
-  void passFailed(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
-                  int64_t rank) override;
+  void passFailed(const PassStage& stage, const Graph& graph, int64_t rank) override;
 
   // Puts every rank's staged folder in place; returns the first error of the whole run (a write
   // that failed while the passes ran, or a rename), in which case nothing of this run is left.

@@ -17,12 +17,13 @@ void PassManager::addInstrumentation(PassInstrumentation* instrumentation) { ins
 
 bool PassManager::runOne(int position, Pass& pass, const std::function<Graph&()>& graphToRun, PassContext& context,
                          int64_t rank) {
-  for (auto* i : instrumentations_) i->beforePass(position, pass.name());
+  PassStage stage = PassStage::of(position, pass);
+  for (auto* i : instrumentations_) i->beforePass(stage);
   Graph& graph = graphToRun();
   PassStatus status = pass.run(graph, context);
   if (status == PassStatus::Failed) {
     if (!context.diags.hasErrors()) throw InternalError(fmt::format("pass '{}' failed without a diagnostic", pass.name()));
-    for (auto* i : instrumentations_) i->passFailed(position, pass.name(), pass.dumpName(), graph, rank);
+    for (auto* i : instrumentations_) i->passFailed(stage, graph, rank);
     return false;
   }
   // A rank pass makes a new graph, so it is always verified; a global pass only when it changed
@@ -35,14 +36,14 @@ bool PassManager::runOne(int position, Pass& pass, const std::function<Graph&()>
                                       pass.name(), fmt::join(problems, "\n  ")));
   }
   for (auto* i : instrumentations_) {
-    if (rank == kGlobalGraph) i->afterPass(position, pass.name(), pass.dumpName(), graph);
-    else i->afterRankPass(position, pass.name(), pass.dumpName(), graph, rank);
+    if (rank == kGlobalGraph) i->afterPass(stage, graph);
+    else i->afterRankPass(stage, graph, rank);
   }
   return true;
 }
 
 RunOutcome PassManager::run(Graph& graph, PassContext& context) {
-  for (auto* i : instrumentations_) i->afterPass(0, "parse", "parse", graph);
+  for (auto* i : instrumentations_) i->afterPass(PassStage::loaded(), graph);
   for (ScheduledPass& scheduled : passes_)
     if (!runOne(scheduled.position, *scheduled.pass, [&]() -> Graph& { return graph; }, context, kGlobalGraph))
       return RunOutcome::Rejected;

@@ -10,21 +10,29 @@
 
 namespace irc {
 
-// Called around passes; position 0 with dump name "parse" is the model as loaded.
+// The pass a hook is called for: its place in the pipeline (dump files are numbered by it), its
+// name and its dump's name. The model as loaded is stage 0, before any pass (`loaded()`).
+struct PassStage {
+  int position = 0;
+  std::string_view name;      // "sharding_propagation"
+  std::string_view dumpName;  // MindSpore's dump name, "step_parallel_begin"
+  static PassStage loaded() { return {0, "parse", "parse"}; }
+  static PassStage of(int position, const Pass& pass) { return {position, pass.name(), pass.dumpName()}; }
+  bool isLoaded() const { return position == 0; }
+};
+
+// Called around passes.
 class PassInstrumentation {
  public:
   virtual ~PassInstrumentation() = default;
-  virtual void beforePass(int /*position*/, std::string_view /*passName*/) {}
-  virtual void afterPass(int /*position*/, std::string_view /*passName*/, std::string_view /*dumpName*/,
-                         const Graph& /*graph*/) {}
+  virtual void beforePass(const PassStage& /*stage*/) {}
+  virtual void afterPass(const PassStage& /*stage*/, const Graph& /*graph*/) {}
   // After a per-rank pass (shape slicing) on rank `rank`'s own graph.
-  virtual void afterRankPass(int /*position*/, std::string_view /*passName*/, std::string_view /*dumpName*/,
-                             const Graph& /*graph*/, int64_t /*rank*/) {}
+  virtual void afterRankPass(const PassStage& /*stage*/, const Graph& /*graph*/, int64_t /*rank*/) {}
   // After a pass rejected the model (its diagnostics are in the context): `graph` is what the
   // pass was given, with whatever it had set before it stopped; `rank` is kGlobalGraph for a
   // global pass.
-  virtual void passFailed(int /*position*/, std::string_view /*passName*/, std::string_view /*dumpName*/,
-                          const Graph& /*graph*/, int64_t /*rank*/) {}
+  virtual void passFailed(const PassStage& /*stage*/, const Graph& /*graph*/, int64_t /*rank*/) {}
 };
 
 inline constexpr int64_t kGlobalGraph = -1;

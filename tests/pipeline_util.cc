@@ -13,8 +13,8 @@ namespace {
 class Tamper : public PassInstrumentation {
  public:
   explicit Tamper(std::function<void(Graph&)> fn) : fn_(std::move(fn)) {}
-  void afterPass(int position, std::string_view, std::string_view, const Graph& graph) override {
-    if (position == 3 && fn_) fn_(const_cast<Graph&>(graph));
+  void afterPass(const PassStage& stage, const Graph& graph) override {
+    if (stage.position == 3 && fn_) fn_(const_cast<Graph&>(graph));
   }
 
  private:

@@ -138,13 +138,11 @@ class StageTimer : public PassInstrumentation {
  public:
   using Clock = std::chrono::steady_clock;
   explicit StageTimer(Clock::time_point start) : start_(start) {}
-  void beforePass(int, std::string_view) override { passStart_ = Clock::now(); }
-  void afterPass(int position, std::string_view passName, std::string_view, const Graph&) override {
-    if (position > 0) add(std::string(passName), passStart_);
+  void beforePass(const PassStage&) override { passStart_ = Clock::now(); }
+  void afterPass(const PassStage& stage, const Graph&) override {
+    if (!stage.isLoaded()) add(std::string(stage.name), passStart_);
   }
-  void afterRankPass(int, std::string_view passName, std::string_view, const Graph&, int64_t) override {
-    add(std::string(passName), passStart_);
-  }
+  void afterRankPass(const PassStage& stage, const Graph&, int64_t) override { add(std::string(stage.name), passStart_); }
   void add(const std::string& stage, Clock::time_point since) {
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - since).count();
     double peak = peakMiB();
@@ -188,21 +186,17 @@ class TimedInstrumentation : public PassInstrumentation {
  public:
   TimedInstrumentation(PassInstrumentation& inner, StageTimer* timer, std::string stage)
       : inner_(inner), timer_(timer), stage_(std::move(stage)) {}
-  void afterPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph) override {
+  void afterPass(const PassStage& stage, const Graph& graph) override {
     auto start = StageTimer::Clock::now();
-    inner_.afterPass(position, passName, dumpName, graph);
+    inner_.afterPass(stage, graph);
     if (timer_) timer_->add(stage_, start);
   }
-  void afterRankPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
-                     int64_t rank) override {
+  void afterRankPass(const PassStage& stage, const Graph& graph, int64_t rank) override {
     auto start = StageTimer::Clock::now();
-    inner_.afterRankPass(position, passName, dumpName, graph, rank);
+    inner_.afterRankPass(stage, graph, rank);
     if (timer_) timer_->add(stage_, start);
   }
-  void passFailed(int position, std::string_view passName, std::string_view dumpName, const Graph& graph,
-                  int64_t rank) override {
-    inner_.passFailed(position, passName, dumpName, graph, rank);
-  }
+  void passFailed(const PassStage& stage, const Graph& graph, int64_t rank) override { inner_.passFailed(stage, graph, rank); }
 
  private:
   PassInstrumentation& inner_;
@@ -217,8 +211,8 @@ class ProgressLine : public PassInstrumentation {
  public:
   ProgressLine(bool enabled, std::chrono::steady_clock::time_point start) : enabled_(enabled), start_(start) {}
   ~ProgressLine() override { clear(); }
-  void beforePass(int position, std::string_view passName) override { show(fmt::format("{} ({}/{})", passName, position, 4)); }
-  void afterRankPass(int, std::string_view, std::string_view, const Graph&, int64_t rank) override {
+  void beforePass(const PassStage& stage) override { show(fmt::format("{} ({}/{})", stage.name, stage.position, 4)); }
+  void afterRankPass(const PassStage&, const Graph&, int64_t rank) override {
     show(fmt::format("shape_slicing: rank {} done", rank));
   }
   void clear() {

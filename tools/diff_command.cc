@@ -35,15 +35,13 @@ std::string stageName(const std::string& key) { return key.substr(5); }
 class TextCapture : public PassInstrumentation {
  public:
   TextCapture(int64_t rank, const ParallelSettings& settings) : rank_(rank), settings_(settings) {}
-  void afterPass(int position, std::string_view, std::string_view dumpName, const Graph& graph) override {
+  void afterPass(const PassStage& stage, const Graph& graph) override {
     PrintOptions options;
     options.rank = rank_;
     options.settings = &settings_;
-    stages[stageKey(position, dumpName)] = printGraph(graph, options);
+    stages[stageKey(stage.position, stage.dumpName)] = printGraph(graph, options);
   }
-  void afterRankPass(int position, std::string_view passName, std::string_view dumpName, const Graph& graph, int64_t) override {
-    afterPass(position, passName, dumpName, graph);
-  }
+  void afterRankPass(const PassStage& stage, const Graph& graph, int64_t) override { afterPass(stage, graph); }
   Stages stages;
 
  private:

@@ -20,9 +20,9 @@ class DumpCapture : public PassInstrumentation {
  public:
   DumpCapture(std::string dumpName, int64_t rank, const ParallelSettings& settings)
       : dumpName_(std::move(dumpName)), rank_(rank), settings_(settings) {}
-  void afterPass(int, std::string_view, std::string_view dumpName, const Graph& graph) override { take(dumpName, graph); }
-  void afterRankPass(int, std::string_view, std::string_view dumpName, const Graph& graph, int64_t rank) override {
-    if (rank == rank_) take(dumpName, graph);
+  void afterPass(const PassStage& stage, const Graph& graph) override { take(stage.dumpName, graph); }
+  void afterRankPass(const PassStage& stage, const Graph& graph, int64_t rank) override {
+    if (rank == rank_) take(stage.dumpName, graph);
   }
   std::string text;
 

@@ -30,9 +30,9 @@ double msSince(std::chrono::steady_clock::time_point start) {
 // Times each global pass.
 class StageTimer : public irc::PassInstrumentation {
  public:
-  void beforePass(int, std::string_view) override { start_ = std::chrono::steady_clock::now(); }
-  void afterPass(int position, std::string_view, std::string_view, const irc::Graph&) override {
-    if (position > 0) ms[position] = msSince(start_);
+  void beforePass(const irc::PassStage&) override { start_ = std::chrono::steady_clock::now(); }
+  void afterPass(const irc::PassStage& stage, const irc::Graph&) override {
+    if (!stage.isLoaded()) ms[stage.position] = msSince(start_);
   }
   double ms[5] = {0, 0, 0, 0, 0};
 
