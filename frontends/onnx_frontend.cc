@@ -302,12 +302,14 @@ void OnnxLoader::mapNode(GraphBuilder& b, int index, const std::string& name) {
       return;
     }
   const onnx_import::NodeMapper* mapper = isDefaultDomain(node.domain()) ? onnx_import::findMapper(node.op_type()) : nullptr;
-  if (!mapper && isDefaultDomain(node.domain()) && onnx_import::findConstantFolder(node.op_type())) {
+  const onnx_import::NodeMapper* folder =
+      !mapper && isDefaultDomain(node.domain()) ? onnx_import::findConstantFolder(node.op_type()) : nullptr;
+  if (folder) {
     // No irc op, but an evaluator: fine on constants (folded here), an error on a computed tensor.
     std::string computed;
     for (const auto& in : node.input())
       if (!in.empty() && computed.empty() && !b.terms.at(in).isConstant()) computed = in;
-    if (computed.empty()) mapper = onnx_import::findConstantFolder(node.op_type());
+    if (computed.empty()) mapper = folder;
     else if (!options_.opaqueUnsupported) {
       error(fmt::format("node '{}' ({}) reads the computed tensor '{}'; irc has no {} op and evaluates it only where its "
                         "inputs are constants (folded at import): {}",

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <random>
@@ -158,6 +159,35 @@ std::string compareOutput(const TensorValue& got, const TensorValue& expected, s
   return "";
 }
 
+// Binds the test's values of the graph inputs `wanted` selects (initializers are no inputs) as
+// constants of `options`: the positions bound, and whether every selected value could be read.
+struct BoundInputs {
+  std::set<size_t> positions;
+  bool allRead = true;
+};
+BoundInputs bindTestInputs(const fs::path& t, OnnxOptions& options, const std::function<bool(const onnx::ValueInfoProto&)>& wanted) {
+  onnx::ModelProto proto;
+  proto.ParseFromString(readFile(t / "model.onnx"));
+  std::set<std::string> initializers;
+  for (const auto& i : proto.graph().initializer()) initializers.insert(i.name());
+  BoundInputs bound;
+  size_t position = 0;
+  for (const auto& in : proto.graph().input()) {
+    if (initializers.count(in.name())) continue;
+    if (wanted(in)) {
+      std::string problem;
+      if (auto v = readTensorFile(t / "test_data_set_0" / fmt::format("input_{}.pb", position), problem)) {
+        options.constantInputs[in.name()] = *v;
+        bound.positions.insert(position);
+      } else {
+        bound.allRead = false;
+      }
+    }
+    ++position;
+  }
+  return bound;
+}
+
 // Folding at import: every graph input bound to the test's value, so the whole graph is constant
 // and the frontend folds it (with the ops irc maps or the evaluators of ops it has none for).
 // nullopt when the model does not load that way either; "" when every output matched.
@@ -166,16 +196,7 @@ std::optional<std::string> checkFolded(const fs::path& t, const std::string& nam
   if (!proto.ParseFromString(readFile(t / "model.onnx"))) return std::nullopt;
   OnnxOptions options{name, {}, true, true};
   options.keepConstantOutputs = true;
-  std::set<std::string> initializers;
-  for (const auto& i : proto.graph().initializer()) initializers.insert(i.name());
-  size_t position = 0;
-  for (const auto& in : proto.graph().input()) {
-    if (initializers.count(in.name())) continue;
-    std::string problem;
-    auto v = readTensorFile(t / "test_data_set_0" / fmt::format("input_{}.pb", position++), problem);
-    if (!v) return std::nullopt;
-    options.constantInputs[in.name()] = *v;
-  }
+  if (!bindTestInputs(t, options, [](const onnx::ValueInfoProto&) { return true; }).allRead) return std::nullopt;
   DiagnosticEngine diags((t / "model.onnx").string(), "");
   auto loaded = loadOnnxModel(readFile(t / "model.onnx"), diags, options);
   if (!loaded || loaded->constantOutputs.size() != static_cast<size_t>(proto.graph().output_size())) return std::nullopt;
@@ -238,24 +259,12 @@ int main(int argc, char** argv) {
     for (int round = 0; round < 4 && !loaded && !diags.diagnostics().empty() &&
                         diags.diagnostics().front().message.find("must be known at import time") != std::string::npos;
          ++round) {
-      onnx::ModelProto proto;
-      proto.ParseFromString(readFile(t / "model.onnx"));
-      std::set<std::string> initializers;
-      for (const auto& i : proto.graph().initializer()) initializers.insert(i.name());
       const std::string message = diags.diagnostics().front().message;
-      size_t position = 0;
-      for (const auto& in : proto.graph().input()) {
-        if (initializers.count(in.name())) continue;
-        if (in.type().tensor_type().elem_type() == onnx::TensorProto::INT64 ||
-            message.find(fmt::format("('{}',", in.name())) != std::string::npos) {
-          std::string problem;
-          if (auto v = readTensorFile(t / "test_data_set_0" / fmt::format("input_{}.pb", position), problem)) {
-            options.constantInputs[in.name()] = *v;
-            boundInputs.insert(position);
-          }
-        }
-        ++position;
-      }
+      BoundInputs bound = bindTestInputs(t, options, [&](const onnx::ValueInfoProto& in) {
+        return in.type().tensor_type().elem_type() == onnx::TensorProto::INT64 ||
+               message.find(fmt::format("('{}',", in.name())) != std::string::npos;
+      });
+      boundInputs.insert(bound.positions.begin(), bound.positions.end());
       DiagnosticEngine again((t / "model.onnx").string(), "");
       loaded = loadOnnxModel(readFile(t / "model.onnx"), again, options);
       if (!loaded) diags = std::move(again);
