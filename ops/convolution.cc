@@ -6,6 +6,8 @@
 // leaves the output partial (a sum over channel groups), completed by an AllReduce; the spatial
 // dims and the kernel's are replicated factors (irc does not exchange halos, so a spatial dim is
 // never split). A grouped convolution (group > 1) keeps its channels whole.
+#include <functional>
+
 #include "ops/families.h"
 #include "ops/rule_builder.h"
 
@@ -173,16 +175,50 @@ TensorValue transposeConvolve(const Op& op, const TensorValue& x, const TensorVa
   return out;
 }
 
+// One op per spatial rank, `<stem>1D` to `<stem>3D`, on operands x and w: strides and
+// dilations (1), pads (a begin and an end per spatial dim, 0), `extra` attributes, group (1).
+void defineSpatialRanks(std::vector<OpDef>& defs, std::string_view stem, OpFamily family,
+                        const std::function<std::vector<AttrSpec>(int spatial)>& extra) {
+  for (int spatial = 1; spatial <= 3; ++spatial) {
+    IntTuple ones(spatial, 1), pairs(2 * spatial, 0);
+    std::vector<AttrSpec> attrs = {attr("strides", AttrKind::IntOrTuple, ones), attr("dilations", AttrKind::IntOrTuple, ones),
+                                   attr("pads", AttrKind::IntOrTuple, pairs)};
+    for (AttrSpec& a : extra(spatial)) attrs.push_back(std::move(a));
+    attrs.push_back(attr("group", AttrKind::Int, int64_t{1}));
+    defs.push_back({fmt::format("{}{}D", stem, spatial), family, {tensor("x"), tensor("w")}, std::move(attrs)});
+    defs.back().spatialDims = spatial;
+  }
+}
+
+// The batch, input-channel and output-channel factors (in that order): the input channels are
+// contracted (a partial sum where split), the output channels pass through; a grouped
+// convolution keeps both whole.
+struct ChannelFactors {
+  int n, c, o;
+};
+ChannelFactors channelFactors(RuleBuilder& b, const RuleInputs& in, int64_t outChannelsInKernel) {
+  const bool grouped = std::get<int64_t>(in.attrs.at("group")) != 1;
+  int n = b.factor(in.operands[0].shape[0]);
+  int c = b.factor(in.operands[0].shape[1], grouped ? FactorKind::Replicated : FactorKind::Reduction);
+  int o = b.factor(outChannelsInKernel, grouped ? FactorKind::Replicated : FactorKind::PassThrough);
+  return {n, c, o};
+}
+
+// The rule of a convolution whose channel dims are given: every spatial and kernel dim (2
+// onwards) of x, w and the output a replicated factor of its own (irc exchanges no halos).
+OpRule withWholeSpatialDims(RuleBuilder& b, const RuleInputs& in, DimFactors xDims, DimFactors wDims, DimFactors outDims) {
+  for (size_t d = 2; d < in.operands[0].shape.size(); ++d) xDims.push_back({b.factor(in.operands[0].shape[d], FactorKind::Replicated)});
+  for (size_t d = 2; d < in.operands[1].shape.size(); ++d) wDims.push_back({b.factor(in.operands[1].shape[d], FactorKind::Replicated)});
+  for (size_t d = 2; d < in.results[0].shape.size(); ++d) outDims.push_back({b.factor(in.results[0].shape[d], FactorKind::Replicated)});
+  b.rule.operands = {std::move(xDims), std::move(wDims)};
+  b.rule.results = {std::move(outDims)};
+  return b.done();
+}
+
 class Convolution : public OpFamilyRules {
  public:
   void define(std::vector<OpDef>& defs) const override {
-    for (int spatial = 1; spatial <= 3; ++spatial) {
-      IntTuple ones(spatial, 1), zeros(2 * spatial, 0);
-      defs.push_back({fmt::format("Conv{}D", spatial), OpFamily::Convolution, {tensor("x"), tensor("w")},
-                      {attr("strides", AttrKind::IntOrTuple, ones), attr("dilations", AttrKind::IntOrTuple, ones),
-                       attr("pads", AttrKind::IntOrTuple, zeros), attr("group", AttrKind::Int, int64_t{1})}});
-      defs.back().spatialDims = spatial;
-    }
+    defineSpatialRanks(defs, "Conv", OpFamily::Convolution, [](int) { return std::vector<AttrSpec>{}; });
   }
   InferResult inferTypes(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
     return inferConv(def, in, attrs);
@@ -199,21 +235,11 @@ class Convolution : public OpFamilyRules {
   // x: [n, c, spatial...], w: [o, c, kernel...], out: [n, o, spatial'...]. MindSpore's device
   // matrix for Conv2D is (n, c, h, w) for x with o after them: here [n, c, o, spatial...].
   std::optional<OpRule> rule(const RuleInputs& in) const override {
-    const TensorType& x = in.operands[0];
-    const TensorType& w = in.operands[1];
-    const TensorType& out = in.results[0];
+    const Shape& w = in.operands[1].shape;
     const bool grouped = std::get<int64_t>(in.attrs.at("group")) != 1;
     RuleBuilder b;
-    int n = b.factor(x.shape[0]);
-    int c = b.factor(x.shape[1], grouped ? FactorKind::Replicated : FactorKind::Reduction);
-    int o = b.factor(w.shape[0], grouped ? FactorKind::Replicated : FactorKind::PassThrough);
-    DimFactors xDims = {{n}, {c}}, wDims = {{o}, {grouped ? b.factor(w.shape[1], FactorKind::Replicated) : c}}, outDims = {{n}, {o}};
-    for (size_t d = 2; d < x.shape.size(); ++d) xDims.push_back({b.factor(x.shape[d], FactorKind::Replicated)});
-    for (size_t d = 2; d < w.shape.size(); ++d) wDims.push_back({b.factor(w.shape[d], FactorKind::Replicated)});
-    for (size_t d = 2; d < out.shape.size(); ++d) outDims.push_back({b.factor(out.shape[d], FactorKind::Replicated)});
-    b.rule.operands = {xDims, wDims};
-    b.rule.results = {outDims};
-    return b.done();
+    auto [n, c, o] = channelFactors(b, in, w[0]);
+    return withWholeSpatialDims(b, in, {{n}, {c}}, {{o}, {grouped ? b.factor(w[1], FactorKind::Replicated) : c}}, {{n}, {o}});
   }
   std::string_view replicatedWhy() const override {
     return "a spatial or kernel dim (irc exchanges no halos), or a channel dim of a grouped convolution";
@@ -227,14 +253,9 @@ class Convolution : public OpFamilyRules {
 class ConvTranspose : public OpFamilyRules {
  public:
   void define(std::vector<OpDef>& defs) const override {
-    for (int spatial = 1; spatial <= 3; ++spatial) {
-      IntTuple ones(spatial, 1), zeros(spatial, 0), pairs(2 * spatial, 0);
-      defs.push_back({fmt::format("ConvTranspose{}D", spatial), OpFamily::ConvTranspose, {tensor("x"), tensor("w")},
-                      {attr("strides", AttrKind::IntOrTuple, ones), attr("dilations", AttrKind::IntOrTuple, ones),
-                       attr("pads", AttrKind::IntOrTuple, pairs), attr("output_padding", AttrKind::IntOrTuple, zeros),
-                       attr("group", AttrKind::Int, int64_t{1})}});
-      defs.back().spatialDims = spatial;
-    }
+    defineSpatialRanks(defs, "ConvTranspose", OpFamily::ConvTranspose, [](int spatial) {
+      return std::vector<AttrSpec>{attr("output_padding", AttrKind::IntOrTuple, IntTuple(spatial, 0))};
+    });
   }
   InferResult inferTypes(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
     return inferConvTranspose(def, in, attrs);
@@ -250,21 +271,11 @@ class ConvTranspose : public OpFamilyRules {
     s.note = fmt::format("x {}, w {}, strides 2", formatShape(x), formatShape(w));
   }
   std::optional<OpRule> rule(const RuleInputs& in) const override {
-    const TensorType& x = in.operands[0];
-    const TensorType& w = in.operands[1];
-    const TensorType& out = in.results[0];
     const bool grouped = std::get<int64_t>(in.attrs.at("group")) != 1;
     RuleBuilder b;
-    int n = b.factor(x.shape[0]);
-    int c = b.factor(x.shape[1], grouped ? FactorKind::Replicated : FactorKind::Reduction);
-    int o = b.factor(w.shape[1], grouped ? FactorKind::Replicated : FactorKind::PassThrough);
-    DimFactors xDims = {{n}, {c}}, wDims = {{c}, {o}}, outDims = {{n}, {grouped ? b.factor(out.shape[1], FactorKind::Replicated) : o}};
-    for (size_t d = 2; d < x.shape.size(); ++d) xDims.push_back({b.factor(x.shape[d], FactorKind::Replicated)});
-    for (size_t d = 2; d < w.shape.size(); ++d) wDims.push_back({b.factor(w.shape[d], FactorKind::Replicated)});
-    for (size_t d = 2; d < out.shape.size(); ++d) outDims.push_back({b.factor(out.shape[d], FactorKind::Replicated)});
-    b.rule.operands = {xDims, wDims};
-    b.rule.results = {outDims};
-    return b.done();
+    auto [n, c, o] = channelFactors(b, in, in.operands[1].shape[1]);
+    return withWholeSpatialDims(b, in, {{n}, {c}}, {{c}, {o}},
+                                {{n}, {grouped ? b.factor(in.results[0].shape[1], FactorKind::Replicated) : o}});
   }
   std::string_view replicatedWhy() const override {
     return "a spatial or kernel dim (irc exchanges no halos), or a channel dim of a grouped transposed convolution";
