@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ir/inserted_ops.h"
 #include "ir/layout_notation.h"
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"
@@ -23,18 +24,14 @@ int tensorOperandIndex(const Op& op, int operandIndex) {
 }
 
 const TensorLayout& layoutOfValue(const Graph& graph, ValueId v) {
-  while (true) {
-    const Value& value = graph.value(v);
-    if (value.producer == kNoId) {
-      if (!value.layout) throw InternalError(fmt::format("'{}' has no layout: layout inference has not run", value.name));
-      return *value.layout;
-    }
-    const Op& op = graph.op(value.producer);
-    if (!op.inserted()) return op.parallel->finalLayouts.at(value.resultIndex);
-    auto first = std::find_if(op.operands.begin(), op.operands.end(), [](const Operand& o) { return o.isValue(); });
-    if (first == op.operands.end()) throw InternalError(fmt::format("inserted op '{}' has no input", op.name));
-    v = first->value;
+  const Value& value = graph.value(modelValueBehind(graph, v));
+  if (value.producer == kNoId) {
+    if (!value.layout) throw InternalError(fmt::format("'{}' has no layout: layout inference has not run", value.name));
+    return *value.layout;
   }
+  const Op& op = graph.op(value.producer);
+  if (op.inserted()) throw InternalError(fmt::format("inserted op '{}' has no input", op.name));
+  return op.parallel->finalLayouts.at(value.resultIndex);
 }
 
 const TensorLayout& layoutNeeded(const Op& op, int operandIndex) {
