@@ -113,7 +113,8 @@ std::string explainModelOp(const Graph& graph, OpId id) {
   }
   for (size_t r = 0; r < p.outputLayouts.size(); ++r) {
     out += fmt::format("  output {}: computed as {}\n", r, layoutLine(p.outputLayouts[r]));
-    if (!p.finalLayouts[r].sameAs(p.outputLayouts[r])) out += fmt::format("            consumers see {}\n", layoutLine(p.finalLayouts[r]));
+    const TensorLayout& seen = *graph.value(op.results[r]).layout;
+    if (!seen.sameAs(p.outputLayouts[r])) out += fmt::format("            consumers see {}\n", layoutLine(seen));
   }
   std::vector<std::string> forward;
   OpId self = id;

@@ -393,7 +393,7 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
     if (op.inserted()) continue;
     const OpParallelState& p = *op.parallel;
     for (size_t r = 0; r < op.results.size(); ++r)
-      writeValue(js, graph, op.results[r], p.layoutsInferred ? &p.finalLayouts[r] : nullptr, &p.origin);
+      writeValue(js, graph, op.results[r], p.layoutsInferred ? &*graph.value(op.results[r]).layout : nullptr, &p.origin);
   }
   js.endArray();
 

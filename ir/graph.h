@@ -49,8 +49,10 @@ struct Value {
   int resultIndex = 0;
   SourceLoc loc;
   HeapOptional<TensorSharding> sharding;  // an input's or parameter's annotation
-  // Inputs and parameters, after layout inference: the layout the value is held in (its
-  // annotation, else what its first consumer needs).
+  // After layout inference, the layout consumers see the value in: an input's or parameter's
+  // held layout (its annotation, else what its first consumer needs), a model op result's after
+  // the op's forward ops and any output constraint. An inserted op's result has none: it is the
+  // model value behind it, moved (layoutOfValue walks back to it).
   HeapOptional<TensorLayout> layout;
   // In a rank's local graph, for inputs, parameters and graph outputs: what the dump's `# slice`
   // comments print. On the heap, made on first write: no other value has one.

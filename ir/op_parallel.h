@@ -79,7 +79,8 @@ struct OpParallelState {
   bool layoutsInferred = false;
   std::vector<TensorLayout> inputLayouts;   // per tensor operand, as the op needs it
   std::vector<TensorLayout> outputLayouts;  // per result, as the op computes it (partial included)
-  std::vector<TensorLayout> finalLayouts;   // per result, what consumers see (after forward ops and any constraint)
+  // What consumers see of each result (after forward ops and any constraint) is the result
+  // value's own layout (Value::layout), the one home of every model value's layout.
   // Per result, the layout after the forward ops where an output `sharding` constraint then
   // asks for another one (the conversion is part of the op's forward ops).
   std::vector<std::optional<TensorLayout>> beforeConstraint;

@@ -25,13 +25,10 @@ int tensorOperandIndex(const Op& op, int operandIndex) {
 
 const TensorLayout& layoutOfValue(const Graph& graph, ValueId v) {
   const Value& value = graph.value(modelValueBehind(graph, v));
-  if (value.producer == kNoId) {
-    if (!value.layout) throw InternalError(fmt::format("'{}' has no layout: layout inference has not run", value.name));
-    return *value.layout;
-  }
-  const Op& op = graph.op(value.producer);
-  if (op.inserted()) throw InternalError(fmt::format("inserted op '{}' has no input", op.name));
-  return op.parallel->finalLayouts.at(value.resultIndex);
+  if (value.producer != kNoId && graph.op(value.producer).inserted())
+    throw InternalError(fmt::format("inserted op '{}' has no input", graph.op(value.producer).name));
+  if (!value.layout) throw InternalError(fmt::format("'{}' has no layout: layout inference has not run", value.name));
+  return *value.layout;
 }
 
 const TensorLayout& layoutNeeded(const Op& op, int operandIndex) {
@@ -50,14 +47,20 @@ struct OpLayouts {
   std::string error;  // a constraint the op cannot honour, and where it was written
   SourceLoc errorLoc;
 
-  bool sameAs(const OpParallelState& p) const {
-    return inputs == p.inputLayouts && outputs == p.outputLayouts && finals == p.finalLayouts &&
-           beforeConstraint == p.beforeConstraint && forwardOps == p.forwardOps;
+  bool sameAs(const Graph& graph, const Op& op) const {
+    const OpParallelState& p = *op.parallel;
+    if (!(inputs == p.inputLayouts && outputs == p.outputLayouts && beforeConstraint == p.beforeConstraint &&
+          forwardOps == p.forwardOps))
+      return false;
+    for (size_t r = 0; r < finals.size(); ++r)
+      if (!graph.value(op.results[r]).layout || *graph.value(op.results[r]).layout != finals[r]) return false;
+    return true;
   }
-  void storeIn(OpParallelState& p) {
+  void storeIn(Graph& graph, Op& op) {
+    OpParallelState& p = *op.parallel;
     p.inputLayouts = std::move(inputs);
     p.outputLayouts = std::move(outputs);
-    p.finalLayouts = std::move(finals);
+    for (size_t r = 0; r < finals.size(); ++r) graph.value(op.results[r]).layout = std::move(finals[r]);
     p.beforeConstraint = std::move(beforeConstraint);
     p.forwardOps = std::move(forwardOps);
     p.layoutsInferred = true;
@@ -87,8 +90,8 @@ class LayoutInferencePass : public Pass {
         context.diags.error(inferred.errorLoc.valid() ? inferred.errorLoc : op.loc, inferred.error);
         return PassStatus::Failed;
       }
-      if (p.layoutsInferred && inferred.sameAs(p)) continue;
-      inferred.storeIn(p);
+      if (p.layoutsInferred && inferred.sameAs(graph, op)) continue;
+      inferred.storeIn(graph, op);
       changed = true;
     }
     changed |= inferGraphInputLayouts(graph);

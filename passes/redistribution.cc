@@ -331,7 +331,7 @@ class RedistributionPass : public Pass {
       ValueId result = op.results[0];
       if (uses[result].size() != 1 || isOutput[result] || p.beforeConstraint[0]) continue;
       p.forwardOps.clear();
-      p.finalLayouts[0] = p.outputLayouts[0];  // partial: the edge's plan reduces it
+      graph.value(result).layout = p.outputLayouts[0];  // partial: the edge's plan reduces it
     }
   }
 
@@ -362,7 +362,7 @@ class RedistributionPass : public Pass {
     const ValueId result = graph.op(id).results[0];
     const Value v = graph.value(result);
     const SharedSteps& steps =
-        memoizedPlan(*p.beforeConstraint[0], p.finalLayouts[0], {options_.enableAlltoall, byteSize(v.type.dtype)});
+        memoizedPlan(*p.beforeConstraint[0], *v.layout, {options_.enableAlltoall, byteSize(v.type.dtype)});
     if (steps.size() != 1 || steps[0]->kind != RedistStep::Kind::Split) return false;
     // The slice's mesh may be the unified one of the constraint: compare the groups rank by rank.
     RedistStep allReduce;
@@ -395,7 +395,7 @@ class RedistributionPass : public Pass {
       if (!p.beforeConstraint[r]) continue;
       const Value v = graph.value(results[r]);
       PlannerOptions options{options_.enableAlltoall, byteSize(v.type.dtype)};
-      const SharedSteps& steps = memoizedPlan(*p.beforeConstraint[r], p.finalLayouts[r], options);
+      const SharedSteps& steps = memoizedPlan(*p.beforeConstraint[r], *v.layout, options);
       auto names = [&](const std::string&) {
         int k = counter++;
         return std::make_pair(text::concat(opName, ".forward_op.", k), text::concat("forward_op_", opName, "_", k));
@@ -409,7 +409,7 @@ class RedistributionPass : public Pass {
                         : p.sharding.conversion == OpSharding::Conversion::ReshapeConsumer
                             ? fmt::format("{} hands its consumer the layout it needs (MindSpore's ReshapeInfo)", opName)
                             : fmt::format("factor propagation holds {} as {}; {} computes it as {}", v.name,
-                                          printAliasLayout(p.finalLayouts[r]), opName, printAliasLayout(*p.beforeConstraint[r]));
+                                          printAliasLayout(*v.layout), opName, printAliasLayout(*p.beforeConstraint[r]));
       for (const auto& step : steps)
         input = emitStep(ins, step, input, v.type.dtype, fmt::format("{}: {}", why, stepReason(*step, opName, 0, opName)), names);
       current[results[r]] = input;

@@ -80,12 +80,12 @@ TEST_CASE("two annotated inputs disagreeing on an Add: aggressive and basic diff
   // first (equal sources, x has the lower index), s takes dp on i: nothing to convert.
   Compiled basic = compiled(model("factor_add_disagree.yaml", "basic"));
   CHECK(computed(basic, "s") == "(dp, None)");
-  CHECK(printAliasLayout(opNamed(basic.global, "s").parallel->finalLayouts[0]) == "(None, None)");
+  CHECK(printAliasLayout(*basic.global.value(opNamed(basic.global, "s").results[0]).layout) == "(None, None)");
   std::vector<std::string> basicOps = inserted(basic);
   CHECK(std::count(basicOps.begin(), basicOps.end(), "s.forward_op.0 = AllGather") == 1);  // one conversion, not one per consumer
   CHECK(std::none_of(basicOps.begin(), basicOps.end(), [](const std::string& s) { return s.rfind("u.", 0) == 0 || s.rfind("v.", 0) == 0; }));
   Compiled aggressive = compiled(model("factor_add_disagree.yaml"));
-  CHECK(printAliasLayout(opNamed(aggressive.global, "s").parallel->finalLayouts[0]) == "(dp, None)");
+  CHECK(printAliasLayout(*aggressive.global.value(opNamed(aggressive.global, "s").results[0]).layout) == "(dp, None)");
   CHECK(strategyOf(aggressive, "u") == "((2, 1))");
   for (const std::string& op : inserted(aggressive)) CHECK(op.rfind("s.in1.", 0) == 0);  // only y is moved
 }
@@ -93,7 +93,7 @@ TEST_CASE("two annotated inputs disagreeing on an Add: aggressive and basic diff
 TEST_CASE("an output sharding with an open dim grows, and every later stage shows it grown") {
   // x is (dp, mp); r's constraint is (dp, None) with dim 1 open: mp flows into it.
   Compiled c = compiled(model("factor_grown_constraint.yaml"));
-  CHECK(printAliasLayout(opNamed(c.global, "r").parallel->finalLayouts[0]) == "(dp, mp)");
+  CHECK(printAliasLayout(*c.global.value(opNamed(c.global, "r").results[0]).layout) == "(dp, mp)");
   CHECK(inserted(c).empty());
   auto report = buildReport(c.global, c.options, 0);
   for (const auto& v : report["values"])
@@ -115,7 +115,7 @@ TEST_CASE("a priority-1 annotation is not overwritten by priority-0 propagation"
   // x is (dp, None) at p0; r's constraint (None, mp) at p1 is frozen while p0 runs, so dp never
   // enters it. The ReLU computes in (dp, mp) and converts to (None, mp) right after.
   Compiled c = compiled(model("factor_priority_kept.yaml"));
-  CHECK(printAliasLayout(opNamed(c.global, "r").parallel->finalLayouts[0]) == "(None, mp)");
+  CHECK(printAliasLayout(*c.global.value(opNamed(c.global, "r").results[0]).layout) == "(None, mp)");
   CHECK(computed(c, "r") == "(dp, mp)");
   CHECK(inserted(c) == std::vector<std::string>{"r.in0.redistribution_op.0 = StridedSlice", "r.forward_op.0 = AllGather"});
 }
@@ -183,7 +183,7 @@ TEST_CASE("an op's result constrained Partial() (Shardy: unreduced) stays partia
       Compiled c = compileAllRanks(yaml, mode);
       REQUIRE_MESSAGE(c.errors.empty(), c.errors);
       CHECK(inserted(c) == std::vector<std::string>{"a.in0.redistribution_op.0 = AllReduce"});
-      CHECK(opNamed(c.global, "mm").parallel->finalLayouts[0].isPartial());
+      CHECK(c.global.value(opNamed(c.global, "mm").results[0]).layout->isPartial());
       CHECK(verifyCompiled(c).ok);
     }
   }
