@@ -60,6 +60,14 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+InferResult inferOnOperandTypes(const Op& op, const std::vector<const TensorType*>& operandTypes) {
+  std::vector<InferOperand> in;
+  in.reserve(op.operands.size());
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    in.push_back({operandTypes[i], op.operands[i].isValue() ? nullptr : &*op.operands[i].constant});
+  return inferResultTypes(defOf(op), in, op.attrs);
+}
+
 InferResult inferResultTypes(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) {
   InferResult result = rulesOf(def).inferTypes(def, in, attrs);
   // Every result stays within the documented element bound (docs/limits.md): a OneHot depth or

@@ -29,6 +29,9 @@ struct InferError {
 using InferResult = std::variant<std::vector<TensorType>, InferError>;
 
 InferResult inferResultTypes(const OpDef& def, const std::vector<InferOperand>& operands, const AttrMap& attrs);
+// A graph op's result types on other operand types (a rank's local ones): `operandTypes` holds
+// one per operand, null for a constant (the op's own constant is used).
+InferResult inferOnOperandTypes(const Op& op, const std::vector<const TensorType*>& operandTypes);
 
 // Normalizes a possibly negative axis against `rank` (numpy rules); nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);

@@ -44,13 +44,13 @@ std::vector<Shape> localShapes(const Graph& g) {
     }
     if (!op.inserted()) continue;
     std::vector<TensorType> types;
+    std::vector<const TensorType*> operandTypes;
     types.reserve(op.operands.size());
-    for (const Operand& o : op.operands)
+    for (const Operand& o : op.operands) {
       types.push_back(o.isValue() ? TensorType{g.value(o.value).type.dtype, local[o.value]} : TensorType{});
-    std::vector<InferOperand> in;
-    for (size_t i = 0; i < op.operands.size(); ++i)
-      in.push_back({op.operands[i].isValue() ? &types[i] : nullptr, op.operands[i].isValue() ? nullptr : &*op.operands[i].constant});
-    InferResult r = inferResultTypes(*findOpDef(op.type), in, op.attrs);
+      operandTypes.push_back(o.isValue() ? &types.back() : nullptr);
+    }
+    InferResult r = inferOnOperandTypes(op, operandTypes);
     if (auto* t = std::get_if<std::vector<TensorType>>(&r))
       for (size_t i = 0; i < t->size() && i < op.results.size(); ++i) local[op.results[i]] = (*t)[i].shape;
   }

@@ -62,10 +62,10 @@ class ShapeSlicingPass : public Pass {
 
  private:
   static void reinfer(Graph& graph, Op& op) {
-    std::vector<InferOperand> in;
-    for (const Operand& o : op.operands)
-      in.push_back({o.isValue() ? &graph.value(o.value).type : nullptr, o.isValue() ? nullptr : &*o.constant});
-    InferResult r = inferResultTypes(*findOpDef(op.type), in, op.attrs);
+    std::vector<const TensorType*> operandTypes;
+    operandTypes.reserve(op.operands.size());
+    for (const Operand& o : op.operands) operandTypes.push_back(o.isValue() ? &graph.value(o.value).type : nullptr);
+    InferResult r = inferOnOperandTypes(op, operandTypes);
     if (auto* e = std::get_if<InferError>(&r))
       throw InternalError(fmt::format("rank {}: op '{}' ({}) does not fit its local shapes: {}", graph.rank, op.name, op.type,
                                       e->message));
