@@ -1,5 +1,7 @@
 #include "tools/command_specs.h"
 
+#include "tools/commands.h"
+
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -67,6 +69,7 @@ std::vector<CommandSpec> build() {
                    "Subcommands: SUBCOMMANDS (irc help SUBCOMMAND).\n"
                    "Exit status: 0 ok, 1 model rejected or output not written, 2 usage error, 3 verify mismatch,\n"
                    "4 internal error (a bug in irc)."});
+  specs.back().handler = runCompile;
   specs.push_back({"layout", "one tensor layout: every notation, every rank's slice, a picture of the mesh",
                    "irc layout --device-matrix D0,D1 [--alias A,B] NOTATION [--shape S0,S1] [--json]",
                    {"irc layout --device-matrix 2,4 --alias dp,mp --tensor-map dp,None --shape 8,8",
@@ -88,6 +91,7 @@ std::vector<CommandSpec> build() {
                     {"--json", "", "machine-readable output"},
                     kColor, kHelp},
                    ""});
+  specs.back().handler = runLayout;
   specs.push_back({"explain", "why an op got its strategy, or why an inserted op is there", "irc explain MODEL.yaml NAME [options]",
                    {"irc explain examples/ffn.yaml add2                 the strategy and where it came from",
                     "irc explain examples/ffn.yaml add2.in0.redistribution_op.0 --rank 5",
@@ -97,6 +101,7 @@ std::vector<CommandSpec> build() {
                           {"--pass", "PASS", "with a %N name: the dump %N refers to (default step_parallel_end)"}},
                          kModeOptions, {kColor, kHelp}}),
                    "NAME is an op or value name as in the model or the dumps, or %N as a dump prints it."});
+  specs.back().handler = runExplain;
   specs.push_back({"verify", "run every rank's program and compare it with the single-device program",
                    "irc verify MODEL.yaml [options]",
                    {"irc verify examples/ffn.yaml", "irc verify examples/ffn.yaml --search-mode factor_propagation --redistribution optimal",
@@ -110,6 +115,7 @@ std::vector<CommandSpec> build() {
                           {"--max-ranks", "N", "the most ranks verify simulates (default 4096)"}},
                          kModeOptions, {kQuiet, kColor, kHelp}}),
                    "Exit status: 0 every rank agrees (and the outputs match --expect), 1 model or arrays rejected, 3 a mismatch (the first is named)."});
+  specs.back().handler = runVerify;
   specs.push_back({"diff", "sharding-aware diff of two dumps, dump directories or models", "irc diff A B [options]",
                    {"irc diff a.yaml b.yaml                 what changed in cost first, then per stage",
                     "irc diff a.yaml b.yaml --stat          only the summary",
@@ -125,6 +131,7 @@ std::vector<CommandSpec> build() {
                     kColor,
                     kHelp},
                    "Exit status as diff(1): 0 identical, 1 different (a rejected model is 1 too), 2 usage."});
+  specs.back().handler = runDiff;
   specs.push_back({"import", "a MindSpore (or irc) parse / step_parallel_begin dump, or an ONNX file, as irc's YAML model",
                    "irc import DUMP.ir|MODEL.onnx [-o MODEL.yaml] [options]",
                    {"irc import rank_0/step_parallel_begin_0010.ir -o net.yaml",
@@ -138,6 +145,7 @@ std::vector<CommandSpec> build() {
                     kHelp},
                    "Side nodes (Load, UpdateState, Depend, MakeTuple, TupleGetItem) are followed, not imported; an op irc\n"
                    "lacks is a located error naming it."});
+  specs.back().handler = runImport;
   specs.push_back({"memory", "will it fit: a rank's peak memory for inference and a training step, as a table",
                    "irc memory MODEL.yaml [options]",
                    {"irc memory examples/ffn.yaml                      the forward pass's peak and what is live there",
@@ -151,6 +159,7 @@ std::vector<CommandSpec> build() {
                           {"--plot", "FILE.svg", "draw live bytes over the op sequence, the peaks marked"}},
                          kModeOptions, {kColor, kHelp}}),
                    "docs/memory.md says what is counted and what is not."});
+  specs.back().handler = runMemory;
   return specs;
 }
 

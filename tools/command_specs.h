@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/commands.h"
+
 namespace irc::cli {
 
 struct OptionSpec {
@@ -20,6 +22,7 @@ struct CommandSpec {
   std::vector<std::string> examples;  // "command    what it does"
   std::vector<OptionSpec> options;
   std::string details;   // free text after the options
+  ExitStatus (*handler)(const std::vector<std::string>& args) = nullptr;  // runs the command
 };
 
 const std::vector<CommandSpec>& commandSpecs();

@@ -31,16 +31,10 @@ irc::cli::ExitStatus dispatch(const std::vector<std::string>& args) {
   }
   const std::string& first = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  // The command table (tools/command_specs.cc) names the subcommands; each has its handler here.
-  static const std::map<std::string, ExitStatus (*)(const std::vector<std::string>&)> handlers = {
-      {"layout", runLayout}, {"verify", runVerify}, {"explain", runExplain},
-      {"diff", runDiff},     {"import", runImport}, {"memory", runMemory}};
+  // The command table (tools/command_specs.cc) names the subcommands and their handlers.
   std::vector<std::string> subcommands;
   for (const CommandSpec& spec : commandSpecs())
-    if (!spec.name.empty()) {
-      if (!handlers.count(spec.name)) throw irc::InternalError("subcommand '" + spec.name + "' has no handler");
-      subcommands.push_back(spec.name);
-    }
+    if (!spec.name.empty()) subcommands.push_back(spec.name);
   if (first == "help") {
     if (rest.empty()) {
       std::cout << commandHelp(commandSpec(""));
@@ -57,7 +51,7 @@ irc::cli::ExitStatus dispatch(const std::vector<std::string>& args) {
     std::cout << commandHelp(commandSpec(sub ? first : ""));
     return ExitStatus::Ok;
   }
-  if (sub) return handlers.at(first)(rest);
+  if (sub) return commandSpec(first).handler(rest);
   for (const auto& a : args) {
     if (a == "--version") {
       std::cout << "irc " << IRC_VERSION << "\n";
@@ -72,7 +66,7 @@ irc::cli::ExitStatus dispatch(const std::vector<std::string>& args) {
       return ExitStatus::Ok;
     }
   }
-  return runCompile(args);
+  return commandSpec("").handler(args);
 }
 
 // Results go to stdout; a full disk or a closed pipe there is a failed run, not a success.
