@@ -63,6 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DiagnosticEngine diags(file, onnx ? "" : text);
   try {
     std::optional<Graph> graph;
+    ParallelSettings settings;  // an ONNX graph has no parallel block: 4 devices, data parallel
     if (onnx) {
       OnnxOptions options;
       options.defaultName = "fuzz";
@@ -70,26 +71,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       options.checkShapesWithOnnx = true;
       if (auto loaded = loadOnnxModel(text, diags, options)) {
         graph = std::move(loaded->graph);
-        graph->parallel.deviceNum = 4;
-        graph->parallel.searchMode = SearchMode::DataParallel;
+        settings.deviceNum = 4;
+        settings.searchMode = SearchMode::DataParallel;
       }
     } else {
       FrontendOptions options;
       options.defaultName = "fuzz";
       graph = loadModel(text, diags, options);
+      if (graph) settings = graph->parallel;
     }
     if (!graph) {
       if (!diags.hasErrors()) fail("rejected without a diagnostic", text);
       if (diags.renderToString().rfind(file, 0) != 0) fail("a diagnostic without FILE:", text);
       return 0;
     }
-    if (graph->parallel.deviceNum > kMaxFuzzDevices || graph->ops.size() > kMaxFuzzOps) return 0;
+    if (settings.deviceNum > kMaxFuzzDevices || graph->ops.size() > kMaxFuzzOps) return 0;
     VerifyOptions options;
     options.maxElements = kMaxFuzzElements;  // larger programs are refused by verify, as documented
     Graph original = *graph;
     std::map<int64_t, Graph> locals;
     PassContext context{diags};
-    CompileOptions compileOptions = optionsFromModel(graph->parallel);
+    CompileOptions compileOptions;
+    static_cast<ParallelSettings&>(compileOptions) = settings;
     compileOptions.ranks = compileOptions.everyRank();
     CompileHooks hooks;
     hooks.rankGraphs = [&](int64_t rank, Graph&& local) { locals.emplace(rank, std::move(local)); };

@@ -112,9 +112,6 @@ std::string verifyUnderRandomStrategy(const Graph& loaded, int64_t devices, uint
     }
   for (int attempt = 0; attempt < 64; ++attempt) {
     Graph g = loaded;
-    g.parallel.deviceNum = devices;
-    g.parallel.searchMode = SearchMode::ShardingPropagation;
-    g.parallel.fullyUseDevices = false;
     if (target != kNoId) {
       ShardStrategy s = attempt + 1 < 64 ? randomStrategy(g, g.op(target), devices, rng) : ShardStrategy{};
       int64_t used = 1;
@@ -126,7 +123,11 @@ std::string verifyUnderRandomStrategy(const Graph& loaded, int64_t devices, uint
     }
     DiagnosticEngine diags("model.onnx", "");
     PassContext context{diags};
-    CompileOptions options = optionsFromModel(g.parallel);
+    // An ONNX graph has no parallel block: the run's settings are the compile's options.
+    CompileOptions options;
+    options.deviceNum = devices;
+    options.searchMode = SearchMode::ShardingPropagation;
+    options.fullyUseDevices = false;
     options.ranks = options.everyRank();
     Graph original = g;
     std::map<int64_t, Graph> locals;
