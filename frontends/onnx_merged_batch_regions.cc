@@ -35,9 +35,9 @@ class RegionFinder {
   RegionFinder(const Graph& g, const std::vector<std::vector<Use>>& uses, const std::vector<bool>& isOutput)
       : g_(g), uses_(uses), isOutput_(isOutput) {}
 
-  // The region a merging Reshape enters, if every op it reaches keeps dim 0 a batch.
-  std::optional<Region> grow(OpId merge) {
-    Region r;
+  // Grows `r` from a merging Reshape; false when an op it reaches does not keep dim 0 a batch
+  // (the merges found by then are in `r.merges`: the same region, rejected from any of them).
+  bool grow(OpId merge, Region& r) {
     const Op& m = g_.op(merge);
     const Shape& source = g_.value(m.operands[0].value).type.shape;
     r.factors.assign(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(mergedOf(m)));
@@ -47,7 +47,7 @@ class RegionFinder {
     while (!work.empty()) {
       ValueId v = work.back();
       work.pop_back();
-      if (isOutput_[v]) return std::nullopt;
+      if (isOutput_[v]) return false;
       for (const Use& use : uses_[v]) {
         const Op& op = g_.op(use.op);
         if (isExit(op)) {
@@ -55,7 +55,7 @@ class RegionFinder {
           continue;
         }
         if (r.ops.count(use.op)) continue;
-        if (!rulesOf(op).passesBatchDim0(g_, op)) return std::nullopt;
+        if (!rulesOf(op).passesBatchDim0(g_, op)) return false;
         r.ops.insert(use.op);
         // Its other operands of the region's rank join: a merge of the same dims, or computed in
         // the region. One of lower rank broadcasts below dim 0 (passesBatchDim0 says it may).
@@ -64,18 +64,18 @@ class RegionFinder {
           if (!operand.isValue() || r.values.count(operand.value)) continue;
           const Value& u = g_.value(operand.value);
           if (u.type.shape.size() < rank) continue;
-          if (u.producer == kNoId || !isMerge(g_.op(u.producer), r.factors)) return std::nullopt;
+          if (u.producer == kNoId || !isMerge(g_.op(u.producer), r.factors)) return false;
           r.merges.insert(u.producer);
           r.values.insert(operand.value);
           work.push_back(operand.value);
         }
         for (ValueId result : op.results) {
-          if (g_.value(result).type.shape.size() != rank) return std::nullopt;
+          if (g_.value(result).type.shape.size() != rank) return false;
           if (r.values.insert(result).second) work.push_back(result);
         }
       }
     }
-    return r;
+    return true;
   }
 
   size_t mergedOf(const Op& op) const {
@@ -140,13 +140,12 @@ int unmergeBatchRegions(Graph& g, std::map<ValueId, TensorValue>& parameterData)
   int rewritten = 0;
   for (OpId id : g.order) {
     if (tried[id] || finder.mergedOf(g.op(id)) < 2) continue;
-    std::optional<Region> region = finder.grow(id);
-    if (!region) {
-      tried[id] = true;
-      continue;
-    }
-    for (OpId merge : region->merges) tried[merge] = true;
-    unmerge(g, *region, uses, isOutput, erase);
+    // Each region is grown once, accepted or not: nothing is explored again from its other merges.
+    Region region;
+    bool accepted = finder.grow(id, region);
+    for (OpId merge : region.merges) tried[merge] = true;
+    if (!accepted) continue;
+    unmerge(g, region, uses, isOutput, erase);
     ++rewritten;
   }
   if (rewritten == 0) return 0;
