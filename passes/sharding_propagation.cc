@@ -28,31 +28,43 @@ struct Scored {
   ShardStrategy strategy;
 };
 
-// The first criterion of `better` on which `next` lost to `best`, for explain.
-void setLostOn(auto& d, const Scored& best, const Scored& next) {
-  using L = StrategyOrigin::LostOn;
-  auto set = [&](L on, double b, double n) {
-    d.lostOn = on;
-    d.lostOnBest = b;
-    d.lostOnNextBest = n;
-  };
-  if (best.edge.comm != next.edge.comm) set(L::EdgeCommunication, best.edge.comm, next.edge.comm);
-  else if (best.edge.compute != next.edge.compute) set(L::EdgeComputation, best.edge.compute, next.edge.compute);
-  else if (best.forwardComm != next.forwardComm) set(L::ForwardCommunication, best.forwardComm, next.forwardComm);
-  else if (best.partitions != next.partitions) set(L::Partitions, double(best.partitions), double(next.partitions));
-  else set(L::Order, 0, 0);
+// §5.5's criteria, in order: the edge's communication (none first, then the smallest; costs are
+// never negative), the edge's computation, the op's own forward communication, the larger
+// partition number, the lexicographically larger strategy. One list serves the choice (`better`)
+// and explain's account of it (`setLostOn`).
+using Criterion = StrategyOrigin::LostOn;
+constexpr Criterion kCriteria[] = {Criterion::EdgeCommunication, Criterion::EdgeComputation, Criterion::ForwardCommunication,
+                                   Criterion::Partitions};
+
+double figureOn(Criterion c, const Scored& s) {
+  switch (c) {
+    case Criterion::EdgeCommunication: return s.edge.comm;
+    case Criterion::EdgeComputation: return s.edge.compute;
+    case Criterion::ForwardCommunication: return s.forwardComm;
+    case Criterion::Partitions: return static_cast<double>(s.partitions);
+    case Criterion::Unknown:
+    case Criterion::Order: return 0;
+  }
+  return 0;
 }
 
-// §5.5: zero-communication pairs by computation, own forward comm, larger partition number,
-// lexicographically larger strategy; else the smallest communication.
+Criterion firstDifference(const Scored& a, const Scored& b) {
+  for (Criterion c : kCriteria)
+    if (figureOn(c, a) != figureOn(c, b)) return c;
+  return Criterion::Order;
+}
+
 bool better(const Scored& a, const Scored& b) {
-  bool za = a.edge.comm == 0, zb = b.edge.comm == 0;
-  if (za != zb) return za;
-  if (!za && a.edge.comm != b.edge.comm) return a.edge.comm < b.edge.comm;
-  if (a.edge.compute != b.edge.compute) return a.edge.compute < b.edge.compute;
-  if (a.forwardComm != b.forwardComm) return a.forwardComm < b.forwardComm;
-  if (a.partitions != b.partitions) return a.partitions > b.partitions;
-  return a.strategy > b.strategy;
+  Criterion c = firstDifference(a, b);
+  if (c == Criterion::Order) return a.strategy > b.strategy;
+  return c == Criterion::Partitions ? figureOn(c, a) > figureOn(c, b) : figureOn(c, a) < figureOn(c, b);
+}
+
+// The criterion on which `next` lost to `best` and both figures there, for explain.
+void setLostOn(auto& d, const Scored& best, const Scored& next) {
+  d.lostOn = firstDifference(best, next);
+  d.lostOnBest = figureOn(d.lostOn, best);
+  d.lostOnNextBest = figureOn(d.lostOn, next);
 }
 
 class ShardingPropagation {
