@@ -502,6 +502,13 @@ std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
 
 }  // namespace
 
+ParallelSettings onnxDefaultSettings(int64_t deviceNum) {
+  ParallelSettings s;
+  s.deviceNum = deviceNum;
+  s.searchMode = SearchMode::DataParallel;
+  return s;
+}
+
 bool looksLikeOnnx(const std::string& bytes) {
   // Serializers write ModelProto's fields in field order: ir_version (field 1, varint) first.
   return !bytes.empty() && bytes[0] == '\x08';

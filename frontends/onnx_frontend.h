@@ -54,4 +54,8 @@ const std::vector<std::string>& supportedOnnxOps();
 // True when the bytes look like an ONNX file rather than YAML text (a protobuf's first field).
 bool looksLikeOnnx(const std::string& bytes);
 
+// An ONNX graph without a plan has no parallel block: data parallel over `deviceNum` devices
+// (--device-num; docs/onnx.md). The compile's settings, never written into the model.
+ParallelSettings onnxDefaultSettings(int64_t deviceNum);
+
 }  // namespace irc

@@ -161,13 +161,6 @@ bool takeGraphFlag(const std::string& flag, const std::string& value, ParallelOv
   return true;
 }
 
-ParallelSettings onnxDefaultSettings(int64_t deviceNum) {
-  ParallelSettings s;
-  s.deviceNum = deviceNum;
-  s.searchMode = SearchMode::DataParallel;
-  return s;
-}
-
 bool isOnnxModel(const std::string& path, const std::string& bytes) {
   return std::filesystem::path(path).extension() == ".onnx" || looksLikeOnnx(bytes);
 }

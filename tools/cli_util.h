@@ -84,10 +84,6 @@ void parseDimArg(const std::string& value, std::map<std::string, int64_t>& dims)
 // An ONNX file by its name or its first byte (frontends/onnx_frontend.h).
 bool isOnnxModel(const std::string& path, const std::string& bytes);
 
-// An ONNX graph without a plan has no parallel block: data parallel over `deviceNum` devices
-// (--device-num; docs/onnx.md). The compile's settings, never written into the model.
-ParallelSettings onnxDefaultSettings(int64_t deviceNum);
-
 // Reads and loads a model ("-" = stdin) and applies the overrides to its options. On failure prints the
 // diagnostics (or the read error) and returns nullopt; the command then exits 1.
 std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode color, const ParallelOverrides& overrides = {});

@@ -63,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DiagnosticEngine diags(file, onnx ? "" : text);
   try {
     std::optional<Graph> graph;
-    ParallelSettings settings;  // an ONNX graph has no parallel block: 4 devices, data parallel
+    ParallelSettings settings;
     if (onnx) {
       OnnxOptions options;
       options.defaultName = "fuzz";
@@ -71,8 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       options.checkShapesWithOnnx = true;
       if (auto loaded = loadOnnxModel(text, diags, options)) {
         graph = std::move(loaded->graph);
-        settings.deviceNum = 4;
-        settings.searchMode = SearchMode::DataParallel;
+        settings = onnxDefaultSettings(4);
       }
     } else {
       FrontendOptions options;
