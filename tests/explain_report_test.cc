@@ -58,6 +58,10 @@ TEST_CASE("explain an op: strategy, origin with the losing alternative, layouts,
   REQUIRE(r.exitCode == 0);
   CHECK(r.out.find("  strategy: ((2, 4), (4))\n") != std::string::npos);
   CHECK(r.out.find("  origin: propagated from matmul2 over edge matmul2 -> add2, redistribution cost 0\n") != std::string::npos);
+  // matmul2's result reaches add2 rows split 2, a (32, 64) float32 slice of 8192 bytes. The chosen
+  // ((2, 4), (4)) cuts its columns: one Split of those 8192 bytes. ((8, 1), (1)) on its own device
+  // matrix takes MindSpore's expanded form: a Reshape of the slice (2 x 8192), a StridedSlice
+  // (8192) and a Reshape back of the (8, 64) result (2 x 2048): 28672 (stepCost's model).
   CHECK(r.out.find("  best losing alternative: ((8, 1), (1)) at cost 0; it lost on the edge's computation cost (28672 against "
                    "8192)\n") != std::string::npos);
   CHECK(r.out.find("  input 0 (matmul2, redistributed): tensor map [1, 0] on device matrix (2, 4), slice (32, 16), "
