@@ -445,6 +445,7 @@ json memoryJson(const MemoryEstimate& m, const CompileOptions& options) {
   out["inference"] = {{"peak_bytes", m.inference.peakBytes},
                       {"peak_at", m.inference.peakAt},
                       {"parameters_bytes", m.inference.parameterBytes},
+                      {"constants_bytes", m.inference.constantBytes},
                       {"activations_bytes", m.inference.activationBytes},
                       {"communication_bytes", m.inference.communicationBytes}};
   if (m.training)
@@ -453,6 +454,7 @@ json memoryJson(const MemoryEstimate& m, const CompileOptions& options) {
                        {"peak_at", m.training->peakAt},
                        {"optimizer", std::string(optimizerName(m.training->optimizer))},
                        {"parameters_bytes", m.training->parameterBytes},
+                       {"constants_bytes", m.training->constantBytes},
                        {"gradients_bytes", m.training->gradientBytes},
                        {"optimizer_states_bytes", m.training->optimizerStateBytes},
                        {"saved_activations_bytes", m.training->savedActivationBytes},

@@ -16,6 +16,7 @@
 
 #include "frontends/onnx_graph_builder.h"
 #include "frontends/onnx_merged_batch_regions.h"
+#include "frontends/onnx_trainable.h"
 #include "frontends/onnx_module_path.h"
 #include "frontends/onnx_tensors.h"
 #include "ir/shape.h"
@@ -497,6 +498,7 @@ std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
   readOutputs(b);
   if (diags_.hasErrors()) return std::nullopt;
   onnx_import::unmergeBatchRegions(b.graph, b.parameterData);
+  onnx_import::markUntrainedConstants(b.graph);
   return OnnxGraph{std::move(b.graph), std::move(b.parameterData), std::move(constantOutputs_)};
 }
 

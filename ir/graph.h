@@ -47,6 +47,10 @@ struct Value {
   ValueKind kind = ValueKind::OpResult;
   OpId producer = kNoId;
   int resultIndex = 0;
+  // A parameter the optimizer updates (torch's requires_grad). False for what an ONNX export
+  // holds but does not train: its buffers (rotary tables, BatchNorm statistics) and the masks
+  // and constants the exporter or the import folded.
+  bool trainable = true;
   SourceLoc loc;
   HeapOptional<TensorSharding> sharding;  // an input's or parameter's annotation
   // After layout inference, the layout consumers see the value in: an input's or parameter's

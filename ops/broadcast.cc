@@ -95,17 +95,35 @@ TensorValue select(const Op& op, const KernelInputs& in, const Shape& outShape) 
 // broadcasts, so it must not be split).
 class Broadcast : public OpFamilyRules {
  public:
-  // A sum keeps nothing, a product or quotient each tensor operand the other's gradient reads
-  // (nothing beside a constant), Maximum/Minimum/Pow their tensor operands; comparisons and
-  // logic have no gradient.
+  // A bias or a norm's scale: a vector along the last dim of a tensor it is added to or scales
+  // (a mask, a rotary table or a position embedding has more dims).
+  bool operandIsWeight(const Graph& g, const Op& op, size_t operand) const override {
+    const Shape& w = g.value(op.operands[operand].value).type.shape;
+    if (w.size() != 1) return false;
+    for (size_t j = 0; j < op.operands.size(); ++j) {
+      if (j == operand || !op.operands[j].isValue()) continue;
+      const Shape& x = g.value(op.operands[j].value).type.shape;
+      if (x.size() >= 2 && x.back() == w[0]) return true;
+    }
+    return false;
+  }
+  // A sum keeps nothing, a product each factor another factor's gradient reads, a quotient its
+  // divisor (and its dividend where the divisor takes a gradient), Maximum/Minimum/Pow their
+  // tensor operands; comparisons and logic have no gradient.
   SavedForBackward savedForBackward(const Op& op) const override {
-    static const std::set<std::string_view> products = {"Mul", "RealDiv", "Div"};
     static const std::set<std::string_view> keepInputs = {"Pow", "Maximum", "Minimum"};
+    if (op.type == "Mul") return factorsSaved(op);
+    // a / b: a's gradient reads b, b's reads a and b.
+    if (op.type == "RealDiv" || op.type == "Div") {
+      SavedForBackward saved;
+      if (op.operands[1].isValue()) saved.operands.push_back(1);
+      if (op.operands[0].isValue()) saved.forOtherOperands.push_back(0);
+      return saved;
+    }
     std::vector<int> tensors;
     for (size_t i = 0; i < op.operands.size(); ++i)
       if (op.operands[i].isValue()) tensors.push_back(static_cast<int>(i));
-    if (products.count(op.type)) return tensors.size() > 1 ? SavedForBackward{tensors, {}} : SavedForBackward{};
-    if (keepInputs.count(op.type)) return {tensors, {}};
+    if (keepInputs.count(op.type)) return {tensors, {}, {}};
     return {};
   }
   // Operands broadcast from the right: every operand of the result's rank has its dim 0.
@@ -178,6 +196,7 @@ class Broadcast : public OpFamilyRules {
 
 class BiasAdd : public OpFamilyRules {
  public:
+  bool operandIsWeight(const Graph&, const Op&, size_t operand) const override { return operand == 1; }
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
   bool elementwiseForPropagation() const override { return true; }
   void define(std::vector<OpDef>& defs) const override {
@@ -207,7 +226,7 @@ class BiasAdd : public OpFamilyRules {
 class Select : public Broadcast {
  public:
   // The condition routes the gradient.
-  SavedForBackward savedForBackward(const Op&) const override { return {{0}, {}}; }
+  SavedForBackward savedForBackward(const Op&) const override { return {{0}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"Select", OpFamily::Select,
                     {tensor("cond"), {"x", OperandKind::TensorOrScalar, std::nullopt}, {"y", OperandKind::TensorOrScalar, std::nullopt}},

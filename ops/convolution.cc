@@ -217,6 +217,8 @@ OpRule withWholeSpatialDims(RuleBuilder& b, const RuleInputs& in, DimFactors xDi
 
 class Convolution : public OpFamilyRules {
  public:
+  bool operandIsWeight(const Graph&, const Op&, size_t operand) const override { return operand >= 1; }
+  SavedForBackward savedForBackward(const Op& op) const override { return factorsSaved(op); }
   void define(std::vector<OpDef>& defs) const override {
     defineSpatialRanks(defs, "Conv", OpFamily::Convolution, [](int) { return std::vector<AttrSpec>{}; });
   }
@@ -252,6 +254,8 @@ class Convolution : public OpFamilyRules {
 // output channels freely, input channels into a partial sum.
 class ConvTranspose : public OpFamilyRules {
  public:
+  bool operandIsWeight(const Graph&, const Op&, size_t operand) const override { return operand >= 1; }
+  SavedForBackward savedForBackward(const Op& op) const override { return factorsSaved(op); }
   void define(std::vector<OpDef>& defs) const override {
     defineSpatialRanks(defs, "ConvTranspose", OpFamily::ConvTranspose, [](int spatial) {
       return std::vector<AttrSpec>{attr("output_padding", AttrKind::IntOrTuple, IntTuple(spatial, 0))};

@@ -84,6 +84,7 @@ std::optional<std::map<char, int64_t>> letterSizes(const Equation& eq, const std
 
 class Einsum : public OpFamilyRules {
  public:
+  SavedForBackward savedForBackward(const Op& op) const override { return factorsSaved(op); }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"Einsum", OpFamily::Einsum, {{"operands", OperandKind::TensorList, std::nullopt}},
                     {attr("equation", AttrKind::String, std::nullopt)}});

@@ -25,9 +25,9 @@ class Elementwise : public OpFamilyRules {
   SavedForBackward savedForBackward(const Op& op) const override {
     static const std::set<std::string_view> ofResult = {"ReLU", "Sigmoid", "Tanh", "Exp", "Sqrt"};
     static const std::set<std::string_view> none = {"Neg", "Sign", "Round", "Floor", "Ceil", "LogicalNot", "IsNan", "IsInf"};
-    if (ofResult.count(op.type)) return {{}, {0}};
+    if (ofResult.count(op.type)) return {{}, {0}, {}};
     if (none.count(op.type)) return {};
-    return {{0}, {}};
+    return {{0}, {}, {}};
   }
   bool elementwiseForPropagation() const override { return true; }
   bool passesBatchDim0(const Graph&, const Op&) const override { return true; }

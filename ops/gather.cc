@@ -58,8 +58,10 @@ int vocabFactor(const OpRule& rule) {
 
 class Gather : public OpFamilyRules {
  public:
+  // An embedding table.
+  bool operandIsWeight(const Graph&, const Op&, size_t operand) const override { return operand == 0; }
   // The indices route the gradient back.
-  SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}}; }
+  SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"Gather", OpFamily::Gather,
                     {tensor("params"), tensor("indices"), constant("axis", OperandKind::Int, int64_t{0})}, {}});

@@ -40,7 +40,7 @@ TensorValue gatherElements(const Op& op, const TensorValue& data, const TensorVa
 class GatherElements : public OpFamilyRules {
  public:
   // The indices route the gradient back.
-  SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}}; }
+  SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"GatherElements", OpFamily::IndexGather, {tensor("data"), tensor("indices")},
                     {attr("axis", AttrKind::Int, int64_t{0})}});
@@ -131,7 +131,7 @@ TensorValue gatherND(const Op& op, const TensorValue& data, const TensorValue& i
 class GatherND : public OpFamilyRules {
  public:
   // The indices route the gradient back.
-  SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}}; }
+  SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"GatherNd", OpFamily::IndexGather, {tensor("data"), tensor("indices")},
                     {attr("batch_dims", AttrKind::Int, int64_t{0})}});

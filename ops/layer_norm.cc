@@ -58,9 +58,10 @@ std::vector<TensorValue> layerNorm(const Op& op, const KernelInputs& in, const s
 
 class LayerNorm : public OpFamilyRules {
  public:
+  bool operandIsWeight(const Graph&, const Op&, size_t operand) const override { return operand >= 1; }
   // The input and its statistics (mean and variance results); gamma is a parameter.
   SavedForBackward savedForBackward(const Op& op) const override {
-    SavedForBackward saved{{0}, {}};
+    SavedForBackward saved{{0}, {}, {}};
     for (int r = 1; r < static_cast<int>(op.results.size()); ++r) saved.results.push_back(r);
     return saved;
   }

@@ -122,6 +122,8 @@ OpRule matmulRule(const TensorType& x, const TensorType& w, const TensorType& ou
 
 class BatchMatMul : public OpFamilyRules {
  public:
+  bool operandIsWeight(const Graph&, const Op&, size_t operand) const override { return operand < 2; }
+  SavedForBackward savedForBackward(const Op& op) const override { return factorsSaved(op); }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"BatchMatMul", OpFamily::BatchMatMul, {tensor("x"), tensor("w")}, kTransposes});
   }

@@ -76,6 +76,19 @@ std::variant<TensorLayout, StrategyError> OpFamilyRules::outputFromOutStrategy(c
                        -1};
 }
 
+std::vector<int> SavedForBackward::operandsKeptWhenAllTrain() const {
+  std::vector<int> kept = operands;
+  if (operands.size() + forOtherOperands.size() > 1) kept.insert(kept.end(), forOtherOperands.begin(), forOtherOperands.end());
+  return kept;
+}
+
+SavedForBackward factorsSaved(const Op& op) {
+  SavedForBackward saved;
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (op.operands[i].isValue()) saved.forOtherOperands.push_back(static_cast<int>(i));
+  return saved;
+}
+
 SavedForBackward OpFamilyRules::savedForBackward(const Op& op) const {
   SavedForBackward saved;
   for (size_t i = 0; i < op.operands.size(); ++i)

@@ -48,11 +48,22 @@ struct OpSample {
 using KernelInputs = std::vector<const TensorValue*>;
 
 // What autograd keeps of one op for its backward: the operand and result indices (tensor
-// operands counted with constants, as Op::operands) the gradient reads.
+// operands counted with constants, as Op::operands) the gradient reads. A product's factors are
+// read only by the other factors' gradients (d(ab)/da reads b), so torch keeps each only where
+// another operand needs a gradient: a weight times a constant mask keeps nothing of the mask's
+// partner, an activation times a weight keeps the activation.
 struct SavedForBackward {
-  std::vector<int> operands;
+  std::vector<int> operands;          // kept whenever the op has a backward
   std::vector<int> results;
+  std::vector<int> forOtherOperands;  // kept only where another operand needs a gradient
+
+  // The operands kept when every tensor operand may need a gradient (a product's factors where
+  // it has two or more): for the plan-time estimates that do not follow gradients.
+  std::vector<int> operandsKeptWhenAllTrain() const;
 };
+
+// A product's (MatMul, Conv, Einsum, Mul): every tensor operand, each for the others' gradients.
+SavedForBackward factorsSaved(const Op& op);
 
 class OpFamilyRules {
  public:
@@ -138,6 +149,11 @@ class OpFamilyRules {
   virtual bool passesBatchDim0(const Graph&, const Op&) const { return false; }
   // Rewrites the op's dim arguments for `extra` more leading batch dims (a Transpose's perm).
   virtual void prependBatchDims(Op&, int64_t /*extra*/) const {}
+
+  // --- Import (frontends/onnx_trainable.h) ---
+  // True where operand `operand` is a module's weight as exporters write it (a Linear's or
+  // Conv's weight, an embedding table, a norm's scale, a bias): a constant read there trains.
+  virtual bool operandIsWeight(const Graph&, const Op&, size_t /*operand*/) const { return false; }
 
   // --- verify ---
   // The exclusive bound of the indices operand `operand` holds, or -1 where it is no index.

@@ -84,7 +84,7 @@ class Pool : public OpFamilyRules {
  public:
   // Average pooling spreads its gradient by shape alone; max pooling keeps where it was taken.
   SavedForBackward savedForBackward(const Op& op) const override {
-    if (op.type == "MaxPool") return {{0}, {0}};
+    if (op.type == "MaxPool") return {{0}, {0}, {}};
     return {};
   }
   void define(std::vector<OpDef>& defs) const override {

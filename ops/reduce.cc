@@ -63,7 +63,7 @@ class Reduce : public OpFamilyRules {
   // A sum or mean spreads its gradient by shape alone; a max or min keeps where it was taken.
   SavedForBackward savedForBackward(const Op& op) const override {
     if (op.type == "ReduceSum" || op.type == "ReduceMean") return {};
-    return {{0}, {0}};
+    return {{0}, {0}, {}};
   }
   void define(std::vector<OpDef>& defs) const override {
     const std::pair<const char*, Reduction> reductions[] = {

@@ -45,7 +45,7 @@ std::optional<InferError> checkOperands(const std::vector<InferOperand>& in) {
 class ScatterElements : public OpFamilyRules {
  public:
   // The indices route the gradient back.
-  SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}}; }
+  SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"ScatterElements", OpFamily::Scatter, {tensor("data"), tensor("indices"), tensor("updates")},
                     {attr("axis", AttrKind::Int, int64_t{0}), attr("reduction", AttrKind::String, std::string("none"))}});
@@ -117,7 +117,7 @@ class ScatterElements : public OpFamilyRules {
 class ScatterND : public OpFamilyRules {
  public:
   // The indices route the gradient back.
-  SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}}; }
+  SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"ScatterNd", OpFamily::Scatter, {tensor("data"), tensor("indices"), tensor("updates")},
                     {attr("reduction", AttrKind::String, std::string("none"))}});

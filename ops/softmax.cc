@@ -20,7 +20,7 @@ TensorValue softmax(const Op& op, const TensorValue& x) {
 class Softmax : public OpFamilyRules {
  public:
   // Its gradient is a function of its output.
-  SavedForBackward savedForBackward(const Op&) const override { return {{}, {0}}; }
+  SavedForBackward savedForBackward(const Op&) const override { return {{}, {0}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     for (const char* t : {"Softmax", "LogSoftmax"})
       defs.push_back({t, OpFamily::Softmax, {tensor("x")}, {attr("axis", AttrKind::Int, int64_t{-1})}});

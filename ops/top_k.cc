@@ -14,7 +14,7 @@ namespace {
 class TopK : public OpFamilyRules {
  public:
   // Its backward scatters the gradient to the indices it picked.
-  SavedForBackward savedForBackward(const Op&) const override { return {{}, {1}}; }
+  SavedForBackward savedForBackward(const Op&) const override { return {{}, {1}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"TopK", OpFamily::TopK, {tensor("x"), constant("k", OperandKind::Int)},
                     {attr("sorted", AttrKind::Bool, true), attr("axis", AttrKind::Int, int64_t{-1}),

@@ -320,16 +320,19 @@ class AutoSearch {
     const OpView& view = viewOf(id);
     DType dtype = resultDtype(id);
     std::vector<bool> first = firstReaders(id);
-    std::vector<bool> isParameter, saved(op.operands.size(), false), savedResult(op.results.size(), false);
+    std::vector<bool> isParameter, trains, saved(op.operands.size(), false), savedResult(op.results.size(), false);
     for (const Operand& o : op.operands)
-      if (o.isValue()) isParameter.push_back(graph_.value(o.value).kind == ValueKind::Parameter);
+      if (o.isValue()) {
+        isParameter.push_back(graph_.value(o.value).kind == ValueKind::Parameter);
+        trains.push_back(graph_.value(o.value).trainable);
+      }
     c.keepsCopy.assign(isParameter.size(), false);
     bool floating = std::any_of(op.results.begin(), op.results.end(), [&](ValueId r) { return isFloat(graph_.value(r).type.dtype); });
     if (settings_.training && floating) {
       SavedForBackward s = rulesOf(op).savedForBackward(op);
       // A value its producer keeps already is counted there (one buffer when no redistribution
       // sits between them; the memory rounds correct the rest).
-      for (int i : s.operands)
+      for (int i : s.operandsKeptWhenAllTrain())
         if (i < static_cast<int>(op.operands.size()) && op.operands[i].isValue()) {
           bool copy = producerKeeps(op.operands[i].value);
           saved[i] = !copy;
@@ -347,7 +350,7 @@ class AutoSearch {
         if (!op.operands[i].isValue()) continue;
         DType d = graph_.value(op.operands[i].value).type.dtype;
         double b = sliceBytes(operandLayout(rule, s, static_cast<int>(k), view.operandShapes[k]), d);
-        if (first[k]) resident += parameterStepBytes(b, d, settings_);
+        if (first[k]) resident += trains[k] ? parameterStepBytes(b, d, settings_) : b;
         if (!isParameter[k]) transient += b;
         if (!isParameter[k] && saved[i]) resident += b;
         ++k;

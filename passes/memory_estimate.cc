@@ -11,7 +11,8 @@
 namespace irc {
 namespace {
 
-enum class Holder { Parameter, Activation, Communication };
+// Constant: what a model holds but does not train (an ONNX export's buffers and folded masks).
+enum class Holder { Parameter, Activation, Communication, Constant };
 
 // The rank's program as memory sees it: every value's local bytes, the value whose memory it
 // uses (a view uses its operand's), and when that memory is last read.
@@ -20,7 +21,8 @@ struct Program {
   std::vector<ValueId> root;       // per value: whose memory it is
   std::vector<int> lastUse;        // per root: the last position reading it or a view of it
   std::vector<Holder> holder;      // per value
-  std::vector<bool> floating;      // per value: has a gradient in training
+  std::vector<bool> floating;      // per value: a floating dtype
+  std::vector<bool> needsGradient; // per value: trainable, or computed from a trainable value (torch's requires_grad)
   std::vector<DType> dtype;
   int end = 0;                     // positions are 0 .. end - 1
 };
@@ -72,7 +74,11 @@ Program programOf(const Graph& g) {
     p.floating[v] = isFloat(p.dtype[v]);
     p.bytes[v] = static_cast<double>(numElements(local[v])) * byteSize(p.dtype[v]);
   }
-  for (ValueId v : g.parameters) p.holder[v] = Holder::Parameter;
+  p.needsGradient.assign(n, false);
+  for (ValueId v : g.parameters) {
+    p.holder[v] = g.value(v).trainable ? Holder::Parameter : Holder::Constant;
+    p.needsGradient[v] = g.value(v).trainable && p.floating[v];
+  }
   p.end = static_cast<int>(g.order.size());
   p.lastUse.assign(n, -1);
   for (int pos = 0; pos < p.end; ++pos) {
@@ -87,17 +93,24 @@ Program programOf(const Graph& g) {
       }
       p.lastUse[p.root[r]] = std::max(p.lastUse[p.root[r]], pos);
     }
+    bool fromTrainable = false;
     for (const Operand& o : op.operands)
-      if (o.isValue()) p.lastUse[p.root[o.value]] = std::max(p.lastUse[p.root[o.value]], pos);
+      if (o.isValue()) {
+        p.lastUse[p.root[o.value]] = std::max(p.lastUse[p.root[o.value]], pos);
+        fromTrainable = fromTrainable || p.needsGradient[o.value];
+      }
+    for (ValueId r : op.results) p.needsGradient[r] = fromTrainable && p.floating[r];
   }
   for (ValueId v : g.outputs) p.lastUse[p.root[v]] = p.end;
   return p;
 }
 
+bool resident(const Program& p, ValueId v) { return p.holder[v] == Holder::Parameter || p.holder[v] == Holder::Constant; }
+
 // Live bytes by holder during a walk.
 struct Live {
-  double byHolder[3] = {0, 0, 0};
-  double total() const { return byHolder[0] + byHolder[1] + byHolder[2]; }
+  double byHolder[4] = {0, 0, 0, 0};
+  double total() const { return byHolder[0] + byHolder[1] + byHolder[2] + byHolder[3]; }
 };
 
 // The forward walk: allocates results, frees each root after its last reader unless `keep`
@@ -112,7 +125,7 @@ Live forwardWalk(const Graph& g, const Program& p, const std::vector<bool>& keep
     live.byHolder[static_cast<int>(p.holder[v])] += p.bytes[v];
   };
   auto release = [&](ValueId v, int pos) {
-    if (!held[v] || p.lastUse[v] != pos || p.holder[v] == Holder::Parameter || keep[v]) return;
+    if (!held[v] || p.lastUse[v] != pos || resident(p, v) || keep[v]) return;
     held[v] = false;
     live.byHolder[static_cast<int>(p.holder[v])] -= p.bytes[v];
   };
@@ -140,6 +153,7 @@ InferenceMemory inference(const Graph& g, const Program& p) {
     m.parameterBytes = live.byHolder[static_cast<int>(Holder::Parameter)];
     m.activationBytes = live.byHolder[static_cast<int>(Holder::Activation)];
     m.communicationBytes = live.byHolder[static_cast<int>(Holder::Communication)];
+    m.constantBytes = live.byHolder[static_cast<int>(Holder::Constant)];
   });
   return m;
 }
@@ -184,13 +198,14 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
   auto recomputed = [&](OpId id) { return !g.op(id).inserted() && std::as_const(g.op(id)).annotation->recompute; };
   for (int pos = 0; pos < p.end; ++pos) {
     const Op& op = g.op(g.order[pos]);
-    if (std::none_of(op.results.begin(), op.results.end(), [&](ValueId r) { return p.floating[r]; })) continue;
+    // Without an operand that needs a gradient the op has no backward (torch records no node).
+    if (std::none_of(op.results.begin(), op.results.end(), [&](ValueId r) { return p.needsGradient[r]; })) continue;
     bool again = recomputed(g.order[pos]);
     if (again) ++m.recomputedOps;
     SavedForBackward s = rulesOf(op).savedForBackward(op);
     auto keep = [&](ValueId v, bool boundary) {
       ValueId r = p.root[v];
-      if (p.holder[r] == Holder::Parameter || p.bytes[r] == 0) return;
+      if (resident(p, r) || p.bytes[r] == 0) return;
       savedBy[pos].push_back(r);
       earliestSaver[r] = std::min(earliestSaver[r], pos);
       if ((!again || boundary) && !regathered[r]) saved[r] = true;
@@ -202,6 +217,14 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
     };
     for (int i : s.operands)
       if (i < static_cast<int>(op.operands.size()) && op.operands[i].isValue()) keep(op.operands[i].value, false);
+    auto anotherNeedsGradient = [&](int i) {
+      for (size_t j = 0; j < op.operands.size(); ++j)
+        if (static_cast<int>(j) != i && op.operands[j].isValue() && p.needsGradient[op.operands[j].value]) return true;
+      return false;
+    };
+    for (int i : s.forOtherOperands)
+      if (i < static_cast<int>(op.operands.size()) && op.operands[i].isValue() && anotherNeedsGradient(i))
+        keep(op.operands[i].value, false);
     for (int i : s.results)
       if (i < static_cast<int>(op.results.size())) keep(op.results[i], false);
     // The checkpoint's inputs: what a recomputed op reads from outside is kept to run it again.
@@ -214,7 +237,7 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
     if (saved[v]) m.savedActivationBytes += p.bytes[v];
     if (dropped[v]) m.recomputedActivationBytes += p.bytes[v];
   }
-  for (ValueId v : g.parameters) m.parameterBytes += p.bytes[v];
+  for (ValueId v : g.parameters) (p.holder[v] == Holder::Parameter ? m.parameterBytes : m.constantBytes) += p.bytes[v];
 
   m.forwardLiveAtOp.reserve(p.end);
   Live afterForward = forwardWalk(g, p, saved, [&](int pos, const Live& live) {
@@ -231,7 +254,7 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
     if (!p.floating[r] || outputSeen[r]) continue;
     outputSeen[r] = true;
     m.outputBytes += p.bytes[r];
-    gradHeld[r] = true;
+    gradHeld[r] = p.needsGradient[r];
   }
   double live = afterForward.total();
   // A pipeline stage before the last has no loss: its outputs' gradients arrive from the next.
@@ -243,8 +266,6 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
   // Backward, in reverse: an op's backward makes its floating operands' gradients (a parameter's
   // once, kept for the step; an activation's until its producer's backward), then drops its
   // results' gradients and what it alone still kept.
-  std::vector<bool> isInput(n, false);
-  for (ValueId v : g.inputs) isInput[v] = true;
   for (int pos = p.end - 1; pos >= 0; --pos) {
     const Op& op = g.op(g.order[pos]);
     bool differentiable = std::any_of(op.results.begin(), op.results.end(), [&](ValueId r) { return gradHeld[p.root[r]]; });
@@ -252,7 +273,7 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
       for (const Operand& o : op.operands) {
         if (!o.isValue()) continue;
         ValueId r = p.root[o.value];
-        if (!p.floating[r] || gradHeld[r] || isInput[r]) continue;
+        if (!p.needsGradient[r] || gradHeld[r]) continue;
         gradHeld[r] = true;
         // Level 1 keeps a sharded parameter's gradient whole: the gathered copy's size.
         double bytes = optimizerParallelLevel == 1 && gathered[r] != kNoId ? p.bytes[gathered[r]] : p.bytes[r];
@@ -269,7 +290,7 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
     m.backwardLiveAtOp[pos] = live;
     for (ValueId res : op.results) {
       ValueId r = p.root[res];
-      if (res == r && gradHeld[r] && p.holder[r] != Holder::Parameter && p.bytes[r] > 0) {
+      if (res == r && gradHeld[r] && !resident(p, r) && p.bytes[r] > 0) {
         live -= p.bytes[r];
         gradHeld[r] = false;
       }
@@ -283,7 +304,7 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
   // The update: the optimizer's float32 states per parameter element exist from the first step.
   double elements = 0;
   for (ValueId v : g.parameters)
-    if (p.floating[v]) elements += p.bytes[v] / byteSize(p.dtype[v]);
+    if (p.needsGradient[v]) elements += p.bytes[v] / byteSize(p.dtype[v]);
   m.optimizerStateBytes = elements * 4 * optimizerStatesPerElement(optimizer);
   m.stepLiveBytes = live + m.optimizerStateBytes;
   consider(m.stepLiveBytes, "optimizer step", "");

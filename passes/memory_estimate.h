@@ -17,7 +17,8 @@ namespace irc {
 struct InferenceMemory {
   double peakBytes = 0;
   std::string peakAt;            // the op during which the peak happens
-  double parameterBytes = 0;     // resident
+  double parameterBytes = 0;     // resident: what trains
+  double constantBytes = 0;      // resident: what the model holds but does not train (masks, buffers)
   double activationBytes = 0;    // live at the peak: inputs and model ops' results
   double communicationBytes = 0; // live at the peak: inserted ops' results (collectives, slices)
   std::vector<double> liveAtOp;  // live bytes during each op, in execution order (irc memory --plot)
@@ -32,7 +33,8 @@ struct TrainingMemory {
   std::string peakPhase;  // "forward", "loss", "backward" or "optimizer step"
   std::string peakAt;     // the op of forward or backward at the peak ("" in the other phases)
   Optimizer optimizer = Optimizer::AdamW;
-  double parameterBytes = 0;
+  double parameterBytes = 0;        // what trains
+  double constantBytes = 0;         // what the model holds but does not train (masks, buffers)
   double gradientBytes = 0;         // parameter gradients
   double optimizerStateBytes = 0;   // AdamW/Adam: two float32 moments per element; momentum one
   double savedActivationBytes = 0;  // what the forward keeps for backward (the loss's included)

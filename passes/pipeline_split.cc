@@ -35,15 +35,17 @@ std::vector<OpLoad> loadsOf(const Graph& g, const CompileOptions& o) {
     OpLoad& load = loads[id];
     load.seconds = seconds[id];
     SavedForBackward saved = o.training ? rulesOf(op).savedForBackward(op) : SavedForBackward{};
+    std::vector<int> kept = saved.operandsKeptWhenAllTrain();
     for (size_t i = 0; i < op.operands.size(); ++i) {
       if (!op.operands[i].isValue()) continue;
       ValueId v = op.operands[i].value;
       const Value& value = g.value(v);
       double bytes = sliceBytes(layoutNeeded(op, static_cast<int>(i)), value.type.dtype);
       bool param = value.kind == ValueKind::Parameter;
-      if (param && isFloat(value.type.dtype) && !read[v]) load.resident += parameterStepBytes(bytes, value.type.dtype, o);
+      if (param && isFloat(value.type.dtype) && !read[v])
+        load.resident += value.trainable ? parameterStepBytes(bytes, value.type.dtype, o) : bytes;
       read[v] = true;
-      if (!param && std::count(saved.operands.begin(), saved.operands.end(), static_cast<int>(i)) > 0) load.savedPerMicroBatch += bytes;
+      if (!param && std::count(kept.begin(), kept.end(), static_cast<int>(i)) > 0) load.savedPerMicroBatch += bytes;
     }
     for (int r : saved.results)
       if (r < static_cast<int>(op.results.size()))

@@ -267,11 +267,13 @@ void printMemory(const Summary& summary, const CompileOptions& options, int64_t 
     parts = {{m.training->savedActivationBytes, "saved activations"},
              {m.training->optimizerStateBytes, "optimizer states"},
              {m.training->parameterBytes, "parameters"},
+             {m.training->constantBytes, "constants"},
              {m.training->gradientBytes, "gradients"},
              {m.training->outputBytes, "outputs"}};
   } else {
     parts = {{m.inference.activationBytes, "activations"},
              {m.inference.parameterBytes, "parameters"},
+             {m.inference.constantBytes, "constants"},
              {m.inference.communicationBytes, "communication results"}};
   }
   std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });

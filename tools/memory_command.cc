@@ -53,6 +53,7 @@ std::string memoryTable(const MemoryEstimate& m, const Graph& graph, const Compi
   out += fmt::format("  {:<24}{:>16}\n", "inference", "bytes");
   out += row("peak", m.inference.peakBytes, "at " + m.inference.peakAt);
   out += row("parameters", m.inference.parameterBytes);
+  if (m.inference.constantBytes > 0) out += row("constants", m.inference.constantBytes, "held, not trained: masks, buffers");
   out += row("activations", m.inference.activationBytes, "live at the peak");
   out += row("communication results", m.inference.communicationBytes, "live at the peak");
   if (m.training) {
@@ -60,6 +61,7 @@ std::string memoryTable(const MemoryEstimate& m, const Graph& graph, const Compi
     out += fmt::format("  {:<24}{:>16}\n", fmt::format("training step ({})", optimizerName(t.optimizer)), "bytes");
     out += row("peak", t.peakBytes, "in the " + t.peakPhase + (t.peakAt.empty() ? "" : ", at " + t.peakAt));
     out += row("parameters", t.parameterBytes);
+    if (t.constantBytes > 0) out += row("constants", t.constantBytes, "held, not trained: masks, buffers");
     out += row("gradients", t.gradientBytes);
     out += row("optimizer states", t.optimizerStateBytes);
     out += row("saved activations", t.savedActivationBytes, "kept for backward, the loss's included");

@@ -951,6 +951,49 @@ TEST_CASE("plan modules: OPT's attention on merged batch and heads runs Megatron
   }
 }
 
+TEST_CASE("onnx trainable: module paths train unless torch names them buffers; renamed constants train where read as weights") {
+  // x [2, 4, 8] -> MatMul m.fc.weight -> h -> Mul m.rotary.inv_freq (a buffer by its name) -> r
+  // -> Add mask (an exporter's name, 2-D: a mask) -> a -> Add val_3 (a bias: a vector along the
+  // last dim) -> b -> MatMul val_7 (a renamed weight: a MatMul's operand) -> y. Each activation
+  // [2, 4, 8] float32 = 256 B.
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{4}, int64_t{8}});
+  m.floats("m.fc.weight", {8, 8}, std::vector<float>(64, 0.1f));
+  m.floats("m.rotary.inv_freq", {8}, std::vector<float>(8, 0.5f));
+  m.floats("mask", {1, 4, 8}, std::vector<float>(32, 0.0f));
+  m.floats("val_3", {8}, std::vector<float>(8, 0.2f));
+  m.floats("val_7", {8, 8}, std::vector<float>(64, 0.3f));
+  m.node("MatMul", {"x", "m.fc.weight"}, {"h"}, "/m/fc/MatMul");
+  m.node("Mul", {"h", "m.rotary.inv_freq"}, {"r"}, "/m/Mul");
+  m.node("Add", {"r", "mask"}, {"a"}, "/m/Add");
+  m.node("Add", {"a", "val_3"}, {"b"}, "/m/Add_1");
+  m.node("MatMul", {"b", "val_7"}, {"y"}, "/m/out/MatMul");
+  m.output("y");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  std::map<std::string, bool> trains;
+  for (ValueId v : l.graph->graph.parameters) trains[l.graph->graph.value(v).name] = l.graph->graph.value(v).trainable;
+  CHECK(trains == std::map<std::string, bool>{
+                      {"m.fc.weight", true}, {"m.rotary.inv_freq", false}, {"mask", false}, {"val_3", true}, {"val_7", true}});
+  // Parameters 64 + 8 + 64 elements = 544 B; constants 8 + 32 = 160 B. Saved for backward: x
+  // (the first MatMul's, for its weight's gradient), b (the second's) and the loss's
+  // log-softmax of y: 768 B. h is not kept: its partner inv_freq takes no gradient, so torch's
+  // Mul keeps nothing of it (it kept h when every constant trained: 1024 B). Gradients 544 B,
+  // AdamW's two float32 moments 1088 B.
+  TempDir dir;
+  writeFile(dir.path() + "/m.onnx", m.bytes());
+  writeFile(dir.path() + "/plan.yaml", "graph: m.onnx\nparallel: {device_num: 1, training: true}\n");
+  RunResult r = runIrc({dir.path() + "/plan.yaml", "--report", "-", "-q"});
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  json t = json::parse(r.out)["memory"]["training"];
+  CHECK(t["parameters_bytes"] == 544);
+  CHECK(t["constants_bytes"] == 160);
+  CHECK(t["saved_activations_bytes"] == 768);
+  CHECK(t["gradients_bytes"] == 544);
+  CHECK(t["optimizer_states_bytes"] == 1088);
+  CHECK(json::parse(r.out)["memory"]["inference"]["constants_bytes"] == 160);
+}
+
 TEST_CASE("plan recompute: module globs (a module and what it encloses) and node names; a glob matching nothing is an error") {
   TempDir dir;
   writeFile(dir.path() + "/m.onnx", twoLinears().bytes());

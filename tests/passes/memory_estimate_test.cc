@@ -70,6 +70,26 @@ TEST_CASE("memory: the FFN's inference peak and training step, derived by hand")
   CHECK(estimateMemory(t.global, settings(true, Optimizer::Momentum)).training->optimizerStateBytes == 8320);
 }
 
+TEST_CASE("memory: ops computed from inputs alone have no backward; a product keeps a factor only for a partner that trains") {
+  // x (4x8 float32, 128 B) -> Sigmoid s -> Mul t = s * x -> MatMul y = t w. Nothing before the
+  // MatMul reads a parameter, so torch records no backward for Sigmoid or Mul and keeps neither
+  // s nor x for them; the MatMul keeps t for w's gradient (w itself is resident). Saved: t and
+  // the loss's log-softmax of y, 256 B (512 when every op kept its operands: s, x, t and y's).
+  const std::string yaml =
+      "parallel: {device_num: 1, training: true}\n"
+      "inputs:\n  - {name: x, shape: [4, 8], dtype: float32}\n"
+      "parameters:\n  - {name: w, shape: [8, 8], dtype: float32}\n"
+      "ops:\n  - {name: s, type: Sigmoid, inputs: [x]}\n"
+      "  - {name: t, type: Mul, inputs: [s, x]}\n"
+      "  - {name: y, type: MatMul, inputs: [t, w]}\n";
+  Compiled c = compileAllRanks(yaml);
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  TrainingMemory t = *estimateMemory(c.global, settings(true, Optimizer::Sgd)).training;
+  CHECK(t.savedActivationBytes == 256);
+  // Backward makes w's gradient (256 B) and no gradient for t, s or x.
+  CHECK(t.gradientBytes == 256);
+}
+
 TEST_CASE("memory: a Reshape is a view of its operand; a Transpose is a copy") {
   const std::string yaml =
       "parallel: {device_num: 1}\n"
@@ -204,7 +224,10 @@ TEST_CASE("memory: optimizer parallel shards each replicated weight over its rep
   CHECK(verifyCompiled(c).ok);
   // Level 1 keeps the gradients whole (8320) until the step; level 2 reduce-scatters them as they
   // are made (4160); level 3 also gathers the weights again for backward instead of keeping the
-  // gathered copies (the MatMuls' 4096 + 4096 B): saved activations 20480 -> 12288.
+  // gathered copy. Only matmul2 keeps its gathered weight (4096 B): its other operand takes a
+  // gradient, where matmul's is the graph input x, which takes none, so matmul's weight is read
+  // by no backward (as torch keeps nothing of a weight times an input): saved activations
+  // 16384 -> 12288.
   auto at = [&](int level) { return *estimateMemory(c.global, settings(true, Optimizer::AdamW, level)).training; };
   for (int level : {1, 2, 3}) {
     CHECK(at(level).parameterBytes == 4160);
@@ -212,7 +235,7 @@ TEST_CASE("memory: optimizer parallel shards each replicated weight over its rep
   }
   CHECK(at(1).gradientBytes == 8320);
   CHECK(at(2).gradientBytes == 4160);
-  CHECK(at(2).savedActivationBytes == 20480);
+  CHECK(at(2).savedActivationBytes == 16384);
   CHECK(at(3).savedActivationBytes == 12288);
   CHECK(at(3).peakBytes < at(2).peakBytes);
   // Under the threshold (the default 64 KiB) nothing is sharded.
