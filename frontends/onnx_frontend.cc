@@ -17,6 +17,7 @@
 #include "frontends/onnx_graph_builder.h"
 #include "frontends/onnx_merged_batch_regions.h"
 #include "frontends/onnx_trainable.h"
+#include "ops/activation_patterns.h"
 #include "frontends/onnx_module_path.h"
 #include "frontends/onnx_tensors.h"
 #include "ir/shape.h"
@@ -497,7 +498,13 @@ std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
   }
   readOutputs(b);
   if (diags_.hasErrors()) return std::nullopt;
-  onnx_import::unmergeBatchRegions(b.graph, b.parameterData);
+  // Import rewrites: the same numbers in the ops torch ran (fused activations, unmerged heads).
+  auto rewrite = [&](auto pass) {
+    std::vector<bool> erase(b.graph.ops.size(), false);
+    if (pass(b.graph, erase) > 0) b.eraseOps(erase);
+  };
+  rewrite(fuseWrittenOutActivations);
+  rewrite(onnx_import::unmergeBatchRegions);
   onnx_import::markUntrainedConstants(b.graph);
   return OnnxGraph{std::move(b.graph), std::move(b.parameterData), std::move(constantOutputs_)};
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "frontends/onnx_tensors.h"
+#include "ir/graph_edit.h"
 #include "ops/reference_ops.h"
 #include "ops/shape_inference.h"
 
@@ -71,6 +72,13 @@ ValueId GraphBuilder::parameterOf(Constant& c) {
     }
   }
   return c.parameter;
+}
+
+void GraphBuilder::eraseOps(const std::vector<bool>& erase) {
+  std::vector<ValueId> renumbered = irc::eraseOps(graph, erase);
+  std::map<ValueId, TensorValue> data;
+  for (auto& [v, tensor] : parameterData) data.emplace(renumbered[v], std::move(tensor));
+  parameterData = std::move(data);
 }
 
 ValueId GraphBuilder::addInput(const std::string& name, TensorType type) {

@@ -123,6 +123,9 @@ class GraphBuilder {
   // fold over it stays computed (warned once per tensor).
   bool numbersKnown(Constant& c, int nodeIndex, const std::string& nodeName);
   ValueId parameterOf(Constant& c);
+  // Removes the ops an import rewrite marked (ir/graph_edit.h), keeping each parameter's data
+  // under its new id.
+  void eraseOps(const std::vector<bool>& erase);
   ValueId addInput(const std::string& name, TensorType type);
   std::map<ValueId, TensorValue> parameterData;
 

@@ -2,7 +2,6 @@
 
 #include <set>
 
-#include "ir/graph_edit.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
 
@@ -131,12 +130,12 @@ void unmerge(Graph& g, const Region& r, const std::vector<std::vector<Use>>& use
 
 }  // namespace
 
-int unmergeBatchRegions(Graph& g, std::map<ValueId, TensorValue>& parameterData) {
+int unmergeBatchRegions(Graph& g, std::vector<bool>& erase) {
   auto uses = computeUses(g);
   std::vector<bool> isOutput(g.values.size(), false);
   for (ValueId v : g.outputs) isOutput[v] = true;
   RegionFinder finder(g, uses, isOutput);
-  std::vector<bool> erase(g.ops.size(), false), tried(g.ops.size(), false);
+  std::vector<bool> tried(g.ops.size(), false);
   int rewritten = 0;
   for (OpId id : g.order) {
     if (tried[id] || finder.mergedOf(g.op(id)) < 2) continue;
@@ -148,11 +147,6 @@ int unmergeBatchRegions(Graph& g, std::map<ValueId, TensorValue>& parameterData)
     unmerge(g, region, uses, isOutput, erase);
     ++rewritten;
   }
-  if (rewritten == 0) return 0;
-  std::vector<ValueId> renumbered = eraseOps(g, erase);
-  std::map<ValueId, TensorValue> data;
-  for (auto& [v, tensor] : parameterData) data.emplace(renumbered[v], std::move(tensor));
-  parameterData = std::move(data);
   return rewritten;
 }
 

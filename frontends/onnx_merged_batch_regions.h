@@ -6,10 +6,9 @@
 // cut them again, where DTensor (which runs the module on each rank's local heads) communicates
 // nothing. Between the merge and the split back, every op treats dim 0 as a batch: the region
 // is rewritten on the unmerged dims [b, h, ...] and both Reshapes disappear. Same numbers.
-#include <map>
+#include <vector>
 
 #include "ir/graph.h"
-#include "ir/tensor_value.h"
 
 namespace irc::onnx_import {
 
@@ -17,7 +16,8 @@ namespace irc::onnx_import {
 // only by merging Reshapes, read only by ops that keep dim 0 a batch (Transpose keeping dim 0,
 // batched MatMul, Softmax on another axis, elementwise ops whose other operands broadcast below
 // dim 0) and left only through Reshapes that split dim 0 back. Returns how many regions it
-// rewrote. `parameterData` is keyed by value id and is renumbered with the graph.
-int unmergeBatchRegions(Graph& graph, std::map<ValueId, TensorValue>& parameterData);
+// rewrote; the Reshapes that disappear are marked in `erase` (sized to the graph's ops) for the
+// caller to remove (GraphBuilder::eraseOps).
+int unmergeBatchRegions(Graph& graph, std::vector<bool>& erase);
 
 }  // namespace irc::onnx_import

@@ -367,18 +367,11 @@ Terms reciprocal(NodeMapping& m) {
   return one(m.emit1("Pow", {*x, Attribute(ScalarTensor{m.typeOf(*x).dtype, -1.0})}));
 }
 
-// Gelu (opset 20): the tanh approximation is MindSpore's GeLU; the exact form is written out as
-// the exporters do, 0.5 x (1 + erf(x / sqrt 2)).
+// Gelu (opset 20): the tanh approximation is MindSpore's GeLU, the exact form irc's ExactGeLU.
 Terms gelu(NodeMapping& m) {
   auto x = need(m, 0);
   if (!x) return std::nullopt;
-  if (m.stringAttr("approximate", "none") == "tanh") return one(m.emit1("GeLU", {*x}));
-  DType dt = m.typeOf(*x).dtype;
-  auto scaled = m.emit1("Mul", {*x, Attribute(ScalarTensor{dt, M_SQRT1_2})}, {}, "Mul");
-  auto erf = scaled ? m.emit1("Erf", {*scaled}, {}, "Erf") : std::nullopt;
-  auto plus = erf ? m.emit1("Add", {*erf, Attribute(ScalarTensor{dt, 1.0})}, {}, "Add") : std::nullopt;
-  auto half = plus ? m.emit1("Mul", {*x, Attribute(ScalarTensor{dt, 0.5})}, {}, "Half") : std::nullopt;
-  return one(half ? m.emit1("Mul", {*half, *plus}) : std::nullopt);
+  return one(m.emit1(m.stringAttr("approximate", "none") == "tanh" ? "GeLU" : "ExactGeLU", {*x}));
 }
 
 Terms cast(NodeMapping& m) {

@@ -46,6 +46,11 @@ class Elementwise : public OpFamilyRules {
         {"Abs", [](double x) { return std::fabs(x); }},
         // (irc) The Gauss error function: exporters write the exact GeLU as 0.5x(1 + Erf(x/sqrt 2)).
         {"Erf", [](double x) { return std::erf(x); }},
+        // (irc) The exact GeLU, x Phi(x) (torch's nn.GELU() and ONNX's Gelu by default), and SiLU,
+        // x sigmoid(x) (MindSpore's SiLU, torch's nn.SiLU): the import fuses the exporters'
+        // written-out forms (ops/activation_patterns.h), whose steps autograd would each keep.
+        {"ExactGeLU", [](double x) { return 0.5 * x * std::erfc(-x * M_SQRT1_2); }},
+        {"SiLU", [](double x) { return x / (1 + std::exp(-x)); }},
         // (irc) More of ONNX's elementwise ops, MindSpore's names: rotary embeddings (Sin, Cos),
         // rounding, Softplus (log(1 + e^x), computed without overflow) and LogicalNot of a mask.
         {"Sin", [](double x) { return std::sin(x); }},

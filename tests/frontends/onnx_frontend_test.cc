@@ -696,6 +696,55 @@ TensorValue runReference(const Graph& g, const std::map<ValueId, TensorValue>& i
 
 }  // namespace
 
+TEST_CASE("onnx: written-out GELU (TorchScript's and the dynamo exporter's forms) and x * Sigmoid(x) import as ExactGeLU and SiLU") {
+  // h = x / sqrt 2 -> Erf -> + 1 -> x * . -> * 0.5 (TorchScript); g = (h2 * 0.5) * (1 + Erf(h2 *
+  // 0.7071...)) (dynamo); s = g * Sigmoid(g); and a GELU whose Erf result another node reads too,
+  // which must stay written out.
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{3}});
+  m.floats("sqrt2", {}, {1.4142135f});
+  m.floats("one", {}, {1.0f});
+  m.floats("half", {}, {0.5f});
+  m.floats("inv_sqrt2", {}, {0.70710677f});
+  m.node("Div", {"x", "sqrt2"}, {"d"}, "/mlp/act/Div");
+  m.node("Erf", {"d"}, {"e"}, "/mlp/act/Erf");
+  m.node("Add", {"e", "one"}, {"p"}, "/mlp/act/Add");
+  m.node("Mul", {"x", "p"}, {"xp"}, "/mlp/act/Mul");
+  m.node("Mul", {"xp", "half"}, {"h2"}, "/mlp/act/Mul_1");
+  m.node("Mul", {"h2", "inv_sqrt2"}, {"d2"}, "/act2/Mul");
+  m.node("Erf", {"d2"}, {"e2"}, "/act2/Erf");
+  m.node("Add", {"one", "e2"}, {"p2"}, "/act2/Add");
+  m.node("Mul", {"half", "h2"}, {"hh"}, "/act2/Mul_1");
+  m.node("Mul", {"hh", "p2"}, {"g"}, "/act2/Mul_2");
+  m.node("Sigmoid", {"g"}, {"sg"}, "/silu/Sigmoid");
+  m.node("Mul", {"sg", "g"}, {"s"}, "/silu/Mul");
+  m.node("Div", {"s", "sqrt2"}, {"d3"}, "/act3/Div");
+  m.node("Erf", {"d3"}, {"e3"}, "/act3/Erf");
+  m.node("Add", {"e3", "one"}, {"p3"}, "/act3/Add");
+  m.node("Mul", {"s", "p3"}, {"sp"}, "/act3/Mul");
+  m.node("Mul", {"sp", "half"}, {"g3"}, "/act3/Mul_1");
+  m.node("Add", {"g3", "e3"}, {"out"}, "/out/Add");
+  m.output("out");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"ExactGeLU", "ExactGeLU", "SiLU", "RealDiv", "Erf", "Add", "Mul", "Mul", "Add"});
+  // Each fused op is named after its form's last node and keeps its result's name.
+  CHECK(g.op(g.order[0]).name == "/mlp/act/Mul_1");
+  CHECK(g.op(g.order[1]).name == "/act2/Mul_2");
+  CHECK(g.op(g.order[2]).name == "/silu/Mul");
+  CHECK(g.value(g.op(g.order[2]).results[0]).name == "s");
+  // The numbers of the written-out forms, in float64.
+  auto gelu = [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); };
+  auto silu = [](double v) { return v / (1 + std::exp(-v)); };
+  TensorValue x{{2, 3}, {-2.0, -0.5, 0.0, 0.3, 1.0, 2.5}};
+  TensorValue out = runReference(g, {{g.inputs[0], x}});
+  for (size_t i = 0; i < x.data.size(); ++i) {
+    double sv = silu(gelu(gelu(x.data[i])));
+    CHECK(out.data[i] == doctest::Approx(gelu(sv) + std::erf(sv / std::sqrt(2.0))).epsilon(1e-6));
+  }
+}
+
 TEST_CASE("onnx: the exporter's key transpose round trip [b, h, s, d] -> [b*h, s, d] -> [b*h, d, s] -> [b, h, d, s] folds") {
   // The dynamo exporter's scaled-dot-product attention transposes the keys so; the merged b*h
   // would make a head split cost an AllGather (the merge holds it on a minor factor).

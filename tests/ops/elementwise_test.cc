@@ -132,3 +132,41 @@ TEST_CASE("IsNan, IsInf, Sign, Round, FloorMod, Mod: kernels, a Bool mask, and t
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+// ExactGeLU and SiLU joined the elementwise family by docs/adding-an-op.md's recipe: a
+// definition line with its kernel, an ONNX line (Gelu without the tanh approximation), this test
+// and a line in docs/ops.md; the import fuses the exporters' written-out forms into them.
+TEST_CASE("ExactGeLU and SiLU: torch's GELU and SiLU, elementwise, verified under a split strategy") {
+  const OpDef* gelu = findOpDef("ExactGeLU");
+  const OpDef* silu = findOpDef("SiLU");
+  REQUIRE(gelu != nullptr);
+  REQUIRE(silu != nullptr);
+  CHECK(gelu->family == OpFamily::Unary);
+  CHECK(silu->family == OpFamily::Unary);
+  // x Phi(x) = 0.5 x erfc(-x / sqrt 2) (Python: 0.5 * x * (1 + math.erf(x / math.sqrt(2)))).
+  CHECK(gelu->unary(0.0) == 0.0);
+  CHECK(gelu->unary(1.0) == doctest::Approx(0.8413447460685429).epsilon(1e-15));
+  CHECK(gelu->unary(-0.5) == doctest::Approx(-0.15426876936299344).epsilon(1e-15));
+  CHECK(gelu->unary(3.0) == doctest::Approx(2.99595030590511).epsilon(1e-15));
+  // Far below zero the product stays a tiny negative number, not 0 * inf or a cancelled 1 - 1.
+  CHECK(gelu->unary(-10.0) == doctest::Approx(-7.619853024160593e-23).epsilon(1e-12));
+  // x / (1 + e^-x).
+  CHECK(silu->unary(0.0) == 0.0);
+  CHECK(silu->unary(1.0) == doctest::Approx(0.7310585786300049).epsilon(1e-15));
+  CHECK(silu->unary(-2.0) == doctest::Approx(-0.2384058440442351).epsilon(1e-15));
+  CHECK(silu->unary(-1000.0) == 0.0);
+  std::string yaml = "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [16, 32], dtype: float32}\nops:\n"
+                     "  - {name: g, type: ExactGeLU, inputs: [x], in_strategy: [[2, 4]]}\n"
+                     "  - {name: s, type: SiLU, inputs: [g]}\n"
+                     "outputs: [s]\n";
+  Compiled c = compileAllRanks(yaml);
+  REQUIRE(c.errors == "");
+  CHECK(ruleOf(c.original, c.original.op(0))->print() == "([i, j])->([i, j])");
+  VerifyResult r = verifyCompiled(c);
+  CHECK(r.ok);
+  CHECK(r.comparedValues > 0);
+}
+
+}  // namespace irc::test
