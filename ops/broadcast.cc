@@ -93,6 +93,11 @@ TensorValue select(const Op& op, const KernelInputs& in, const Shape& outShape) 
 
 // One factor per output dim; an operand dim of size 1 under a larger output dim has none (it
 // broadcasts, so it must not be split).
+// The families whose kernels take a bias into their output: torch's addmm and convolutions.
+bool isProduct(OpFamily f) {
+  return f == OpFamily::MatMul || f == OpFamily::BatchMatMul || f == OpFamily::Convolution || f == OpFamily::ConvTranspose;
+}
+
 class Broadcast : public OpFamilyRules {
  public:
   // A bias or a norm's scale: a vector along the last dim of a tensor it is added to or scales
@@ -106,6 +111,17 @@ class Broadcast : public OpFamilyRules {
       if (x.size() >= 2 && x.back() == w[0]) return true;
     }
     return false;
+  }
+  // A Linear's bias added to its product (x @ w + b, the exporters' MatMul then Add).
+  int accumulatesInto(const Graph& g, const Op& op) const override {
+    if (op.type != "Add" || op.operands.size() != 2) return -1;
+    for (int i : {0, 1}) {
+      const Operand& product = op.operands[i];
+      if (!product.isValue() || !op.operands[1 - i].isValue() || !operandIsWeight(g, op, 1 - i)) continue;
+      OpId producer = g.value(product.value).producer;
+      if (producer != kNoId && !g.op(producer).inserted() && isProduct(familyOf(g.op(producer)))) return i;
+    }
+    return -1;
   }
   // A sum keeps nothing, a product each factor another factor's gradient reads, a quotient its
   // divisor (and its dividend where the divisor takes a gradient), Maximum/Minimum/Pow their
@@ -196,6 +212,12 @@ class Broadcast : public OpFamilyRules {
 
 class BiasAdd : public OpFamilyRules {
  public:
+  // A Conv's or Linear's bias, added into its output.
+  int accumulatesInto(const Graph& g, const Op& op) const override {
+    if (!op.operands[0].isValue()) return -1;
+    OpId producer = g.value(op.operands[0].value).producer;
+    return producer != kNoId && !g.op(producer).inserted() && isProduct(familyOf(g.op(producer))) ? 0 : -1;
+  }
   bool operandIsWeight(const Graph&, const Op&, size_t operand) const override { return operand == 1; }
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
   bool elementwiseForPropagation() const override { return true; }

@@ -142,6 +142,11 @@ class OpFamilyRules {
   // True where the result is a view of operand 0 (torch's view/unsqueeze/squeeze of a
   // contiguous tensor): it holds no memory of its own.
   virtual bool resultIsView() const { return false; }
+  // The operand whose buffer torch's kernel writes the result into, -1 for none: a Linear's
+  // bias is added into its product (addmm, or `out.add_(bias)`), a Conv's into its output, so
+  // the product and the biased result are one buffer. Memory takes it where nothing else reads
+  // that operand (passes/memory_estimate.h).
+  virtual int accumulatesInto(const Graph&, const Op&) const { return -1; }
 
   // --- Import rewrites (frontends/onnx_merged_batch_regions.h) ---
   // True where dim 0 of every operand and result is one batch the op passes through untouched,

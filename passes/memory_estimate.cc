@@ -81,14 +81,24 @@ Program programOf(const Graph& g) {
   }
   p.end = static_cast<int>(g.order.size());
   p.lastUse.assign(n, -1);
+  std::vector<int> readers(n, 0);
+  for (OpId id : g.order)
+    for (const Operand& o : g.op(id).operands)
+      if (o.isValue()) ++readers[o.value];
+  for (ValueId v : g.outputs) ++readers[v];
   for (int pos = 0; pos < p.end; ++pos) {
     const Op& op = g.op(g.order[pos]);
-    // A view (and a training graph's identity mirror) shares its operand's memory.
-    bool view = (op.inserted() && op.role == InsertedRole::Mirror) || (!op.inserted() && rulesOf(op).resultIsView());
+    // A view (and a training graph's identity mirror) shares its operand's memory, and so does
+    // a bias added into the product it alone reads (torch's addmm).
+    int shared = (op.inserted() && op.role == InsertedRole::Mirror) || (!op.inserted() && rulesOf(op).resultIsView()) ? 0 : -1;
+    if (shared < 0 && !op.inserted()) {
+      int into = rulesOf(op).accumulatesInto(g, op);
+      if (into >= 0 && readers[op.operands[into].value] == 1 && p.bytes[op.operands[into].value] == p.bytes[op.results[0]]) shared = into;
+    }
     for (ValueId r : op.results) {
       if (op.inserted() && op.role != InsertedRole::ReplaceGraph) p.holder[r] = Holder::Communication;
-      if (view && !op.operands.empty() && op.operands[0].isValue()) {
-        p.root[r] = p.root[op.operands[0].value];
+      if (shared >= 0 && static_cast<size_t>(shared) < op.operands.size() && op.operands[shared].isValue()) {
+        p.root[r] = p.root[op.operands[shared].value];
         p.bytes[r] = 0;
       }
       p.lastUse[p.root[r]] = std::max(p.lastUse[p.root[r]], pos);

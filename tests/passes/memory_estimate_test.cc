@@ -90,6 +90,30 @@ TEST_CASE("memory: ops computed from inputs alone have no backward; a product ke
   CHECK(t.gradientBytes == 256);
 }
 
+TEST_CASE("memory: a bias added to the product it alone reads is torch's addmm, one buffer; read twice, two") {
+  // x (4x2 float32, 32 B) -> MatMul w (2x8) -> h (128 B) -> Add b (8) -> y. Parameters 64 + 32 =
+  // 96 B. At the MatMul x and h are live: 96 + 32 + 128 = 256. The Add writes into h's buffer
+  // (torch's Linear runs addmm, or adds the bias in place): 96 + 128 = 224 there, so the peak is
+  // the MatMul's 256 (352 if y were a buffer of its own).
+  const std::string linear =
+      "parallel: {device_num: 1}\n"
+      "inputs:\n  - {name: x, shape: [4, 2], dtype: float32}\n"
+      "parameters:\n  - {name: w, shape: [2, 8], dtype: float32}\n  - {name: b, shape: [8], dtype: float32}\n"
+      "ops:\n  - {name: h, type: MatMul, inputs: [x, w]}\n"
+      "  - {name: y, type: Add, inputs: [h, b]}\n";
+  Compiled c = compileAllRanks(linear + "outputs: [y]\n");
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  MemoryEstimate m = estimateMemory(c.global, settings(false));
+  CHECK(m.inference.peakBytes == 256);
+  CHECK(m.inference.peakAt == "h");
+  // The graph also returns h: the product stays, and the biased result needs its own 128 B.
+  Compiled both = compileAllRanks(linear + "outputs: [y, h]\n");
+  REQUIRE_MESSAGE(both.errors.empty(), both.errors);
+  MemoryEstimate m2 = estimateMemory(both.global, settings(false));
+  CHECK(m2.inference.peakBytes == 352);
+  CHECK(m2.inference.peakAt == "y");
+}
+
 TEST_CASE("memory: a Reshape is a view of its operand; a Transpose is a copy") {
   const std::string yaml =
       "parallel: {device_num: 1}\n"
