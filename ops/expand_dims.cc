@@ -20,7 +20,7 @@ InferResult inferExpandDims(const std::vector<InferOperand>& in) {
 
 class ExpandDims : public OpFamilyRules {
  public:
-  bool resultIsView() const override { return true; }
+  bool resultIsView(const Graph&, const Op&) const override { return true; }
   // Its backward needs shapes only.
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
   bool elementwiseForPropagation() const override { return true; }

@@ -140,8 +140,8 @@ class OpFamilyRules {
   // collectives keep nothing.
   virtual SavedForBackward savedForBackward(const Op& op) const;
   // True where the result is a view of operand 0 (torch's view/unsqueeze/squeeze of a
-  // contiguous tensor): it holds no memory of its own.
-  virtual bool resultIsView() const { return false; }
+  // contiguous tensor, a weight's transpose): it holds no memory of its own.
+  virtual bool resultIsView(const Graph&, const Op&) const { return false; }
   // The operand whose buffer torch's kernel writes the result into, -1 for none: a Linear's
   // bias is added into its product (addmm, or `out.add_(bias)`), a Conv's into its output, so
   // the product and the biased result are one buffer. Memory takes it where nothing else reads

@@ -107,7 +107,7 @@ OpRule reshapeRule(const Shape& in, const Shape& out) {
 
 class Reshape : public OpFamilyRules {
  public:
-  bool resultIsView() const override { return true; }
+  bool resultIsView(const Graph&, const Op&) const override { return true; }
   // Its backward needs shapes only.
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
   bool elementwiseForPropagation() const override { return true; }

@@ -29,7 +29,7 @@ InferResult inferSqueeze(const std::vector<InferOperand>& in, const AttrMap& att
 
 class Squeeze : public OpFamilyRules {
  public:
-  bool resultIsView() const override { return true; }
+  bool resultIsView(const Graph&, const Op&) const override { return true; }
   // Its backward needs shapes only.
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
   bool elementwiseForPropagation() const override { return true; }

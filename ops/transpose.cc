@@ -1,6 +1,7 @@
 // Transpose: the result's dims are the operand's factors permuted.
-#include "ops/shape_inference.h"
+#include "ir/inserted_ops.h"
 #include "ops/families.h"
+#include "ops/shape_inference.h"
 #include "ops/rule_builder.h"
 
 namespace irc::families {
@@ -37,6 +38,13 @@ TensorValue transpose(const Op& op, const TensorValue& x, const Shape& outShape)
 
 class Transpose : public OpFamilyRules {
  public:
+  // torch reads a weight through a transposed view (F.linear's `weight.t()`): the exporters'
+  // Transpose of a parameter (a tied embedding as the output head) copies nothing. Of an
+  // activation it is the copy a later kernel or reshape makes. (A training graph reads the
+  // parameter through its mirror, an optimizer-parallel one through its gather.)
+  bool resultIsView(const Graph& g, const Op& op) const override {
+    return op.operands[0].isValue() && g.value(modelValueBehind(g, op.operands[0].value)).kind == ValueKind::Parameter;
+  }
   // Its backward needs shapes only.
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
   bool elementwiseForPropagation() const override { return true; }

@@ -308,7 +308,7 @@ class AutoSearch {
     const Value& value = graph_.value(v);
     if (value.producer == kNoId) return false;
     const Op& producer = graph_.op(value.producer);
-    if (rulesOf(producer).resultIsView()) return !producer.operands.empty() && producer.operands[0].isValue() && producerKeeps(producer.operands[0].value);
+    if (rulesOf(producer).resultIsView(graph_, producer)) return !producer.operands.empty() && producer.operands[0].isValue() && producerKeeps(producer.operands[0].value);
     SavedForBackward s = rulesOf(producer).savedForBackward(producer);
     return std::count(s.results.begin(), s.results.end(), value.resultIndex) > 0;
   }

@@ -90,7 +90,7 @@ Program programOf(const Graph& g) {
     const Op& op = g.op(g.order[pos]);
     // A view (and a training graph's identity mirror) shares its operand's memory, and so does
     // a bias added into the product it alone reads (torch's addmm).
-    int shared = (op.inserted() && op.role == InsertedRole::Mirror) || (!op.inserted() && rulesOf(op).resultIsView()) ? 0 : -1;
+    int shared = (op.inserted() && op.role == InsertedRole::Mirror) || (!op.inserted() && rulesOf(op).resultIsView(g, op)) ? 0 : -1;
     if (shared < 0 && !op.inserted()) {
       int into = rulesOf(op).accumulatesInto(g, op);
       if (into >= 0 && readers[op.operands[into].value] == 1 && p.bytes[op.operands[into].value] == p.bytes[op.results[0]]) shared = into;

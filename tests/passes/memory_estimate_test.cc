@@ -114,6 +114,34 @@ TEST_CASE("memory: a bias added to the product it alone reads is torch's addmm, 
   CHECK(m2.inference.peakAt == "y");
 }
 
+TEST_CASE("memory: a weight's Transpose is a view (torch's weight.t()), in training read through its mirror too") {
+  // x (4x8 float32, 128 B) -> MatMul w1 (8x8) -> h; w2 (16x8) -> Transpose t (8x16) -> MatMul y =
+  // h t (4x16, 256 B). Parameters 256 + 512 = 768 B. t is w2 read transposed, no copy: at y,
+  // 768 + h 128 + y 256 = 1152 (1664 with t a 512 B copy).
+  const std::string model =
+      "inputs:\n  - {name: x, shape: [4, 8], dtype: float32}\n"
+      "parameters:\n  - {name: w1, shape: [8, 8], dtype: float32}\n  - {name: w2, shape: [16, 8], dtype: float32}\n"
+      "ops:\n  - {name: h, type: MatMul, inputs: [x, w1]}\n"
+      "  - {name: t, type: Transpose, inputs: [w2, [1, 0]]}\n"
+      "  - {name: y, type: MatMul, inputs: [h, t]}\n";
+  Compiled one = compileAllRanks("parallel: {device_num: 1}\n" + model);
+  REQUIRE_MESSAGE(one.errors.empty(), one.errors);
+  MemoryEstimate m = estimateMemory(one.global, settings(false));
+  CHECK(m.inference.peakBytes == 1152);
+  CHECK(m.inference.peakAt == "y");
+  // Data parallel over 2 in training: w2 reaches t through its _MirrorOperator, and t is still a
+  // view of it. Saved: x's slice (64 B, for w1's gradient), h's (64 B, for t's) and the loss's
+  // log-softmax of y's slice (128 B): 256 B; y keeps nothing of t, which is w2 (768 B with it).
+  std::string dataParallel = model;
+  dataParallel.replace(dataParallel.find("inputs: [x, w1]}"), 16, "inputs: [x, w1], in_strategy: [[2, 1], [1, 1]]}");
+  Compiled two = compileAllRanks("parallel: {device_num: 2, training: true}\n" + dataParallel);
+  REQUIRE_MESSAGE(two.errors.empty(), two.errors);
+  int mirrors = 0;
+  for (const Op& op : two.global.ops) mirrors += op.role == InsertedRole::Mirror;
+  CHECK(mirrors == 2);
+  CHECK(estimateMemory(two.global, settings(true, Optimizer::Sgd)).training->savedActivationBytes == 256);
+}
+
 TEST_CASE("memory: a Reshape is a view of its operand; a Transpose is a copy") {
   const std::string yaml =
       "parallel: {device_num: 1}\n"
