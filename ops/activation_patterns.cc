@@ -61,6 +61,7 @@ class Matcher {
 
   // x * Sigmoid(x), the factors either way round.
   bool fuseSiLU(OpId sigmoid) {
+    if (!op(sigmoid).operands[0].isValue()) return false;
     ValueId x = op(sigmoid).operands[0].value, s = op(sigmoid).results[0];
     auto mul = soleReader(s);
     if (!mul || otherFactor(*mul, s) != x) return false;
@@ -71,6 +72,7 @@ class Matcher {
   // Erf(x / sqrt 2) or Erf(x * (1 / sqrt 2)), plus 1, times x and 0.5 in any association:
   // ((x * p) * 0.5), ((x * 0.5) * p), (x * (p * 0.5)).
   bool fuseGeLU(OpId erf) {
+    if (!op(erf).operands[0].isValue()) return false;
     ValueId scaled = op(erf).operands[0].value;
     OpId scale = g_.value(scaled).producer;
     if (scale == kNoId || soleReader(scaled) != erf) return false;
