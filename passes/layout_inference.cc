@@ -215,7 +215,8 @@ class LayoutInferencePass : public Pass {
   // split on dim 0 over them too (each rank updates its shard) and gathered before its use. Only
   // where dim 0's slice divides and the parameter reaches the threshold.
   TensorLayout optimizerSharded(TensorLayout need, const Value& v) const {
-    if (!options_.training || options_.parallelOptimizerLevel == 0 || v.kind != ValueKind::Parameter || need.shape.empty())
+    if (!options_.training || options_.parallelOptimizerLevel == 0 || v.kind != ValueKind::Parameter || !v.trainable ||
+        need.shape.empty())
       return need;
     double bytes = static_cast<double>(numElements(v.type.shape)) * byteSize(v.type.dtype);
     if (bytes < options_.parallelOptimizerThresholdKiB * 1024) return need;

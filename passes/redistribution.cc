@@ -262,7 +262,9 @@ class RedistributionPass : public Pass {
           graph.redistributions.push_back(std::move(rec));
         }
         ins.setOwner(id, InsertedRole::Mirror);
-        if (options_.training && v.kind == ValueKind::Parameter)
+        // A constant that does not train (an export's buffer or folded mask) takes no gradient
+        // to average: torch's data parallelism all-reduces parameters' gradients only.
+        if (options_.training && v.kind == ValueKind::Parameter && v.trainable)
           input = emitMirror(ins, to, input, v, graph.op(id).name, static_cast<int>(i), options_.parallelOptimizerLevel > 0);
         graph.op(id).operands[i].value = input;
       }

@@ -1041,6 +1041,20 @@ TEST_CASE("onnx trainable: module paths train unless torch names them buffers; r
   CHECK(t["gradients_bytes"] == 544);
   CHECK(t["optimizer_states_bytes"] == 1088);
   CHECK(json::parse(r.out)["memory"]["inference"]["constants_bytes"] == 160);
+  // Data parallel over 2 in training: the three trained parameters' gradients are averaged
+  // (a _MirrorOperator each); the buffer and the mask take none, as torch's DDP all-reduces
+  // parameters' gradients only.
+  writeFile(dir.path() + "/plan.yaml", "graph: m.onnx\nparallel: {device_num: 2, training: true, search_mode: data_parallel}\n");
+  RunResult dp = runIrc({dir.path() + "/plan.yaml", "--dump-after", "validate", "--dump-dir", dir.path() + "/ir", "-q"});
+  REQUIRE_MESSAGE(dp.exitCode == 0, dp.err);
+  std::string dump = readFile(dir.path() + "/ir/rank_0/validate_0004.ir");
+  std::vector<std::string> mirrored;
+  for (size_t at = dump.find("= _MirrorOperator(%"); at != std::string::npos; at = dump.find("= _MirrorOperator(%", at + 1)) {
+    size_t name = dump.find('_', dump.find("%para", at)) + 1;
+    mirrored.push_back(dump.substr(name, dump.find(')', name) - name));
+  }
+  std::sort(mirrored.begin(), mirrored.end());
+  CHECK(mirrored == std::vector<std::string>{"m.fc.weight", "val_3", "val_7"});
 }
 
 TEST_CASE("plan recompute: module globs (a module and what it encloses) and node names; a glob matching nothing is an error") {
