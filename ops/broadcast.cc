@@ -93,8 +93,11 @@ TensorValue select(const Op& op, const KernelInputs& in, const Shape& outShape) 
 
 // One factor per output dim; an operand dim of size 1 under a larger output dim has none (it
 // broadcasts, so it must not be split).
-// The families whose kernels take a bias into their output: torch's addmm and convolutions.
-bool isProduct(OpFamily f) {
+// Made by a model op whose kernel takes a bias into its output: torch's addmm, convolutions.
+bool madeByProduct(const Graph& g, ValueId v) {
+  OpId producer = g.value(v).producer;
+  if (producer == kNoId || g.op(producer).inserted()) return false;
+  OpFamily f = familyOf(g.op(producer));
   return f == OpFamily::MatMul || f == OpFamily::BatchMatMul || f == OpFamily::Convolution || f == OpFamily::ConvTranspose;
 }
 
@@ -117,9 +120,8 @@ class Broadcast : public OpFamilyRules {
     if (op.type != "Add" || op.operands.size() != 2) return -1;
     for (int i : {0, 1}) {
       const Operand& product = op.operands[i];
-      if (!product.isValue() || !op.operands[1 - i].isValue() || !operandIsWeight(g, op, 1 - i)) continue;
-      OpId producer = g.value(product.value).producer;
-      if (producer != kNoId && !g.op(producer).inserted() && isProduct(familyOf(g.op(producer)))) return i;
+      if (product.isValue() && op.operands[1 - i].isValue() && operandIsWeight(g, op, 1 - i) && madeByProduct(g, product.value))
+        return i;
     }
     return -1;
   }
@@ -214,9 +216,7 @@ class BiasAdd : public OpFamilyRules {
  public:
   // A Conv's or Linear's bias, added into its output.
   int accumulatesInto(const Graph& g, const Op& op) const override {
-    if (!op.operands[0].isValue()) return -1;
-    OpId producer = g.value(op.operands[0].value).producer;
-    return producer != kNoId && !g.op(producer).inserted() && isProduct(familyOf(g.op(producer))) ? 0 : -1;
+    return op.operands[0].isValue() && madeByProduct(g, op.operands[0].value) ? 0 : -1;
   }
   bool operandIsWeight(const Graph&, const Op&, size_t operand) const override { return operand == 1; }
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
