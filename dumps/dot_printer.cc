@@ -55,12 +55,12 @@ std::string printDot(const Graph& graph, const PrintOptions& options) {
       producerOf[v] = vertex;
     }
   for (OpId id : graph.order) {
-    Op op = graph.op(id);
-    if (op.inserted()) materializeForRank(op, options.rank);
+    const Op& op = graph.op(id);
+    const OpForRank view(graph, op, options.rank);
     std::string label = fmt::format("{}\\n{}", escaped(op.printedName.empty() ? op.name : op.printedName), op.type);
     if (!op.inserted() && op.parallel->hasSharding && !takesLayoutsFromNeighbours(op))
       label += "\\n" + formatStrategy(op.parallel->inStrategy);
-    if (auto it = op.attrs.find("group_ranks"); it != op.attrs.end())
+    if (auto it = view.attrs().find("group_ranks"); it != view.attrs().end())
       label += "\\ngroup " + std::get<std::string>(it->second);
     if (!op.results.empty()) label += "\\n" + shapeText(graph, op.results[0]);
     auto vertex = boost::add_vertex(DotNode{label, op.inserted() ? fillOf(op.type) : "", "box"}, g);

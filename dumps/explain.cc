@@ -130,8 +130,8 @@ std::string explainModelOp(const Graph& graph, OpId id) {
 }
 
 std::string explainInserted(const Graph& graph, OpId id, int64_t rank) {
-  Op op = graph.op(id);
-  materializeForRank(op, rank);
+  const Op& op = graph.op(id);
+  const OpForRank view(graph, op, rank);
   std::string out = fmt::format("{} = {} (inserted)\n", op.name, op.type);
   if (!op.reason.empty()) out += fmt::format("  why: {}\n", op.reason);
   for (const RedistributionRecord& rec : graph.redistributions) {
@@ -147,12 +147,12 @@ std::string explainInserted(const Graph& graph, OpId id, int64_t rank) {
   if (op.step) {
     const RedistStep& s = *op.step;
     out += fmt::format("  local shape: {} -> {}\n", formatShape(s.localBefore), formatShape(s.localAfter));
-    if (op.attrs.count("group_ranks"))
-      out += fmt::format("  rank {}'s group: {} ({})\n", rank, std::get<std::string>(op.attrs.at("group_ranks")),
-                         std::get<std::string>(op.attrs.at("group")));
+    if (view.attrs().count("group_ranks"))
+      out += fmt::format("  rank {}'s group: {} ({})\n", rank, std::get<std::string>(view.attrs().at("group_ranks")),
+                         std::get<std::string>(view.attrs().at("group")));
     if (familyOf(op) == OpFamily::StridedSlice)
-      out += fmt::format("  rank {} keeps {} .. {}\n", rank, formatAttribute(*op.operands[1].constant),
-                         formatAttribute(*op.operands[2].constant));
+      out += fmt::format("  rank {} keeps {} .. {}\n", rank, formatAttribute(*view.operands()[1].constant),
+                         formatAttribute(*view.operands()[2].constant));
     int dtypeBytes = byteSize(graph.value(op.results[0]).type.dtype);
     if (s.kind == RedistStep::Kind::Mirror)
       out += fmt::format("  forward: the identity; backward: AllReduce (mean) of the gradient, {} bytes sent per rank\n",

@@ -227,10 +227,9 @@ class Printer {
 
   void printOp(const Op& op) {
     // Inserted ops of the global graph print with the dumped rank's groups and bounds.
-    std::optional<RankArgs> rank;
-    if (!graph_.localShapes && needsRankArgs(graph_, op, options_.rank)) rank = rankArgs(op, options_.rank);
-    const std::vector<Operand>& operands = rank ? rank->operands : op.operands;
-    const AttrMap& attrs = rank ? rank->attrs : op.attrs;
+    const OpForRank view(graph_, op, options_.rank);
+    const std::vector<Operand>& operands = view.operands();
+    const AttrMap& attrs = view.attrs();
     const OpDef& def = *findOpDef(op.type);
     // Concat takes its tensors through one MakeTuple node, as MindSpore prints it (a Receive, whose
     // only operand is its Send's in the global graph, takes it directly).

@@ -76,10 +76,9 @@ void writeOrigin(JsonStream& js, const Graph& graph, OpId id, const StrategyOrig
 // over 100k inserted ops): the op's own in key order, then the operands' bounds, shape or divisor.
 void writeInsertedOpMembers(JsonStream& js, const Graph& graph, OpId id, int64_t rank) {
   const Op& op = graph.op(id);
-  std::optional<RankArgs> args;
-  if (needsRankArgs(graph, op, rank)) args = rankArgs(op, rank);
-  const AttrMap& attrs = args ? args->attrs : op.attrs;
-  const std::vector<Operand>& operands = args ? args->operands : op.operands;
+  const OpForRank view(graph, op, rank);
+  const AttrMap& attrs = view.attrs();
+  const std::vector<Operand>& operands = view.operands();
   js.member("type"_key, op.type);
   js.key("attrs"_key);
   js.beginObject();

@@ -157,13 +157,10 @@ class Graph {
   std::vector<OpId> order;          // execution / print order
   std::vector<std::string> modulePaths;  // "m.model.layers.0.self_attn.q_proj", by Op::modulePath
   // False while shapes are global (up to step_parallel_end): inserted ops then carry the global
-  // type of the value they move. True in a rank's local graph (validate).
+  // type of the value they move and no rank's groups or bounds (OpForRank derives a rank's).
+  // True in a rank's local graph (validate), whose inserted ops carry its rank's.
   bool localShapes = false;
   int64_t rank = 0;                 // the rank of a local graph
-  // The rank whose groups, slice bounds and offsets the inserted ops carry (materializeForRank):
-  // the compile's global rank once redistribution inserted them, a local graph's own rank after
-  // shape slicing; -1 before any op is inserted.
-  int64_t insertedOpsRank = -1;
   std::vector<RedistributionRecord> redistributions;  // per edge, in print order
   // With pipeline stages (set where the Send/Receive pairs are inserted): the ranks of a stage;
   // 0 without. A rank's local graph: its stage (its order holds that stage's ops only).

@@ -104,7 +104,9 @@ void applyRankArgs(const RedistStep& s, AttrMap& attrs, std::vector<Operand>& op
 
 bool hasRankArgs(const Op& op) { return op.step && opTypeOfStep(*op.step) == op.type; }
 
-bool needsRankArgs(const Graph& graph, const Op& op, int64_t rank) { return graph.insertedOpsRank != rank && hasRankArgs(op); }
+OpForRank::OpForRank(const Graph& graph, const Op& op, int64_t rank) : op_(op) {
+  if (!graph.localShapes && hasRankArgs(op)) args_ = rankArgs(op, rank);
+}
 
 void materializeForRank(Op& op, int64_t rank) {
   if (hasRankArgs(op)) applyRankArgs(*op.step, op.attrs, op.operands, rank);

@@ -1,6 +1,7 @@
 #pragma once
 // Building the ops the passes insert (forward ops, redistribution steps) and giving them a
 // rank's arguments: groups with MindSpore's names, StridedSlice bounds.
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,10 +27,22 @@ struct RankArgs {
 // around a gather, which every rank runs alike).
 bool hasRankArgs(const Op& op);
 RankArgs rankArgs(const Op& op, int64_t rank);
-// Whether `op` must be given `rank`'s arguments to show it for that rank: it has rank arguments
-// and `graph`'s inserted ops carry another rank's (Graph::insertedOpsRank). Re-deriving them
-// for the rank they already carry would copy the op's attrs for nothing.
-bool needsRankArgs(const Graph& graph, const Op& op, int64_t rank);
+// One rank's view of an op. The global graph's inserted ops carry no rank's arguments: the view
+// derives the rank's groups, bounds and offsets for the ops that have them (rankArgs); any other
+// op, and every op of a rank's local graph (shape slicing gave it its rank's arguments with
+// materializeForRank), it shows as it is. The printer, the report, explain, DOT and the verifier
+// read ops through it.
+class OpForRank {
+ public:
+  OpForRank(const Graph& graph, const Op& op, int64_t rank);
+  const Op& op() const { return op_; }
+  const AttrMap& attrs() const { return args_ ? args_->attrs : op_.attrs; }
+  const std::vector<Operand>& operands() const { return args_ ? args_->operands : op_.operands; }
+
+ private:
+  const Op& op_;
+  std::optional<RankArgs> args_;
+};
 
 // The model value behind `v`: back through the inserted ops (forward ops, redistributions, a
 // replace graph, mirrors) that sit between it and an input, parameter or model op result.

@@ -1,6 +1,5 @@
 #include "ops/op_inserter.h"
 
-#include "ir/inserted_ops.h"
 #include "ir/limits.h"
 
 namespace irc {
@@ -22,7 +21,6 @@ ValueId OpInserter::add(std::string name, std::string instance, std::string type
   op.role = role_;
   op.stage = owner_ != kNoId ? graph_.op(owner_).stage : 0;
   OpId id = graph_.addOp(std::move(op), results);
-  materializeForRank(graph_.op(id), rank_);
   order.push_back(id);
   return graph_.op(id).results[0];
 }

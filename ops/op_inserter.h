@@ -14,8 +14,9 @@ struct InsertionLimitReached {};
 
 class OpInserter {
  public:
-  // `rank`: the rank whose groups and slice bounds inserted ops show in global dumps.
-  OpInserter(Graph& g, int64_t rank) : graph_(g), rank_(rank) { graph_.insertedOpsRank = rank; }
+  // The ops it adds carry no rank's groups or bounds: dumps derive them (OpForRank), shape
+  // slicing writes them into each rank's graph.
+  explicit OpInserter(Graph& g) : graph_(g) {}
 
   // Appends an inserted op; returns its (first) result. Appends to graph.ops and graph.values:
   // no reference into them survives a call.
@@ -34,7 +35,6 @@ class OpInserter {
 
  private:
   Graph& graph_;
-  int64_t rank_;
   OpId owner_ = kNoId;
   InsertedRole role_ = InsertedRole::None;
   int64_t inserted_ = 0;

@@ -60,12 +60,25 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-InferResult inferOnOperandTypes(const Op& op, const std::vector<const TensorType*>& operandTypes) {
+namespace {
+
+InferResult inferOn(const OpDef& def, const std::vector<Operand>& operands, const AttrMap& attrs,
+                    const std::vector<const TensorType*>& operandTypes) {
   std::vector<InferOperand> in;
-  in.reserve(op.operands.size());
-  for (size_t i = 0; i < op.operands.size(); ++i)
-    in.push_back({operandTypes[i], op.operands[i].isValue() ? nullptr : &*op.operands[i].constant});
-  return inferResultTypes(defOf(op), in, op.attrs);
+  in.reserve(operands.size());
+  for (size_t i = 0; i < operands.size(); ++i)
+    in.push_back({operandTypes[i], operands[i].isValue() ? nullptr : &*operands[i].constant});
+  return inferResultTypes(def, in, attrs);
+}
+
+}  // namespace
+
+InferResult inferOnOperandTypes(const Op& op, const std::vector<const TensorType*>& operandTypes) {
+  return inferOn(defOf(op), op.operands, op.attrs, operandTypes);
+}
+
+InferResult inferOnOperandTypes(const OpForRank& op, const std::vector<const TensorType*>& operandTypes) {
+  return inferOn(defOf(op.op()), op.operands(), op.attrs(), operandTypes);
 }
 
 InferResult inferResultTypes(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/inserted_ops.h"
 #include "ops/op_defs.h"
 
 namespace irc {
@@ -32,6 +33,9 @@ InferResult inferResultTypes(const OpDef& def, const std::vector<InferOperand>& 
 // A graph op's result types on other operand types (a rank's local ones): `operandTypes` holds
 // one per operand, null for a constant (the op's own constant is used).
 InferResult inferOnOperandTypes(const Op& op, const std::vector<const TensorType*>& operandTypes);
+// The same for one rank's view of the op (an inserted op of the global graph with the rank's
+// groups and bounds).
+InferResult inferOnOperandTypes(const OpForRank& op, const std::vector<const TensorType*>& operandTypes);
 
 // Normalizes a possibly negative axis against `rank` (numpy rules); nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/shape_inference.h"
 
@@ -88,8 +89,11 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
       in.push_back({o.isValue() ? &graph.value(o.value).type : nullptr, o.isValue() ? nullptr : &*o.constant});
     }
     if (!ok) continue;
+    // An inserted op of the global graph gets its groups and bounds per rank: check them as rank
+    // 0 sees them (every rank's are made alike).
+    const OpForRank view(graph, op, 0);
     for (const AttrSpec& spec : def->attrs)
-      if (!op.attrs.count(spec.name)) {
+      if (!view.attrs().count(spec.name)) {
         problems.push_back(fmt::format("op '{}' lacks attribute '{}'", op.name, spec.name));
         ok = false;
       }

@@ -30,8 +30,8 @@ struct Program {
 
 // Each value at its local slice shape: inputs and parameters from their layouts, a model op's
 // results from the layouts it computes, an inserted op's from its own shape rule on local
-// operands (its constants are already the rank's).
-std::vector<Shape> localShapes(const Graph& g) {
+// operands, with `rank`'s bounds and group sizes.
+std::vector<Shape> localShapes(const Graph& g, int64_t rank) {
   std::vector<Shape> local(g.values.size());
   for (size_t v = 0; v < g.values.size(); ++v) local[v] = g.values[v].type.shape;
   for (const auto* list : {&g.inputs, &g.parameters})
@@ -52,17 +52,17 @@ std::vector<Shape> localShapes(const Graph& g) {
       types.push_back(o.isValue() ? TensorType{g.value(o.value).type.dtype, local[o.value]} : TensorType{});
       operandTypes.push_back(o.isValue() ? &types.back() : nullptr);
     }
-    InferResult r = inferOnOperandTypes(op, operandTypes);
+    InferResult r = inferOnOperandTypes(OpForRank(g, op, rank), operandTypes);
     if (auto* t = std::get_if<std::vector<TensorType>>(&r))
       for (size_t i = 0; i < t->size() && i < op.results.size(); ++i) local[op.results[i]] = (*t)[i].shape;
   }
   return local;
 }
 
-Program programOf(const Graph& g) {
+Program programOf(const Graph& g, int64_t rank) {
   Program p;
   size_t n = g.values.size();
-  std::vector<Shape> local = localShapes(g);
+  std::vector<Shape> local = localShapes(g, rank);
   p.bytes.resize(n);
   p.root.resize(n);
   p.holder.assign(n, Holder::Activation);
@@ -324,7 +324,7 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
 }  // namespace
 
 MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings, bool lossOnOutputs) {
-  Program p = programOf(graph);
+  Program p = programOf(graph, settings.globalRank);
   MemoryEstimate e;
   e.inference = inference(graph, p);
   if (settings.training) e.training = training(graph, p, settings.optimizer, settings.parallelOptimizerLevel, lossOnOutputs);

@@ -128,7 +128,7 @@ void assignAutoStages(Graph& graph, const CompileOptions& options) {
 
 void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
   const int64_t stages = options.pipelineStages;
-  OpInserter ins(graph, options.globalRank);
+  OpInserter ins(graph);
   std::map<std::pair<ValueId, int32_t>, ValueId> received;  // (value, stage) -> its Receive's result
   std::vector<int64_t> tags(stages * stages, 0);             // per (from, to) stage: Sends so far
   std::vector<OpId> order = graph.order;

@@ -176,7 +176,7 @@ class RedistributionPass : public Pass {
     PlannerOptions options{options_.enableAlltoall, 4};
     if (options_.pipelineStages > 1 && options_.autoStages) assignAutoStages(graph, options_);
     if (options_.redistribution == RedistributionMode::Optimal) fuseReductionsIntoEdges(graph);
-    OpInserter ins(graph, options_.globalRank);
+    OpInserter ins(graph);
     std::vector<ValueId> current(graph.values.size());
     for (size_t v = 0; v < current.size(); ++v) current[v] = static_cast<ValueId>(v);
     std::vector<OpId> modelOrder = graph.order;

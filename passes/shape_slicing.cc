@@ -40,13 +40,9 @@ class ShapeSlicingPass : public Pass {
         v.rankSlice = RankSlice{v.type.shape, v.layout->sliceRanges(rank_)};
         v.type.shape = v.layout->sliceShape();
       }
-    // A copy of the global graph whose inserted ops already carry this rank's arguments (the
-    // compile's own rank) keeps them.
-    const bool materialize = graph.insertedOpsRank != rank_;
-    graph.insertedOpsRank = rank_;
     for (OpId id : graph.order) {
       Op& op = graph.op(id);
-      if (materialize) materializeForRank(op, rank_);
+      materializeForRank(op, rank_);  // the global graph's inserted ops carry no rank's arguments
       // The op's constants and attributes for this rank's slices (its family's local-shape rule).
       if (!op.inserted() && op.parallel->layoutsInferred) rulesOf(op).localize(op);
       reinfer(graph, op);
