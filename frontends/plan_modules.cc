@@ -13,6 +13,7 @@
 #include "frontends/model_loader.h"
 #include "ir/suggest.h"
 #include "ops/op_defs.h"
+#include "ops/op_family.h"
 
 namespace irc::model_loading {
 
@@ -65,7 +66,8 @@ std::optional<Placement> parsePlacement(std::string text) {
 // The ops a style configures in one module.
 struct ModuleOps {
   enum class Kind { Linear, Embedding, Other } kind = Kind::Other;
-  OpId main = kNoId;   // the MatMul / Gather
+  OpId main = kNoId;   // the product / lookup
+  int input = -1;      // its activation operand (the lookup's indices)
   OpId bias = kNoId;   // the Linear's bias Add
   bool weightTransposed = false;  // a Linear's weight as torch holds it, [out, in] (Gemm's transB)
 };
@@ -74,30 +76,29 @@ bool isParameter(const Graph& g, const Operand& o, size_t rank) {
   return o.isValue() && g.value(o.value).kind == ValueKind::Parameter && g.value(o.value).type.shape.size() == rank;
 }
 
-bool boolAttr(const Op& op, const char* name) {
-  auto it = op.attrs.find(name);
-  return it != op.attrs.end() && std::holds_alternative<bool>(it->second) && std::get<bool>(it->second);
-}
-
-// A Linear is one MatMul of an activation by a rank-2 weight, and perhaps an Add of a rank-1
-// bias to its product (through Gemm's alpha Mul); an Embedding is a Gather from a rank-2 table.
+// A Linear is one product of an activation by a rank-2 weight, and perhaps the addition of a
+// rank-1 bias to it (through Gemm's alpha scaling); an Embedding is a lookup in a rank-2 table.
+// The ops' families say which part each can play (OpFamilyRules::modulePart).
 ModuleOps classify(const Graph& g, const std::vector<OpId>& ops, const std::vector<std::vector<Use>>& uses) {
+  using Part = ModulePart::Kind;
   ModuleOps m;
-  int matmuls = 0, gathers = 0;
+  int products = 0, lookups = 0;
   for (OpId id : ops) {
     const Op& op = g.op(id);
-    if ((op.type == "MatMul" || op.type == "BatchMatMul") && op.operands.size() >= 2 && isParameter(g, op.operands[1], 2) &&
-        !isParameter(g, op.operands[0], 2) && !boolAttr(op, "transpose_a")) {
-      ++matmuls;
+    ModulePart part = rulesOf(op).modulePart(op);
+    if (part.kind == Part::Product && isParameter(g, op.operands[part.weight], 2) && !isParameter(g, op.operands[part.input], 2)) {
+      ++products;
       m.main = id;
-      m.weightTransposed = boolAttr(op, "transpose_b");
-    } else if (op.type == "Gather" && isParameter(g, op.operands[0], 2)) {
-      ++gathers;
+      m.input = part.input;
+      m.weightTransposed = part.weightTransposed;
+    } else if (part.kind == Part::Lookup && isParameter(g, op.operands[part.weight], 2)) {
+      ++lookups;
       m.main = id;
+      m.input = part.input;
     }
   }
-  if (matmuls + gathers != 1) return ModuleOps{};
-  if (gathers == 1) {
+  if (products + lookups != 1) return ModuleOps{};
+  if (lookups == 1) {
     m.kind = ModuleOps::Kind::Embedding;
     return m;
   }
@@ -106,16 +107,16 @@ ModuleOps classify(const Graph& g, const std::vector<OpId>& ops, const std::vect
   for (int step = 0; step < 2 && uses[product].size() == 1; ++step) {
     const Op& next = g.op(uses[product][0].op);
     if (std::find(ops.begin(), ops.end(), uses[product][0].op) == ops.end()) break;
-    if (next.type == "Add" && isParameter(g, next.operands[1], 1)) {
+    ModulePart part = rulesOf(next).modulePart(next);
+    if (part.kind == Part::Bias && next.operands[part.input].value == product && isParameter(g, next.operands[part.weight], 1)) {
       m.bias = uses[product][0].op;
       break;
     }
-    if (next.type != "Mul") break;  // Gemm's alpha
+    if (part.kind != Part::Scale) break;
     product = next.results[0];
   }
   return m;
 }
-
 
 }  // namespace
 
@@ -346,7 +347,7 @@ void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, co
   }
 
   const Op& main = graph_.op(m.main);
-  const Shape& x = graph_.value(main.operands[m.kind == ModuleOps::Kind::Linear ? 0 : 1].value).type.shape;
+  const Shape& x = graph_.value(main.operands[m.input].value).type.shape;
   const Shape& y = graph_.value(main.results[0]).type.shape;
   if (spec.output && outOfRange(*spec.output, y.size())) {
     reader_.error(keyNode, fmt::format("'{}': output_layouts Shard({}) is not a dim of the module's output {}", key,

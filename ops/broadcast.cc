@@ -125,6 +125,12 @@ class Broadcast : public OpFamilyRules {
     }
     return -1;
   }
+  // A Linear's bias added to its product; Gemm's alpha scaling it.
+  ModulePart modulePart(const Op& op) const override {
+    if (op.type == "Add") return {ModulePart::Kind::Bias, 0, 1};
+    if (op.type == "Mul") return {ModulePart::Kind::Scale, 0, 1};
+    return {};
+  }
   // A sum keeps nothing, a product each factor another factor's gradient reads, a quotient its
   // divisor (and its dividend where the divisor takes a gradient), Maximum/Minimum/Pow their
   // tensor operands; comparisons and logic have no gradient.

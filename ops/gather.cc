@@ -60,6 +60,7 @@ class Gather : public OpFamilyRules {
  public:
   // An embedding table.
   bool operandIsWeight(const Graph&, const Op&, size_t operand) const override { return operand == 0; }
+  ModulePart modulePart(const Op&) const override { return {ModulePart::Kind::Lookup, 1, 0}; }
   // The indices route the gradient back.
   SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {

@@ -123,6 +123,12 @@ OpRule matmulRule(const TensorType& x, const TensorType& w, const TensorType& ou
 class BatchMatMul : public OpFamilyRules {
  public:
   bool operandIsWeight(const Graph&, const Op&, size_t operand) const override { return operand < 2; }
+  // x @ w, w as torch's Linear holds it where transpose_b ([out, in]); a transposed activation
+  // is no Linear's.
+  ModulePart modulePart(const Op& op) const override {
+    if (std::get<bool>(op.attrs.at("transpose_a"))) return {};
+    return {ModulePart::Kind::Product, 0, 1, std::get<bool>(op.attrs.at("transpose_b"))};
+  }
   SavedForBackward savedForBackward(const Op& op) const override { return factorsSaved(op); }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"BatchMatMul", OpFamily::BatchMatMul, {tensor("x"), tensor("w")}, kTransposes});

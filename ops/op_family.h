@@ -65,6 +65,18 @@ struct SavedForBackward {
 // A product's (MatMul, Conv, Einsum, Mul): every tensor operand, each for the others' gradients.
 SavedForBackward factorsSaved(const Op& op);
 
+// An op's part in a torch nn.Linear or nn.Embedding, as DTensor's ColwiseParallel and
+// RowwiseParallel see it: the product of an activation (operand `input`) by the module's weight
+// (operand `weight`: [in, out], or [out, in] where transposed, as Gemm's transB), the lookup of
+// indices (`input`) in a table (`weight`), the bias (`weight`) added to a product (`input`), or
+// the product's scaling (Gemm's alpha).
+struct ModulePart {
+  enum class Kind { None, Product, Lookup, Bias, Scale } kind = Kind::None;
+  int input = -1;
+  int weight = -1;
+  bool weightTransposed = false;
+};
+
 class OpFamilyRules {
  public:
   virtual ~OpFamilyRules() = default;
@@ -159,6 +171,11 @@ class OpFamilyRules {
   // True where operand `operand` is a module's weight as exporters write it (a Linear's or
   // Conv's weight, an embedding table, a norm's scale, a bias): a constant read there trains.
   virtual bool operandIsWeight(const Graph&, const Op&, size_t /*operand*/) const { return false; }
+
+  // --- DTensor's module styles (frontends/plan_modules.cc) ---
+  // The op's part in a Linear or an Embedding, if it can play one (the graph decides whether
+  // its weight is a parameter).
+  virtual ModulePart modulePart(const Op&) const { return {}; }
 
   // --- verify ---
   // The exclusive bound of the indices operand `operand` holds, or -1 where it is no index.
