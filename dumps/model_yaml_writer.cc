@@ -97,7 +97,8 @@ std::string writeModelYaml(const Graph& graph, const ParallelSettings* settings)
   for (OpId id : graph.order) writeOp(out, graph, graph.op(id));
   std::vector<std::string> outputs;
   for (ValueId v : graph.outputs) outputs.push_back(valueRef(graph, v));
-  out += fmt::format("outputs: [{}]\n", fmt::join(outputs, ", "));
+  // Without outputs (a dump excerpt without its Return) the model's unused results are.
+  if (!outputs.empty()) out += fmt::format("outputs: [{}]\n", fmt::join(outputs, ", "));
   return out;
 }
 

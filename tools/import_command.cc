@@ -9,7 +9,6 @@
 #include "dumps/model_yaml_writer.h"
 #include "frontends/mindspore_import.h"
 #include "frontends/onnx_frontend.h"
-#include "frontends/yaml_frontend.h"
 #include "ops/op_sharding.h"
 #include "passes/propagation_common.h"
 #include "tools/cli_util.h"
@@ -20,20 +19,18 @@ namespace irc::cli {
 namespace {
 
 // The most devices any configured strategy of the imported model uses, measured with the ops'
-// own rules on a draft of the model with more devices than any strategy could use.
-int64_t devicesUsedByStrategies(const ImportedDump& imported) {
-  std::string draft = imported.yaml(int64_t{1} << 30, false);
-  DiagnosticEngine diags("draft.yaml", draft);
-  FrontendOptions options;
-  options.defaultName = "draft";
-  auto graph = loadModel(draft, diags, options);
-  if (!graph) return 1;  // a draft that does not load uses one device; loading the result reports why
+// own rules on a copy of the model with more devices than any strategy could use.
+int64_t devicesUsedByStrategies(const Graph& imported) {
+  Graph draft = imported;
+  draft.parallel.deviceNum = int64_t{1} << 30;
+  draft.parallel.fullyUseDevices = false;
+  DiagnosticEngine diags("draft", "");  // a strategy the model rejects is reported when it is compiled
   PassContext context{diags};
-  PropagationInput in = preparePropagation(*graph, context, optionsFromModel(graph->parallel), false);
+  PropagationInput in = preparePropagation(draft, context, optionsFromModel(draft.parallel), false);
   int64_t most = 1;
-  for (OpId id : graph->order)
-    if (graph->op(id).parallel->hasSharding && in.rules[id])
-      most = std::max(most, devicesUsed(*in.rules[id], graph->op(id).parallel->sharding));
+  for (OpId id : draft.order)
+    if (draft.op(id).parallel->hasSharding && in.rules[id])
+      most = std::max(most, devicesUsed(*in.rules[id], draft.op(id).parallel->sharding));
   return most;
 }
 
@@ -113,7 +110,11 @@ ExitStatus runImport(const std::vector<std::string>& args) {
     return ExitStatus::Rejected;
   }
   // A dump that does not say how many devices runs on as many as its strategies use.
-  return writeImported(imported->yaml(imported->deviceNum ? *imported->deviceNum : devicesUsedByStrategies(*imported)), output);
+  ParallelSettings settings;
+  settings.deviceNum = imported->deviceNum ? *imported->deviceNum : devicesUsedByStrategies(imported->graph);
+  return writeImported("# Imported by `irc import` from a dump; strategies are those the dump configured.\n" +
+                           writeModelYaml(imported->graph, &settings),
+                       output);
 }
 
 }  // namespace irc::cli

@@ -1,6 +1,7 @@
 // The fuzz target: bytes -> the YAML frontend (or the ONNX frontend, for bytes that start like an
-// ONNX file: compiled data parallel on 4 devices, unmapped nodes kept opaque) -> the whole
-// pipeline for every rank -> `irc verify`'s lockstep simulation. A rejected model must come with a located diagnostic; an
+// ONNX file: compiled data parallel on 4 devices, unmapped nodes kept opaque; or `irc import`'s
+// dump reader, for bytes that start like a dump) -> the whole pipeline for every rank -> `irc
+// verify`'s lockstep simulation. A rejected model must come with a located diagnostic; an
 // accepted one must compile without an internal error and compute, on every rank, what the
 // single-device program computes. Anything else aborts, which the fuzzer reports.
 //
@@ -13,9 +14,12 @@
 #include <map>
 #include <string>
 
+#include "dumps/model_yaml_writer.h"
+#include "frontends/mindspore_import.h"
 #include "frontends/npz_reader.h"
 #include "frontends/onnx_frontend.h"
 #include "frontends/yaml_frontend.h"
+#include "ops/verifier.h"
 #include "passes/compile.h"
 #include "passes/spmd_simulator.h"
 
@@ -52,12 +56,34 @@ bool fuzzArrays(const std::string& bytes) {
   return true;
 }
 
+// `irc import`'s reader: text that starts like a dump (`# IR entry`, `%para`, a node line) is read
+// into the IR, refused with a located message or turned into a consistent graph, whose model text
+// then goes the YAML way below. Returns false where nothing is left to run.
+bool fuzzDump(std::string& text) {
+  if (text.rfind("# IR", 0) != 0 && text.rfind("%para", 0) != 0 && text.rfind("  %", 0) != 0) return true;
+  irc::DiagnosticEngine diags("fuzz.ir", text);
+  irc::ImportOptions options;
+  options.name = "fuzz";
+  auto imported = irc::importMindSporeDump(text, options, diags);
+  if (!imported) {
+    if (!diags.hasErrors()) fail("a dump refused without a diagnostic", text);
+    if (diags.renderToString().rfind("fuzz.ir:", 0) != 0) fail("a dump diagnostic without FILE:", text);
+    return false;
+  }
+  if (auto problems = irc::verifyGraph(imported->graph); !problems.empty()) fail("an imported graph is invalid: " + problems[0], text);
+  irc::ParallelSettings settings;
+  settings.deviceNum = imported->deviceNum.value_or(1);
+  text = irc::writeModelYaml(imported->graph, &settings);
+  return true;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace irc;
   std::string text(reinterpret_cast<const char*>(data), size);
   if (fuzzArrays(text)) return 0;
+  if (!fuzzDump(text)) return 0;
   const bool onnx = looksLikeOnnx(text);
   const char* file = onnx ? "fuzz.onnx" : "fuzz.yaml";
   DiagnosticEngine diags(file, onnx ? "" : text);
