@@ -21,14 +21,20 @@ std::string_view trimmed(std::string_view s) {
   return s;
 }
 
+// The whole of `s` as a number, nothing before or after it.
+template <typename T>
+std::optional<T> parsed(std::string_view s) {
+  T v{};
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
 // `I64(3)` / `I32(3)` / `3`.
 std::optional<int64_t> intOf(std::string_view s) {
   s = trimmed(s);
   if ((s.rfind("I64(", 0) == 0 || s.rfind("I32(", 0) == 0) && s.back() == ')') s = s.substr(4, s.size() - 5);
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
+  return parsed<int64_t>(s);
 }
 
 // `(1, 2)`, `[1, 2]`, `()`.
@@ -62,10 +68,7 @@ std::optional<ShardStrategy> strategyOf(const std::string& s) {
 std::optional<double> numberOf(std::string_view s) {
   s = trimmed(s);
   if (s.rfind("F32(", 0) == 0 || s.rfind("F64(", 0) == 0) s = s.substr(4, s.size() - 5);
-  double v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
+  return parsed<double>(s);
 }
 
 std::optional<bool> boolOf(std::string_view s) {
@@ -334,7 +337,7 @@ class DumpImporter {
   }
 
   // Values and constants in the definition's operand order; constants left out take their
-  // defaults. A number for a scalar operand takes the tensor operands' dtype, as a model's does.
+  // defaults. A number for a scalar operand takes the tensor operands' dtype, as in a model.
   bool readOperands(const DumpNode& n, const std::vector<std::string>& args, const OpDef& def, Op& op) {
     const SourceLoc loc{n.line, 3};
     positionalAttrs_.clear();
@@ -373,14 +376,7 @@ class DumpImporter {
       }
       op.operands.push_back(Operand::ofConstant(*def.operands[i].defaultValue));
     }
-    if (def.scalarDtypeFrom >= 0) {
-      const TensorType* tensor = nullptr;
-      for (size_t i = def.scalarDtypeFrom; i < op.operands.size() && !tensor; ++i)
-        if (op.operands[i].isValue()) tensor = &graph_.value(op.operands[i].value).type;
-      for (Operand& o : op.operands)
-        if (auto* scalar = o.constant ? std::get_if<ScalarTensor>(&*o.constant) : nullptr; scalar && tensor)
-          scalar->dtype = tensor->dtype;
-    }
+    giveScalarsTensorDtype(graph_, op);
     return true;
   }
 

@@ -730,17 +730,8 @@ void ModelLoader::inferTypes() {
       in.push_back({o.isValue() ? &graph_.value(o.value).type : nullptr, o.isValue() ? nullptr : &*o.constant});
     }
     if (!ready) continue;
-    // A number written for a binary op's scalar operand (Add's y, Select's x or y) is a scalar of
-    // the op's tensor dtype, as MindSpore converts a Python number: `Add(int_x, 1)` adds an int.
     const OpDef& def = defOf(op);
-    if (def.scalarDtypeFrom >= 0) {
-      const TensorType* tensor = nullptr;
-      for (size_t i = def.scalarDtypeFrom; i < op.operands.size() && !tensor; ++i)
-        if (op.operands[i].isValue()) tensor = &graph_.value(op.operands[i].value).type;
-      for (Operand& o : op.operands)
-        if (auto* scalar = o.constant ? std::get_if<ScalarTensor>(&*o.constant) : nullptr; scalar && tensor)
-          scalar->dtype = tensor->dtype;
-    }
+    giveScalarsTensorDtype(graph_, op);
     InferResult r = inferResultTypes(def, in, op.attrs);
     if (auto* e = std::get_if<InferError>(&r)) {
       SourceLoc loc = op.loc;

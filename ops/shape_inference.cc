@@ -81,6 +81,17 @@ InferResult inferOnOperandTypes(const OpForRank& op, const std::vector<const Ten
   return inferOn(defOf(op.op()), op.operands(), op.attrs(), operandTypes);
 }
 
+void giveScalarsTensorDtype(const Graph& graph, Op& op) {
+  const OpDef& def = defOf(op);
+  if (def.scalarDtypeFrom < 0) return;
+  const TensorType* tensor = nullptr;
+  for (size_t i = def.scalarDtypeFrom; i < op.operands.size() && !tensor; ++i)
+    if (op.operands[i].isValue()) tensor = &graph.value(op.operands[i].value).type;
+  for (Operand& o : op.operands)
+    if (auto* scalar = o.constant ? std::get_if<ScalarTensor>(&*o.constant) : nullptr; scalar && tensor)
+      scalar->dtype = tensor->dtype;
+}
+
 InferResult inferResultTypes(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) {
   InferResult result = rulesOf(def).inferTypes(def, in, attrs);
   // Every result stays within the documented element bound (docs/limits.md): a OneHot depth or

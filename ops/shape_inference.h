@@ -37,6 +37,11 @@ InferResult inferOnOperandTypes(const Op& op, const std::vector<const TensorType
 // groups and bounds).
 InferResult inferOnOperandTypes(const OpForRank& op, const std::vector<const TensorType*>& operandTypes);
 
+// A number written for a binary op's scalar operand (Add's y, Select's x or y) is a scalar of the
+// op's tensor dtype, as MindSpore converts a Python number: `Add(int_x, 1)` adds an int
+// (OpDef::scalarDtypeFrom). The frontends apply it to each op they read, before its types.
+void giveScalarsTensorDtype(const Graph& graph, Op& op);
+
 // Normalizes a possibly negative axis against `rank` (numpy rules); nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 // A Transpose perm with its entries in [-rank, rank) made non-negative; nullopt unless it is a
