@@ -10,6 +10,7 @@
 
 #include "frontends/onnx_graph_builder.h"
 #include "frontends/onnx_tensors.h"
+#include "ir/limits.h"
 #include "ops/shape_inference.h"
 
 namespace irc::onnx_import {
@@ -1026,6 +1027,11 @@ Terms reshape(NodeMapping& m) {
       inferred = static_cast<int64_t>(i);
     } else if (target[i] < 0) {
       m.error(fmt::format("the target shape has the entry {}", target[i]));
+      return std::nullopt;
+    } else if (target[i] > 0 && known > kMaxTensorElements / target[i]) {
+      // (known * target[i] would wrap around int64 before shape inference could say so.)
+      m.error(fmt::format("the target shape {} has more than {} elements (docs/limits.md)", formatIntTuple(target),
+                          kMaxTensorElements));
       return std::nullopt;
     } else {
       known *= target[i];

@@ -189,6 +189,19 @@ TEST_CASE("onnx: a shape chain folds into Reshape's constant shape") {
   CHECK(g.value(g.outputs[0]).type.shape == Shape{2, 4, 6});
 }
 
+TEST_CASE("onnx: a Reshape target whose product overflows int64 is a located error (a fuzz finding: it wrapped around)") {
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{4}});
+  m.ints("target", {3}, {-1, 4, int64_t{2377900603251621888}});
+  m.node("Reshape", {"x", "target"}, {"y"}, "reshape");
+  m.output("y");
+  Loaded l = load(m.bytes());
+  CHECK(!l.graph);
+  CHECK(l.errors.find("m.onnx:node 0: error: ") != std::string::npos);
+  CHECK(l.errors.find("the target shape (-1, 4, 2377900603251621888) has more than 72057594037927936 elements (docs/limits.md)") !=
+        std::string::npos);
+}
+
 TEST_CASE("onnx: symbolic input dims take their sizes from --dim, and are an error without") {
   OnnxModel m;
   m.input("x", {std::string("batch"), int64_t{4}});
