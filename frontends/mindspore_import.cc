@@ -8,6 +8,7 @@
 
 #include "frontends/parallel_facts.h"
 #include "ir/limits.h"
+#include "ir/names.h"
 #include "ir/suggest.h"
 #include "ops/op_defs.h"
 #include "ops/shape_inference.h"
@@ -248,11 +249,22 @@ class DumpImporter {
   }
 
  private:
+  // Names go into the model's YAML and every dump and report: valid UTF-8 without control
+  // characters (ir/names.h).
+  bool nameOk(const std::string& name, SourceLoc loc) {
+    if (auto problem = nameProblem(name)) {
+      diags_.error(loc, fmt::format("the name {}", *problem));
+      return false;
+    }
+    return true;
+  }
+
   std::optional<ValueId> declare(ValueKind kind, const std::string& name, const std::string& type, int line) {
     if (auto it = declared_.find(name); it != declared_.end()) return it->second;
+    if (!nameOk(name, {line, 1})) return std::nullopt;
     auto t = tensorTypeOf(type);
     if (!t) {
-      diags_.error({line, 1}, fmt::format("the type of '{}' is not a tensor type irc knows: {}", name, type));
+      diags_.error({line, 1}, fmt::format("the type of '{}' is not a tensor type irc knows: {}", name, escapedName(type)));
       return std::nullopt;
     }
     ValueId id = graph_.addGraphInput(name, *t, kind, {line, 1});
@@ -306,8 +318,10 @@ class DumpImporter {
                                     def ? " (it is inserted by the passes, not written in a model)" : didYouMean(n.type, typeNames_)));
       return;
     }
+    const std::string& stem = n.instance.empty() ? n.type : n.instance;
+    if (!nameOk(stem, loc)) return;
     Op op;
-    op.name = uniqueName(n.instance.empty() ? n.type : n.instance);
+    op.name = uniqueName(stem);
     op.instanceName = op.name;
     op.type = def->type;
     op.loc = loc;
@@ -436,6 +450,10 @@ std::optional<ImportedDump> importMindSporeDump(const std::string& text, const I
     return std::nullopt;
   }
   imported.graph.name = !options.name.empty() ? options.name : d.entry.empty() ? "imported" : d.entry;
+  if (auto problem = nameProblem(imported.graph.name)) {
+    diags.error({1, 1}, fmt::format("the model's name {}; give one with --name", *problem));
+    return std::nullopt;
+  }
   imported.deviceNum = deviceNumOf(d, options);
   return imported;
 }

@@ -228,6 +228,13 @@ TEST_CASE("irc import reads the dump into the IR: 2.x positional attributes, nam
   RunResult axis = runIrc({"import", tmp.path() + "/axis.ir"});
   CHECK(axis.exitCode == 1);
   CHECK(axis.err.find(tmp.path() + "/axis.ir:2:3: error: %0 (Softmax): attribute axis is banana; expected an int") == 0);
+  // A name a model may not have (invalid UTF-8, a fuzz finding: the model writer threw) is
+  // refused where the dump gives it.
+  writeFile(tmp.path() + "/name.ir", "%para1_x\xff: <Tensor[Float32], (8, 4)>\n"
+                                     "  %0(p) = ReLU(%para1_x\xff) {instance name: p}\n");
+  RunResult name = runIrc({"import", tmp.path() + "/name.ir"});
+  CHECK(name.exitCode == 1);
+  CHECK(name.err.find(tmp.path() + "/name.ir:1:1: error: the name 'x\\xFF' is not valid UTF-8") == 0);
   writeFile(tmp.path() + "/shapes.ir", "%para1_x: <Tensor[Float32], (8, 4)>\n%para2_w: <Tensor[Float32], (8, 4)>\n"
                                        "  %0(y) = MatMul(%para1_x, %para2_w) {instance name: y}\n");
   RunResult shapes = runIrc({"import", tmp.path() + "/shapes.ir"});
