@@ -9,6 +9,7 @@
 #include "dumps/origin_text.h"
 #include "dumps/text_append.h"
 #include "ir/inserted_ops.h"
+#include "ops/op_family.h"
 #include "ops/op_defs.h"
 
 namespace irc {
@@ -234,7 +235,7 @@ class Printer {
     // Concat takes its tensors through one MakeTuple node, as MindSpore prints it (a Receive, whose
     // only operand is its Send's in the global graph, takes it directly).
     const bool throughTuple =
-        !def.operands.empty() && def.operands.back().kind == OperandKind::TensorList && def.family != OpFamily::Receive;
+        !def.operands.empty() && def.operands.back().kind == OperandKind::TensorList && rulesOf(def).runsAs(def) != RunsAs::Receive;
     std::string tupleNode, tupleType;
     if (throughTuple) {
       std::vector<TensorType> types;

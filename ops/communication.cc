@@ -107,6 +107,39 @@ class Communication : public OpFamilyRules {
     return OpFamilyRules::evaluate(op, in, results);
   }
   std::optional<OpRule> rule(const RuleInputs&) const override { return std::nullopt; }
+  // The mirror is the identity in the forward graph.
+  RunsAs runsAs(const OpDef& def) const override { return def.family == OpFamily::Mirror ? RunsAs::EachRank : RunsAs::Collective; }
+  // AllReduce and AllGather give every member the same result (one shared value); ReduceScatter
+  // reduces once and gives each member its block of dim 0; AlltoAll gives member i block i of
+  // every member's split dim, concatenated on the concat dim.
+  std::vector<SharedValue> evaluateOnGroup(const RedistStep& step, const std::vector<const TensorValue*>& members) const override {
+    const int64_t n = static_cast<int64_t>(members.size());
+    auto shared = [](TensorValue t) { return std::make_shared<const TensorValue>(std::move(t)); };
+    auto reduced = [&] {
+      TensorValue acc = *members[0];
+      for (int64_t k = 1; k < n; ++k)
+        for (int64_t i = 0; i < acc.size(); ++i) acc.data[i] = reduceCombine(step.reduceOp, acc.data[i], members[k]->data[i]);
+      return acc;
+    };
+    std::vector<SharedValue> out;
+    switch (step.kind) {
+      case RedistStep::Kind::AllReduce: return std::vector<SharedValue>(n, shared(reduced()));
+      case RedistStep::Kind::Gather: return std::vector<SharedValue>(n, shared(concatAlong(members, 0)));
+      case RedistStep::Kind::ReduceScatter: {
+        TensorValue whole = reduced();
+        for (int64_t me = 0; me < n; ++me) out.push_back(shared(blockAlong(whole, 0, n, me)));
+        return out;
+      }
+      case RedistStep::Kind::AlltoAll:
+        for (int64_t me = 0; me < n; ++me) {
+          std::vector<TensorValue> received;
+          for (const TensorValue* m : members) received.push_back(blockAlong(*m, step.dim, n, me));
+          out.push_back(shared(concatAlong(received, step.concatDim)));
+        }
+        return out;
+      default: return OpFamilyRules::evaluateOnGroup(step, members);
+    }
+  }
 };
 
 // The slice the redistribution pass inserts: each rank keeps its block [begin, end).
@@ -127,6 +160,7 @@ class StridedSlice : public Communication {
   std::vector<TensorValue> evaluate(const Op& op, const KernelInputs& in, const std::vector<TensorType>&) const override {
     return {stridedSlice(op, *in[0])};
   }
+  RunsAs runsAs(const OpDef&) const override { return RunsAs::EachRank; }  // each rank its own block
 };
 
 }  // namespace

@@ -12,6 +12,10 @@ std::vector<TensorValue> OpFamilyRules::evaluate(const Op& op, const KernelInput
   throw InternalError(fmt::format("the reference interpreter runs collective '{}' only across ranks", op.type));
 }
 
+std::vector<SharedValue> OpFamilyRules::evaluateOnGroup(const RedistStep& step, const std::vector<const TensorValue*>&) const {
+  throw InternalError(fmt::format("a step of kind {} is no collective", static_cast<int>(step.kind)));
+}
+
 OpSample sampleOf(const OpDef& def) {
   OpSample s{{{DType::Float32, {8, 8}}}, {}, {}, ""};
   for (const auto& a : def.attrs)

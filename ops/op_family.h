@@ -4,6 +4,7 @@
 // --list-ops, the factor rule, strategy checks, forward ops and replace graph, the local-shape
 // rule, and what verify must know of its index operands. Everything above this floor dispatches
 // through an op's definition (defOf(op).rules, rulesOf(op)) and never compares op type names.
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,6 +78,14 @@ struct ModulePart {
   bool weightTransposed = false;
 };
 
+// How an op runs in a lockstep run of every rank (passes/spmd_simulator.h): alone on each rank
+// (evaluate), as a collective over the groups of its step (evaluateOnGroup), or as a pipeline
+// Receive of what its Send passed on at the rank of the same position in the sending stage.
+enum class RunsAs { EachRank, Collective, Receive };
+
+// A value every member of a group may share (a collective's result that all receive alike).
+using SharedValue = std::shared_ptr<const TensorValue>;
+
 class OpFamilyRules {
  public:
   virtual ~OpFamilyRules() = default;
@@ -145,6 +154,13 @@ class OpFamilyRules {
   // --- Local shapes (shape slicing) ---
   // Rewrites the op's constants and attributes for its rank's slices (Reshape's target shape).
   virtual void localize(Op&) const {}
+
+  // --- Running on every rank (passes/spmd_simulator.h) ---
+  virtual RunsAs runsAs(const OpDef&) const { return RunsAs::EachRank; }
+  // A collective's results on the members of one group, in the group's order, from their
+  // operands (`members`, also in the group's order); a result all members receive alike is one
+  // shared value.
+  virtual std::vector<SharedValue> evaluateOnGroup(const RedistStep& step, const std::vector<const TensorValue*>& members) const;
 
   // --- Memory (passes/memory_estimate.h) ---
   // What a training step keeps of the op until its backward. The default keeps every tensor

@@ -44,6 +44,8 @@ class PipelineTransfer : public OpFamilyRules {
     return {*in.at(0)};
   }
   std::optional<OpRule> rule(const RuleInputs&) const override { return std::nullopt; }
+  // A Send runs on its own rank (it passes its operand on); a Receive takes what its Send passed.
+  RunsAs runsAs(const OpDef& def) const override { return def.family == OpFamily::Receive ? RunsAs::Receive : RunsAs::EachRank; }
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "ops/reference_ops.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ops/op_family.h"
@@ -59,6 +61,16 @@ int64_t indexWithin(const Op& op, double raw, int64_t dim) {
 TensorValue reshaped(TensorValue x, const Shape& shape) {
   x.shape = shape;
   return x;
+}
+
+double reduceCombine(ReduceOp op, double a, double b) {
+  switch (op) {
+    case ReduceOp::Max: return std::max(a, b);
+    case ReduceOp::Min: return std::min(a, b);
+    case ReduceOp::Prod: return a * b;
+    case ReduceOp::Sum: return a + b;
+  }
+  return a + b;
 }
 
 std::vector<TensorValue> evaluateOp(const Op& op, const std::vector<const TensorValue*>& in,

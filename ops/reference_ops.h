@@ -39,5 +39,8 @@ int64_t intAttr(const Op& op, const char* name);
 int64_t indexWithin(const Op& op, double raw, int64_t dim);
 // x's elements, in the same order, under another shape (Reshape, ExpandDims, Squeeze).
 TensorValue reshaped(TensorValue x, const Shape& shape);
+// Two partial values combined as a reduction `op` combines them (a collective's, a partial
+// layout's).
+double reduceCombine(ReduceOp op, double a, double b);
 
 }  // namespace irc

@@ -193,7 +193,8 @@ void keepPipelineStage(Graph& graph, int32_t stage) {
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
     if (op.stage != stage) continue;
-    if (familyOf(op) == OpFamily::Receive) op.operands.clear();
+    // A stage's Receive reads no value of this stage: its Send's result is another stage's.
+    if (op.step && op.step->kind == RedistStep::Kind::Receive) op.operands.clear();
     for (const Operand& o : op.operands)
       if (o.isValue()) read[o.value] = true;
     kept.push_back(id);
@@ -203,7 +204,7 @@ void keepPipelineStage(Graph& graph, int32_t stage) {
   std::vector<ValueId> sends;
   for (OpId id : graph.order) {
     for (ValueId r : graph.op(id).results) produced[r] = true;
-    if (familyOf(graph.op(id)) == OpFamily::Send) sends.push_back(graph.op(id).results[0]);
+    if (graph.op(id).step && graph.op(id).step->kind == RedistStep::Kind::Send) sends.push_back(graph.op(id).results[0]);
   }
   for (auto* list : {&graph.inputs, &graph.parameters})
     list->erase(std::remove_if(list->begin(), list->end(), [&](ValueId v) { return !read[v]; }), list->end());

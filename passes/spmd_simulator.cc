@@ -60,16 +60,6 @@ std::vector<TensorValue> runLocal(const Graph& g, const Op& op, const std::vecto
   return evaluateOp(op, in, results);
 }
 
-double combine(ReduceOp op, double a, double b) {
-  switch (op) {
-    case ReduceOp::Max: return std::max(a, b);
-    case ReduceOp::Min: return std::min(a, b);
-    case ReduceOp::Prod: return a * b;
-    case ReduceOp::Sum: return a + b;
-  }
-  return a + b;
-}
-
 // Every rank's buffers, by value id. Ranks that hold equal data share one buffer (equal input
 // slices, a collective's result within its group, an op run on shared buffers), so what several
 // ranks compute alike is computed once.
@@ -110,47 +100,24 @@ void runLocalOnRanks(const std::map<int64_t, Graph>& locals, OpId id, RankValues
   }
 }
 
-// One collective across all ranks. AllReduce and AllGather give every member of a group the same
-// result (computed once per group); ReduceScatter reduces once per group and gives each member
-// its block; AlltoAll differs per member.
+// One collective across all ranks: its family computes each group's results once
+// (OpFamilyRules::evaluateOnGroup), from the members' operands.
 void runCollectiveOnRanks(const std::map<int64_t, Graph>& locals, OpId id, RankValues& values) {
-  std::map<std::vector<int64_t>, Buffer> perGroup;  // the group's reduction or gathering
+  std::map<std::vector<int64_t>, std::vector<Buffer>> perGroup;
   std::vector<std::pair<int64_t, Buffer>> out;
   for (const auto& [rank, g] : locals) {
     if (!runs(g, id)) continue;
     const Op& op = g.op(id);
-    // The group and reduction come from the op's step (typed), not from its printed attributes.
+    // The group comes from the op's step (typed), not from its printed attributes.
     const RedistStep& step = *op.step;
     std::vector<int64_t> group = stepGroup(step, rank);
-    ValueId operand = op.operands[0].value;
-    int64_t me = std::find(group.begin(), group.end(), rank) - group.begin();
-    OpFamily family = familyOf(op);
-    Buffer& whole = perGroup[group];
-    if (family == OpFamily::AllReduce || family == OpFamily::ReduceScatter) {
-      if (!whole) {
-        TensorValue acc = *values.at(group[0])[operand];
-        for (size_t k = 1; k < group.size(); ++k) {
-          const TensorValue& member = *values.at(group[k])[operand];
-          for (int64_t i = 0; i < acc.size(); ++i) acc.data[i] = combine(step.reduceOp, acc.data[i], member.data[i]);
-        }
-        whole = share(std::move(acc));
-      }
-      out.emplace_back(rank, family == OpFamily::AllReduce ? whole
-                                                           : share(blockAlong(*whole, 0, static_cast<int64_t>(group.size()), me)));
-    } else if (family == OpFamily::AllGather) {
-      if (!whole) {
-        std::vector<const TensorValue*> members;
-        for (int64_t m : group) members.push_back(values.at(m)[operand].get());
-        whole = share(concatAlong(members, 0));
-      }
-      out.emplace_back(rank, whole);
-    } else if (family == OpFamily::AlltoAll) {
-      std::vector<TensorValue> received;
-      for (int64_t m : group) received.push_back(blockAlong(*values.at(m)[operand], step.dim, step.groupSize(), me));
-      out.emplace_back(rank, share(concatAlong(received, step.concatDim)));
-    } else {
-      throw InternalError("unknown collective " + op.type);
+    std::vector<Buffer>& results = perGroup[group];
+    if (results.empty()) {
+      std::vector<const TensorValue*> members;
+      for (int64_t m : group) members.push_back(values.at(m)[op.operands[0].value].get());
+      results = rulesOf(op).evaluateOnGroup(step, members);
     }
+    out.emplace_back(rank, results.at(std::find(group.begin(), group.end(), rank) - group.begin()));
   }
   // Written after all ranks read their operands (an operand is never a result of the same op,
   // but a group's members are read by every member).
@@ -170,11 +137,6 @@ void runReceiveOnRanks(const Graph& global, const std::map<int64_t, Graph>& loca
     int64_t peer = rank - (g.stage - fromStage) * g.stageDevices;
     values[rank][receive.results[0]] = values.at(peer)[sent];
   }
-}
-
-bool isCollective(const Op& op) {
-  OpFamily f = familyOf(op);
-  return f == OpFamily::AllReduce || f == OpFamily::AllGather || f == OpFamily::ReduceScatter || f == OpFamily::AlltoAll;
 }
 
 }  // namespace
@@ -285,7 +247,7 @@ void compareOnEveryRank(const Graph& global, const std::map<int64_t, Graph>& loc
       for (int64_t member : groupAlongAxes(layout.mesh, rank, layout.partialAxes)) {
         if (member == rank) continue;
         const TensorValue& piece = *values[member][produced];
-        for (int64_t i = 0; i < got.size(); ++i) got.data[i] = combine(layout.partialOp, got.data[i], piece.data[i]);
+        for (int64_t i = 0; i < got.size(); ++i) got.data[i] = reduceCombine(layout.partialOp, got.data[i], piece.data[i]);
       }
     for (int64_t i = 0; i < want.size(); ++i) {
       double a = got.data[i], b = want.data[i];
@@ -340,9 +302,11 @@ class Lockstep {
       const Op& gop = global_.op(id);
       sliceForRanks(gop);  // before the reference may drop an input at its last read below
       if (!gop.inserted()) runReference(original_.op(id));
-      if (isCollective(gop)) runCollectiveOnRanks(locals_, id, values_);
-      else if (familyOf(gop) == OpFamily::Receive) runReceiveOnRanks(global_, locals_, id, values_);
-      else runLocalOnRanks(locals_, id, values_);
+      switch (rulesOf(gop).runsAs(defOf(gop))) {
+        case RunsAs::Collective: runCollectiveOnRanks(locals_, id, values_); break;
+        case RunsAs::Receive: runReceiveOnRanks(global_, locals_, id, values_); break;
+        case RunsAs::EachRank: runLocalOnRanks(locals_, id, values_); break;
+      }
       for (const Operand& o : gop.operands)
         if (o.isValue() && rankReads_.read(o.value)) freeOnRanks(o.value);
       for (ValueId r : gop.results)
