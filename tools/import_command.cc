@@ -19,14 +19,15 @@ namespace irc::cli {
 namespace {
 
 // The most devices any configured strategy of the imported model uses, measured with the ops'
-// own rules on a copy of the model with more devices than any strategy could use.
+// own rules with more devices than any strategy could use.
 int64_t devicesUsedByStrategies(const Graph& imported) {
-  Graph draft = imported;
-  draft.parallel.deviceNum = int64_t{1} << 30;
-  draft.parallel.fullyUseDevices = false;
+  Graph draft = imported;  // preparing propagation writes the ops' parallel state
+  CompileOptions options = optionsFromModel(draft.parallel);
+  options.deviceNum = int64_t{1} << 30;
+  options.fullyUseDevices = false;
   DiagnosticEngine diags("draft", "");  // a strategy the model rejects is reported when it is compiled
   PassContext context{diags};
-  PropagationInput in = preparePropagation(draft, context, optionsFromModel(draft.parallel), false);
+  PropagationInput in = preparePropagation(draft, context, options, false);
   int64_t most = 1;
   for (OpId id : draft.order)
     if (draft.op(id).parallel->hasSharding && in.rules[id])
