@@ -280,7 +280,7 @@ class DumpImporter {
     if (auto it = valueOf_.find(a); it != valueOf_.end()) return it->second;
     if (auto p = paramName(a)) return declare(ValueKind::Parameter, *p, operandTypeOf(n.typeLine, i), n.line);
     if (a.rfind("%", 0) == 0) {
-      auto v = declare(ValueKind::Input, "in" + a.substr(1), operandTypeOf(n.typeLine, i), n.line);
+      auto v = declare(ValueKind::Input, uniqueName("in" + a.substr(1)), operandTypeOf(n.typeLine, i), n.line);
       if (v) valueOf_[a] = *v;
       return v;
     }

@@ -228,6 +228,13 @@ TEST_CASE("irc import reads the dump into the IR: 2.x positional attributes, nam
   RunResult axis = runIrc({"import", tmp.path() + "/axis.ir"});
   CHECK(axis.exitCode == 1);
   CHECK(axis.err.find(tmp.path() + "/axis.ir:2:3: error: %0 (Softmax): attribute axis is banana; expected an int") == 0);
+  // An excerpt's undefined operand %1 becomes input in1 unless an op took that name.
+  writeFile(tmp.path() + "/in.ir", "  %0(a) = ReLU(%1) {instance name: in1}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n");
+  RunResult in = runIrc({"import", tmp.path() + "/in.ir"});
+  REQUIRE(in.exitCode == 0);
+  CHECK(in.out.find("  - {name: in12, shape: [4], dtype: float32}\nops:\n  - {name: in1, type: ReLU, inputs: [in12]}\n") !=
+        std::string::npos);
+
   // A name a model may not have (invalid UTF-8, a fuzz finding: the model writer threw) is
   // refused where the dump gives it.
   writeFile(tmp.path() + "/name.ir", "%para1_x\xff: <Tensor[Float32], (8, 4)>\n"
