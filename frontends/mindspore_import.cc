@@ -212,6 +212,11 @@ class DumpImporter {
   DumpImporter(Graph& graph, DiagnosticEngine& diags) : graph_(graph), diags_(diags), typeNames_(modelOpTypeNames()) {}
 
   bool importParams(const DumpText& d) {
+    // An excerpt's parameters are declared where a node first reads them: their names are
+    // reserved first, so that no op takes one (a parameter keeps its name, the op gets another).
+    for (const DumpNode& n : d.nodes)
+      for (const std::string& arg : splitArgs(n.args))
+        if (auto name = paramName(arg)) names_.insert(*name);
     for (const DumpParam& p : d.params) {
       auto v = declare(p.hasDefault ? ValueKind::Parameter : ValueKind::Input, p.name, p.type, p.line);
       if (!v) return false;

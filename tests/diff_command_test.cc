@@ -235,6 +235,17 @@ TEST_CASE("irc import reads the dump into the IR: 2.x positional attributes, nam
   CHECK(in.out.find("  - {name: in12, shape: [4], dtype: float32}\nops:\n  - {name: in1, type: ReLU, inputs: [in12]}\n") !=
         std::string::npos);
 
+  // An excerpt's parameter w, read after an op named w: the parameter keeps its name.
+  writeFile(tmp.path() + "/w.ir", "  %0(a) = ReLU(%1) {instance name: w}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
+                                  "  %2(b) = Add(%0, %para3_w) {instance name: b}\n"
+                                  "      : (<Tensor[Float32], (4)>, <Ref[Tensor(F32)], (4)>) -> (<Tensor[Float32], (4)>)\n");
+  RunResult w = runIrc({"import", tmp.path() + "/w.ir", "-o", tmp.path() + "/w.yaml"});
+  REQUIRE(w.exitCode == 0);
+  std::string wModel = readFile(tmp.path() + "/w.yaml");
+  CHECK(wModel.find("  - {name: w, shape: [4], dtype: float32}\n") != std::string::npos);
+  CHECK(wModel.find("  - {name: w2, type: ReLU, inputs: [in1]}\n  - {name: b, type: Add, inputs: [w2, w]}\n") != std::string::npos);
+  CHECK(runIrc({tmp.path() + "/w.yaml", "-q"}).exitCode == 0);
+
   // A name a model may not have (invalid UTF-8, a fuzz finding: the model writer threw) is
   // refused where the dump gives it.
   writeFile(tmp.path() + "/name.ir", "%para1_x\xff: <Tensor[Float32], (8, 4)>\n"
