@@ -86,9 +86,7 @@ std::optional<DType> dtypeOf(std::string_view s) {
       {"I64", "int64"},   {"I8", "int8"},     {"U8", "uint8"}};
   s = trimmed(s);
   if (auto it = shortNames.find(s); it != shortNames.end()) return parseDType(it->second);
-  std::string lower(s);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return parseDType(lower);
+  return parseDumpDType(s);
 }
 
 // `<Tensor[Float32], (64, 64)>` / `<Ref[Tensor(F32)], (64)>` / `<Tensor[Float32], ()>`.

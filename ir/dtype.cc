@@ -34,6 +34,12 @@ std::optional<DType> parseDType(std::string_view modelSpelling) {
   return std::nullopt;
 }
 
+std::optional<DType> parseDumpDType(std::string_view dumpSpelling) {
+  for (const auto& d : kDTypes)
+    if (d.dump == dumpSpelling) return d.dtype;
+  return std::nullopt;
+}
+
 std::string_view modelName(DType dtype) { return info(dtype).model; }
 std::string_view dumpName(DType dtype) { return info(dtype).dump; }
 int byteSize(DType dtype) { return info(dtype).bytes; }

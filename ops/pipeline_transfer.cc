@@ -31,9 +31,7 @@ class PipelineTransfer : public OpFamilyRules {
     if (!in.empty() && in[0].tensor) return std::vector<TensorType>{*in[0].tensor};
     // `dtype` as the dump spells it (Float32).
     const auto* name = std::get_if<std::string>(&attrs.at("dtype"));
-    std::optional<DType> dtype;
-    for (const std::string& model : allDTypeModelNames())
-      if (name && dumpName(*parseDType(model)) == *name) dtype = parseDType(model);
+    std::optional<DType> dtype = name ? parseDumpDType(*name) : std::nullopt;
     if (!dtype) return fail("Receive's dtype attribute is not a dtype");
     const Attribute& shape = attrs.at("shape");
     Shape dims = std::holds_alternative<IntTuple>(shape) ? std::get<IntTuple>(shape) : Shape{std::get<int64_t>(shape)};
