@@ -4,6 +4,7 @@
 
 #include "passes/pipeline_split.h"
 #include "passes/step_cost.h"
+#include "passes/step_schedule.h"
 
 #include <algorithm>
 #include <sstream>
@@ -281,6 +282,16 @@ void writeMirror(JsonStream& js, const Graph& graph, OpId id, int64_t rank) {
   js.endObject();
 }
 
+json clusterJson(const ClusterDescription& c, Precision precision) {
+  return {{"preset", c.preset},
+          {"precision", std::string(precisionName(precision))},
+          {"devices_per_node", c.devicesPerNode},
+          {"matmul_peak_flops", c.matmulPeak(precision)},
+          {"hbm_bandwidth", c.device.hbmBandwidth},
+          {"intra_node_bandwidth", c.intraNodeBandwidth},
+          {"nic_bandwidth_per_device", c.nicBandwidthPerDevice()}};
+}
+
 json totalsJson(const Graph& graph, const CompileOptions& options) {
   CompileTotals totals = compileTotals(graph);
   int inserted = 0;
@@ -295,6 +306,21 @@ json totalsJson(const Graph& graph, const CompileOptions& options) {
     out["step_seconds_terms"] = {{"compute", t.compute},           {"forward_comm", t.forwardComm},
                                  {"redistribution", t.redistribution}, {"backward", t.backward},
                                  {"gradient_sync", t.gradientSync}};
+    // On a cluster: the step as it runs (passes/step_schedule.h), and what it computes.
+    if (auto e = estimateClusterStep(graph, options)) {
+      out["estimated_step_seconds"] = e->total;
+      out["step_seconds_terms"] = {{"compute", e->compute},
+                                   {"exposed_communication", e->exposedCommunication},
+                                   {"pipeline_bubble", e->pipelineBubble},
+                                   {"optimizer", e->optimizer}};
+      out["model_flops"] = e->modelFlops;
+      out["hardware_flops"] = e->hardwareFlops;
+      out["tflops_per_device"] = e->tflopsPerDevice;
+      out["mfu"] = e->mfu;
+      out["gradient_sync_seconds"] = e->gradientSync;
+      out["gradient_sync_exposed_seconds"] = e->gradientSyncExposed;
+      out["cluster"] = clusterJson(*options.cluster, options.precision);
+    }
   }
   return out;
 }
@@ -460,6 +486,11 @@ json memoryJson(const MemoryEstimate& m, const CompileOptions& options) {
                        {"outputs_bytes", m.training->outputBytes},
                        {"recomputed_activations_bytes", m.training->recomputedActivationBytes},
                        {"recomputed_ops", m.training->recomputedOps}};
+  if (m.training && options.precision != Precision::Fp32) {
+    // Mixed precision: 16-bit weights and gradients, float32 master weights and moments.
+    out["training"]["precision"] = std::string(precisionName(options.precision));
+    out["training"]["master_weights_bytes"] = m.training->masterWeightBytes;
+  }
   if (m.training && options.pipelineStages > 1) out["training"]["in_flight_micro_batches"] = m.training->inFlightMicroBatches;
   if (options.memoryBudget > 0) {
     double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;

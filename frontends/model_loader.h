@@ -49,6 +49,7 @@ class ModelLoader {
   void applyPlanStrategies(const YamlNode& node, std::vector<std::string>& claimedBy);
   void applyPlanShardings(const YamlNode& node);
   void applyPlanRecompute(const YamlNode& node);
+  static std::string matchedModuleInstance(const std::string& glob, const std::string& path);
   // Per op: whether a glob names it, by its name or (a plan's node) its torch module or one
   // enclosing it.
   std::vector<bool> opsMatching(const std::string& glob) const;
@@ -65,6 +66,7 @@ class ModelLoader {
   std::optional<DeviceMatrix> readNamedMesh(const YamlNode& node);
   void readParallelSettings(const YamlNode& node);
   void readCostModel(const YamlNode& node);
+  void readCluster(const YamlNode& node);  // frontends/cluster_reader.cc
   bool readMesh(const YamlNode& node, bool deviceNumOk);
   void readTensors(const YamlNode& list, ValueKind kind);
   void declareOps(const YamlNode& list);

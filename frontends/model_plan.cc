@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <fstream>
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "frontends/model_loader.h"
@@ -19,7 +21,7 @@ namespace irc::model_loading {
 namespace {
 
 const std::vector<std::string> kPlanKeys = {"name",       "graph",    "dims",     "parallel",
-                                            "modules",    "strategies", "sharding", "recompute", "stages"};
+                                            "modules",    "strategies", "sharding", "recompute", "stages", "cluster"};
 const std::vector<std::string> kPlanStrategyKeys = {"in_strategy", "out_strategy", "in_layout", "out_layout", "priority",
                                                     "sharding"};
 
@@ -86,6 +88,7 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
   std::map<std::string, int64_t> dims = options_.dims;
   if (auto d = reader_.optional(root, "dims")) readPlanDims(*d, dims);
   if (auto p = reader_.required(root, "parallel", "the plan")) readParallel(*p);
+  if (auto c = reader_.optional(root, "cluster")) readCluster(*c);
   if (!file || reader_.diags().hasErrors()) return std::nullopt;
 
   std::string path = *file;
@@ -218,21 +221,36 @@ std::vector<bool> ModelLoader::opsMatching(const std::string& glob) const {
 
 // `recompute: ["*.mlp", ...]`: activation checkpointing of torch modules (every op of a module
 // whose path, or an enclosing module's, a glob matches, as modules: keys match) or of nodes by
-// name. A glob matching nothing is an error.
+// name. Each module instance a glob matches is one checkpoint, as torch's
+// gradient_checkpointing_enable() wraps each layer (its input kept, the rest recomputed); a glob
+// matching node names is one checkpoint. A glob matching nothing is an error. Also a YAML
+// model's top-level key.
 void ModelLoader::applyPlanRecompute(const YamlNode& node) {
   if (!node.IsSequence()) {
     reader_.error(node, fmt::format("recompute must list module paths or node names (globs); got {}", describeNode(node)));
     return;
   }
+  int32_t nextCheckpoint = 1;
   for (const YamlNode& entry : node) {
     auto glob = reader_.string(entry, "a recompute entry");
     if (!glob) continue;
     // A module matches when it or a module enclosing it does: checkpointing a block covers its layers.
     std::vector<bool> hit = opsMatching(*glob);
+    int32_t byName = nextCheckpoint++;
+    std::map<std::string, int32_t> byInstance;
     int count = 0;
     for (size_t id = 0; id < graph_.ops.size(); ++id) {
       if (!hit[id]) continue;
-      graph_.ops[id].annotation->recompute = true;
+      OpAnnotation& ann = *graph_.ops[id].annotation;
+      ann.recompute = true;
+      std::string instance = matchedModuleInstance(*glob, graph_.moduleOf(graph_.ops[id]));
+      if (instance.empty()) {
+        ann.checkpoint = byName;
+      } else {
+        auto [it, added] = byInstance.emplace(instance, nextCheckpoint);
+        if (added) ++nextCheckpoint;
+        ann.checkpoint = it->second;
+      }
       ++count;
     }
     if (count == 0) {
@@ -242,6 +260,17 @@ void ModelLoader::applyPlanRecompute(const YamlNode& node) {
                                        closestNames(*glob, names)));
     }
   }
+}
+
+// The outermost module on `path` (itself or one enclosing it) that `glob` names, "" for none.
+std::string ModelLoader::matchedModuleInstance(const std::string& glob, const std::string& path) {
+  std::string found;
+  for (std::string prefix = path; !prefix.empty();) {
+    if (modulePathMatches(glob, prefix)) found = prefix;
+    size_t dot = prefix.rfind('.');
+    prefix = dot == std::string::npos ? "" : prefix.substr(0, dot);
+  }
+  return found;
 }
 
 }  // namespace irc::model_loading

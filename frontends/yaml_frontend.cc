@@ -25,13 +25,13 @@
 
 namespace irc::model_loading {
 
-const std::vector<std::string> kTopKeys = {"name", "parallel", "inputs", "parameters", "ops", "outputs", "stages"};
+const std::vector<std::string> kTopKeys = {"name", "parallel", "cluster", "inputs", "parameters", "ops", "outputs", "stages", "recompute"};
 const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank",    "search_mode",   "fully_use_devices",
                                                 "factor_strategy", "enable_alltoall", "redistribution", "device_matrix",
                                                 "alias_name",      "training",       "strategy_ckpt_load", "mesh",
                                                 "optimizer",       "memory_budget",  "enable_parallel_optimizer",
                                                 "optimizer_level", "parallel_optimizer_threshold", "cost_model",
-                                                "search_time_limit", "pipeline_stages", "micro_batches"};
+                                                "search_time_limit", "pipeline_stages", "micro_batches", "precision"};
 const std::vector<std::string> kCostModelKeys = {"alpha", "beta", "gamma", "peak_flops", "memory_bandwidth"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
@@ -112,6 +112,7 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
   if (auto n = reader_.optional(root, "name"))
     if (auto s = reader_.string(*n, "name")) graph_.name = *s;
   if (auto p = reader_.required(root, "parallel", "the model")) readParallel(*p);
+  if (auto c = reader_.optional(root, "cluster")) readCluster(*c);
   if (auto i = reader_.optional(root, "inputs")) readTensors(*i, ValueKind::Input);
   if (auto p = reader_.optional(root, "parameters")) readTensors(*p, ValueKind::Parameter);
   auto opsNode = reader_.required(root, "ops", "the model");
@@ -125,6 +126,7 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
     readTensorShardings();  // inputs and parameters come before ops in a model file
     for (OpSource& src : sources_)
       if (src.typesOk) readAnnotations(src);
+    if (auto r = reader_.optional(root, "recompute")) applyPlanRecompute(*r);
     readStages(reader_.optional(root, "stages"));
   }
   readOutputs(reader_.optional(root, "outputs"));
@@ -312,6 +314,8 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
       if (*v < 1 || *v > kMaxDeviceNum) reader_.error(*n, fmt::format("micro_batches must be in 1 .. {}; got {}", kMaxDeviceNum, *v));
       else p.microBatches = *v;
     }
+  if (auto n = reader_.optional(node, "precision"))
+    if (auto s = reader_.choice(*n, "precision", precisionNames())) p.precision = *parsePrecision(*s);
   if (auto n = reader_.optional(node, "enable_alltoall"))
     if (auto b = reader_.boolean(*n, "enable_alltoall")) p.enableAlltoall = *b;
   if (auto n = reader_.optional(node, "redistribution"))

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/cluster.h"
 #include "ir/device_matrix.h"
 #include "ir/diagnostics.h"
 
@@ -71,6 +72,10 @@ struct ParallelSettings {
   // Bytes a rank may hold at its peak (`memory_budget`, `--memory-budget`); 0: no budget.
   double memoryBudget = 0;
   CostModel costModel;
+  // The machine (`cluster:`, `--cluster`; docs/cluster.md): with one, plans are timed by its
+  // topology and achievable rates instead of the flat cost model.
+  std::optional<ClusterDescription> cluster;
+  Precision precision = Precision::Fp32;  // `precision`
   // search_mode auto: the solver's time limit in seconds (`--search-time-limit`).
   double searchTimeLimit = 60;
   // The named mesh of layout-style annotations (`device_matrix` + `alias_name`), if given.

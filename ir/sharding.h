@@ -56,6 +56,10 @@ struct OpAnnotation {
   // Activation checkpointing (MindSpore's `recompute`, torch's checkpoint): a training step
   // keeps none of what the op's backward reads, and runs its forward again before its backward.
   bool recompute = false;
+  // Which checkpoint it belongs to (torch's one checkpoint() call): a checkpoint keeps what it
+  // reads from outside itself, so each layer checkpointed alone keeps its own input. 0: the one
+  // checkpoint of every op marked `recompute: true` on its own.
+  int32_t checkpoint = 0;
 
   bool configured() const { return inStrategy.has_value() || inLayout.has_value(); }
 };

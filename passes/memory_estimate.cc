@@ -59,7 +59,8 @@ std::vector<Shape> localShapes(const Graph& g, int64_t rank) {
   return local;
 }
 
-Program programOf(const Graph& g, int64_t rank) {
+// `precision`: a floating value is held in its compute dtype (16-bit in the mixed modes).
+Program programOf(const Graph& g, int64_t rank, Precision precision) {
   Program p;
   size_t n = g.values.size();
   std::vector<Shape> local = localShapes(g, rank);
@@ -70,7 +71,7 @@ Program programOf(const Graph& g, int64_t rank) {
   p.dtype.resize(n);
   for (size_t v = 0; v < n; ++v) {
     p.root[v] = static_cast<ValueId>(v);
-    p.dtype[v] = g.values[v].type.dtype;
+    p.dtype[v] = computeDType(g.values[v].type.dtype, precision);
     p.floating[v] = isFloat(p.dtype[v]);
     p.bytes[v] = static_cast<double>(numElements(local[v])) * byteSize(p.dtype[v]);
   }
@@ -180,7 +181,8 @@ std::vector<ValueId> gatheredCopies(const Graph& g, const Program& p) {
   return gathered;
 }
 
-TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, int optimizerParallelLevel, bool lossOnOutputs) {
+TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, int optimizerParallelLevel, bool lossOnOutputs,
+                        bool mixedPrecision) {
   TrainingMemory m;
   // Optimizer parallel: level 1 keeps each sharded parameter's gradient whole until the step
   // (reduce-scattered then), level 2 and 3 reduce-scatter it as it is made; level 3 also gathers
@@ -221,9 +223,12 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
       if ((!again || boundary) && !regathered[r]) saved[r] = true;
       else dropped[r] = true;
     };
+    // Outside this op's checkpoint: not recomputed, or recomputed by another checkpoint.
     auto fromOutside = [&](ValueId v) {
       ValueId r = p.root[v];
-      return g.value(r).producer == kNoId || !recomputed(g.value(r).producer);
+      OpId producer = g.value(r).producer;
+      return producer == kNoId || !recomputed(producer) ||
+             std::as_const(g.op(producer)).annotation->checkpoint != std::as_const(op).annotation->checkpoint;
     };
     for (int i : s.operands)
       if (i < static_cast<int>(op.operands.size()) && op.operands[i].isValue()) keep(op.operands[i].value, false);
@@ -316,7 +321,9 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
   for (ValueId v : g.parameters)
     if (p.needsGradient[v]) elements += p.bytes[v] / byteSize(p.dtype[v]);
   m.optimizerStateBytes = elements * 4 * optimizerStatesPerElement(optimizer);
-  m.stepLiveBytes = live + m.optimizerStateBytes;
+  // Mixed precision: the optimizer updates float32 master weights beside the 16-bit ones.
+  if (mixedPrecision) m.masterWeightBytes = elements * 4;
+  m.stepLiveBytes = live + m.optimizerStateBytes + m.masterWeightBytes;
   consider(m.stepLiveBytes, "optimizer step", "");
   return m;
 }
@@ -324,16 +331,21 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
 }  // namespace
 
 MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings, bool lossOnOutputs) {
-  Program p = programOf(graph, settings.globalRank);
+  Program p = programOf(graph, settings.globalRank, settings.precision);
   MemoryEstimate e;
   e.inference = inference(graph, p);
-  if (settings.training) e.training = training(graph, p, settings.optimizer, settings.parallelOptimizerLevel, lossOnOutputs);
+  if (settings.training)
+    e.training = training(graph, p, settings.optimizer, settings.parallelOptimizerLevel, lossOnOutputs,
+                          settings.precision != Precision::Fp32);
   return e;
 }
 
 double parameterStepBytes(double bytes, DType dtype, const ParallelSettings& settings) {
-  if (!settings.training) return bytes;
-  return 2 * bytes + bytes / byteSize(dtype) * 4 * optimizerStatesPerElement(settings.optimizer);
+  DType held = computeDType(dtype, settings.precision);
+  double elements = bytes / byteSize(dtype);
+  if (!settings.training) return elements * byteSize(held);
+  double master = held == dtype ? 0 : 4;  // mixed precision's float32 master weight
+  return 2 * elements * byteSize(held) + elements * (master + 4 * optimizerStatesPerElement(settings.optimizer));
 }
 
 }  // namespace irc

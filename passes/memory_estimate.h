@@ -37,6 +37,7 @@ struct TrainingMemory {
   double constantBytes = 0;         // what the model holds but does not train (masks, buffers)
   double gradientBytes = 0;         // parameter gradients
   double optimizerStateBytes = 0;   // AdamW/Adam: two float32 moments per element; momentum one
+  double masterWeightBytes = 0;     // mixed precision: a float32 copy of each trained element
   double savedActivationBytes = 0;  // what the forward keeps for backward (the loss's included)
   double outputBytes = 0;           // the graph outputs, live through the step
   // Recompute: what the recomputed ops would have kept (now not kept), and how many ops run

@@ -4,6 +4,9 @@
 #include <unordered_map>
 
 #include "ir/inserted_ops.h"
+#include "ops/op_family.h"
+#include "passes/collective_time.h"
+#include "passes/kernel_time.h"
 #include "passes/layout_inference.h"
 #include "passes/optimal_planner.h"
 #include "passes/propagation_common.h"
@@ -18,6 +21,12 @@ int64_t splitOf(const OpSharding& s, int factor) {
   return n;
 }
 
+bool operandHolds(const OpRule& rule, size_t operand, int factor) {
+  for (const std::vector<int>& fs : rule.operands[operand])
+    if (std::count(fs.begin(), fs.end(), factor) > 0) return true;
+  return false;
+}
+
 // The tensors (operands) a factor appears in.
 int operandsHolding(const OpRule& rule, int factor) {
   int n = 0;
@@ -29,28 +38,97 @@ int operandsHolding(const OpRule& rule, int factor) {
 
 }  // namespace
 
-double computeTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const CostModel& model) {
+KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype) {
+  KernelWork w;
   double points = 1;
   bool contraction = false;
   for (int f = 0; f < rule.factorCount(); ++f) {
     bool spans = !rule.isReduction(f) || operandsHolding(rule, f) >= 2;
     if (rule.isReduction(f) && spans) contraction = true;
-    if (spans) points *= static_cast<double>(rule.factorSizes[f]) / static_cast<double>(splitOf(s, f));
+    if (!spans) continue;
+    double local = static_cast<double>(rule.factorSizes[f]) / static_cast<double>(splitOf(s, f));
+    points *= local;
+    // A product's output: the rows its first operand alone has, the columns its second alone
+    // has, the rest (heads, batch) independent products.
+    if (rule.isReduction(f) || rule.operands.size() < 2) continue;
+    bool inFirst = operandHolds(rule, 0, f), inSecond = operandHolds(rule, 1, f);
+    (inFirst && !inSecond ? w.rows : inSecond && !inFirst ? w.columns : w.batch) *= local;
   }
-  double flops = (contraction ? 2 : 1) * points;
-  double bytes = 0;
+  w.matmul = contraction;
+  w.flops = (contraction ? 2 : 1) * points;
   for (size_t i = 0; i < view.operandShapes.size() && i < rule.operands.size(); ++i)
-    bytes += sliceBytes(operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]), dtype);
+    w.bytes += sliceBytes(operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]), dtype);
   for (size_t r = 0; r < view.resultShapes.size() && r < rule.results.size(); ++r)
-    bytes += sliceBytes(resultLayout(rule, s, static_cast<int>(r), view.resultShapes[r]), dtype);
-  return std::max(flops / model.peakFlops, bytes / model.memoryBandwidth);
+    w.bytes += sliceBytes(resultLayout(rule, s, static_cast<int>(r), view.resultShapes[r]), dtype);
+  return w;
 }
 
+double globalFlops(const OpRule& rule) {
+  double points = 1;
+  bool contraction = false;
+  for (int f = 0; f < rule.factorCount(); ++f) {
+    bool spans = !rule.isReduction(f) || operandsHolding(rule, f) >= 2;
+    if (rule.isReduction(f) && spans) contraction = true;
+    if (spans) points *= static_cast<double>(rule.factorSizes[f]);
+  }
+  return (contraction ? 2 : 1) * points;
+}
+
+double computeTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const CostModel& model) {
+  KernelWork w = kernelWork(rule, s, view, dtype);
+  return std::max(w.flops / model.peakFlops, w.bytes / model.memoryBandwidth);
+}
+
+namespace {
+
+// The terms of an op on a cluster (docs/cluster.md): its kernel at the achievable rates, its
+// forward collectives and its gradient's AllReduce over the links their groups cross.
+OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const std::vector<bool>& firstReader,
+                     const ParallelSettings& settings, bool isView) {
+  const ClusterDescription& c = *settings.cluster;
+  DType held = computeDType(dtype, settings.precision);
+  OpTime t;
+  KernelWork w = kernelWork(rule, s, view, held);
+  w.view = isView;
+  t.compute = kernelSeconds(w, c, settings.precision);
+  t.globalFlops = globalFlops(rule);
+  if (!view.resultShapes.empty() && !rule.results.empty()) {
+    double bytes = sliceBytes(resultLayout(rule, s, 0, view.resultShapes[0]), held);
+    for (const ForwardOp& f : forwardOps(rule, s, view)) {
+      GroupSpan span = groupSpan(s.mesh, f.axes, c.devicesPerNode);
+      switch (f.kind) {
+        case ForwardOp::Kind::AllReduce: t.forwardComm += collectiveSeconds(CollectiveKind::AllReduce, bytes, span, c); break;
+        case ForwardOp::Kind::ReduceScatter: t.forwardComm += collectiveSeconds(CollectiveKind::ReduceScatter, bytes, span, c); break;
+        case ForwardOp::Kind::RealDiv:
+          t.forwardComm += kernelSeconds({.bytes = 2 * bytes / static_cast<double>(span.ranks)}, c, settings.precision);
+          break;
+      }
+    }
+  }
+  if (settings.training)
+    for (size_t i = 0; i < firstReader.size() && i < view.operandShapes.size(); ++i) {
+      if (!firstReader[i]) continue;
+      TensorLayout layout = operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]);
+      // The ranks holding the same slice: the mesh's axes the slice does not use.
+      std::vector<int> used = layout.usedAxes(), replicaAxes;
+      for (int a = 0; a < s.mesh.rank(); ++a)
+        if (std::find(used.begin(), used.end(), a) == used.end()) replicaAxes.push_back(a);
+      GroupSpan span = groupSpan(s.mesh, replicaAxes, c.devicesPerNode);
+      t.gradientSync += collectiveSeconds(CollectiveKind::AllReduce, sliceBytes(layout, held), span, c);
+      t.trainedElements += static_cast<double>(numElements(layout.sliceShape()));
+    }
+  return t;
+}
+
+}  // namespace
+
 OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const std::vector<bool>& firstReader,
-              const ParallelSettings& settings) {
+              const ParallelSettings& settings, bool isView) {
+  if (settings.cluster) return clusterOpTime(rule, s, view, dtype, firstReader, settings, isView);
   const CostModel& m = settings.costModel;
   OpTime t;
   t.compute = computeTime(rule, s, view, dtype, m);
+  t.globalFlops = globalFlops(rule);
   if (!view.resultShapes.empty() && !rule.results.empty()) {
     double bytes = sliceBytes(resultLayout(rule, s, 0, view.resultShapes[0]), dtype);
     for (const ForwardOp& f : forwardOps(rule, s, view)) {
@@ -73,19 +151,56 @@ OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType
       double replicas = static_cast<double>(settings.deviceNum) * static_cast<double>(numElements(held.sliceShape())) /
                         static_cast<double>(std::max<int64_t>(1, numElements(view.operandShapes[i])));
       t.gradientSync += allReduceTime(sliceBytes(held, dtype), replicas, m);
+      t.trainedElements += static_cast<double>(numElements(held.sliceShape()));
     }
   return t;
 }
+
+namespace {
+
+// A redistribution step on a cluster: collectives over the links their group crosses, local
+// steps (slices, reshapes, the Split + Concat around a collective off dim 0) as copies at HBM
+// bandwidth.
+double clusterStepTime(const RedistStep& step, double dtypeBytes, const ParallelSettings& settings) {
+  const ClusterDescription& c = *settings.cluster;
+  double b = static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
+  double n = static_cast<double>(step.groupSize());
+  GroupSpan span = step.mesh.dims.empty() ? GroupSpan{step.groupSize(), 1} : groupSpan(step.mesh, step.axes, c.devicesPerNode);
+  auto copy = [&](double bytes) { return kernelSeconds({.bytes = 2 * bytes}, c, settings.precision); };
+  switch (step.kind) {
+    case RedistStep::Kind::Gather:
+      return collectiveSeconds(CollectiveKind::AllGather, b, span, c) + (step.dim == 0 ? 0 : copy(n * b));
+    case RedistStep::Kind::AllReduce: return collectiveSeconds(CollectiveKind::AllReduce, b, span, c);
+    case RedistStep::Kind::ReduceScatter:
+      return collectiveSeconds(CollectiveKind::ReduceScatter, b, span, c) + (step.dim > 0 ? copy(b) : 0);
+    case RedistStep::Kind::AlltoAll: return collectiveSeconds(CollectiveKind::AlltoAll, b, span, c);
+    case RedistStep::Kind::Split: return copy(b / n);
+    case RedistStep::Kind::Reshape:
+    case RedistStep::Kind::RealDiv:
+    case RedistStep::Kind::VocabOffset: return copy(b);
+    case RedistStep::Kind::Send: return collectiveSeconds(CollectiveKind::PointToPoint, b, span, c);
+    case RedistStep::Kind::Mirror:
+    case RedistStep::Kind::Receive: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
 
 double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings) {
   PlannerOptions options{settings.enableAlltoall, byteSize(dtype)};
   RedistPlan plan = settings.redistribution == RedistributionMode::Optimal ? planOptimal(from, to, options, settings.costModel)
                                                                           : planRedistribution(from, to, options);
-  return planTime(plan, byteSize(dtype), settings.costModel);
+  if (!settings.cluster) return planTime(plan, byteSize(dtype), settings.costModel);
+  double held = byteSize(computeDType(dtype, settings.precision)), t = 0;
+  for (const RedistStep& step : plan.steps) t += clusterStepTime(step, held, settings);
+  return t;
 }
 
 void addOpTime(StepTime& t, const OpTime& op, bool training) {
   t.compute += op.compute;
+  t.globalFlops += op.globalFlops;
+  t.trainedElements += op.trainedElements;
   t.forwardComm += op.forwardComm;
   if (!training) return;
   t.backward += 2 * op.compute + op.forwardComm;
@@ -129,7 +244,9 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
                             settings.training);
     }
     DType dtype = graph.value(op.results[0]).type.dtype;
-    addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(graph, op), dtype, firstReader, settings), settings.training);
+    bool isView = rulesOf(op).resultIsView(graph, op);
+    addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(graph, op), dtype, firstReader, settings, isView),
+              settings.training);
     take(op, t);
   }
 }
@@ -148,6 +265,10 @@ StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings) 
   StepTime sum;
   walkOpTimes(graph, settings, [&](const Op&, const StepTime& t) { add(sum, t); });
   return sum;
+}
+
+void forEachOpTime(const Graph& graph, const ParallelSettings& settings, const std::function<void(const Op&, const StepTime&)>& take) {
+  walkOpTimes(graph, settings, take);
 }
 
 std::vector<double> opStepSeconds(const Graph& graph, const ParallelSettings& settings) {

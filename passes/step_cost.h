@@ -2,6 +2,7 @@
 // The estimated time of one step of a plan (docs/search.md): what search_mode auto minimises,
 // and what the report's totals.estimated_step_seconds gives for a compile in any mode, so that
 // plans can be compared. The search and the estimate of a compiled graph share these pieces.
+#include <functional>
 #include <vector>
 
 #include "ir/graph.h"
@@ -16,6 +17,8 @@ struct OpTime {
   double compute = 0;
   double forwardComm = 0;
   double gradientSync = 0;
+  double globalFlops = 0;      // the op's FLOPs on its whole shapes (every rank's share together)
+  double trainedElements = 0;  // elements of the parameter slices whose gradient it syncs
 };
 
 // The terms of a step's estimate, in seconds. In training the backward computes twice the
@@ -28,6 +31,8 @@ struct StepTime {
   double redistribution = 0;
   double backward = 0;
   double gradientSync = 0;
+  double globalFlops = 0;      // the forward's FLOPs on whole shapes
+  double trainedElements = 0;  // parameter elements a rank updates
   double total() const { return compute + forwardComm + redistribution + backward + gradientSync; }
 };
 
@@ -40,8 +45,10 @@ double computeTime(const OpRule& rule, const OpSharding& s, const OpView& view, 
 
 // `firstReader`: per tensor operand, whether it is a floating parameter this op is the first to
 // read (its gradient's AllReduce over the ranks holding the same slice is the op's).
+// With a cluster (settings.cluster), the op is timed on it (docs/cluster.md); `isView`: the op
+// launches no kernel (a Reshape sharing its operand's memory).
 OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const std::vector<bool>& firstReader,
-              const ParallelSettings& settings);
+              const ParallelSettings& settings, bool isView = false);
 
 // A redistribution's time under the configured planner (MindSpore's or the optimal one), timed
 // by the alpha-beta model.
@@ -54,6 +61,8 @@ void addRedistributionTime(StepTime& t, double seconds, bool training);
 // The estimate of a compiled graph (after layout inference): every model op's time and every
 // model edge's redistribution, from the layouts the passes chose.
 StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings);
+// Each model op with its own terms and its input edges', in execution order.
+void forEachOpTime(const Graph& graph, const ParallelSettings& settings, const std::function<void(const Op&, const StepTime&)>& take);
 // The same, per model op (by OpId; 0 for inserted ops): its own time and its input edges'.
 std::vector<double> opStepSeconds(const Graph& graph, const ParallelSettings& settings);
 

@@ -19,6 +19,7 @@
 #include "passes/compile.h"
 #include "passes/pipeline_split.h"
 #include "passes/pipeline.h"
+#include "passes/step_schedule.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
 #include "tools/commands.h"
@@ -42,6 +43,8 @@ struct CompileArgs {
   int reportIndent = -1;  // --report-indent N; compact by default
   std::optional<double> alpha, beta, gamma, searchTimeLimit;
   std::optional<double> memoryBudget;
+  std::optional<ClusterDescription> cluster;  // --cluster PRESET
+  std::optional<Precision> precision;          // --precision
   bool timePasses = false;
   bool dumpLocations = false;
   bool dumpScopes = false;
@@ -119,6 +122,14 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       std::string error;
       a.memoryBudget = parseByteSize(item.value, error);
       if (!a.memoryBudget) throw UsageError(fmt::format("--memory-budget: {}", error));
+    } else if (f == "--cluster") {
+      a.cluster = clusterPreset(item.value);
+      if (!a.cluster)
+        throw UsageError(fmt::format("--cluster: unknown preset '{}'; valid: {}", item.value, joinNames(clusterPresetNames())));
+    } else if (f == "--precision") {
+      a.precision = parsePrecision(item.value);
+      if (!a.precision)
+        throw UsageError(fmt::format("--precision: unknown precision '{}'; valid: {}", item.value, joinNames(precisionNames())));
     }
   }
   if (a.model.empty()) throw UsageError("no model given; usage: irc MODEL.yaml [options] (see 'irc --help')");
@@ -239,11 +250,15 @@ struct Summary {
   std::optional<MemoryEstimate> memory;
   std::shared_ptr<const SearchSummary> search;
   std::vector<double> stageSeconds;  // pipelined: each stage's estimated time
+  std::optional<ClusterStepEstimate> step;  // with a cluster
 };
 
 Summary summaryOf(const Graph& graph, const CompileOptions& options, int64_t rank) {
-  Summary s{graph.name, 0, compileTotals(graph), memoryOf(graph, options, rank), graph.search, {}};
+  Summary s{graph.name, 0, compileTotals(graph), memoryOf(graph, options, rank), graph.search, {}, {}};
   if (graph.stageDevices > 0) s.stageSeconds = stageSeconds(graph, options);
+  if (options.cluster && std::all_of(graph.ops.begin(), graph.ops.end(),
+                                     [](const Op& op) { return op.inserted() || op.parallel->layoutsInferred; }))
+    s.step = estimateClusterStep(graph, options);
   for (const Op& op : graph.ops) s.modelOps += op.inserted() ? 0 : 1;
   return s;
 }
@@ -266,6 +281,7 @@ void printMemory(const Summary& summary, const CompileOptions& options, int64_t 
   if (m.training) {
     parts = {{m.training->savedActivationBytes, "saved activations"},
              {m.training->optimizerStateBytes, "optimizer states"},
+             {m.training->masterWeightBytes, "master weights"},
              {m.training->parameterBytes, "parameters"},
              {m.training->constantBytes, "constants"},
              {m.training->gradientBytes, "gradients"},
@@ -306,6 +322,15 @@ void printPipeline(const std::vector<double>& seconds, const CompileOptions& opt
                            options.pipelineStages, options.deviceNum, options.microBatches, 100 * bubble, slowest, seconds[slowest]);
 }
 
+// On a cluster: the step's time as it runs, and what each device computes.
+void printClusterStep(const ClusterStepEstimate& e, const CompileOptions& options) {
+  std::cerr << fmt::format("irc: step on {} ({}): {:.4g} s estimated, {:.1f} TFLOP/s per device, MFU {:.1f}% "
+                           "(compute {:.4g} s, exposed communication {:.4g} s, pipeline bubble {:.4g} s, optimizer {:.4g} s)\n",
+                           options.cluster->preset.empty() ? "the cluster" : options.cluster->preset,
+                           precisionName(options.precision), e.total, e.tflopsPerDevice, 100 * e.mfu, e.compute,
+                           e.exposedCommunication, e.pipelineBubble, e.optimizer);
+}
+
 void printSummary(const Summary& summary, const CompileOptions& options, size_t dumpsWritten, const std::string& dumpDir) {
   const CompileTotals& totals = summary.totals;
   if (summary.search) printSearch(*summary.search);
@@ -324,6 +349,7 @@ void printSummary(const Summary& summary, const CompileOptions& options, size_t 
   else
     std::cerr << fmt::format("irc: per rank: {} bytes of communication, {} bytes of parameters\n",
                              formatNumber(totals.commBytesPerRank), formatNumber(totals.paramBytesPerRank));
+  if (summary.step) printClusterStep(*summary.step, options);
   if (dumpsWritten > 0)
     std::cerr << fmt::format("irc: wrote {} dump{} under {}/\n", dumpsWritten, dumpsWritten == 1 ? "" : "s", dumpDir);
 }
@@ -335,6 +361,8 @@ void applyCompileArgs(const CompileArgs& a, CompileOptions& options) {
   if (a.beta) options.costModel.beta = *a.beta;
   if (a.gamma) options.costModel.gamma = *a.gamma;
   if (a.searchTimeLimit) options.searchTimeLimit = *a.searchTimeLimit;
+  if (a.cluster) options.cluster = a.cluster;
+  if (a.precision) options.precision = *a.precision;
   options.passes = a.passes;
   options.stopAfter = a.stopAfter;
   if (a.rank && (*a.rank < 0 || *a.rank >= options.rankCount()))

@@ -64,6 +64,7 @@ std::string memoryTable(const MemoryEstimate& m, const Graph& graph, const Compi
     if (t.constantBytes > 0) out += row("constants", t.constantBytes, "held, not trained: masks, buffers");
     out += row("gradients", t.gradientBytes);
     out += row("optimizer states", t.optimizerStateBytes);
+    if (t.masterWeightBytes > 0) out += row("master weights", t.masterWeightBytes, "float32 copies the optimizer updates");
     out += row("saved activations", t.savedActivationBytes, "kept for backward, the loss's included");
     out += row("outputs", t.outputBytes);
     if (t.recomputedOps > 0)

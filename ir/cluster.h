@@ -1,0 +1,70 @@
+#pragma once
+// The machine a plan runs on (`cluster:` in models and plans, `--cluster PRESET`; docs/cluster.md):
+// what one device computes and holds, how many share a node, and the links within and between
+// nodes. Presets carry vendors' datasheet figures; every figure can be overridden. Without a
+// cluster, plans are timed by the flat alpha-beta model (CostModel, ir/parallel_config.h).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace irc {
+
+// `parallel.precision`: what the step computes in. The mixed modes compute and keep activations
+// in the 16-bit dtype (weights and gradients too), with float32 master weights beside the
+// optimizer's moments, as Megatron-LM and DeepSpeed do.
+enum class Precision { Fp32, Bf16Mixed, Fp16Mixed };
+std::string_view precisionName(Precision p);
+std::optional<Precision> parsePrecision(std::string_view s);
+const std::vector<std::string>& precisionNames();
+// The dtype a floating tensor of `dtype` is computed and held in under `p` (16-bit in the mixed
+// modes; other dtypes and fp32 unchanged).
+DType computeDType(DType dtype, Precision p);
+
+struct DeviceFigures {
+  // Dense peak rates in FLOP/s (no structured sparsity); 0 where the device has none.
+  double fp32Flops = 0;
+  double tf32Flops = 0;
+  double bf16Flops = 0;  // also fp16
+  double fp8Flops = 0;
+  double hbmBytes = 0;      // capacity
+  double hbmBandwidth = 0;  // bytes/s
+  // Streaming multiprocessors (NVIDIA) or AI cores (Ascend): how many output tiles of a matrix
+  // product run at once (wave quantization, docs/cluster.md).
+  int64_t computeUnits = 1;
+};
+
+struct ClusterDescription {
+  std::string preset;  // the preset it started from ("" when every figure was given)
+  int64_t devicesPerNode = 8;
+  DeviceFigures device;
+  // Within a node (NVLink/NVSwitch, HCCS): bytes/s one device sends (one direction), latency.
+  double intraNodeBandwidth = 0;
+  double intraNodeLatency = 0;
+  // Between nodes: NICs per node at `nicGbps` each (one direction), latency per hop.
+  int64_t nicsPerNode = 0;
+  double nicGbps = 0;
+  double interNodeLatency = 0;
+  // What real kernels and collectives reach of the datasheet (docs/cluster.md names the sources).
+  double gemmEfficiency = 0.8;       // large matrix products, of the dense peak
+  double memoryEfficiency = 0.85;    // streaming kernels, of the HBM bandwidth
+  double intraNodeEfficiency = 0.77; // NCCL's bus bandwidth within a node, of the link's
+  double interNodeEfficiency = 0.9;  // of the NICs' line rate
+  double kernelLaunchSeconds = 4e-6; // per kernel: launch and the gap between dependent kernels
+
+  // A device's share of its node's NICs, in bytes/s.
+  double nicBandwidthPerDevice() const;
+  // Peak FLOP/s of a matrix product in `p` (tensor cores: bf16/fp16 in the mixed modes, fp32
+  // otherwise), and of other arithmetic (the fp32 vector rate).
+  double matmulPeak(Precision p) const;
+  double vectorPeak() const { return device.fp32Flops; }
+};
+
+// The presets' names (dgx-a100-80gb, dgx-h100, h200-sxm, ascend-910b) and a preset by name.
+const std::vector<std::string>& clusterPresetNames();
+std::optional<ClusterDescription> clusterPreset(std::string_view name);
+
+}  // namespace irc

@@ -1,0 +1,44 @@
+#pragma once
+// How long a collective takes on a cluster (docs/cluster.md): where its group's ranks sit (rank r
+// on node r / devices_per_node, MindSpore's and Megatron's order) decides the link it crosses.
+// Within one node a ring runs at the intra-node link's bus bandwidth; a group spanning k nodes
+// runs at the smaller of that and its ranks' share of the NICs (NCCL's bus-bandwidth model: each
+// of a node's g ranks drives its own NIC, and every group of the mesh runs at once), with a
+// latency per ring step inside a node and per tree level between nodes.
+#include <string>
+#include <vector>
+
+#include "ir/cluster.h"
+#include "ir/device_matrix.h"
+
+namespace irc {
+
+enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, AlltoAll, PointToPoint };
+
+// A group's ranks and the nodes they span (stage 0's block; stages are whole nodes).
+struct GroupSpan {
+  int64_t ranks = 1;
+  int64_t nodes = 1;
+  int64_t ranksPerNode() const { return ranks / (nodes > 0 ? nodes : 1); }
+};
+
+// The group along `axes` of `mesh` containing rank 0.
+GroupSpan groupSpan(const DeviceMatrix& mesh, const std::vector<int>& axes, int64_t devicesPerNode);
+// A point-to-point transfer between rank 0 and the rank `distance` after it.
+GroupSpan pairSpan(int64_t distance, int64_t devicesPerNode);
+
+// The link a group's collective is limited by: its bus bandwidth (bytes/s), the latency of one
+// of its steps, and a name for messages ("NVLink within a node", "4 NICs per node across 24
+// nodes").
+struct LinkShare {
+  double busBandwidth = 0;
+  double stepLatency = 0;
+  std::string description;
+};
+LinkShare linkOf(const GroupSpan& span, const ClusterDescription& cluster);
+
+// Seconds of a collective whose every rank holds `localBytes` on entry (AllGather: its part;
+// AllReduce, ReduceScatter, AlltoAll: its whole buffer; PointToPoint: what it sends).
+double collectiveSeconds(CollectiveKind kind, double localBytes, const GroupSpan& span, const ClusterDescription& cluster);
+
+}  // namespace irc

@@ -1,0 +1,36 @@
+#pragma once
+// A training (or inference) step on a cluster, as it runs (docs/cluster.md): each stage's
+// micro-batch — forward, backward (twice the forward's work), the recomputed forward of
+// checkpointed ops — with tensor-parallel collectives and redistributions on the critical path;
+// the pipeline's 1F1B schedule, (M + P - 1) slots of its slowest stage; the data-parallel
+// gradient reduction overlapped with the last micro-batch's backward, what does not hide
+// exposed; the optimizer's update at HBM bandwidth. And what it computes: model FLOPs (forward
+// and backward) and hardware FLOPs (with recompute), TFLOP/s per device and MFU.
+#include <optional>
+
+#include "ir/graph.h"
+
+namespace irc {
+
+struct ClusterStepEstimate {
+  // The step's seconds, split: they add up to `total`.
+  double compute = 0;
+  double exposedCommunication = 0;
+  double pipelineBubble = 0;
+  double optimizer = 0;
+  double total = 0;
+  // Per step, all devices.
+  double modelFlops = 0;     // forward and backward (3x the forward), without recompute
+  double hardwareFlops = 0;  // with recompute's extra forward
+  double tflopsPerDevice = 0;  // hardware FLOPs per second per device, in TFLOP/s (as Megatron-LM reports)
+  double mfu = 0;              // model FLOPs per second over the devices' dense matmul peak
+  // What the terms are made of.
+  int32_t slowestStage = 0;
+  double gradientSync = 0;          // the slowest-exposing stage's gradient reduction
+  double gradientSyncExposed = 0;
+};
+
+// Needs a cluster (settings.cluster) and layouts inferred; nullopt otherwise.
+std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const ParallelSettings& settings);
+
+}  // namespace irc

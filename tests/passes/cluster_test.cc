@@ -1,0 +1,188 @@
+// Step time on a cluster (docs/cluster.md): collectives by the links their groups cross, kernels
+// at achievable rates, mixed precision's memory, checkpoints per layer, and the step's FLOPs —
+// every expected figure derived by hand from the preset's datasheet figures.
+#include <doctest/doctest.h>
+
+#include "passes/collective_time.h"
+#include "passes/kernel_time.h"
+#include "passes/memory_estimate.h"
+#include "passes/step_schedule.h"
+#include "tests/model_util.h"
+#include "tests/pipeline_util.h"
+
+namespace irc::test {
+namespace {
+
+const ClusterDescription& a100() {
+  static const ClusterDescription c = *clusterPreset("dgx-a100-80gb");
+  return c;
+}
+
+std::string matmulModel(const std::string& parallel, const std::string& cluster, const std::string& strategy,
+                        const std::string& extra = "") {
+  return "parallel: {" + parallel + "}\ncluster: {" + cluster +
+         "}\n"
+         "inputs: [{name: x, shape: [4096, 8192], dtype: float32}]\n"
+         "parameters: [{name: w, shape: [8192, 8192], dtype: float32}]\n"
+         "ops:\n  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: " +
+         strategy + "}\noutputs: [mm]\n" + extra;
+}
+
+}  // namespace
+
+TEST_CASE("cluster: a collective's time follows the link its group crosses") {
+  const ClusterDescription& c = a100();
+  // Tensor parallel over the 8 devices of a node: NVLink at 300 GB/s x 230/300 = 230 GB/s of bus
+  // bandwidth; a ring AllReduce of 50 MB sends 2 x 7/8 of it, with 2 x 7 steps of 3 us.
+  DeviceMatrix mesh = DeviceMatrix::unnamed({4, 8});
+  GroupSpan tp = groupSpan(mesh, {1}, 8);
+  CHECK(tp.ranks == 8);
+  CHECK(tp.nodes == 1);
+  CHECK(collectiveSeconds(CollectiveKind::AllReduce, 50e6, tp, c) == doctest::Approx(2 * 7.0 / 8 * 50e6 / 230e9 + 2 * 7 * 3e-6));
+  // Data parallel across the 4 nodes, one rank per node: that rank's NIC, 200 Gb/s = 25 GB/s at
+  // 90 % of line rate; latency 2 tree levels (log2 4) of 5 us each way.
+  GroupSpan dp = groupSpan(mesh, {0}, 8);
+  CHECK(dp.ranks == 4);
+  CHECK(dp.nodes == 4);
+  CHECK(linkOf(dp, c).busBandwidth == doctest::Approx(22.5e9));
+  CHECK(collectiveSeconds(CollectiveKind::AllReduce, 50e6, dp, c) == doctest::Approx(2 * 3.0 / 4 * 50e6 / 22.5e9 + 2 * 2 * 5e-6));
+  // The whole mesh: 8 ranks a node drive 8 NICs (180 GB/s), below NVLink's 230.
+  GroupSpan all = groupSpan(mesh, {0, 1}, 8);
+  CHECK(all.nodes == 4);
+  CHECK(linkOf(all, c).busBandwidth == doctest::Approx(180e9));
+  CHECK(collectiveSeconds(CollectiveKind::AllGather, 1e6, all, c) == doctest::Approx(31 * 1e6 / 180e9 + 7 * 3e-6 + 2 * 5e-6));
+  CHECK(collectiveSeconds(CollectiveKind::AllReduce, 1e6, GroupSpan{1, 1}, c) == 0);
+}
+
+TEST_CASE("cluster: a matrix product's rate falls with wave quantization") {
+  const ClusterDescription& c = a100();
+  // 2048 x 2048 output on 108 SMs: 128 x 64 tiles give 512 tiles in 5 waves of 108 (540 slots),
+  // the best of the tile shapes (128 x 128: 256 tiles in 3 waves, 0.79).
+  KernelWork square{.flops = 2.0 * 2048 * 2048 * 8192, .bytes = 0, .matmul = true, .rows = 2048, .columns = 2048};
+  CHECK(waveEfficiency(square, c) == doctest::Approx(512.0 / 540));
+  CHECK(kernelSeconds(square, c, Precision::Bf16Mixed) ==
+        doctest::Approx(square.flops / (312e12 * 0.8 * 512.0 / 540) + 4e-6));
+  // Eight rows fill an eighth of a 64-row tile and one wave of 8192/64 = 128 tiles over 108 SMs
+  // is 2 waves: far below peak.
+  KernelWork skinny{.flops = 2.0 * 8 * 8192 * 8192, .bytes = 0, .matmul = true, .rows = 8, .columns = 8192};
+  CHECK(waveEfficiency(skinny, c) == doctest::Approx(128.0 / 216 * 8 / 64));
+  // Elementwise: bytes at 85 % of 2,039 GB/s; a view launches nothing.
+  CHECK(kernelSeconds({.flops = 1e6, .bytes = 1e9}, c, Precision::Bf16Mixed) == doctest::Approx(1e9 / (2039e9 * 0.85) + 4e-6));
+  CHECK(kernelSeconds({.bytes = 1e9, .view = true}, c, Precision::Bf16Mixed) == 0);
+}
+
+TEST_CASE("cluster: presets, overrides and what is wrong with a cluster block") {
+  Graph g = parseModel(matmulModel("device_num: 8, precision: bf16_mixed", "preset: dgx-h100, nic_gbps: 200, devices_per_node: 4",
+                                   "[[8, 1], [1, 1]]"));
+  REQUIRE(g.parallel.cluster);
+  CHECK(g.parallel.cluster->preset == "dgx-h100");
+  CHECK(g.parallel.cluster->device.bf16Flops == 989e12);
+  CHECK(g.parallel.cluster->devicesPerNode == 4);
+  CHECK(g.parallel.cluster->nicBandwidthPerDevice() == doctest::Approx(8 * 200e9 / 8 / 4));
+  CHECK(g.parallel.precision == Precision::Bf16Mixed);
+  CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-b200", "[[8, 1], [1, 1]]")) ==
+        "m.yaml:2:19: error: cluster.preset 'dgx-b200' is not known; did you mean 'dgx-h100'?\n"
+        "cluster: {preset: dgx-b200}\n"
+        "                  ^\n");
+  CHECK(modelErrors(matmulModel("device_num: 8", "nic_gbps: 400", "[[8, 1], [1, 1]]")).find(
+            "error: cluster needs a preset (dgx-a100-80gb, dgx-h100, h200-sxm, ascend-910b) or peak_flops, hbm_bandwidth, "
+            "intra_node_bandwidth, nics_per_node") != std::string::npos);
+  CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-h100, gemm_efficiency: 1.5", "[[8, 1], [1, 1]]")).find(
+            "cluster.gemm_efficiency must be in (0, 1]; got 1.5") != std::string::npos);
+  CHECK(modelErrors(matmulModel("device_num: 8, precision: int4", "preset: dgx-h100", "[[8, 1], [1, 1]]")).find(
+            "precision 'int4' is not known") != std::string::npos);
+}
+
+TEST_CASE("cluster: the step's FLOPs, with and without recompute, and TFLOP/s per device") {
+  // Data parallel over 8: the product's FLOPs are 2 x 4096 x 8192 x 8192 for all ranks together;
+  // training counts 3 of them (forward, and backward's two products), recompute one more.
+  double forward = 2.0 * 4096 * 8192 * 8192;
+  Compiled c = compileAllRanks(matmulModel("device_num: 8, training: true, precision: bf16_mixed", "preset: dgx-a100-80gb",
+                                           "[[8, 1], [1, 1]]", "recompute: [mm]\n"));
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  auto e = estimateClusterStep(c.global, c.options);
+  REQUIRE(e);
+  CHECK(e->modelFlops == doctest::Approx(3 * forward));
+  CHECK(e->hardwareFlops == doctest::Approx(4 * forward));
+  CHECK(e->total == doctest::Approx(e->compute + e->exposedCommunication + e->pipelineBubble + e->optimizer));
+  CHECK(e->tflopsPerDevice == doctest::Approx(4 * forward / e->total / 8 / 1e12));
+  CHECK(e->mfu == doctest::Approx(3 * forward / e->total / 8 / 312e12));
+  // The update reads and writes 28 bytes per element (16-bit gradient and weight, float32 master
+  // weight and two moments) of the whole 8192 x 8192 weight each rank holds.
+  CHECK(e->optimizer == doctest::Approx(8192.0 * 8192 * 28 / (2039e9 * 0.85)));
+  // Each rank's product: 512 x 8192 x 8192 (tiles of 128 x 128: 4 x 64 = 256 in 3 waves), at
+  // 80 % of 312 TFLOP/s, against its bytes in bf16; x3 for backward, +1 recompute.
+  double flops = 2.0 * 512 * 8192 * 8192, bytes = 2.0 * (512 * 8192 + 8192 * 8192 + 512 * 8192);
+  KernelWork w{.flops = flops, .bytes = bytes, .matmul = true, .rows = 512, .columns = 8192};
+  CHECK(e->compute == doctest::Approx(4 * kernelSeconds(w, a100(), Precision::Bf16Mixed)));
+}
+
+TEST_CASE("cluster: tensor parallelism across two nodes is slower than within one") {
+  // Row parallel over 16 ranks: the AllReduce of the [4096, 8192] result crosses the network on
+  // 8-device nodes, NVLink when one node holds all 16.
+  auto stepOf = [](const std::string& cluster) {
+    Compiled c = compileAllRanks(
+        matmulModel("device_num: 16, training: true, precision: bf16_mixed", cluster, "[[1, 16], [16, 1]]"));
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    return *estimateClusterStep(c.global, c.options);
+  };
+  ClusterStepEstimate across = stepOf("preset: dgx-a100-80gb");
+  ClusterStepEstimate within = stepOf("preset: dgx-a100-80gb, devices_per_node: 16, nics_per_node: 16");
+  // The 16-bit result, 4096 x 8192 x 2 bytes, all-reduced forward and again backward. Across two
+  // nodes the ring runs at 8 NICs' 180 GB/s with 7 NVLink steps and one network level of 5 us;
+  // within one node at NVLink's 230 GB/s with 15 steps of 3 us.
+  double bytes = 4096.0 * 8192 * 2;
+  CHECK(across.exposedCommunication == doctest::Approx(2 * (2 * 15.0 / 16 * bytes / 180e9 + 2 * (7 * 3e-6 + 5e-6))));
+  CHECK(within.exposedCommunication == doctest::Approx(2 * (2 * 15.0 / 16 * bytes / 230e9 + 2 * 15 * 3e-6)));
+  CHECK(across.total > within.total);
+  CHECK(across.compute == doctest::Approx(within.compute));
+}
+
+TEST_CASE("mixed precision: 16-bit weights and gradients, float32 master weights and moments") {
+  // x [4096, 8192] split 8 ways, w [8192, 8192] whole on every rank: 67,108,864 elements of w,
+  // 2 bytes each as a weight and as a gradient, 4 as a master weight, 8 as AdamW's two moments.
+  Compiled c = compileAllRanks(matmulModel("device_num: 8, training: true, precision: bf16_mixed", "preset: dgx-a100-80gb",
+                                           "[[8, 1], [1, 1]]"));
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  MemoryEstimate m = estimateMemory(c.global, c.options);
+  REQUIRE(m.training);
+  double elements = 8192.0 * 8192;
+  CHECK(m.training->parameterBytes == 2 * elements);
+  CHECK(m.training->gradientBytes == 2 * elements);
+  CHECK(m.training->masterWeightBytes == 4 * elements);
+  CHECK(m.training->optimizerStateBytes == 8 * elements);
+  // The 512 x 8192 slice of x the product keeps for w's gradient, in bf16, and the loss's
+  // log-softmax of the 512 x 8192 result.
+  CHECK(m.training->savedActivationBytes == 2 * 2.0 * 512 * 8192);
+  CompileOptions fp32 = c.options;
+  fp32.precision = Precision::Fp32;
+  MemoryEstimate f = estimateMemory(c.global, fp32);
+  CHECK(f.training->parameterBytes == 4 * elements);
+  CHECK(f.training->masterWeightBytes == 0);
+}
+
+TEST_CASE("recompute: each listed glob is one checkpoint, which keeps its own input") {
+  // Two layers, each checkpointed alone (as gen_cluster_model.py and torch's per-layer
+  // checkpointing do): layer 0 keeps x, layer 1 keeps l0_act; with the loss's log-softmax of the
+  // output, three [64, 64] float32 tensors of 16 KiB. One glob over both layers keeps only x.
+  auto savedWith = [](const std::string& recompute) {
+    Compiled c = compileAllRanks(
+        "parallel: {device_num: 1, training: true}\n"
+        "inputs: [{name: x, shape: [64, 64], dtype: float32}]\n"
+        "parameters: [{name: w1, shape: [64, 64], dtype: float32}, {name: w2, shape: [64, 64], dtype: float32}]\n"
+        "ops:\n"
+        "  - {name: l0_mm, type: MatMul, inputs: [x, w1]}\n"
+        "  - {name: l0_act, type: ReLU, inputs: [l0_mm]}\n"
+        "  - {name: l1_mm, type: MatMul, inputs: [l0_act, w2]}\n"
+        "  - {name: l1_act, type: ReLU, inputs: [l1_mm]}\n"
+        "outputs: [l1_act]\n"
+        "recompute: " +
+        recompute + "\n");
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    return estimateMemory(c.global, c.options).training->savedActivationBytes;
+  };
+  CHECK(savedWith("[\"l0_*\", \"l1_*\"]") == 3 * 16384);
+  CHECK(savedWith("[\"l*\"]") == 2 * 16384);
+}
+
+}  // namespace irc::test
