@@ -1,8 +1,23 @@
 #include "passes/strategy_candidates.h"
 
 #include <functional>
+#include <vector>
 
 namespace irc {
+namespace {
+
+std::vector<int64_t> divisorsDescending(int64_t n) {
+  std::vector<int64_t> low, high;
+  for (int64_t d = 1; d * d <= n; ++d)
+    if (n % d == 0) {
+      low.push_back(d);
+      if (d != n / d) high.push_back(n / d);
+    }
+  high.insert(high.end(), low.rbegin(), low.rend());
+  return high;
+}
+
+}  // namespace
 
 std::vector<OpSharding> candidateShardings(const OpRule& rule, const OpView& op, int64_t deviceNum, bool fullyUseDevices) {
   std::vector<OpSharding> out;
@@ -25,8 +40,10 @@ std::vector<OpSharding> candidateShardings(const OpRule& rule, const OpView& op,
       return;
     }
     int f = order[i];
-    for (int64_t s = budget; s >= 1; s /= 2) {
-      if (budget % s != 0 || !splitsEvenly(rule.factorSizes[f], s) || (s & (s - 1)) != 0) continue;
+    // Every divisor of the devices left, largest first: on a power of two these are MindSpore's
+    // powers of two; on 192 = 24 x 8 devices a 24-way data split is a candidate too.
+    for (int64_t s : divisorsDescending(budget)) {
+      if (!splitsEvenly(rule.factorSizes[f], s)) continue;
       if (rule.isReplicated(f) && s > 1) continue;
       splits[f] = s;
       visit(i + 1, budget / s);

@@ -197,3 +197,21 @@ TEST_CASE("after a whole compile, only the ops the model configured hold an anno
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("sharding propagation: on 12 devices a 3 x 4 strategy reaches its neighbours (any integer split, not only powers of two)") {
+  // Megatron's data x tensor split on 12 devices: the bias Add and ReLU after a (3, 4) product take
+  // (3, 4); with only powers of two as candidates they were replicated and gathered the result.
+  Compiled c = compiled(
+      "parallel: {device_num: 12, fully_use_devices: false}\n"
+      "inputs:\n  - {name: x, shape: [48, 48], dtype: float32}\n"
+      "parameters:\n  - {name: w, shape: [48, 48], dtype: float32}\n  - {name: b, shape: [48], dtype: float32}\n"
+      "ops:\n  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[3, 1], [1, 4]]}\n"
+      "  - {name: bias, type: Add, inputs: [mm, b]}\n  - {name: act, type: ReLU, inputs: [bias]}\n");
+  CHECK(strategyOf(c, "bias") == "((3, 4), (4))");
+  CHECK(strategyOf(c, "act") == "((3, 4))");
+  for (const Op& op : c.global.ops) CHECK_MESSAGE(!op.inserted(), op.name);
+}
+
+}  // namespace irc::test
