@@ -8,6 +8,7 @@
 #include "dumps/ir_printer.h"
 #include "dumps/origin_text.h"
 #include "ir/inserted_ops.h"
+#include "passes/step_cost.h"
 #include "ir/layout_notation.h"
 #include "ops/op_defs.h"
 
@@ -129,7 +130,7 @@ std::string explainModelOp(const Graph& graph, OpId id) {
   return out;
 }
 
-std::string explainInserted(const Graph& graph, OpId id, int64_t rank) {
+std::string explainInserted(const Graph& graph, OpId id, int64_t rank, const ParallelSettings* settings) {
   const Op& op = graph.op(id);
   const OpForRank view(graph, op, rank);
   std::string out = fmt::format("{} = {} (inserted)\n", op.name, op.type);
@@ -159,17 +160,21 @@ std::string explainInserted(const Graph& graph, OpId id, int64_t rank) {
                          formatNumber(mirrorGradientBytes(s, dtypeBytes)));
     else if (opTypeOfStep(s) == op.type)
       out += fmt::format("  bytes sent per rank: {}\n", formatNumber(stepSendBytes(s, dtypeBytes)));
+    if (settings && s.kind != RedistStep::Kind::Mirror)
+      if (auto timed = stepOnCluster(s, graph.value(op.results[0]).type.dtype, *settings))
+        out += fmt::format("  time on {}: {:.4g} s over {}\n", settings->cluster->preset.empty() ? "the cluster" : settings->cluster->preset,
+                           timed->seconds, timed->link);
   }
   return out;
 }
 
 }  // namespace
 
-std::optional<std::string> explainOp(const Graph& graph, const std::string& name, int64_t rank) {
+std::optional<std::string> explainOp(const Graph& graph, const std::string& name, int64_t rank, const ParallelSettings* settings) {
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.name != name && op.instanceName != name) continue;
-    return op.inserted() ? explainInserted(graph, id, rank) : explainModelOp(graph, id);
+    return op.inserted() ? explainInserted(graph, id, rank, settings) : explainModelOp(graph, id);
   }
   return std::nullopt;
 }

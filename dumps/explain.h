@@ -10,6 +10,8 @@
 namespace irc {
 
 // nullopt when `name` names no op (model or inserted) of the graph.
-std::optional<std::string> explainOp(const Graph& graph, const std::string& name, int64_t rank);
+// `settings` with a cluster: an inserted collective's time on it and the link it crosses.
+std::optional<std::string> explainOp(const Graph& graph, const std::string& name, int64_t rank,
+                                     const ParallelSettings* settings = nullptr);
 
 }  // namespace irc

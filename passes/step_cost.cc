@@ -187,6 +187,16 @@ double clusterStepTime(const RedistStep& step, double dtypeBytes, const Parallel
 
 }  // namespace
 
+std::optional<StepOnCluster> stepOnCluster(const RedistStep& step, DType dtype, const ParallelSettings& settings) {
+  if (!settings.cluster) return std::nullopt;
+  const ClusterDescription& c = *settings.cluster;
+  StepOnCluster out;
+  out.seconds = clusterStepTime(step, byteSize(computeDType(dtype, settings.precision)), settings);
+  GroupSpan span = step.mesh.dims.empty() ? GroupSpan{step.groupSize(), 1} : groupSpan(step.mesh, step.axes, c.devicesPerNode);
+  out.link = linkOf(span, c).description;
+  return out;
+}
+
 double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings) {
   PlannerOptions options{settings.enableAlltoall, byteSize(dtype)};
   RedistPlan plan = settings.redistribution == RedistributionMode::Optimal ? planOptimal(from, to, options, settings.costModel)

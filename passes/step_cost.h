@@ -3,9 +3,12 @@
 // and what the report's totals.estimated_step_seconds gives for a compile in any mode, so that
 // plans can be compared. The search and the estimate of a compiled graph share these pieces.
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/redist_step.h"
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"
 
@@ -53,6 +56,14 @@ OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType
 // A redistribution's time under the configured planner (MindSpore's or the optimal one), timed
 // by the alpha-beta model.
 double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings);
+
+// One inserted step's time on the settings' cluster and the link its group crosses (irc explain);
+// nullopt without a cluster.
+struct StepOnCluster {
+  double seconds = 0;
+  std::string link;
+};
+std::optional<StepOnCluster> stepOnCluster(const RedistStep& step, DType dtype, const ParallelSettings& settings);
 
 // Adds an op's or an edge's time to the terms (training doubling what the backward repeats).
 void addOpTime(StepTime& t, const OpTime& op, bool training);

@@ -110,7 +110,7 @@ ExitStatus runExplain(const std::vector<std::string>& args) {
     for (OpId id : graph->order)
       if (graph->op(id).printedName == name) name = graph->op(id).name;  // a replaced op prints under its new name
   }
-  if (auto explanation = explainOp(*graph, name, r)) {
+  if (auto explanation = explainOp(*graph, name, r, &options)) {
     std::cout << *explanation;
     return ExitStatus::Ok;
   }

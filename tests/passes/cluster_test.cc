@@ -3,6 +3,7 @@
 // every expected figure derived by hand from the preset's datasheet figures.
 #include <doctest/doctest.h>
 
+#include "dumps/explain.h"
 #include "passes/collective_time.h"
 #include "passes/kernel_time.h"
 #include "passes/memory_estimate.h"
@@ -127,6 +128,14 @@ TEST_CASE("cluster: tensor parallelism across two nodes is slower than within on
     return *estimateClusterStep(c.global, c.options);
   };
   ClusterStepEstimate across = stepOf("preset: dgx-a100-80gb");
+  // irc explain names the link the forward AllReduce crosses, with its time: 2 x 15/16 x 67,108,864
+  // bytes at 180 GB/s + 2 x (7 x 3 us + 5 us) = 0.00075105 s.
+  Compiled c = compileAllRanks(matmulModel("device_num: 16, training: true, precision: bf16_mixed", "preset: dgx-a100-80gb",
+                                           "[[1, 16], [16, 1]]"));
+  std::string text = explainOp(c.global, "mm.forward_op.0", 0, &c.options).value_or("");
+  CHECK_MESSAGE(text.find("  time on dgx-a100-80gb: 0.0007511 s over the network across 2 nodes, 8 ranks per node (180 GB/s bus "
+                          "bandwidth)\n") != std::string::npos,
+                text);
   ClusterStepEstimate within = stepOf("preset: dgx-a100-80gb, devices_per_node: 16, nics_per_node: 16");
   // The 16-bit result, 4096 x 8192 x 2 bytes, all-reduced forward and again backward. Across two
   // nodes the ring runs at 8 NICs' 180 GB/s with 7 NVLink steps and one network level of 5 us;
