@@ -29,5 +29,7 @@ struct DumpSummary {
   int insertedOps = 0;
 };
 DumpSummary summarizeDump(const std::string& text);
+// "l1.out -> stage 1" for every Send of a dump (its op named `<value>.send.<stage>`), in order.
+std::vector<std::string> sentTransfers(const std::string* text);
 
 }  // namespace irc

@@ -1,7 +1,7 @@
 #include "frontends/onnx_trainable.h"
 
 #include <array>
-#include <regex>
+#include <cctype>
 #include <string_view>
 
 #include "ops/op_family.h"
@@ -18,9 +18,17 @@ constexpr std::array<std::string_view, 10> kBufferNames = {
 // torch names a module's tensors. Exporters' own names (`val_93`, `onnx::MatMul_323`,
 // `/layers.0/Constant_output_0`, `unsqueeze_16`) have no dot between identifiers or have
 // `::` or `/`.
+// Checked by a scan (a std::regex recurses once per character of a name).
 bool isModulePath(const std::string& name) {
-  static const std::regex path(R"([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+)");
-  return std::regex_match(name, path);
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+  int dots = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (word(name[i])) continue;
+    if (name[i] != '.' || i + 1 == name.size() || !word(name[i + 1])) return false;
+    ++dots;
+  }
+  return dots > 0;
 }
 
 bool namesBuffer(const std::string& name) {

@@ -280,3 +280,21 @@ TEST_CASE("irc import: an op irc lacks and malformed dumps are located errors, n
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("irc diff of a model on 16,384 devices: a communication group of 16,384 ranks on one line, no crash") {
+  // The Send scan was a std::regex, which recursed once per character of a line and overflowed
+  // the stack (SIGSEGV) on the AllReduce's group_ranks line.
+  TempDir tmp;
+  writeFile(tmp.path() + "/m.yaml",
+            "parallel: {device_num: 16384}\n"
+            "inputs: [{name: x, shape: [16, 16384], dtype: float32}]\n"
+            "parameters: [{name: w, shape: [16384, 16], dtype: float32}]\n"
+            "ops:\n  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[1, 16384], [16384, 1]]}\n");
+  RunResult r = runIrc({"diff", tmp.path() + "/m.yaml", tmp.path() + "/m.yaml"});
+  CHECK(r.exitCode == 0);
+  CHECK(r.out.find("no differences\n") != std::string::npos);
+}
+
+}  // namespace irc::test

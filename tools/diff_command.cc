@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <regex>
 #include <set>
 #include <tuple>
 
@@ -121,20 +120,10 @@ const std::string* stageText(const Stages& s, const std::vector<std::string>& pr
   return last ? &s.rbegin()->second : &s.begin()->second;
 }
 
-// "l1.out -> stage 1" for every Send of a dump (its op name `<value>.send.<stage>`), in order.
-std::vector<std::string> sentValues(const std::string* text) {
-  std::vector<std::string> out;
-  if (!text) return out;
-  std::regex send(R"(%[0-9]+\((.+)\.send\.([0-9]+)\) = Send\()");
-  for (std::sregex_iterator it(text->begin(), text->end(), send), end; it != end; ++it)
-    out.push_back(fmt::format("{} -> stage {}", (*it)[1].str(), (*it)[2].str()));
-  return out;
-}
-
 DiffSummary summarize(const Stages& a, const Stages& b) {
   DiffSummary d;
-  d.sentBefore = sentValues(stageText(a, {"step_parallel_end"}, true));
-  d.sentAfter = sentValues(stageText(b, {"step_parallel_end"}, true));
+  d.sentBefore = sentTransfers(stageText(a, {"step_parallel_end"}, true));
+  d.sentAfter = sentTransfers(stageText(b, {"step_parallel_end"}, true));
   const std::string *sa = stageText(a, {"step_parallel_begin", "tensor_layout", "step_parallel_end", "validate"}, false),
                     *sb = stageText(b, {"step_parallel_begin", "tensor_layout", "step_parallel_end", "validate"}, false);
   if (sa && sb) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 
+#include "dumps/ir_diff.h"
 #include "dumps/model_yaml_writer.h"
 #include "frontends/mindspore_import.h"
 #include "frontends/npz_reader.h"
@@ -61,6 +62,10 @@ bool fuzzArrays(const std::string& bytes) {
 // then goes the YAML way below. Returns false where nothing is left to run.
 bool fuzzDump(std::string& text) {
   if (text.rfind("# IR", 0) != 0 && text.rfind("%para", 0) != 0 && text.rfind("  %", 0) != 0) return true;
+  // irc diff's readers of dump text (any line length: a group of 16,384 ranks is one line).
+  irc::diffIrText(text, text);
+  irc::summarizeDump(text);
+  irc::sentTransfers(&text);
   irc::DiagnosticEngine diags("fuzz.ir", text);
   irc::ImportOptions options;
   options.name = "fuzz";
