@@ -76,8 +76,8 @@ std::vector<int> axesOf(uint32_t mask) {
 
 class Search {
  public:
-  Search(const Unified& u, ReduceOp op, const PlannerOptions& options, const CostModel& model)
-      : u_(u), op_(op), options_(options), model_(model) {}
+  Search(const Unified& u, ReduceOp op, const PlannerOptions& options, const StepTimer& timer)
+      : u_(u), op_(op), options_(options), timer_(timer) {}
 
   State apply(const State& s, const Move& m) const {
     State n = s;
@@ -115,7 +115,7 @@ class Search {
     st.localBefore = localOf(u_.expanded, s.cur, u_.mesh);
     st.mesh.dims = u_.mesh.dims;
     st.axes = axesOf(m.axes);
-    return stepTime(st, options_.dtypeBytes, model_);
+    return timer_(st, options_.dtypeBytes);
   }
 
   // Every move from `s`, in a fixed order (equal-cost ties resolve the same way every run).
@@ -200,14 +200,14 @@ class Search {
   const Unified& u_;
   ReduceOp op_;
   PlannerOptions options_;
-  CostModel model_;
+  const StepTimer& timer_;
 };
 
 RedistPlan searchUnified(const TensorLayout& a, const TensorLayout& b, const Unified& u, const PlannerOptions& options,
-                         const CostModel& model) {
+                         const StepTimer& timer) {
   State start{u.from, 0}, goal{u.to, 0};
   for (int p : partialOnUnified(a, axisRuns(a.mesh, u.mesh.dims))) start.partial |= 1u << p;
-  std::vector<RedistStep> path = Search(u, a.partialOp, options, model).run(start, goal);
+  std::vector<RedistStep> path = Search(u, a.partialOp, options, timer).run(start, goal);
   std::vector<int> owners = subDimOwners(u);
 
   RedistPlan plan;
@@ -241,15 +241,19 @@ RedistPlan searchUnified(const TensorLayout& a, const TensorLayout& b, const Uni
 
 RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options,
                        const CostModel& model) {
+  return planOptimal(from, to, options, [&model](const RedistStep& step, int dtypeBytes) { return stepTime(step, dtypeBytes, model); });
+}
+
+RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options, const StepTimer& timer) {
   if (from.sameAs(to)) return {};
   if (std::optional<Unified> u = unify(from, to)) {
     if (u->from == u->to && from.partialAxes.empty()) return {};
-    return searchUnified(from, to, *u, options, model);
+    return searchUnified(from, to, *u, options, timer);
   }
   // No common refinement: whole on A's mesh, then split to B on B's mesh, each part optimal.
   TensorLayout whole = TensorLayout::replicated(from.mesh, from.shape);
-  RedistPlan first = planOptimal(from, whole, options, model);
-  RedistPlan second = planOptimal(TensorLayout::replicated(to.mesh, to.shape), to, options, model);
+  RedistPlan first = planOptimal(from, whole, options, timer);
+  RedistPlan second = planOptimal(TensorLayout::replicated(to.mesh, to.shape), to, options, timer);
   first.steps.insert(first.steps.end(), second.steps.begin(), second.steps.end());
   first.cost.comm += second.cost.comm;
   first.cost.compute += second.cost.compute;

@@ -4,6 +4,8 @@
 // ReduceScatter, on the same unified form as the MindSpore planner, minimising an alpha-beta time
 // model. MindSpore's plan is one of the paths searched, so the result is never costlier under the
 // model; a partial source is usually finished by a ReduceScatter (AllReduce + slice fused).
+#include <functional>
+
 #include "ir/parallel_config.h"
 #include "passes/redistribution_planner.h"
 
@@ -24,5 +26,8 @@ double planTime(const RedistPlan& plan, int dtypeBytes, const CostModel& model);
 
 RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options,
                        const CostModel& model);
+// The same under any timing of a step (a cluster's: passes/step_cost.h's stepTimerFor).
+using StepTimer = std::function<double(const RedistStep&, int dtypeBytes)>;
+RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options, const StepTimer& timer);
 
 }  // namespace irc

@@ -24,6 +24,7 @@
 #include "ops/int_key.h"
 #include "ops/op_inserter.h"
 #include "passes/optimal_planner.h"
+#include "passes/step_cost.h"
 #include "passes/pipeline_split.h"
 #include "passes/redistribution_planner.h"
 
@@ -132,8 +133,7 @@ class RedistributionPass : public Pass {
   explicit RedistributionPass(const CompileOptions& options) : options_(options) {}
 
   RedistPlan plan(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options) const {
-    if (options_.redistribution == RedistributionMode::Optimal) return planOptimal(from, to, options, options_.costModel);
-    return planRedistribution(from, to, options);
+    return planWithSettings(from, to, options, options_);
   }
 
   // A plan's steps, each held by the ops that perform it.

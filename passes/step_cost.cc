@@ -197,10 +197,24 @@ std::optional<StepOnCluster> stepOnCluster(const RedistStep& step, DType dtype, 
   return out;
 }
 
+StepTimer stepTimerFor(const ParallelSettings& settings) {
+  if (!settings.cluster) {
+    CostModel model = settings.costModel;
+    return [model](const RedistStep& step, int dtypeBytes) { return stepTime(step, dtypeBytes, model); };
+  }
+  return [settings](const RedistStep& step, int dtypeBytes) { return clusterStepTime(step, dtypeBytes, settings); };
+}
+
+RedistPlan planWithSettings(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options,
+                            const ParallelSettings& settings) {
+  if (settings.redistribution != RedistributionMode::Optimal) return planRedistribution(from, to, options);
+  if (!settings.cluster) return planOptimal(from, to, options, settings.costModel);
+  return planOptimal(from, to, options, stepTimerFor(settings));
+}
+
 double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings) {
   PlannerOptions options{settings.enableAlltoall, byteSize(dtype)};
-  RedistPlan plan = settings.redistribution == RedistributionMode::Optimal ? planOptimal(from, to, options, settings.costModel)
-                                                                          : planRedistribution(from, to, options);
+  RedistPlan plan = planWithSettings(from, to, options, settings);
   if (!settings.cluster) return planTime(plan, byteSize(dtype), settings.costModel);
   double held = byteSize(computeDType(dtype, settings.precision)), t = 0;
   for (const RedistStep& step : plan.steps) t += clusterStepTime(step, held, settings);

@@ -11,6 +11,7 @@
 #include "ir/redist_step.h"
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"
+#include "passes/optimal_planner.h"
 
 namespace irc {
 
@@ -64,6 +65,12 @@ struct StepOnCluster {
   std::string link;
 };
 std::optional<StepOnCluster> stepOnCluster(const RedistStep& step, DType dtype, const ParallelSettings& settings);
+
+// How the settings time a redistribution step: the cluster's links and HBM, or the flat cost
+// model; and the plan the settings' planner makes with it (the optimal planner minimises it).
+StepTimer stepTimerFor(const ParallelSettings& settings);
+RedistPlan planWithSettings(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options,
+                            const ParallelSettings& settings);
 
 // Adds an op's or an edge's time to the terms (training doubling what the backward repeats).
 void addOpTime(StepTime& t, const OpTime& op, bool training);

@@ -7,6 +7,7 @@
 #include "passes/collective_time.h"
 #include "passes/kernel_time.h"
 #include "passes/memory_estimate.h"
+#include "passes/step_cost.h"
 #include "passes/step_schedule.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"
@@ -192,6 +193,21 @@ TEST_CASE("recompute: each listed glob is one checkpoint, which keeps its own in
   };
   CHECK(savedWith("[\"l0_*\", \"l1_*\"]") == 3 * 16384);
   CHECK(savedWith("[\"l*\"]") == 2 * 16384);
+}
+
+TEST_CASE("cluster: the optimal planner times its steps on the cluster") {
+  // An AllReduce step over the 4 nodes' data-parallel axis of a (4, 8) mesh: the cluster's
+  // network time, where the flat model would charge 10 us a message and 10 GB/s.
+  ParallelSettings s;
+  s.cluster = a100();
+  RedistStep step;
+  step.kind = RedistStep::Kind::AllReduce;
+  step.mesh = DeviceMatrix::unnamed({4, 8});
+  step.axes = {0};
+  step.localBefore = {1024, 1024};
+  CHECK(stepTimerFor(s)(step, 2) == doctest::Approx(collectiveSeconds(CollectiveKind::AllReduce, 2.0 * 1024 * 1024, {4, 4}, a100())));
+  ParallelSettings flat;
+  CHECK(stepTimerFor(flat)(step, 2) == doctest::Approx(stepTime(step, 2, flat.costModel)));
 }
 
 }  // namespace irc::test
