@@ -1282,7 +1282,8 @@ Terms range(NodeMapping& m) {
 }
 
 // Slice: with steps of 1 irc's Slice(x, begin, size) (folded when x is constant: a mask buffer
-// cut to the sequence length, a shape's tail); other steps only of a constant, folded here.
+// cut to the sequence length, a shape's tail); other steps of a constant folded here, of a
+// computed tensor a Slice of its contiguous dims and a Gather per strided dim.
 Terms slice(NodeMapping& m) {
   auto x = need(m, 0);
   if (!x) return std::nullopt;
@@ -1330,8 +1331,29 @@ Terms slice(NodeMapping& m) {
   if (std::all_of(step.begin(), step.end(), [](int64_t st) { return st == 1; }))
     return one(m.emit1("Slice", {*x, Attribute(IntTuple(begin)), Attribute(IntTuple(count))}));
   if (!x->isConstant()) {
-    m.error("slices a computed tensor with a step other than 1; irc's Slice takes contiguous windows");
-    return std::nullopt;
+    // A strided slice of a computed tensor (GPT-J's rotate_every_two `x[..., ::2]`, Swin's
+    // `x[:, 0::2, 0::2, :]`): the dims of step 1 as one Slice, then each strided dim as a Gather
+    // of the positions it keeps (torch's index_select), which irc shards and verifies as any Gather.
+    std::vector<int64_t> windowBegin(rank, 0), windowCount(s.begin(), s.end());
+    bool window = false;
+    for (int64_t d = 0; d < rank; ++d)
+      if (step[d] == 1 && (begin[d] != 0 || count[d] != s[d])) {
+        windowBegin[d] = begin[d];
+        windowCount[d] = count[d];
+        window = true;
+      }
+    std::optional<Term> current = *x;
+    if (window) current = m.emit1("Slice", {*current, Attribute(IntTuple(windowBegin)), Attribute(IntTuple(windowCount))});
+    for (int64_t d = 0; d < rank; ++d) {
+      if (step[d] == 1) continue;
+      TensorValue positions = TensorValue::zeros({count[d]});
+      for (int64_t i = 0; i < count[d]; ++i) positions.data[i] = static_cast<double>(begin[d] + i * step[d]);
+      if (!current) return std::nullopt;
+      Term indices = m.constant({DType::Int64, {count[d]}}, positions, "positions");
+      current = m.emit1("Gather", {*current, indices, Attribute(d)});
+    }
+    if (!current) return std::nullopt;
+    return one(*current);
   }
   const TensorValue* data = m.dataOf(*x);
   if (!data) return std::nullopt;

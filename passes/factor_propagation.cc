@@ -445,7 +445,7 @@ void runFactorPropagation(Graph& graph, const PropagationInput& in) {
   // Unannotated inputs and parameters are left to layout inference: each is held in the layout
   // its first consumer computes with, so that edge needs no redistribution.
   int64_t devices = in.options.deviceNum;
-  finishPropagation(graph, in, [&](const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
+  finishPropagation(graph, in, [&](OpId, const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
 }
 
 }  // namespace irc

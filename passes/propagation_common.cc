@@ -1,5 +1,7 @@
 #include "passes/propagation_common.h"
 #include "ops/op_defs.h"
+#include "passes/layout_inference.h"
+#include "passes/sharding_assignment.h"
 
 #include <functional>
 
@@ -85,7 +87,7 @@ std::optional<TensorLayout> producedLayout(const Graph& graph, const Propagation
 }
 
 void finishPropagation(Graph& graph, const PropagationInput& in,
-                       const std::function<OpSharding(const OpRule&, const OpView&)>& fallback) {
+                       const std::function<OpSharding(OpId, const OpRule&, const OpView&)>& fallback) {
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
     if (op.parallel->hasSharding || !in.rules[id]) continue;
@@ -104,8 +106,54 @@ void finishPropagation(Graph& graph, const PropagationInput& in,
       assignSharding(op, rule, in.views[id], replicatedSharding(rule, in.options.deviceNum), origin);
       continue;
     }
-    assignSharding(op, rule, in.views[id], fallback(rule, in.views[id]), origin);
+    assignSharding(op, rule, in.views[id], fallback(id, rule, in.views[id]), origin);
   }
+}
+
+void runDataParallel(Graph& graph, const PropagationInput& in) {
+  const int64_t devices = in.options.deviceNum;
+  // Values that carry the batch (the graph inputs and what is computed from them), and weights
+  // (trained parameters and what is computed from them alone).
+  std::vector<bool> batched(graph.values.size(), false), weight(graph.values.size(), false);
+  for (ValueId v : graph.inputs) batched[v] = true;
+  for (ValueId v : graph.parameters) weight[v] = graph.value(v).trainable;
+  auto readsBatch = [&](const Op& op) {
+    return std::any_of(op.operands.begin(), op.operands.end(), [&](const Operand& o) { return o.isValue() && batched[o.value]; });
+  };
+  auto readsWeightsOnly = [&](const Op& op) {
+    bool any = false;
+    for (const Operand& o : op.operands) {
+      if (!o.isValue()) continue;
+      if (!weight[o.value]) return false;
+      any = true;
+    }
+    return any;
+  };
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    bool carries = readsBatch(op), ofWeights = readsWeightsOnly(op);
+    for (ValueId r : op.results) {
+      batched[r] = carries;
+      weight[r] = ofWeights;
+    }
+  }
+  finishPropagation(graph, in, [&](OpId id, const OpRule& rule, const OpView& view) {
+    const Op& op = graph.op(id);
+    if (readsWeightsOnly(op)) return replicatedSharding(rule, devices);
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const Operand& o = op.operands[i];
+      if (!o.isValue() || !batched[o.value]) continue;
+      // A configured op's layout is the user's plan, not the batch split: after it the batch
+      // is dim 0 again (docs/model-format.md's data_parallel).
+      OpId producer = graph.value(o.value).producer;
+      if (producer != kNoId && std::as_const(graph.op(producer)).annotation->configured()) continue;
+      std::optional<TensorLayout> layout = producedLayout(graph, in, o.value);
+      if (!layout || layout->usedAxes().empty()) continue;
+      OpSharding s = shardingFromNeighbour(rule, tensorOperandIndex(op, i), false, *layout);
+      if (std::any_of(s.factorAxes.begin(), s.factorAxes.end(), [](const std::vector<int>& axes) { return !axes.empty(); })) return s;
+    }
+    return dataParallelSharding(rule, view, devices);
+  });
 }
 
 void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {

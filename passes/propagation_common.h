@@ -42,7 +42,16 @@ std::optional<TensorLayout> producedLayout(const Graph& graph, const Propagation
 // In execution order: a Reshape without a sharding takes the one its input's layout implies
 // through its factors (replicated when nothing is known); any other op without one gets
 // `fallback` (origin default).
-void finishPropagation(Graph& graph, const PropagationInput& in, const std::function<OpSharding(const OpRule&, const OpView&)>& fallback);
+void finishPropagation(Graph& graph, const PropagationInput& in,
+                       const std::function<OpSharding(OpId, const OpRule&, const OpView&)>& fallback);
+
+// search_mode data_parallel: the batch, split from the graph inputs' dim 0, stays split through
+// every op that keeps it (an op takes the layout of its first batch-carrying operand, as far as
+// its rule lets it through), so nothing communicates unless an op reads across the batch; an op
+// reading only trained weights (a weight's Transpose) is replicated, as DDP holds its weights;
+// where no operand's layout says anything (a mask built from constants), dataParallelSharding's
+// dim-0 split.
+void runDataParallel(Graph& graph, const PropagationInput& in);
 
 // MindSpore's ReshapeInfo, for the MindSpore modes (spec §5 items 6 and 7): a Reshape with a
 // consumer takes its output layout from its first consumer's need and its input layout from

@@ -1,5 +1,7 @@
 #include "passes/sharding_assignment.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "passes/factor_sharding.h"
@@ -46,10 +48,17 @@ OpSharding replicatedSharding(const OpRule& rule, int64_t deviceNum) {
 
 OpSharding dataParallelSharding(const OpRule& rule, const OpView& op, int64_t deviceNum) {
   OpSharding s = replicatedSharding(rule, deviceNum);
-  // The batch is dim 0 of the first operand; where that dim broadcasts (Where's mask (1, 1, T, T)
-  // before the scores), of the first operand whose dim 0 is a dim of the output.
+  // The batch is dim 0 of the first operand of the op's full rank; where that dim broadcasts
+  // (Where's mask (1, 1, T, T) before the scores), of the next such operand. A scalar or an
+  // operand broadcast from the right (T5's `Div(1, Sqrt(var))`, a bias [H]) never decides.
+  size_t rank = 0;
+  for (const Shape& shape : op.operandShapes) rank = std::max(rank, shape.size());
+  auto decides = [&](size_t i) {
+    return i < op.operandShapes.size() && op.operandShapes[i].size() == rank && !rule.operands[i].empty() &&
+           !rule.operands[i][0].empty();
+  };
   size_t first = 0;
-  while (first < rule.operands.size() && !rule.operands[first].empty() && rule.operands[first][0].empty()) ++first;
+  while (first < rule.operands.size() && !decides(first)) ++first;
   if (first == rule.operands.size() || rule.operands[first].empty() || rule.operands[first][0].size() != 1) return s;
   int f = rule.operands[first][0][0];
   if (rule.isReplicated(f) || op.operandShapes[first][0] % deviceNum != 0 || deviceNum == 1) return s;

@@ -319,7 +319,7 @@ class ShardingPropagation {
 void runShardingPropagation(Graph& graph, const PropagationInput& in) {
   ShardingPropagation(graph, in).run();
   int64_t devices = in.options.deviceNum;
-  finishPropagation(graph, in, [&](const OpRule& r, const OpView& v) { return dataParallelSharding(r, v, devices); });
+  finishPropagation(graph, in, [&](OpId, const OpRule& r, const OpView& v) { return dataParallelSharding(r, v, devices); });
 }
 
 }  // namespace irc

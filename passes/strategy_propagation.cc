@@ -57,11 +57,11 @@ class StrategyPropagationPass : public Pass {
     int64_t devices = options_.deviceNum;
     switch (mode_) {
       case SearchMode::SemiAuto:
-        finishPropagation(graph, in, [&](const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
+        finishPropagation(graph, in, [&](OpId, const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
         reshapeLayoutsFromConsumers(graph, in);
         break;
       case SearchMode::DataParallel:
-        finishPropagation(graph, in, [&](const OpRule& r, const OpView& v) { return dataParallelSharding(r, v, devices); });
+        runDataParallel(graph, in);
         reshapeLayoutsFromConsumers(graph, in);
         break;
       case SearchMode::ShardingPropagation:
@@ -73,7 +73,7 @@ class StrategyPropagationPass : public Pass {
         break;
       case SearchMode::Auto:
         if (!runAutoSearch(graph, in, context)) return PassStatus::Failed;
-        finishPropagation(graph, in, [&](const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
+        finishPropagation(graph, in, [&](OpId, const OpRule& r, const OpView&) { return replicatedSharding(r, devices); });
         break;
     }
     return PassStatus::Annotated;

@@ -285,6 +285,44 @@ TEST_CASE("onnx: Slice and Expand of computed tensors become Slice and Broadcast
   CHECK(g.value(g.outputs[0]).type.shape == Shape{2, 4, 6});
 }
 
+TEST_CASE("onnx: a strided Slice of a computed tensor is a Slice of its contiguous dims and a Gather per strided dim") {
+  // GPT-J's rotate_every_two x[..., ::2] and Swin's x[:, 1::2] (with a window on dim 0): x [4, 8]
+  // -> rows 1..2, columns 1, 3, 5, 7; and a negative step, columns 7, 4, 1 (x[:, ::-3]).
+  OnnxModel m;
+  m.input("x", {int64_t{4}, int64_t{8}});
+  m.ints("starts", {2}, {1, 1});
+  m.ints("ends", {2}, {3, INT64_MAX});
+  m.ints("axes", {2}, {0, 1});
+  m.ints("steps", {2}, {1, 2});
+  m.ints("rstarts", {1}, {-1});
+  m.ints("rends", {1}, {INT64_MIN});
+  m.ints("raxes", {1}, {1});
+  m.ints("rsteps", {1}, {-3});
+  m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"s"}, "strided");
+  m.node("Slice", {"x", "rstarts", "rends", "raxes", "rsteps"}, {"r"}, "reversed");
+  m.output("s");
+  m.output("r");
+  Loaded l = load(m.bytes());
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  const Graph& g = l.graph->graph;
+  CHECK(opTypes(g) == std::vector<std::string>{"Slice", "Gather", "Gather"});
+  CHECK(g.value(g.outputs[0]).type.shape == Shape{2, 4});
+  CHECK(g.value(g.outputs[1]).type.shape == Shape{4, 3});
+  // The reference: x[i][j] = 8 i + j.
+  TensorValue x{{4, 8}, {}};
+  for (int i = 0; i < 32; ++i) x.data.push_back(i);
+  const Op& window = g.op(g.order[0]);
+  auto rows = evaluateOp(window, {&x, nullptr, nullptr}, {{DType::Float32, {2, 8}}});
+  TensorValue positions{{4}, {1, 3, 5, 7}};
+  auto picked = evaluateOp(g.op(g.order[1]), {&rows[0], &positions, nullptr}, {{DType::Float32, {2, 4}}});
+  CHECK(picked[0].data == std::vector<double>{9, 11, 13, 15, 17, 19, 21, 23});
+  CHECK(g.value(g.op(g.order[2]).operands[1].value).name.find("positions") != std::string::npos);
+  TempDir dir;
+  writeFile(dir.path() + "/m.onnx", m.bytes());
+  RunResult verified = runIrc({"verify", "m.onnx", "--device-num", "2"}, dir.path());
+  CHECK_MESSAGE(verified.exitCode == 0, std::string(verified.out + verified.err));
+}
+
 TEST_CASE("onnx: Split into unequal parts becomes one Slice a part; opset 18's num_outputs on an indivisible dim too") {
   OnnxModel m;
   m.input("x", {int64_t{2}, int64_t{10}});

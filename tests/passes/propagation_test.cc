@@ -215,3 +215,31 @@ TEST_CASE("sharding propagation: on 12 devices a 3 x 4 strategy reaches its neig
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("data_parallel: the batch stays split through transposes, scalars and weights, and nothing communicates") {
+  // T5's rsqrt as TorchScript writes it, Div(1, Sqrt(var)): the scalar numerator does not decide
+  // (it was replicated, and gathered around every norm); a weight's Transpose is replicated as DDP
+  // holds it (its dim 0 was split); a batch transposed to dim 1 stays split there (the next op
+  // split its dim 0, the sequence, and gathered).
+  Compiled c = compiled(
+      "parallel: {device_num: 4, search_mode: data_parallel}\n"
+      "inputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+      "parameters:\n  - {name: one, shape: [], dtype: float32}\n  - {name: w, shape: [16, 16], dtype: float32}\n"
+      "ops:\n"
+      "  - {name: sq, type: Sqrt, inputs: [x]}\n"
+      "  - {name: inv, type: RealDiv, inputs: [one, sq]}\n"
+      "  - {name: wt, type: Transpose, inputs: [w, [1, 0]]}\n"
+      "  - {name: mm, type: MatMul, inputs: [inv, wt]}\n"
+      "  - {name: t, type: Transpose, inputs: [mm, [1, 0]]}\n"
+      "  - {name: act, type: ReLU, inputs: [t]}\n"
+      "  - {name: back, type: Transpose, inputs: [act, [1, 0]]}\n"
+      "  - {name: out, type: Add, inputs: [back, x]}\n");
+  CHECK(strategyOf(c, "inv") == "((), (4, 1))");
+  CHECK(strategyOf(c, "wt") == "((1, 1))");
+  CHECK(strategyOf(c, "act") == "((1, 4))");
+  for (const Op& op : c.global.ops) CHECK_MESSAGE(!op.inserted(), op.name);
+}
+
+}  // namespace irc::test
