@@ -172,3 +172,23 @@ TEST_CASE("a compile rejected in a pass keeps the dumps written so far and dumps
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("irc verify: random integers that index a table through a CumSum fall back to constant inputs, and say so") {
+  // ids in [0, 4) summed along the sequence pass the table's 4 rows (before: "the reference run
+  // failed", exit 1); with ids 0 everywhere the program runs, and the note says which input.
+  TempDir tmp;
+  writeFile(tmp.path() + "/idx.yaml",
+            "parallel: {device_num: 2}\n"
+            "inputs:\n  - {name: ids, shape: [2, 8], dtype: int32}\n"
+            "parameters:\n  - {name: table, shape: [4, 4], dtype: float32}\n"
+            "ops:\n  - {name: pos, type: CumSum, inputs: [ids, 1]}\n  - {name: emb, type: Gather, inputs: [table, pos, 0]}\n");
+  RunResult r = runIrc({"verify", tmp.path() + "/idx.yaml"});
+  CHECK(r.exitCode == 0);
+  CHECK(r.err.find("every integer input (ids) is 0 instead: give other values with --inputs") != std::string::npos);
+  CHECK(r.out.find("all 2 ranks agree with the single-device program on 2 values (max abs error 0, max rel error 0; seed 0, "
+                   "integer inputs 0)") != std::string::npos);
+}
+
+}  // namespace irc::test
