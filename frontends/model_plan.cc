@@ -21,7 +21,7 @@ namespace irc::model_loading {
 namespace {
 
 const std::vector<std::string> kPlanKeys = {"name",       "graph",    "dims",     "parallel",
-                                            "modules",    "strategies", "sharding", "recompute", "stages", "cluster"};
+                                            "modules",    "strategies", "sharding", "recompute", "stages", "cluster", "unlisted"};
 const std::vector<std::string> kPlanStrategyKeys = {"in_strategy", "out_strategy", "in_layout", "out_layout", "priority",
                                                     "sharding"};
 
@@ -132,7 +132,15 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
     if (auto s = reader_.optional(root, "sharding")) applyPlanShardings(*s);
     // A node is configured once: by a module's style or by its name.
     std::vector<std::string> claimedBy(graph_.ops.size());
-    if (auto m = reader_.optional(root, "modules")) applyPlanModules(*m, claimedBy);
+    if (auto m = reader_.optional(root, "modules")) {
+      applyPlanModules(*m, claimedBy);
+      // Ops no style names run as DTensor runs them, unless the plan lets propagation fill them.
+      graph_.parallel.modulesAsDTensor = true;
+      if (auto u = reader_.optional(root, "unlisted"))
+        if (auto choice = reader_.choice(*u, "unlisted", {"dtensor", "propagate"})) graph_.parallel.modulesAsDTensor = *choice == "dtensor";
+    } else if (auto u = reader_.optional(root, "unlisted")) {
+      reader_.error(*u, "unlisted says how ops no module style names are sharded; the plan has no modules:");
+    }
     if (auto s = reader_.optional(root, "strategies")) applyPlanStrategies(*s, claimedBy);
     if (auto r = reader_.optional(root, "recompute")) applyPlanRecompute(*r);
     readStages(reader_.optional(root, "stages"));

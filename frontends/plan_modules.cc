@@ -218,6 +218,7 @@ void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string
         continue;
       }
       applyStyle(it->first, key, spec, opsOfModule[m], uses, claimedBy);
+      for (OpId id : opsOfModule[m]) graph_.op(id).annotation->inStyledModule = true;
     }
   }
 }

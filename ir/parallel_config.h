@@ -78,6 +78,10 @@ struct ParallelSettings {
   Precision precision = Precision::Fp32;  // `precision`
   // search_mode auto: the solver's time limit in seconds (`--search-time-limit`).
   double searchTimeLimit = 60;
+  // A plan's `modules:` as DTensor runs them (the default; `unlisted: propagate` turns it off):
+  // an op no style configures takes its layout from what it reads, as DTensor computes on plain
+  // or local tensors, never from its consumers; what reads only replicated values is replicated.
+  bool modulesAsDTensor = false;
   // The named mesh of layout-style annotations (`device_matrix` + `alias_name`), if given.
   std::optional<DeviceMatrix> mesh;
 };

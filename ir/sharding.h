@@ -61,6 +61,10 @@ struct OpAnnotation {
   // checkpoint of every op marked `recompute: true` on its own.
   int32_t checkpoint = 0;
 
+  // In a module a plan's `modules:` styles: the ops the style leaves unconfigured are the
+  // propagation's (a norm's weight multiply), not DTensor's plain-tensor rule.
+  bool inStyledModule = false;
+
   bool configured() const { return inStrategy.has_value() || inLayout.has_value(); }
 };
 

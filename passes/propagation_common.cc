@@ -110,50 +110,82 @@ void finishPropagation(Graph& graph, const PropagationInput& in,
   }
 }
 
-void runDataParallel(Graph& graph, const PropagationInput& in) {
-  const int64_t devices = in.options.deviceNum;
-  // Values that carry the batch (the graph inputs and what is computed from them), and weights
-  // (trained parameters and what is computed from them alone).
-  std::vector<bool> batched(graph.values.size(), false), weight(graph.values.size(), false);
-  for (ValueId v : graph.inputs) batched[v] = true;
-  for (ValueId v : graph.parameters) weight[v] = graph.value(v).trainable;
-  auto readsBatch = [&](const Op& op) {
-    return std::any_of(op.operands.begin(), op.operands.end(), [&](const Operand& o) { return o.isValue() && batched[o.value]; });
-  };
-  auto readsWeightsOnly = [&](const Op& op) {
-    bool any = false;
-    for (const Operand& o : op.operands) {
-      if (!o.isValue()) continue;
-      if (!weight[o.value]) return false;
-      any = true;
-    }
-    return any;
-  };
+namespace {
+
+// Values computed from the graph inputs, and values computed from trained weights alone.
+struct ValueOrigins {
+  std::vector<bool> batched, weight;
+};
+
+ValueOrigins valueOrigins(const Graph& graph) {
+  ValueOrigins o{std::vector<bool>(graph.values.size(), false), std::vector<bool>(graph.values.size(), false)};
+  for (ValueId v : graph.inputs) o.batched[v] = true;
+  for (ValueId v : graph.parameters) o.weight[v] = graph.value(v).trainable;
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
-    bool carries = readsBatch(op), ofWeights = readsWeightsOnly(op);
+    bool batched = false, weights = false, other = false;
+    for (const Operand& operand : op.operands) {
+      if (!operand.isValue()) continue;
+      batched = batched || o.batched[operand.value];
+      if (o.weight[operand.value]) weights = true;
+      else other = true;
+    }
     for (ValueId r : op.results) {
-      batched[r] = carries;
-      weight[r] = ofWeights;
+      o.batched[r] = batched;
+      o.weight[r] = weights && !other;
     }
   }
+  return o;
+}
+
+// The sharding an op gets from the first operand that `follow` accepts and whose produced
+// layout splits something that passes through the op's rule; nullopt if none does.
+std::optional<OpSharding> fromProducers(const Graph& graph, const PropagationInput& in, const Op& op, const OpRule& rule,
+                                        const std::function<bool(ValueId)>& follow) {
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const Operand& o = op.operands[i];
+    if (!o.isValue() || !follow(o.value)) continue;
+    std::optional<TensorLayout> layout = producedLayout(graph, in, o.value);
+    if (!layout || layout->usedAxes().empty()) continue;
+    OpSharding s = shardingFromNeighbour(rule, tensorOperandIndex(op, i), false, *layout);
+    if (std::any_of(s.factorAxes.begin(), s.factorAxes.end(), [](const std::vector<int>& axes) { return !axes.empty(); })) return s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void runDataParallel(Graph& graph, const PropagationInput& in) {
+  const int64_t devices = in.options.deviceNum;
+  ValueOrigins origins = valueOrigins(graph);
   finishPropagation(graph, in, [&](OpId id, const OpRule& rule, const OpView& view) {
     const Op& op = graph.op(id);
-    if (readsWeightsOnly(op)) return replicatedSharding(rule, devices);
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      const Operand& o = op.operands[i];
-      if (!o.isValue() || !batched[o.value]) continue;
-      // A configured op's layout is the user's plan, not the batch split: after it the batch
-      // is dim 0 again (docs/model-format.md's data_parallel).
-      OpId producer = graph.value(o.value).producer;
-      if (producer != kNoId && std::as_const(graph.op(producer)).annotation->configured()) continue;
-      std::optional<TensorLayout> layout = producedLayout(graph, in, o.value);
-      if (!layout || layout->usedAxes().empty()) continue;
-      OpSharding s = shardingFromNeighbour(rule, tensorOperandIndex(op, i), false, *layout);
-      if (std::any_of(s.factorAxes.begin(), s.factorAxes.end(), [](const std::vector<int>& axes) { return !axes.empty(); })) return s;
-    }
+    bool weightsOnly = !op.results.empty() && origins.weight[op.results[0]];
+    if (weightsOnly) return replicatedSharding(rule, devices);
+    // A configured op's layout is the user's plan, not the batch split: after it the batch
+    // is dim 0 again (docs/model-format.md's data_parallel).
+    auto follow = [&](ValueId v) {
+      OpId producer = graph.value(v).producer;
+      return origins.batched[v] && !(producer != kNoId && std::as_const(graph.op(producer)).annotation->configured());
+    };
+    if (auto s = fromProducers(graph, in, op, rule, follow)) return *s;
     return dataParallelSharding(rule, view, devices);
   });
+}
+
+void runForwardFill(Graph& graph, const PropagationInput& in) {
+  const int64_t devices = in.options.deviceNum;
+  for (OpId id : graph.order) {
+    Op& op = graph.op(id);
+    if (!in.rules[id] || op.inserted()) continue;
+    const OpAnnotation& ann = *std::as_const(op).annotation;
+    if (ann.configured() || ann.inStyledModule || op.parallel->origin.kind == OriginKind::User) continue;
+    StrategyOrigin origin;
+    origin.kind = OriginKind::Default;
+    OpSharding s = fromProducers(graph, in, op, *in.rules[id], [](ValueId) { return true; })
+                       .value_or(replicatedSharding(*in.rules[id], devices));
+    assignSharding(op, *in.rules[id], in.views[id], std::move(s), origin);
+  }
 }
 
 void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {

@@ -53,6 +53,14 @@ void finishPropagation(Graph& graph, const PropagationInput& in,
 // dim-0 split.
 void runDataParallel(Graph& graph, const PropagationInput& in);
 
+// A `modules:` plan as DTensor runs it (settings' modulesAsDTensor), after propagation: every op
+// outside the styled modules that no strategy configures is reassigned, in execution order, to
+// compute on what it reads — a module's local shard passes on through the ops after it (the
+// attention math between q_proj and o_proj), a replicated value keeps them replicated (lm_head
+// outside the plan, attention in an MLP-only plan, a model output) — never shaped by its
+// consumers. Ops inside a styled module keep what propagation gave them.
+void runForwardFill(Graph& graph, const PropagationInput& in);
+
 // MindSpore's ReshapeInfo, for the MindSpore modes (spec §5 items 6 and 7): a Reshape with a
 // consumer takes its output layout from its first consumer's need and its input layout from
 // its producer, the redistribution done at the Reshape: before it (to the layout that reshapes

@@ -67,9 +67,11 @@ class StrategyPropagationPass : public Pass {
       case SearchMode::ShardingPropagation:
         runShardingPropagation(graph, in);
         reshapeLayoutsFromConsumers(graph, in);
+        if (options_.modulesAsDTensor) runForwardFill(graph, in);
         break;
       case SearchMode::FactorPropagation:
         runFactorPropagation(graph, in);
+        if (options_.modulesAsDTensor) runForwardFill(graph, in);
         break;
       case SearchMode::Auto:
         if (!runAutoSearch(graph, in, context)) return PassStatus::Failed;

@@ -1123,6 +1123,48 @@ TEST_CASE("plan recompute: module globs (a module and what it encloses) and node
   CHECK(bad.err.find("plan.yaml:3:13: error: recompute entry '*.attn' matches no module or node of the graph") != std::string::npos);
 }
 
+TEST_CASE("plan recompute: a module glob is one checkpoint per module instance, each keeping its input (torch's per-layer checkpoints)") {
+  // examples/gpt2.onnx (2 layers, hidden 32, input [4, 8]): `transformer.h.*` checkpoints h.0 and
+  // h.1 each, so h.1's input, the [4, 8, 32] float32 residual stream (4096 bytes), is kept too;
+  // node-name globs over the same ops are one checkpoint, which keeps only what enters h.0.
+  auto saved = [](const std::string& glob) {
+    TempDir dir;
+    writeFile(dir.path() + "/plan.yaml", "graph: " + sourceDir() + "/examples/gpt2.onnx\ndims: {batch: 4, sequence: 8}\n"
+                                         "parallel: {device_num: 1, training: true}\nrecompute: [\"" + glob + "\"]\n");
+    RunResult r = runIrc({dir.path() + "/plan.yaml", "--report", "-", "-q"});
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    json training = json::parse(r.out)["memory"]["training"];
+    CHECK(training["recomputed_ops"] == 86);
+    return training["saved_activations_bytes"].get<double>();
+  };
+  CHECK(saved("transformer.h.*") - saved("/transformer/h.*") == 4 * 8 * 32 * 4);
+}
+
+TEST_CASE("plan modules: ops no style names run as DTensor runs them; unlisted: propagate lets propagation fill them") {
+  // An MLP-only plan on examples/gpt2.onnx at TP 2 under sharding_propagation: DTensor runs one
+  // AllReduce per layer (c_proj) and nothing else; attention and lm_head read replicated tensors
+  // and stay replicated. Propagation alone split attention and gathered it back.
+  TempDir dir;
+  std::string plan = "graph: " + sourceDir() + "/examples/gpt2.onnx\ndims: {batch: 4, sequence: 8}\n"
+                     "parallel: {device_num: 2, search_mode: sharding_propagation}\n"
+                     "modules:\n  \"*.mlp.c_fc\": colwise\n  \"*.mlp.c_proj\": rowwise\n";
+  PlanRun dtensor = runPlan(dir, plan);
+  REQUIRE_MESSAGE(dtensor.exitCode == 0, dtensor.errors);
+  CHECK(dtensor.collectives == std::map<std::string, int>{{"AllReduce", 2}});
+  json report = json::parse(readFile(dir.path() + "/r.json"));
+  int heads = 0;
+  for (const json& op : report["ops"])
+    if (op["module"] == "lm_head") {
+      ++heads;
+      CHECK(op["outputs"][0]["tensor_map"] == json({-1, -1, -1}));
+    }
+  CHECK(heads == 1);
+  CHECK(runIrc({"verify", dir.path() + "/plan.yaml"}).exitCode == 0);
+  PlanRun propagated = runPlan(dir, plan + "unlisted: propagate\n");
+  REQUIRE_MESSAGE(propagated.exitCode == 0, propagated.errors);
+  CHECK(propagated.collectives.count("AllGather") == 1);
+}
+
 TEST_CASE("onnx: Pad becomes Pad with (before, after) pairs; over axes (opset 18); reflect keeps its mode; unknown modes are errors") {
   OnnxModel m;
   m.model.mutable_opset_import(0)->set_version(18);
