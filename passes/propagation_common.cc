@@ -206,7 +206,14 @@ void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
     for (int i = 0; i < first->operandIndex; ++i) k += consumer.operands[i].isValue() ? 1 : 0;
     TensorLayout need = operandLayout(*in.rules[first->op], consumer.parallel->sharding, k, graph.value(out).type.shape);
     const OpRule& rule = *in.rules[*it];
+    // MindSpore's ReshapeInfo: the input layout is the producer's (as far as it passes through
+    // the reshape's factors), the output the consumer's; what differs is the Reshape's own
+    // conversion after it, not a gather before it.
     OpSharding s = shardingFromNeighbour(rule, 0, true, need);
+    if (std::optional<TensorLayout> given = producedLayout(graph, in, op.operands[0].value)) {
+      OpSharding fromProducer = shardingFromNeighbour(rule, 0, false, *given);
+      if (operandLayout(rule, fromProducer, 0, graph.value(op.operands[0].value).type.shape).sameAs(*given)) s = fromProducer;
+    }
     TensorLayout produced = resultLayout(rule, s, 0, graph.value(out).type.shape);
     s.convertedOutputs.assign(rule.results.size(), std::nullopt);
     if (!produced.sameAs(need)) {

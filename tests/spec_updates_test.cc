@@ -130,32 +130,29 @@ std::vector<std::string> insertedOps(const Compiled& c) {
 }
 }  // namespace
 
-TEST_CASE("ReshapeInfo in the MindSpore modes: the Reshape redistributes to what its consumer needs") {
-  // Merge: act is batch-split 8 ways, head wants (32, 32) whole. The Reshape's output layout is
-  // head's (whole); its input is gathered before it, and head's edge needs nothing.
+TEST_CASE("ReshapeInfo in the MindSpore modes: the Reshape takes its producer's layout and redistributes to what its consumer needs") {
+  // MindSpore's ReshapeInfo (spec §5 item 6): the input layout is the producer's, the output
+  // layout the consumer's, and the redistribution between them is the Reshape's own. Merge: act
+  // is batch-split 8 ways, head wants (32, 32) whole: the Reshape runs on act's slices (no gather
+  // before it) and its result is gathered right after it, in every mode.
   std::string merge = readFile(sourceDir() + "/tests/models/reshape_info_merge.yaml");
-  for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::SemiAuto, SearchMode::DataParallel}) {
+  for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::SemiAuto, SearchMode::DataParallel,
+                          SearchMode::FactorPropagation}) {
     CAPTURE(std::string(searchModeName(mode)));
     Compiled c = compileAllRanks(merge, mode);
     REQUIRE(c.errors.empty());
     CHECK(verifyCompiled(c).ok);
-    CHECK(insertedOps(c) == std::vector<std::string>{"flat.in0.redistribution_op.0 = AllGather"});
+    CHECK(insertedOps(c) == std::vector<std::string>{"flat.forward_op.0 = AllGather"});
+    const Op& flat = c.global.op(c.global.value(*c.global.findValue("flat")).producer);
+    CHECK(flat.parallel->inputLayouts[0].sliceShape() == Shape{4, 8, 4});
   }
-  // Factor propagation keeps Shardy's projection: the Reshape computes batch-split (its input's
-  // sharding carried through), and since head fixes flat whole, the result is converted right
-  // after it (spec §6).
-  Compiled f = compileAllRanks(merge, SearchMode::FactorPropagation);
-  REQUIRE(f.errors.empty());
-  CHECK(verifyCompiled(f).ok);
-  CHECK(insertedOps(f) == std::vector<std::string>{"flat.forward_op.0 = AllGather"});
 
-  // Split: head wants dim 2 (the minor factor of the split dim 1) split 8 ways, which the
-  // reshape's factors cannot carry without the major one: the Reshape runs on the gathered
-  // tensor and slices right after itself.
+  // Split: act (8, 1) carries through the reshape onto dim 0; head wants dim 2 split 8 ways, which
+  // the Reshape's own conversion after it makes: gathered whole, then each rank's slice.
   Compiled s = compileAllRanks(readFile(sourceDir() + "/tests/models/reshape_info_split.yaml"));
   REQUIRE(s.errors.empty());
   CHECK(verifyCompiled(s).ok);
-  CHECK(insertedOps(s) == std::vector<std::string>{"unflat.in0.redistribution_op.0 = AllGather", "unflat.forward_op.0 = StridedSlice"});
+  CHECK(insertedOps(s) == std::vector<std::string>{"unflat.forward_op.0 = AllGather", "unflat.forward_op.1 = StridedSlice"});
 }
 
 }  // namespace irc::test
@@ -221,6 +218,31 @@ TEST_CASE("strategy checkpoint: MindSpore's JSON out, and back in as fixed strat
   CHECK(two.err.find("names 'nix'") != std::string::npos);
   writeFile(tmp.path() + "/ck.json", "{\"parallel_strategy_item\": ");
   CHECK(runIrc({"ffn.yaml"}, tmp.path()).err.find("ck.json:1:") != std::string::npos);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("ReshapeInfo: a ReLU (4, 1, 1, 1) or (32, 1, 1, 1) on 32 devices, a Reshape to [32, 25088], a ReLU (1, 1)") {
+  // MindSpore's held-out vector: the Reshape's input layout is the producer's slice ([8, 512, 7,
+  // 7], or [1, ...]), not the whole tensor gathered before it; the consumer's replicated layout
+  // comes from the Reshape's own AllGather after it.
+  for (auto [split, slice] : {std::pair{4, 8}, std::pair{32, 1}}) {
+    CAPTURE(split);
+    Compiled c = compileAllRanks("parallel: {device_num: 32, fully_use_devices: false}\n"
+                                 "inputs:\n  - {name: x, shape: [32, 512, 7, 7], dtype: float32}\n"
+                                 "ops:\n  - {name: relu1, type: ReLU, inputs: [x], in_strategy: [[" +
+                                 std::to_string(split) +
+                                 ", 1, 1, 1]]}\n"
+                                 "  - {name: flat, type: Reshape, inputs: [relu1, [32, 25088]]}\n"
+                                 "  - {name: relu2, type: ReLU, inputs: [flat], in_strategy: [[1, 1]]}\n");
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    CHECK(verifyCompiled(c).ok);
+    const Op& flat = c.global.op(c.global.value(*c.global.findValue("flat")).producer);
+    CHECK(flat.parallel->inputLayouts[0].sliceShape() == Shape{slice, 512, 7, 7});
+    CHECK(insertedOps(c) == std::vector<std::string>{"flat.forward_op.0 = AllGather"});
+  }
 }
 
 }  // namespace irc::test
