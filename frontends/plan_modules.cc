@@ -147,6 +147,7 @@ void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string
     StyleSpec spec;
     spec.axis = mesh.rank() - 1;
     YamlNode styleNode = value;
+    std::string placementText[2];  // input_layouts, output_layouts as written
     if (value.IsMap()) {
       if (!reader_.checkMap(value, fmt::format("the style of '{}'", key), kStyleKeys)) continue;
       auto s = reader_.required(value, "style", fmt::format("the style of '{}'", key));
@@ -178,6 +179,7 @@ void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string
         } else if (std::string_view(which) == "output_layouts") {
           spec.output = placement;
         }
+        if (placement) placementText[std::string_view(which) == "output_layouts"] = entry->Scalar();
         // input_layouts say how DTensor should read a plain tensor; irc knows the producer's
         // layout and redistributes from it, so they are checked and need nothing more.
       }
@@ -219,6 +221,8 @@ void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string
       }
       applyStyle(it->first, key, spec, opsOfModule[m], uses, claimedBy);
       for (OpId id : opsOfModule[m]) graph_.op(id).annotation->inStyledModule = true;
+      graph_.moduleStyles.push_back({graph_.modulePaths[m], kStyleNames[static_cast<size_t>(spec.style)], mesh.names[spec.axis],
+                                     placementText[0], placementText[1]});
     }
   }
 }

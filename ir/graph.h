@@ -156,6 +156,15 @@ class Graph {
   std::vector<ValueId> outputs;
   std::vector<OpId> order;          // execution / print order
   std::vector<std::string> modulePaths;  // "m.model.layers.0.self_attn.q_proj", by Op::modulePath
+  // A plan's `modules:` styles, one per module styled, in the plan's order (irc --torch-out
+  // writes them back as DTensor's parallelize_module plan).
+  struct ModuleStyle {
+    std::string module;                        // the module's path
+    std::string style;                         // colwise, rowwise, sequence_parallel, replicate
+    std::string axis;                          // the mesh axis it shards over
+    std::string inputLayouts, outputLayouts;   // DTensor placements as given ("Shard(1)"), "" if not
+  };
+  std::vector<ModuleStyle> moduleStyles;
   // False while shapes are global (up to step_parallel_end): inserted ops then carry the global
   // type of the value they move and no rank's groups or bounds (OpForRank derives a rank's).
   // True in a rank's local graph (validate), whose inserted ops carry its rank's.

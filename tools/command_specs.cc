@@ -54,6 +54,8 @@ std::vector<CommandSpec> build() {
                           {"--report-indent", "N", "indent the report N spaces a level for reading (default: compact, one line)"},
                           {"--strategy-ckpt-out", "FILE", "write MindSpore's strategy checkpoint JSON: every op's strategy, every parameter's layout"},
                           {"--strategy-ckpt-in", "FILE", "configure ops from a MindSpore strategy checkpoint (as parallel.strategy_ckpt_load)"},
+                          {"--torch-out", "FILE", "write the plan as PyTorch code: parallelize(model, mesh) with DTensor's parallel styles and irc's prediction (docs/plan-code.md)"},
+                          {"--mindspore-out", "FILE", "write the plan as MindSpore shard() calls, with the strategy checkpoint beside it (docs/plan-code.md)"},
                           {"--passes", "A,B", "run only these passes of the pipeline"},
                           {"--stop-after", "PASS", "run the pipeline up to PASS"},
                           {"--time-passes", "", "a table of every stage's time and the peak memory when it ended, on stderr"},

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "dumps/dump_writer.h"
+#include "dumps/plan_code.h"
 #include "dumps/report.h"
 #include "frontends/strategy_checkpoint.h"
 #include "ir/byte_size.h"
@@ -40,6 +41,7 @@ struct CompileArgs {
   std::string stopAfter;
   std::string report;  // --report FILE or "-"
   std::string strategyCkptOut;
+  std::string torchOut, mindsporeOut;  // --torch-out, --mindspore-out
   int reportIndent = -1;  // --report-indent N; compact by default
   std::optional<double> alpha, beta, gamma, searchTimeLimit;
   std::optional<double> memoryBudget;
@@ -109,6 +111,10 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       a.overrides.strategyCkptIn = item.value;
     } else if (f == "--strategy-ckpt-out") {
       a.strategyCkptOut = item.value;
+    } else if (f == "--torch-out") {
+      a.torchOut = item.value;
+    } else if (f == "--mindspore-out") {
+      a.mindsporeOut = item.value;
     } else if (f == "--report-indent") {
       int64_t n = parseIntArg(f, item.value);
       if (n < 0 || n > 16) throw UsageError(fmt::format("--report-indent takes 0 .. 16; got '{}'", item.value));
@@ -410,7 +416,12 @@ class CompileOutputs {
       });
       timer_.add("report", start);
     }
-    if (!a_.strategyCkptOut.empty()) checkpoint_ = strategyCheckpointJson(graph);
+    if (!a_.strategyCkptOut.empty() || !a_.mindsporeOut.empty()) checkpoint_ = strategyCheckpointJson(graph);
+    if (!a_.torchOut.empty()) {
+      torch_ = torchPlanCode(graph, options_, summary.totals, summary.memory ? &*summary.memory : nullptr);
+      for (const std::string& w : torch_.warnings) std::cerr << "irc: warning: --torch-out: " << w << "\n";
+    }
+    if (!a_.mindsporeOut.empty()) mindspore_ = mindsporeShardCode(graph, mindsporeCheckpointPath());
   }
   // Whether the report still needs the global graph after the compile (on stdout).
   bool needsGlobalGraph() const { return a_.report == "-"; }
@@ -426,6 +437,13 @@ class CompileOutputs {
       if (auto err = report_->commit()) return fail(*err);
     if (!a_.strategyCkptOut.empty())
       if (auto err = writeFileAtomically(a_.strategyCkptOut, checkpoint_)) return fail(*err);
+    if (!a_.torchOut.empty())
+      if (auto err = writeFileAtomically(a_.torchOut, torch_.text)) return fail(*err);
+    if (!a_.mindsporeOut.empty()) {
+      if (auto err = writeFileAtomically(a_.mindsporeOut, mindspore_)) return fail(*err);
+      if (a_.strategyCkptOut.empty())
+        if (auto err = writeFileAtomically(mindsporeCheckpointPath(), checkpoint_)) return fail(*err);
+    }
     return true;
   }
 
@@ -433,6 +451,14 @@ class CompileOutputs {
 
  private:
   int64_t reportRank() const { return a_.rank.value_or(options_.globalRank); }
+  // The strategy checkpoint --mindspore-out's file refers to: --strategy-ckpt-out's, else one
+  // written beside it (shard.py -> shard_strategy.json).
+  std::string mindsporeCheckpointPath() const {
+    if (!a_.strategyCkptOut.empty()) return a_.strategyCkptOut;
+    std::string stem = a_.mindsporeOut;
+    if (stem.size() > 3 && stem.ends_with(".py")) stem.resize(stem.size() - 3);
+    return stem + "_strategy.json";
+  }
   static bool fail(const std::string& error) {
     std::cerr << "irc: error: " << error << "\n";
     return false;
@@ -442,6 +468,8 @@ class CompileOutputs {
   StageTimer& timer_;
   std::optional<StagedFile> report_;
   std::string checkpoint_;
+  PlanCode torch_;
+  std::string mindspore_;
 };
 
 }  // namespace

@@ -1,0 +1,200 @@
+#include "dumps/plan_code.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ops/op_defs.h"
+#include "ops/op_family.h"
+#include "passes/layout_inference.h"
+
+namespace irc {
+namespace {
+
+// A Python string literal (module paths and op names are UTF-8 text without control characters).
+std::string pyString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A tuple as Python writes it: (8,) for one entry.
+std::string pyTuple(const std::vector<int64_t>& t) {
+  if (t.size() == 1) return fmt::format("({},)", t[0]);
+  return fmt::format("({})", fmt::join(t, ", "));
+}
+
+std::string pyStrategy(const ShardStrategy& s) {
+  std::vector<std::string> parts;
+  for (const IntTuple& t : s) parts.push_back(pyTuple(t));
+  if (parts.size() == 1) return "(" + parts[0] + ",)";
+  return fmt::format("({})", fmt::join(parts, ", "));
+}
+
+// DTensor's class and arguments for a style.
+std::string styleCall(const Graph::ModuleStyle& s) {
+  std::string cls = s.style == "colwise" ? "ColwiseParallel" : s.style == "rowwise" ? "RowwiseParallel" : "SequenceParallel";
+  std::vector<std::string> args;
+  if (!s.inputLayouts.empty()) args.push_back("input_layouts=" + s.inputLayouts);
+  if (!s.outputLayouts.empty()) args.push_back("output_layouts=" + s.outputLayouts);
+  return fmt::format("{}({})", cls, fmt::join(args, ", "));
+}
+
+// The styles a plan without `modules:` amounts to: each Linear's and Embedding's weight layout.
+// One tensor-parallel mesh dim, "tp", carries them: of the size most modules are split into
+// (`tpSize`); a module split otherwise is left out with a warning.
+std::vector<Graph::ModuleStyle> derivedStyles(const Graph& graph, std::vector<std::string>& warnings, int64_t& tpSize) {
+  struct Found {
+    Graph::ModuleStyle style;
+    int64_t split = 0;
+    std::string op;
+  };
+  std::vector<Found> found;
+  std::map<std::string, size_t> seen;
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    if (op.inserted() || op.modulePath < 0 || !op.parallel->layoutsInferred) continue;
+    ModulePart part = rulesOf(op).modulePart(op);
+    if (part.kind != ModulePart::Kind::Product && part.kind != ModulePart::Kind::Lookup) continue;
+    int table = part.kind == ModulePart::Kind::Lookup ? 0 : part.weight;
+    if (table < 0 || static_cast<size_t>(table) >= op.operands.size()) continue;
+    // Size-1 device axes split nothing.
+    TensorLayout w = op.parallel->inputLayouts[tensorOperandIndex(op, table)].standardForm();
+    if (w.dims.size() != 2) continue;
+    // The weight's out-features dim ([in, out] as MatMul reads it, [out, in] transposed); an
+    // Embedding's table is [vocabulary, embedding].
+    int outDim = part.kind == ModulePart::Kind::Lookup ? 1 : part.weightTransposed ? 0 : 1;
+    const std::vector<int>& outAxes = w.dims[outDim];
+    const std::vector<int>& inAxes = w.dims[1 - outDim];
+    const std::string& module = graph.moduleOf(op);
+    if (outAxes.empty() && inAxes.empty()) continue;
+    Found f{{module, "", "tp", "", ""}, 0, op.name};
+    if (outAxes.size() == 1 && inAxes.empty()) {
+      f.style.style = "colwise";
+      f.split = w.mesh.dims[outAxes[0]];
+    } else if (inAxes.size() == 1 && outAxes.empty()) {
+      f.style.style = "rowwise";
+      f.split = w.mesh.dims[inAxes[0]];
+    } else {
+      warnings.push_back(fmt::format("{} ('{}'): its weight is split on both dims or over several mesh axes, which no "
+                                     "DTensor parallel style expresses; left out of the plan",
+                                     module, op.name));
+      continue;
+    }
+    if (auto [it, added] = seen.emplace(module, found.size()); !added) {
+      if (found[it->second].style.style != f.style.style)
+        warnings.push_back(fmt::format("{}: its ops' weights are split two ways ({} and {}); left as the first", module,
+                                       found[it->second].style.style, f.style.style));
+      continue;
+    }
+    found.push_back(f);
+  }
+  std::map<int64_t, int> modulesOfSize;
+  for (const Found& f : found) ++modulesOfSize[f.split];
+  for (const auto& [size, count] : modulesOfSize)
+    if (count > modulesOfSize[tpSize] || (count == modulesOfSize[tpSize] && size > tpSize) || !modulesOfSize.count(tpSize))
+      tpSize = size;
+  std::vector<Graph::ModuleStyle> out;
+  for (const Found& f : found) {
+    if (f.split == tpSize) {
+      out.push_back(f.style);
+      continue;
+    }
+    warnings.push_back(fmt::format("{} ('{}'): split {} ways where the plan's other modules are split {} ways over one "
+                                   "tensor-parallel mesh dim; left out of the plan",
+                                   f.style.module, f.op, f.split, tpSize));
+  }
+  return out;
+}
+
+}  // namespace
+
+PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const CompileTotals& totals,
+                       const MemoryEstimate* memory) {
+  PlanCode code;
+  bool given = !graph.moduleStyles.empty();
+  int64_t tpSize = options.deviceNum;
+  std::vector<Graph::ModuleStyle> styles = given ? graph.moduleStyles : derivedStyles(graph, code.warnings, tpSize);
+  std::string& out = code.text;
+  out += fmt::format("# irc's plan for {} on {} devices as PyTorch DTensor tensor parallelism (torch >= 2.4).\n", graph.name,
+                     options.rankCount());
+  out += given ? "# The plan's modules: styles, as written.\n"
+               : "# Each Linear's and Embedding's style as its weight's layout in irc's plan says it.\n";
+  out += "# Module paths are those of the module torch.onnx.export saw (the exported root).\n#\n";
+  out += "# irc's prediction for one forward pass on every rank:\n";
+  std::vector<std::string> collectives;
+  for (const char* type : {"AllReduce", "AllGather", "ReduceScatter", "AlltoAll"})
+    if (auto it = totals.insertedByType.find(type); it != totals.insertedByType.end())
+      collectives.push_back(fmt::format("{} {}", it->second, type));
+  out += fmt::format("#   collectives: {}\n", collectives.empty() ? "none" : fmt::format("{}", fmt::join(collectives, ", ")));
+  out += fmt::format("#   communication per rank: {:.0f} bytes\n", totals.commBytesPerRank);
+  if (memory) {
+    out += fmt::format("#   peak memory per rank: {:.0f} bytes (inference)", memory->inference.peakBytes);
+    if (memory->training) out += fmt::format(", {:.0f} bytes (a training step)", memory->training->peakBytes);
+    out += "\n";
+  }
+  for (const std::string& w : code.warnings) out += "# not expressible: " + w + "\n";
+  out += "\nimport torch\n";
+  out += "from torch.distributed.device_mesh import DeviceMesh\n";
+  out += "try:\n    from torch.distributed.tensor import Partial, Replicate, Shard\n";
+  out += "except ImportError:  # torch < 2.5\n    from torch.distributed._tensor import Partial, Replicate, Shard\n";
+  out += "from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, SequenceParallel, parallelize_module\n\n";
+  // The mesh: the plan's named mesh, else one axis of every device.
+  std::vector<std::string> dims;
+  if (options.mesh)
+    for (int a = 0; a < options.mesh->rank(); ++a) dims.push_back(fmt::format("{}: {}", pyString(options.mesh->names[a]), options.mesh->dims[a]));
+  else if (given || tpSize == options.deviceNum)
+    dims.push_back(fmt::format("{}: {}", pyString(styles.empty() ? "tp" : styles[0].axis), options.deviceNum));
+  else  // the other devices hold data-parallel replicas (DDP or FSDP over "dp", outside this plan)
+    dims = {fmt::format("\"dp\": {}", options.deviceNum / tpSize), fmt::format("\"tp\": {}", tpSize)};
+  out += fmt::format("# The device mesh's named dims, ranks row-major: init_device_mesh(\"cuda\", sizes, mesh_dim_names=names).\n");
+  out += fmt::format("MESH_DIMS = {{{}}}\n\n", fmt::join(dims, ", "));
+  out += "# Per mesh dim, the parallelize_module plan over it.\nPLAN = {\n";
+  std::vector<std::string> axes;
+  for (const auto& s : styles)
+    if (std::find(axes.begin(), axes.end(), s.axis) == axes.end()) axes.push_back(s.axis);
+  for (const std::string& axis : axes) {
+    out += fmt::format("    {}: {{\n", pyString(axis));
+    for (const auto& s : styles) {
+      if (s.axis != axis) continue;
+      if (s.style == "replicate") out += fmt::format("        # {}: replicate (a plain module: nothing to apply)\n", s.module);
+      else out += fmt::format("        {}: {},\n", pyString(s.module), styleCall(s));
+    }
+    out += "    },\n";
+  }
+  out += "}\n\n\n";
+  out += "def parallelize(model: torch.nn.Module, mesh: DeviceMesh) -> torch.nn.Module:\n";
+  out += "    \"\"\"Applies irc's plan to `model` (the module that was exported) over `mesh` (MESH_DIMS).\"\"\"\n";
+  out += "    for dim, plan in PLAN.items():\n";
+  out += "        sub = mesh[dim] if mesh.ndim > 1 else mesh\n";
+  out += "        parallelize_module(model, sub, plan)\n";
+  out += "    return model\n";
+  return code;
+}
+
+std::string mindsporeShardCode(const Graph& graph, const std::string& checkpointFile) {
+  std::string out = fmt::format("# irc's plan for {} on {} devices as MindSpore shard() calls, in execution order: the\n",
+                                graph.name, graph.parallel.rankCount());
+  out += fmt::format("# strategies of the strategy checkpoint {} (keyed by each op's MindSpore name).\n",
+                     checkpointFile.empty() ? "irc writes beside this file" : checkpointFile);
+  out += "# Set each primitive of your network to its line's shard(), or load the checkpoint with\n";
+  out += "# set_auto_parallel_context(strategy_ckpt_config={\"load_file\": ...}).\n";
+  out += "from mindspore import ops\n\n";
+  out += "SHARDS = {\n";
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    if (op.inserted() || !op.parallel->hasSharding || takesLayoutsFromNeighbours(op)) continue;
+    out += fmt::format("    {}: ops.{}().shard({}),\n", pyString(op.msName.empty() ? op.name : op.msName), op.type,
+                       pyStrategy(op.parallel->inStrategy));
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace irc
