@@ -11,7 +11,7 @@ const std::vector<std::string> kClusterKeys = {
     "preset",          "devices_per_node",   "peak_flops",          "hbm_bytes",          "hbm_bandwidth",
     "compute_units",   "intra_node_bandwidth", "intra_node_latency", "nics_per_node",      "nic_gbps",
     "inter_node_latency", "gemm_efficiency", "memory_efficiency",   "intra_node_efficiency", "inter_node_efficiency",
-    "kernel_launch_seconds"};
+    "kernel_launch_seconds", "fused_attention"};
 const std::vector<std::string> kPeakKeys = {"fp32", "tf32", "bf16", "fp16", "fp8"};
 
 }  // namespace
@@ -74,6 +74,8 @@ void ModelLoader::readCluster(const YamlNode& node) {
   figure("intra_node_efficiency", c.intraNodeEfficiency, true);
   figure("inter_node_efficiency", c.interNodeEfficiency, true);
   figure("kernel_launch_seconds", c.kernelLaunchSeconds);
+  if (auto n = reader_.optional(node, "fused_attention"))
+    if (auto b = reader_.boolean(*n, "cluster.fused_attention")) c.fusedAttention = *b;
   if (!complete) {
     // Without a preset every figure the model needs must be given.
     std::vector<std::string> missing;

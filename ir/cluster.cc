@@ -25,6 +25,7 @@ ClusterDescription dgxA100() {
   c.interNodeLatency = 5e-6;
   c.gemmEfficiency = 0.8;         // cuBLAS bf16: 75-85 % of the dense peak
   c.intraNodeEfficiency = 230.0 / 300.0;  // nccl-tests AllReduce bus bandwidth in a DGX A100
+  c.fusedAttention = false;  // Megatron-LM's A100 runs (2021): a fused softmax, the scores in HBM
   return c;
 }
 
@@ -40,6 +41,7 @@ ClusterDescription dgxH100() {
   c.interNodeLatency = 5e-6;
   c.gemmEfficiency = 0.675;  // cuBLAS bf16: 60-75 % of the dense peak
   c.intraNodeEfficiency = 1.0;  // nccl-tests: 450 GB/s bus bandwidth (NVLink SHARP reduces in the switch)
+  c.fusedAttention = true;      // H100-era stacks (Megatron-Core, NeMo, TransformerEngine) run FlashAttention
   return c;
 }
 
@@ -64,6 +66,7 @@ ClusterDescription ascend910b() {
   c.nicGbps = 200;
   c.interNodeLatency = 8e-6;  // RoCE
   c.gemmEfficiency = 0.7;
+  c.fusedAttention = true;  // MindSpore's FlashAttentionScore on Ascend
   return c;
 }
 

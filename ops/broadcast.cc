@@ -103,6 +103,7 @@ bool madeByProduct(const Graph& g, ValueId v) {
 
 class Broadcast : public OpFamilyRules {
  public:
+  AttentionPart attentionPart(const Op&) const override { return AttentionPart::Elementwise; }
   // A bias or a norm's scale: a vector along the last dim of a tensor it is added to or scales
   // (a mask, a rotary table or a position embedding has more dims).
   bool operandIsWeight(const Graph& g, const Op& op, size_t operand) const override {

@@ -20,6 +20,7 @@ TensorValue cast(const Op& op, const TensorValue& x) {
 
 class Elementwise : public OpFamilyRules {
  public:
+  AttentionPart attentionPart(const Op&) const override { return AttentionPart::Elementwise; }
   // Autograd keeps the result where the derivative is a function of it (ReLU, Sigmoid, Tanh,
   // Exp, Sqrt), nothing where it is constant or none exists, else the input.
   SavedForBackward savedForBackward(const Op& op) const override {

@@ -193,6 +193,13 @@ class OpFamilyRules {
   // its weight is a parameter).
   virtual ModulePart modulePart(const Op&) const { return {}; }
 
+  // --- the step on a cluster ---
+  // What the op can be inside a fused attention kernel (FlashAttention), between the scores'
+  // product and the probabilities' product: the softmax, or an elementwise op on the scores (a
+  // scale, a mask added or selected).
+  enum class AttentionPart { None, Softmax, Elementwise };
+  virtual AttentionPart attentionPart(const Op&) const { return AttentionPart::None; }
+
   // --- verify ---
   // The exclusive bound of the indices operand `operand` holds, or -1 where it is no index.
   virtual int64_t indexBound(const Graph&, const Op&, size_t /*operand*/) const { return -1; }

@@ -19,6 +19,7 @@ TensorValue softmax(const Op& op, const TensorValue& x) {
 
 class Softmax : public OpFamilyRules {
  public:
+  AttentionPart attentionPart(const Op&) const override { return AttentionPart::Softmax; }
   // Its gradient is a function of its output.
   SavedForBackward savedForBackward(const Op&) const override { return {{}, {0}, {}}; }
   void define(std::vector<OpDef>& defs) const override {

@@ -5,6 +5,7 @@
 
 #include "ir/inserted_ops.h"
 #include "ops/op_family.h"
+#include "passes/attention_fusion.h"
 #include "passes/collective_time.h"
 #include "passes/kernel_time.h"
 #include "passes/layout_inference.h"
@@ -38,7 +39,7 @@ int operandsHolding(const OpRule& rule, int factor) {
 
 }  // namespace
 
-KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype) {
+KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const OnChip& onChip) {
   KernelWork w;
   double points = 1;
   bool contraction = false;
@@ -57,9 +58,9 @@ KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& vie
   w.matmul = contraction;
   w.flops = (contraction ? 2 : 1) * points;
   for (size_t i = 0; i < view.operandShapes.size() && i < rule.operands.size(); ++i)
-    w.bytes += sliceBytes(operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]), dtype);
+    if (!onChip.operand(i)) w.bytes += sliceBytes(operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]), dtype);
   for (size_t r = 0; r < view.resultShapes.size() && r < rule.results.size(); ++r)
-    w.bytes += sliceBytes(resultLayout(rule, s, static_cast<int>(r), view.resultShapes[r]), dtype);
+    if (!onChip.result(r)) w.bytes += sliceBytes(resultLayout(rule, s, static_cast<int>(r), view.resultShapes[r]), dtype);
   return w;
 }
 
@@ -75,7 +76,7 @@ double globalFlops(const OpRule& rule) {
 }
 
 double computeTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const CostModel& model) {
-  KernelWork w = kernelWork(rule, s, view, dtype);
+  KernelWork w = kernelWork(rule, s, view, dtype, {});
   return std::max(w.flops / model.peakFlops, w.bytes / model.memoryBandwidth);
 }
 
@@ -84,12 +85,16 @@ namespace {
 // The terms of an op on a cluster (docs/cluster.md): its kernel at the achievable rates, its
 // forward collectives and its gradient's AllReduce over the links their groups cross.
 OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const std::vector<bool>& firstReader,
-                     const ParallelSettings& settings, bool isView) {
+                     const ParallelSettings& settings, const KernelContext& context) {
   const ClusterDescription& c = *settings.cluster;
   DType held = computeDType(dtype, settings.precision);
   OpTime t;
-  KernelWork w = kernelWork(rule, s, view, held);
-  w.view = isView;
+  KernelWork w = kernelWork(rule, s, view, held, context.onChip);
+  // A view launches nothing; nor does an op a fused attention kernel runs on chip (its results
+  // never leave it, and it is no product).
+  bool fused = !context.onChip.results.empty() &&
+               std::all_of(context.onChip.results.begin(), context.onChip.results.end(), [](bool b) { return b; }) && !w.matmul;
+  w.view = context.isView || fused;
   t.compute = kernelSeconds(w, c, settings.precision);
   t.globalFlops = globalFlops(rule);
   if (!view.resultShapes.empty() && !rule.results.empty()) {
@@ -123,8 +128,8 @@ OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view
 }  // namespace
 
 OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const std::vector<bool>& firstReader,
-              const ParallelSettings& settings, bool isView) {
-  if (settings.cluster) return clusterOpTime(rule, s, view, dtype, firstReader, settings, isView);
+              const ParallelSettings& settings, const KernelContext& context) {
+  if (settings.cluster) return clusterOpTime(rule, s, view, dtype, firstReader, settings, context);
   const CostModel& m = settings.costModel;
   OpTime t;
   t.compute = computeTime(rule, s, view, dtype, m);
@@ -253,9 +258,19 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
     return it->second;
   };
   std::vector<bool> read(graph.values.size(), false);
+  // On a cluster whose stack fuses attention, the values its kernels keep on chip.
+  std::vector<bool> onChip;
+  if (settings.cluster && settings.cluster->fusedAttention) onChip = fusedAttentionValues(graph);
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted() || !op.parallel->layoutsInferred || !op.parallel->hasSharding || !op.parallel->rule) continue;
+    KernelContext context;
+    context.isView = rulesOf(op).resultIsView(graph, op);
+    if (!onChip.empty()) {
+      for (const Operand& o : op.operands)
+        if (o.isValue()) context.onChip.operands.push_back(onChip[o.value]);
+      for (ValueId r : op.results) context.onChip.results.push_back(onChip[r]);
+    }
     StepTime t;
     std::vector<bool> firstReader;
     for (size_t i = 0; i < op.operands.size(); ++i) {
@@ -268,8 +283,7 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
                             settings.training);
     }
     DType dtype = graph.value(op.results[0]).type.dtype;
-    bool isView = rulesOf(op).resultIsView(graph, op);
-    addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(graph, op), dtype, firstReader, settings, isView),
+    addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(graph, op), dtype, firstReader, settings, context),
               settings.training);
     take(op, t);
   }

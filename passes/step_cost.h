@@ -49,10 +49,22 @@ double computeTime(const OpRule& rule, const OpSharding& s, const OpView& view, 
 
 // `firstReader`: per tensor operand, whether it is a floating parameter this op is the first to
 // read (its gradient's AllReduce over the ranks holding the same slice is the op's).
-// With a cluster (settings.cluster), the op is timed on it (docs/cluster.md); `isView`: the op
-// launches no kernel (a Reshape sharing its operand's memory).
+// What the graph around an op says of its kernel on a cluster: a view launches none (a Reshape
+// sharing its operand's memory); tensors a fused attention kernel keeps on chip cost no HBM
+// traffic (per tensor operand and result; empty: none).
+struct OnChip {
+  std::vector<bool> operands, results;
+  bool operand(size_t i) const { return i < operands.size() && operands[i]; }
+  bool result(size_t i) const { return i < results.size() && results[i]; }
+};
+struct KernelContext {
+  bool isView = false;
+  OnChip onChip;
+};
+
+// With a cluster (settings.cluster), the op is timed on it (docs/cluster.md).
 OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const std::vector<bool>& firstReader,
-              const ParallelSettings& settings, bool isView = false);
+              const ParallelSettings& settings, const KernelContext& context = {});
 
 // A redistribution's time under the configured planner (MindSpore's or the optimal one), timed
 // by the alpha-beta model.

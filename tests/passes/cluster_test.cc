@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "dumps/explain.h"
+#include "passes/attention_fusion.h"
 #include "passes/collective_time.h"
 #include "passes/kernel_time.h"
 #include "passes/memory_estimate.h"
@@ -208,6 +209,40 @@ TEST_CASE("cluster: the optimal planner times its steps on the cluster") {
   CHECK(stepTimerFor(s)(step, 2) == doctest::Approx(collectiveSeconds(CollectiveKind::AllReduce, 2.0 * 1024 * 1024, {4, 4}, a100())));
   ParallelSettings flat;
   CHECK(stepTimerFor(flat)(step, 2) == doctest::Approx(stepTime(step, 2, flat.costModel)));
+}
+
+TEST_CASE("cluster: a fused attention kernel keeps the scores and probabilities on chip") {
+  // q k^T -> scale -> softmax -> probs v: with the stack's FlashAttention (fused_attention, the
+  // H100 preset's default) the scores, the scaled scores and the probabilities stay on chip;
+  // the scale and the softmax launch no kernel, and the products read q, k, v and write ctx only.
+  auto compiled = [](const std::string& fused) {
+    Compiled c = compileAllRanks(
+        "parallel: {device_num: 2, training: true, precision: bf16_mixed}\n"
+        "cluster: {preset: dgx-h100, fused_attention: " + fused + "}\n"
+        "inputs:\n  - {name: q, shape: [2, 8, 512, 64], dtype: float32}\n  - {name: k, shape: [2, 8, 512, 64], dtype: float32}\n"
+        "  - {name: v, shape: [2, 8, 512, 64], dtype: float32}\n"
+        "parameters:\n  - {name: scale, shape: [], dtype: float32}\n"
+        "ops:\n  - {name: scores, type: BatchMatMul, inputs: [q, k], attrs: {transpose_b: true}, in_strategy: [[2, 1, 1, 1], [2, 1, 1, 1]]}\n"
+        "  - {name: scaled, type: Mul, inputs: [scores, scale]}\n  - {name: probs, type: Softmax, inputs: [scaled], attrs: {axis: -1}}\n"
+        "  - {name: ctx, type: BatchMatMul, inputs: [probs, v]}\noutputs: [ctx]\n");
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    return c;
+  };
+  Compiled fused = compiled("true");
+  std::vector<bool> onChip = fusedAttentionValues(fused.global);
+  auto chip = [&](const char* name) { return static_cast<bool>(onChip[*fused.global.findValue(name)]); };
+  CHECK(chip("scores"));
+  CHECK(chip("scaled"));
+  CHECK(chip("probs"));
+  CHECK_FALSE(chip("q"));
+  CHECK_FALSE(chip("ctx"));
+  // Each rank: the products' FLOPs, 2 x 8 x 512 x 512 x 64 x 2 each, and bytes of q, k, v and ctx
+  // in bf16 (4 x 8 x 512 x 64 x 2); unfused, the [8, 512, 512] scores and probabilities cross HBM
+  // six times (written by the first product, read and written by the scale and the softmax, read
+  // by the second product): 24 MiB against 2 MiB.
+  auto computeOf = [](const Compiled& c) { return estimateClusterStep(c.global, c.options)->compute; };
+  Compiled unfused = compiled("false");
+  CHECK(computeOf(fused) < 0.5 * computeOf(unfused));
 }
 
 }  // namespace irc::test

@@ -1,0 +1,18 @@
+#pragma once
+// What a fused attention kernel (FlashAttention; a cluster's `fused_attention`) keeps on chip:
+// in every chain
+//   scores = a product of q and k -> elementwise ops on the scores (scale, mask) -> softmax
+//          -> a product of the probabilities and v
+// the scores, what the elementwise ops make of them and the probabilities, each read by the next
+// op of the chain alone. The step on a cluster charges them no HBM traffic and the ops between
+// the two products no kernel of their own.
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace irc {
+
+// Per value of the (compiled) graph: whether it stays on chip.
+std::vector<bool> fusedAttentionValues(const Graph& graph);
+
+}  // namespace irc
