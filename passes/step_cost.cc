@@ -37,8 +37,9 @@ int operandsHolding(const OpRule& rule, int factor) {
   return n;
 }
 
-}  // namespace
-
+// One op's kernel on its slice: its FLOPs (2 a point where a factor is contracted between two
+// operands, else 1), the bytes of its operands and results not kept on chip, and a product's
+// output rows, columns and independent products.
 KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const OnChip& onChip) {
   KernelWork w;
   double points = 1;
@@ -64,6 +65,7 @@ KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& vie
   return w;
 }
 
+// The op's FLOPs on its whole shapes: every rank's share together.
 double globalFlops(const OpRule& rule) {
   double points = 1;
   bool contraction = false;
@@ -74,6 +76,8 @@ double globalFlops(const OpRule& rule) {
   }
   return (contraction ? 2 : 1) * points;
 }
+
+}  // namespace
 
 double computeTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const CostModel& model) {
   KernelWork w = kernelWork(rule, s, view, dtype, {});
