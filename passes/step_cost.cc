@@ -289,6 +289,13 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
     DType dtype = graph.value(op.results[0]).type.dtype;
     addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(graph, op), dtype, firstReader, settings, context),
               settings.training);
+    // A result converted after the op (an output constraint, a Reshape handing its consumer the
+    // layout it needs) pays that conversion too.
+    for (size_t r = 0; r < op.results.size() && r < op.parallel->beforeConstraint.size(); ++r) {
+      const Value& result = graph.value(op.results[r]);
+      if (op.parallel->beforeConstraint[r] && result.layout)
+        addRedistributionTime(t, redistribution(*op.parallel->beforeConstraint[r], *result.layout, result.type.dtype), settings.training);
+    }
     take(op, t);
   }
 }

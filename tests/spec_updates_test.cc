@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "dumps/report.h"
+#include "passes/step_cost.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 
@@ -145,6 +146,9 @@ TEST_CASE("ReshapeInfo in the MindSpore modes: the Reshape takes its producer's 
     CHECK(insertedOps(c) == std::vector<std::string>{"flat.forward_op.0 = AllGather"});
     const Op& flat = c.global.op(c.global.value(*c.global.findValue("flat")).producer);
     CHECK(flat.parallel->inputLayouts[0].sliceShape() == Shape{4, 8, 4});
+    // The step estimate pays the Reshape's own AllGather (7 messages of 10 us and 7 x 512 bytes
+    // at 10 GB/s; before, a conversion after an op was free).
+    CHECK(estimateStepTime(c.global, c.options).total() >= 7 * 10e-6 + 7 * 512 * 1e-10);
   }
 
   // Split: act (8, 1) carries through the reshape onto dim 0; head wants dim 2 split 8 ways, which
