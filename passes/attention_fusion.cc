@@ -3,24 +3,12 @@
 #include <algorithm>
 
 #include "ops/op_family.h"
+#include "passes/step_cost.h"
 
 namespace irc {
 namespace {
 
-// A product: a factor contracted between two of its operands (MatMul, BatchMatMul, Einsum).
-bool isProduct(const Op& op) {
-  if (op.inserted() || !op.parallel->rule) return false;
-  const OpRule& rule = *op.parallel->rule;
-  for (int f = 0; f < rule.factorCount(); ++f) {
-    if (!rule.isReduction(f)) continue;
-    int holders = 0;
-    for (const DimFactors& dims : rule.operands)
-      if (std::any_of(dims.begin(), dims.end(), [&](const std::vector<int>& fs) { return std::count(fs.begin(), fs.end(), f) > 0; }))
-        ++holders;
-    if (holders >= 2) return true;
-  }
-  return false;
-}
+bool isProductOp(const Op& op) { return !op.inserted() && op.parallel->rule && isProduct(*op.parallel->rule); }
 
 }  // namespace
 
@@ -40,7 +28,7 @@ std::vector<bool> fusedAttentionValues(const Graph& graph) {
     const Op& softmax = graph.op(id);
     if (softmax.inserted() || rulesOf(softmax).attentionPart(softmax) != Part::Softmax || softmax.results.empty()) continue;
     ValueId probs = softmax.results[0];
-    if (readers[probs] != 1 || !isProduct(graph.op(reader[probs]))) continue;
+    if (readers[probs] != 1 || !isProductOp(graph.op(reader[probs]))) continue;
     // Back from the softmax through elementwise ops on the scores' shape to the scores' product.
     std::vector<ValueId> chain = {probs};
     const Shape& shape = graph.value(probs).type.shape;
@@ -54,7 +42,7 @@ std::vector<bool> fusedAttentionValues(const Graph& graph) {
     while (v != kNoId && readers[v] == 1 && graph.value(v).producer != kNoId) {
       const Op& producer = graph.op(graph.value(v).producer);
       chain.push_back(v);
-      if (isProduct(producer)) {
+      if (isProductOp(producer)) {
         fused = true;
         break;
       }

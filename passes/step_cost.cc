@@ -16,6 +16,25 @@
 namespace irc {
 namespace {
 
+// The tensors (operands) a factor appears in.
+int operandsHolding(const OpRule& rule, int factor) {
+  int n = 0;
+  for (const DimFactors& dims : rule.operands)
+    if (std::any_of(dims.begin(), dims.end(), [&](const std::vector<int>& fs) { return std::count(fs.begin(), fs.end(), factor) > 0; }))
+      ++n;
+  return n;
+}
+
+}  // namespace
+
+bool isProduct(const OpRule& rule) {
+  for (int f = 0; f < rule.factorCount(); ++f)
+    if (rule.isReduction(f) && operandsHolding(rule, f) >= 2) return true;
+  return false;
+}
+
+namespace {
+
 int64_t splitOf(const OpSharding& s, int factor) {
   int64_t n = 1;
   for (int axis : s.factorAxes[factor]) n *= s.mesh.dims[axis];
@@ -28,14 +47,9 @@ bool operandHolds(const OpRule& rule, size_t operand, int factor) {
   return false;
 }
 
-// The tensors (operands) a factor appears in.
-int operandsHolding(const OpRule& rule, int factor) {
-  int n = 0;
-  for (const DimFactors& dims : rule.operands)
-    if (std::any_of(dims.begin(), dims.end(), [&](const std::vector<int>& fs) { return std::count(fs.begin(), fs.end(), factor) > 0; }))
-      ++n;
-  return n;
-}
+// Whether a factor counts toward the op's iteration space: every factor but one reduced within
+// a single operand (a lookup's vocabulary).
+bool spansPoints(const OpRule& rule, int f) { return !rule.isReduction(f) || operandsHolding(rule, f) >= 2; }
 
 // One op's kernel on its slice: its FLOPs (2 a point where a factor is contracted between two
 // operands, else 1), the bytes of its operands and results not kept on chip, and a product's
@@ -43,11 +57,8 @@ int operandsHolding(const OpRule& rule, int factor) {
 KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const OnChip& onChip) {
   KernelWork w;
   double points = 1;
-  bool contraction = false;
   for (int f = 0; f < rule.factorCount(); ++f) {
-    bool spans = !rule.isReduction(f) || operandsHolding(rule, f) >= 2;
-    if (rule.isReduction(f) && spans) contraction = true;
-    if (!spans) continue;
+    if (!spansPoints(rule, f)) continue;
     double local = static_cast<double>(rule.factorSizes[f]) / static_cast<double>(splitOf(s, f));
     points *= local;
     // A product's output: the rows its first operand alone has, the columns its second alone
@@ -56,8 +67,8 @@ KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& vie
     bool inFirst = operandHolds(rule, 0, f), inSecond = operandHolds(rule, 1, f);
     (inFirst && !inSecond ? w.rows : inSecond && !inFirst ? w.columns : w.batch) *= local;
   }
-  w.matmul = contraction;
-  w.flops = (contraction ? 2 : 1) * points;
+  w.matmul = isProduct(rule);
+  w.flops = (w.matmul ? 2 : 1) * points;
   for (size_t i = 0; i < view.operandShapes.size() && i < rule.operands.size(); ++i)
     if (!onChip.operand(i)) w.bytes += sliceBytes(operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]), dtype);
   for (size_t r = 0; r < view.resultShapes.size() && r < rule.results.size(); ++r)
@@ -65,16 +76,12 @@ KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& vie
   return w;
 }
 
-// The op's FLOPs on its whole shapes: every rank's share together.
+// The op's FLOPs on its whole shapes: every rank's share together (its points unsplit).
 double globalFlops(const OpRule& rule) {
   double points = 1;
-  bool contraction = false;
-  for (int f = 0; f < rule.factorCount(); ++f) {
-    bool spans = !rule.isReduction(f) || operandsHolding(rule, f) >= 2;
-    if (rule.isReduction(f) && spans) contraction = true;
-    if (spans) points *= static_cast<double>(rule.factorSizes[f]);
-  }
-  return (contraction ? 2 : 1) * points;
+  for (int f = 0; f < rule.factorCount(); ++f)
+    if (spansPoints(rule, f)) points *= static_cast<double>(rule.factorSizes[f]);
+  return (isProduct(rule) ? 2 : 1) * points;
 }
 
 }  // namespace

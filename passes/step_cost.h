@@ -40,6 +40,10 @@ struct StepTime {
   double total() const { return compute + forwardComm + redistribution + backward + gradientSync; }
 };
 
+// A product: a factor contracted between two of the op's operands (MatMul, BatchMatMul, Einsum,
+// Conv): 2 FLOPs a point, and a kernel on the tensor cores.
+bool isProduct(const OpRule& rule);
+
 // FLOPs and bytes of one op on its slice: 2 FLOPs per point of its iteration space where a
 // factor is contracted between two operands (MatMul, BatchMatMul, Einsum, Conv), one per point
 // otherwise (a factor reduced within one operand, as a lookup's vocabulary, does not count);
