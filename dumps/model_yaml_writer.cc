@@ -1,6 +1,8 @@
 #include "dumps/model_yaml_writer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -84,7 +86,97 @@ void writeOp(std::string& out, const Graph& g, const Op& op) {
   out += "}\n";
 }
 
+std::string clusterYaml(const ClusterDescription& c) {
+  const DeviceFigures& d = c.device;
+  std::string peaks = fmt::format("{{fp32: {}, tf32: {}, bf16: {}", yamlNumber(d.fp32Flops), yamlNumber(d.tf32Flops), yamlNumber(d.bf16Flops));
+  if (d.fp8Flops > 0) peaks += fmt::format(", fp8: {}", yamlNumber(d.fp8Flops));
+  peaks += "}";
+  std::string out = "cluster: {";
+  if (!c.preset.empty()) out += fmt::format("preset: {}, ", c.preset);
+  out += fmt::format("devices_per_node: {}, peak_flops: {}, hbm_bytes: {}, hbm_bandwidth: {}, compute_units: {}, "
+                     "intra_node_bandwidth: {}, intra_node_latency: {}, nics_per_node: {}, nic_gbps: {}, inter_node_latency: {}, "
+                     "gemm_efficiency: {}, memory_efficiency: {}, intra_node_efficiency: {}, inter_node_efficiency: {}, "
+                     "kernel_launch_seconds: {}, fused_attention: {}}}\n",
+                     c.devicesPerNode, peaks, yamlNumber(d.hbmBytes), yamlNumber(d.hbmBandwidth), d.computeUnits,
+                     yamlNumber(c.intraNodeBandwidth), yamlNumber(c.intraNodeLatency), c.nicsPerNode, yamlNumber(c.nicGbps),
+                     yamlNumber(c.interNodeLatency), yamlNumber(c.gemmEfficiency), yamlNumber(c.memoryEfficiency),
+                     yamlNumber(c.intraNodeEfficiency), yamlNumber(c.interNodeEfficiency), yamlNumber(c.kernelLaunchSeconds),
+                     c.fusedAttention ? "true" : "false");
+  return out;
+}
+
+// `stages:` entries: the ops that run in a later stage than every op they read (the loader puts
+// an unnamed op in the latest stage of what it reads).
+std::string stagesYaml(const Graph& graph) {
+  std::string out;
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    int32_t latest = 0;
+    for (const Operand& o : op.operands)
+      if (o.isValue() && graph.value(o.value).producer != kNoId) latest = std::max(latest, graph.op(graph.value(o.value).producer).stage);
+    if (op.stage != latest) out += fmt::format("  {}: {}\n", yamlName(op.name), op.stage);
+  }
+  return out.empty() ? out : "stages:\n" + out;
+}
+
+// `recompute:` entries, one per checkpoint: a glob of the names' common prefix when it names
+// exactly the checkpoint's ops, else the list of their names.
+std::string recomputeYaml(const Graph& graph) {
+  std::map<int32_t, std::vector<const Op*>> checkpoints;
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    if (!op.inserted() && op.annotation->recompute) checkpoints[op.annotation->checkpoint].push_back(&op);
+  }
+  if (checkpoints.empty()) return "";
+  std::string out = "recompute:\n";
+  for (const auto& [_, ops] : checkpoints) {
+    std::string prefix = ops.front()->name;
+    for (const Op* op : ops) prefix.resize(std::mismatch(prefix.begin(), prefix.end(), op->name.begin(), op->name.end()).first - prefix.begin());
+    size_t matched = 0;
+    bool exact = !prefix.empty();
+    for (OpId id : graph.order) {
+      const Op& op = graph.op(id);
+      if (op.inserted() || !op.name.starts_with(prefix)) continue;
+      ++matched;
+      exact = exact && op.annotation->recompute && op.annotation->checkpoint == ops.front()->annotation->checkpoint;
+    }
+    bool plainPrefix = prefix.find_first_of("*?[") == std::string::npos;
+    if (exact && plainPrefix && matched == ops.size()) {
+      out += fmt::format("  - {}\n", nlohmann::json(prefix + "*").dump());
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const Op* op : ops) names.push_back(nlohmann::json(op->name).dump());
+    out += fmt::format("  - [{}]\n", fmt::join(names, ", "));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
+  std::string out = fmt::format("name: {}\n", yamlName(graph.name));
+  out += fmt::format("parallel: {{device_num: {}, search_mode: {}, fully_use_devices: {}, training: {}, optimizer: {}, precision: {}",
+                     s.rankCount(), searchModeName(s.searchMode), s.fullyUseDevices ? "true" : "false", s.training ? "true" : "false",
+                     optimizerName(s.optimizer), precisionName(s.precision));
+  if (s.pipelineStages > 1) out += fmt::format(", pipeline_stages: {}, micro_batches: {}", s.pipelineStages, s.microBatches);
+  if (s.parallelOptimizerLevel > 0)
+    out += fmt::format(", enable_parallel_optimizer: true, optimizer_level: level{}, parallel_optimizer_threshold: {}", s.parallelOptimizerLevel,
+                       yamlNumber(s.parallelOptimizerThresholdKiB));
+  if (s.memoryBudget > 0) out += fmt::format(", memory_budget: {}", yamlNumber(s.memoryBudget));
+  out += "}\n";
+  if (s.cluster) out += clusterYaml(*s.cluster);
+  writeTensors(out, graph, graph.inputs, "inputs");
+  writeTensors(out, graph, graph.parameters, "parameters");
+  out += "ops:\n";
+  for (OpId id : graph.order) writeOp(out, graph, graph.op(id));
+  std::vector<std::string> outputs;
+  for (ValueId v : graph.outputs) outputs.push_back(valueRef(graph, v));
+  out += fmt::format("outputs: [{}]\n", fmt::join(outputs, ", "));
+  out += stagesYaml(graph);
+  out += recomputeYaml(graph);
+  return out;
+}
 
 std::string writeModelYaml(const Graph& graph, const ParallelSettings* settings) {
   const ParallelSettings& parallel = settings ? *settings : graph.parallel;

@@ -13,4 +13,11 @@ namespace irc {
 // `settings`: the parallel block written (device_num, search_mode); the graph's own when null.
 std::string writeModelYaml(const Graph& graph, const ParallelSettings* settings = nullptr);
 
+// A plan as a model a user edits and compiles again (`--plan-out`, docs/search.md): the graph as
+// it is compiled, with every setting of `settings` that shapes the plan (devices, pipeline stages
+// and micro-batches, training, optimizer and its sharding, precision, budget, the cluster's
+// figures), each op's configured strategy, `stages:` where an op starts a later stage than what
+// it reads, and `recompute:` with one entry per checkpoint.
+std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& settings);
+
 }  // namespace irc

@@ -374,7 +374,44 @@ json pipelineJson(const Graph& graph, const CompileOptions& options) {
 // search_mode auto's account: the objective and the solver's status, the memory against the
 // budget, and the classes of ops that shared a choice. The solver's time is on stderr only: the
 // report is byte-identical run to run.
+json configurationJson(const SearchConfiguration& c) {
+  json stages = json::array();
+  for (int64_t n : c.stageLayers) stages.push_back(n);
+  return json{{"dp", c.dp},
+              {"tp", c.tp},
+              {"pp", c.pp},
+              {"cp", c.cp},
+              {"sequence_parallel", c.sequenceParallel},
+              {"micro_batch_size", c.microBatchSize},
+              {"micro_batches", c.microBatches},
+              {"recompute", c.recompute},
+              {"optimizer_level", c.optimizerLevel},
+              {"stages", stages},
+              {"estimated_step_seconds", c.stepSeconds},
+              {"tflops_per_device", c.tflopsPerDevice},
+              {"peak_bytes", c.peakBytes},
+              {"estimated_by", c.compiled ? "compile" : "layer_model"},
+              {"verdict", c.verdict}};
+}
+
 json searchJson(const Graph& graph, const SearchSummary& s) {
+  if (s.configuration) {
+    const ConfigurationSearch& c = *s.configuration;
+    json alternatives = json::array();
+    for (const SearchConfiguration& a : c.alternatives) alternatives.push_back(configurationJson(a));
+    return json{{"status", s.status},
+                {"objective_seconds", s.objective},
+                {"time_limit_seconds", s.timeLimit},
+                {"memory_budget_bytes", s.memoryBudget},
+                {"estimated_peak_bytes", s.estimatedPeak},
+                {"configuration", configurationJson(c.chosen)},
+                {"alternatives", alternatives},
+                {"layers", c.layers},
+                {"configurations_considered", c.considered},
+                {"pruned_by_memory_bound", c.prunedByMemory},
+                {"layer_models", c.probes},
+                {"plans_compiled", c.compiledPlans}};
+  }
   json out = {{"objective_seconds", s.objective}, {"status", s.status},     {"gap", s.gap},
               {"bound_seconds", s.bound},
               {"time_limit_seconds", s.timeLimit}, {"columns", s.columns}, {"rows", s.rows},

@@ -240,32 +240,41 @@ void ModelLoader::applyPlanRecompute(const YamlNode& node) {
   }
   int32_t nextCheckpoint = 1;
   for (const YamlNode& entry : node) {
-    auto glob = reader_.string(entry, "a recompute entry");
-    if (!glob) continue;
-    // A module matches when it or a module enclosing it does: checkpointing a block covers its layers.
-    std::vector<bool> hit = opsMatching(*glob);
+    // A list of names (or globs) is one checkpoint of every op they name (`--plan-out` writes a
+    // layer's attention so); a single glob is one checkpoint, per module instance it matches.
+    std::vector<std::pair<std::string, const YamlNode*>> globs;
+    if (entry.IsSequence()) {
+      for (const YamlNode& item : entry)
+        if (auto glob = reader_.string(item, "a recompute entry's name")) globs.emplace_back(*glob, &item);
+    } else if (auto glob = reader_.string(entry, "a recompute entry")) {
+      globs.emplace_back(*glob, &entry);
+    }
     int32_t byName = nextCheckpoint++;
     std::map<std::string, int32_t> byInstance;
-    int count = 0;
-    for (size_t id = 0; id < graph_.ops.size(); ++id) {
-      if (!hit[id]) continue;
-      OpAnnotation& ann = *graph_.ops[id].annotation;
-      ann.recompute = true;
-      std::string instance = matchedModuleInstance(*glob, graph_.moduleOf(graph_.ops[id]));
-      if (instance.empty()) {
-        ann.checkpoint = byName;
-      } else {
-        auto [it, added] = byInstance.emplace(instance, nextCheckpoint);
-        if (added) ++nextCheckpoint;
-        ann.checkpoint = it->second;
+    for (const auto& [glob, where] : globs) {
+      // A module matches when it or a module enclosing it does: checkpointing a block covers its layers.
+      std::vector<bool> hit = opsMatching(glob);
+      int count = 0;
+      for (size_t id = 0; id < graph_.ops.size(); ++id) {
+        if (!hit[id]) continue;
+        OpAnnotation& ann = *graph_.ops[id].annotation;
+        ann.recompute = true;
+        std::string instance = entry.IsSequence() ? "" : matchedModuleInstance(glob, graph_.moduleOf(graph_.ops[id]));
+        if (instance.empty()) {
+          ann.checkpoint = byName;
+        } else {
+          auto [it, added] = byInstance.emplace(instance, nextCheckpoint);
+          if (added) ++nextCheckpoint;
+          ann.checkpoint = it->second;
+        }
+        ++count;
       }
-      ++count;
-    }
-    if (count == 0) {
-      std::vector<std::string> names(graph_.modulePaths.begin(), graph_.modulePaths.end());
-      for (const Op& op : graph_.ops) names.push_back(op.name);
-      reader_.error(entry, fmt::format("recompute entry '{}' matches no module or node of the graph; {}", *glob,
-                                       closestNames(*glob, names)));
+      if (count == 0) {
+        std::vector<std::string> names(graph_.modulePaths.begin(), graph_.modulePaths.end());
+        for (const Op& op : graph_.ops) names.push_back(op.name);
+        reader_.error(*where, fmt::format("recompute entry '{}' matches no module or node of the graph; {}", glob,
+                                          closestNames(glob, names)));
+      }
     }
   }
 }

@@ -31,7 +31,8 @@ const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank"
                                                 "alias_name",      "training",       "strategy_ckpt_load", "mesh",
                                                 "optimizer",       "memory_budget",  "enable_parallel_optimizer",
                                                 "optimizer_level", "parallel_optimizer_threshold", "cost_model",
-                                                "search_time_limit", "pipeline_stages", "micro_batches", "precision"};
+                                                "search_time_limit", "pipeline_stages", "micro_batches", "precision",
+                                                "input_batch"};
 const std::vector<std::string> kCostModelKeys = {"alpha", "beta", "gamma", "peak_flops", "memory_bandwidth"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
@@ -316,6 +317,8 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
     }
   if (auto n = reader_.optional(node, "precision"))
     if (auto s = reader_.choice(*n, "precision", precisionNames())) p.precision = *parsePrecision(*s);
+  if (auto n = reader_.optional(node, "input_batch"))
+    if (auto s = reader_.choice(*n, "input_batch", {"micro_batch", "step"})) p.inputsHoldStep = *s == "step";
   if (auto n = reader_.optional(node, "enable_alltoall"))
     if (auto b = reader_.boolean(*n, "enable_alltoall")) p.enableAlltoall = *b;
   if (auto n = reader_.optional(node, "redistribution"))

@@ -55,6 +55,10 @@ struct ParallelSettings {
   int64_t pipelineStages = 1;
   int64_t microBatches = 1;
   bool autoStages = false;
+  // What the inputs' leading dimension holds (`input_batch`): one micro-batch (irc's default; the
+  // step is micro_batches of it), or the whole step's batch, which the compile splits into
+  // micro_batches as MindSpore's PipelineCell does (`input_batch: step`; passes/batch_split.h).
+  bool inputsHoldStep = false;
   int64_t rankCount() const { return deviceNum * pipelineStages; }
   int64_t globalRank = 0;
   SearchMode searchMode = SearchMode::ShardingPropagation;

@@ -2,6 +2,7 @@
 // What search_mode auto found and how (passes/auto_search.cc writes it; the report's `search`
 // section, explain and the stderr summary read it).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,33 @@ struct SearchClass {
   std::vector<SearchAlternative> runnersUp;  // cheapest first, at most three
 };
 
+// One configuration of the structural search (passes/configuration_search.h): the mesh
+// factorisation, the micro-batching, recompute and optimizer sharding, and what it was estimated at.
+struct SearchConfiguration {
+  int64_t dp = 1, tp = 1, pp = 1, cp = 1;
+  int64_t microBatchSize = 1, microBatches = 1;
+  bool sequenceParallel = false;   // Megatron's: norms and residual adds split by tokens over TP
+  std::string recompute = "none";  // none, selective (attention), full (each layer)
+  int optimizerLevel = 0;          // MindSpore's optimizer_level; 0 off
+  std::vector<int64_t> stageLayers;  // layers per pipeline stage
+  double stepSeconds = 0;          // estimated step
+  double tflopsPerDevice = 0;
+  double peakBytes = 0;            // the fullest rank's training peak
+  bool compiled = false;           // estimated by compiling the plan (else by the layer model)
+  std::string verdict;             // chosen, or why it lost
+};
+
+// The structural search's answer: the chosen configuration and the best others.
+struct ConfigurationSearch {
+  SearchConfiguration chosen;
+  std::vector<SearchConfiguration> alternatives;  // fastest first, at most five
+  int64_t considered = 0;        // configurations enumerated
+  int64_t prunedByMemory = 0;    // dropped by the memory lower bound before any compile
+  int64_t probes = 0;            // (tp, micro-batch size) layer models compiled
+  int64_t compiledPlans = 0;     // configurations compiled whole
+  int64_t layers = 0;            // the repeated layers found
+};
+
 struct SearchSummary {
   std::string status;      // optimal, time_limit
   double objective = 0;    // estimated step seconds by the search's model
@@ -36,6 +64,8 @@ struct SearchSummary {
   int memoryRounds = 0;               // solves until the estimate met the budget
   std::vector<SearchClass> classes;
   std::vector<int32_t> classOf;       // per OpId: its class, -1 for ops not searched
+  // search_mode auto with a cluster on a model of repeated layers: the structural search's account.
+  std::optional<ConfigurationSearch> configuration;
 };
 
 }  // namespace irc

@@ -18,6 +18,7 @@
 #include "frontends/yaml_frontend.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
+#include "passes/batch_split.h"
 
 namespace irc::cli {
 
@@ -210,6 +211,18 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
   if (onnx) static_cast<ParallelSettings&>(options) = onnxDefaultSettings(overrides.deviceNum.value_or(1));
   if (overrides.searchMode) options.searchMode = *overrides.searchMode;
   if (overrides.redistribution) options.redistribution = *overrides.redistribution;
+  // `input_batch: step`: the program is one micro-batch's.
+  if (options.inputsHoldStep && options.microBatches > 1) {
+    int64_t step = inputBatchOf(*graph);
+    auto error = step % options.microBatches != 0
+                     ? std::optional<std::string>(fmt::format("micro_batches {} does not divide the step's batch of {} samples",
+                                                              options.microBatches, step))
+                     : splitBatch(*graph, step / options.microBatches);
+    if (error) {
+      std::cerr << fmt::format("irc: error: {}: input_batch: step: {}\n", shownPath, *error);
+      return std::nullopt;
+    }
+  }
   // A strategy checkpoint: `--strategy-ckpt-in`, else the model's `strategy_ckpt_load`
   // (relative to the model file).
   std::string ckpt = overrides.strategyCkptIn;

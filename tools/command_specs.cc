@@ -54,6 +54,7 @@ std::vector<CommandSpec> build() {
                           {"--report-indent", "N", "indent the report N spaces a level for reading (default: compact, one line)"},
                           {"--strategy-ckpt-out", "FILE", "write MindSpore's strategy checkpoint JSON: every op's strategy, every parameter's layout"},
                           {"--strategy-ckpt-in", "FILE", "configure ops from a MindSpore strategy checkpoint (as parallel.strategy_ckpt_load)"},
+                          {"--plan-out", "FILE", "write the compiled plan as a model to edit and compile again: strategies, stages, micro-batches, recompute, optimizer sharding and the cluster (docs/search.md)"},
                           {"--torch-out", "FILE", "write the plan as PyTorch code: parallelize(model, mesh) with DTensor's parallel styles and irc's prediction (docs/plan-code.md)"},
                           {"--mindspore-out", "FILE", "write the plan as MindSpore shard() calls, with the strategy checkpoint beside it (docs/plan-code.md)"},
                           {"--passes", "A,B", "run only these passes of the pipeline"},

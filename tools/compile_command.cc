@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "dumps/dump_writer.h"
+#include "dumps/model_yaml_writer.h"
 #include "dumps/plan_code.h"
 #include "dumps/report.h"
 #include "frontends/strategy_checkpoint.h"
@@ -18,6 +19,7 @@
 #include "ir/limits.h"
 #include "ir/suggest.h"
 #include "passes/compile.h"
+#include "passes/configuration_search.h"
 #include "passes/pipeline_split.h"
 #include "passes/pipeline.h"
 #include "passes/step_schedule.h"
@@ -42,6 +44,7 @@ struct CompileArgs {
   std::string report;  // --report FILE or "-"
   std::string strategyCkptOut;
   std::string torchOut, mindsporeOut;  // --torch-out, --mindspore-out
+  std::string planOut;                 // --plan-out
   int reportIndent = -1;  // --report-indent N; compact by default
   std::optional<double> alpha, beta, gamma, searchTimeLimit;
   std::optional<double> memoryBudget;
@@ -111,6 +114,8 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
       a.overrides.strategyCkptIn = item.value;
     } else if (f == "--strategy-ckpt-out") {
       a.strategyCkptOut = item.value;
+    } else if (f == "--plan-out") {
+      a.planOut = item.value;
     } else if (f == "--torch-out") {
       a.torchOut = item.value;
     } else if (f == "--mindspore-out") {
@@ -310,6 +315,17 @@ void printMemory(const Summary& summary, const CompileOptions& options, int64_t 
 
 // search_mode auto: what the solver proved and what the plan is estimated at.
 void printSearch(const SearchSummary& s) {
+  if (s.configuration) {
+    const ConfigurationSearch& c = *s.configuration;
+    const SearchConfiguration& k = c.chosen;
+    std::cerr << fmt::format("irc: search: DP {} x TP {} x PP {}, micro-batch {} x {}, recompute {}, optimizer level {}: "
+                             "estimated step {:.4g} s, {:.1f} TFLOP/s per device, peak {} within {} ({} layers; {} "
+                             "configurations, {} dropped by the memory bound, {} layer models, {} plans compiled)\n",
+                             k.dp, k.tp, k.pp, k.microBatchSize, k.microBatches, k.recompute, k.optimizerLevel, k.stepSeconds,
+                             k.tflopsPerDevice, formatBytes(k.peakBytes), formatBytes(s.memoryBudget), c.layers, c.considered,
+                             c.prunedByMemory, c.probes, c.compiledPlans);
+    return;
+  }
   std::string line = fmt::format("irc: search: {} plan of {} ops ({} classes) in {:.2f} s of solver, estimated step {:.4g} s", s.status,
                                  s.searchedOps, s.classes.size(), s.solverSeconds, s.objective);
   if (s.status != "optimal") line += fmt::format(" (gap {:.2g} to the proven bound)", s.gap);
@@ -484,6 +500,14 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   Graph& graph = loaded->graph;
   CompileOptions& options = loaded->options;
   applyCompileArgs(a, options);
+  auto searchStart = StageTimer::Clock::now();
+  if (runConfigurationSearch(graph, options, *loaded->diags) == ConfigurationSearchOutcome::Failed) {
+    loaded->diags->render(std::cerr, useColor(a.color, stderr));
+    return ExitStatus::Rejected;
+  }
+  timer.add("search", searchStart);
+  // The plan as compiled, before the passes add to the graph.
+  std::string planText = a.planOut.empty() ? "" : writePlanModelYaml(graph, options);
   DumpOptions dumpOptions = dumpOptionsFor(a, graph, options);
   bool dumping = a.dumpAll || !a.dumpAfter.empty();
   DumpWriter dumps(dumpOptions);
@@ -530,6 +554,11 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   }
   timer.add("write dumps", commitStart);
   if (!outputs.write(graph)) return ExitStatus::Rejected;
+  if (!a.planOut.empty())
+    if (auto err = writeFileAtomically(a.planOut, planText)) {
+      std::cerr << "irc: error: " << *err << "\n";
+      return ExitStatus::Rejected;
+    }
   if (!a.quiet) printSummary(outputs.summary, options, dumping ? dumps.written().size() : 0, dumpOptions.dir);
   printMemory(outputs.summary, options, a.rank.value_or(options.globalRank), a.quiet);
   auto teardownStart = StageTimer::Clock::now();

@@ -1,0 +1,210 @@
+// The structural search (docs/search.md, "The structural search"): the step's batch split into
+// micro-batches, Megatron's tensor parallelism found in a graph, and the joint choice of the
+// mesh, micro-batching, recompute and optimizer sharding on a cluster, written back as a plan
+// that compiles again to the same estimate and verifies.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include "dumps/model_yaml_writer.h"
+#include "passes/batch_split.h"
+#include "passes/compile.h"
+#include "passes/configuration_search.h"
+#include "passes/step_schedule.h"
+#include "passes/tensor_parallel_seeds.h"
+#include "tests/model_util.h"
+#include "tests/pipeline_util.h"
+
+namespace irc::test {
+namespace {
+
+// A GPT of `layers` layers as ../shared/tools/gen_cluster_model.py writes one (hidden 64, 4 heads,
+// sequence 16, vocabulary 256, tied head), the step's `batch` sequences in its input.
+std::string smallGpt(int64_t devices, int layers, int64_t batch, const std::string& parallelExtra = "") {
+  const int H = 64, A = 4, hd = 16, S = 16, V = 256;
+  const int64_t T = batch * S;
+  std::string out = fmt::format("name: gpt\nparallel: {{device_num: {}, search_mode: auto, training: true, optimizer: adamw, "
+                                "precision: bf16_mixed, memory_budget: 80GB{}}}\ncluster: {{preset: dgx-a100-80gb}}\n",
+                                devices, parallelExtra);
+  out += fmt::format("inputs:\n  - {{name: input_ids, shape: [{}, {}], dtype: int32}}\nparameters:\n", batch, S);
+  out += fmt::format("  - {{name: embedding.weight, shape: [{}, {}], dtype: float32}}\n  - {{name: attn.scale, shape: [], dtype: float32}}\n", V, H);
+  for (int l = 0; l < layers; ++l)
+    for (auto [n, shape] : std::vector<std::pair<std::string, std::string>>{
+             {"ln1.gamma", fmt::format("[{}]", H)}, {"ln1.beta", fmt::format("[{}]", H)}, {"ln2.gamma", fmt::format("[{}]", H)},
+             {"ln2.beta", fmt::format("[{}]", H)}, {"qkv.weight", fmt::format("[{}, {}]", H, 3 * H)},
+             {"proj.weight", fmt::format("[{}, {}]", H, H)}, {"fc1.weight", fmt::format("[{}, {}]", H, 4 * H)},
+             {"fc2.weight", fmt::format("[{}, {}]", 4 * H, H)}})
+      out += fmt::format("  - {{name: layers.{}.{}, shape: {}, dtype: float32}}\n", l, n, shape);
+  out += fmt::format("  - {{name: final.gamma, shape: [{}], dtype: float32}}\n  - {{name: final.beta, shape: [{}], dtype: float32}}\nops:\n", H, H);
+  out += "  - {name: embed, type: Gather, inputs: [embedding.weight, input_ids], attrs: {axis: 0}}\n";
+  out += fmt::format("  - {{name: embed_flat, type: Reshape, inputs: [embed, [{}, {}]]}}\n", T, H);
+  std::string x = "embed_flat";
+  auto ln = [&](const std::string& name, const std::string& in, const std::string& g) {
+    out += fmt::format("  - {{name: {}, type: LayerNorm, inputs: [{}, {}.gamma, {}.beta], attrs: {{begin_norm_axis: -1, begin_params_axis: -1}}}}\n",
+                       name, in, g, g);
+  };
+  auto op = [&](const std::string& name, const std::string& type, const std::string& inputs, const std::string& attrs = "") {
+    out += fmt::format("  - {{name: {}, type: {}, inputs: [{}]{}}}\n", name, type, inputs, attrs.empty() ? "" : ", attrs: {" + attrs + "}");
+  };
+  for (int l = 0; l < layers; ++l) {
+    std::string p = fmt::format("layers.{}", l), q = fmt::format("l{}_", l);
+    ln(q + "ln1", x, p + ".ln1");
+    op(q + "qkv", "MatMul", q + "ln1:0, " + p + ".qkv.weight");
+    op(q + "qkv_r", "Reshape", fmt::format("{}qkv, [{}, {}, {}, 3, {}]", q, batch, S, A, hd));
+    op(q + "qkv_t", "Transpose", q + "qkv_r, [3, 0, 2, 1, 4]");
+    op(q + "qkv_s", "Split", q + "qkv_t", "axis: 0, output_num: 3");
+    for (int i = 0; i < 3; ++i) op(q + "qkv"[i], "Reshape", fmt::format("{}qkv_s:{}, [{}, {}, {}, {}]", q, i, batch, A, S, hd));
+    op(q + "scores", "BatchMatMul", q + "q, " + q + "k", "transpose_b: true");
+    op(q + "scaled", "Mul", q + "scores, attn.scale");
+    op(q + "probs", "Softmax", q + "scaled", "axis: -1");
+    op(q + "ctx", "BatchMatMul", q + "probs, " + q + "v");
+    op(q + "ctx_t", "Transpose", q + "ctx, [0, 2, 1, 3]");
+    op(q + "ctx_r", "Reshape", fmt::format("{}ctx_t, [{}, {}]", q, T, H));
+    op(q + "proj", "MatMul", q + "ctx_r, " + p + ".proj.weight");
+    op(q + "res1", "Add", x + ", " + q + "proj");
+    ln(q + "ln2", q + "res1", p + ".ln2");
+    op(q + "fc1", "MatMul", q + "ln2:0, " + p + ".fc1.weight");
+    op(q + "gelu", "GeLU", q + "fc1");
+    op(q + "fc2", "MatMul", q + "gelu, " + p + ".fc2.weight");
+    op(q + "res2", "Add", q + "res1, " + q + "fc2");
+    x = q + "res2";
+  }
+  ln("final_ln", x, "final");
+  op("lm_head", "MatMul", "final_ln:0, embedding.weight", "transpose_b: true");
+  out += "outputs: [lm_head]\n";
+  return out;
+}
+
+const Op& opNamed(const Graph& g, const std::string& name) {
+  for (const Op& op : g.ops)
+    if (op.name == name) return op;
+  FAIL("no op " << name);
+  return g.ops.front();
+}
+
+ShardStrategy seedOf(const Graph& g, const std::string& name) {
+  const Op& op = opNamed(g, name);
+  return op.annotation->inStrategy ? *op.annotation->inStrategy : ShardStrategy{};
+}
+
+}  // namespace
+
+TEST_CASE("configuration search: the step's batch splits into a micro-batch's program") {
+  Graph g = parseModel(smallGpt(8, 2, 32));
+  CHECK(inputBatchOf(g) == 32);
+  REQUIRE_FALSE(splitBatch(g, 8).has_value());
+  CHECK(g.value(g.inputs[0]).type.shape == Shape{8, 16});
+  // [B, S, A, 3, hd] and the flattened tokens [B * S, H] follow the batch; the Transpose's perm
+  // and the head's shape do not.
+  CHECK(g.value(opNamed(g, "l0_qkv_r").results[0]).type.shape == Shape{8, 16, 4, 3, 16});
+  CHECK(g.value(opNamed(g, "embed_flat").results[0]).type.shape == Shape{8 * 16, 64});
+  CHECK(g.value(opNamed(g, "lm_head").results[0]).type.shape == Shape{8 * 16, 256});
+  CHECK(std::get<IntTuple>(*opNamed(g, "l0_qkv_t").operands[1].constant) == IntTuple{3, 0, 2, 1, 4});
+  CHECK(splitBatch(g, 3).value() == "3 samples do not divide the inputs' batch of 8");
+}
+
+TEST_CASE("configuration search: Megatron's column and row products are found in the graph") {
+  Graph g = parseModel(smallGpt(8, 2, 32));
+  REQUIRE_FALSE(seedTensorParallel(g, 2, 4).has_value());
+  CHECK(seedOf(g, "l0_qkv") == ShardStrategy{{2, 1}, {1, 4}});   // column: output features
+  CHECK(seedOf(g, "l0_proj") == ShardStrategy{{2, 4}, {4, 1}});  // row: reads the heads' split
+  CHECK(seedOf(g, "l1_fc1") == ShardStrategy{{2, 1}, {1, 4}});
+  CHECK(seedOf(g, "l1_fc2") == ShardStrategy{{2, 4}, {4, 1}});
+  CHECK(seedOf(g, "lm_head") == ShardStrategy{{2, 1}, {4, 1}});  // vocabulary-parallel (transposed weight)
+  CHECK(seedOf(g, "embed") == ShardStrategy{{1, 1}, {2, 1}});    // the table whole, the indices split
+  CHECK(seedOf(g, "l0_ln1").empty());
+  // Sequence parallelism: the norms and residual adds split their tokens over both.
+  Graph s = parseModel(smallGpt(8, 2, 32));
+  REQUIRE_FALSE(seedTensorParallel(s, 2, 4, true).has_value());
+  CHECK(seedOf(s, "l0_ln1") == ShardStrategy{{8, 1}, {1}, {1}});
+  CHECK(seedOf(s, "l0_res1") == ShardStrategy{{8, 1}, {8, 1}});
+  // A split that does not divide is refused.
+  Graph bad = parseModel(smallGpt(8, 2, 32));
+  // (3 divides q/k/v's 192 output features; the row product's 64 features it does not.)
+  CHECK(seedTensorParallel(bad, 2, 3).value() == "op 'l0_proj': 3 ranks do not divide dimension 1 of size 64");
+}
+
+TEST_CASE("configuration search: layers by the index in their names") {
+  Graph g = parseModel(smallGpt(8, 2, 32));
+  CHECK(layerIndexOf(g, opNamed(g, "l1_fc2")) == 1);
+  CHECK_FALSE(layerIndexOf(g, opNamed(g, "embed")).has_value());
+  CHECK_FALSE(layerIndexOf(g, opNamed(g, "lm_head")).has_value());
+}
+
+TEST_CASE("configuration search: a plan that fits, written back, compiles to the same estimate and verifies") {
+  Graph g = parseModel(smallGpt(16, 4, 64));
+  CompileOptions options = optionsFromModel(g.parallel);
+  DiagnosticEngine diags("m.yaml", "");
+  REQUIRE(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Applied);
+  REQUIRE(g.search);
+  REQUIRE(g.search->configuration);
+  const SearchConfiguration& c = g.search->configuration->chosen;
+  CHECK(c.dp * c.tp * c.pp == 16);
+  CHECK(options.rankCount() == 16);
+  CHECK(options.pipelineStages == c.pp);
+  CHECK(options.microBatches == c.microBatches);
+  CHECK(c.dp * c.microBatchSize * c.microBatches == 64);
+  CHECK(inputBatchOf(g) == c.dp * c.microBatchSize);
+  CHECK(c.compiled);
+  CHECK(c.peakBytes <= 80e9);
+  CHECK(g.search->configuration->alternatives.size() <= 5);
+  for (const SearchConfiguration& a : g.search->configuration->alternatives) CHECK_FALSE(a.verdict.empty());
+  std::string plan = writePlanModelYaml(g, options);
+  // The compile of the search's plan is estimated as the search said.
+  Graph compiled = g;
+  CompileOptions run = options;
+  run.stopAfter = "redistribution";
+  PassContext context{diags};
+  REQUIRE(compile(compiled, run, context, {}) == RunOutcome::Ok);
+  auto step = estimateClusterStep(compiled, run);
+  REQUIRE(step);
+  CHECK(step->total == doctest::Approx(c.stepSeconds).epsilon(1e-12));
+  // The written plan loads to the same settings and graph, and its compile verifies.
+  Graph again = parseModel(plan);
+  CompileOptions againOptions = optionsFromModel(again.parallel);
+  CHECK(againOptions.rankCount() == 16);
+  CHECK(againOptions.pipelineStages == options.pipelineStages);
+  CHECK(againOptions.microBatches == options.microBatches);
+  CHECK(againOptions.searchMode == SearchMode::ShardingPropagation);
+  for (OpId id : g.order) {
+    CHECK(again.op(id).stage == g.op(id).stage);
+    CHECK(std::as_const(again.op(id)).annotation->recompute == std::as_const(g.op(id)).annotation->recompute);
+  }
+  CHECK(writePlanModelYaml(again, againOptions) == plan);
+  Compiled all = compileAllRanks(plan);
+  REQUIRE(all.errors.empty());
+  CHECK(verifyCompiled(all).ok);
+}
+
+TEST_CASE("configuration search: nothing fits a budget below the parameters' floor") {
+  std::string text = smallGpt(16, 4, 64);
+  text.replace(text.find("80GB"), 4, "100KB");
+  Graph g = parseModel(text);
+  CompileOptions options = optionsFromModel(g.parallel);
+  DiagnosticEngine diags("m.yaml", "");
+  CHECK(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Failed);
+  REQUIRE(diags.errorCount() == 1);
+  CHECK(diags.diagnostics()[0].message.find("no configuration of 16 devices") != std::string::npos);
+}
+
+TEST_CASE("configuration search: not for models it does not fit (no cluster, a configured op, no layers)") {
+  std::string noCluster = smallGpt(16, 4, 64);
+  noCluster.erase(noCluster.find("cluster:"), noCluster.find('\n', noCluster.find("cluster:")) - noCluster.find("cluster:") + 1);
+  Graph g = parseModel(noCluster);
+  CompileOptions options = optionsFromModel(g.parallel);
+  DiagnosticEngine diags("m.yaml", "");
+  CHECK(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::NotApplicable);
+  Graph one = parseModel(smallGpt(16, 1, 64));
+  CompileOptions oneOptions = optionsFromModel(one.parallel);
+  CHECK(runConfigurationSearch(one, oneOptions, diags) == ConfigurationSearchOutcome::NotApplicable);
+}
+
+TEST_CASE("recompute: a list entry is one checkpoint of every op it names") {
+  Graph g = parseModel(smallGpt(8, 2, 32) + "recompute:\n  - [l0_scores, l0_probs]\n  - \"l1_*\"\n");
+  CHECK(opNamed(g, "l0_scores").annotation->checkpoint == opNamed(g, "l0_probs").annotation->checkpoint);
+  CHECK(opNamed(g, "l0_scores").annotation->recompute);
+  CHECK_FALSE(opNamed(g, "l0_scaled").annotation->recompute);
+  CHECK(opNamed(g, "l1_fc1").annotation->checkpoint != opNamed(g, "l0_scores").annotation->checkpoint);
+}
+
+}  // namespace irc::test
