@@ -179,4 +179,39 @@ std::optional<std::string> explainOp(const Graph& graph, const std::string& name
   return std::nullopt;
 }
 
+namespace {
+
+std::string configurationRow(const SearchConfiguration& c) {
+  std::string stages;
+  for (size_t s = 0; s < c.stageLayers.size(); ++s) stages += (s ? "," : "") + std::to_string(c.stageLayers[s]);
+  return fmt::format("  DP {:>4} x TP {:>2} x PP {:>3}{}  micro-batch {} x {:<4} recompute {:<9} optimizer level {}  "
+                     "{:8.4g} s  {:6.1f} TFLOP/s  peak {:6.1f} GiB  ({})\n      layers per stage: {}; {}\n",
+                     c.dp, c.tp, c.pp, c.sequenceParallel ? " +SP" : "    ", c.microBatchSize, c.microBatches, c.recompute,
+                     c.optimizerLevel, c.stepSeconds, c.tflopsPerDevice, c.peakBytes / (1024.0 * 1024 * 1024),
+                     c.compiled ? "compiled" : "layer model", stages, c.verdict);
+}
+
+}  // namespace
+
+std::string explainSearchText(const SearchSummary& s) {
+  if (!s.configuration)
+    return fmt::format("operator-level search: {} plan, estimated step {:.4g} s (proven bound {:.4g} s, gap {:.2g}); {} ops "
+                       "searched in {} classes, {} kept as configured; {} columns, {} rows{}\n",
+                       s.status, s.objective, s.bound, s.gap, s.searchedOps, s.classes.size(), s.fixedOps, s.columns, s.rows,
+                       s.memoryBudget > 0 ? fmt::format("; peak {:.3g} GiB within {:.3g} GiB after {} round(s)",
+                                                        s.estimatedPeak / (1024.0 * 1024 * 1024),
+                                                        s.memoryBudget / (1024.0 * 1024 * 1024), s.memoryRounds)
+                                          : "");
+  const ConfigurationSearch& c = *s.configuration;
+  std::string out = fmt::format(
+      "structural search over {} repeated layers: {} configurations (DP x TP x PP, micro-batch size, recompute, optimizer "
+      "level, sequence parallelism), {} dropped by the memory lower bound, {} layer models compiled, {} plans compiled whole\n"
+      "chosen:\n",
+      c.layers, c.considered, c.prunedByMemory, c.probes, c.compiledPlans);
+  out += configurationRow(c.chosen);
+  if (!c.alternatives.empty()) out += "the fastest others by the estimate:\n";
+  for (const SearchConfiguration& a : c.alternatives) out += configurationRow(a);
+  return out;
+}
+
 }  // namespace irc

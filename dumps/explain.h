@@ -14,4 +14,9 @@ namespace irc {
 std::optional<std::string> explainOp(const Graph& graph, const std::string& name, int64_t rank,
                                      const ParallelSettings* settings = nullptr);
 
+// `irc explain MODEL --search`: the configuration search_mode auto chose (the structural search's:
+// mesh, micro-batching, recompute, optimizer level, stages) with its estimate, and the best
+// others with theirs and why each lost; for the operator-level search, its account.
+std::string explainSearchText(const SearchSummary& search);
+
 }  // namespace irc

@@ -510,8 +510,16 @@ class Search {
     ConfigurationSearch account;
     account.chosen = described(chosen);
     account.chosen.verdict = "chosen";
-    for (const Config& c : configs_) {
-      if (&c == &chosen || account.alternatives.size() >= 5) continue;
+    // The runners-up: those that fit first (by step), then the faster ones that do not.
+    std::vector<const Config*> others;
+    for (const Config& c : configs_)
+      if (&c != &chosen) others.push_back(&c);
+    std::stable_sort(others.begin(), others.end(), [&](const Config* a, const Config* b) {
+      return std::make_pair(!fits(a->peak), a->seconds) < std::make_pair(!fits(b->peak), b->seconds);
+    });
+    for (const Config* other : others) {
+      const Config& c = *other;
+      if (account.alternatives.size() >= 5) break;
       SearchConfiguration s = described(c);
       if (!fits(c.peak))
         s.verdict = fmt::format("needs {:.1f} GiB, over the budget of {:.1f} GiB", c.peak / kGiB, options_.memoryBudget / kGiB);

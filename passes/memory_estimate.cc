@@ -207,7 +207,21 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
   std::vector<bool> saved(n, false), dropped(n, false);
   std::vector<int> earliestSaver(n, p.end);
   std::vector<std::vector<ValueId>> savedBy(p.end);  // per position: the roots its backward reads
-  auto recomputed = [&](OpId id) { return !g.op(id).inserted() && std::as_const(g.op(id)).annotation->recompute; };
+  // A checkpoint recomputes the communication inside it too (torch's checkpoint reruns the
+  // function's collectives; Megatron's recomputed layer its tensor-parallel AllReduce): an op
+  // inserted for a recomputed op (converting its operand or completing its result) is in its
+  // owner's checkpoint.
+  auto checkpointOwner = [&](OpId id) {
+    const Op& op = g.op(id);
+    bool forOwner = op.role == InsertedRole::Redistribution || op.role == InsertedRole::ForwardOp ||
+                    op.role == InsertedRole::ReplaceGraph;
+    return op.inserted() && forOwner && op.owner != kNoId ? op.owner : id;
+  };
+  auto recomputed = [&](OpId id) {
+    const Op& op = g.op(checkpointOwner(id));
+    return !op.inserted() && std::as_const(op).annotation->recompute;
+  };
+  auto checkpointOf = [&](OpId id) { return std::as_const(g.op(checkpointOwner(id))).annotation->checkpoint; };
   for (int pos = 0; pos < p.end; ++pos) {
     const Op& op = g.op(g.order[pos]);
     // Without an operand that needs a gradient the op has no backward (torch records no node).
@@ -227,8 +241,7 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
     auto fromOutside = [&](ValueId v) {
       ValueId r = p.root[v];
       OpId producer = g.value(r).producer;
-      return producer == kNoId || !recomputed(producer) ||
-             std::as_const(g.op(producer)).annotation->checkpoint != std::as_const(op).annotation->checkpoint;
+      return producer == kNoId || !recomputed(producer) || checkpointOf(producer) != checkpointOf(g.order[pos]);
     };
     for (int i : s.operands)
       if (i < static_cast<int>(op.operands.size()) && op.operands[i].isValue()) keep(op.operands[i].value, false);

@@ -19,6 +19,7 @@
 #include "ir/limits.h"
 #include "ir/suggest.h"
 #include "passes/batch_split.h"
+#include "passes/configuration_search.h"
 
 namespace irc::cli {
 
@@ -243,6 +244,12 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     }
   }
   return LoadedModel{std::move(diags), std::move(*graph), std::move(options), std::move(parameterData)};
+}
+
+bool searchConfigurationOrReport(LoadedModel& loaded, CompileOptions& options, ColorMode color) {
+  if (runConfigurationSearch(loaded.graph, options, *loaded.diags) != ConfigurationSearchOutcome::Failed) return true;
+  loaded.diags->render(std::cerr, useColor(color, stderr));
+  return false;
 }
 
 std::vector<int64_t> parseIntListArg(const std::string& flag, const std::string& value) {

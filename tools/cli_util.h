@@ -65,6 +65,12 @@ struct LoadedModel {
   std::map<ValueId, TensorValue> parameterData;
 };
 
+// search_mode auto on a cluster: the structural search (passes/configuration_search.h) on
+// `options` (the command's final ones) and the loaded graph; false, with its diagnostics
+// rendered, when nothing fits. Every subcommand that compiles runs it so that they all see the
+// plan `irc MODEL` compiles.
+bool searchConfigurationOrReport(LoadedModel& loaded, CompileOptions& options, ColorMode color);
+
 // Command-line overrides of the model's `parallel` settings.
 struct ParallelOverrides {
   std::optional<SearchMode> searchMode;

@@ -19,7 +19,6 @@
 #include "ir/limits.h"
 #include "ir/suggest.h"
 #include "passes/compile.h"
-#include "passes/configuration_search.h"
 #include "passes/pipeline_split.h"
 #include "passes/pipeline.h"
 #include "passes/step_schedule.h"
@@ -501,10 +500,7 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   CompileOptions& options = loaded->options;
   applyCompileArgs(a, options);
   auto searchStart = StageTimer::Clock::now();
-  if (runConfigurationSearch(graph, options, *loaded->diags) == ConfigurationSearchOutcome::Failed) {
-    loaded->diags->render(std::cerr, useColor(a.color, stderr));
-    return ExitStatus::Rejected;
-  }
+  if (!searchConfigurationOrReport(*loaded, options, a.color)) return ExitStatus::Rejected;
   timer.add("search", searchStart);
   // The plan as compiled, before the passes add to the graph.
   std::string planText = a.planOut.empty() ? "" : writePlanModelYaml(graph, options);

@@ -57,6 +57,31 @@ std::optional<std::string> printedNodeName(const std::string& dump, const std::s
   return std::nullopt;
 }
 
+// `--search`: what search_mode auto chose and why the best others lost.
+ExitStatus explainSearch(const std::vector<std::string>& positional, const ParallelOverrides& overrides, ColorMode color) {
+  if (positional.size() != 1) throw UsageError("usage: irc explain MODEL.yaml --search");
+  auto loaded = loadModelOrReport(positional[0], color, overrides);
+  if (!loaded) return ExitStatus::Rejected;
+  CompileOptions options = loaded->options;
+  if (!searchConfigurationOrReport(*loaded, options, color)) return ExitStatus::Rejected;
+  if (!loaded->graph.search) {
+    // The operator-level search runs inside the pipeline: compile through propagation.
+    options.stopAfter = "sharding_propagation";
+    PassContext context{*loaded->diags};
+    if (compile(loaded->graph, options, context, {}) == RunOutcome::Rejected) {
+      loaded->diags->render(std::cerr, useColor(color, stderr));
+      return ExitStatus::Rejected;
+    }
+  }
+  if (!loaded->graph.search) {
+    std::cerr << fmt::format("irc explain: {} is not compiled with search_mode auto (it is {})\n", positional[0],
+                             searchModeName(options.searchMode));
+    return ExitStatus::Rejected;
+  }
+  std::cout << explainSearchText(*loaded->graph.search);
+  return ExitStatus::Ok;
+}
+
 }  // namespace
 
 ExitStatus runExplain(const std::vector<std::string>& args) {
@@ -64,6 +89,7 @@ ExitStatus runExplain(const std::vector<std::string>& args) {
   ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   std::vector<std::string> positional;
   std::optional<int64_t> rank;
+  bool search = false;
   std::string pass = "step_parallel_end";
   ParallelOverrides overrides;
   ColorMode color = ColorMode::Auto;
@@ -73,11 +99,13 @@ ExitStatus runExplain(const std::vector<std::string>& args) {
     else if (item.flag == "--rank") rank = parseIntArg(item.flag, item.value);
     else if (item.flag == "--color") color = parseColorMode(item.value);
     else if (item.flag == "--pass") pass = item.value;
+    else if (item.flag == "--search") search = true;
     else if (takeGraphFlag(item.flag, item.value, overrides)) continue;
     else if (item.flag == "--search-mode") overrides.searchMode = parseSearchModeArg(item.flag, item.value);
     else if (item.flag == "--redistribution") overrides.redistribution = parseRedistributionArg(item.flag, item.value);
   }
-  if (positional.size() != 2) throw UsageError("usage: irc explain MODEL.yaml NAME [--rank R] [--pass PASS]");
+  if (search) return explainSearch(positional, overrides, color);
+  if (positional.size() != 2) throw UsageError("usage: irc explain MODEL.yaml NAME [--rank R] [--pass PASS] | irc explain MODEL.yaml --search");
   const PipelineStage* stage = findStage(pass);
   if (!stage)
     throw UsageError(fmt::format("--pass: unknown pass '{}'{}; valid: {}", pass, didYouMean(pass, stageNames()),
@@ -88,6 +116,7 @@ ExitStatus runExplain(const std::vector<std::string>& args) {
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
   CompileOptions options = loaded->options;
+  if (!searchConfigurationOrReport(*loaded, options, color)) return ExitStatus::Rejected;
   int64_t r = rank.value_or(options.globalRank);
   if (r < 0 || r >= options.rankCount()) throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.rankCount()));
   std::string name = positional[1];

@@ -125,6 +125,7 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
   if (training || optimizer) options.training = true;
   if (optimizer) options.optimizer = *optimizer;
   if (budget) options.memoryBudget = *budget;
+  if (!searchConfigurationOrReport(*loaded, options, color)) return ExitStatus::Rejected;
   int64_t r = rank.value_or(options.globalRank);
   if (r < 0 || r >= options.rankCount()) throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.rankCount()));
   options.stopAfter = "redistribution";

@@ -188,6 +188,7 @@ ExitStatus runVerify(const std::vector<std::string>& args) {
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
   CompileOptions compileOptions = loaded->options;
+  if (!searchConfigurationOrReport(*loaded, compileOptions, color)) return ExitStatus::Rejected;
   if (compileOptions.rankCount() > maxRanks)
     throw UsageError(fmt::format("irc verify simulates every rank: {} devices is past the limit of {} (raise it with "
                                  "--max-ranks N)",
