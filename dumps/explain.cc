@@ -184,10 +184,13 @@ namespace {
 std::string configurationRow(const SearchConfiguration& c) {
   std::string stages;
   for (size_t s = 0; s < c.stageLayers.size(); ++s) stages += (s ? "," : "") + std::to_string(c.stageLayers[s]);
-  return fmt::format("  DP {:>4} x TP {:>2} x PP {:>3}{}  micro-batch {} x {:<4} recompute {:<9} optimizer level {}  "
+  std::string optimizer = c.zeroStage > 0 ? fmt::format("ZeRO-{}", c.zeroStage)
+                          : c.optimizerLevel > 0 ? fmt::format("opt. parallel {}", c.optimizerLevel)
+                                                 : "unsharded";
+  return fmt::format("  DP {:>4} x TP {:>2} x PP {:>3}{}  micro-batch {} x {:<4} recompute {:<9} optimizer {:<15}  "
                      "{:8.4g} s  {:6.1f} TFLOP/s  peak {:6.1f} GiB  ({})\n      layers per stage: {}; {}\n",
                      c.dp, c.tp, c.pp, c.sequenceParallel ? " +SP" : "    ", c.microBatchSize, c.microBatches, c.recompute,
-                     c.optimizerLevel, c.stepSeconds, c.tflopsPerDevice, c.peakBytes / (1024.0 * 1024 * 1024),
+                     optimizer, c.stepSeconds, c.tflopsPerDevice, c.peakBytes / (1024.0 * 1024 * 1024),
                      c.compiled ? "compiled" : "layer model", stages, c.verdict);
 }
 

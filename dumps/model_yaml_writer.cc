@@ -163,6 +163,7 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
   if (s.parallelOptimizerLevel > 0)
     out += fmt::format(", enable_parallel_optimizer: true, optimizer_level: level{}, parallel_optimizer_threshold: {}", s.parallelOptimizerLevel,
                        yamlNumber(s.parallelOptimizerThresholdKiB));
+  if (s.zeroStage > 0) out += fmt::format(", zero_stage: {}", s.zeroStage);
   if (s.memoryBudget > 0) out += fmt::format(", memory_budget: {}", yamlNumber(s.memoryBudget));
   out += "}\n";
   if (s.cluster) out += clusterYaml(*s.cluster);

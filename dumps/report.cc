@@ -386,6 +386,7 @@ json configurationJson(const SearchConfiguration& c) {
               {"micro_batches", c.microBatches},
               {"recompute", c.recompute},
               {"optimizer_level", c.optimizerLevel},
+              {"zero_stage", c.zeroStage},
               {"stages", stages},
               {"estimated_step_seconds", c.stepSeconds},
               {"tflops_per_device", c.tflopsPerDevice},

@@ -32,7 +32,7 @@ const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank"
                                                 "optimizer",       "memory_budget",  "enable_parallel_optimizer",
                                                 "optimizer_level", "parallel_optimizer_threshold", "cost_model",
                                                 "search_time_limit", "pipeline_stages", "micro_batches", "precision",
-                                                "input_batch"};
+                                                "input_batch",     "zero_stage"};
 const std::vector<std::string> kCostModelKeys = {"alpha", "beta", "gamma", "peak_flops", "memory_bandwidth"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
 const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
@@ -317,6 +317,13 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
     }
   if (auto n = reader_.optional(node, "precision"))
     if (auto s = reader_.choice(*n, "precision", precisionNames())) p.precision = *parsePrecision(*s);
+  if (auto n = reader_.optional(node, "zero_stage"))
+    if (auto v = reader_.integer(*n, "zero_stage")) {
+      if (*v < 0 || *v > 2)
+        reader_.error(*n, fmt::format("zero_stage must be 0, 1 (optimizer states) or 2 (and gradients); got {} (the weights "
+                                      "too: enable_parallel_optimizer)", *v));
+      else p.zeroStage = static_cast<int>(*v);
+    }
   if (auto n = reader_.optional(node, "input_batch"))
     if (auto s = reader_.choice(*n, "input_batch", {"micro_batch", "step"})) p.inputsHoldStep = *s == "step";
   if (auto n = reader_.optional(node, "enable_alltoall"))

@@ -73,6 +73,13 @@ struct ParallelSettings {
   // the level (docs/memory.md); parameters under `parallel_optimizer_threshold` KiB stay whole.
   int parallelOptimizerLevel = 0;
   double parallelOptimizerThresholdKiB = 64;
+  // ZeRO's stages as DeepSpeed and Megatron-LM's distributed optimizer run them (`zero_stage`;
+  // docs/memory.md): 1 shards each parameter's float32 master weight and optimizer states over
+  // the ranks holding the same slice of it (its data-parallel replicas), 2 also its gradient;
+  // the gradient is reduce-scattered and the updated weight all-gathered once a step (the ring
+  // volume of the AllReduce they replace). 0: off. (Sharding the weights themselves, gathered
+  // before each use, is MindSpore's optimizer parallel above.)
+  int zeroStage = 0;
   // Bytes a rank may hold at its peak (`memory_budget`, `--memory-budget`); 0: no budget.
   double memoryBudget = 0;
   CostModel costModel;

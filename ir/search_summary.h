@@ -31,6 +31,7 @@ struct SearchConfiguration {
   bool sequenceParallel = false;   // Megatron's: norms and residual adds split by tokens over TP
   std::string recompute = "none";  // none, selective (attention), full (each layer)
   int optimizerLevel = 0;          // MindSpore's optimizer_level; 0 off
+  int zeroStage = 0;               // ZeRO-1/2 (parallel.zero_stage); 0 off
   std::vector<int64_t> stageLayers;  // layers per pipeline stage
   double stepSeconds = 0;          // estimated step
   double tflopsPerDevice = 0;

@@ -111,7 +111,8 @@ struct Config {
   bool weightedSplit = false;  // first and last stages lightened by the embedding and head
   std::vector<int64_t> layerStage;
   Recompute recompute = Recompute::None;
-  int zero = 0;
+  int zeroStage = 0;       // ZeRO-1/2: optimizer states (and gradients) sharded, no extra traffic
+  int optimizerLevel = 0;  // MindSpore's optimizer parallel: weights sharded, gathered each micro-batch
   const LayerModel* model = nullptr;
   double seconds = 0, tflops = 0, peak = 0;
   bool compiled = false;
@@ -237,16 +238,17 @@ class Search {
     return std::chrono::duration<double>(Clock::now() - start_).count() > options_.searchTimeLimit;
   }
 
-  // Bytes a parameter element costs a rank for the step, by optimizer level (docs/memory.md): the
-  // weight, its gradient, float32 master copy (mixed precision) and optimizer states; optimizer
-  // parallel shards the weight, master and states over the data-parallel replicas (level 2 and 3
-  // the gradient too).
-  double bytesPerElement(int zero, int64_t dp) const {
+  // Bytes a parameter element costs a rank for the step (docs/memory.md): the weight, its
+  // gradient, float32 master copy (mixed precision) and optimizer states; ZeRO-1 shards the
+  // master and states over the data-parallel replicas, ZeRO-2 the gradient too; MindSpore's
+  // optimizer parallel (level 1) the weight, master and states.
+  double bytesPerElement(const Config& c) const {
     bool mixed = options_.precision != Precision::Fp32;
     double weight = mixed ? 2 : 4, gradient = weight, master = mixed ? 4 : 0;
     double states = 4.0 * optimizerStatesPerElement(options_.optimizer);
-    double shard = zero > 0 ? static_cast<double>(dp) : 1.0;
-    return (weight + master + states) / shard + gradient / (zero >= 2 ? shard : 1.0);
+    double dp = static_cast<double>(c.dp);
+    if (c.optimizerLevel > 0) return (weight + master + states) / dp + gradient;
+    return weight + gradient / (c.zeroStage >= 2 ? dp : 1.0) + (master + states) / (c.zeroStage >= 1 ? dp : 1.0);
   }
 
   void enumerate() {
@@ -257,10 +259,12 @@ class Search {
         if (pp > layers_.count) break;
         int64_t dp = n / tp / pp;
         if (batch_ % dp != 0) continue;
-        for (int zero : {0, 1}) {
-          if (zero > 0 && dp == 1) continue;
+        for (auto [zeroStage, level] : {std::pair{0, 0}, {1, 0}, {2, 0}, {0, 1}}) {
+          if ((zeroStage > 0 || level > 0) && dp == 1) continue;
+          Config shape;
+          shape.dp = dp, shape.zeroStage = zeroStage, shape.optimizerLevel = level;
           // The lower bound: every parameter once over the tensor and pipeline ranks.
-          double floor = totalTrained_ / static_cast<double>(tp * pp) * bytesPerElement(zero, dp);
+          double floor = totalTrained_ / static_cast<double>(tp * pp) * bytesPerElement(shape);
           for (int64_t mbs : divisorsOf(batch_ / dp)) {
             if (mbs > kMaxMicroBatchSize) break;
             for (bool weighted : {false, true})
@@ -273,7 +277,7 @@ class Search {
                 continue;
               }
               Config c;
-              c.tp = tp, c.pp = pp, c.dp = dp, c.mbs = mbs, c.micro = batch_ / dp / mbs, c.sp = sp, c.weightedSplit = weighted, c.recompute = r, c.zero = zero;
+              c.tp = tp, c.pp = pp, c.dp = dp, c.mbs = mbs, c.micro = batch_ / dp / mbs, c.sp = sp, c.weightedSplit = weighted, c.recompute = r, c.zeroStage = zeroStage, c.optimizerLevel = level;
               configs_.push_back(c);
             }
           }
@@ -407,20 +411,20 @@ class Search {
       if (s < c.pp - 1) comm += p2p;
       // Optimizer parallel gathers the stage's weights for each micro-batch's forward and
       // reduce-scatters their gradients after its backward.
-      if (c.zero > 0) {
+      if (c.optimizerLevel > 0) {
         double weights = trained * gradientBytes;
         comm += 2 * collectiveSeconds(CollectiveKind::AllGather, weights / static_cast<double>(c.dp), dpSpan, cluster_);
       }
       slowest = std::max(slowest, compute + comm);
       double sync = c.dp > 1 ? collectiveSeconds(CollectiveKind::AllReduce, trained * gradientBytes, dpSpan, cluster_) : 0;
-      if (c.zero > 0) sync = 0;  // reduce-scattered with each micro-batch above
+      if (c.optimizerLevel > 0) sync = 0;  // reduce-scattered with each micro-batch above
       exposedSync = std::max(exposedSync, std::max(0.0, sync - backward));
-      double shard = c.zero > 0 ? static_cast<double>(c.dp) : 1.0;
+      double shard = c.zeroStage > 0 || c.optimizerLevel > 0 ? static_cast<double>(c.dp) : 1.0;
       update = std::max(update, trained / shard * optimizerBytes() / (cluster_.device.hbmBandwidth * cluster_.memoryEfficiency));
       // Memory: the stage's parameters with their step state, the saved activations of the
       // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
       double inFlight = static_cast<double>(std::min<int64_t>(c.pp - s, c.micro));
-      double stagePeak = trained * bytesPerElement(c.zero, c.dp) +
+      double stagePeak = trained * bytesPerElement(c) +
                          inFlight * layersHere * m.savedPerLayer[static_cast<int>(c.recompute)] +
                          m.transient[static_cast<int>(c.recompute)];
       peak = std::max(peak, stagePeak);
@@ -460,7 +464,8 @@ class Search {
     o = baseOptions(c.dp * c.tp);
     o.pipelineStages = c.pp;
     o.microBatches = c.micro;
-    o.parallelOptimizerLevel = c.zero;
+    o.parallelOptimizerLevel = c.optimizerLevel;
+    o.zeroStage = c.zeroStage;
     o.memoryBudget = options_.memoryBudget;
     return p;
   }
@@ -489,7 +494,8 @@ class Search {
     SearchConfiguration s;
     s.dp = c.dp, s.tp = c.tp, s.pp = c.pp, s.microBatchSize = c.mbs, s.microBatches = c.micro, s.sequenceParallel = c.sp;
     s.recompute = recomputeName(c.recompute);
-    s.optimizerLevel = c.zero;
+    s.optimizerLevel = c.optimizerLevel;
+    s.zeroStage = c.zeroStage;
     for (int64_t st = 0; st < c.pp; ++st) {
       int64_t n = 0;
       for (int64_t l = 0; l < layers_.count; ++l) n += c.layerStage[l] == st;

@@ -181,9 +181,25 @@ std::vector<ValueId> gatheredCopies(const Graph& g, const Program& p) {
   return gathered;
 }
 
-TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, int optimizerParallelLevel, bool lossOnOutputs,
-                        bool mixedPrecision) {
+// The ranks holding the same slice of a parameter (its data-parallel replicas): the mesh's axes
+// its held layout does not use.
+double replicasOf(const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  if (!value.layout) return 1;
+  std::vector<int> used = value.layout->usedAxes();
+  double n = 1;
+  for (int a = 0; a < value.layout->mesh.rank(); ++a)
+    if (std::find(used.begin(), used.end(), a) == used.end()) n *= static_cast<double>(value.layout->mesh.dims[a]);
+  return n;
+}
+
+TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, int optimizerParallelLevel, int zeroStage,
+                        bool lossOnOutputs, bool mixedPrecision) {
   TrainingMemory m;
+  // ZeRO: a parameter's share of what is sharded over its replicas (1 where nothing is).
+  std::vector<double> share(g.values.size(), 1.0);
+  if (zeroStage > 0)
+    for (ValueId v : g.parameters) share[v] = 1.0 / replicasOf(g, v);
   // Optimizer parallel: level 1 keeps each sharded parameter's gradient whole until the step
   // (reduce-scattered then), level 2 and 3 reduce-scatter it as it is made; level 3 also gathers
   // a weight again for its backward instead of keeping the gathered copy.
@@ -303,8 +319,10 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
         ValueId r = p.root[o.value];
         if (!p.needsGradient[r] || gradHeld[r]) continue;
         gradHeld[r] = true;
-        // Level 1 keeps a sharded parameter's gradient whole: the gathered copy's size.
+        // Level 1 keeps a sharded parameter's gradient whole: the gathered copy's size. ZeRO-2
+        // reduce-scatters it as it is made: the rank keeps its share.
         double bytes = optimizerParallelLevel == 1 && gathered[r] != kNoId ? p.bytes[gathered[r]] : p.bytes[r];
+        if (zeroStage >= 2 && p.holder[r] == Holder::Parameter) bytes *= share[r];
         live += bytes;
         if (p.holder[r] == Holder::Parameter) m.gradientBytes += bytes;
       }
@@ -332,7 +350,7 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
   // The update: the optimizer's float32 states per parameter element exist from the first step.
   double elements = 0;
   for (ValueId v : g.parameters)
-    if (p.needsGradient[v]) elements += p.bytes[v] / byteSize(p.dtype[v]);
+    if (p.needsGradient[v]) elements += p.bytes[v] / byteSize(p.dtype[v]) * share[v];
   m.optimizerStateBytes = elements * 4 * optimizerStatesPerElement(optimizer);
   // Mixed precision: the optimizer updates float32 master weights beside the 16-bit ones.
   if (mixedPrecision) m.masterWeightBytes = elements * 4;
@@ -348,7 +366,7 @@ MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settin
   MemoryEstimate e;
   e.inference = inference(graph, p);
   if (settings.training)
-    e.training = training(graph, p, settings.optimizer, settings.parallelOptimizerLevel, lossOnOutputs,
+    e.training = training(graph, p, settings.optimizer, settings.parallelOptimizerLevel, settings.zeroStage, lossOnOutputs,
                           settings.precision != Precision::Fp32);
   return e;
 }

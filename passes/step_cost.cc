@@ -130,8 +130,10 @@ OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view
       for (int a = 0; a < s.mesh.rank(); ++a)
         if (std::find(used.begin(), used.end(), a) == used.end()) replicaAxes.push_back(a);
       GroupSpan span = groupSpan(s.mesh, replicaAxes, c.devicesPerNode);
+      // ZeRO's ReduceScatter and AllGather move what the AllReduce does; each rank updates its share.
       t.gradientSync += collectiveSeconds(CollectiveKind::AllReduce, sliceBytes(layout, held), span, c);
-      t.trainedElements += static_cast<double>(numElements(layout.sliceShape()));
+      t.trainedElements += static_cast<double>(numElements(layout.sliceShape())) /
+                           (settings.zeroStage > 0 ? static_cast<double>(span.ranks) : 1.0);
     }
   return t;
 }
@@ -167,7 +169,7 @@ OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType
       double replicas = static_cast<double>(settings.deviceNum) * static_cast<double>(numElements(held.sliceShape())) /
                         static_cast<double>(std::max<int64_t>(1, numElements(view.operandShapes[i])));
       t.gradientSync += allReduceTime(sliceBytes(held, dtype), replicas, m);
-      t.trainedElements += static_cast<double>(numElements(held.sliceShape()));
+      t.trainedElements += static_cast<double>(numElements(held.sliceShape())) / (settings.zeroStage > 0 ? replicas : 1.0);
     }
   return t;
 }

@@ -317,10 +317,11 @@ void printSearch(const SearchSummary& s) {
   if (s.configuration) {
     const ConfigurationSearch& c = *s.configuration;
     const SearchConfiguration& k = c.chosen;
-    std::cerr << fmt::format("irc: search: DP {} x TP {} x PP {}, micro-batch {} x {}, recompute {}, optimizer level {}: "
+    std::cerr << fmt::format("irc: search: DP {} x TP {} x PP {}{}, micro-batch {} x {}, recompute {}, ZeRO stage {}, optimizer level {}: "
                              "estimated step {:.4g} s, {:.1f} TFLOP/s per device, peak {} within {} ({} layers; {} "
                              "configurations, {} dropped by the memory bound, {} layer models, {} plans compiled)\n",
-                             k.dp, k.tp, k.pp, k.microBatchSize, k.microBatches, k.recompute, k.optimizerLevel, k.stepSeconds,
+                             k.dp, k.tp, k.pp, k.sequenceParallel ? " (sequence parallel)" : "", k.microBatchSize, k.microBatches,
+                             k.recompute, k.zeroStage, k.optimizerLevel, k.stepSeconds,
                              k.tflopsPerDevice, formatBytes(k.peakBytes), formatBytes(s.memoryBudget), c.layers, c.considered,
                              c.prunedByMemory, c.probes, c.compiledPlans);
     return;

@@ -10,6 +10,7 @@
 #include "passes/batch_split.h"
 #include "passes/compile.h"
 #include "passes/configuration_search.h"
+#include "passes/memory_estimate.h"
 #include "passes/step_schedule.h"
 #include "passes/tensor_parallel_seeds.h"
 #include "tests/model_util.h"
@@ -205,6 +206,34 @@ TEST_CASE("recompute: a list entry is one checkpoint of every op it names") {
   CHECK(opNamed(g, "l0_scores").annotation->recompute);
   CHECK_FALSE(opNamed(g, "l0_scaled").annotation->recompute);
   CHECK(opNamed(g, "l1_fc1").annotation->checkpoint != opNamed(g, "l0_scores").annotation->checkpoint);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("zero_stage: optimizer states (and gradients) sharded over each parameter's replicas") {
+  auto memoryWith = [](const std::string& zero) {
+    std::string text = "parallel: {device_num: 8, training: true, optimizer: adamw" + zero +
+                       "}\n"
+                       "inputs: [{name: x, shape: [64, 1024], dtype: float32}]\n"
+                       "parameters: [{name: w, shape: [1024, 1024], dtype: float32}]\n"
+                       "ops:\n  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[4, 1], [1, 2]]}\noutputs: [mm]\n";
+    Compiled c = compileAllRanks(text);
+    REQUIRE(c.errors.empty());
+    return *estimateMemory(c.global, c.options).training;
+  };
+  // w's slice: 1024 x 512 float32 (2 MiB), held by the 4 data-parallel ranks alike.
+  TrainingMemory plain = memoryWith(""), one = memoryWith(", zero_stage: 1"), two = memoryWith(", zero_stage: 2");
+  CHECK(plain.optimizerStateBytes == 2 * 2097152.0);
+  CHECK(plain.gradientBytes == 2097152.0);
+  CHECK(one.optimizerStateBytes == 2 * 2097152.0 / 4);
+  CHECK(one.gradientBytes == 2097152.0);
+  CHECK(two.optimizerStateBytes == 2 * 2097152.0 / 4);
+  CHECK(two.gradientBytes == 2097152.0 / 4);
+  CHECK(one.parameterBytes == plain.parameterBytes);
+  CHECK(modelErrors("parallel: {device_num: 1, zero_stage: 3}\ninputs: [{name: x, shape: [2], dtype: float32}]\nops: []\n")
+            .find("zero_stage must be 0, 1 (optimizer states) or 2 (and gradients); got 3") != std::string::npos);
 }
 
 }  // namespace irc::test
