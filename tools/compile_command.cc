@@ -18,6 +18,7 @@
 #include "ir/byte_size.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
+#include "ops/op_defs.h"
 #include "passes/compile.h"
 #include "passes/pipeline_split.h"
 #include "passes/pipeline.h"
@@ -488,6 +489,31 @@ class CompileOutputs {
   std::string mindspore_;
 };
 
+// `--plan-out`: the graph as strategy propagation leaves it (before anything is inserted), with
+// what the operator-level search chose written as each op's in_strategy, compiled again by
+// sharding propagation (the structural search's plan is already seeds and settings).
+class PlanCapture : public PassInstrumentation {
+ public:
+  explicit PlanCapture(const CompileOptions& options) : options_(options) {}
+  void afterPass(const PassStage& stage, const Graph& graph) override {
+    if (stage.position != 1) return;  // strategy propagation (every mode)
+    Graph plan = graph;
+    for (OpId id : plan.order) {
+      Op& op = plan.op(id);
+      if (!op.inserted() && op.parallel->hasSharding && op.parallel->origin.kind == OriginKind::Searched &&
+          !takesLayoutsFromNeighbours(op))
+        op.annotation->inStrategy = op.parallel->inStrategy;
+    }
+    ParallelSettings settings = options_;
+    if (settings.searchMode == SearchMode::Auto) settings.searchMode = SearchMode::ShardingPropagation;
+    text = writePlanModelYaml(plan, settings);
+  }
+  std::string text;
+
+ private:
+  const CompileOptions& options_;
+};
+
 }  // namespace
 
 ExitStatus runCompile(const std::vector<std::string>& args) {
@@ -503,8 +529,6 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   auto searchStart = StageTimer::Clock::now();
   if (!searchConfigurationOrReport(*loaded, options, a.color)) return ExitStatus::Rejected;
   timer.add("search", searchStart);
-  // The plan as compiled, before the passes add to the graph.
-  std::string planText = a.planOut.empty() ? "" : writePlanModelYaml(graph, options);
   DumpOptions dumpOptions = dumpOptionsFor(a, graph, options);
   bool dumping = a.dumpAll || !a.dumpAfter.empty();
   DumpWriter dumps(dumpOptions);
@@ -531,6 +555,9 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   hooks.instrumentations.push_back(&progress);
   if (dumping) hooks.instrumentations.push_back(&timedDumps);
 
+  PlanCapture plan(options);
+  if (!a.planOut.empty()) hooks.instrumentations.push_back(&plan);
+
   PassContext context{*loaded->diags};
   RunOutcome outcome = compile(graph, options, context, hooks);
   progress.clear();
@@ -552,7 +579,7 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   timer.add("write dumps", commitStart);
   if (!outputs.write(graph)) return ExitStatus::Rejected;
   if (!a.planOut.empty())
-    if (auto err = writeFileAtomically(a.planOut, planText)) {
+    if (auto err = writeFileAtomically(a.planOut, plan.text)) {
       std::cerr << "irc: error: " << *err << "\n";
       return ExitStatus::Rejected;
     }

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "dumps/model_yaml_writer.h"
 #include "passes/batch_split.h"
@@ -15,6 +16,7 @@
 #include "passes/tensor_parallel_seeds.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"
+#include "tests/test_util.h"
 
 namespace irc::test {
 namespace {
@@ -234,6 +236,73 @@ TEST_CASE("zero_stage: optimizer states (and gradients) sharded over each parame
   CHECK(one.parameterBytes == plain.parameterBytes);
   CHECK(modelErrors("parallel: {device_num: 1, zero_stage: 3}\ninputs: [{name: x, shape: [2], dtype: float32}]\nops: []\n")
             .find("zero_stage must be 0, 1 (optimizer states) or 2 (and gradients); got 3") != std::string::npos);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("--plan-out: the structural search's plan compiles again to the same dumps and report") {
+  TempDir tmp;
+  writeFile(tmp.path() + "/m.yaml", smallGpt(16, 4, 64));
+  RunResult a = runIrc({"m.yaml", "--plan-out", "p.yaml", "--dump-all", "--dump-dir", "a", "--report", "a.json", "-q"}, tmp.path());
+  REQUIRE(a.exitCode == 0);
+  RunResult b = runIrc({"p.yaml", "--dump-all", "--dump-dir", "b", "--report", "b.json", "-q"}, tmp.path());
+  REQUIRE(b.exitCode == 0);
+  std::vector<std::string> files = listFiles(tmp.path() + "/a");
+  REQUIRE(files == listFiles(tmp.path() + "/b"));
+  for (const auto& f : files) CHECK(readFile(tmp.path() + "/a/" + f) == readFile(tmp.path() + "/b/" + f));
+  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")), second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
+  REQUIRE(first.contains("search"));
+  CHECK(first["search"]["status"] == "structural");
+  CHECK(first["search"]["configuration"]["dp"].get<int>() * first["search"]["configuration"]["tp"].get<int>() *
+            first["search"]["configuration"]["pp"].get<int>() ==
+        16);
+  first.erase("search");
+  CHECK(first == second);
+  RunResult explain = runIrc({"explain", "m.yaml", "--search"}, tmp.path());
+  CHECK(explain.exitCode == 0);
+  CHECK(explain.out.find("structural search over 4 repeated layers") != std::string::npos);
+  CHECK(explain.out.find("chosen:") != std::string::npos);
+}
+
+TEST_CASE("--plan-out: the operator-level search's strategies written as in_strategy give the same plan") {
+  TempDir tmp;
+  writeFile(tmp.path() + "/m.yaml",
+            "parallel: {device_num: 8, search_mode: auto, training: true}\n"
+            "inputs: [{name: x, shape: [256, 512], dtype: float32}]\n"
+            "parameters: [{name: w1, shape: [512, 2048], dtype: float32}, {name: w2, shape: [2048, 512], dtype: float32}]\n"
+            "ops:\n  - {name: l0.up, type: MatMul, inputs: [x, w1]}\n  - {name: l0.act, type: GeLU, inputs: [l0.up]}\n"
+            "  - {name: l0.down, type: MatMul, inputs: [l0.act, w2]}\noutputs: [l0.down]\n");
+  REQUIRE(runIrc({"m.yaml", "--plan-out", "p.yaml", "--report", "a.json", "-q"}, tmp.path()).exitCode == 0);
+  REQUIRE(runIrc({"p.yaml", "--report", "b.json", "-q"}, tmp.path()).exitCode == 0);
+  CHECK(readFile(tmp.path() + "/p.yaml").find("search_mode: sharding_propagation") != std::string::npos);
+  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")), second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
+  CHECK(first["totals"] == second["totals"]);
+  CHECK(first["memory"] == second["memory"]);
+  CHECK(first["redistributions"] == second["redistributions"]);
+  for (size_t i = 0; i < first["values"].size(); ++i) CHECK(first["values"][i]["tensor_map"] == second["values"][i]["tensor_map"]);
+}
+
+TEST_CASE("input_batch: step splits the inputs' batch into micro_batches before the compile") {
+  TempDir tmp;
+  auto modelWith = [](int micro) {
+    return fmt::format("parallel: {{device_num: 2, pipeline_stages: 2, micro_batches: {}, input_batch: step}}\n"
+                       "inputs: [{{name: x, shape: [8, 16], dtype: float32}}]\n"
+                       "parameters: [{{name: w, shape: [16, 16], dtype: float32}}]\n"
+                       "ops:\n  - {{name: a, type: MatMul, inputs: [x, w]}}\n  - {{name: r, type: Reshape, inputs: [a, [128]]}}\n"
+                       "outputs: [r]\nstages: {{a: 0, r: 1}}\n",
+                       micro);
+  };
+  writeFile(tmp.path() + "/m.yaml", modelWith(4));
+  RunResult ok = runIrc({"m.yaml", "--report", "r.json", "-q"}, tmp.path());
+  REQUIRE(ok.exitCode == 0);
+  auto report = nlohmann::json::parse(readFile(tmp.path() + "/r.json"));
+  CHECK(report["values"][0]["shape"] == nlohmann::json::array({2, 16}));
+  writeFile(tmp.path() + "/bad.yaml", modelWith(3));
+  RunResult bad = runIrc({"bad.yaml", "-q"}, tmp.path());
+  CHECK(bad.exitCode == 1);
+  CHECK(bad.err == "irc: error: bad.yaml: input_batch: step: micro_batches 3 does not divide the step's batch of 8 samples\n");
 }
 
 }  // namespace irc::test
