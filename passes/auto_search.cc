@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -77,7 +78,8 @@ struct EdgeClass {
 class AutoSearch {
  public:
   AutoSearch(Graph& graph, const PropagationInput& in, PassContext& context)
-      : graph_(graph), in_(in), context_(context), settings_(in.options), uses_(computeUses(graph)) {}
+      : graph_(graph), in_(in), context_(context), settings_(in.options), uses_(computeUses(graph)),
+        start_(std::chrono::steady_clock::now()) {}
 
   bool run() {
     buildClasses();
@@ -104,7 +106,10 @@ class AutoSearch {
  private:
   // search_time_limit bounds the whole search: each solve gets what the earlier ones left (a
   // solve given none still returns the solver's first plan, if it finds one at once).
-  double timeLeft(const SearchSummary& summary) const { return settings_.searchTimeLimit - summary.solverSeconds; }
+  // The wall clock since the search began, building the problem included.
+  double timeLeft(const SearchSummary&) const {
+    return settings_.searchTimeLimit - std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
   IlpSolution solve(const IlpProblem& problem, SearchSummary& summary) const {
     IlpSolution s = solveIlp(problem, std::max(timeLeft(summary), 1e-3));
     summary.solverSeconds += s.seconds;
@@ -147,6 +152,10 @@ class AutoSearch {
       free.setRowUpper(memoryRow_, 1e30);
       IlpSolution s = solve(free, summary);
       unboundedObjective_ = s.x.empty() ? 0 : s.objective;
+      if (s.x.empty() && s.status != IlpSolution::Status::Infeasible && timeLeft(summary) <= 0) {
+        reportNoPlan(s);  // the time limit is spent: no round could solve
+        return std::nullopt;
+      }
     }
     std::optional<Plan> best;
     double lastPeak = 0;
@@ -641,7 +650,8 @@ class AutoSearch {
 
   bool reportNoPlan(const IlpSolution& s) {
     context_.diags.error(modelLoc(), fmt::format("search_mode auto found no plan within search_time_limit {} s (the solver's status: "
-                                                 "{}); raise --search-time-limit",
+                                                 "{}); raise --search-time-limit, or give the model a `cluster:` to search it by "
+                                                 "its repeated layers (docs/search.md)",
                                                  settings_.searchTimeLimit, statusName(s.status)));
     return false;
   }
@@ -691,6 +701,7 @@ class AutoSearch {
   PassContext& context_;
   const CompileOptions& settings_;
   std::vector<std::vector<Use>> uses_;
+  std::chrono::steady_clock::time_point start_;
   std::vector<Class> classes_;
   std::vector<int32_t> classOf_;
   std::vector<EdgeClass> edges_;

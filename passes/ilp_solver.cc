@@ -5,6 +5,15 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <string>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <Cbc_C_Interface.h>
 
@@ -112,6 +121,84 @@ struct IlpSolver {
   }
 };
 
-IlpSolution solveIlp(const IlpProblem& problem, double timeLimitSeconds) { return IlpSolver::solve(problem, timeLimitSeconds); }
+namespace {
+
+// The solve runs in a child process that is stopped at the time limit: CBC does not honour its
+// limit in every phase (CLP's "idiot" crash before the first LP ran for minutes on a
+// 1,024-device model with a 20 s limit). The child writes its solution to a pipe; a child still
+// running past the limit (and a moment for its own stop) is killed and the solve has no solution. Single-threaded CBC
+// on the same problem: the same answer as in-process.
+bool writeAll(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = write(fd, p, size);
+    if (n <= 0) return false;
+    p += n, size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+struct SolutionHeader {
+  int status = 0;
+  double objective = 0, bound = 0, seconds = 0;
+  int64_t columns = 0;
+};
+
+IlpSolution solveInChild(const IlpProblem& problem, double timeLimitSeconds) {
+  int fds[2];
+  if (pipe(fds) != 0) return IlpSolver::solve(problem, timeLimitSeconds);
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]), close(fds[1]);
+    return IlpSolver::solve(problem, timeLimitSeconds);
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    IlpSolution s = IlpSolver::solve(problem, timeLimitSeconds);
+    SolutionHeader h{static_cast<int>(s.status), s.objective, s.bound, s.seconds, static_cast<int64_t>(s.x.size())};
+    bool ok = writeAll(fds[1], &h, sizeof h) && writeAll(fds[1], s.x.data(), s.x.size() * sizeof(double));
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string bytes;
+  const double deadline = timeLimitSeconds * 1.02 + 0.25;  // CBC's own stop, and the pipe
+  char buffer[1 << 16];
+  for (;;) {
+    double left = deadline - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    pollfd pfd{fds[0], POLLIN, 0};
+    int ready = left > 0 ? poll(&pfd, 1, static_cast<int>(std::ceil(left * 1000))) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      kill(pid, SIGKILL);
+      bytes.clear();
+      break;
+    }
+    ssize_t n = read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    bytes.append(buffer, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  waitpid(pid, nullptr, 0);
+  IlpSolution s;
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  SolutionHeader h;
+  if (bytes.size() < sizeof h) {
+    s.status = IlpSolution::Status::TimeLimit;  // stopped before it had a plan
+    return s;
+  }
+  std::memcpy(&h, bytes.data(), sizeof h);
+  if (bytes.size() != sizeof h + static_cast<size_t>(h.columns) * sizeof(double)) return s;
+  s.status = static_cast<IlpSolution::Status>(h.status);
+  s.objective = h.objective, s.bound = h.bound;
+  s.x.resize(static_cast<size_t>(h.columns));
+  std::memcpy(s.x.data(), bytes.data() + sizeof h, s.x.size() * sizeof(double));
+  return s;
+}
+
+}  // namespace
+
+IlpSolution solveIlp(const IlpProblem& problem, double timeLimitSeconds) { return solveInChild(problem, timeLimitSeconds); }
 
 }  // namespace irc
