@@ -11,20 +11,19 @@
 #include <fmt/ranges.h>
 
 #include "dumps/dump_writer.h"
-#include "dumps/model_yaml_writer.h"
 #include "dumps/plan_code.h"
 #include "dumps/report.h"
 #include "frontends/strategy_checkpoint.h"
 #include "ir/byte_size.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
-#include "ops/op_defs.h"
 #include "passes/compile.h"
 #include "passes/pipeline_split.h"
 #include "passes/pipeline.h"
 #include "passes/step_schedule.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
+#include "tools/plan_out.h"
 #include "tools/commands.h"
 
 namespace irc::cli {
@@ -489,29 +488,21 @@ class CompileOutputs {
   std::string mindspore_;
 };
 
-// `--plan-out`: the graph as strategy propagation leaves it (before anything is inserted), with
-// what the operator-level search chose written as each op's in_strategy, compiled again by
-// sharding propagation (the structural search's plan is already seeds and settings).
+// `--plan-out` (tools/plan_out.h): the graph as strategy propagation leaves it, before anything
+// is inserted.
 class PlanCapture : public PassInstrumentation {
  public:
-  explicit PlanCapture(const CompileOptions& options) : options_(options) {}
+  PlanCapture(const CompileOptions& options, std::string model, std::string out)
+      : options_(options), model_(std::move(model)), out_(std::move(out)) {}
   void afterPass(const PassStage& stage, const Graph& graph) override {
-    if (stage.position != 1) return;  // strategy propagation (every mode)
-    Graph plan = graph;
-    for (OpId id : plan.order) {
-      Op& op = plan.op(id);
-      if (!op.inserted() && op.parallel->hasSharding && op.parallel->origin.kind == OriginKind::Searched &&
-          !takesLayoutsFromNeighbours(op))
-        op.annotation->inStrategy = op.parallel->inStrategy;
-    }
-    ParallelSettings settings = options_;
-    if (settings.searchMode == SearchMode::Auto) settings.searchMode = SearchMode::ShardingPropagation;
-    text = writePlanModelYaml(plan, settings);
+    if (stage.position == 1) error = planOutText(graph, options_, model_, out_, text);  // strategy propagation (every mode)
   }
   std::string text;
+  std::optional<std::string> error;
 
  private:
   const CompileOptions& options_;
+  std::string model_, out_;
 };
 
 }  // namespace
@@ -555,7 +546,7 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   hooks.instrumentations.push_back(&progress);
   if (dumping) hooks.instrumentations.push_back(&timedDumps);
 
-  PlanCapture plan(options);
+  PlanCapture plan(options, a.model, a.planOut);
   if (!a.planOut.empty()) hooks.instrumentations.push_back(&plan);
 
   PassContext context{*loaded->diags};
@@ -579,7 +570,7 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   timer.add("write dumps", commitStart);
   if (!outputs.write(graph)) return ExitStatus::Rejected;
   if (!a.planOut.empty())
-    if (auto err = writeFileAtomically(a.planOut, plan.text)) {
+    if (auto err = plan.error ? plan.error : writeFileAtomically(a.planOut, plan.text)) {
       std::cerr << "irc: error: " << *err << "\n";
       return ExitStatus::Rejected;
     }

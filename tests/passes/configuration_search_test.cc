@@ -276,12 +276,36 @@ TEST_CASE("--plan-out: the operator-level search's strategies written as in_stra
             "  - {name: l0.down, type: MatMul, inputs: [l0.act, w2]}\noutputs: [l0.down]\n");
   REQUIRE(runIrc({"m.yaml", "--plan-out", "p.yaml", "--report", "a.json", "-q"}, tmp.path()).exitCode == 0);
   REQUIRE(runIrc({"p.yaml", "--report", "b.json", "-q"}, tmp.path()).exitCode == 0);
-  CHECK(readFile(tmp.path() + "/p.yaml").find("search_mode: sharding_propagation") != std::string::npos);
+  // Still search_mode auto, every op the search chose now configured (the search keeps them).
+  CHECK(readFile(tmp.path() + "/p.yaml").find("search_mode: auto") != std::string::npos);
+  CHECK(readFile(tmp.path() + "/p.yaml").find("name: l0.up, type: MatMul, inputs: [x, w1], in_strategy:") != std::string::npos);
   auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")), second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
   CHECK(first["totals"] == second["totals"]);
   CHECK(first["memory"] == second["memory"]);
   CHECK(first["redistributions"] == second["redistributions"]);
   for (size_t i = 0; i < first["values"].size(); ++i) CHECK(first["values"][i]["tensor_map"] == second["values"][i]["tensor_map"]);
+}
+
+TEST_CASE("--plan-out of a plan over an ONNX graph: the same plan, the search's choices as node strategies") {
+  TempDir tmp;
+  RunResult a = runIrc({sourceDir() + "/examples/gpt2_plan.yaml", "--search-mode", "auto", "--plan-out", "p.yaml", "--report", "a.json",
+                        "-q"},
+                       tmp.path());
+  REQUIRE(a.exitCode == 0);
+  std::string plan = readFile(tmp.path() + "/p.yaml");
+  CHECK(plan.find("graph: ") == 0);
+  CHECK(plan.find("gpt2.onnx") != std::string::npos);
+  CHECK(plan.find("search_mode: auto") != std::string::npos);
+  CHECK(plan.find("\"*/attn/c_attn/MatMul\": {in_strategy: [[2, 1, 1], [1, 4]]}") != std::string::npos);  // the plan's own
+  REQUIRE(runIrc({"p.yaml", "--report", "b.json", "-q"}, tmp.path()).exitCode == 0);
+  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")), second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
+  CHECK(first["totals"] == second["totals"]);
+  CHECK(first["redistributions"] == second["redistributions"]);
+  REQUIRE(first["ops"].size() == second["ops"].size());
+  for (size_t i = 0; i < first["ops"].size(); ++i) {
+    for (auto* r : {&first["ops"][i], &second["ops"][i]}) r->erase("origin"), r->erase("in_strategy");
+    CHECK(first["ops"][i] == second["ops"][i]);
+  }
 }
 
 TEST_CASE("input_batch: step splits the inputs' batch into micro_batches before the compile") {

@@ -1,0 +1,88 @@
+#include "tools/plan_out.h"
+
+#include <filesystem>
+
+#include <yaml-cpp/yaml.h>
+
+#include "dumps/model_yaml_writer.h"
+#include "ops/op_defs.h"
+#include "tools/cli_util.h"
+
+namespace irc::cli {
+namespace {
+
+// The ops the operator-level search chose for (a Reshape's layouts follow its neighbours').
+bool searched(const Op& op) {
+  return !op.inserted() && op.parallel->hasSharding && op.parallel->origin.kind == OriginKind::Searched &&
+         !takesLayoutsFromNeighbours(op);
+}
+
+YAML::Node strategyNode(const ShardStrategy& s) {
+  YAML::Node n(YAML::NodeType::Sequence);
+  for (const IntTuple& t : s) {
+    YAML::Node dims(YAML::NodeType::Sequence);
+    for (int64_t d : t) dims.push_back(d);
+    dims.SetStyle(YAML::EmitterStyle::Flow);
+    n.push_back(dims);
+  }
+  n.SetStyle(YAML::EmitterStyle::Flow);
+  return n;
+}
+
+}  // namespace
+
+std::optional<std::string> planOutText(const Graph& graph, const ParallelSettings& settings, const std::string& modelPath,
+                                       const std::string& outPath, std::string& text) {
+  std::string error;
+  auto source = readModelText(modelPath, error);
+  if (!source) return error;
+  YAML::Node root;
+  bool onnxPlan = false;
+  if (!isOnnxModel(modelPath, *source)) {
+    try {
+      root = YAML::Load(*source);
+      onnxPlan = root.IsMap() && root["graph"].IsDefined();
+    } catch (const YAML::Exception&) {
+      onnxPlan = false;
+    }
+  }
+  // The operator-level search's plan stays search_mode auto with every op it chose configured:
+  // the search keeps configured ops, and Reshapes are finished as that mode finishes them.
+  const ParallelSettings& written = settings;
+  if (!onnxPlan || (graph.search && graph.search->configuration)) {
+    // A YAML model, an ONNX file given alone, or the structural search's re-batched graph: the
+    // graph as a model with the plan written in.
+    Graph plan = graph;
+    for (OpId id : plan.order)
+      if (searched(plan.op(id))) plan.op(id).annotation->inStrategy = plan.op(id).parallel->inStrategy;
+    text = writePlanModelYaml(plan, written);
+    return std::nullopt;
+  }
+  // The plan over its ONNX graph, as given, with the search's choices as node strategies.
+  namespace fs = std::filesystem;
+  fs::path graphPath = fs::path(modelPath).parent_path() / root["graph"].as<std::string>();
+  fs::path outDir = fs::absolute(fs::path(outPath)).parent_path();
+  root["graph"] = fs::relative(fs::absolute(graphPath), outDir).generic_string();
+  // What the command line may have set over the plan's own `parallel` and `cluster`.
+  YAML::Node parallel = root["parallel"];
+  parallel["search_mode"] = std::string(searchModeName(written.searchMode));
+  if (written.redistribution != RedistributionMode::MindSpore)
+    parallel["redistribution"] = std::string(redistributionModeName(written.redistribution));
+  if (written.memoryBudget > 0) parallel["memory_budget"] = written.memoryBudget;
+  if (written.precision != Precision::Fp32) parallel["precision"] = std::string(precisionName(written.precision));
+  if (written.cluster && !written.cluster->preset.empty() && !root["cluster"].IsDefined())
+    root["cluster"]["preset"] = written.cluster->preset;
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    if (!searched(op)) continue;
+    YAML::Node entry;
+    entry["in_strategy"] = strategyNode(op.parallel->inStrategy);
+    root["strategies"][op.name] = entry;
+  }
+  YAML::Emitter out;
+  out << root;
+  text = std::string(out.c_str()) + "\n";
+  return std::nullopt;
+}
+
+}  // namespace irc::cli
