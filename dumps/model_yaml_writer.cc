@@ -86,6 +86,18 @@ void writeOp(std::string& out, const Graph& g, const Op& op) {
   out += "}\n";
 }
 
+// Inputs, parameters, ops and outputs. Without outputs (a dump excerpt without its Return) the
+// model's unused results are.
+void writeGraph(std::string& out, const Graph& graph) {
+  writeTensors(out, graph, graph.inputs, "inputs");
+  writeTensors(out, graph, graph.parameters, "parameters");
+  out += "ops:\n";
+  for (OpId id : graph.order) writeOp(out, graph, graph.op(id));
+  std::vector<std::string> outputs;
+  for (ValueId v : graph.outputs) outputs.push_back(valueRef(graph, v));
+  if (!outputs.empty()) out += fmt::format("outputs: [{}]\n", fmt::join(outputs, ", "));
+}
+
 std::string clusterYaml(const ClusterDescription& c) {
   const DeviceFigures& d = c.device;
   std::string peaks = fmt::format("{{fp32: {}, tf32: {}, bf16: {}", yamlNumber(d.fp32Flops), yamlNumber(d.tf32Flops), yamlNumber(d.bf16Flops));
@@ -105,54 +117,68 @@ std::string clusterYaml(const ClusterDescription& c) {
   return out;
 }
 
-// `stages:` entries: the ops that run in a later stage than every op they read (the loader puts
-// an unnamed op in the latest stage of what it reads).
 std::string stagesYaml(const Graph& graph) {
   std::string out;
-  for (OpId id : graph.order) {
-    const Op& op = graph.op(id);
-    int32_t latest = 0;
-    for (const Operand& o : op.operands)
-      if (o.isValue() && graph.value(o.value).producer != kNoId) latest = std::max(latest, graph.op(graph.value(o.value).producer).stage);
-    if (op.stage != latest) out += fmt::format("  {}: {}\n", yamlName(op.name), op.stage);
-  }
+  for (const auto& [name, stage] : stageEntries(graph)) out += fmt::format("  {}: {}\n", yamlName(name), stage);
   return out.empty() ? out : "stages:\n" + out;
 }
 
-// `recompute:` entries, one per checkpoint: a glob of the names' common prefix when it names
-// exactly the checkpoint's ops, else the list of their names.
 std::string recomputeYaml(const Graph& graph) {
-  std::map<int32_t, std::vector<const Op*>> checkpoints;
-  for (OpId id : graph.order) {
-    const Op& op = graph.op(id);
-    if (!op.inserted() && op.annotation->recompute) checkpoints[op.annotation->checkpoint].push_back(&op);
-  }
-  if (checkpoints.empty()) return "";
+  std::vector<std::vector<std::string>> entries = recomputeEntries(graph);
+  if (entries.empty()) return "";
   std::string out = "recompute:\n";
-  for (const auto& [_, ops] : checkpoints) {
-    std::string prefix = ops.front()->name;
-    for (const Op* op : ops) prefix.resize(std::mismatch(prefix.begin(), prefix.end(), op->name.begin(), op->name.end()).first - prefix.begin());
-    size_t matched = 0;
-    bool exact = !prefix.empty();
-    for (OpId id : graph.order) {
-      const Op& op = graph.op(id);
-      if (op.inserted() || !op.name.starts_with(prefix)) continue;
-      ++matched;
-      exact = exact && op.annotation->recompute && op.annotation->checkpoint == ops.front()->annotation->checkpoint;
-    }
-    bool plainPrefix = prefix.find_first_of("*?[") == std::string::npos;
-    if (exact && plainPrefix && matched == ops.size()) {
-      out += fmt::format("  - {}\n", nlohmann::json(prefix + "*").dump());
-      continue;
-    }
-    std::vector<std::string> names;
-    for (const Op* op : ops) names.push_back(nlohmann::json(op->name).dump());
-    out += fmt::format("  - [{}]\n", fmt::join(names, ", "));
+  for (const std::vector<std::string>& names : entries) {
+    std::vector<std::string> quoted;
+    for (const std::string& n : names) quoted.push_back(nlohmann::json(n).dump());
+    out += names.size() == 1 && names[0].ends_with('*') ? fmt::format("  - {}\n", quoted[0])
+                                                        : fmt::format("  - [{}]\n", fmt::join(quoted, ", "));
   }
   return out;
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, int32_t>> stageEntries(const Graph& graph) {
+  std::vector<std::pair<std::string, int32_t>> out;
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    int32_t latest = 0;
+    for (const Operand& o : op.operands)
+      if (o.isValue() && graph.value(o.value).producer != kNoId) latest = std::max(latest, graph.op(graph.value(o.value).producer).stage);
+    if (op.stage != latest) out.emplace_back(op.name, op.stage);
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> recomputeEntries(const Graph& graph) {
+  std::map<int32_t, std::vector<const Op*>> checkpoints;
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    if (!op.inserted() && op.annotation->recompute) checkpoints[op.annotation->checkpoint].push_back(&op);
+  }
+  std::vector<std::vector<std::string>> out;
+  for (const auto& [checkpoint, ops] : checkpoints) {
+    std::string prefix = ops.front()->name;
+    for (const Op* op : ops) prefix.resize(std::mismatch(prefix.begin(), prefix.end(), op->name.begin(), op->name.end()).first - prefix.begin());
+    // The prefix's glob when it names exactly the checkpoint's ops.
+    size_t matched = 0;
+    bool exact = !prefix.empty() && prefix.find_first_of("*?[") == std::string::npos;
+    for (OpId id : graph.order) {
+      const Op& op = graph.op(id);
+      if (op.inserted() || !op.name.starts_with(prefix)) continue;
+      ++matched;
+      exact = exact && op.annotation->recompute && op.annotation->checkpoint == checkpoint;
+    }
+    if (exact && matched == ops.size()) {
+      out.push_back({prefix + "*"});
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const Op* op : ops) names.push_back(op->name);
+    out.push_back(std::move(names));
+  }
+  return out;
+}
 
 std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
   std::string out = fmt::format("name: {}\n", yamlName(graph.name));
@@ -167,13 +193,7 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
   if (s.memoryBudget > 0) out += fmt::format(", memory_budget: {}", yamlNumber(s.memoryBudget));
   out += "}\n";
   if (s.cluster) out += clusterYaml(*s.cluster);
-  writeTensors(out, graph, graph.inputs, "inputs");
-  writeTensors(out, graph, graph.parameters, "parameters");
-  out += "ops:\n";
-  for (OpId id : graph.order) writeOp(out, graph, graph.op(id));
-  std::vector<std::string> outputs;
-  for (ValueId v : graph.outputs) outputs.push_back(valueRef(graph, v));
-  out += fmt::format("outputs: [{}]\n", fmt::join(outputs, ", "));
+  writeGraph(out, graph);
   out += stagesYaml(graph);
   out += recomputeYaml(graph);
   return out;
@@ -184,14 +204,7 @@ std::string writeModelYaml(const Graph& graph, const ParallelSettings* settings)
   std::string out;
   out += fmt::format("name: {}\n", yamlName(graph.name));
   out += fmt::format("parallel: {{device_num: {}, search_mode: {}}}\n", parallel.deviceNum, searchModeName(parallel.searchMode));
-  writeTensors(out, graph, graph.inputs, "inputs");
-  writeTensors(out, graph, graph.parameters, "parameters");
-  out += "ops:\n";
-  for (OpId id : graph.order) writeOp(out, graph, graph.op(id));
-  std::vector<std::string> outputs;
-  for (ValueId v : graph.outputs) outputs.push_back(valueRef(graph, v));
-  // Without outputs (a dump excerpt without its Return) the model's unused results are.
-  if (!outputs.empty()) out += fmt::format("outputs: [{}]\n", fmt::join(outputs, ", "));
+  writeGraph(out, graph);
   return out;
 }
 

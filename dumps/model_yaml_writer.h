@@ -5,6 +5,8 @@
 // outputs. Loading the text gives back the same graph (op results are referred to by their op's
 // name, as the format does; the ONNX tensor names of op results are not kept).
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -19,5 +21,12 @@ std::string writeModelYaml(const Graph& graph, const ParallelSettings* settings 
 // figures), each op's configured strategy, `stages:` where an op starts a later stage than what
 // it reads, and `recompute:` with one entry per checkpoint.
 std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& settings);
+
+// The plan's `stages:` entries: the ops that run in a later stage than every op they read (the
+// loader puts an unnamed op in the latest stage of what it reads), with their stage.
+std::vector<std::pair<std::string, int32_t>> stageEntries(const Graph& graph);
+// The plan's `recompute:` entries, one per checkpoint: the glob of its ops' common name prefix
+// when it names exactly them ("l3_*"), else their names (one checkpoint of a list entry).
+std::vector<std::vector<std::string>> recomputeEntries(const Graph& graph);
 
 }  // namespace irc

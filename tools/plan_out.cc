@@ -49,9 +49,8 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
   // The operator-level search's plan stays search_mode auto with every op it chose configured:
   // the search keeps configured ops, and Reshapes are finished as that mode finishes them.
   const ParallelSettings& written = settings;
-  if (!onnxPlan || (graph.search && graph.search->configuration)) {
-    // A YAML model, an ONNX file given alone, or the structural search's re-batched graph: the
-    // graph as a model with the plan written in.
+  if (!onnxPlan) {
+    // A YAML model or an ONNX file given alone: the graph as a model with the plan written in.
     Graph plan = graph;
     for (OpId id : plan.order)
       if (searched(plan.op(id))) plan.op(id).annotation->inStrategy = plan.op(id).parallel->inStrategy;
@@ -72,11 +71,37 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
   if (written.precision != Precision::Fp32) parallel["precision"] = std::string(precisionName(written.precision));
   if (written.cluster && !written.cluster->preset.empty() && !root["cluster"].IsDefined())
     root["cluster"]["preset"] = written.cluster->preset;
+  const bool structural = graph.search && graph.search->configuration;
+  if (structural) {
+    // The structural search's settings; the plan's graph is the step's, split again on loading.
+    parallel["fully_use_devices"] = written.fullyUseDevices;
+    if (written.pipelineStages > 1) parallel["pipeline_stages"] = written.pipelineStages;
+    if (written.microBatches > 1) {
+      parallel["micro_batches"] = written.microBatches;
+      parallel["input_batch"] = "step";
+    }
+    if (written.zeroStage > 0) parallel["zero_stage"] = written.zeroStage;
+    if (written.parallelOptimizerLevel > 0) {
+      parallel["enable_parallel_optimizer"] = true;
+      parallel["optimizer_level"] = "level" + std::to_string(written.parallelOptimizerLevel);
+    }
+    for (const auto& [name, stage] : stageEntries(graph)) root["stages"][name] = stage;
+    for (const std::vector<std::string>& names : recomputeEntries(graph)) {
+      YAML::Node entry(YAML::NodeType::Sequence);
+      for (const std::string& n : names) entry.push_back(n);
+      entry.SetStyle(YAML::EmitterStyle::Flow);
+      root["recompute"].push_back(entry);
+    }
+  }
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
-    if (!searched(op)) continue;
+    // The search's choices: the operator-level one's, or the structural one's seeds.
+    const ShardStrategy* strategy = searched(op)                                   ? &op.parallel->inStrategy
+                                    : structural && op.annotation->inStrategy ? &*op.annotation->inStrategy
+                                                                                   : nullptr;
+    if (!strategy) continue;
     YAML::Node entry;
-    entry["in_strategy"] = strategyNode(op.parallel->inStrategy);
+    entry["in_strategy"] = strategyNode(*strategy);
     root["strategies"][op.name] = entry;
   }
   YAML::Emitter out;

@@ -308,6 +308,24 @@ TEST_CASE("--plan-out of a plan over an ONNX graph: the same plan, the search's 
   }
 }
 
+TEST_CASE("--plan-out of the structural search over an ONNX graph: the plan with its settings, seeds, stages, checkpoints") {
+  TempDir tmp;
+  writeFile(tmp.path() + "/t.yaml", "graph: " + sourceDir() +
+                                        "/examples/gpt2.onnx\ndims: {batch: 8, sequence: 8}\n"
+                                        "parallel: {device_num: 8, search_mode: auto, training: true, memory_budget: 80GB}\n"
+                                        "cluster: {preset: dgx-a100-80gb}\n");
+  REQUIRE(runIrc({"t.yaml", "--plan-out", "p.yaml", "--report", "a.json", "-q"}, tmp.path()).exitCode == 0);
+  std::string plan = readFile(tmp.path() + "/p.yaml");
+  CHECK(plan.find("search_mode: sharding_propagation") != std::string::npos);
+  CHECK(plan.find("fully_use_devices: false") != std::string::npos);
+  CHECK(plan.find("/transformer/wte/Gather:") != std::string::npos);
+  REQUIRE(runIrc({"p.yaml", "--report", "b.json", "-q"}, tmp.path()).exitCode == 0);
+  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")), second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
+  CHECK(first["totals"] == second["totals"]);
+  CHECK(first["memory"] == second["memory"]);
+  CHECK(first["values"] == second["values"]);
+}
+
 TEST_CASE("input_batch: step splits the inputs' batch into micro_batches before the compile") {
   TempDir tmp;
   auto modelWith = [](int micro) {
