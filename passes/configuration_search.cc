@@ -213,7 +213,8 @@ class Search {
     int compiled = 0;
     for (Config& c : configs_) {
       if (!fits(c.peak / kModelMargin)) continue;
-      if ((best && compiled >= kCompiled) || timeUp()) break;
+      // Past the time limit the search stops at the first plan that fits.
+      if (best && (compiled >= kCompiled || timeUp())) break;
       ++compiled;
       auto prepared = prepare(c);
       if (!prepared) continue;
@@ -261,29 +262,36 @@ class Search {
         if (batch_ % dp != 0) continue;
         for (auto [zeroStage, level] : {std::pair{0, 0}, {1, 0}, {2, 0}, {0, 1}}) {
           if ((zeroStage > 0 || level > 0) && dp == 1) continue;
-          Config shape;
-          shape.dp = dp, shape.zeroStage = zeroStage, shape.optimizerLevel = level;
+          Config base;
+          base.tp = tp, base.pp = pp, base.dp = dp, base.zeroStage = zeroStage, base.optimizerLevel = level;
           // The lower bound: every parameter once over the tensor and pipeline ranks.
-          double floor = totalTrained_ / static_cast<double>(tp * pp) * bytesPerElement(shape);
+          double floor = totalTrained_ / static_cast<double>(tp * pp) * bytesPerElement(base);
           for (int64_t mbs : divisorsOf(batch_ / dp)) {
             if (mbs > kMaxMicroBatchSize) break;
-            for (bool weighted : {false, true})
-            for (bool sp : {false, true})
-            for (Recompute r : kRecomputes) {
-              if ((sp && tp == 1) || (weighted && pp == 1)) continue;
-              ++considered_;
-              if (!fits(floor)) {
-                ++pruned_;
-                continue;
-              }
-              Config c;
-              c.tp = tp, c.pp = pp, c.dp = dp, c.mbs = mbs, c.micro = batch_ / dp / mbs, c.sp = sp, c.weightedSplit = weighted, c.recompute = r, c.zeroStage = zeroStage, c.optimizerLevel = level;
-              configs_.push_back(c);
-            }
+            base.mbs = mbs, base.micro = batch_ / dp / mbs;
+            addVariants(base, floor);
           }
         }
       }
     }
+  }
+
+  // One mesh, optimizer sharding and micro-batching with each stage split, sequence parallelism
+  // and recompute; those whose parameters alone exceed the budget (`floor`) are only counted.
+  void addVariants(const Config& base, double floor) {
+    for (bool weighted : {false, true})
+      for (bool sp : {false, true})
+        for (Recompute r : kRecomputes) {
+          if ((sp && base.tp == 1) || (weighted && base.pp == 1)) continue;
+          ++considered_;
+          if (!fits(floor)) {
+            ++pruned_;
+            continue;
+          }
+          Config c = base;
+          c.weightedSplit = weighted, c.sp = sp, c.recompute = r;
+          configs_.push_back(c);
+        }
   }
 
   CompileOptions baseOptions(int64_t devices) const {
@@ -308,6 +316,8 @@ class Search {
   const LayerModel* modelFor(int64_t tp, int64_t mbs, bool sp) {
     auto key = std::make_tuple(tp, mbs, sp);
     auto it = models_.find(key);
+    // Past the time limit no new layer model is made (the configurations needing one drop out).
+    if (it == models_.end() && probes_ > 0 && timeUp()) return nullptr;
     if (it == models_.end()) it = models_.emplace(key, probe(tp, mbs, sp)).first;
     return it->second ? &*it->second : nullptr;
   }
