@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <chrono>
 #include <map>
 #include <tuple>
@@ -12,10 +11,10 @@
 #include "ir/cluster.h"
 #include "ir/dtype.h"
 #include "ir/tensor_layout.h"
-#include "passes/attention_fusion.h"
 #include "passes/batch_split.h"
 #include "passes/collective_time.h"
 #include "passes/compile.h"
+#include "passes/layer_model.h"
 #include "passes/memory_estimate.h"
 #include "passes/pipeline_split.h"
 #include "passes/step_cost.h"
@@ -24,32 +23,9 @@
 
 namespace irc {
 
-std::optional<int64_t> layerIndexOf(const Graph& graph, const Op& op) {
-  const std::string& module = graph.moduleOf(op);
-  const std::string& name = module.empty() ? op.name : module;
-  for (size_t i = 0; i < name.size();) {
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
-    if (i > 0 && j < name.size() && (name[j] == '.' || name[j] == '/' || name[j] == '_') && j - i < 9)
-      return std::stoll(name.substr(i, j - i));
-    i = j;
-  }
-  return std::nullopt;
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-enum class Recompute { None, Selective, Full };
-constexpr std::array<Recompute, 3> kRecomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
-const char* recomputeName(Recompute r) {
-  return r == Recompute::None ? "none" : r == Recompute::Selective ? "selective" : "full";
-}
 
 // The largest micro-batch a replica runs at once: Megatron-LM's and torchtitan's runs use 1-8.
 constexpr int64_t kMaxMicroBatchSize = 8;
@@ -57,53 +33,6 @@ constexpr int64_t kMaxMicroBatchSize = 8;
 constexpr int kCompiled = 8;
 // The layer model's peak may miss the compile's by a few percent: it keeps this much headroom.
 constexpr double kModelMargin = 0.97;
-
-// Where each model op sits: layer ordinal k (0 .. count - 1), or before the first layer (slot
-// count), or after the last (slot count + 1).
-struct LayerMap {
-  std::vector<int32_t> slot;  // per OpId, -1 for inserted ops
-  int64_t count = 0;
-  int32_t pre() const { return static_cast<int32_t>(count); }
-  int32_t post() const { return static_cast<int32_t>(count + 1); }
-};
-
-LayerMap findLayers(const Graph& graph) {
-  LayerMap m;
-  m.slot.assign(graph.ops.size(), -1);
-  std::map<int64_t, int32_t> ordinal;
-  std::vector<std::optional<int64_t>> index(graph.ops.size());
-  for (OpId id : graph.order)
-    if (!graph.op(id).inserted() && (index[id] = layerIndexOf(graph, graph.op(id)))) ordinal.emplace(*index[id], 0);
-  int32_t k = 0;
-  for (auto& [_, o] : ordinal) o = k++;
-  m.count = k;
-  bool seenLayer = false;
-  // An op outside the layers is before them until the first layer's op, after them once the
-  // last layer has begun.
-  int32_t lastLayer = k - 1;
-  bool inLast = false;
-  for (OpId id : graph.order) {
-    if (graph.op(id).inserted()) continue;
-    if (index[id]) {
-      m.slot[id] = ordinal[*index[id]];
-      seenLayer = true;
-      inLast = m.slot[id] == lastLayer;
-    } else {
-      m.slot[id] = !seenLayer ? m.pre() : inLast ? m.post() : m.pre();
-    }
-  }
-  return m;
-}
-
-// One data-parallel replica's micro-batch on `tp` devices, per slot (layers, before, after).
-struct LayerModel {
-  int64_t tp = 1, mbs = 1;
-  std::vector<double> compute, comm, recomputeSelective, commSelective, trained;
-  double flops = 0;          // the micro-batch's forward FLOPs on whole shapes
-  double boundaryBytes = 0;  // what one layer hands the next, per rank (a stage boundary's transfer)
-  double weightBytes = 0;    // 16-bit (or fp32) weights a rank holds, all layers
-  std::array<double, 3> savedPerLayer{}, transient{};
-};
 
 struct Config {
   int64_t tp = 1, pp = 1, dp = 1, mbs = 1, micro = 1;
@@ -150,29 +79,6 @@ std::vector<int64_t> splitLayers(int64_t count, int64_t pp, double pre, double p
     else stage[l] = pp > 2 ? 1 + (l - first) * (pp - 2) / std::max<int64_t>(1, middle) : pp - 1;
   }
   return stage;
-}
-
-void markRecompute(Graph& graph, const LayerMap& layers, Recompute r, const std::vector<bool>& attention) {
-  for (OpId id : graph.order) {
-    Op& op = graph.op(id);
-    if (op.inserted() || op.annotation->recompute) continue;
-    int32_t slot = layers.slot[id];
-    if (slot < 0 || slot >= layers.count) continue;
-    bool chosen = r == Recompute::Full;
-    if (r == Recompute::Selective)
-      for (ValueId v : op.results) chosen = chosen || attention[v];
-    if (!chosen) continue;
-    op.annotation->recompute = true;
-    op.annotation->checkpoint = slot + 1;  // one checkpoint per layer
-  }
-}
-
-void clearRecompute(Graph& graph) {
-  for (Op& op : graph.ops)
-    if (!op.inserted() && std::as_const(op).annotation->recompute) {
-      op.annotation->recompute = false;
-      op.annotation->checkpoint = 0;
-    }
 }
 
 class Search {
@@ -294,23 +200,6 @@ class Search {
         }
   }
 
-  CompileOptions baseOptions(int64_t devices) const {
-    CompileOptions o = options_;
-    o.deviceNum = devices;
-    o.pipelineStages = 1;
-    o.microBatches = 1;
-    o.autoStages = false;
-    o.searchMode = SearchMode::ShardingPropagation;
-    o.fullyUseDevices = false;
-    o.parallelOptimizerLevel = 0;
-    o.memoryBudget = 0;
-    o.stopAfter = "redistribution";
-    o.passes.clear();
-    o.ranks.clear();
-    o.globalRank = 0;
-    return o;
-  }
-
   // --- the layer model ---
 
   const LayerModel* modelFor(int64_t tp, int64_t mbs, bool sp) {
@@ -318,74 +207,12 @@ class Search {
     auto it = models_.find(key);
     // Past the time limit no new layer model is made (the configurations needing one drop out).
     if (it == models_.end() && probes_ > 0 && timeUp()) return nullptr;
-    if (it == models_.end()) it = models_.emplace(key, probe(tp, mbs, sp)).first;
+    if (it == models_.end()) {
+      it = models_.emplace(key, buildLayerModel(graph_, options_, layers_, tp, mbs, sp, attention_)).first;
+      if (it->second) ++probes_;
+    }
     return it->second ? &*it->second : nullptr;
   }
-
-  std::optional<LayerModel> probe(int64_t tp, int64_t mbs, bool sp) {
-    Graph g = graph_;
-    // A tensor-parallel size or micro-batch the shapes do not divide has no model.
-    if (splitBatch(g, mbs) || seedTensorParallel(g, 1, tp, sp)) return std::nullopt;
-    CompileOptions o = baseOptions(tp);
-    DiagnosticEngine quiet("search", "");
-    PassContext context{quiet};
-    if (compile(g, o, context, {}) != RunOutcome::Ok) return std::nullopt;
-    ++probes_;
-    // The scores and probabilities of attention (what selective recompute does not keep): the
-    // chains a fused kernel would keep on chip, found on the first compiled model.
-    if (attention_.empty()) {
-      attention_ = fusedAttentionValues(g);
-      attention_.resize(graph_.values.size());
-    }
-    LayerModel m;
-    m.tp = tp, m.mbs = mbs;
-    const size_t slots = static_cast<size_t>(layers_.count + 2);
-    m.compute.assign(slots, 0), m.comm.assign(slots, 0), m.recomputeSelective.assign(slots, 0), m.commSelective.assign(slots, 0);
-    m.trained.assign(slots, 0);
-    forEachOpTime(g, o, [&](const Op& op, const StepTime& t) {
-      OpId id = static_cast<OpId>(&op - g.ops.data());
-      int32_t slot = id < static_cast<OpId>(layers_.slot.size()) ? layers_.slot[id] : -1;
-      if (slot < 0) return;
-      double comm = t.forwardComm + t.redistribution;
-      m.compute[slot] += t.compute;
-      m.comm[slot] += comm;
-      bool attention = false;
-      for (ValueId v : op.results) attention = attention || (v < static_cast<ValueId>(attention_.size()) && attention_[v]);
-      if (attention) {
-        m.recomputeSelective[slot] += t.compute;
-        m.commSelective[slot] += comm;
-      }
-      m.trained[slot] += t.trainedElements;
-      m.flops += t.globalFlops;
-    });
-    // What layer 0 hands layer 1: the values layer 1 reads from it, at their local slices.
-    std::vector<bool> counted(g.values.size(), false);
-    for (OpId id : g.order) {
-      if (id >= static_cast<OpId>(layers_.slot.size()) || layers_.slot[id] != 1) continue;
-      for (const Operand& o : g.op(id).operands) {
-        if (!o.isValue() || counted[o.value]) continue;
-        const Value& v = g.value(o.value);
-        if (v.producer == kNoId || v.producer >= static_cast<OpId>(layers_.slot.size()) || layers_.slot[v.producer] != 0 ||
-            !v.layout)
-          continue;
-        counted[o.value] = true;
-        m.boundaryBytes += sliceBytes(*v.layout, computeDType(v.type.dtype, options_.precision));
-      }
-    }
-    for (Recompute r : kRecomputes) {
-      clearRecompute(g);
-      markRecompute(g, layers_, r, attention_);
-      MemoryEstimate e = estimateMemory(g, o);
-      if (!e.training) return std::nullopt;
-      const TrainingMemory& t = *e.training;
-      double resident = t.parameterBytes + t.gradientBytes + t.optimizerStateBytes + t.masterWeightBytes + t.constantBytes;
-      m.savedPerLayer[static_cast<int>(r)] = t.savedActivationBytes / static_cast<double>(layers_.count);
-      m.transient[static_cast<int>(r)] = std::max(0.0, t.peakBytes - resident - t.savedActivationBytes);
-      if (r == Recompute::None) m.weightBytes = t.parameterBytes;
-    }
-    return m;
-  }
-
 
   // --- a configuration from its layer model ---
 
@@ -471,7 +298,7 @@ class Search {
                                                                : c.layerStage[slot]);
     }
     CompileOptions& o = p.options;
-    o = baseOptions(c.dp * c.tp);
+    o = searchCompileOptions(options_, c.dp * c.tp);
     o.pipelineStages = c.pp;
     o.microBatches = c.micro;
     o.parallelOptimizerLevel = c.optimizerLevel;

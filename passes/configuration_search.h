@@ -6,16 +6,16 @@
 // optimizer sharding — searched by structure, as Alpa and MindSpore's recursive programming do:
 //   1. every factorisation is enumerated and those whose parameters cannot fit are dropped by a
 //      memory lower bound before anything is compiled;
-//   2. per (tensor-parallel size, micro-batch size) one data-parallel replica's micro-batch is
-//      compiled on `tp` devices (Megatron's column/row products, passes/tensor_parallel_seeds.h,
-//      completed by sharding propagation) and timed and sized by the step model of a cluster
-//      (passes/step_cost.h, passes/memory_estimate.h): the layer model; layers repeat, so every
-//      layer of it is one row;
+//   2. per (tensor-parallel size, micro-batch size, sequence parallel) one data-parallel
+//      replica's micro-batch is compiled on `tp` devices (Megatron's column/row products,
+//      passes/tensor_parallel_seeds.h, completed by sharding propagation) and timed and sized by
+//      the step model of a cluster: the layer model (passes/layer_model.h); layers repeat, so
+//      every layer of it is one row;
 //   3. every configuration is estimated from its layer model (1F1B over the stages' layers,
 //      the data-parallel gradient reduction over the links its group crosses, the optimizer);
 //   4. the fastest few that fit are compiled whole, and the fastest that fits by the compile's
 //      own estimate is the plan: the graph is split into its micro-batch and seeded, and the
-//      options say its stages, micro-batches, recompute and optimizer level.
+//      options say its stages, micro-batches, recompute and optimizer sharding.
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
 #include "passes/compile_options.h"
@@ -29,9 +29,5 @@ enum class ConfigurationSearchOutcome {
 };
 
 ConfigurationSearchOutcome runConfigurationSearch(Graph& graph, CompileOptions& options, DiagnosticEngine& diags);
-
-// The layer a model op belongs to: the index in its module path or name (the first digit run
-// followed by '.', '/' or '_': `l3_qkv`, `layers.3.mlp`), or nullopt.
-std::optional<int64_t> layerIndexOf(const Graph& graph, const Op& op);
 
 }  // namespace irc

@@ -11,6 +11,7 @@
 #include "passes/batch_split.h"
 #include "passes/compile.h"
 #include "passes/configuration_search.h"
+#include "passes/layer_model.h"
 #include "passes/memory_estimate.h"
 #include "passes/step_schedule.h"
 #include "passes/tensor_parallel_seeds.h"
