@@ -193,7 +193,7 @@ IlpSolution solveInChild(const IlpProblem& problem, double timeLimitSeconds) {
   s.status = static_cast<IlpSolution::Status>(h.status);
   s.objective = h.objective, s.bound = h.bound;
   s.x.resize(static_cast<size_t>(h.columns));
-  std::memcpy(s.x.data(), bytes.data() + sizeof h, s.x.size() * sizeof(double));
+  if (!s.x.empty()) std::memcpy(s.x.data(), bytes.data() + sizeof h, s.x.size() * sizeof(double));  // none when infeasible
   return s;
 }
 
