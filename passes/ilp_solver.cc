@@ -199,6 +199,13 @@ IlpSolution solveInChild(const IlpProblem& problem, double timeLimitSeconds) {
 
 }  // namespace
 
-IlpSolution solveIlp(const IlpProblem& problem, double timeLimitSeconds) { return solveInChild(problem, timeLimitSeconds); }
+// A problem this small solves (or stops) within moments in-process; a fork costs more than it,
+// most of all under the sanitizers, whose shadow memory the child's page tables copy.
+constexpr int kChildProcessColumns = 20000;
+
+IlpSolution solveIlp(const IlpProblem& problem, double timeLimitSeconds) {
+  if (problem.columns() < kChildProcessColumns) return IlpSolver::solve(problem, timeLimitSeconds);
+  return solveInChild(problem, timeLimitSeconds);
+}
 
 }  // namespace irc
