@@ -1,7 +1,6 @@
 #include "passes/configuration_search.h"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <map>
 #include <tuple>
@@ -45,7 +44,6 @@ struct Config {
   const LayerModel* model = nullptr;
   double seconds = 0, tflops = 0, peak = 0;
   bool compiled = false;
-  std::string verdict;
 };
 
 std::vector<int64_t> divisorsOf(int64_t n) {
@@ -312,7 +310,6 @@ class Search {
     DiagnosticEngine quiet("search", "");
     PassContext context{quiet};
     if (compile(g, p.options, context, {}) != RunOutcome::Ok) return false;
-    ++compiled_;
     auto step = estimateClusterStep(g, p.options);
     if (!step) return false;
     double peak = 0;
@@ -399,7 +396,7 @@ class Search {
   double totalTrained_ = 0;
   std::vector<Config> configs_;
   std::map<std::tuple<int64_t, int64_t, bool>, std::optional<LayerModel>> models_;
-  int64_t considered_ = 0, pruned_ = 0, probes_ = 0, compiled_ = 0;
+  int64_t considered_ = 0, pruned_ = 0, probes_ = 0;
 };
 
 }  // namespace

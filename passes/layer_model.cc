@@ -123,7 +123,6 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
     attention.resize(graph.values.size());
   }
   LayerModel m;
-  m.tp = tp, m.mbs = mbs;
   const size_t slots = static_cast<size_t>(layers.count + 2);
   m.compute.assign(slots, 0), m.comm.assign(slots, 0), m.recomputeSelective.assign(slots, 0), m.commSelective.assign(slots, 0);
   m.trained.assign(slots, 0);
@@ -166,7 +165,6 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
     double resident = t.parameterBytes + t.gradientBytes + t.optimizerStateBytes + t.masterWeightBytes + t.constantBytes;
     m.savedPerLayer[static_cast<int>(r)] = t.savedActivationBytes / static_cast<double>(layers.count);
     m.transient[static_cast<int>(r)] = std::max(0.0, t.peakBytes - resident - t.savedActivationBytes);
-    if (r == Recompute::None) m.weightBytes = t.parameterBytes;
   }
   return m;
 }

@@ -39,11 +39,9 @@ void clearRecompute(Graph& graph);
 
 // One data-parallel replica's micro-batch on `tp` devices, per slot (layers, before, after).
 struct LayerModel {
-  int64_t tp = 1, mbs = 1;
   std::vector<double> compute, comm, recomputeSelective, commSelective, trained;
   double flops = 0;          // the micro-batch's forward FLOPs on whole shapes
   double boundaryBytes = 0;  // what one layer hands the next, per rank (a stage boundary's transfer)
-  double weightBytes = 0;    // 16-bit (or fp32) weights a rank holds, all layers
   // Per recompute mode: activations kept per layer and micro-batch, and what is live on top at the peak.
   std::array<double, 3> savedPerLayer{}, transient{};
 };
