@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dumps/module_outputs.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
 #include "passes/layout_inference.h"
@@ -37,12 +38,16 @@ std::string pyStrategy(const ShardStrategy& s) {
   return fmt::format("({})", fmt::join(parts, ", "));
 }
 
-// DTensor's class and arguments for a style.
-std::string styleCall(const Graph::ModuleStyle& s) {
+// DTensor's class and arguments for a style; `keepDTensor`: its output stays a DTensor
+// (use_local_output=False), for loss_parallel.
+// `arrives`: the input's placement where the plan gave none and it is not the style's default.
+std::string styleCall(const Graph::ModuleStyle& s, bool keepDTensor, const std::string& arrives) {
   std::string cls = s.style == "colwise" ? "ColwiseParallel" : s.style == "rowwise" ? "RowwiseParallel" : "SequenceParallel";
   std::vector<std::string> args;
   if (!s.inputLayouts.empty()) args.push_back("input_layouts=" + s.inputLayouts);
+  else if (!arrives.empty()) args.push_back("input_layouts=" + arrives);
   if (!s.outputLayouts.empty()) args.push_back("output_layouts=" + s.outputLayouts);
+  if (keepDTensor) args.push_back("use_local_output=False");
   return fmt::format("{}({})", cls, fmt::join(args, ", "));
 }
 
@@ -113,6 +118,37 @@ std::vector<Graph::ModuleStyle> derivedStyles(const Graph& graph, std::vector<st
   return out;
 }
 
+// PREPARE: where irc converts a module's output once for all its readers (module_outputs.h).
+std::string prepareSection(const ModuleOutputs& boundaries) {
+  std::string out = "# Per mesh dim, the module outputs irc's plan converts once for all their readers (DTensor would\n"
+                    "# otherwise convert them at each reader's style): PrepareModuleOutput on the module.\nPREPARE = {\n";
+  std::vector<std::string> axes;
+  for (const auto& c : boundaries.conversions)
+    if (std::find(axes.begin(), axes.end(), c.axis) == axes.end()) axes.push_back(c.axis);
+  for (const std::string& axis : axes) {
+    out += fmt::format("    {}: {{\n", pyString(axis));
+    for (const auto& c : boundaries.conversions)
+      if (c.axis == axis)
+        out += fmt::format("        {}: PrepareModuleOutput(output_layouts={}, desired_output_layouts={}, use_local_output={}),\n",
+                           pyString(c.module), c.from, c.to, c.keepDTensor ? "False" : "True");
+    out += "    },\n";
+  }
+  return out + "}\n\n";
+}
+
+// LOSS_PARALLEL: the colwise modules whose vocabulary-split output leaves the model as a DTensor.
+std::string lossSection(const ModuleOutputs& boundaries) {
+  std::vector<std::string> modules;
+  for (const std::string& m : boundaries.lossParallel) modules.push_back(pyString(m));
+  std::string out = "# Modules whose output leaves the model split on its last dim (the vocabulary), as a DTensor:\n"
+                    "# compute the loss on it inside loss_context() (DTensor's loss_parallel), which never gathers it.\n";
+  out += fmt::format("LOSS_PARALLEL = [{}]\n\n\n", fmt::join(modules, ", "));
+  out += "def loss_context():\n";
+  out += "    \"\"\"The context the loss is computed in: loss_parallel() where the logits stay split.\"\"\"\n";
+  out += "    return loss_parallel() if LOSS_PARALLEL else contextlib.nullcontext()\n\n";
+  return out;
+}
+
 }  // namespace
 
 PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const CompileTotals& totals,
@@ -121,6 +157,21 @@ PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const 
   bool given = !graph.moduleStyles.empty();
   int64_t tpSize = options.deviceNum;
   std::vector<Graph::ModuleStyle> styles = given ? graph.moduleStyles : derivedStyles(graph, code.warnings, tpSize);
+  // The mesh: the plan's named mesh, else one axis of every device.
+  std::vector<std::string> meshNames;
+  std::vector<int64_t> meshDims;
+  if (options.mesh) {
+    meshNames = options.mesh->names;
+    meshDims = options.mesh->dims;
+  } else if (given || tpSize == options.deviceNum) {
+    meshNames = {styles.empty() ? "tp" : styles[0].axis};
+    meshDims = {options.deviceNum};
+  } else {  // the other devices hold data-parallel replicas (DDP or FSDP over "dp", outside this plan)
+    meshNames = {"dp", "tp"};
+    meshDims = {options.deviceNum / tpSize, tpSize};
+  }
+  ModuleOutputs boundaries = moduleOutputConversions(graph, styles, meshNames, meshDims);
+  code.warnings.insert(code.warnings.end(), boundaries.warnings.begin(), boundaries.warnings.end());
   std::string& out = code.text;
   out += fmt::format("# irc's plan for {} on {} devices as PyTorch DTensor tensor parallelism (torch >= 2.4).\n", graph.name,
                      options.rankCount());
@@ -140,22 +191,22 @@ PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const 
     out += "\n";
   }
   for (const std::string& w : code.warnings) out += "# not expressible: " + w + "\n";
-  out += "\nimport torch\n";
+  out += "\nimport contextlib\n\nimport torch\n";
   out += "from torch.distributed.device_mesh import DeviceMesh\n";
   out += "try:\n    from torch.distributed.tensor import Partial, Replicate, Shard\n";
   out += "except ImportError:  # torch < 2.5\n    from torch.distributed._tensor import Partial, Replicate, Shard\n";
-  out += "from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, SequenceParallel, parallelize_module\n\n";
-  // The mesh: the plan's named mesh, else one axis of every device.
+  out += "from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleOutput, RowwiseParallel, SequenceParallel,\n";
+  out += "                                           loss_parallel, parallelize_module)\n\n";
   std::vector<std::string> dims;
-  if (options.mesh)
-    for (int a = 0; a < options.mesh->rank(); ++a) dims.push_back(fmt::format("{}: {}", pyString(options.mesh->names[a]), options.mesh->dims[a]));
-  else if (given || tpSize == options.deviceNum)
-    dims.push_back(fmt::format("{}: {}", pyString(styles.empty() ? "tp" : styles[0].axis), options.deviceNum));
-  else  // the other devices hold data-parallel replicas (DDP or FSDP over "dp", outside this plan)
-    dims = {fmt::format("\"dp\": {}", options.deviceNum / tpSize), fmt::format("\"tp\": {}", tpSize)};
+  for (size_t a = 0; a < meshNames.size(); ++a) dims.push_back(fmt::format("{}: {}", pyString(meshNames[a]), meshDims[a]));
   out += fmt::format("# The device mesh's named dims, ranks row-major: init_device_mesh(\"cuda\", sizes, mesh_dim_names=names).\n");
   out += fmt::format("MESH_DIMS = {{{}}}\n\n", fmt::join(dims, ", "));
   out += "# Per mesh dim, the parallelize_module plan over it.\nPLAN = {\n";
+  std::set<std::string> lossParallel(boundaries.lossParallel.begin(), boundaries.lossParallel.end());
+  auto inputOf = [&](const std::string& module) {
+    auto it = boundaries.inputLayouts.find(module);
+    return it == boundaries.inputLayouts.end() ? std::string() : it->second;
+  };
   std::vector<std::string> axes;
   for (const auto& s : styles)
     if (std::find(axes.begin(), axes.end(), s.axis) == axes.end()) axes.push_back(s.axis);
@@ -164,14 +215,20 @@ PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const 
     for (const auto& s : styles) {
       if (s.axis != axis) continue;
       if (s.style == "replicate") out += fmt::format("        # {}: replicate (a plain module: nothing to apply)\n", s.module);
-      else out += fmt::format("        {}: {},\n", pyString(s.module), styleCall(s));
+      else out += fmt::format("        {}: {},\n", pyString(s.module), styleCall(s, lossParallel.count(s.module) > 0, inputOf(s.module)));
     }
     out += "    },\n";
   }
-  out += "}\n\n\n";
+  out += "}\n\n";
+  out += prepareSection(boundaries);
+  out += lossSection(boundaries);
+  out += "\n";
   out += "def parallelize(model: torch.nn.Module, mesh: DeviceMesh) -> torch.nn.Module:\n";
   out += "    \"\"\"Applies irc's plan to `model` (the module that was exported) over `mesh` (MESH_DIMS).\"\"\"\n";
   out += "    for dim, plan in PLAN.items():\n";
+  out += "        sub = mesh[dim] if mesh.ndim > 1 else mesh\n";
+  out += "        parallelize_module(model, sub, plan)\n";
+  out += "    for dim, plan in PREPARE.items():  # after PLAN: a module's output hook runs after its style's\n";
   out += "        sub = mesh[dim] if mesh.ndim > 1 else mesh\n";
   out += "        parallelize_module(model, sub, plan)\n";
   out += "    return model\n";

@@ -1005,6 +1005,51 @@ TEST_CASE("plan modules: DTensor's colwise and rowwise on torch module paths run
   CHECK(twoD.collectives == std::map<std::string, int>{{"AllReduce", 1}});
 }
 
+TEST_CASE("--torch-out: a module output irc converts once is DTensor's PrepareModuleOutput; split logits, loss_parallel") {
+  // A sequence-parallel norm read by two colwise Linears (q and k), their sum by a rowwise o,
+  // whose output a colwise head splits on the vocabulary and hands out of the model.
+  OnnxModel m;
+  m.input("x", {int64_t{2}, int64_t{8}, int64_t{16}});
+  m.floats("norm.weight", {16}, std::vector<float>(16, 1.0f));
+  for (std::string name : {"q", "k", "o", "head"})
+    m.floats(name + ".weight", {16, 16}, std::vector<float>(256, 0.1f));
+  m.node("Mul", {"x", "norm.weight"}, {"n"}, "/m/norm/Mul");
+  m.node("MatMul", {"n", "q.weight"}, {"q"}, "/m/q/MatMul");
+  m.node("MatMul", {"n", "k.weight"}, {"k"}, "/m/k/MatMul");
+  m.node("Add", {"q", "k"}, {"qk"}, "/m/Add");
+  m.node("MatMul", {"qk", "o.weight"}, {"o"}, "/m/o/MatMul");
+  m.node("MatMul", {"o", "head.weight"}, {"logits"}, "/m/head/MatMul");
+  m.output("logits");
+  TempDir dir;
+  writeFile(dir.path() + "/m.onnx", m.bytes());
+  std::string modules = "modules:\n  m.norm: sequence_parallel\n  \"*.q\": {style: colwise, input_layouts: Shard(1)}\n"
+                        "  \"*.k\": {style: colwise, input_layouts: Shard(1)}\n  \"*.o\": rowwise\n  m.head: colwise\n";
+  // The input arrives in sequence shards, as a sequence-parallel norm takes it (DTensor's
+  // SequenceParallel reads its local input as Shard(1)).
+  modules += "sharding:\n  x: {placements: [Shard(1)]}\n";
+  auto torchOut = [&](const std::string& mode) {
+    writeFile(dir.path() + "/plan.yaml", "graph: m.onnx\nparallel: {mesh: {tp: 2}, search_mode: " + mode + "}\n" + modules);
+    RunResult r = runIrc({dir.path() + "/plan.yaml", "--torch-out", dir.path() + "/tp.py", "-q"});
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    return readFile(dir.path() + "/tp.py");
+  };
+  // Factor propagation gathers the norm's output once for q and k: DTensor's hook on the norm,
+  // handing the Linears a replicated DTensor (their Shard(1) input_layouts then move nothing).
+  std::string once = torchOut("factor_propagation");
+  CHECK_MESSAGE(once.find("#   collectives: 1 AllReduce, 1 AllGather\n") != std::string::npos, once);
+  CHECK(once.find("        \"m.norm\": PrepareModuleOutput(output_layouts=Shard(1), desired_output_layouts=Replicate(), "
+                  "use_local_output=False),\n") != std::string::npos);
+  // Sharding propagation gathers on each Linear's edge, as the styles alone do: no hook.
+  std::string each = torchOut("sharding_propagation");
+  CHECK_MESSAGE(each.find("#   collectives: 1 AllReduce, 2 AllGather\n") != std::string::npos, each);
+  CHECK(each.find("PrepareModuleOutput(output_layouts") == std::string::npos);
+  // The head's vocabulary-split logits leave the model: a DTensor for loss_parallel.
+  for (const std::string& text : {once, each}) {
+    CHECK(text.find("        \"m.head\": ColwiseParallel(use_local_output=False),\n") != std::string::npos);
+    CHECK(text.find("LOSS_PARALLEL = [\"m.head\"]\n") != std::string::npos);
+  }
+}
+
 TEST_CASE("plan modules: OPT's attention on merged batch and heads runs Megatron's one AllReduce, as DTensor") {
   // OPT's eager attention: q, k, v Linear -> [b, s, h, d] -> [b, h, s, d] -> [b*h, s, d], bmm,
   // softmax, bmm, back to [b, h, s, d] -> [b, s, h*d], out_proj. Before the import unmerged it,
