@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ir/sharding.h"
+#include "ops/collective.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
 
@@ -14,9 +15,8 @@ namespace irc {
 namespace {
 
 bool communicates(const Op& op) {
-  OpFamily f = familyOf(op);
-  return f == OpFamily::AllReduce || f == OpFamily::AllGather || f == OpFamily::ReduceScatter ||
-         f == OpFamily::AlltoAll;
+  std::optional<CollectiveKind> kind = collectiveOfFamily(familyOf(op));
+  return kind && *kind != CollectiveKind::PointToPoint;
 }
 
 bool inside(const std::string& path, const std::string& module) {
@@ -72,6 +72,7 @@ std::optional<std::string> placementOn(const TensorLayout& layout, const std::ve
 
 // What the analysis reads, gathered once.
 struct Plan {
+  explicit Plan(const Graph& g) : graph(g) {}
   const Graph& graph;
   std::map<std::string, const Graph::ModuleStyle*> styleOf;
   std::vector<int64_t> bigDims;           // the declared mesh's dims of more than one device
@@ -99,7 +100,7 @@ struct Plan {
 
 Plan readPlan(const Graph& graph, const std::vector<Graph::ModuleStyle>& styles, const std::vector<std::string>& meshNames,
               const std::vector<int64_t>& meshDims) {
-  Plan plan{graph};
+  Plan plan(graph);
   for (const auto& s : styles) plan.styleOf.emplace(s.module, &s);
   for (size_t a = 0; a < meshDims.size(); ++a)
     if (meshDims[a] > 1) {

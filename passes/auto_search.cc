@@ -409,7 +409,7 @@ class AutoSearch {
         End to{classOf_[id], true, operand};
         IntKey key{from.cls, from.operand, from.index, to.cls, to.index};
         auto [it, added] = edgeByKey.emplace(key, static_cast<int>(edges_.size()));
-        if (added) edges_.push_back({from, to, value.type.dtype, 0, {}, {}, {}, {}});
+        if (added) edges_.push_back({from, to, value.type.dtype, 0, {}, {}, {}, {}, {}});
         ++edges_[it->second].count;
       }
     }
