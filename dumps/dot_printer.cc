@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ir/inserted_ops.h"
+#include "ops/collective.h"
 #include "ops/op_defs.h"
 
 namespace irc {

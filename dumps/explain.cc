@@ -10,6 +10,7 @@
 #include "ir/inserted_ops.h"
 #include "passes/step_cost.h"
 #include "ir/layout_notation.h"
+#include "ops/collective.h"
 #include "ops/op_defs.h"
 
 namespace irc {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "frontends/parallel_facts.h"
+#include "ops/collective.h"
 
 namespace irc {
 namespace {
@@ -255,10 +256,9 @@ DumpSummary summarizeDump(const std::string& text) {
     ++s.insertedByType[op];
     ++s.insertedOps;
     double bytes = firstTensorBytes(n.types), g = groupSize(n.body);
-    if (op == "AllGather") s.commBytesPerRank += (g - 1) * bytes;
-    else if (op == "AllReduce") s.commBytesPerRank += 2 * (g - 1) / g * bytes;
-    else if (op == "ReduceScatter" || op == "AlltoAll") s.commBytesPerRank += (g - 1) / g * bytes;
-    else if (op == "_MirrorOperator") s.gradBytesPerRank += 2 * (g - 1) / g * bytes;
+    std::optional<CollectiveKind> kind = collectiveOfType(op);
+    if (kind && *kind != CollectiveKind::PointToPoint) s.commBytesPerRank += ringTraffic(*kind, g) * bytes;
+    else if (const OpDef* def = findOpDef(op); def && def->family == OpFamily::Mirror) s.gradBytesPerRank += ringTraffic(CollectiveKind::AllReduce, g) * bytes;
   }
   return s;
 }

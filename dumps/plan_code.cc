@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "dumps/module_outputs.h"
+#include "ops/collective.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
 #include "passes/layout_inference.h"
@@ -180,9 +181,9 @@ PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const 
   out += "# Module paths are those of the module torch.onnx.export saw (the exported root).\n#\n";
   out += "# irc's prediction for one forward pass on every rank:\n";
   std::vector<std::string> collectives;
-  for (const char* type : {"AllReduce", "AllGather", "ReduceScatter", "AlltoAll"})
-    if (auto it = totals.insertedByType.find(type); it != totals.insertedByType.end())
-      collectives.push_back(fmt::format("{} {}", it->second, type));
+  for (CollectiveKind kind : kGroupCollectives)
+    if (auto it = totals.insertedByType.find(std::string(collectiveName(kind))); it != totals.insertedByType.end())
+      collectives.push_back(fmt::format("{} {}", it->second, collectiveName(kind)));
   out += fmt::format("#   collectives: {}\n", collectives.empty() ? "none" : fmt::format("{}", fmt::join(collectives, ", ")));
   out += fmt::format("#   communication per rank: {:.0f} bytes\n", totals.commBytesPerRank);
   if (memory) {

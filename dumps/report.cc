@@ -16,6 +16,7 @@
 #include "dumps/origin_text.h"
 #include "ir/inserted_ops.h"
 #include "ir/layout_notation.h"
+#include "ops/collective.h"
 #include "ops/op_defs.h"
 #include "passes/memory_estimate.h"
 

@@ -10,7 +10,6 @@ int64_t RedistStep::groupSize() const {
   return n;
 }
 
-
 std::vector<int64_t> stepGroup(const RedistStep& step, int64_t rank) { return groupAlongAxes(step.mesh, rank, step.axes); }
 
 std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank) {
@@ -21,26 +20,6 @@ std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank) 
   begin[step.dim] = index * slice;
   end[step.dim] = begin[step.dim] + slice;
   return {begin, end};
-}
-
-double mirrorGradientBytes(const RedistStep& step, int dtypeBytes) {
-  double n = static_cast<double>(step.groupSize());
-  if (step.kind != RedistStep::Kind::Mirror) return 0;
-  // Ring AllReduce: 2 (n - 1) / n of the slice; a ReduceScatter half of it.
-  return (step.shardedGradient ? 1 : 2) * (n - 1) / n * static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
-}
-
-double stepSendBytes(const RedistStep& step, int dtypeBytes) {
-  double n = static_cast<double>(step.groupSize());
-  double in = static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
-  switch (step.kind) {
-    case RedistStep::Kind::Gather: return (n - 1) * in;
-    case RedistStep::Kind::AllReduce: return 2 * (n - 1) / n * in;
-    case RedistStep::Kind::ReduceScatter: return (n - 1) / n * in;
-    case RedistStep::Kind::AlltoAll: return (n - 1) / n * in;
-    case RedistStep::Kind::Send: return in;
-    default: return 0;
-  }
 }
 
 }  // namespace irc

@@ -49,10 +49,6 @@ struct RedistStep {
 std::vector<int64_t> stepGroup(const RedistStep& step, int64_t rank);
 // StridedSlice bounds of a Split step on `rank`: begin and end per dim of the local tensor.
 std::pair<IntTuple, IntTuple> splitBounds(const RedistStep& step, int64_t rank);
-// Bytes `rank` sends for the step under the ring model (0 for local steps and for the forward
-// identity of a mirror).
-double stepSendBytes(const RedistStep& step, int dtypeBytes);
-// Bytes `rank` sends for a mirror's gradient AllReduce (ring: 2 (n - 1) / n of the local slice).
-double mirrorGradientBytes(const RedistStep& step, int dtypeBytes);
+// The bytes a step sends are the collectives' home's (ops/collective.h: stepSendBytes).
 
 }  // namespace irc

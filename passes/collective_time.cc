@@ -53,10 +53,10 @@ double collectiveSeconds(CollectiveKind kind, double localBytes, const GroupSpan
   double k = static_cast<double>(span.nodes);
   double hops = (perNode - 1) * c.intraNodeLatency + (k > 1 ? std::min(k - 1, std::ceil(std::log2(k))) * c.interNodeLatency : 0);
   switch (kind) {
-    case CollectiveKind::AllReduce: return 2 * (n - 1) / n * localBytes / link.busBandwidth + 2 * hops;
-    case CollectiveKind::AllGather: return (n - 1) * localBytes / link.busBandwidth + hops;
+    case CollectiveKind::AllReduce: return ringTraffic(kind, n) * localBytes / link.busBandwidth + 2 * hops;
+    case CollectiveKind::AllGather:
     case CollectiveKind::ReduceScatter:
-    case CollectiveKind::AlltoAll: return (n - 1) / n * localBytes / link.busBandwidth + hops;
+    case CollectiveKind::AlltoAll: return ringTraffic(kind, n) * localBytes / link.busBandwidth + hops;
     case CollectiveKind::PointToPoint:
       if (span.nodes > 1) return localBytes / (c.nicBandwidthPerDevice() * c.interNodeEfficiency) + c.interNodeLatency;
       return localBytes / (c.intraNodeBandwidth * c.intraNodeEfficiency) + c.intraNodeLatency;

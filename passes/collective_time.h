@@ -10,10 +10,9 @@
 
 #include "ir/cluster.h"
 #include "ir/device_matrix.h"
+#include "ops/collective.h"
 
 namespace irc {
-
-enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, AlltoAll, PointToPoint };
 
 // A group's ranks and the nodes they span (stage 0's block; stages are whole nodes).
 struct GroupSpan {

@@ -6,12 +6,14 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "ops/collective.h"
 #include "passes/layout_unification.h"
 
 namespace irc {
 
 double allReduceTime(double bytes, double n, const CostModel& m) {
-  return n <= 1 ? 0 : 2 * (n - 1) * m.alpha + 2 * (n - 1) / n * bytes * m.beta + bytes * m.gamma;
+  constexpr CollectiveKind kAllReduce = CollectiveKind::AllReduce;
+  return n <= 1 ? 0 : ringSteps(kAllReduce, n) * m.alpha + ringTraffic(kAllReduce, n) * bytes * m.beta + bytes * m.gamma;
 }
 
 double stepTime(const RedistStep& step, int dtypeBytes, const CostModel& m) {
@@ -19,13 +21,16 @@ double stepTime(const RedistStep& step, int dtypeBytes, const CostModel& m) {
   double n = static_cast<double>(step.groupSize());
   switch (step.kind) {
     case RedistStep::Kind::Gather:
-      return (n - 1) * m.alpha + (n - 1) * b * m.beta + (step.dim == 0 ? 0 : 2 * n * b * m.gamma);
+      return ringSteps(CollectiveKind::AllGather, n) * m.alpha + ringTraffic(CollectiveKind::AllGather, n) * b * m.beta +
+             (step.dim == 0 ? 0 : 2 * n * b * m.gamma);
     case RedistStep::Kind::AllReduce: return allReduceTime(b, n, m);
     // On a dim other than 0 the local tensor is first split along it and its blocks stacked on
     // dim 0 (Split + Concat: one copy of the tensor), since the collective scatters dim 0.
     case RedistStep::Kind::ReduceScatter:
-      return (n - 1) * m.alpha + (n - 1) / n * b * m.beta + b * m.gamma + (step.dim > 0 ? 2 * b * m.gamma : 0);
-    case RedistStep::Kind::AlltoAll: return (n - 1) * m.alpha + (n - 1) / n * b * m.beta;
+      return ringSteps(CollectiveKind::ReduceScatter, n) * m.alpha + ringTraffic(CollectiveKind::ReduceScatter, n) * b * m.beta +
+             b * m.gamma + (step.dim > 0 ? 2 * b * m.gamma : 0);
+    case RedistStep::Kind::AlltoAll:
+      return ringSteps(CollectiveKind::AlltoAll, n) * m.alpha + ringTraffic(CollectiveKind::AlltoAll, n) * b * m.beta;
     case RedistStep::Kind::Split: return b / n * m.gamma;
     case RedistStep::Kind::Reshape: return b * m.gamma;
     case RedistStep::Kind::RealDiv:

@@ -1,5 +1,6 @@
 #include "passes/redistribution_planner.h"
 
+#include "ops/collective.h"
 #include "passes/layout_unification.h"
 
 #include <algorithm>
@@ -167,8 +168,8 @@ RedistCost stepCost(const RedistStep& step, int dtypeBytes) {
     case RedistStep::Kind::Gather: return {0.5 * (n + 1) * p, step.dim == 0 ? p : p + 2 * n * p};
     case RedistStep::Kind::AlltoAll: return {4 * p, p};
     case RedistStep::Kind::Reshape: return {0, 2 * p};
-    case RedistStep::Kind::AllReduce: return {2 * (n - 1) / n * p, p};
-    case RedistStep::Kind::ReduceScatter: return {(n - 1) / n * p, step.dim > 0 ? 3 * p : p};
+    case RedistStep::Kind::AllReduce: return {ringTraffic(CollectiveKind::AllReduce, n) * p, p};
+    case RedistStep::Kind::ReduceScatter: return {ringTraffic(CollectiveKind::ReduceScatter, n) * p, step.dim > 0 ? 3 * p : p};
     case RedistStep::Kind::RealDiv:
     case RedistStep::Kind::VocabOffset: return {0, p};
     case RedistStep::Kind::Mirror: return {0, 0};

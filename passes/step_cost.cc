@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "ir/inserted_ops.h"
+#include "ops/collective.h"
 #include "ops/op_family.h"
 #include "passes/attention_fusion.h"
 #include "passes/collective_time.h"
@@ -155,7 +156,9 @@ OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType
       switch (f.kind) {
         case ForwardOp::Kind::AllReduce: t.forwardComm += allReduceTime(bytes, n, m); break;
         case ForwardOp::Kind::ReduceScatter:
-          t.forwardComm += n <= 1 ? 0 : (n - 1) * m.alpha + (n - 1) / n * bytes * m.beta + bytes * m.gamma;
+          t.forwardComm += n <= 1 ? 0
+                                  : ringSteps(CollectiveKind::ReduceScatter, n) * m.alpha +
+                                        ringTraffic(CollectiveKind::ReduceScatter, n) * bytes * m.beta + bytes * m.gamma;
           break;
         case ForwardOp::Kind::RealDiv: t.forwardComm += bytes / n * m.gamma; break;
       }
@@ -187,16 +190,21 @@ double clusterStepTime(const RedistStep& step, double dtypeBytes, const Parallel
   auto copy = [&](double bytes) { return kernelSeconds({.bytes = 2 * bytes}, c, settings.precision); };
   switch (step.kind) {
     case RedistStep::Kind::Gather:
-      return collectiveSeconds(CollectiveKind::AllGather, b, span, c) + (step.dim == 0 ? 0 : copy(n * b));
-    case RedistStep::Kind::AllReduce: return collectiveSeconds(CollectiveKind::AllReduce, b, span, c);
+    case RedistStep::Kind::AllReduce:
     case RedistStep::Kind::ReduceScatter:
-      return collectiveSeconds(CollectiveKind::ReduceScatter, b, span, c) + (step.dim > 0 ? copy(b) : 0);
-    case RedistStep::Kind::AlltoAll: return collectiveSeconds(CollectiveKind::AlltoAll, b, span, c);
+    case RedistStep::Kind::AlltoAll:
+    case RedistStep::Kind::Send: {
+      // The Split + Concat around a collective off dim 0: an AllGather's of its whole result, a
+      // ReduceScatter's of its input.
+      double offDim0 = 0;
+      if (step.kind == RedistStep::Kind::Gather && step.dim != 0) offDim0 = copy(n * b);
+      if (step.kind == RedistStep::Kind::ReduceScatter && step.dim > 0) offDim0 = copy(b);
+      return collectiveSeconds(*collectiveOf(step), b, span, c) + offDim0;
+    }
     case RedistStep::Kind::Split: return copy(b / n);
     case RedistStep::Kind::Reshape:
     case RedistStep::Kind::RealDiv:
     case RedistStep::Kind::VocabOffset: return copy(b);
-    case RedistStep::Kind::Send: return collectiveSeconds(CollectiveKind::PointToPoint, b, span, c);
     case RedistStep::Kind::Mirror:
     case RedistStep::Kind::Receive: return 0;
   }

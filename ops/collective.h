@@ -1,0 +1,47 @@
+#pragma once
+// The collectives, one home: which op family and which redistribution step is which collective,
+// the names MindSpore prints for them, and the bytes they move under the ring algorithm (NCCL's
+// accounting, ../shared/hardware.md). The ring formula is written here once; the cost models
+// (passes/optimal_planner.h, passes/redistribution_planner.h, passes/step_cost.h), the cluster's
+// collective time (passes/collective_time.h), the report and `irc diff` take it from here.
+#include <optional>
+#include <string_view>
+
+#include "ir/redist_step.h"
+#include "ops/op_defs.h"
+
+namespace irc {
+
+enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, AlltoAll, PointToPoint };
+
+// The group collectives, in the order summaries list them.
+inline constexpr CollectiveKind kGroupCollectives[] = {CollectiveKind::AllReduce, CollectiveKind::AllGather,
+                                                       CollectiveKind::ReduceScatter, CollectiveKind::AlltoAll};
+
+// MindSpore's primitive name ("AllReduce", ...; "Send" for a point-to-point transfer).
+std::string_view collectiveName(CollectiveKind kind);
+// The collective an op type names, as a dump prints it (AllReduce, AllGather, ReduceScatter,
+// AlltoAll, Send); nullopt for every other type.
+std::optional<CollectiveKind> collectiveOfType(std::string_view type);
+// The collective an op family is; nullopt for the others.
+std::optional<CollectiveKind> collectiveOfFamily(OpFamily family);
+// The collective a redistribution step runs (a Gather step's AllGather, a Send's transfer);
+// nullopt for local steps, a Receive (its Send counts) and a mirror (identity forward; its
+// gradient's collective is mirrorGradientBytes').
+std::optional<CollectiveKind> collectiveOf(const RedistStep& step);
+
+// Bytes each of `n` ranks sends per byte it holds on entry, under the ring algorithm:
+// AllReduce 2 (n - 1) / n, AllGather n - 1 (of its part), ReduceScatter and AlltoAll (n - 1) / n
+// (of its whole buffer); a point-to-point transfer sends what it holds.
+double ringTraffic(CollectiveKind kind, double n);
+// The ring's sequential steps (each paying one link latency): 2 (n - 1) for an AllReduce, n - 1
+// for the others, 1 for a transfer.
+double ringSteps(CollectiveKind kind, double n);
+
+// Bytes a rank sends for the step (0 for local steps, a Receive and a mirror's forward).
+double stepSendBytes(const RedistStep& step, int dtypeBytes);
+// Bytes a rank sends for a mirror's gradient: an AllReduce of its slice, or a ReduceScatter
+// under optimizer parallel.
+double mirrorGradientBytes(const RedistStep& step, int dtypeBytes);
+
+}  // namespace irc

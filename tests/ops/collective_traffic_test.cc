@@ -1,0 +1,58 @@
+// ops/collective.h: the collectives' one home. Ring traffic as NCCL accounts it (its
+// PERFORMANCE.md bus bandwidth: an AllReduce moves 2 (n - 1) / n of its buffer per rank, an
+// AllGather and a ReduceScatter (n - 1) / n of the whole, an AlltoAll the same), worked out by hand.
+#include <doctest/doctest.h>
+
+#include "ops/collective.h"
+
+namespace irc::test {
+namespace {
+
+RedistStep stepOver(RedistStep::Kind kind, int64_t ranks, Shape localBefore) {
+  RedistStep s;
+  s.kind = kind;
+  s.mesh = DeviceMatrix::unnamed({ranks});
+  s.axes = {0};
+  s.localBefore = std::move(localBefore);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("collectives' home: names, types and families name the same kinds") {
+  for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+                              CollectiveKind::AlltoAll, CollectiveKind::PointToPoint}) {
+    REQUIRE(collectiveOfType(collectiveName(kind)) == kind);
+    const OpDef* def = findOpDef(collectiveName(kind));
+    REQUIRE(def != nullptr);
+    CHECK(collectiveOfFamily(def->family) == kind);
+  }
+  for (const char* other : {"StridedSlice", "_MirrorOperator", "Receive", "MatMul", "allreduce"})
+    CHECK_FALSE(collectiveOfType(other).has_value());
+  CHECK(collectiveOf(stepOver(RedistStep::Kind::Gather, 4, {2, 3})) == CollectiveKind::AllGather);
+  CHECK_FALSE(collectiveOf(stepOver(RedistStep::Kind::Split, 4, {2, 3})).has_value());
+  CHECK_FALSE(collectiveOf(stepOver(RedistStep::Kind::Receive, 2, {2, 3})).has_value());
+}
+
+TEST_CASE("collectives' home: ring traffic and steps over 4 ranks, and the bytes a step sends") {
+  CHECK(ringTraffic(CollectiveKind::AllReduce, 4) == 1.5);      // 2 * 3 / 4
+  CHECK(ringTraffic(CollectiveKind::AllGather, 4) == 3);        // three parts from the others
+  CHECK(ringTraffic(CollectiveKind::ReduceScatter, 4) == 0.75);  // 3 / 4 of the whole
+  CHECK(ringTraffic(CollectiveKind::AlltoAll, 4) == 0.75);
+  CHECK(ringTraffic(CollectiveKind::PointToPoint, 4) == 1);
+  CHECK(ringTraffic(CollectiveKind::AllReduce, 1) == 0);
+  CHECK(ringSteps(CollectiveKind::AllReduce, 4) == 6);
+  CHECK(ringSteps(CollectiveKind::AllGather, 4) == 3);
+  // A float32 [2, 3] block (24 bytes) on each of 4 ranks.
+  CHECK(stepSendBytes(stepOver(RedistStep::Kind::AllReduce, 4, {2, 3}), 4) == 36);
+  CHECK(stepSendBytes(stepOver(RedistStep::Kind::Gather, 4, {2, 3}), 4) == 72);
+  CHECK(stepSendBytes(stepOver(RedistStep::Kind::ReduceScatter, 4, {2, 3}), 4) == 18);
+  CHECK(stepSendBytes(stepOver(RedistStep::Kind::Split, 4, {2, 3}), 4) == 0);
+  RedistStep mirror = stepOver(RedistStep::Kind::Mirror, 4, {2, 3});
+  CHECK(stepSendBytes(mirror, 4) == 0);  // identity forward
+  CHECK(mirrorGradientBytes(mirror, 4) == 36);
+  mirror.shardedGradient = true;  // optimizer parallel: reduce-scattered
+  CHECK(mirrorGradientBytes(mirror, 4) == 18);
+}
+
+}  // namespace irc::test
