@@ -10,6 +10,7 @@
 
 #include "frontends/parallel_facts.h"
 #include "ops/collective.h"
+#include "ir/trim.h"
 
 namespace irc {
 namespace {
@@ -30,11 +31,6 @@ struct Dump {
   std::vector<Node> nodes;
   std::string ret;
 };
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -108,8 +104,8 @@ Dump parse(const std::string& text) {
     refNames[n.ref] = n.name;
     Node node{n.name, renamed(n.rest, refNames), "", "", n.comments};
     if (size_t colon = n.typeLine.find("      : "); colon != std::string::npos) {
-      node.strategy = trim(n.typeLine.substr(0, colon));
-      node.types = trim(n.typeLine.substr(colon + 8));
+      node.strategy = std::string(trimmed(n.typeLine.substr(0, colon)));
+      node.types = std::string(trimmed(n.typeLine.substr(colon + 8)));
     }
     d.nodes.push_back(std::move(node));
   }
@@ -214,7 +210,7 @@ double firstTensorBytes(const std::string& types) {
   size_t start = 0;
   while (start < dims.size()) {
     size_t comma = dims.find(',', start);
-    std::string d = trim(dims.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    std::string d = std::string(trimmed(dims.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
     if (!d.empty() && d.find_first_not_of("0123456789") == std::string::npos) elements *= std::stod(d);
     if (comma == std::string::npos) break;
     start = comma + 1;

@@ -12,15 +12,10 @@
 #include "ir/suggest.h"
 #include "ops/op_defs.h"
 #include "ops/shape_inference.h"
+#include "ir/trim.h"
 
 namespace irc {
 namespace {
-
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
 
 // The whole of `s` as a number, nothing before or after it.
 template <typename T>

@@ -1,4 +1,5 @@
 #include "frontends/parallel_facts.h"
+#include "ir/trim.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,11 +10,6 @@
 
 namespace irc {
 namespace {
-
-std::string trimmed(const std::string& s) {
-  size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 // The balanced group opening at `open` ('(' or '{'), or "" when unbalanced.
 std::string balanced(const std::string& s, size_t open) {
@@ -43,7 +39,7 @@ std::string attrValueOf(const std::string& group, const std::string& key) {
     }
     if (ch == ',' && depth == 0) break;
   }
-  return trimmed(group.substr(start, i - start));
+  return std::string(trimmed(group.substr(start, i - start)));
 }
 
 namespace {
@@ -175,7 +171,7 @@ DumpText readDumpText(const std::string& text) {
       n.rest = trimmed(line);
       d.nodes.push_back(n);
     } else if (!d.nodes.empty() && line.rfind("      # ", 0) == 0) {
-      d.nodes.back().comments.push_back(trimmed(line));
+      d.nodes.back().comments.push_back(std::string(trimmed(line)));
     } else if (!d.nodes.empty() && d.nodes.back().typeLine.empty() && line.find("      : ") != std::string::npos) {
       d.nodes.back().typeLine = line;
       if (d.nodes.back().strategy.empty()) d.nodes.back().strategy = strategyOf(line);
@@ -199,13 +195,13 @@ std::vector<std::string> splitTopLevelItems(const std::string& list, const std::
     if (opens.find(ch) != std::string::npos) ++depth;
     if (closes.find(ch) != std::string::npos) --depth;
     if (ch == ',' && depth == 0) {
-      out.push_back(trimmed(cur));
+      out.push_back(std::string(trimmed(cur)));
       cur.clear();
     } else {
       cur += ch;
     }
   }
-  if (!trimmed(cur).empty()) out.push_back(trimmed(cur));
+  if (!trimmed(cur).empty()) out.push_back(std::string(trimmed(cur)));
   return out;
 }
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "ir/suggest.h"
+#include "ir/trim.h"
 
 namespace irc {
 namespace {
@@ -18,17 +19,12 @@ std::optional<int64_t> parseInt(std::string_view s) {
   return v;
 }
 
-std::string trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
-}
-
 // "S(0)" with prefix "S" -> "0"; nullopt when the entry is not of that form.
 std::optional<std::string> callArgument(std::string_view entry, std::string_view name) {
   if (entry.size() < name.size() + 2 || entry.substr(0, name.size()) != name || entry[name.size()] != '(' ||
       entry.back() != ')')
     return std::nullopt;
-  return trim(entry.substr(name.size() + 1, entry.size() - name.size() - 2));
+  return std::string(trimmed(entry.substr(name.size() + 1, entry.size() - name.size() - 2)));
 }
 
 std::string meshAxisList(const DeviceMatrix& mesh) { return joinNames(mesh.names); }
@@ -44,7 +40,7 @@ NotationResult<AxisAssignment> assignPerMeshAxis(
   out.dims.assign(tensorRank, {});
   std::optional<ReduceOp> partialOp;
   for (size_t axis = 0; axis < entries.size(); ++axis) {
-    const std::string e = trim(entries[axis]);
+    const std::string e = std::string(trimmed(entries[axis]));
     int entry = static_cast<int>(axis);
     if (std::find(replicateNames.begin(), replicateNames.end(), e) != replicateNames.end()) continue;
     if (auto arg = callArgument(e, splitName)) {
@@ -100,7 +96,7 @@ bool isPartialAxis(const TensorLayout& l, int axis) {
 }  // namespace
 
 std::vector<std::string> splitTopLevelKeepingTuples(std::string_view text) {
-  std::string s = trim(text);
+  std::string s = std::string(trimmed(text));
   std::vector<std::string> parts;
   int depth = 0;
   std::string cur;
@@ -108,18 +104,18 @@ std::vector<std::string> splitTopLevelKeepingTuples(std::string_view text) {
     if (c == '(' || c == '[') ++depth;
     if (c == ')' || c == ']') --depth;
     if (c == ',' && depth == 0) {
-      parts.push_back(trim(cur));
+      parts.push_back(std::string(trimmed(cur)));
       cur.clear();
     } else {
       cur += c;
     }
   }
-  if (!trim(cur).empty() || !parts.empty()) parts.push_back(trim(cur));
+  if (!trimmed(cur).empty() || !parts.empty()) parts.push_back(std::string(trimmed(cur)));
   return parts;
 }
 
 std::vector<std::string> splitTopLevel(std::string_view text) {
-  std::string s = trim(text);
+  std::string s = std::string(trimmed(text));
   if (s.size() >= 2 && ((s.front() == '(' && s.back() == ')') || (s.front() == '[' && s.back() == ']'))) {
     // Strip one pair of outer brackets only if they enclose everything.
     int depth = 0;
