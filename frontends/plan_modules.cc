@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "frontends/model_loader.h"
+#include "ir/layout_notation.h"
 #include "ir/suggest.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
@@ -18,12 +19,6 @@
 namespace irc::model_loading {
 
 enum class Style { Colwise, Rowwise, SequenceParallel, Replicate };
-
-// One DTensor placement on the style's mesh axis.
-struct Placement {
-  enum class Kind { Shard, Replicate, Partial } kind = Kind::Replicate;
-  int64_t dim = 0;  // Shard: the tensor dim, negative counting from the end
-};
 
 // What a style needs, read from the plan.
 struct StyleSpec {
@@ -46,21 +41,11 @@ std::optional<Style> parseStyle(const std::string& name) {
   return std::nullopt;
 }
 
-std::optional<Placement> parsePlacement(std::string text) {
-  text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
-  if (text == "Replicate()") return Placement{Placement::Kind::Replicate};
-  if (text == "Partial()" || text == "Partial(sum)") return Placement{Placement::Kind::Partial};
-  if (text.starts_with("Shard(") && text.ends_with(")")) {
-    std::string inner = text.substr(6, text.size() - 7);
-    if (inner.empty() || inner.size() > 3) return std::nullopt;
-    size_t used = 0;
-    try {
-      int64_t dim = std::stoll(inner, &used);
-      if (used == inner.size()) return Placement{Placement::Kind::Shard, dim};
-    } catch (const std::exception&) {
-    }
-  }
-  return std::nullopt;
+// A style's placement on its mesh axis: only a sum is a partial product (a Linear's).
+std::optional<Placement> parseStylePlacement(const std::string& text) {
+  std::optional<Placement> p = parsePlacement(text);
+  if (p && p->kind == Placement::Kind::Partial && p->op != ReduceOp::Sum) return std::nullopt;
+  return p;
 }
 
 // The ops a style configures in one module.
@@ -170,7 +155,7 @@ void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string
         if (!n) continue;
         std::optional<YamlNode> entry = *n;
         if (n->IsSequence()) entry = n->size() == 1 ? std::optional<YamlNode>((*n)[0]) : std::nullopt;
-        std::optional<Placement> placement = entry && entry->IsScalar() ? parsePlacement(entry->Scalar()) : std::nullopt;
+        std::optional<Placement> placement = entry && entry->IsScalar() ? parseStylePlacement(entry->Scalar()) : std::nullopt;
         if (!placement) {
           reader_.error(*n, fmt::format("{} of '{}' must be one DTensor placement on the style's axis: Shard(d), "
                                         "Replicate() or Partial(); got {}",

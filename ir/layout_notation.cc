@@ -130,6 +130,26 @@ std::vector<std::string> splitTopLevel(std::string_view text) {
   return splitTopLevelKeepingTuples(s);
 }
 
+std::optional<Placement> parsePlacement(std::string_view text) {
+  std::string e;
+  for (char c : text)
+    if (c != ' ' && c != '\t') e += c;
+  if (e == "Replicate()" || e == "Replicate") return Placement{Placement::Kind::Replicate};
+  if (auto arg = callArgument(e, "Shard")) {
+    auto dim = parseInt(*arg);
+    if (!dim) return std::nullopt;
+    return Placement{Placement::Kind::Shard, *dim};
+  }
+  if (e == "Partial") return Placement{Placement::Kind::Partial};
+  if (auto arg = callArgument(e, "Partial")) {
+    if (arg->empty()) return Placement{Placement::Kind::Partial};
+    auto op = parseReduceOp(*arg);
+    if (!op) return std::nullopt;
+    return Placement{Placement::Kind::Partial, 0, *op};
+  }
+  return std::nullopt;
+}
+
 NotationResult<DimAxes> parseAliasMap(const std::vector<std::vector<std::string>>& perDim, const DeviceMatrix& mesh) {
   DimAxes dims;
   std::vector<int> usedBy(mesh.rank(), -1);

@@ -25,6 +25,16 @@ struct NotationError {
 template <typename T>
 using NotationResult = std::variant<T, NotationError>;
 
+// One DTensor placement as torch writes it (a plan's `input_layouts`/`output_layouts`): Shard(d),
+// d < 0 counting from the end; Replicate(); Partial() or Partial(op). Blanks are ignored. The
+// per-axis list (parsePlacements) reads its entries with the same helpers.
+struct Placement {
+  enum class Kind { Shard, Replicate, Partial } kind = Kind::Replicate;
+  int64_t dim = 0;
+  ReduceOp op = ReduceOp::Sum;
+};
+std::optional<Placement> parsePlacement(std::string_view text);
+
 // The part of a layout a notation states: the tensor map and the partial axes.
 struct AxisAssignment {
   DimAxes dims;

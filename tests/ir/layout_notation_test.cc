@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "ir/layout_notation.h"
+#include "ir/trim.h"
 
 namespace irc::test {
 namespace {
@@ -97,6 +98,22 @@ TEST_CASE("splitTopLevel keeps nested tuples and call parentheses") {
   CHECK(splitTopLevel("((dp, mp), None)") == std::vector<std::string>{"(dp, mp)", "None"});
   CHECK(splitTopLevel("S(0),B") == std::vector<std::string>{"S(0)", "B"});
   CHECK(splitTopLevel("Shard(0), Replicate()") == std::vector<std::string>{"Shard(0)", "Replicate()"});
+}
+
+
+TEST_CASE("one DTensor placement: the grammar a plan's input_layouts and output_layouts share with placements lists") {
+  auto kindOf = [](std::string_view text) { return parsePlacement(text)->kind; };
+  CHECK(kindOf("Replicate()") == Placement::Kind::Replicate);
+  CHECK(kindOf("Replicate") == Placement::Kind::Replicate);
+  CHECK(parsePlacement("Shard(1)")->dim == 1);
+  CHECK(parsePlacement(" Shard( -1 ) ")->dim == -1);  // blanks ignored; negative dims count from the end
+  CHECK(kindOf("Partial()") == Placement::Kind::Partial);
+  CHECK(parsePlacement("Partial(max)")->op == ReduceOp::Max);
+  for (const char* bad : {"Shard()", "Shard(x)", "Partial(avg)", "replicate()", "S(0)", ""})
+    CHECK_MESSAGE(!parsePlacement(bad).has_value(), bad);
+  // A trim for every reader: spaces and tabs off both ends.
+  CHECK(trimmed(" \tShard(0) \t") == "Shard(0)");
+  CHECK(trimmed("  ").empty());
 }
 
 }  // namespace irc::test
