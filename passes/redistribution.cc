@@ -66,7 +66,7 @@ ValueId emitStep(OpInserter& ins, const std::shared_ptr<const RedistStep>& share
                      {Operand::ofValue(input), Operand::ofConstant(ScalarTensor{dtype, static_cast<double>(step.divisor)})}, {},
                      {carried}, shared, reason);
     case RedistStep::Kind::Gather: {
-      ValueId gathered = ins.add(name, instance, "AllGather", {Operand::ofValue(input)}, {}, {carried}, shared, reason);
+      ValueId gathered = ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, shared, reason);
       if (step.dim == 0) return gathered;
       // AllGather concatenates on dim 0: Split it back into the members' blocks and concatenate
       // them on the dim the axis left.
@@ -94,8 +94,8 @@ ValueId emitStep(OpInserter& ins, const std::shared_ptr<const RedistStep>& share
       auto [concatName, concatInstance] = names("Concat");
       ValueId stacked = ins.add(concatName, concatInstance, "Concat", parts, {{"axis", int64_t{0}}}, {carried}, shared,
                                 "and stack the blocks on dim 0");
-      auto [rsName, rsInstance] = names("ReduceScatter");
-      return ins.add(rsName, rsInstance, "ReduceScatter", {Operand::ofValue(stacked)}, {}, {carried}, shared, reason);
+      auto [rsName, rsInstance] = names(type);
+      return ins.add(rsName, rsInstance, type, {Operand::ofValue(stacked)}, {}, {carried}, shared, reason);
     }
     default:
       return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, shared, reason);
