@@ -150,6 +150,70 @@ std::string lossSection(const ModuleOutputs& boundaries) {
   return out;
 }
 
+// The file's header: what it is and irc's prediction for it.
+std::string predictionHeader(const Graph& graph, const CompileOptions& options, const CompileTotals& totals,
+                             const MemoryEstimate* memory, bool given, const std::vector<std::string>& warnings) {
+  std::string out = fmt::format("# irc's plan for {} on {} devices as PyTorch DTensor tensor parallelism (torch >= 2.4).\n",
+                                graph.name, options.rankCount());
+  out += given ? "# The plan's modules: styles, as written.\n"
+               : "# Each Linear's and Embedding's style as its weight's layout in irc's plan says it.\n";
+  out += "# Module paths are those of the module torch.onnx.export saw (the exported root).\n#\n";
+  out += "# irc's prediction for one forward pass on every rank:\n";
+  std::vector<std::string> collectives;
+  for (CollectiveKind kind : kGroupCollectives)
+    if (auto it = totals.insertedByType.find(std::string(collectiveName(kind))); it != totals.insertedByType.end())
+      collectives.push_back(fmt::format("{} {}", it->second, collectiveName(kind)));
+  out += fmt::format("#   collectives: {}\n", collectives.empty() ? "none" : fmt::format("{}", fmt::join(collectives, ", ")));
+  out += fmt::format("#   communication per rank: {:.0f} bytes\n", totals.commBytesPerRank);
+  if (memory) {
+    out += fmt::format("#   peak memory per rank: {:.0f} bytes (inference)", memory->inference.peakBytes);
+    if (memory->training) out += fmt::format(", {:.0f} bytes (a training step)", memory->training->peakBytes);
+    out += "\n";
+  }
+  for (const std::string& w : warnings) out += "# not expressible: " + w + "\n";
+  out += "\nimport contextlib\n\nimport torch\n";
+  out += "from torch.distributed.device_mesh import DeviceMesh\n";
+  out += "try:\n    from torch.distributed.tensor import Partial, Replicate, Shard\n";
+  out += "except ImportError:  # torch < 2.5\n    from torch.distributed._tensor import Partial, Replicate, Shard\n";
+  out += "from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleOutput, RowwiseParallel, SequenceParallel,\n";
+  out += "                                           loss_parallel, parallelize_module)\n\n";
+  return out;
+}
+
+// PLAN: per mesh dim, each styled module's DTensor style.
+std::string planSection(const std::vector<Graph::ModuleStyle>& styles, const ModuleOutputs& boundaries) {
+  std::string out = "# Per mesh dim, the parallelize_module plan over it.\nPLAN = {\n";
+  std::set<std::string> lossParallel(boundaries.lossParallel.begin(), boundaries.lossParallel.end());
+  auto inputOf = [&](const std::string& module) {
+    auto it = boundaries.inputLayouts.find(module);
+    return it == boundaries.inputLayouts.end() ? std::string() : it->second;
+  };
+  std::vector<std::string> axes;
+  for (const auto& s : styles)
+    if (std::find(axes.begin(), axes.end(), s.axis) == axes.end()) axes.push_back(s.axis);
+  for (const std::string& axis : axes) {
+    out += fmt::format("    {}: {{\n", pyString(axis));
+    for (const auto& s : styles) {
+      if (s.axis != axis) continue;
+      if (s.style == "replicate") out += fmt::format("        # {}: replicate (a plain module: nothing to apply)\n", s.module);
+      else out += fmt::format("        {}: {},\n", pyString(s.module), styleCall(s, lossParallel.count(s.module) > 0, inputOf(s.module)));
+    }
+    out += "    },\n";
+  }
+  return out + "}\n\n";
+}
+
+const char* const kParallelize =
+    "def parallelize(model: torch.nn.Module, mesh: DeviceMesh) -> torch.nn.Module:\n"
+    "    \"\"\"Applies irc's plan to `model` (the module that was exported) over `mesh` (MESH_DIMS).\"\"\"\n"
+    "    for dim, plan in PLAN.items():\n"
+    "        sub = mesh[dim] if mesh.ndim > 1 else mesh\n"
+    "        parallelize_module(model, sub, plan)\n"
+    "    for dim, plan in PREPARE.items():  # after PLAN: a module's output hook runs after its style's\n"
+    "        sub = mesh[dim] if mesh.ndim > 1 else mesh\n"
+    "        parallelize_module(model, sub, plan)\n"
+    "    return model\n";
+
 }  // namespace
 
 PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const CompileTotals& totals,
@@ -174,65 +238,16 @@ PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const 
   ModuleOutputs boundaries = moduleOutputConversions(graph, styles, meshNames, meshDims);
   code.warnings.insert(code.warnings.end(), boundaries.warnings.begin(), boundaries.warnings.end());
   std::string& out = code.text;
-  out += fmt::format("# irc's plan for {} on {} devices as PyTorch DTensor tensor parallelism (torch >= 2.4).\n", graph.name,
-                     options.rankCount());
-  out += given ? "# The plan's modules: styles, as written.\n"
-               : "# Each Linear's and Embedding's style as its weight's layout in irc's plan says it.\n";
-  out += "# Module paths are those of the module torch.onnx.export saw (the exported root).\n#\n";
-  out += "# irc's prediction for one forward pass on every rank:\n";
-  std::vector<std::string> collectives;
-  for (CollectiveKind kind : kGroupCollectives)
-    if (auto it = totals.insertedByType.find(std::string(collectiveName(kind))); it != totals.insertedByType.end())
-      collectives.push_back(fmt::format("{} {}", it->second, collectiveName(kind)));
-  out += fmt::format("#   collectives: {}\n", collectives.empty() ? "none" : fmt::format("{}", fmt::join(collectives, ", ")));
-  out += fmt::format("#   communication per rank: {:.0f} bytes\n", totals.commBytesPerRank);
-  if (memory) {
-    out += fmt::format("#   peak memory per rank: {:.0f} bytes (inference)", memory->inference.peakBytes);
-    if (memory->training) out += fmt::format(", {:.0f} bytes (a training step)", memory->training->peakBytes);
-    out += "\n";
-  }
-  for (const std::string& w : code.warnings) out += "# not expressible: " + w + "\n";
-  out += "\nimport contextlib\n\nimport torch\n";
-  out += "from torch.distributed.device_mesh import DeviceMesh\n";
-  out += "try:\n    from torch.distributed.tensor import Partial, Replicate, Shard\n";
-  out += "except ImportError:  # torch < 2.5\n    from torch.distributed._tensor import Partial, Replicate, Shard\n";
-  out += "from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleOutput, RowwiseParallel, SequenceParallel,\n";
-  out += "                                           loss_parallel, parallelize_module)\n\n";
+  out += predictionHeader(graph, options, totals, memory, given, code.warnings);
   std::vector<std::string> dims;
   for (size_t a = 0; a < meshNames.size(); ++a) dims.push_back(fmt::format("{}: {}", pyString(meshNames[a]), meshDims[a]));
-  out += fmt::format("# The device mesh's named dims, ranks row-major: init_device_mesh(\"cuda\", sizes, mesh_dim_names=names).\n");
+  out += "# The device mesh's named dims, ranks row-major: init_device_mesh(\"cuda\", sizes, mesh_dim_names=names).\n";
   out += fmt::format("MESH_DIMS = {{{}}}\n\n", fmt::join(dims, ", "));
-  out += "# Per mesh dim, the parallelize_module plan over it.\nPLAN = {\n";
-  std::set<std::string> lossParallel(boundaries.lossParallel.begin(), boundaries.lossParallel.end());
-  auto inputOf = [&](const std::string& module) {
-    auto it = boundaries.inputLayouts.find(module);
-    return it == boundaries.inputLayouts.end() ? std::string() : it->second;
-  };
-  std::vector<std::string> axes;
-  for (const auto& s : styles)
-    if (std::find(axes.begin(), axes.end(), s.axis) == axes.end()) axes.push_back(s.axis);
-  for (const std::string& axis : axes) {
-    out += fmt::format("    {}: {{\n", pyString(axis));
-    for (const auto& s : styles) {
-      if (s.axis != axis) continue;
-      if (s.style == "replicate") out += fmt::format("        # {}: replicate (a plain module: nothing to apply)\n", s.module);
-      else out += fmt::format("        {}: {},\n", pyString(s.module), styleCall(s, lossParallel.count(s.module) > 0, inputOf(s.module)));
-    }
-    out += "    },\n";
-  }
-  out += "}\n\n";
+  out += planSection(styles, boundaries);
   out += prepareSection(boundaries);
   out += lossSection(boundaries);
   out += "\n";
-  out += "def parallelize(model: torch.nn.Module, mesh: DeviceMesh) -> torch.nn.Module:\n";
-  out += "    \"\"\"Applies irc's plan to `model` (the module that was exported) over `mesh` (MESH_DIMS).\"\"\"\n";
-  out += "    for dim, plan in PLAN.items():\n";
-  out += "        sub = mesh[dim] if mesh.ndim > 1 else mesh\n";
-  out += "        parallelize_module(model, sub, plan)\n";
-  out += "    for dim, plan in PREPARE.items():  # after PLAN: a module's output hook runs after its style's\n";
-  out += "        sub = mesh[dim] if mesh.ndim > 1 else mesh\n";
-  out += "        parallelize_module(model, sub, plan)\n";
-  out += "    return model\n";
+  out += kParallelize;
   return code;
 }
 
