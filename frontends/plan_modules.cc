@@ -212,91 +212,209 @@ void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string
   }
 }
 
-void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec,
-                             const std::vector<OpId>& ops, const std::vector<std::vector<Use>>& uses,
-                             std::vector<std::string>& claimedBy) {
-  const DeviceMatrix& mesh = *graph_.parallel.mesh;
-  const std::string& path = graph_.modulePaths[graph_.op(ops[0]).modulePath];
-  const int t = spec.axis;
-  const int64_t ways = mesh.dims[t];
-  // The mesh's other axes split the batch (dim 0) of the module's activations, as data
-  // parallelism beside tensor parallelism does.
-  std::vector<int> batchAxes;
-  int64_t batchWays = 1;
-  for (int a = 0; a < mesh.rank(); ++a)
-    if (a != t && mesh.dims[a] > 1) {
-      batchAxes.push_back(a);
-      batchWays *= mesh.dims[a];
-    }
-  bool ok = true;
-  auto activation = [&](const Shape& shape, std::optional<int64_t> splitDim) {
-    DimAxes dims(shape.size());
-    if (!batchAxes.empty() && shape.size() >= 2 && shape[0] % batchWays == 0) dims[0] = batchAxes;
-    if (splitDim) dims[*splitDim].push_back(t);
-    return dims;
-  };
-  auto check = [&](const Op& op, const std::vector<DimAxes>& layouts) {
-    int k = 0;
-    for (const Operand& o : op.operands) {
-      if (!o.isValue()) continue;
-      const Value& v = graph_.value(o.value);
-      for (size_t d = 0; d < layouts[k].size(); ++d) {
-        int64_t split = 1;
-        for (int a : layouts[k][d]) split *= mesh.dims[a];
-        if (v.type.shape[d] % split != 0) {
-          reader_.error(keyNode, fmt::format("'{}' ({}): {} splits dim {} of '{}' (size {}) {} ways, which does not divide it",
-                                             key, path, kStyleNames[static_cast<int>(spec.style)], d, v.name, v.type.shape[d], split));
-          ok = false;
-        }
+namespace {
+
+// One `modules:` key applied to one module: the layouts its style gives the module's ops (as
+// `in_layout` over the mesh) and the output constraints its `output_layouts` ask for.
+class StyleApplication {
+ public:
+  StyleApplication(Graph& graph, YamlReader& reader, const YamlNode& keyNode, const std::string& key, const StyleSpec& spec,
+                   const std::string& path, std::vector<std::string>& claimedBy)
+      : graph_(graph), reader_(reader), keyNode_(keyNode), key_(key), spec_(spec), path_(path), claimedBy_(claimedBy),
+        mesh_(*graph.parallel.mesh), t_(spec.axis) {
+    // The mesh's other axes split the batch (dim 0) of the module's activations, as data
+    // parallelism beside tensor parallelism does.
+    for (int a = 0; a < mesh_.rank(); ++a)
+      if (a != t_ && mesh_.dims[a] > 1) {
+        batchAxes_.push_back(a);
+        batchWays_ *= mesh_.dims[a];
       }
-      ++k;
-    }
-  };
-  auto configure = [&](OpId id, std::vector<DimAxes> layouts, std::optional<TensorSharding> output = std::nullopt) {
-    Op& op = graph_.op(id);
-    if (!claimedBy[id].empty()) {
-      reader_.error(keyNode, fmt::format("node '{}' is configured by both '{}' and '{}'; give each node one strategy", op.name,
-                                         claimedBy[id], key));
-      ok = false;
-      return;
-    }
-    claimedBy[id] = key;
-    check(op, layouts);
-    if (!ok) return;
-    OpAnnotation& ann = *op.annotation;
-    ann.inLayout = std::move(layouts);
-    ann.inLayoutLoc = locOf(keyNode);
-    if (output) ann.outputSharding = {output};
-  };
-  // The output constraint for output_layouts other than the style's default.
-  auto outputSharding = [&](const Shape& shape, const Placement& p) {
-    TensorSharding s;
-    std::optional<int64_t> dim;
-    if (p.kind == Placement::Kind::Shard) dim = p.dim < 0 ? p.dim + static_cast<int64_t>(shape.size()) : p.dim;
-    s.dims = activation(shape, dim);
-    if (p.kind == Placement::Kind::Partial) s.partialAxes = {t};
-    s.notation = ShardingNotation::Placements;
-    s.loc = locOf(keyNode);
-    for (size_t d = 0; d < s.dims.size(); ++d) {
+  }
+
+  void sequenceParallel(const std::vector<OpId>& ops, const std::vector<std::vector<Use>>& uses);
+  void embedding(const ModuleOps& m);
+  void linear(const ModuleOps& m);
+
+ private:
+  std::string styleName() const { return kStyleNames[static_cast<int>(spec_.style)]; }
+  DimAxes activation(const Shape& shape, std::optional<int64_t> splitDim) const;
+  void check(const Op& op, const std::vector<DimAxes>& layouts);
+  bool claim(OpId id);
+  void configure(OpId id, std::vector<DimAxes> layouts, std::optional<TensorSharding> output = std::nullopt);
+  TensorSharding outputSharding(const Shape& shape, const Placement& p);
+
+  Graph& graph_;
+  YamlReader& reader_;
+  const YamlNode& keyNode_;
+  const std::string& key_;
+  const StyleSpec& spec_;
+  const std::string& path_;
+  std::vector<std::string>& claimedBy_;
+  const DeviceMatrix& mesh_;
+  const int t_;  // the style's mesh axis
+  std::vector<int> batchAxes_;
+  int64_t batchWays_ = 1;
+
+ public:
+  bool ok = true;
+};
+
+DimAxes StyleApplication::activation(const Shape& shape, std::optional<int64_t> splitDim) const {
+  DimAxes dims(shape.size());
+  if (!batchAxes_.empty() && shape.size() >= 2 && shape[0] % batchWays_ == 0) dims[0] = batchAxes_;
+  if (splitDim) dims[*splitDim].push_back(t_);
+  return dims;
+}
+
+void StyleApplication::check(const Op& op, const std::vector<DimAxes>& layouts) {
+  int k = 0;
+  for (const Operand& o : op.operands) {
+    if (!o.isValue()) continue;
+    const Value& v = graph_.value(o.value);
+    for (size_t d = 0; d < layouts[k].size(); ++d) {
       int64_t split = 1;
-      for (int a : s.dims[d]) split *= mesh.dims[a];
-      if (shape[d] % split != 0) {
-        reader_.error(keyNode, fmt::format("'{}' ({}): output_layouts split dim {} of the output {} {} ways, which does not divide it",
-                                           key, path, d, formatShape(shape), split));
+      for (int a : layouts[k][d]) split *= mesh_.dims[a];
+      if (v.type.shape[d] % split != 0) {
+        reader_.error(keyNode_, fmt::format("'{}' ({}): {} splits dim {} of '{}' (size {}) {} ways, which does not divide it",
+                                            key_, path_, styleName(), d, v.name, v.type.shape[d], split));
         ok = false;
       }
     }
-    return s;
-  };
-  auto outOfRange = [&](const Placement& p, size_t rank) {
-    return p.kind == Placement::Kind::Shard && (p.dim < -static_cast<int64_t>(rank) || p.dim >= static_cast<int64_t>(rank));
-  };
+    ++k;
+  }
+}
 
+bool StyleApplication::claim(OpId id) {
+  if (!claimedBy_[id].empty()) {
+    reader_.error(keyNode_, fmt::format("node '{}' is configured by both '{}' and '{}'; give each node one strategy",
+                                        graph_.op(id).name, claimedBy_[id], key_));
+    ok = false;
+    return false;
+  }
+  claimedBy_[id] = key_;
+  return true;
+}
+
+void StyleApplication::configure(OpId id, std::vector<DimAxes> layouts, std::optional<TensorSharding> output) {
+  if (!claim(id)) return;
+  Op& op = graph_.op(id);
+  check(op, layouts);
+  if (!ok) return;
+  OpAnnotation& ann = *op.annotation;
+  ann.inLayout = std::move(layouts);
+  ann.inLayoutLoc = locOf(keyNode_);
+  if (output) ann.outputSharding = {output};
+}
+
+// The output constraint for output_layouts other than the style's default.
+TensorSharding StyleApplication::outputSharding(const Shape& shape, const Placement& p) {
+  TensorSharding s;
+  std::optional<int64_t> dim;
+  if (p.kind == Placement::Kind::Shard) dim = p.dim < 0 ? p.dim + static_cast<int64_t>(shape.size()) : p.dim;
+  s.dims = activation(shape, dim);
+  if (p.kind == Placement::Kind::Partial) s.partialAxes = {t_};
+  s.notation = ShardingNotation::Placements;
+  s.loc = locOf(keyNode_);
+  for (size_t d = 0; d < s.dims.size(); ++d) {
+    int64_t split = 1;
+    for (int a : s.dims[d]) split *= mesh_.dims[a];
+    if (shape[d] % split != 0) {
+      reader_.error(keyNode_, fmt::format("'{}' ({}): output_layouts split dim {} of the output {} {} ways, which does not divide it",
+                                          key_, path_, d, formatShape(shape), split));
+      ok = false;
+    }
+  }
+  return s;
+}
+
+// A norm on sequence shards: every result leaving the module is split on dim 1.
+void StyleApplication::sequenceParallel(const std::vector<OpId>& ops, const std::vector<std::vector<Use>>& uses) {
+  const int64_t ways = mesh_.dims[t_];
+  for (OpId id : ops) {
+    const Op& op = graph_.op(id);
+    if (op.results.size() != 1) continue;
+    ValueId r = op.results[0];
+    bool leaves = std::find(graph_.outputs.begin(), graph_.outputs.end(), r) != graph_.outputs.end();
+    for (const Use& u : uses[r]) leaves = leaves || graph_.op(u.op).modulePath != op.modulePath;
+    if (!leaves) continue;
+    const Shape& shape = graph_.value(r).type.shape;
+    if (shape.size() < 2 || shape[1] % ways != 0) {
+      reader_.error(keyNode_, fmt::format("'{}' ({}): sequence_parallel splits dim 1 of '{}' {} ways; its shape is {}", key_,
+                                          path_, graph_.value(r).name, ways, formatShape(shape)));
+      return;
+    }
+    if (!claim(id)) return;
+    graph_.op(id).annotation->outputSharding = {outputSharding(shape, Placement{Placement::Kind::Shard, 1})};
+  }
+}
+
+// Rowwise: MindSpore's split-vocabulary Gather (masked lookup, AllReduce); colwise: the
+// embedding dim split.
+void StyleApplication::embedding(const ModuleOps& m) {
+  const Op& main = graph_.op(m.main);
+  const Shape& x = graph_.value(main.operands[m.input].value).type.shape;
+  const Shape& y = graph_.value(main.results[0]).type.shape;
+  const int64_t last = static_cast<int64_t>(y.size()) - 1;
+  const bool colwise = spec_.style == Style::Colwise, rowwise = spec_.style == Style::Rowwise;
+  DimAxes table(2);
+  if (rowwise) table[0] = {t_};
+  if (colwise) table[1] = {t_};
+  std::optional<TensorSharding> out;
+  bool defaultOut = !spec_.output || (rowwise && spec_.output->kind == Placement::Kind::Replicate) ||
+                    (colwise && spec_.output->kind == Placement::Kind::Shard &&
+                     (spec_.output->dim == -1 || spec_.output->dim == last)) ||
+                    (!rowwise && !colwise && spec_.output->kind == Placement::Kind::Replicate);
+  if (!defaultOut) out = outputSharding(y, *spec_.output);
+  configure(m.main, {table, activation(x, std::nullopt)}, out);
+}
+
+// A Linear: the weight as the exporter laid it out, [in, out] or (transB) [out, in].
+void StyleApplication::linear(const ModuleOps& m) {
+  const Op& main = graph_.op(m.main);
+  const Shape& x = graph_.value(main.operands[m.input].value).type.shape;
+  const Shape& y = graph_.value(main.results[0]).type.shape;
+  const int64_t last = static_cast<int64_t>(y.size()) - 1;
+  const bool colwise = spec_.style == Style::Colwise, rowwise = spec_.style == Style::Rowwise;
+  DimAxes weight(2);
+  if (colwise) weight[m.weightTransposed ? 0 : 1] = {t_};
+  if (rowwise) weight[m.weightTransposed ? 1 : 0] = {t_};
+  const int64_t xLast = static_cast<int64_t>(x.size()) - 1;
+  std::optional<TensorSharding> productOut, biasOut;
+  std::optional<int64_t> productSplit = colwise ? std::optional<int64_t>(last) : std::nullopt;
+  if (spec_.output) {
+    bool isDefault = colwise ? spec_.output->kind == Placement::Kind::Shard &&
+                                   (spec_.output->dim == -1 || spec_.output->dim == last)
+                             : spec_.output->kind == Placement::Kind::Replicate;
+    if (!isDefault) {
+      // Rowwise to Shard(d): the partial product itself is constrained (one ReduceScatter);
+      // colwise to another layout: the module's last result is converted.
+      if (rowwise) productOut = outputSharding(y, *spec_.output);
+      else if (m.bias == kNoId) productOut = outputSharding(y, *spec_.output);
+      else biasOut = outputSharding(y, *spec_.output);
+      if (rowwise && spec_.output->kind == Placement::Kind::Shard)
+        productSplit = spec_.output->dim < 0 ? spec_.output->dim + static_cast<int64_t>(y.size()) : spec_.output->dim;
+    }
+  }
+  configure(m.main, {activation(x, rowwise ? std::optional<int64_t>(xLast) : std::nullopt), weight}, productOut);
+  if (m.bias != kNoId && ok) {
+    DimAxes bias(1);
+    if (productSplit == last) bias[0] = {t_};
+    configure(m.bias, {activation(y, productSplit), bias}, biasOut);
+  }
+}
+
+}  // namespace
+
+void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec,
+                             const std::vector<OpId>& ops, const std::vector<std::vector<Use>>& uses,
+                             std::vector<std::string>& claimedBy) {
+  const std::string& path = graph_.modulePaths[graph_.op(ops[0]).modulePath];
+  const std::string& style = kStyleNames[static_cast<int>(spec.style)];
   ModuleOps m = classify(graph_, ops, uses);
   if (m.kind == ModuleOps::Kind::Other && spec.style != Style::SequenceParallel) {
     reader_.error(keyNode, fmt::format("'{}' matches module '{}', which is not a Linear (a MatMul by a weight) or an Embedding "
                                        "(a Gather from a table): {} applies to those",
-                                       key, path, kStyleNames[static_cast<int>(spec.style)]));
+                                       key, path, style));
     return;
   }
   // Partial(): only a rowwise Linear's product is a sum of partial products (a rowwise
@@ -305,89 +423,20 @@ void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, co
       !(spec.style == Style::Rowwise && m.kind == ModuleOps::Kind::Linear)) {
     reader_.error(keyNode, fmt::format("'{}': output_layouts Partial() keeps a rowwise Linear's product unreduced; {} {} "
                                        "computes no partial sums to keep",
-                                       key, kStyleNames[static_cast<int>(spec.style)],
-                                       m.kind == ModuleOps::Kind::Embedding ? "Embedding" : "module"));
+                                       key, style, m.kind == ModuleOps::Kind::Embedding ? "Embedding" : "module"));
     return;
   }
-  if (spec.style == Style::SequenceParallel) {
-    // A norm on sequence shards: every result leaving the module is split on dim 1.
-    for (OpId id : ops) {
-      const Op& op = graph_.op(id);
-      if (op.results.size() != 1) continue;
-      ValueId r = op.results[0];
-      bool leaves = std::find(graph_.outputs.begin(), graph_.outputs.end(), r) != graph_.outputs.end();
-      for (const Use& u : uses[r]) leaves = leaves || graph_.op(u.op).modulePath != op.modulePath;
-      if (!leaves) continue;
-      const Shape& shape = graph_.value(r).type.shape;
-      if (shape.size() < 2 || shape[1] % ways != 0) {
-        reader_.error(keyNode, fmt::format("'{}' ({}): sequence_parallel splits dim 1 of '{}' {} ways; its shape is {}", key, path,
-                                           graph_.value(r).name, ways, formatShape(shape)));
-        return;
-      }
-      Op& mutableOp = graph_.op(id);
-      if (!claimedBy[id].empty()) {
-        reader_.error(keyNode, fmt::format("node '{}' is configured by both '{}' and '{}'; give each node one strategy", op.name,
-                                           claimedBy[id], key));
-        return;
-      }
-      claimedBy[id] = key;
-      mutableOp.annotation->outputSharding = {outputSharding(shape, Placement{Placement::Kind::Shard, 1})};
-    }
-    return;
-  }
-
-  const Op& main = graph_.op(m.main);
-  const Shape& x = graph_.value(main.operands[m.input].value).type.shape;
-  const Shape& y = graph_.value(main.results[0]).type.shape;
-  if (spec.output && outOfRange(*spec.output, y.size())) {
+  StyleApplication apply(graph_, reader_, keyNode, key, spec, path, claimedBy);
+  if (spec.style == Style::SequenceParallel) return apply.sequenceParallel(ops, uses);
+  const Shape& y = graph_.value(graph_.op(m.main).results[0]).type.shape;
+  if (spec.output && spec.output->kind == Placement::Kind::Shard &&
+      (spec.output->dim < -static_cast<int64_t>(y.size()) || spec.output->dim >= static_cast<int64_t>(y.size()))) {
     reader_.error(keyNode, fmt::format("'{}': output_layouts Shard({}) is not a dim of the module's output {}", key,
                                        spec.output->dim, formatShape(y)));
     return;
   }
-  const int64_t last = static_cast<int64_t>(y.size()) - 1;
-  const bool colwise = spec.style == Style::Colwise, rowwise = spec.style == Style::Rowwise;
-  if (m.kind == ModuleOps::Kind::Embedding) {
-    // Rowwise: MindSpore's split-vocabulary Gather (masked lookup, AllReduce); colwise: the
-    // embedding dim split.
-    DimAxes table(2);
-    if (rowwise) table[0] = {t};
-    if (colwise) table[1] = {t};
-    std::optional<TensorSharding> out;
-    bool defaultOut = !spec.output || (rowwise && spec.output->kind == Placement::Kind::Replicate) ||
-                      (colwise && spec.output->kind == Placement::Kind::Shard &&
-                       (spec.output->dim == -1 || spec.output->dim == last)) ||
-                      (!rowwise && !colwise && spec.output->kind == Placement::Kind::Replicate);
-    if (!defaultOut) out = outputSharding(y, *spec.output);
-    configure(m.main, {table, activation(x, std::nullopt)}, out);
-    return;
-  }
-  // A Linear: the weight as the exporter laid it out, [in, out] or (transB) [out, in].
-  DimAxes weight(2);
-  if (colwise) weight[m.weightTransposed ? 0 : 1] = {t};
-  if (rowwise) weight[m.weightTransposed ? 1 : 0] = {t};
-  const int64_t xLast = static_cast<int64_t>(x.size()) - 1;
-  std::optional<TensorSharding> productOut, biasOut;
-  std::optional<int64_t> productSplit = colwise ? std::optional<int64_t>(last) : std::nullopt;
-  if (spec.output) {
-    bool isDefault = colwise ? spec.output->kind == Placement::Kind::Shard &&
-                                   (spec.output->dim == -1 || spec.output->dim == last)
-                             : spec.output->kind == Placement::Kind::Replicate;
-    if (!isDefault) {
-      // Rowwise to Shard(d): the partial product itself is constrained (one ReduceScatter);
-      // colwise to another layout: the module's last result is converted.
-      if (rowwise) productOut = outputSharding(y, *spec.output);
-      else if (m.bias == kNoId) productOut = outputSharding(y, *spec.output);
-      else biasOut = outputSharding(y, *spec.output);
-      if (rowwise && spec.output->kind == Placement::Kind::Shard)
-        productSplit = spec.output->dim < 0 ? spec.output->dim + static_cast<int64_t>(y.size()) : spec.output->dim;
-    }
-  }
-  configure(m.main, {activation(x, rowwise ? std::optional<int64_t>(xLast) : std::nullopt), weight}, productOut);
-  if (m.bias != kNoId && ok) {
-    DimAxes bias(1);
-    if (productSplit == last) bias[0] = {t};
-    configure(m.bias, {activation(y, productSplit), bias}, biasOut);
-  }
+  if (m.kind == ModuleOps::Kind::Embedding) apply.embedding(m);
+  else apply.linear(m);
 }
 
 }  // namespace irc::model_loading
