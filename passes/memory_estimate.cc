@@ -193,71 +193,58 @@ double replicasOf(const Graph& g, ValueId v) {
   return n;
 }
 
-TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, int optimizerParallelLevel, int zeroStage,
-                        bool lossOnOutputs, bool mixedPrecision) {
-  TrainingMemory m;
-  // ZeRO: a parameter's share of what is sharded over its replicas (1 where nothing is).
-  std::vector<double> share(g.values.size(), 1.0);
-  if (zeroStage > 0)
-    for (ValueId v : g.parameters) share[v] = 1.0 / replicasOf(g, v);
-  // Optimizer parallel: level 1 keeps each sharded parameter's gradient whole until the step
-  // (reduce-scattered then), level 2 and 3 reduce-scatter it as it is made; level 3 also gathers
-  // a weight again for its backward instead of keeping the gathered copy.
-  std::vector<ValueId> gathered = gatheredCopies(g, p);
-  std::vector<bool> regathered(g.values.size(), false);
-  if (optimizerParallelLevel == 3)
-    for (ValueId copy : gathered)
-      if (copy != kNoId) regathered[copy] = true;
-  m.optimizer = optimizer;
-  auto consider = [&](double bytes, const char* phase, const std::string& at) {
-    if (bytes <= m.peakBytes) return;
-    m.peakBytes = bytes;
-    m.peakPhase = phase;
-    m.peakAt = at;
-  };
-  // What each op's backward reads, kept from the forward until the earliest op reading it has
-  // run its backward. Parameters are resident anyway; an op computing no floating result has
-  // no backward. A recomputed op keeps nothing of its own: only what it reads from outside the
-  // recomputed ops (the checkpoint's inputs); its backward first runs its forward again.
+// What each op's backward reads, kept from the forward until the earliest op reading it has run
+// its backward. Parameters are resident anyway; an op computing no floating result has no
+// backward. A recomputed op keeps nothing of its own: only what it reads from outside the
+// recomputed ops (the checkpoint's inputs); its backward first runs its forward again.
+struct SavedForBackwardPlan {
+  std::vector<bool> saved, dropped;        // per root value: kept from the forward; recomputed instead
+  std::vector<int> earliestSaver;          // per root value: the first position whose backward reads it
+  std::vector<std::vector<ValueId>> savedBy;  // per position: the roots its backward reads
+  int recomputedOps = 0;
+};
+
+// A checkpoint recomputes the communication inside it too (torch's checkpoint reruns the
+// function's collectives; Megatron's recomputed layer its tensor-parallel AllReduce): an op
+// inserted for a recomputed op (converting its operand or completing its result) is in its
+// owner's checkpoint.
+OpId checkpointOwner(const Graph& g, OpId id) {
+  const Op& op = g.op(id);
+  bool forOwner = op.role == InsertedRole::Redistribution || op.role == InsertedRole::ForwardOp ||
+                  op.role == InsertedRole::ReplaceGraph;
+  return op.inserted() && forOwner && op.owner != kNoId ? op.owner : id;
+}
+
+bool recomputed(const Graph& g, OpId id) {
+  const Op& op = g.op(checkpointOwner(g, id));
+  return !op.inserted() && std::as_const(op).annotation->recompute;
+}
+
+SavedForBackwardPlan savedForBackward(const Graph& g, const Program& p, const std::vector<bool>& regathered) {
   size_t n = g.values.size();
-  std::vector<bool> saved(n, false), dropped(n, false);
-  std::vector<int> earliestSaver(n, p.end);
-  std::vector<std::vector<ValueId>> savedBy(p.end);  // per position: the roots its backward reads
-  // A checkpoint recomputes the communication inside it too (torch's checkpoint reruns the
-  // function's collectives; Megatron's recomputed layer its tensor-parallel AllReduce): an op
-  // inserted for a recomputed op (converting its operand or completing its result) is in its
-  // owner's checkpoint.
-  auto checkpointOwner = [&](OpId id) {
-    const Op& op = g.op(id);
-    bool forOwner = op.role == InsertedRole::Redistribution || op.role == InsertedRole::ForwardOp ||
-                    op.role == InsertedRole::ReplaceGraph;
-    return op.inserted() && forOwner && op.owner != kNoId ? op.owner : id;
-  };
-  auto recomputed = [&](OpId id) {
-    const Op& op = g.op(checkpointOwner(id));
-    return !op.inserted() && std::as_const(op).annotation->recompute;
-  };
-  auto checkpointOf = [&](OpId id) { return std::as_const(g.op(checkpointOwner(id))).annotation->checkpoint; };
+  SavedForBackwardPlan plan{std::vector<bool>(n, false), std::vector<bool>(n, false), std::vector<int>(n, p.end),
+                            std::vector<std::vector<ValueId>>(p.end), 0};
+  auto checkpointOf = [&](OpId id) { return std::as_const(g.op(checkpointOwner(g, id))).annotation->checkpoint; };
   for (int pos = 0; pos < p.end; ++pos) {
     const Op& op = g.op(g.order[pos]);
     // Without an operand that needs a gradient the op has no backward (torch records no node).
     if (std::none_of(op.results.begin(), op.results.end(), [&](ValueId r) { return p.needsGradient[r]; })) continue;
-    bool again = recomputed(g.order[pos]);
-    if (again) ++m.recomputedOps;
+    bool again = recomputed(g, g.order[pos]);
+    if (again) ++plan.recomputedOps;
     SavedForBackward s = rulesOf(op).savedForBackward(op);
     auto keep = [&](ValueId v, bool boundary) {
       ValueId r = p.root[v];
       if (resident(p, r) || p.bytes[r] == 0) return;
-      savedBy[pos].push_back(r);
-      earliestSaver[r] = std::min(earliestSaver[r], pos);
-      if ((!again || boundary) && !regathered[r]) saved[r] = true;
-      else dropped[r] = true;
+      plan.savedBy[pos].push_back(r);
+      plan.earliestSaver[r] = std::min(plan.earliestSaver[r], pos);
+      if ((!again || boundary) && !regathered[r]) plan.saved[r] = true;
+      else plan.dropped[r] = true;
     };
     // Outside this op's checkpoint: not recomputed, or recomputed by another checkpoint.
     auto fromOutside = [&](ValueId v) {
       ValueId r = p.root[v];
       OpId producer = g.value(r).producer;
-      return producer == kNoId || !recomputed(producer) || checkpointOf(producer) != checkpointOf(g.order[pos]);
+      return producer == kNoId || !recomputed(g, producer) || checkpointOf(producer) != checkpointOf(g.order[pos]);
     };
     for (int i : s.operands)
       if (i < static_cast<int>(op.operands.size()) && op.operands[i].isValue()) keep(op.operands[i].value, false);
@@ -276,87 +263,163 @@ TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, i
       for (const Operand& o : op.operands)
         if (o.isValue() && p.floating[o.value] && fromOutside(o.value)) keep(o.value, true);
   }
-  for (size_t v = 0; v < n; ++v) {
-    if (saved[v]) dropped[v] = false;
-    if (saved[v]) m.savedActivationBytes += p.bytes[v];
-    if (dropped[v]) m.recomputedActivationBytes += p.bytes[v];
-  }
-  for (ValueId v : g.parameters) (p.holder[v] == Holder::Parameter ? m.parameterBytes : m.constantBytes) += p.bytes[v];
+  return plan;
+}
 
-  m.forwardLiveAtOp.reserve(p.end);
-  Live afterForward = forwardWalk(g, p, saved, [&](int pos, const Live& live) {
-    m.forwardLiveAtOp.push_back(live.total());
-    consider(live.total(), "forward", g.op(g.order[pos]).name);
-  });
-  m.backwardLiveAtOp.assign(p.end, 0);
-  // The loss: cross-entropy over each floating output keeps its log-softmax; its backward makes
-  // the log-softmax's gradient and the output's.
-  std::vector<bool> gradHeld(n, false);
-  std::vector<bool> outputSeen(n, false);
-  for (ValueId v : g.outputs) {
-    ValueId r = p.root[v];
-    if (!p.floating[r] || outputSeen[r]) continue;
-    outputSeen[r] = true;
-    m.outputBytes += p.bytes[r];
-    gradHeld[r] = p.needsGradient[r];
+// The sharding of optimizer state and gradients a step runs under.
+struct Sharding {
+  int optimizerParallelLevel = 0;
+  int zeroStage = 0;
+  std::vector<double> share;      // ZeRO: a parameter's share of what is sharded over its replicas
+  std::vector<ValueId> gathered;  // optimizer parallel: each parameter's gathered copy, if any
+};
+
+// The step's memory over time, phase by phase (forward, loss, backward, update).
+class TrainingWalk {
+ public:
+  TrainingWalk(const Graph& g, const Program& p, const Sharding& sharding, SavedForBackwardPlan plan)
+      : g_(g), p_(p), sharding_(sharding), plan_(std::move(plan)) {}
+
+  TrainingMemory run(Optimizer optimizer, bool lossOnOutputs, bool mixedPrecision) {
+    m_.optimizer = optimizer;
+    m_.recomputedOps = plan_.recomputedOps;
+    countKept();
+    double live = forward();
+    live = loss(live, lossOnOutputs);
+    live = backward(live);
+    update(live, optimizer, mixedPrecision);
+    return m_;
   }
-  double live = afterForward.total();
-  // A pipeline stage before the last has no loss: its outputs' gradients arrive from the next.
-  m.lossLiveBytes = live + (lossOnOutputs ? 3 : 1) * m.outputBytes;
-  consider(m.lossLiveBytes, lossOnOutputs ? "loss" : "backward", "");
-  if (lossOnOutputs) m.savedActivationBytes += m.outputBytes;  // the loss's log-softmax
-  live += m.outputBytes;                                       // the outputs' gradients
+
+ private:
+  void consider(double bytes, const char* phase, const std::string& at) {
+    if (bytes <= m_.peakBytes) return;
+    m_.peakBytes = bytes;
+    m_.peakPhase = phase;
+    m_.peakAt = at;
+  }
+
+  void countKept() {
+    for (size_t v = 0; v < g_.values.size(); ++v) {
+      if (plan_.saved[v]) plan_.dropped[v] = false;
+      if (plan_.saved[v]) m_.savedActivationBytes += p_.bytes[v];
+      if (plan_.dropped[v]) m_.recomputedActivationBytes += p_.bytes[v];
+    }
+    for (ValueId v : g_.parameters) (p_.holder[v] == Holder::Parameter ? m_.parameterBytes : m_.constantBytes) += p_.bytes[v];
+  }
+
+  double forward() {
+    m_.forwardLiveAtOp.reserve(p_.end);
+    Live afterForward = forwardWalk(g_, p_, plan_.saved, [&](int pos, const Live& live) {
+      m_.forwardLiveAtOp.push_back(live.total());
+      consider(live.total(), "forward", g_.op(g_.order[pos]).name);
+    });
+    return afterForward.total();
+  }
+
+  // The loss: cross-entropy over each floating output keeps its log-softmax; its backward makes
+  // the log-softmax's gradient and the output's. A pipeline stage before the last has no loss:
+  // its outputs' gradients arrive from the next.
+  double loss(double live, bool lossOnOutputs) {
+    gradHeld_.assign(g_.values.size(), false);
+    std::vector<bool> outputSeen(g_.values.size(), false);
+    for (ValueId v : g_.outputs) {
+      ValueId r = p_.root[v];
+      if (!p_.floating[r] || outputSeen[r]) continue;
+      outputSeen[r] = true;
+      m_.outputBytes += p_.bytes[r];
+      gradHeld_[r] = p_.needsGradient[r];
+    }
+    m_.lossLiveBytes = live + (lossOnOutputs ? 3 : 1) * m_.outputBytes;
+    consider(m_.lossLiveBytes, lossOnOutputs ? "loss" : "backward", "");
+    if (lossOnOutputs) m_.savedActivationBytes += m_.outputBytes;  // the loss's log-softmax
+    return live + m_.outputBytes;                                  // the outputs' gradients
+  }
 
   // Backward, in reverse: an op's backward makes its floating operands' gradients (a parameter's
   // once, kept for the step; an activation's until its producer's backward), then drops its
   // results' gradients and what it alone still kept.
-  for (int pos = p.end - 1; pos >= 0; --pos) {
-    const Op& op = g.op(g.order[pos]);
-    bool differentiable = std::any_of(op.results.begin(), op.results.end(), [&](ValueId r) { return gradHeld[p.root[r]]; });
-    if (differentiable)
-      for (const Operand& o : op.operands) {
-        if (!o.isValue()) continue;
-        ValueId r = p.root[o.value];
-        if (!p.needsGradient[r] || gradHeld[r]) continue;
-        gradHeld[r] = true;
-        // Level 1 keeps a sharded parameter's gradient whole: the gathered copy's size. ZeRO-2
-        // reduce-scatters it as it is made: the rank keeps its share.
-        double bytes = optimizerParallelLevel == 1 && gathered[r] != kNoId ? p.bytes[gathered[r]] : p.bytes[r];
-        if (zeroStage >= 2 && p.holder[r] == Holder::Parameter) bytes *= share[r];
-        live += bytes;
-        if (p.holder[r] == Holder::Parameter) m.gradientBytes += bytes;
+  double backward(double live) {
+    m_.backwardLiveAtOp.assign(p_.end, 0);
+    for (int pos = p_.end - 1; pos >= 0; --pos) {
+      const Op& op = g_.op(g_.order[pos]);
+      addOperandGradients(op, live);
+      // A recomputed op's forward runs again first: what its backward reads is back.
+      for (ValueId r : plan_.savedBy[pos])
+        if (plan_.dropped[r] && !plan_.saved[r]) {
+          plan_.saved[r] = true;
+          live += p_.bytes[r];
+        }
+      consider(live, "backward", op.name);
+      m_.backwardLiveAtOp[pos] = live;
+      for (ValueId res : op.results) {
+        ValueId r = p_.root[res];
+        if (res == r && gradHeld_[r] && !resident(p_, r) && p_.bytes[r] > 0) {
+          live -= p_.bytes[r];
+          gradHeld_[r] = false;
+        }
       }
-    // A recomputed op's forward runs again first: what its backward reads is back.
-    for (ValueId r : savedBy[pos])
-      if (dropped[r] && !saved[r]) {
-        saved[r] = true;
-        live += p.bytes[r];
-      }
-    consider(live, "backward", op.name);
-    m.backwardLiveAtOp[pos] = live;
-    for (ValueId res : op.results) {
-      ValueId r = p.root[res];
-      if (res == r && gradHeld[r] && !resident(p, r) && p.bytes[r] > 0) {
-        live -= p.bytes[r];
-        gradHeld[r] = false;
-      }
+      for (ValueId r : plan_.savedBy[pos])
+        if (plan_.saved[r] && plan_.earliestSaver[r] == pos) {
+          live -= p_.bytes[r];
+          plan_.saved[r] = false;
+        }
     }
-    for (ValueId r : savedBy[pos])
-      if (saved[r] && earliestSaver[r] == pos) {
-        live -= p.bytes[r];
-        saved[r] = false;
-      }
+    return live;
   }
-  // The update: the optimizer's float32 states per parameter element exist from the first step.
-  double elements = 0;
-  for (ValueId v : g.parameters)
-    if (p.needsGradient[v]) elements += p.bytes[v] / byteSize(p.dtype[v]) * share[v];
-  m.optimizerStateBytes = elements * 4 * optimizerStatesPerElement(optimizer);
-  // Mixed precision: the optimizer updates float32 master weights beside the 16-bit ones.
-  if (mixedPrecision) m.masterWeightBytes = elements * 4;
-  m.stepLiveBytes = live + m.optimizerStateBytes + m.masterWeightBytes;
-  consider(m.stepLiveBytes, "optimizer step", "");
-  return m;
+
+  // The gradients an op's backward makes (its operands' not yet held), onto `live`.
+  void addOperandGradients(const Op& op, double& live) {
+    bool differentiable = std::any_of(op.results.begin(), op.results.end(), [&](ValueId r) { return gradHeld_[p_.root[r]]; });
+    if (!differentiable) return;
+    for (const Operand& o : op.operands) {
+      if (!o.isValue()) continue;
+      ValueId r = p_.root[o.value];
+      if (!p_.needsGradient[r] || gradHeld_[r]) continue;
+      gradHeld_[r] = true;
+      // Level 1 keeps a sharded parameter's gradient whole: the gathered copy's size. ZeRO-2
+      // reduce-scatters it as it is made: the rank keeps its share.
+      double bytes = sharding_.optimizerParallelLevel == 1 && sharding_.gathered[r] != kNoId ? p_.bytes[sharding_.gathered[r]]
+                                                                                             : p_.bytes[r];
+      if (sharding_.zeroStage >= 2 && p_.holder[r] == Holder::Parameter) bytes *= sharding_.share[r];
+      live += bytes;
+      if (p_.holder[r] == Holder::Parameter) m_.gradientBytes += bytes;
+    }
+  }
+
+  // The update: the optimizer's float32 states per parameter element exist from the first step;
+  // under mixed precision it updates float32 master weights beside the 16-bit ones.
+  void update(double live, Optimizer optimizer, bool mixedPrecision) {
+    double elements = 0;
+    for (ValueId v : g_.parameters)
+      if (p_.needsGradient[v]) elements += p_.bytes[v] / byteSize(p_.dtype[v]) * sharding_.share[v];
+    m_.optimizerStateBytes = elements * 4 * optimizerStatesPerElement(optimizer);
+    if (mixedPrecision) m_.masterWeightBytes = elements * 4;
+    m_.stepLiveBytes = live + m_.optimizerStateBytes + m_.masterWeightBytes;
+    consider(m_.stepLiveBytes, "optimizer step", "");
+  }
+
+  const Graph& g_;
+  const Program& p_;
+  const Sharding& sharding_;
+  SavedForBackwardPlan plan_;
+  std::vector<bool> gradHeld_;
+  TrainingMemory m_;
+};
+
+TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, int optimizerParallelLevel, int zeroStage,
+                        bool lossOnOutputs, bool mixedPrecision) {
+  Sharding sharding{optimizerParallelLevel, zeroStage, std::vector<double>(g.values.size(), 1.0), gatheredCopies(g, p)};
+  if (zeroStage > 0)
+    for (ValueId v : g.parameters) sharding.share[v] = 1.0 / replicasOf(g, v);
+  // Optimizer parallel: level 1 keeps each sharded parameter's gradient whole until the step
+  // (reduce-scattered then), level 2 and 3 reduce-scatter it as it is made; level 3 also gathers
+  // a weight again for its backward instead of keeping the gathered copy.
+  std::vector<bool> regathered(g.values.size(), false);
+  if (optimizerParallelLevel == 3)
+    for (ValueId copy : sharding.gathered)
+      if (copy != kNoId) regathered[copy] = true;
+  return TrainingWalk(g, p, sharding, savedForBackward(g, p, regathered)).run(optimizer, lossOnOutputs, mixedPrecision);
 }
 
 }  // namespace
