@@ -140,9 +140,9 @@ std::vector<std::string> namesOf(const Graph& g, const std::vector<ValueId>& val
 
 }  // namespace
 
-ExitStatus runVerify(const std::vector<std::string>& args) {
-  const CommandSpec& spec = commandSpec("verify");
-  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
+namespace {
+
+struct VerifyArgs {
   std::string model;
   VerifyOptions options;
   ParallelOverrides overrides;
@@ -150,59 +150,135 @@ ExitStatus runVerify(const std::vector<std::string>& args) {
   int64_t maxRanks = kDefaultMaxRanks;
   std::string inputsPath, expectPath;
   std::optional<double> rtol, atol;
+};
+
+VerifyArgs parseVerifyArgs(const std::vector<std::string>& args) {
+  const CommandSpec& spec = commandSpec("verify");
+  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
+  VerifyArgs a;
   while (!scan.done()) {
     auto item = scan.next();
     const std::string& f = item.flag;
     if (f.empty()) {
-      if (!model.empty()) throw UsageError("irc verify takes one model");
-      model = item.value;
+      if (!a.model.empty()) throw UsageError("irc verify takes one model");
+      a.model = item.value;
     } else if (f == "--seed") {
-      options.seed = static_cast<uint64_t>(parseIntArg(f, item.value));
+      a.options.seed = static_cast<uint64_t>(parseIntArg(f, item.value));
     } else if (f == "--max-ranks") {
-      maxRanks = parsePositiveIntArg(f, item.value);
+      a.maxRanks = parsePositiveIntArg(f, item.value);
     } else if (f == "--rtol") {
-      rtol = parseSecondsArg(f, item.value);
+      a.rtol = parseSecondsArg(f, item.value);
     } else if (f == "--atol") {
-      atol = parseSecondsArg(f, item.value);
+      a.atol = parseSecondsArg(f, item.value);
     } else if (f == "--inputs") {
-      inputsPath = item.value;
+      a.inputsPath = item.value;
     } else if (f == "--expect") {
-      expectPath = item.value;
-    } else if (takeGraphFlag(f, item.value, overrides)) {
+      a.expectPath = item.value;
+    } else if (takeGraphFlag(f, item.value, a.overrides)) {
     } else if (f == "--search-mode") {
-      overrides.searchMode = parseSearchModeArg(f, item.value);
+      a.overrides.searchMode = parseSearchModeArg(f, item.value);
     } else if (f == "--redistribution") {
-      overrides.redistribution = parseRedistributionArg(f, item.value);
+      a.overrides.redistribution = parseRedistributionArg(f, item.value);
     } else if (f == "--color") {
-      color = parseColorMode(item.value);
+      a.color = parseColorMode(item.value);
     }
   }
-  if (model.empty()) throw UsageError("usage: irc verify MODEL.yaml [--seed N] [--inputs IN.npz [--expect OUT.npz]] [--rtol X] [--atol X]");
-  if (!expectPath.empty() && inputsPath.empty()) throw UsageError("--expect compares outputs computed from --inputs: give --inputs IN.npz too");
-  if (rtol) options.rtol = *rtol;
-  if (atol) options.atol = *atol;
+  if (a.model.empty()) throw UsageError("usage: irc verify MODEL.yaml [--seed N] [--inputs IN.npz [--expect OUT.npz]] [--rtol X] [--atol X]");
+  if (!a.expectPath.empty() && a.inputsPath.empty())
+    throw UsageError("--expect compares outputs computed from --inputs: give --inputs IN.npz too");
+  if (a.rtol) a.options.rtol = *a.rtol;
+  if (a.atol) a.options.atol = *a.atol;
   // An ONNX file's own weights where the inputs are given: the outputs are then the file's.
-  overrides.keepParameterData = !inputsPath.empty();
-  auto loaded = loadModelOrReport(model, color, overrides);
+  a.overrides.keepParameterData = !a.inputsPath.empty();
+  return a;
+}
+
+// Random integers that become indices through other ops (RoBERTa's position ids, a cumsum of the
+// ids) can fall outside a table: every integer input constant (0, 1, 2, 3) is tried before giving
+// up, and the note says so. False (with the error printed) when no value runs.
+bool retryWithConstantIntegers(const Graph& original, const Graph& global, const std::map<int64_t, Graph>& locals,
+                               const VerifyOptions& options, const std::map<ValueId, TensorValue>& given, VerifyResult& r,
+                               std::map<ValueId, TensorValue>& constantIntegers, std::string& integersNote) {
+  std::vector<ValueId> integers;
+  for (ValueId v : original.inputs)
+    if (isInteger(original.value(v).type.dtype)) integers.push_back(v);
+  std::string firstProblem = r.problem;
+  for (int c = 0; c < 4 && !r.problem.empty() && !integers.empty(); ++c) {
+    constantIntegers = given;
+    for (ValueId v : integers) {
+      TensorValue t = TensorValue::zeros(original.value(v).type.shape);
+      std::fill(t.data.begin(), t.data.end(), static_cast<double>(c));
+      constantIntegers[v] = std::move(t);
+    }
+    VerifyOptions retry = options;
+    retry.given = &constantIntegers;
+    r = simulateAndCompare(original, global, locals, retry);
+    if (r.problem.empty()) integersNote = fmt::format(", integer inputs {}", c);
+    if (r.problem.empty())
+      std::cerr << fmt::format("irc verify: note: with random integers the reference run failed ({}); every integer input "
+                               "({}) is {} instead: give other values with --inputs\n",
+                               firstProblem, fmt::join(namesOf(original, integers), ", "), c);
+  }
+  if (r.problem.empty()) return true;
+  std::cerr << fmt::format("irc verify: error: the reference run failed: {}{}\n", firstProblem,
+                           integers.empty() ? ""
+                                            : fmt::format("; give the values of {} with --inputs",
+                                                          fmt::join(namesOf(original, integers), ", ")));
+  return false;
+}
+
+// The verdict on stdout, then the outputs against --expect's.
+ExitStatus reportVerdict(const VerifyArgs& a, const Graph& original, const std::string& name, size_t ranks,
+                         const VerifyResult& r, const std::string& integersNote) {
+  if (!r.ok) {
+    std::cout << fmt::format("irc verify: {}: MISMATCH at op '{}' on rank {}, element [{}]: got {}, expected {} (seed {})\n",
+                             name, r.op, r.rank, fmt::join(r.element, ", "), r.got, r.expected, a.options.seed);
+    std::cout << toleranceLine(a.options);
+    return ExitStatus::VerifyMismatch;
+  }
+  std::cout << fmt::format("irc verify: {}: all {} ranks agree with the single-device program on {} values "
+                           "(max abs error {:.3g}, max rel error {:.3g}; {})\n",
+                           name, ranks, r.comparedValues, r.maxAbsError, r.maxRelError,
+                           a.inputsPath.empty() ? fmt::format("seed {}{}", a.options.seed, integersNote)
+                                                : "inputs from " + a.inputsPath);
+  std::cout << toleranceLine(a.options);
+  std::cout << opaqueLine(original);
+  if (a.expectPath.empty()) return ExitStatus::Ok;
+  std::string error;
+  bool matched = compareWithExpected(original, r.outputs, a.expectPath, a.rtol.value_or(kExpectRtol),
+                                     a.atol.value_or(kExpectAtol), error);
+  if (!error.empty()) {
+    std::cerr << "irc verify: error: " << error << "\n";
+    return ExitStatus::Rejected;
+  }
+  return matched ? ExitStatus::Ok : ExitStatus::VerifyMismatch;
+}
+
+}  // namespace
+
+ExitStatus runVerify(const std::vector<std::string>& args) {
+  VerifyArgs a = parseVerifyArgs(args);
+  VerifyOptions& options = a.options;
+  auto loaded = loadModelOrReport(a.model, a.color, a.overrides);
   if (!loaded) return ExitStatus::Rejected;
   Graph* graph = &loaded->graph;
   DiagnosticEngine& diags = *loaded->diags;
   CompileOptions compileOptions = loaded->options;
-  if (!searchConfigurationOrReport(*loaded, compileOptions, color)) return ExitStatus::Rejected;
-  if (compileOptions.rankCount() > maxRanks)
+  if (!searchConfigurationOrReport(*loaded, compileOptions, a.color)) return ExitStatus::Rejected;
+  if (compileOptions.rankCount() > a.maxRanks)
     throw UsageError(fmt::format("irc verify simulates every rank: {} devices is past the limit of {} (raise it with "
                                  "--max-ranks N)",
-                                 compileOptions.rankCount(), maxRanks));
+                                 compileOptions.rankCount(), a.maxRanks));
   compileOptions.ranks = compileOptions.everyRank();
   std::map<ValueId, TensorValue> given = std::move(loaded->parameterData);
-  if (!inputsPath.empty()) {
+  if (!a.inputsPath.empty()) {
     std::string error;
-    if (!bindInputs(*graph, inputsPath, given, error)) {
+    if (!bindInputs(*graph, a.inputsPath, given, error)) {
       std::cerr << "irc verify: error: " << error << "\n";
       return ExitStatus::Rejected;
     }
     options.given = &given;
-    options.keepOutputs = !expectPath.empty();
+    options.keepOutputs = !a.expectPath.empty();
   }
   Graph original = *graph;
   std::map<int64_t, Graph> locals;
@@ -210,68 +286,20 @@ ExitStatus runVerify(const std::vector<std::string>& args) {
   CompileHooks hooks;
   hooks.rankGraphs = [&](int64_t rank, Graph&& local) { locals.emplace(rank, std::move(local)); };
   if (compile(*graph, compileOptions, context, hooks) == RunOutcome::Rejected) {
-    diags.render(std::cerr, useColor(color, stderr));
+    diags.render(std::cerr, useColor(a.color, stderr));
     return ExitStatus::Rejected;
   }
   VerifyResult r = simulateAndCompare(original, *graph, locals, options);
   std::map<ValueId, TensorValue> constantIntegers;
   std::string integersNote;  // how the integer inputs were made, when not at random
-  if (!r.problem.empty() && inputsPath.empty()) {
-    // Random integers that become indices through other ops (RoBERTa's position ids, a cumsum of
-    // the ids) can fall outside a table: try every integer input constant (0, 1, 2, 3) before
-    // giving up, and say so.
-    std::vector<ValueId> integers;
-    for (ValueId v : original.inputs)
-      if (isInteger(original.value(v).type.dtype)) integers.push_back(v);
-    std::string firstProblem = r.problem;
-    for (int c = 0; c < 4 && !r.problem.empty() && !integers.empty(); ++c) {
-      constantIntegers = given;
-      for (ValueId v : integers) {
-        TensorValue t = TensorValue::zeros(original.value(v).type.shape);
-        std::fill(t.data.begin(), t.data.end(), static_cast<double>(c));
-        constantIntegers[v] = std::move(t);
-      }
-      VerifyOptions retry = options;
-      retry.given = &constantIntegers;
-      r = simulateAndCompare(original, *graph, locals, retry);
-      if (r.problem.empty()) integersNote = fmt::format(", integer inputs {}", c);
-      if (r.problem.empty())
-        std::cerr << fmt::format("irc verify: note: with random integers the reference run failed ({}); every integer input "
-                                 "({}) is {} instead: give other values with --inputs\n",
-                                 firstProblem, fmt::join(namesOf(original, integers), ", "), c);
-    }
-    if (!r.problem.empty()) {
-      std::cerr << fmt::format("irc verify: error: the reference run failed: {}{}\n", firstProblem,
-                               integers.empty() ? ""
-                                                : fmt::format("; give the values of {} with --inputs",
-                                                              fmt::join(namesOf(original, integers), ", ")));
-      return ExitStatus::Rejected;
-    }
-  }
+  if (!r.problem.empty() && a.inputsPath.empty() &&
+      !retryWithConstantIntegers(original, *graph, locals, options, given, r, constantIntegers, integersNote))
+    return ExitStatus::Rejected;
   if (!r.problem.empty()) {
     std::cerr << fmt::format("irc verify: error: the reference run failed: {}\n", r.problem);
     return ExitStatus::Rejected;
   }
-  if (!r.ok) {
-    std::cout << fmt::format("irc verify: {}: MISMATCH at op '{}' on rank {}, element [{}]: got {}, expected {} (seed {})\n",
-                             graph->name, r.op, r.rank, fmt::join(r.element, ", "), r.got, r.expected, options.seed);
-    std::cout << toleranceLine(options);
-    return ExitStatus::VerifyMismatch;
-  }
-  std::cout << fmt::format("irc verify: {}: all {} ranks agree with the single-device program on {} values "
-                           "(max abs error {:.3g}, max rel error {:.3g}; {})\n",
-                           graph->name, locals.size(), r.comparedValues, r.maxAbsError, r.maxRelError,
-                           inputsPath.empty() ? fmt::format("seed {}{}", options.seed, integersNote) : "inputs from " + inputsPath);
-  std::cout << toleranceLine(options);
-  std::cout << opaqueLine(original);
-  if (expectPath.empty()) return ExitStatus::Ok;
-  std::string error;
-  bool matched = compareWithExpected(original, r.outputs, expectPath, rtol.value_or(kExpectRtol), atol.value_or(kExpectAtol), error);
-  if (!error.empty()) {
-    std::cerr << "irc verify: error: " << error << "\n";
-    return ExitStatus::Rejected;
-  }
-  return matched ? ExitStatus::Ok : ExitStatus::VerifyMismatch;
+  return reportVerdict(a, original, graph->name, locals.size(), r, integersNote);
 }
 
 }  // namespace irc::cli
