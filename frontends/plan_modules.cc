@@ -111,6 +111,67 @@ bool modulePathMatches(const std::string& key, const std::string& path) {
   return fnmatch(key.c_str(), path.c_str(), 0) == 0 || fnmatch(("*." + key).c_str(), path.c_str(), 0) == 0;
 }
 
+namespace {
+
+// A `modules:` value read into a style spec: a style name, or a map with `style`, `axis`,
+// `input_layouts` and `output_layouts` (the placements also as written, for --torch-out).
+// Nullopt after an error.
+std::optional<StyleSpec> readStyleSpec(YamlReader& reader, const std::string& key, const YamlNode& value,
+                                     const DeviceMatrix& mesh, std::string (&placementText)[2]) {
+  StyleSpec spec;
+  spec.axis = mesh.rank() - 1;
+  YamlNode styleNode = value;
+  if (value.IsMap()) {
+    if (!reader.checkMap(value, fmt::format("the style of '{}'", key), kStyleKeys)) return std::nullopt;
+    auto s = reader.required(value, "style", fmt::format("the style of '{}'", key));
+    if (!s) return std::nullopt;
+    styleNode = *s;
+    if (auto a = reader.optional(value, "axis")) {
+      auto name = reader.string(*a, "axis");
+      if (!name) return std::nullopt;
+      auto index = mesh.axisIndex(*name);
+      if (!index) {
+        reader.error(*a, fmt::format("axis '{}' is not an axis of the mesh ({}){}", *name, fmt::join(mesh.names, ", "),
+                                      didYouMean(*name, mesh.names)));
+        return std::nullopt;
+      }
+      spec.axis = *index;
+    }
+    bool placementsOk = true;
+    for (const char* which : {"input_layouts", "output_layouts"}) {
+      auto n = reader.optional(value, which);
+      if (!n) continue;
+      std::optional<YamlNode> entry = *n;
+      if (n->IsSequence()) entry = n->size() == 1 ? std::optional<YamlNode>((*n)[0]) : std::nullopt;
+      std::optional<Placement> placement = entry && entry->IsScalar() ? parseStylePlacement(entry->Scalar()) : std::nullopt;
+      if (!placement) {
+        reader.error(*n, fmt::format("{} of '{}' must be one DTensor placement on the style's axis: Shard(d), "
+                                      "Replicate() or Partial(); got {}",
+                                      which, key, describeNode(*n)));
+        placementsOk = false;
+      } else if (std::string_view(which) == "output_layouts") {
+        spec.output = placement;
+      }
+      if (placement) placementText[std::string_view(which) == "output_layouts"] = entry->Scalar();
+      // input_layouts say how DTensor should read a plain tensor; irc knows the producer's
+      // layout and redistributes from it, so they are checked and need nothing more.
+    }
+    if (!placementsOk) return std::nullopt;
+  }
+  auto styleName = reader.string(styleNode, fmt::format("the style of '{}'", key));
+  if (!styleName) return std::nullopt;
+  auto style = parseStyle(*styleName);
+  if (!style) {
+    reader.error(styleNode, fmt::format("'{}' is not a parallel style; valid: {}{}", *styleName, fmt::join(kStyleNames, ", "),
+                                         didYouMean(*styleName, kStyleNames)));
+    return std::nullopt;
+  }
+  spec.style = *style;
+  return spec;
+}
+
+}  // namespace
+
 void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy) {
   if (!node.IsMap()) {
     reader_.error(node, fmt::format("modules must map torch module paths (or globs) to parallel styles; got {}", describeNode(node)));
@@ -129,56 +190,10 @@ void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string key = it->first.Scalar();
     const YamlNode& value = it->second;
-    StyleSpec spec;
-    spec.axis = mesh.rank() - 1;
-    YamlNode styleNode = value;
     std::string placementText[2];  // input_layouts, output_layouts as written
-    if (value.IsMap()) {
-      if (!reader_.checkMap(value, fmt::format("the style of '{}'", key), kStyleKeys)) continue;
-      auto s = reader_.required(value, "style", fmt::format("the style of '{}'", key));
-      if (!s) continue;
-      styleNode = *s;
-      if (auto a = reader_.optional(value, "axis")) {
-        auto name = reader_.string(*a, "axis");
-        if (!name) continue;
-        auto index = mesh.axisIndex(*name);
-        if (!index) {
-          reader_.error(*a, fmt::format("axis '{}' is not an axis of the mesh ({}){}", *name, fmt::join(mesh.names, ", "),
-                                        didYouMean(*name, mesh.names)));
-          continue;
-        }
-        spec.axis = *index;
-      }
-      bool placementsOk = true;
-      for (const char* which : {"input_layouts", "output_layouts"}) {
-        auto n = reader_.optional(value, which);
-        if (!n) continue;
-        std::optional<YamlNode> entry = *n;
-        if (n->IsSequence()) entry = n->size() == 1 ? std::optional<YamlNode>((*n)[0]) : std::nullopt;
-        std::optional<Placement> placement = entry && entry->IsScalar() ? parseStylePlacement(entry->Scalar()) : std::nullopt;
-        if (!placement) {
-          reader_.error(*n, fmt::format("{} of '{}' must be one DTensor placement on the style's axis: Shard(d), "
-                                        "Replicate() or Partial(); got {}",
-                                        which, key, describeNode(*n)));
-          placementsOk = false;
-        } else if (std::string_view(which) == "output_layouts") {
-          spec.output = placement;
-        }
-        if (placement) placementText[std::string_view(which) == "output_layouts"] = entry->Scalar();
-        // input_layouts say how DTensor should read a plain tensor; irc knows the producer's
-        // layout and redistributes from it, so they are checked and need nothing more.
-      }
-      if (!placementsOk) continue;
-    }
-    auto styleName = reader_.string(styleNode, fmt::format("the style of '{}'", key));
-    if (!styleName) continue;
-    auto style = parseStyle(*styleName);
-    if (!style) {
-      reader_.error(styleNode, fmt::format("'{}' is not a parallel style; valid: {}{}", *styleName, fmt::join(kStyleNames, ", "),
-                                           didYouMean(*styleName, kStyleNames)));
-      continue;
-    }
-    spec.style = *style;
+    std::optional<StyleSpec> read = readStyleSpec(reader_, key, value, mesh, placementText);
+    if (!read) continue;
+    const StyleSpec& spec = *read;
 
     std::vector<int> matched;
     for (int m = 0; m < static_cast<int>(graph_.modulePaths.size()); ++m)
