@@ -44,6 +44,46 @@ std::string checkOperands(const OpDef& def, const Op& op) {
   return {};
 }
 
+// The op's operands as shape inference reads them; false (with the problems said) when one is
+// not a value of the graph or not defined yet.
+bool readOperands(const Graph& graph, const Op& op, const std::vector<bool>& defined, std::vector<InferOperand>& in,
+                  std::vector<std::string>& problems) {
+  bool ok = true;
+  for (const Operand& o : op.operands) {
+    if (o.isValue() && (o.value < 0 || static_cast<size_t>(o.value) >= graph.values.size())) {
+      problems.push_back(fmt::format("op '{}' uses value id {}, which does not exist", op.name, o.value));
+      return false;
+    }
+    if (o.isValue() && !defined[o.value]) {
+      problems.push_back(fmt::format("op '{}' uses '{}' before it is defined", op.name, graph.value(o.value).name));
+      ok = false;
+    }
+    in.push_back({o.isValue() ? &graph.value(o.value).type : nullptr, o.isValue() ? nullptr : &*o.constant});
+  }
+  return ok;
+}
+
+// The op's result types against what shape inference gives for its operands.
+void checkResultTypes(const Graph& graph, const Op& op, const OpDef& def, const std::vector<InferOperand>& in,
+                      std::vector<std::string>& problems) {
+  InferResult r = inferResultTypes(def, in, op.attrs);
+  if (auto* e = std::get_if<InferError>(&r)) {
+    problems.push_back(fmt::format("op '{}' ({}): {}", op.name, op.type, e->message));
+    return;
+  }
+  const auto& types = std::get<std::vector<TensorType>>(r);
+  if (types.size() != op.results.size()) {
+    problems.push_back(fmt::format("op '{}' has {} results, shape inference gives {}", op.name, op.results.size(), types.size()));
+    return;
+  }
+  for (size_t i = 0; i < types.size(); ++i)
+    if (!(graph.value(op.results[i]).type == types[i]))
+      problems.push_back(fmt::format("op '{}' result {} has type {} {}, shape inference gives {} {}", op.name, i,
+                                     modelName(graph.value(op.results[i]).type.dtype),
+                                     formatShape(graph.value(op.results[i]).type.shape), modelName(types[i].dtype),
+                                     formatShape(types[i].shape)));
+}
+
 }  // namespace
 
 std::vector<std::string> verifyGraph(const Graph& graph) {
@@ -75,20 +115,8 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
       continue;
     }
     std::vector<InferOperand> in;
+    if (!readOperands(graph, op, defined, in, problems)) continue;
     bool ok = true;
-    for (const Operand& o : op.operands) {
-      if (o.isValue() && outOfRange(o.value)) {
-        problems.push_back(fmt::format("op '{}' uses value id {}, which does not exist", op.name, o.value));
-        ok = false;
-        break;
-      }
-      if (o.isValue() && !defined[o.value]) {
-        problems.push_back(fmt::format("op '{}' uses '{}' before it is defined", op.name, graph.value(o.value).name));
-        ok = false;
-      }
-      in.push_back({o.isValue() ? &graph.value(o.value).type : nullptr, o.isValue() ? nullptr : &*o.constant});
-    }
-    if (!ok) continue;
     // An inserted op of the global graph gets its groups and bounds per rank: check them as rank
     // 0 sees them (every rank's are made alike).
     const OpForRank view(graph, op, 0);
@@ -104,22 +132,7 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
       for (ValueId r2 : op.results) defined[r2] = true;
       continue;
     }
-    InferResult r = inferResultTypes(*def, in, op.attrs);
-    if (auto* e = std::get_if<InferError>(&r)) {
-      problems.push_back(fmt::format("op '{}' ({}): {}", op.name, op.type, e->message));
-    } else {
-      const auto& types = std::get<std::vector<TensorType>>(r);
-      if (types.size() != op.results.size()) {
-        problems.push_back(fmt::format("op '{}' has {} results, shape inference gives {}", op.name, op.results.size(), types.size()));
-      } else {
-        for (size_t i = 0; i < types.size(); ++i)
-          if (!(graph.value(op.results[i]).type == types[i]))
-            problems.push_back(fmt::format("op '{}' result {} has type {} {}, shape inference gives {} {}", op.name, i,
-                                           modelName(graph.value(op.results[i]).type.dtype),
-                                           formatShape(graph.value(op.results[i]).type.shape), modelName(types[i].dtype),
-                                           formatShape(types[i].shape)));
-      }
-    }
+    checkResultTypes(graph, op, *def, in, problems);
     for (ValueId r2 : op.results) defined[r2] = true;
   }
   // A pipelined rank's graph runs its own stage's ops only.
