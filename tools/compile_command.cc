@@ -64,6 +64,62 @@ const PipelineStage& stageOrThrow(const std::string& flag, const std::string& na
                          : fmt::format("{}: unknown pass '{}'; valid: {}", flag, name, joinNames(stageNames())));
 }
 
+// The dump and output flags; false for any other.
+bool takeOutputFlag(const std::string& f, const std::string& value, CompileArgs& a) {
+  if (f == "--dump-all") a.dumpAll = true;
+  else if (f == "--dump-after")
+    for (const auto& name : splitNames(value)) a.dumpAfter.insert(stageOrThrow(f, name).dumpName);
+  else if (f == "--dump-dir") a.dumpDir = value;
+  else if (f == "--rank") a.rank = parseIntArg(f, value);
+  else if (f == "--all-ranks") a.allRanks = true;
+  else if (f == "--max-ranks") a.maxRanks = parsePositiveIntArg(f, value);
+  else if (f == "--passes")
+    for (const auto& name : splitNames(value)) a.passes.push_back(stageOrThrow(f, name).passName);
+  else if (f == "--stop-after") a.stopAfter = stageOrThrow(f, value).passName;
+  else if (f == "--time-passes") a.timePasses = true;
+  else if (f == "--dump-scopes") a.dumpScopes = true;
+  else if (f == "--dump-locations") a.dumpLocations = true;
+  else if (f == "--dump-dot") a.dumpDot = true;
+  else if (f == "-q" || f == "--quiet") a.quiet = true;
+  else if (f == "--color") a.color = parseColorMode(value);
+  else if (f == "--report") a.report = value;
+  else if (f == "--strategy-ckpt-out") a.strategyCkptOut = value;
+  else if (f == "--plan-out") a.planOut = value;
+  else if (f == "--torch-out") a.torchOut = value;
+  else if (f == "--mindspore-out") a.mindsporeOut = value;
+  else if (f == "--report-indent") {
+    int64_t n = parseIntArg(f, value);
+    if (n < 0 || n > 16) throw UsageError(fmt::format("--report-indent takes 0 .. 16; got '{}'", value));
+    a.reportIndent = static_cast<int>(n);
+  } else return false;
+  return true;
+}
+
+// The search's and the cost model's flags; false for any other.
+bool takeCostFlag(const std::string& f, const std::string& value, CompileArgs& a) {
+  if (f == "--search-mode") a.overrides.searchMode = parseSearchModeArg(f, value);
+  else if (f == "--redistribution") a.overrides.redistribution = parseRedistributionArg(f, value);
+  else if (f == "--strategy-ckpt-in") a.overrides.strategyCkptIn = value;
+  else if (f == "--alpha" || f == "--beta" || f == "--gamma")
+    (f == "--alpha" ? a.alpha : f == "--beta" ? a.beta : a.gamma) = parseSecondsArg(f, value);
+  else if (f == "--search-time-limit") {
+    a.searchTimeLimit = parseSecondsArg(f, value);
+    if (!(*a.searchTimeLimit > 0)) throw UsageError(fmt::format("--search-time-limit takes seconds > 0; got '{}'", value));
+  } else if (f == "--memory-budget") {
+    std::string error;
+    a.memoryBudget = parseByteSize(value, error);
+    if (!a.memoryBudget) throw UsageError(fmt::format("--memory-budget: {}", error));
+  } else if (f == "--cluster") {
+    a.cluster = clusterPreset(value);
+    if (!a.cluster) throw UsageError(fmt::format("--cluster: unknown preset '{}'; valid: {}", value, joinNames(clusterPresetNames())));
+  } else if (f == "--precision") {
+    a.precision = parsePrecision(value);
+    if (!a.precision)
+      throw UsageError(fmt::format("--precision: unknown precision '{}'; valid: {}", value, joinNames(precisionNames())));
+  } else return false;
+  return true;
+}
+
 CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
   const CommandSpec& spec = commandSpec("");
   ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
@@ -74,72 +130,8 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
     if (f.empty()) {
       if (!a.model.empty()) throw UsageError(fmt::format("more than one model given: '{}' and '{}'", a.model, item.value));
       a.model = item.value;
-    } else if (f == "--dump-all") {
-      a.dumpAll = true;
-    } else if (f == "--dump-after") {
-      for (const auto& name : splitNames(item.value)) a.dumpAfter.insert(stageOrThrow(f, name).dumpName);
-    } else if (f == "--dump-dir") {
-      a.dumpDir = item.value;
-    } else if (f == "--rank") {
-      a.rank = parseIntArg(f, item.value);
-    } else if (f == "--all-ranks") {
-      a.allRanks = true;
-    } else if (f == "--max-ranks") {
-      a.maxRanks = parsePositiveIntArg(f, item.value);
-    } else if (takeGraphFlag(f, item.value, a.overrides)) {
-    } else if (f == "--search-mode") {
-      a.overrides.searchMode = parseSearchModeArg(f, item.value);
-    } else if (f == "--redistribution") {
-      a.overrides.redistribution = parseRedistributionArg(f, item.value);
-    } else if (f == "--passes") {
-      for (const auto& name : splitNames(item.value)) a.passes.push_back(stageOrThrow(f, name).passName);
-    } else if (f == "--stop-after") {
-      a.stopAfter = stageOrThrow(f, item.value).passName;
-    } else if (f == "--time-passes") {
-      a.timePasses = true;
-    } else if (f == "--dump-scopes") {
-      a.dumpScopes = true;
-    } else if (f == "--dump-locations") {
-      a.dumpLocations = true;
-    } else if (f == "--dump-dot") {
-      a.dumpDot = true;
-    } else if (f == "-q" || f == "--quiet") {
-      a.quiet = true;
-    } else if (f == "--color") {
-      a.color = parseColorMode(item.value);
-    } else if (f == "--report") {
-      a.report = item.value;
-    } else if (f == "--strategy-ckpt-in") {
-      a.overrides.strategyCkptIn = item.value;
-    } else if (f == "--strategy-ckpt-out") {
-      a.strategyCkptOut = item.value;
-    } else if (f == "--plan-out") {
-      a.planOut = item.value;
-    } else if (f == "--torch-out") {
-      a.torchOut = item.value;
-    } else if (f == "--mindspore-out") {
-      a.mindsporeOut = item.value;
-    } else if (f == "--report-indent") {
-      int64_t n = parseIntArg(f, item.value);
-      if (n < 0 || n > 16) throw UsageError(fmt::format("--report-indent takes 0 .. 16; got '{}'", item.value));
-      a.reportIndent = static_cast<int>(n);
-    } else if (f == "--alpha" || f == "--beta" || f == "--gamma") {
-      (f == "--alpha" ? a.alpha : f == "--beta" ? a.beta : a.gamma) = parseSecondsArg(f, item.value);
-    } else if (f == "--search-time-limit") {
-      a.searchTimeLimit = parseSecondsArg(f, item.value);
-      if (!(*a.searchTimeLimit > 0)) throw UsageError(fmt::format("--search-time-limit takes seconds > 0; got '{}'", item.value));
-    } else if (f == "--memory-budget") {
-      std::string error;
-      a.memoryBudget = parseByteSize(item.value, error);
-      if (!a.memoryBudget) throw UsageError(fmt::format("--memory-budget: {}", error));
-    } else if (f == "--cluster") {
-      a.cluster = clusterPreset(item.value);
-      if (!a.cluster)
-        throw UsageError(fmt::format("--cluster: unknown preset '{}'; valid: {}", item.value, joinNames(clusterPresetNames())));
-    } else if (f == "--precision") {
-      a.precision = parsePrecision(item.value);
-      if (!a.precision)
-        throw UsageError(fmt::format("--precision: unknown precision '{}'; valid: {}", item.value, joinNames(precisionNames())));
+    } else if (!takeOutputFlag(f, item.value, a) && !takeGraphFlag(f, item.value, a.overrides)) {
+      takeCostFlag(f, item.value, a);
     }
   }
   if (a.model.empty()) throw UsageError("no model given; usage: irc MODEL.yaml [options] (see 'irc --help')");
