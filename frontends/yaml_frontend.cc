@@ -766,6 +766,30 @@ void ModelLoader::inferTypes() {
   }
 }
 
+namespace {
+
+// An op's `sharding:` constraints on its outputs: one sharding, or a list with one entry (or
+// null) per output of a multi-output op.
+std::vector<std::optional<TensorSharding>> readOutputShardings(YamlReader& reader, const YamlNode& n, const std::string& opName,
+                                                               const std::vector<AnnotatedTensor>& outputs,
+                                                               const ParallelConfig& parallel) {
+  std::vector<std::optional<TensorSharding>> shardings(outputs.size(), std::nullopt);
+  if (outputs.size() == 1 && !n.IsSequence()) {
+    shardings[0] = readTensorSharding(reader, n, outputs[0], parallel, true);
+  } else if (reader.sequence(n, fmt::format("the sharding of multi-output op '{}' (one entry per output)", opName))) {
+    if (n.size() != outputs.size()) {
+      reader.error(n, fmt::format("the sharding of op '{}' has {} entries; the op has {} outputs", opName, n.size(),
+                                  outputs.size()));
+    } else {
+      for (size_t i = 0; i < outputs.size(); ++i)
+        if (!n[i].IsNull()) shardings[i] = readTensorSharding(reader, n[i], outputs[i], parallel, true);
+    }
+  }
+  return shardings;
+}
+
+}  // namespace
+
 void ModelLoader::readAnnotations(OpSource& src) {
   Op& op = graph_.op(src.id);
   const YamlNode& node = src.node;
@@ -833,20 +857,8 @@ void ModelLoader::readAnnotations(OpSource& src) {
       else ann.priority = *v;
     }
   }
-  if (auto n = reader_.optional(node, "sharding")) {
-    ann.outputSharding.assign(outputs.size(), std::nullopt);
-    if (outputs.size() == 1 && !n->IsSequence()) {
-      ann.outputSharding[0] = readTensorSharding(reader_, *n, outputs[0], graph_.parallel, true);
-    } else if (reader_.sequence(*n, fmt::format("the sharding of multi-output op '{}' (one entry per output)", op.name))) {
-      if (n->size() != outputs.size()) {
-        reader_.error(*n, fmt::format("the sharding of op '{}' has {} entries; the op has {} outputs", op.name, n->size(),
-                                      outputs.size()));
-      } else {
-        for (size_t i = 0; i < outputs.size(); ++i)
-          if (!(*n)[i].IsNull()) ann.outputSharding[i] = readTensorSharding(reader_, (*n)[i], outputs[i], graph_.parallel, true);
-      }
-    }
-  }
+  if (auto n = reader_.optional(node, "sharding"))
+    ann.outputSharding = readOutputShardings(reader_, *n, op.name, outputs, graph_.parallel);
 }
 
 void ModelLoader::readTensorShardings() {
