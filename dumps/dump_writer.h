@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "dumps/ir_printer.h"
-#include "passes/pass_manager.h"
+#include "passes/manager/pass_manager.h"
 
 namespace irc {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "passes/compile_options.h"
+#include "passes/manager/compile_options.h"
 
 namespace irc {
 

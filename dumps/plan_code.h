@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "dumps/report.h"
-#include "passes/compile_options.h"
-#include "passes/memory_estimate.h"
+#include "passes/manager/compile_options.h"
+#include "passes/analysis/memory_estimate.h"
 
 namespace irc {
 

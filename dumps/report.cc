@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "passes/pipeline_split.h"
-#include "passes/step_cost.h"
-#include "passes/step_schedule.h"
+#include "passes/planners/pipeline_split.h"
+#include "passes/analysis/step_cost.h"
+#include "passes/analysis/step_schedule.h"
 
 #include <algorithm>
 #include <sstream>
@@ -18,7 +18,7 @@
 #include "ir/layout_notation.h"
 #include "ops/collective.h"
 #include "ops/op_defs.h"
-#include "passes/memory_estimate.h"
+#include "passes/analysis/memory_estimate.h"
 
 namespace irc {
 namespace {
@@ -307,7 +307,7 @@ json totalsJson(const Graph& graph, const CompileOptions& options) {
     out["step_seconds_terms"] = {{"compute", t.compute},           {"forward_comm", t.forwardComm},
                                  {"redistribution", t.redistribution}, {"backward", t.backward},
                                  {"gradient_sync", t.gradientSync}};
-    // On a cluster: the step as it runs (passes/step_schedule.h), and what it computes.
+    // On a cluster: the step as it runs (passes/analysis/step_schedule.h), and what it computes.
     if (auto e = estimateClusterStep(graph, options)) {
       out["estimated_step_seconds"] = e->total;
       out["step_seconds_terms"] = {{"compute", e->compute},

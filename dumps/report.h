@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ir/graph.h"
-#include "passes/compile_options.h"
-#include "passes/memory_estimate.h"
+#include "passes/manager/compile_options.h"
+#include "passes/analysis/memory_estimate.h"
 
 namespace irc {
 
@@ -34,7 +34,7 @@ struct CompileTotals {
 };
 CompileTotals compileTotals(const Graph& graph);
 
-// The rank's memory (passes/memory_estimate.h) where every model op has its layouts; the
+// The rank's memory (passes/analysis/memory_estimate.h) where every model op has its layouts; the
 // report's `memory` member, with the budget's verdict when one is set.
 // A pipelined compile's: the stage of `rank` (default the global rank).
 std::optional<MemoryEstimate> memoryOf(const Graph& graph, const CompileOptions& options,

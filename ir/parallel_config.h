@@ -45,7 +45,7 @@ struct CostModel {
 };
 
 // The settings a compile runs with that a model's `parallel` block gives (the command line may
-// override some of them in passes/compile_options.h's CompileOptions, which extends this).
+// override some of them in passes/manager/compile_options.h's CompileOptions, which extends this).
 struct ParallelSettings {
   // The devices an op's strategy spreads over: all of them, or with pipeline stages one stage's
   // (the model's device_num / pipeline_stages). rankCount() is every rank.
@@ -57,7 +57,7 @@ struct ParallelSettings {
   bool autoStages = false;
   // What the inputs' leading dimension holds (`input_batch`): one micro-batch (irc's default; the
   // step is micro_batches of it), or the whole step's batch, which the compile splits into
-  // micro_batches as MindSpore's PipelineCell does (`input_batch: step`; passes/batch_split.h).
+  // micro_batches as MindSpore's PipelineCell does (`input_batch: step`; passes/search/batch_split.h).
   bool inputsHoldStep = false;
   int64_t rankCount() const { return deviceNum * pipelineStages; }
   int64_t globalRank = 0;

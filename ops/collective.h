@@ -2,8 +2,8 @@
 // The collectives, one home: which op family and which redistribution step is which collective,
 // the names MindSpore prints for them, and the bytes they move under the ring algorithm (NCCL's
 // accounting, ../shared/hardware.md). The ring formula is written here once; the cost models
-// (passes/optimal_planner.h, passes/redistribution_planner.h, passes/step_cost.h), the cluster's
-// collective time (passes/collective_time.h), the report and `irc diff` take it from here.
+// (passes/planners/optimal_planner.h, passes/planners/redistribution_planner.h, passes/analysis/step_cost.h), the cluster's
+// collective time (passes/analysis/collective_time.h), the report and `irc diff` take it from here.
 #include <optional>
 #include <string_view>
 

@@ -13,7 +13,7 @@
 #include "ir/layout_notation.h"
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"
-#include "passes/propagation_common.h"
+#include "passes/propagation/propagation_common.h"
 
 namespace irc {
 

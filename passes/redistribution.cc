@@ -23,10 +23,10 @@
 #include "ops/op_family.h"
 #include "ops/int_key.h"
 #include "ops/op_inserter.h"
-#include "passes/optimal_planner.h"
-#include "passes/step_cost.h"
-#include "passes/pipeline_split.h"
-#include "passes/redistribution_planner.h"
+#include "passes/planners/optimal_planner.h"
+#include "passes/analysis/step_cost.h"
+#include "passes/planners/pipeline_split.h"
+#include "passes/planners/redistribution_planner.h"
 
 namespace irc {
 namespace {

@@ -2,8 +2,8 @@
 // Pipeline slot 3 (dump `step_parallel_end`).
 #include <memory>
 
-#include "passes/compile_options.h"
-#include "passes/pass.h"
+#include "passes/manager/compile_options.h"
+#include "passes/manager/pass.h"
 
 namespace irc {
 

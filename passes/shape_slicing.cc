@@ -14,7 +14,7 @@
 #include "ops/op_defs.h"
 #include "ops/shape_inference.h"
 #include "passes/layout_inference.h"
-#include "passes/pipeline_split.h"
+#include "passes/planners/pipeline_split.h"
 #include "ops/op_family.h"
 
 namespace irc {

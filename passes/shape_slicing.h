@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "passes/pass.h"
+#include "passes/manager/pass.h"
 
 namespace irc {
 

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "passes/auto_search.h"
-#include "passes/propagation_common.h"
-#include "passes/sharding_propagation.h"
+#include "passes/search/auto_search.h"
+#include "passes/propagation/propagation_common.h"
+#include "passes/propagation/sharding_propagation.h"
 #include "ops/op_defs.h"
 
 namespace irc {

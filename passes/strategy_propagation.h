@@ -4,8 +4,8 @@
 // factor_propagation (Shardy), data_parallel, semi_auto.
 #include <memory>
 
-#include "passes/compile_options.h"
-#include "passes/pass.h"
+#include "passes/manager/compile_options.h"
+#include "passes/manager/pass.h"
 
 namespace irc {
 

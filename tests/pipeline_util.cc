@@ -4,7 +4,7 @@
 
 #include "frontends/yaml_frontend.h"
 #include "ir/layout_notation.h"
-#include "passes/compile.h"
+#include "passes/manager/compile.h"
 
 namespace irc::test {
 

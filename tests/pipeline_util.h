@@ -6,8 +6,8 @@
 #include <string>
 
 #include "ir/graph.h"
-#include "passes/compile_options.h"
-#include "passes/spmd_simulator.h"
+#include "passes/manager/compile_options.h"
+#include "passes/analysis/spmd_simulator.h"
 
 namespace irc::test {
 

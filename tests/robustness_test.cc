@@ -7,7 +7,7 @@
 #include <random>
 
 #include "frontends/yaml_frontend.h"
-#include "passes/compile.h"
+#include "passes/manager/compile.h"
 #include "tests/test_util.h"
 
 namespace irc::test {

@@ -18,8 +18,8 @@
 #include "frontends/yaml_frontend.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
-#include "passes/batch_split.h"
-#include "passes/configuration_search.h"
+#include "passes/search/batch_split.h"
+#include "passes/search/configuration_search.h"
 
 namespace irc::cli {
 

@@ -11,7 +11,7 @@
 
 #include "ir/graph.h"
 #include "ir/tensor_value.h"
-#include "passes/compile_options.h"
+#include "passes/manager/compile_options.h"
 
 namespace irc::cli {
 
@@ -65,7 +65,7 @@ struct LoadedModel {
   std::map<ValueId, TensorValue> parameterData;
 };
 
-// search_mode auto on a cluster: the structural search (passes/configuration_search.h) on
+// search_mode auto on a cluster: the structural search (passes/search/configuration_search.h) on
 // `options` (the command's final ones) and the loaded graph; false, with its diagnostics
 // rendered, when nothing fits. Every subcommand that compiles runs it so that they all see the
 // plan `irc MODEL` compiles.

@@ -15,7 +15,7 @@
 #include "dumps/ir_printer.h"
 #include "frontends/parallel_facts.h"
 #include "ir/attribute.h"
-#include "passes/compile.h"
+#include "passes/manager/compile.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
 #include "tools/commands.h"

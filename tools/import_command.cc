@@ -10,7 +10,7 @@
 #include "frontends/mindspore_import.h"
 #include "frontends/onnx_frontend.h"
 #include "ops/op_sharding.h"
-#include "passes/propagation_common.h"
+#include "passes/propagation/propagation_common.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
 #include "tools/commands.h"

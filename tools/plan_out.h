@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ir/graph.h"
-#include "passes/compile_options.h"
+#include "passes/manager/compile_options.h"
 
 namespace irc::cli {
 

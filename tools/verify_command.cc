@@ -1,5 +1,5 @@
 // `irc verify MODEL`: compile for every rank with the same pipeline as `--all-ranks`, then run
-// all ranks against the single-device program (passes/spmd_simulator.h). Exit 3 on a mismatch.
+// all ranks against the single-device program (passes/analysis/spmd_simulator.h). Exit 3 on a mismatch.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -10,8 +10,8 @@
 #include "frontends/npz_reader.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
-#include "passes/compile.h"
-#include "passes/spmd_simulator.h"
+#include "passes/manager/compile.h"
+#include "passes/analysis/spmd_simulator.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
 #include "tools/commands.h"

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "ops/reference_ops.h"
-#include "passes/compile_options.h"
+#include "passes/manager/compile_options.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"
 

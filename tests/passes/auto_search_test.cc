@@ -1,4 +1,4 @@
-// search_mode auto (passes/auto_search.h): the solver, the grouping of repeated layers, optimality
+// search_mode auto (passes/search/auto_search.h): the solver, the grouping of repeated layers, optimality
 // against enumerating every plan of small graphs, the acceptance GPT under a memory budget, and
 // the paths without a plan.
 #include <doctest/doctest.h>
@@ -13,11 +13,11 @@
 #include "dumps/report.h"
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"
-#include "passes/auto_search.h"
-#include "passes/ilp_solver.h"
-#include "passes/memory_estimate.h"
-#include "passes/step_cost.h"
-#include "passes/strategy_candidates.h"
+#include "passes/search/auto_search.h"
+#include "passes/search/ilp_solver.h"
+#include "passes/analysis/memory_estimate.h"
+#include "passes/analysis/step_cost.h"
+#include "passes/search/strategy_candidates.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 #include "tools/bench/transformer_model.h"

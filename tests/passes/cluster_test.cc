@@ -4,12 +4,12 @@
 #include <doctest/doctest.h>
 
 #include "dumps/explain.h"
-#include "passes/attention_fusion.h"
-#include "passes/collective_time.h"
-#include "passes/kernel_time.h"
-#include "passes/memory_estimate.h"
-#include "passes/step_cost.h"
-#include "passes/step_schedule.h"
+#include "passes/analysis/attention_fusion.h"
+#include "passes/analysis/collective_time.h"
+#include "passes/analysis/kernel_time.h"
+#include "passes/analysis/memory_estimate.h"
+#include "passes/analysis/step_cost.h"
+#include "passes/analysis/step_schedule.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"
 

@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "frontends/yaml_frontend.h"
-#include "passes/compile.h"
+#include "passes/manager/compile.h"
 
 namespace irc::test {
 

@@ -1,9 +1,9 @@
-// Shardy's factor algorithm on plain structs (passes/factor_sharding.h): projection, stage A,
+// Shardy's factor algorithm on plain structs (passes/propagation/factor_sharding.h): projection, stage A,
 // stage B's conflict kinds, basic against aggressive, the aggressive order's keys one at a time,
 // and the read-off with cross-factor clashes. No graph, no YAML.
 #include <doctest/doctest.h>
 
-#include "passes/factor_sharding.h"
+#include "passes/propagation/factor_sharding.h"
 
 namespace irc::test {
 namespace {

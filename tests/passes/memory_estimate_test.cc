@@ -1,10 +1,10 @@
-// Will it fit (passes/memory_estimate.h): the FFN's peaks derived by hand, views, the optimizer's
+// Will it fit (passes/analysis/memory_estimate.h): the FFN's peaks derived by hand, views, the optimizer's
 // states, and the budget warning.
 #include <doctest/doctest.h>
 
 #include "dumps/report.h"
 #include "ir/byte_size.h"
-#include "passes/memory_estimate.h"
+#include "passes/analysis/memory_estimate.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 

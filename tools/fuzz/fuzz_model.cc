@@ -21,8 +21,8 @@
 #include "frontends/onnx_frontend.h"
 #include "frontends/yaml_frontend.h"
 #include "ops/verifier.h"
-#include "passes/compile.h"
-#include "passes/spmd_simulator.h"
+#include "passes/manager/compile.h"
+#include "passes/analysis/spmd_simulator.h"
 
 namespace {
 

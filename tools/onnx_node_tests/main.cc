@@ -24,8 +24,8 @@
 #include "frontends/onnx_frontend.h"
 #include "frontends/onnx_tensors.h"
 #include "ops/reference_ops.h"
-#include "passes/compile.h"
-#include "passes/spmd_simulator.h"
+#include "passes/manager/compile.h"
+#include "passes/analysis/spmd_simulator.h"
 #include "ops/op_defs.h"
 
 namespace fs = std::filesystem;

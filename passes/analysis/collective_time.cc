@@ -1,0 +1,67 @@
+#include "passes/analysis/collective_time.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace irc {
+
+GroupSpan groupSpan(const DeviceMatrix& mesh, const std::vector<int>& axes, int64_t devicesPerNode) {
+  // Layers repeat: a mesh has few axis sets, each asked for many times.
+  static std::mutex lock;
+  static std::map<std::tuple<std::vector<int64_t>, std::vector<int>, int64_t>, GroupSpan> known;
+  auto key = std::make_tuple(mesh.dims, axes, devicesPerNode);
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    if (auto it = known.find(key); it != known.end()) return it->second;
+  }
+  std::vector<int64_t> ranks = groupAlongAxes(mesh, 0, axes);
+  std::set<int64_t> nodes;
+  for (int64_t r : ranks) nodes.insert(r / std::max<int64_t>(1, devicesPerNode));
+  GroupSpan span{static_cast<int64_t>(ranks.size()), static_cast<int64_t>(nodes.size())};
+  std::lock_guard<std::mutex> guard(lock);
+  known.emplace(std::move(key), span);
+  return span;
+}
+
+GroupSpan pairSpan(int64_t distance, int64_t devicesPerNode) {
+  return {2, distance >= std::max<int64_t>(1, devicesPerNode) ? 2 : 1};
+}
+
+LinkShare linkOf(const GroupSpan& span, const ClusterDescription& c) {
+  double intra = c.intraNodeBandwidth * c.intraNodeEfficiency;
+  if (span.nodes <= 1)
+    return {intra, c.intraNodeLatency, fmt::format("the intra-node link within one node ({:.0f} GB/s bus bandwidth)", intra / 1e9)};
+  int64_t perNode = std::max<int64_t>(1, span.ranksPerNode());
+  double nics = static_cast<double>(perNode) * c.nicBandwidthPerDevice() * c.interNodeEfficiency;
+  double bus = std::min(intra, nics);
+  return {bus, c.interNodeLatency,
+          fmt::format("the network across {} nodes, {} rank{} per node ({:.0f} GB/s bus bandwidth)", span.nodes, perNode,
+                      perNode == 1 ? "" : "s", bus / 1e9)};
+}
+
+double collectiveSeconds(CollectiveKind kind, double localBytes, const GroupSpan& span, const ClusterDescription& c) {
+  double n = static_cast<double>(span.ranks);
+  if (kind != CollectiveKind::PointToPoint && n <= 1) return 0;
+  LinkShare link = linkOf(span, c);
+  // Latency: ring steps within a node, tree levels between nodes (NCCL switches to trees at scale).
+  double perNode = static_cast<double>(std::max<int64_t>(1, span.ranksPerNode()));
+  double k = static_cast<double>(span.nodes);
+  double hops = (perNode - 1) * c.intraNodeLatency + (k > 1 ? std::min(k - 1, std::ceil(std::log2(k))) * c.interNodeLatency : 0);
+  switch (kind) {
+    case CollectiveKind::AllReduce: return ringTraffic(kind, n) * localBytes / link.busBandwidth + 2 * hops;
+    case CollectiveKind::AllGather:
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::AlltoAll: return ringTraffic(kind, n) * localBytes / link.busBandwidth + hops;
+    case CollectiveKind::PointToPoint:
+      if (span.nodes > 1) return localBytes / (c.nicBandwidthPerDevice() * c.interNodeEfficiency) + c.interNodeLatency;
+      return localBytes / (c.intraNodeBandwidth * c.intraNodeEfficiency) + c.intraNodeLatency;
+  }
+  return 0;
+}
+
+}  // namespace irc

@@ -1,0 +1,346 @@
+#include "passes/analysis/step_cost.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "ir/inserted_ops.h"
+#include "ops/collective.h"
+#include "ops/op_family.h"
+#include "passes/analysis/attention_fusion.h"
+#include "passes/analysis/collective_time.h"
+#include "passes/analysis/kernel_time.h"
+#include "passes/layout_inference.h"
+#include "passes/planners/optimal_planner.h"
+#include "passes/propagation/propagation_common.h"
+#include "passes/planners/redistribution_planner.h"
+
+namespace irc {
+namespace {
+
+// The tensors (operands) a factor appears in.
+int operandsHolding(const OpRule& rule, int factor) {
+  int n = 0;
+  for (const DimFactors& dims : rule.operands)
+    if (std::any_of(dims.begin(), dims.end(), [&](const std::vector<int>& fs) { return std::count(fs.begin(), fs.end(), factor) > 0; }))
+      ++n;
+  return n;
+}
+
+}  // namespace
+
+bool isProduct(const OpRule& rule) {
+  for (int f = 0; f < rule.factorCount(); ++f)
+    if (rule.isReduction(f) && operandsHolding(rule, f) >= 2) return true;
+  return false;
+}
+
+namespace {
+
+int64_t splitOf(const OpSharding& s, int factor) {
+  int64_t n = 1;
+  for (int axis : s.factorAxes[factor]) n *= s.mesh.dims[axis];
+  return n;
+}
+
+bool operandHolds(const OpRule& rule, size_t operand, int factor) {
+  for (const std::vector<int>& fs : rule.operands[operand])
+    if (std::count(fs.begin(), fs.end(), factor) > 0) return true;
+  return false;
+}
+
+// Whether a factor counts toward the op's iteration space: every factor but one reduced within
+// a single operand (a lookup's vocabulary).
+bool spansPoints(const OpRule& rule, int f) { return !rule.isReduction(f) || operandsHolding(rule, f) >= 2; }
+
+// One op's kernel on its slice: its FLOPs (2 a point where a factor is contracted between two
+// operands, else 1), the bytes of its operands and results not kept on chip, and a product's
+// output rows, columns and independent products.
+KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const OnChip& onChip) {
+  KernelWork w;
+  double points = 1;
+  for (int f = 0; f < rule.factorCount(); ++f) {
+    if (!spansPoints(rule, f)) continue;
+    double local = static_cast<double>(rule.factorSizes[f]) / static_cast<double>(splitOf(s, f));
+    points *= local;
+    // A product's output: the rows its first operand alone has, the columns its second alone
+    // has, the rest (heads, batch) independent products.
+    if (rule.isReduction(f) || rule.operands.size() < 2) continue;
+    bool inFirst = operandHolds(rule, 0, f), inSecond = operandHolds(rule, 1, f);
+    (inFirst && !inSecond ? w.rows : inSecond && !inFirst ? w.columns : w.batch) *= local;
+  }
+  w.matmul = isProduct(rule);
+  w.flops = (w.matmul ? 2 : 1) * points;
+  for (size_t i = 0; i < view.operandShapes.size() && i < rule.operands.size(); ++i)
+    if (!onChip.operand(i)) w.bytes += sliceBytes(operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]), dtype);
+  for (size_t r = 0; r < view.resultShapes.size() && r < rule.results.size(); ++r)
+    if (!onChip.result(r)) w.bytes += sliceBytes(resultLayout(rule, s, static_cast<int>(r), view.resultShapes[r]), dtype);
+  return w;
+}
+
+// The op's FLOPs on its whole shapes: every rank's share together (its points unsplit).
+double globalFlops(const OpRule& rule) {
+  double points = 1;
+  for (int f = 0; f < rule.factorCount(); ++f)
+    if (spansPoints(rule, f)) points *= static_cast<double>(rule.factorSizes[f]);
+  return (isProduct(rule) ? 2 : 1) * points;
+}
+
+}  // namespace
+
+double computeTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const CostModel& model) {
+  KernelWork w = kernelWork(rule, s, view, dtype, {});
+  return std::max(w.flops / model.peakFlops, w.bytes / model.memoryBandwidth);
+}
+
+namespace {
+
+// The terms of an op on a cluster (docs/cluster.md): its kernel at the achievable rates, its
+// forward collectives and its gradient's AllReduce over the links their groups cross.
+OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const std::vector<bool>& firstReader,
+                     const ParallelSettings& settings, const KernelContext& context) {
+  const ClusterDescription& c = *settings.cluster;
+  DType held = computeDType(dtype, settings.precision);
+  OpTime t;
+  KernelWork w = kernelWork(rule, s, view, held, context.onChip);
+  // A view launches nothing; nor does an op a fused attention kernel runs on chip (its results
+  // never leave it, and it is no product).
+  bool fused = !context.onChip.results.empty() &&
+               std::all_of(context.onChip.results.begin(), context.onChip.results.end(), [](bool b) { return b; }) && !w.matmul;
+  w.view = context.isView || fused;
+  t.compute = kernelSeconds(w, c, settings.precision);
+  t.globalFlops = globalFlops(rule);
+  if (!view.resultShapes.empty() && !rule.results.empty()) {
+    double bytes = sliceBytes(resultLayout(rule, s, 0, view.resultShapes[0]), held);
+    for (const ForwardOp& f : forwardOps(rule, s, view)) {
+      GroupSpan span = groupSpan(s.mesh, f.axes, c.devicesPerNode);
+      switch (f.kind) {
+        case ForwardOp::Kind::AllReduce: t.forwardComm += collectiveSeconds(CollectiveKind::AllReduce, bytes, span, c); break;
+        case ForwardOp::Kind::ReduceScatter: t.forwardComm += collectiveSeconds(CollectiveKind::ReduceScatter, bytes, span, c); break;
+        case ForwardOp::Kind::RealDiv:
+          t.forwardComm += kernelSeconds({.bytes = 2 * bytes / static_cast<double>(span.ranks)}, c, settings.precision);
+          break;
+      }
+    }
+  }
+  if (settings.training)
+    for (size_t i = 0; i < firstReader.size() && i < view.operandShapes.size(); ++i) {
+      if (!firstReader[i]) continue;
+      TensorLayout layout = operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]);
+      // The ranks holding the same slice: the mesh's axes the slice does not use.
+      std::vector<int> used = layout.usedAxes(), replicaAxes;
+      for (int a = 0; a < s.mesh.rank(); ++a)
+        if (std::find(used.begin(), used.end(), a) == used.end()) replicaAxes.push_back(a);
+      GroupSpan span = groupSpan(s.mesh, replicaAxes, c.devicesPerNode);
+      // ZeRO's ReduceScatter and AllGather move what the AllReduce does; each rank updates its share.
+      t.gradientSync += collectiveSeconds(CollectiveKind::AllReduce, sliceBytes(layout, held), span, c);
+      t.trainedElements += static_cast<double>(numElements(layout.sliceShape())) /
+                           (settings.zeroStage > 0 ? static_cast<double>(span.ranks) : 1.0);
+    }
+  return t;
+}
+
+}  // namespace
+
+OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const std::vector<bool>& firstReader,
+              const ParallelSettings& settings, const KernelContext& context) {
+  if (settings.cluster) return clusterOpTime(rule, s, view, dtype, firstReader, settings, context);
+  const CostModel& m = settings.costModel;
+  OpTime t;
+  t.compute = computeTime(rule, s, view, dtype, m);
+  t.globalFlops = globalFlops(rule);
+  if (!view.resultShapes.empty() && !rule.results.empty()) {
+    double bytes = sliceBytes(resultLayout(rule, s, 0, view.resultShapes[0]), dtype);
+    for (const ForwardOp& f : forwardOps(rule, s, view)) {
+      double n = 1;
+      for (int axis : f.axes) n *= static_cast<double>(s.mesh.dims[axis]);
+      switch (f.kind) {
+        case ForwardOp::Kind::AllReduce: t.forwardComm += allReduceTime(bytes, n, m); break;
+        case ForwardOp::Kind::ReduceScatter:
+          t.forwardComm += n <= 1 ? 0
+                                  : ringSteps(CollectiveKind::ReduceScatter, n) * m.alpha +
+                                        ringTraffic(CollectiveKind::ReduceScatter, n) * bytes * m.beta + bytes * m.gamma;
+          break;
+        case ForwardOp::Kind::RealDiv: t.forwardComm += bytes / n * m.gamma; break;
+      }
+    }
+  }
+  if (settings.training)
+    for (size_t i = 0; i < firstReader.size() && i < view.operandShapes.size(); ++i) {
+      if (!firstReader[i]) continue;
+      TensorLayout held = operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]);
+      // Ranks holding the same slice: all of them over the number of distinct slices.
+      double replicas = static_cast<double>(settings.deviceNum) * static_cast<double>(numElements(held.sliceShape())) /
+                        static_cast<double>(std::max<int64_t>(1, numElements(view.operandShapes[i])));
+      t.gradientSync += allReduceTime(sliceBytes(held, dtype), replicas, m);
+      t.trainedElements += static_cast<double>(numElements(held.sliceShape())) / (settings.zeroStage > 0 ? replicas : 1.0);
+    }
+  return t;
+}
+
+namespace {
+
+// A redistribution step on a cluster: collectives over the links their group crosses, local
+// steps (slices, reshapes, the Split + Concat around a collective off dim 0) as copies at HBM
+// bandwidth.
+double clusterStepTime(const RedistStep& step, double dtypeBytes, const ParallelSettings& settings) {
+  const ClusterDescription& c = *settings.cluster;
+  double b = static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
+  double n = static_cast<double>(step.groupSize());
+  GroupSpan span = step.mesh.dims.empty() ? GroupSpan{step.groupSize(), 1} : groupSpan(step.mesh, step.axes, c.devicesPerNode);
+  auto copy = [&](double bytes) { return kernelSeconds({.bytes = 2 * bytes}, c, settings.precision); };
+  switch (step.kind) {
+    case RedistStep::Kind::Gather:
+    case RedistStep::Kind::AllReduce:
+    case RedistStep::Kind::ReduceScatter:
+    case RedistStep::Kind::AlltoAll:
+    case RedistStep::Kind::Send: {
+      // The Split + Concat around a collective off dim 0: an AllGather's of its whole result, a
+      // ReduceScatter's of its input.
+      double offDim0 = 0;
+      if (step.kind == RedistStep::Kind::Gather && step.dim != 0) offDim0 = copy(n * b);
+      if (step.kind == RedistStep::Kind::ReduceScatter && step.dim > 0) offDim0 = copy(b);
+      return collectiveSeconds(*collectiveOf(step), b, span, c) + offDim0;
+    }
+    case RedistStep::Kind::Split: return copy(b / n);
+    case RedistStep::Kind::Reshape:
+    case RedistStep::Kind::RealDiv:
+    case RedistStep::Kind::VocabOffset: return copy(b);
+    case RedistStep::Kind::Mirror:
+    case RedistStep::Kind::Receive: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::optional<StepOnCluster> stepOnCluster(const RedistStep& step, DType dtype, const ParallelSettings& settings) {
+  if (!settings.cluster) return std::nullopt;
+  const ClusterDescription& c = *settings.cluster;
+  StepOnCluster out;
+  out.seconds = clusterStepTime(step, byteSize(computeDType(dtype, settings.precision)), settings);
+  GroupSpan span = step.mesh.dims.empty() ? GroupSpan{step.groupSize(), 1} : groupSpan(step.mesh, step.axes, c.devicesPerNode);
+  out.link = linkOf(span, c).description;
+  return out;
+}
+
+StepTimer stepTimerFor(const ParallelSettings& settings) {
+  if (!settings.cluster) {
+    CostModel model = settings.costModel;
+    return [model](const RedistStep& step, int dtypeBytes) { return stepTime(step, dtypeBytes, model); };
+  }
+  return [settings](const RedistStep& step, int dtypeBytes) { return clusterStepTime(step, dtypeBytes, settings); };
+}
+
+RedistPlan planWithSettings(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options,
+                            const ParallelSettings& settings) {
+  if (settings.redistribution != RedistributionMode::Optimal) return planRedistribution(from, to, options);
+  if (!settings.cluster) return planOptimal(from, to, options, settings.costModel);
+  return planOptimal(from, to, options, stepTimerFor(settings));
+}
+
+double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings) {
+  PlannerOptions options{settings.enableAlltoall, byteSize(dtype)};
+  RedistPlan plan = planWithSettings(from, to, options, settings);
+  if (!settings.cluster) return planTime(plan, byteSize(dtype), settings.costModel);
+  double held = byteSize(computeDType(dtype, settings.precision)), t = 0;
+  for (const RedistStep& step : plan.steps) t += clusterStepTime(step, held, settings);
+  return t;
+}
+
+void addOpTime(StepTime& t, const OpTime& op, bool training) {
+  t.compute += op.compute;
+  t.globalFlops += op.globalFlops;
+  t.trainedElements += op.trainedElements;
+  t.forwardComm += op.forwardComm;
+  if (!training) return;
+  t.backward += 2 * op.compute + op.forwardComm;
+  t.gradientSync += op.gradientSync;
+}
+
+void addRedistributionTime(StepTime& t, double seconds, bool training) {
+  t.redistribution += seconds;
+  if (training) t.backward += seconds;
+}
+
+namespace {
+
+// Calls `take(op, its terms)` for every model op with its own time and its input edges'.
+template <typename Take>
+void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take) {
+  // Layers repeat: an edge's plan is planned once per pair of layouts.
+  std::unordered_map<IntKey, double, IntKeyHash> planned;
+  auto redistribution = [&](const TensorLayout& from, const TensorLayout& to, DType dtype) {
+    if (from == to) return 0.0;
+    IntKey key{static_cast<int64_t>(dtype)};
+    appendLayoutKey(key, from);
+    appendLayoutKey(key, to);
+    auto it = planned.find(key);
+    if (it == planned.end()) it = planned.emplace(std::move(key), redistributionTime(from, to, dtype, settings)).first;
+    return it->second;
+  };
+  std::vector<bool> read(graph.values.size(), false);
+  // On a cluster whose stack fuses attention, the values its kernels keep on chip.
+  std::vector<bool> onChip;
+  if (settings.cluster && settings.cluster->fusedAttention) onChip = fusedAttentionValues(graph);
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    if (op.inserted() || !op.parallel->layoutsInferred || !op.parallel->hasSharding || !op.parallel->rule) continue;
+    KernelContext context;
+    context.isView = rulesOf(op).resultIsView(graph, op);
+    if (!onChip.empty()) {
+      for (const Operand& o : op.operands)
+        if (o.isValue()) context.onChip.operands.push_back(onChip[o.value]);
+      for (ValueId r : op.results) context.onChip.results.push_back(onChip[r]);
+    }
+    StepTime t;
+    std::vector<bool> firstReader;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (!op.operands[i].isValue()) continue;
+      ValueId v = modelValueBehind(graph, op.operands[i].value);
+      const Value& value = graph.value(v);
+      firstReader.push_back(value.kind == ValueKind::Parameter && isFloat(value.type.dtype) && !read[v]);
+      read[v] = true;
+      addRedistributionTime(t, redistribution(layoutOfValue(graph, v), layoutNeeded(op, static_cast<int>(i)), value.type.dtype),
+                            settings.training);
+    }
+    DType dtype = graph.value(op.results[0]).type.dtype;
+    addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(graph, op), dtype, firstReader, settings, context),
+              settings.training);
+    // A result converted after the op (an output constraint, a Reshape handing its consumer the
+    // layout it needs) pays that conversion too.
+    for (size_t r = 0; r < op.results.size() && r < op.parallel->beforeConstraint.size(); ++r) {
+      const Value& result = graph.value(op.results[r]);
+      if (op.parallel->beforeConstraint[r] && result.layout)
+        addRedistributionTime(t, redistribution(*op.parallel->beforeConstraint[r], *result.layout, result.type.dtype), settings.training);
+    }
+    take(op, t);
+  }
+}
+
+void add(StepTime& sum, const StepTime& t) {
+  sum.compute += t.compute;
+  sum.forwardComm += t.forwardComm;
+  sum.redistribution += t.redistribution;
+  sum.backward += t.backward;
+  sum.gradientSync += t.gradientSync;
+}
+
+}  // namespace
+
+StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings) {
+  StepTime sum;
+  walkOpTimes(graph, settings, [&](const Op&, const StepTime& t) { add(sum, t); });
+  return sum;
+}
+
+void forEachOpTime(const Graph& graph, const ParallelSettings& settings, const std::function<void(const Op&, const StepTime&)>& take) {
+  walkOpTimes(graph, settings, take);
+}
+
+std::vector<double> opStepSeconds(const Graph& graph, const ParallelSettings& settings) {
+  std::vector<double> seconds(graph.ops.size(), 0);
+  walkOpTimes(graph, settings, [&](const Op& op, const StepTime& t) { seconds[&op - graph.ops.data()] = t.total(); });
+  return seconds;
+}
+
+}  // namespace irc

@@ -1,0 +1,97 @@
+#include "passes/analysis/step_schedule.h"
+
+#include <algorithm>
+
+#include "passes/analysis/collective_time.h"
+#include "passes/analysis/kernel_time.h"
+#include "passes/analysis/step_cost.h"
+
+namespace irc {
+namespace {
+
+// One stage's micro-batch.
+struct StageWork {
+  double compute = 0;         // forward, backward, recomputed forward
+  double communication = 0;   // collectives and redistributions on the critical path, transfers
+  double backwardCompute = 0; // what a gradient reduction can hide behind (one micro-batch)
+  double gradientSync = 0;    // the stage's gradient reductions, once per step
+  double trainedElements = 0; // parameter elements a rank of the stage updates
+  double seconds() const { return compute + communication; }
+};
+
+// Bytes the optimizer's update reads and writes per parameter element (docs/cluster.md): the
+// gradient read, the weight and every float32 state read and written; mixed precision adds the
+// float32 master weight and writes the 16-bit copy.
+double optimizerBytesPerElement(const ParallelSettings& s) {
+  double states = 8.0 * optimizerStatesPerElement(s.optimizer);
+  if (s.precision == Precision::Fp32) return 4 + 8 + states;
+  return 2 + 2 + 8 + states;
+}
+
+}  // namespace
+
+std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const ParallelSettings& settings) {
+  if (!settings.cluster) return std::nullopt;
+  const ClusterDescription& c = *settings.cluster;
+  const int64_t stages = std::max<int64_t>(1, settings.pipelineStages);
+  const double micro = static_cast<double>(std::max<int64_t>(1, settings.microBatches));
+  const bool training = settings.training;
+  std::vector<StageWork> work(stages);
+  double forwardFlops = 0, recomputeFlops = 0;
+  forEachOpTime(graph, settings, [&](const Op& op, const StepTime& t) {
+    StageWork& w = work[std::clamp<int64_t>(op.stage, 0, stages - 1)];
+    bool again = training && std::as_const(op).annotation->recompute;
+    double comm = t.forwardComm + t.redistribution;
+    // Backward: twice the forward's compute, and each forward collective's dual.
+    w.compute += t.compute * (training ? 3 : 1) + (again ? t.compute : 0);
+    w.communication += comm * (training ? 2 : 1) + (again ? comm : 0);
+    if (training) w.backwardCompute += 2 * t.compute + (again ? t.compute : 0);
+    w.gradientSync += t.gradientSync;
+    w.trainedElements += t.trainedElements;
+    forwardFlops += t.globalFlops;
+    if (again) recomputeFlops += t.globalFlops;
+  });
+  // Send/Receive at stage boundaries: each micro-batch's activation forward and, in training,
+  // its gradient back, on the sending stage's critical path.
+  int64_t stageDevices = graph.stageDevices > 0 ? graph.stageDevices : settings.deviceNum;
+  for (const PipelineTransfer& transfer : graph.transfers) {
+    GroupSpan span = pairSpan(stageDevices * (transfer.toStage - transfer.fromStage), c.devicesPerNode);
+    DType dtype = graph.value(transfer.value).type.dtype;
+    double bytes = transfer.bytesPerRank / byteSize(dtype) * byteSize(computeDType(dtype, settings.precision));
+    double seconds = collectiveSeconds(CollectiveKind::PointToPoint, bytes, span, c);
+    work[std::clamp<int64_t>(transfer.fromStage, 0, stages - 1)].communication += seconds;
+    if (training) work[std::clamp<int64_t>(transfer.toStage, 0, stages - 1)].communication += seconds;
+  }
+  ClusterStepEstimate e;
+  for (int64_t s = 0; s < stages; ++s)
+    if (work[s].seconds() > work[e.slowestStage].seconds()) e.slowestStage = static_cast<int32_t>(s);
+  const StageWork& slowest = work[e.slowestStage];
+  e.compute = micro * slowest.compute;
+  e.exposedCommunication = micro * slowest.communication;
+  e.pipelineBubble = static_cast<double>(stages - 1) * slowest.seconds();
+  if (training) {
+    // Each stage reduces its gradients as its last micro-batch's backward makes them (Megatron's
+    // and FSDP's overlap): what the backward cannot hide is exposed; the worst stage decides.
+    for (const StageWork& w : work) {
+      double exposed = std::max(0.0, w.gradientSync - w.backwardCompute);
+      if (exposed >= e.gradientSyncExposed) {
+        e.gradientSyncExposed = exposed;
+        e.gradientSync = w.gradientSync;
+      }
+      double update = w.trainedElements * optimizerBytesPerElement(settings) / (c.device.hbmBandwidth * c.memoryEfficiency);
+      e.optimizer = std::max(e.optimizer, update);
+    }
+    e.exposedCommunication += e.gradientSyncExposed;
+  }
+  e.total = e.compute + e.exposedCommunication + e.pipelineBubble + e.optimizer;
+  e.modelFlops = micro * forwardFlops * (training ? 3 : 1);
+  e.hardwareFlops = e.modelFlops + micro * recomputeFlops;
+  double devices = static_cast<double>(settings.rankCount());
+  if (e.total > 0) {
+    e.tflopsPerDevice = e.hardwareFlops / e.total / devices / 1e12;
+    e.mfu = e.modelFlops / e.total / devices / c.matmulPeak(settings.precision);
+  }
+  return e;
+}
+
+}  // namespace irc

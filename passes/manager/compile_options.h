@@ -1,0 +1,32 @@
+#pragma once
+// What a compile runs with. Passes read their settings from here, never from the graph: the
+// model's `parallel` block reaches them through optionsFromModel(), and the command line's
+// overrides are applied to the options, not written into the model.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/device_matrix.h"
+#include "ir/parallel_config.h"
+#include "passes/planners/optimal_planner.h"
+
+namespace irc {
+
+// The parallel settings in effect (the model's, then the command line's overrides), and what to
+// run.
+struct CompileOptions : ParallelSettings {
+  // What to run: every stage, only the passes named in `passes`, or up to `stopAfter`.
+  std::vector<std::string> passes;
+  std::string stopAfter;
+  // The ranks whose local graphs shape slicing makes (empty: the global rank).
+  std::vector<int64_t> ranks;
+
+  std::vector<int64_t> ranksToMaterialize() const { return ranks.empty() ? std::vector<int64_t>{globalRank} : ranks; }
+  std::vector<int64_t> everyRank() const;
+};
+
+// The options a model's own `parallel` block asks for.
+CompileOptions optionsFromModel(const ParallelConfig& model);
+
+}  // namespace irc

@@ -1,0 +1,257 @@
+#include "passes/planners/pipeline_split.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "ir/inserted_ops.h"
+#include "ops/op_family.h"
+#include "ops/op_inserter.h"
+#include "ops/op_sharding.h"
+#include "passes/layout_inference.h"
+#include "passes/analysis/memory_estimate.h"
+#include "passes/analysis/step_cost.h"
+
+namespace irc {
+namespace {
+
+// What one model op adds to its stage: its time (and its input edges', passes/analysis/step_cost.h), the
+// bytes it holds for the whole step (its parameters, in training their gradients and optimizer
+// states) and the bytes one micro-batch keeps for its backward.
+struct OpLoad {
+  double seconds = 0;
+  double resident = 0;
+  double savedPerMicroBatch = 0;
+};
+
+std::vector<OpLoad> loadsOf(const Graph& g, const CompileOptions& o) {
+  std::vector<double> seconds = opStepSeconds(g, o);
+  std::vector<OpLoad> loads(g.ops.size());
+  std::vector<bool> read(g.values.size(), false);
+  for (OpId id : g.order) {
+    const Op& op = g.op(id);
+    if (op.inserted() || !op.parallel->layoutsInferred || !op.parallel->hasSharding || !op.parallel->rule) continue;
+    OpLoad& load = loads[id];
+    load.seconds = seconds[id];
+    SavedForBackward saved = o.training ? rulesOf(op).savedForBackward(op) : SavedForBackward{};
+    std::vector<int> kept = saved.operandsKeptWhenAllTrain();
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (!op.operands[i].isValue()) continue;
+      ValueId v = op.operands[i].value;
+      const Value& value = g.value(v);
+      double bytes = sliceBytes(layoutNeeded(op, static_cast<int>(i)), value.type.dtype);
+      bool param = value.kind == ValueKind::Parameter;
+      if (param && isFloat(value.type.dtype) && !read[v])
+        load.resident += value.trainable ? parameterStepBytes(bytes, value.type.dtype, o) : bytes;
+      read[v] = true;
+      if (!param && std::count(kept.begin(), kept.end(), static_cast<int>(i)) > 0) load.savedPerMicroBatch += bytes;
+    }
+    for (int r : saved.results)
+      if (r < static_cast<int>(op.results.size()))
+        load.savedPerMicroBatch += sliceBytes(op.parallel->outputLayouts[r], g.value(op.results[r]).type.dtype);
+  }
+  return loads;
+}
+
+// 1F1B: stage s has min(P - s, M) micro-batches' activations in flight at its peak.
+int64_t inFlight(int64_t stage, const ParallelSettings& s) { return std::min(s.pipelineStages - stage, s.microBatches); }
+
+// The cut of `ops` (in order) into at most P runs each within `limit` seconds and the budget;
+// returns each op's stage, or empty when more runs are needed.
+std::vector<int32_t> greedyCut(const std::vector<OpId>& ops, const std::vector<OpLoad>& loads, double limit, const CompileOptions& o) {
+  std::vector<int32_t> stage(ops.size(), 0);
+  int32_t s = 0;
+  double seconds = 0, resident = 0, saved = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const OpLoad& l = loads[ops[i]];
+    auto fits = [&](int32_t at, double t, double r, double sv) {
+      return t <= limit && (o.memoryBudget <= 0 || r + static_cast<double>(inFlight(at, o)) * sv <= o.memoryBudget);
+    };
+    if (i > 0 && !fits(s, seconds + l.seconds, resident + l.resident, saved + l.savedPerMicroBatch)) {
+      ++s;
+      seconds = resident = saved = 0;
+      if (s >= o.pipelineStages) return {};
+    }
+    if (!fits(s, l.seconds, l.resident, l.savedPerMicroBatch) && seconds == 0) return {};
+    seconds += l.seconds;
+    resident += l.resident;
+    saved += l.savedPerMicroBatch;
+    stage[i] = s;
+  }
+  // Fewer runs than stages: split the last runs (a later stage holds fewer micro-batches, so
+  // moving ops later keeps the memory within the budget and no stage gets slower).
+  int32_t used = s + 1;
+  for (size_t i = ops.size(); used < o.pipelineStages && i-- > 1;) {
+    if (stage[i] != stage[i - 1]) continue;
+    for (size_t j = i; j < ops.size(); ++j) ++stage[j];
+    ++used;
+  }
+  if (used < o.pipelineStages) return {};
+  return stage;
+}
+
+}  // namespace
+
+void assignAutoStages(Graph& graph, const CompileOptions& options) {
+  std::vector<OpLoad> loads = loadsOf(graph, options);
+  std::vector<OpId> ops;
+  double total = 0, largest = 0;
+  for (OpId id : graph.order)
+    if (!graph.op(id).inserted()) {
+      ops.push_back(id);
+      total += loads[id].seconds;
+      largest = std::max(largest, loads[id].seconds);
+    }
+  // The smallest limit on the slowest stage for which the greedy cut fits: bisection between the
+  // largest op and the whole step.
+  double lo = largest, hi = std::max(total, largest);
+  std::vector<int32_t> best = greedyCut(ops, loads, hi, options);
+  if (best.empty()) {
+    // The budget does not fit with any balance: cut by time alone (the report shows the memory).
+    CompileOptions free = options;
+    free.memoryBudget = 0;
+    best = greedyCut(ops, loads, hi, free);
+  } else {
+    for (int i = 0; i < 100 && hi - lo > 1e-12 * std::max(hi, 1e-300); ++i) {
+      double mid = (lo + hi) / 2;
+      std::vector<int32_t> cut = greedyCut(ops, loads, mid, options);
+      if (cut.empty()) lo = mid;
+      else {
+        hi = mid;
+        best = std::move(cut);
+      }
+    }
+  }
+  for (size_t i = 0; i < ops.size() && !best.empty(); ++i) graph.op(ops[i]).stage = best[i];
+}
+
+void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
+  const int64_t stages = options.pipelineStages;
+  OpInserter ins(graph);
+  std::map<std::pair<ValueId, int32_t>, ValueId> received;  // (value, stage) -> its Receive's result
+  std::vector<int64_t> tags(stages * stages, 0);             // per (from, to) stage: Sends so far
+  std::vector<OpId> order = graph.order;
+  graph.transfers.clear();
+  graph.stageDevices = options.deviceNum;
+  for (OpId id : order) {
+    int32_t stage = graph.op(id).stage;
+    for (size_t i = 0; i < graph.op(id).operands.size(); ++i) {
+      const Operand o = graph.op(id).operands[i];
+      if (!o.isValue()) continue;
+      ValueId v = o.value;
+      OpId producer = graph.value(v).producer;
+      if (producer == kNoId || graph.op(producer).stage >= stage) continue;
+      auto key = std::make_pair(v, stage);
+      auto it = received.find(key);
+      if (it == received.end()) {
+        int32_t from = graph.op(producer).stage;
+        // A copy: adding the ops below may move the graph's ops and values.
+        TensorLayout layout = layoutOfValue(graph, v);
+        TensorType type = graph.value(v).type;
+        RedistStep step;
+        step.mesh = DeviceMatrix::unnamed({stages, options.deviceNum});
+        step.axes = {0};
+        step.localBefore = step.localAfter = layout.sliceShape();
+        step.globalAfter = type.shape;
+        step.srTag = tags[from * stages + stage]++;
+        AttrMap attrs{{"dtype", std::string(dumpName(type.dtype))}};
+        std::string valueName = graph.value(v).name;
+        step.kind = RedistStep::Kind::Send;
+        step.peerStage = stage;
+        ins.setOwner(producer, InsertedRole::Transfer);
+        std::string name = fmt::format("{}.send.{}", valueName, stage);
+        ValueId sent = ins.add(name, fmt::format("send_{}_{}", valueName, stage), "Send", {Operand::ofValue(v)}, attrs, {type},
+                               std::make_shared<const RedistStep>(step),
+                               fmt::format("'{}' of stage {} is read by '{}' in stage {}: its ranks send their slices", valueName,
+                                           from, graph.op(id).name, stage));
+        OpId send = graph.value(sent).producer;
+        step.kind = RedistStep::Kind::Receive;
+        step.peerStage = from;
+        ins.setOwner(graph.op(id).inserted() ? graph.op(id).owner : id, InsertedRole::Transfer);
+        ValueId got = ins.add(fmt::format("{}.receive.{}", valueName, stage), fmt::format("receive_{}_{}", valueName, stage),
+                              "Receive", {Operand::ofValue(sent)}, attrs, {type}, std::make_shared<const RedistStep>(step),
+                              fmt::format("stage {} receives '{}' from the rank at its position in stage {}", stage, valueName,
+                                          from));
+        graph.transfers.push_back({send, graph.value(got).producer, v, from, stage, step.srTag, sliceBytes(layout, type.dtype)});
+        it = received.emplace(key, got).first;
+      }
+      graph.op(id).operands[i] = Operand::ofValue(it->second);
+    }
+    ins.order.push_back(id);
+  }
+  graph.order = std::move(ins.order);
+}
+
+// A pipelined rank runs its stage's ops: they alone stay in its order, with the inputs and
+// parameters they read; a Receive gets its data from the other stage, not from its Send; the
+// stage returns what leaves it (its Sends) unless it computes graph outputs.
+void keepPipelineStage(Graph& graph, int32_t stage) {
+  graph.stage = stage;
+  std::vector<OpId> kept;
+  std::vector<bool> read(graph.values.size(), false);
+  for (OpId id : graph.order) {
+    Op& op = graph.op(id);
+    if (op.stage != stage) continue;
+    // A stage's Receive reads no value of this stage: its Send's result is another stage's.
+    if (op.step && op.step->kind == RedistStep::Kind::Receive) op.operands.clear();
+    for (const Operand& o : op.operands)
+      if (o.isValue()) read[o.value] = true;
+    kept.push_back(id);
+  }
+  graph.order = std::move(kept);
+  std::vector<bool> produced(graph.values.size(), false);
+  std::vector<ValueId> sends;
+  for (OpId id : graph.order) {
+    for (ValueId r : graph.op(id).results) produced[r] = true;
+    if (graph.op(id).step && graph.op(id).step->kind == RedistStep::Kind::Send) sends.push_back(graph.op(id).results[0]);
+  }
+  for (auto* list : {&graph.inputs, &graph.parameters})
+    list->erase(std::remove_if(list->begin(), list->end(), [&](ValueId v) { return !read[v]; }), list->end());
+  std::vector<ValueId> outputs;
+  for (ValueId v : graph.outputs)
+    if (produced[v] || (graph.value(v).producer == kNoId && read[v])) outputs.push_back(v);
+  graph.outputs = outputs.empty() ? sends : outputs;
+}
+
+MemoryEstimate estimateStageMemory(const Graph& graph, const ParallelSettings& settings, int32_t stage) {
+  Graph view = graph;
+  keepPipelineStage(view, stage);
+  MemoryEstimate m = estimateMemory(view, settings, stage == settings.pipelineStages - 1);
+  if (m.training) {
+    // 1F1B: while stage s runs forward and backward it holds the saved activations of
+    // min(P - s, M) micro-batches; the optimizer's update comes after the last one.
+    TrainingMemory& t = *m.training;
+    t.inFlightMicroBatches = inFlight(stage, settings);
+    double extra = static_cast<double>(t.inFlightMicroBatches - 1) * t.savedActivationBytes;
+    struct Phase {
+      double bytes;
+      const char* name;
+      std::string at;
+    };
+    Phase best{t.lossLiveBytes, "loss", ""};
+    for (size_t i = 0; i < t.forwardLiveAtOp.size(); ++i)
+      if (t.forwardLiveAtOp[i] > best.bytes) best = {t.forwardLiveAtOp[i], "forward", view.op(view.order[i]).name};
+    for (size_t i = t.backwardLiveAtOp.size(); i-- > 0;)
+      if (t.backwardLiveAtOp[i] > best.bytes) best = {t.backwardLiveAtOp[i], "backward", view.op(view.order[i]).name};
+    if (best.bytes + extra > t.stepLiveBytes) {
+      t.peakBytes = best.bytes + extra;
+      t.peakPhase = best.name;
+      t.peakAt = best.at;
+    } else {
+      t.peakBytes = t.stepLiveBytes;
+      t.peakPhase = "optimizer step";
+      t.peakAt = "";
+    }
+  }
+  return m;
+}
+
+std::vector<double> stageSeconds(const Graph& graph, const ParallelSettings& settings) {
+  std::vector<double> out(settings.pipelineStages, 0), seconds = opStepSeconds(graph, settings);
+  for (OpId id : graph.order)
+    if (!graph.op(id).inserted()) out[graph.op(id).stage] += seconds[id];
+  return out;
+}
+
+}  // namespace irc

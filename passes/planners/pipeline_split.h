@@ -1,0 +1,37 @@
+#pragma once
+// Pipeline parallelism as MindSpore's pipeline split compiles it (docs/pipeline.md): each op runs
+// in one stage of `deviceNum` ranks; a value read by a later stage crosses by a Send on the
+// producing stage's ranks and a Receive on the consuming stage's, the rank at the same position
+// in both; redistribution to what the consumer needs happens after the Receive.
+#include <vector>
+
+#include "ir/graph.h"
+#include "passes/manager/compile_options.h"
+#include "passes/analysis/memory_estimate.h"
+
+namespace irc {
+
+// `stages: auto`: the split of the execution order into pipeline_stages contiguous runs that
+// minimises the slowest stage's estimated time (passes/analysis/step_cost.h) with every stage's 1F1B
+// memory within the budget, if any. Exact for the order given (a binary search on the slowest
+// stage's time with a greedy cut, which is optimal for contiguous splits). Needs layouts.
+void assignAutoStages(Graph& graph, const CompileOptions& options);
+
+// After redistribution: the Send/Receive pairs of every value crossing stages (recorded in
+// graph.transfers), in the global order right before the value's first reader in the later stage.
+void insertPipelineTransfers(Graph& graph, const CompileOptions& options);
+
+// A rank of `stage` runs its stage's ops: they alone stay in the order, with the inputs and
+// parameters they read; a Receive gets its data from the other stage, not from its Send; the
+// stage returns what leaves it (its Sends) unless it computes graph outputs.
+void keepPipelineStage(Graph& graph, int32_t stage);
+
+// One rank of `stage`'s memory (passes/analysis/memory_estimate.h on the stage's ops; the shapes are one
+// micro-batch's): in training under 1F1B the peak holds min(P - stage, M) micro-batches' saved
+// activations.
+MemoryEstimate estimateStageMemory(const Graph& graph, const ParallelSettings& settings, int32_t stage);
+
+// Per stage of a compiled graph: its model ops' estimated step time.
+std::vector<double> stageSeconds(const Graph& graph, const ParallelSettings& settings);
+
+}  // namespace irc

@@ -1,0 +1,413 @@
+#include "passes/search/configuration_search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "ir/cluster.h"
+#include "ir/dtype.h"
+#include "ir/tensor_layout.h"
+#include "passes/search/batch_split.h"
+#include "passes/analysis/collective_time.h"
+#include "passes/manager/compile.h"
+#include "passes/search/layer_model.h"
+#include "passes/analysis/memory_estimate.h"
+#include "passes/planners/pipeline_split.h"
+#include "passes/analysis/step_cost.h"
+#include "passes/analysis/step_schedule.h"
+#include "passes/search/tensor_parallel_seeds.h"
+
+namespace irc {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The largest micro-batch a replica runs at once: Megatron-LM's and torchtitan's runs use 1-8.
+constexpr int64_t kMaxMicroBatchSize = 8;
+// Configurations compiled whole (the layer model's fastest that fit).
+constexpr int kCompiled = 8;
+// The layer model's peak may miss the compile's by a few percent: it keeps this much headroom.
+constexpr double kModelMargin = 0.97;
+
+struct Config {
+  int64_t tp = 1, pp = 1, dp = 1, mbs = 1, micro = 1;
+  bool sp = false;
+  bool weightedSplit = false;  // first and last stages lightened by the embedding and head
+  std::vector<int64_t> layerStage;
+  Recompute recompute = Recompute::None;
+  int zeroStage = 0;       // ZeRO-1/2: optimizer states (and gradients) sharded, no extra traffic
+  int optimizerLevel = 0;  // MindSpore's optimizer parallel: weights sharded, gathered each micro-batch
+  const LayerModel* model = nullptr;
+  double seconds = 0, tflops = 0, peak = 0;
+  bool compiled = false;
+};
+
+std::vector<int64_t> divisorsOf(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d * d <= n; ++d)
+    if (n % d == 0) {
+      out.push_back(d);
+      if (d * d != n) out.push_back(n / d);
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The stage of each layer: evenly (layer l of L on stage l * pp / L, as Megatron-LM splits
+// them), or with the first and last stages holding fewer layers by what the embedding before
+// and the head after weigh in parameters (`pre`, `post`: in layers' worth), as Llama 3's
+// 405B run gave its first and last stages fewer layers.
+std::vector<int64_t> splitLayers(int64_t count, int64_t pp, double pre, double post) {
+  std::vector<int64_t> stage(count);
+  if (pp == 1 || (pre < 0.5 && post < 0.5)) {
+    for (int64_t l = 0; l < count; ++l) stage[l] = l * pp / count;
+    return stage;
+  }
+  double share = (static_cast<double>(count) + pre + post) / static_cast<double>(pp);
+  int64_t first = std::clamp<int64_t>(std::llround(share - pre), 1, count - (pp - 1));
+  int64_t last = std::clamp<int64_t>(std::llround(share - post), 1, count - first - (pp - 2));
+  int64_t middle = count - first - last;
+  for (int64_t l = 0; l < count; ++l) {
+    if (l < first) stage[l] = 0;
+    else if (l >= count - last) stage[l] = pp - 1;
+    else stage[l] = pp > 2 ? 1 + (l - first) * (pp - 2) / std::max<int64_t>(1, middle) : pp - 1;
+  }
+  return stage;
+}
+
+class Search {
+ public:
+  Search(Graph& graph, CompileOptions& options, DiagnosticEngine& diags)
+      : graph_(graph), options_(options), diags_(diags), cluster_(*options.cluster), start_(Clock::now()) {}
+
+  ConfigurationSearchOutcome run() {
+    layers_ = findLayers(graph_);
+    batch_ = inputBatchOf(graph_);
+    if (layers_.count < 2 || batch_ < 1) return ConfigurationSearchOutcome::NotApplicable;
+    totalTrained_ = 0;
+    for (ValueId v : graph_.parameters)
+      if (graph_.value(v).trainable && isFloat(graph_.value(v).type.dtype))
+        totalTrained_ += static_cast<double>(numElements(graph_.value(v).type.shape));
+    enumerate();
+    if (configs_.empty()) {
+      diags_.error(graph_.parallel.loc, fmt::format("search: no configuration of {} devices keeps the parameters of a rank within "
+                                               "memory_budget {:.1f} GiB ({} considered; the least needs pipeline or optimizer "
+                                               "sharding beyond what {} devices allow)",
+                                               options_.deviceNum, options_.memoryBudget / kGiB, considered_, options_.deviceNum));
+      return ConfigurationSearchOutcome::Failed;
+    }
+    for (Config& c : configs_) {
+      c.model = modelFor(c.tp, c.mbs, c.sp);
+      if (!c.model) continue;
+      double perLayer = 0;
+      for (int64_t l = 0; l < layers_.count; ++l) perLayer += c.model->trained[l] / static_cast<double>(layers_.count);
+      c.layerStage = c.weightedSplit && perLayer > 0
+                         ? splitLayers(layers_.count, c.pp, c.model->trained[layers_.pre()] / perLayer,
+                                       c.model->trained[layers_.post()] / perLayer)
+                         : splitLayers(layers_.count, c.pp, 0, 0);
+      estimate(c);
+    }
+    std::erase_if(configs_, [](const Config& c) { return c.model == nullptr; });
+    std::stable_sort(configs_.begin(), configs_.end(), [](const Config& a, const Config& b) { return a.seconds < b.seconds; });
+    std::optional<Prepared> best;
+    int compiled = 0;
+    for (Config& c : configs_) {
+      if (!fits(c.peak / kModelMargin)) continue;
+      // Past the time limit the search stops at the first plan that fits.
+      if (best && (compiled >= kCompiled || timeUp())) break;
+      ++compiled;
+      auto prepared = prepare(c);
+      if (!prepared) continue;
+      if (!compileWhole(*prepared, c)) continue;
+      if (fits(c.peak) && (!best || c.seconds < best->config->seconds)) best = std::move(prepared);
+    }
+    if (!best) {
+      diags_.error(graph_.parallel.loc, fmt::format("search: no configuration of {} devices fits memory_budget {:.1f} GiB ({} "
+                                               "considered, {} dropped by the memory lower bound, {} compiled)",
+                                               options_.deviceNum, options_.memoryBudget / kGiB, considered_, pruned_, compiled));
+      return ConfigurationSearchOutcome::Failed;
+    }
+    apply(std::move(*best), compiled);
+    return ConfigurationSearchOutcome::Applied;
+  }
+
+ private:
+  static constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+  bool fits(double peak) const { return options_.memoryBudget <= 0 || peak <= options_.memoryBudget; }
+  bool timeUp() const {
+    return std::chrono::duration<double>(Clock::now() - start_).count() > options_.searchTimeLimit;
+  }
+
+  // Bytes a parameter element costs a rank for the step (docs/memory.md): the weight, its
+  // gradient, float32 master copy (mixed precision) and optimizer states; ZeRO-1 shards the
+  // master and states over the data-parallel replicas, ZeRO-2 the gradient too; MindSpore's
+  // optimizer parallel (level 1) the weight, master and states.
+  double bytesPerElement(const Config& c) const {
+    bool mixed = options_.precision != Precision::Fp32;
+    double weight = mixed ? 2 : 4, gradient = weight, master = mixed ? 4 : 0;
+    double states = 4.0 * optimizerStatesPerElement(options_.optimizer);
+    double dp = static_cast<double>(c.dp);
+    if (c.optimizerLevel > 0) return (weight + master + states) / dp + gradient;
+    return weight + gradient / (c.zeroStage >= 2 ? dp : 1.0) + (master + states) / (c.zeroStage >= 1 ? dp : 1.0);
+  }
+
+  void enumerate() {
+    const int64_t n = options_.deviceNum;
+    for (int64_t tp : divisorsOf(n)) {
+      if (tp > cluster_.devicesPerNode) break;
+      for (int64_t pp : divisorsOf(n / tp)) {
+        if (pp > layers_.count) break;
+        int64_t dp = n / tp / pp;
+        if (batch_ % dp != 0) continue;
+        for (auto [zeroStage, level] : {std::pair{0, 0}, {1, 0}, {2, 0}, {0, 1}}) {
+          if ((zeroStage > 0 || level > 0) && dp == 1) continue;
+          Config base;
+          base.tp = tp, base.pp = pp, base.dp = dp, base.zeroStage = zeroStage, base.optimizerLevel = level;
+          // The lower bound: every parameter once over the tensor and pipeline ranks.
+          double floor = totalTrained_ / static_cast<double>(tp * pp) * bytesPerElement(base);
+          for (int64_t mbs : divisorsOf(batch_ / dp)) {
+            if (mbs > kMaxMicroBatchSize) break;
+            base.mbs = mbs, base.micro = batch_ / dp / mbs;
+            addVariants(base, floor);
+          }
+        }
+      }
+    }
+  }
+
+  // One mesh, optimizer sharding and micro-batching with each stage split, sequence parallelism
+  // and recompute; those whose parameters alone exceed the budget (`floor`) are only counted.
+  void addVariants(const Config& base, double floor) {
+    for (bool weighted : {false, true})
+      for (bool sp : {false, true})
+        for (Recompute r : kRecomputes) {
+          if ((sp && base.tp == 1) || (weighted && base.pp == 1)) continue;
+          ++considered_;
+          if (!fits(floor)) {
+            ++pruned_;
+            continue;
+          }
+          Config c = base;
+          c.weightedSplit = weighted, c.sp = sp, c.recompute = r;
+          configs_.push_back(c);
+        }
+  }
+
+  // --- the layer model ---
+
+  const LayerModel* modelFor(int64_t tp, int64_t mbs, bool sp) {
+    auto key = std::make_tuple(tp, mbs, sp);
+    auto it = models_.find(key);
+    // Past the time limit no new layer model is made (the configurations needing one drop out).
+    if (it == models_.end() && probes_ > 0 && timeUp()) return nullptr;
+    if (it == models_.end()) {
+      it = models_.emplace(key, buildLayerModel(graph_, options_, layers_, tp, mbs, sp, attention_)).first;
+      if (it->second) ++probes_;
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+
+  // --- a configuration from its layer model ---
+
+  void estimate(Config& c) const {
+    const LayerModel& m = *c.model;
+    const bool selective = c.recompute == Recompute::Selective, full = c.recompute == Recompute::Full;
+    const double micro = static_cast<double>(c.micro);
+    const int64_t stageDevices = c.dp * c.tp;
+    const GroupSpan dpSpan = groupSpan(DeviceMatrix::unnamed({c.dp, c.tp}), {0}, cluster_.devicesPerNode);
+    const double p2p = c.pp > 1 ? collectiveSeconds(CollectiveKind::PointToPoint, m.boundaryBytes,
+                                                    pairSpan(stageDevices, cluster_.devicesPerNode), cluster_)
+                                : 0;
+    const double gradientBytes = options_.precision == Precision::Fp32 ? 4 : 2;
+    double slowest = 0, exposedSync = 0, update = 0, peak = 0;
+    for (int64_t s = 0; s < c.pp; ++s) {
+      double compute = 0, comm = 0, backward = 0, trained = 0, layersHere = 0;
+      auto add = [&](int32_t slot, bool layer) {
+        double again = layer ? (full ? m.compute[slot] : selective ? m.recomputeSelective[slot] : 0) : 0;
+        double againComm = layer ? (full ? m.comm[slot] : selective ? m.commSelective[slot] : 0) : 0;
+        compute += 3 * m.compute[slot] + again;
+        comm += 2 * m.comm[slot] + againComm;
+        backward += 2 * m.compute[slot] + again;
+        trained += m.trained[slot];
+      };
+      for (int64_t l = 0; l < layers_.count; ++l)
+        if (c.layerStage[l] == s) {
+          add(static_cast<int32_t>(l), true);
+          layersHere += 1;
+        }
+      if (s == 0) add(layers_.pre(), false);
+      if (s == c.pp - 1) add(layers_.post(), false);
+      if (s > 0) comm += p2p;
+      if (s < c.pp - 1) comm += p2p;
+      // Optimizer parallel gathers the stage's weights for each micro-batch's forward and
+      // reduce-scatters their gradients after its backward.
+      if (c.optimizerLevel > 0) {
+        double weights = trained * gradientBytes;
+        comm += 2 * collectiveSeconds(CollectiveKind::AllGather, weights / static_cast<double>(c.dp), dpSpan, cluster_);
+      }
+      slowest = std::max(slowest, compute + comm);
+      double sync = c.dp > 1 ? collectiveSeconds(CollectiveKind::AllReduce, trained * gradientBytes, dpSpan, cluster_) : 0;
+      if (c.optimizerLevel > 0) sync = 0;  // reduce-scattered with each micro-batch above
+      exposedSync = std::max(exposedSync, std::max(0.0, sync - backward));
+      double shard = c.zeroStage > 0 || c.optimizerLevel > 0 ? static_cast<double>(c.dp) : 1.0;
+      update = std::max(update, trained / shard * optimizerBytes() / (cluster_.device.hbmBandwidth * cluster_.memoryEfficiency));
+      // Memory: the stage's parameters with their step state, the saved activations of the
+      // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
+      double inFlight = static_cast<double>(std::min<int64_t>(c.pp - s, c.micro));
+      double stagePeak = trained * bytesPerElement(c) +
+                         inFlight * layersHere * m.savedPerLayer[static_cast<int>(c.recompute)] +
+                         m.transient[static_cast<int>(c.recompute)];
+      peak = std::max(peak, stagePeak);
+    }
+    c.seconds = (micro + static_cast<double>(c.pp - 1)) * slowest + exposedSync + update;
+    c.peak = peak;
+    double hardware = micro * static_cast<double>(c.dp) * m.flops * (3 + (full ? 1 : 0));
+    c.tflops = c.seconds > 0 ? hardware / c.seconds / static_cast<double>(options_.deviceNum * 1) / 1e12 : 0;
+  }
+
+  double optimizerBytes() const {
+    double states = 8.0 * optimizerStatesPerElement(options_.optimizer);
+    return options_.precision == Precision::Fp32 ? 4 + 8 + states : 2 + 2 + 8 + states;
+  }
+
+  // --- a configuration compiled whole ---
+
+  struct Prepared {
+    Graph graph;
+    CompileOptions options;
+    Config* config = nullptr;
+  };
+
+  std::optional<Prepared> prepare(Config& c) const {
+    Prepared p{graph_, options_, &c};
+    if (splitBatch(p.graph, c.dp * c.mbs) || seedTensorParallel(p.graph, c.dp, c.tp, c.sp)) return std::nullopt;
+    clearRecompute(p.graph);
+    markRecompute(p.graph, layers_, c.recompute, attention_);
+    for (OpId id : p.graph.order) {
+      Op& op = p.graph.op(id);
+      int32_t slot = layers_.slot[id];
+      op.stage = static_cast<int32_t>(slot == layers_.pre() ? 0
+                                      : slot == layers_.post() ? c.pp - 1
+                                                               : c.layerStage[slot]);
+    }
+    CompileOptions& o = p.options;
+    o = searchCompileOptions(options_, c.dp * c.tp);
+    o.pipelineStages = c.pp;
+    o.microBatches = c.micro;
+    o.parallelOptimizerLevel = c.optimizerLevel;
+    o.zeroStage = c.zeroStage;
+    o.memoryBudget = options_.memoryBudget;
+    return p;
+  }
+
+  bool compileWhole(const Prepared& p, Config& c) {
+    Graph g = p.graph;
+    DiagnosticEngine quiet("search", "");
+    PassContext context{quiet};
+    if (compile(g, p.options, context, {}) != RunOutcome::Ok) return false;
+    auto step = estimateClusterStep(g, p.options);
+    if (!step) return false;
+    double peak = 0;
+    for (int32_t s = 0; s < p.options.pipelineStages; ++s) {
+      MemoryEstimate m = p.options.pipelineStages > 1 ? estimateStageMemory(g, p.options, s) : estimateMemory(g, p.options);
+      if (m.training) peak = std::max(peak, m.training->peakBytes);
+    }
+    c.seconds = step->total;
+    c.tflops = step->tflopsPerDevice;
+    c.peak = peak;
+    c.compiled = true;
+    return true;
+  }
+
+  SearchConfiguration described(const Config& c) const {
+    SearchConfiguration s;
+    s.dp = c.dp, s.tp = c.tp, s.pp = c.pp, s.microBatchSize = c.mbs, s.microBatches = c.micro, s.sequenceParallel = c.sp;
+    s.recompute = recomputeName(c.recompute);
+    s.optimizerLevel = c.optimizerLevel;
+    s.zeroStage = c.zeroStage;
+    for (int64_t st = 0; st < c.pp; ++st) {
+      int64_t n = 0;
+      for (int64_t l = 0; l < layers_.count; ++l) n += c.layerStage[l] == st;
+      s.stageLayers.push_back(n);
+    }
+    s.stepSeconds = c.seconds, s.tflopsPerDevice = c.tflops, s.peakBytes = c.peak, s.compiled = c.compiled;
+    return s;
+  }
+
+  void apply(Prepared best, int compiled) {
+    const Config& chosen = *best.config;
+    auto summary = std::make_shared<SearchSummary>();
+    summary->status = "structural";
+    summary->objective = chosen.seconds;
+    summary->timeLimit = options_.searchTimeLimit;
+    summary->memoryBudget = options_.memoryBudget;
+    summary->estimatedPeak = chosen.peak;
+    ConfigurationSearch account;
+    account.chosen = described(chosen);
+    account.chosen.verdict = "chosen";
+    // The runners-up: those that fit first (by step), then the faster ones that do not.
+    std::vector<const Config*> others;
+    for (const Config& c : configs_)
+      if (&c != &chosen) others.push_back(&c);
+    std::stable_sort(others.begin(), others.end(), [&](const Config* a, const Config* b) {
+      return std::make_pair(!fits(a->peak), a->seconds) < std::make_pair(!fits(b->peak), b->seconds);
+    });
+    for (const Config* other : others) {
+      const Config& c = *other;
+      if (account.alternatives.size() >= 5) break;
+      SearchConfiguration s = described(c);
+      if (!fits(c.peak))
+        s.verdict = fmt::format("needs {:.1f} GiB, over the budget of {:.1f} GiB", c.peak / kGiB, options_.memoryBudget / kGiB);
+      else
+        s.verdict = fmt::format("{:.3g} s slower ({:+.1f}%)", c.seconds - chosen.seconds, 100 * (c.seconds / chosen.seconds - 1));
+      account.alternatives.push_back(std::move(s));
+    }
+    account.considered = considered_;
+    account.prunedByMemory = pruned_;
+    account.probes = probes_;
+    account.compiledPlans = compiled;
+    account.layers = layers_.count;
+    summary->configuration = std::move(account);
+    CompileOptions o = best.options;
+    // The caller's wishes that are not the search's stay theirs.
+    o.stopAfter = options_.stopAfter;
+    o.passes = options_.passes;
+    o.ranks = options_.ranks;
+    o.globalRank = options_.globalRank;
+    o.searchTimeLimit = options_.searchTimeLimit;
+    graph_ = std::move(best.graph);
+    graph_.search = std::move(summary);
+    options_ = std::move(o);
+  }
+
+  Graph& graph_;
+  CompileOptions& options_;
+  DiagnosticEngine& diags_;
+  const ClusterDescription& cluster_;
+  Clock::time_point start_;
+  LayerMap layers_;
+  int64_t batch_ = 0;
+  std::vector<bool> attention_;
+  double totalTrained_ = 0;
+  std::vector<Config> configs_;
+  std::map<std::tuple<int64_t, int64_t, bool>, std::optional<LayerModel>> models_;
+  int64_t considered_ = 0, pruned_ = 0, probes_ = 0;
+};
+
+}  // namespace
+
+ConfigurationSearchOutcome runConfigurationSearch(Graph& graph, CompileOptions& options, DiagnosticEngine& diags) {
+  if (options.searchMode != SearchMode::Auto || !options.cluster || !options.training || options.pipelineStages > 1 ||
+      options.microBatches > 1)
+    return ConfigurationSearchOutcome::NotApplicable;
+  for (const Op& op : graph.ops)
+    if (!op.inserted() && std::as_const(op).annotation->configured()) return ConfigurationSearchOutcome::NotApplicable;
+  return Search(graph, options, diags).run();
+}
+
+}  // namespace irc

@@ -1,0 +1,172 @@
+#include "passes/search/layer_model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <string>
+
+#include "ir/cluster.h"
+#include "ir/tensor_layout.h"
+#include "passes/analysis/attention_fusion.h"
+#include "passes/search/batch_split.h"
+#include "passes/manager/compile.h"
+#include "passes/analysis/memory_estimate.h"
+#include "passes/analysis/step_cost.h"
+#include "passes/search/tensor_parallel_seeds.h"
+
+namespace irc {
+
+std::optional<int64_t> layerIndexOf(const Graph& graph, const Op& op) {
+  const std::string& module = graph.moduleOf(op);
+  const std::string& name = module.empty() ? op.name : module;
+  for (size_t i = 0; i < name.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+    if (i > 0 && j < name.size() && (name[j] == '.' || name[j] == '/' || name[j] == '_') && j - i < 9)
+      return std::stoll(name.substr(i, j - i));
+    i = j;
+  }
+  return std::nullopt;
+}
+
+LayerMap findLayers(const Graph& graph) {
+  LayerMap m;
+  m.slot.assign(graph.ops.size(), -1);
+  std::map<int64_t, int32_t> ordinal;
+  std::vector<std::optional<int64_t>> index(graph.ops.size());
+  for (OpId id : graph.order)
+    if (!graph.op(id).inserted() && (index[id] = layerIndexOf(graph, graph.op(id)))) ordinal.emplace(*index[id], 0);
+  int32_t k = 0;
+  for (auto& [_, o] : ordinal) o = k++;
+  m.count = k;
+  bool seenLayer = false;
+  // An op outside the layers is before them until the first layer's op, after them once the
+  // last layer has begun.
+  int32_t lastLayer = k - 1;
+  bool inLast = false;
+  for (OpId id : graph.order) {
+    if (graph.op(id).inserted()) continue;
+    if (index[id]) {
+      m.slot[id] = ordinal[*index[id]];
+      seenLayer = true;
+      inLast = m.slot[id] == lastLayer;
+    } else {
+      m.slot[id] = !seenLayer ? m.pre() : inLast ? m.post() : m.pre();
+    }
+  }
+  return m;
+}
+
+const char* recomputeName(Recompute r) {
+  return r == Recompute::None ? "none" : r == Recompute::Selective ? "selective" : "full";
+}
+
+
+void markRecompute(Graph& graph, const LayerMap& layers, Recompute r, const std::vector<bool>& attention) {
+  for (OpId id : graph.order) {
+    Op& op = graph.op(id);
+    if (op.inserted() || op.annotation->recompute) continue;
+    int32_t slot = layers.slot[id];
+    if (slot < 0 || slot >= layers.count) continue;
+    bool chosen = r == Recompute::Full;
+    if (r == Recompute::Selective)
+      for (ValueId v : op.results) chosen = chosen || attention[v];
+    if (!chosen) continue;
+    op.annotation->recompute = true;
+    op.annotation->checkpoint = slot + 1;  // one checkpoint per layer
+  }
+}
+
+void clearRecompute(Graph& graph) {
+  for (Op& op : graph.ops)
+    if (!op.inserted() && std::as_const(op).annotation->recompute) {
+      op.annotation->recompute = false;
+      op.annotation->checkpoint = 0;
+    }
+}
+
+CompileOptions searchCompileOptions(const CompileOptions& base, int64_t devices) {
+CompileOptions o = base;
+  o.deviceNum = devices;
+  o.pipelineStages = 1;
+  o.microBatches = 1;
+  o.autoStages = false;
+  o.searchMode = SearchMode::ShardingPropagation;
+  o.fullyUseDevices = false;
+  o.parallelOptimizerLevel = 0;
+  o.memoryBudget = 0;
+  o.stopAfter = "redistribution";
+  o.passes.clear();
+  o.ranks.clear();
+  o.globalRank = 0;
+  return o;
+}
+
+
+std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers, int64_t tp,
+                                          int64_t mbs, bool sp, std::vector<bool>& attention) {
+  Graph g = graph;
+  // A tensor-parallel size or micro-batch the shapes do not divide has no model.
+  if (splitBatch(g, mbs) || seedTensorParallel(g, 1, tp, sp)) return std::nullopt;
+  CompileOptions o = searchCompileOptions(base, tp);
+  DiagnosticEngine quiet("search", "");
+  PassContext context{quiet};
+  if (compile(g, o, context, {}) != RunOutcome::Ok) return std::nullopt;
+  // The scores and probabilities of attention (what selective recompute does not keep): the
+  // chains a fused kernel would keep on chip, found on the first compiled model.
+  if (attention.empty()) {
+    attention = fusedAttentionValues(g);
+    attention.resize(graph.values.size());
+  }
+  LayerModel m;
+  const size_t slots = static_cast<size_t>(layers.count + 2);
+  m.compute.assign(slots, 0), m.comm.assign(slots, 0), m.recomputeSelective.assign(slots, 0), m.commSelective.assign(slots, 0);
+  m.trained.assign(slots, 0);
+  forEachOpTime(g, o, [&](const Op& op, const StepTime& t) {
+    OpId id = static_cast<OpId>(&op - g.ops.data());
+    int32_t slot = id < static_cast<OpId>(layers.slot.size()) ? layers.slot[id] : -1;
+    if (slot < 0) return;
+    double comm = t.forwardComm + t.redistribution;
+    m.compute[slot] += t.compute;
+    m.comm[slot] += comm;
+    bool selective = false;
+    for (ValueId v : op.results) selective = selective || (v < static_cast<ValueId>(attention.size()) && attention[v]);
+    if (selective) {
+      m.recomputeSelective[slot] += t.compute;
+      m.commSelective[slot] += comm;
+    }
+    m.trained[slot] += t.trainedElements;
+    m.flops += t.globalFlops;
+  });
+  // What layer 0 hands layer 1: the values layer 1 reads from it, at their local slices.
+  std::vector<bool> counted(g.values.size(), false);
+  for (OpId id : g.order) {
+    if (id >= static_cast<OpId>(layers.slot.size()) || layers.slot[id] != 1) continue;
+    for (const Operand& o : g.op(id).operands) {
+      if (!o.isValue() || counted[o.value]) continue;
+      const Value& v = g.value(o.value);
+      if (v.producer == kNoId || v.producer >= static_cast<OpId>(layers.slot.size()) || layers.slot[v.producer] != 0 ||
+          !v.layout)
+        continue;
+      counted[o.value] = true;
+      m.boundaryBytes += sliceBytes(*v.layout, computeDType(v.type.dtype, base.precision));
+    }
+  }
+  for (Recompute r : kRecomputes) {
+    clearRecompute(g);
+    markRecompute(g, layers, r, attention);
+    MemoryEstimate e = estimateMemory(g, o);
+    if (!e.training) return std::nullopt;
+    const TrainingMemory& t = *e.training;
+    double resident = t.parameterBytes + t.gradientBytes + t.optimizerStateBytes + t.masterWeightBytes + t.constantBytes;
+    m.savedPerLayer[static_cast<int>(r)] = t.savedActivationBytes / static_cast<double>(layers.count);
+    m.transient[static_cast<int>(r)] = std::max(0.0, t.peakBytes - resident - t.savedActivationBytes);
+  }
+  return m;
+}
+
+}  // namespace irc

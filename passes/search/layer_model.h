@@ -1,0 +1,59 @@
+#pragma once
+// The structural search's view of a model of repeated layers (passes/search/configuration_search.h):
+// which layer each op belongs to, and one data-parallel replica's micro-batch compiled on the
+// tensor-parallel ranks, timed and sized per layer by the cluster's step model — the layer
+// model every configuration with that tensor-parallel size and micro-batch is estimated from.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+#include "passes/manager/compile_options.h"
+
+namespace irc {
+
+// The layer a model op belongs to: the index in its module path or name (the first digit run
+// followed by '.', '/' or '_': `l3_qkv`, `layers.3.mlp`), or nullopt.
+std::optional<int64_t> layerIndexOf(const Graph& graph, const Op& op);
+
+// Where each model op sits: layer ordinal k (0 .. count - 1), or before the first layer (slot
+// count), or after the last (slot count + 1).
+struct LayerMap {
+  std::vector<int32_t> slot;  // per OpId, -1 for inserted ops
+  int64_t count = 0;
+  int32_t pre() const { return static_cast<int32_t>(count); }
+  int32_t post() const { return static_cast<int32_t>(count + 1); }
+};
+LayerMap findLayers(const Graph& graph);
+
+// Recompute per layer: none, selective (the attention's scores and probabilities, what a fused
+// kernel keeps on chip), full (each layer one checkpoint).
+enum class Recompute { None, Selective, Full };
+inline constexpr std::array<Recompute, 3> kRecomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
+const char* recomputeName(Recompute r);
+// Marks each layer's ops (`attention`: per value, the selective part's results) as checkpoints;
+// clearRecompute takes every mark off.
+void markRecompute(Graph& graph, const LayerMap& layers, Recompute r, const std::vector<bool>& attention);
+void clearRecompute(Graph& graph);
+
+// One data-parallel replica's micro-batch on `tp` devices, per slot (layers, before, after).
+struct LayerModel {
+  std::vector<double> compute, comm, recomputeSelective, commSelective, trained;
+  double flops = 0;          // the micro-batch's forward FLOPs on whole shapes
+  double boundaryBytes = 0;  // what one layer hands the next, per rank (a stage boundary's transfer)
+  // Per recompute mode: activations kept per layer and micro-batch, and what is live on top at the peak.
+  std::array<double, 3> savedPerLayer{}, transient{};
+};
+
+// The options of a search's compile on `devices` ranks: one stage, one micro-batch, sharding
+// propagation from the seeds, through redistribution, no budget.
+CompileOptions searchCompileOptions(const CompileOptions& base, int64_t devices);
+
+// The layer model of (`tp`, micro-batch size `mbs`, sequence parallel `sp`), or nullopt when
+// the shapes do not divide or the compile rejects it. `attention` is filled on the first call
+// (per value of `graph`: the selective recompute's part).
+std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers, int64_t tp,
+                                          int64_t mbs, bool sp, std::vector<bool>& attention);
+
+}  // namespace irc

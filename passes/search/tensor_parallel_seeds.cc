@@ -1,0 +1,99 @@
+#include "passes/search/tensor_parallel_seeds.h"
+
+#include <fmt/format.h>
+
+#include "ir/dtype.h"
+
+namespace irc {
+namespace {
+
+bool isWeight(const Graph& graph, const Operand& o, size_t rank) {
+  if (!o.isValue()) return false;
+  const Value& v = graph.value(o.value);
+  return v.kind == ValueKind::Parameter && v.trainable && isFloat(v.type.dtype) && v.type.shape.size() == rank;
+}
+
+bool flag(const Op& op, const char* name) {
+  auto it = op.attrs.find(name);
+  if (it == op.attrs.end()) return false;
+  const bool* b = std::get_if<bool>(&it->second);
+  return b && *b;
+}
+
+std::optional<std::string> divides(const Op& op, const Shape& shape, const IntTuple& split) {
+  for (size_t d = 0; d < split.size() && d < shape.size(); ++d)
+    if (shape[d] % split[d] != 0)
+      return fmt::format("op '{}': {} ranks do not divide dimension {} of size {}", op.name, split[d], d, shape[d]);
+  return std::nullopt;
+}
+
+// A norm, or a residual add of two whole activations of the same shape: the ops sequence
+// parallelism splits by tokens.
+bool isTokenwise(const Graph& graph, const Op& op, const std::vector<bool>& featureSplit) {
+  auto activation = [&](const Operand& o) {
+    return o.isValue() && graph.value(o.value).kind != ValueKind::Parameter && !featureSplit[o.value] &&
+           graph.value(o.value).type.shape.size() >= 2;
+  };
+  if (op.type == "LayerNorm" || op.type == "RmsNorm") return !op.operands.empty() && activation(op.operands[0]);
+  if (op.type != "Add" || op.operands.size() != 2 || !activation(op.operands[0]) || !activation(op.operands[1])) return false;
+  return graph.value(op.operands[0].value).type.shape == graph.value(op.operands[1].value).type.shape;
+}
+
+}  // namespace
+
+std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel) {
+  // Per value: split on its features by a column-parallel product upstream.
+  std::vector<bool> featureSplit(graph.values.size(), false);
+  for (OpId id : graph.order) {
+    Op& op = graph.op(id);
+    if (op.inserted()) continue;
+    bool split = false;
+    std::optional<ShardStrategy> seed;
+    std::vector<const Shape*> shapes;
+    if (op.type == "MatMul" && op.operands.size() >= 2 && op.operands[0].isValue() && isWeight(graph, op.operands[1], 2) &&
+        !flag(op, "transpose_a") && !isWeight(graph, op.operands[0], graph.value(op.operands[0].value).type.shape.size())) {
+      const Shape& x = graph.value(op.operands[0].value).type.shape;
+      bool row = featureSplit[op.operands[0].value];
+      bool transposed = flag(op, "transpose_b");
+      IntTuple xs(x.size(), 1), ws{1, 1};
+      xs[0] = dp;
+      if (row) xs.back() = tp;
+      // The weight's output features (column-parallel) or its contraction (row-parallel).
+      ws[(row != transposed) ? 0 : 1] = tp;
+      seed = ShardStrategy{xs, ws};
+      shapes = {&x, &graph.value(op.operands[1].value).type.shape};
+      split = !row;
+    } else if (op.type == "Gather" && op.operands.size() >= 2 && isWeight(graph, op.operands[0], 2) && op.operands[1].isValue()) {
+      const Shape& indices = graph.value(op.operands[1].value).type.shape;
+      if (!indices.empty()) {
+        IntTuple is(indices.size(), 1);
+        is[0] = dp;
+        seed = ShardStrategy{IntTuple{1, 1}, is};
+        shapes = {&graph.value(op.operands[0].value).type.shape, &indices};
+      }
+    } else if (sequenceParallel && tp > 1 && isTokenwise(graph, op, featureSplit)) {
+      // Tokens split over data and tensor ranks; parameters (a norm's gain and bias) whole.
+      for (const Operand& o : op.operands) {
+        if (!o.isValue()) continue;
+        const Shape& shape = graph.value(o.value).type.shape;
+        IntTuple t(shape.size(), 1);
+        if (graph.value(o.value).kind != ValueKind::Parameter) t[0] = dp * tp;
+        if (!seed) seed = ShardStrategy{};
+        seed->push_back(std::move(t));
+        shapes.push_back(&shape);
+      }
+    } else {
+      for (const Operand& o : op.operands)
+        if (o.isValue() && graph.value(o.value).kind != ValueKind::Parameter && featureSplit[o.value]) split = true;
+    }
+    if (seed) {
+      for (size_t i = 0; i < shapes.size(); ++i)
+        if (auto e = divides(op, *shapes[i], (*seed)[i])) return e;
+      op.annotation->inStrategy = std::move(*seed);
+    }
+    for (ValueId r : op.results) featureSplit[r] = split;
+  }
+  return std::nullopt;
+}
+
+}  // namespace irc

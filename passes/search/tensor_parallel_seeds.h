@@ -1,0 +1,26 @@
+#pragma once
+// Megatron-LM's tensor parallelism found in a graph's structure, as the strategies the structural
+// search configures (passes/search/configuration_search.h) and sharding propagation completes: a MatMul
+// by a 2-D weight is column-parallel (its output features split over `tp` ranks) unless what it
+// reads is already split on its features by an earlier column-parallel product, then it is
+// row-parallel (its contraction split; its result partial, completed by an AllReduce) — the
+// attention's q/k/v and output projections, the MLP's up and down projections, the vocabulary-
+// parallel head. A lookup into a weight keeps the table whole and splits the indices. Every
+// seed splits the activation's leading (batch) dimension over `dp` data-parallel replicas.
+// Sequence parallelism (Megatron-LM's, Korthikanti et al. 2022): the norms and residual adds
+// between the products split their tokens over the `tp` ranks too, so what they keep for the
+// backward (and a checkpointed layer's input) is 1/tp of it; the products' inputs are gathered
+// and their partial results reduce-scattered where the layouts meet.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace irc {
+
+// Sets in_strategy on the graph's weight products and lookups; the error when a split does not
+// divide a dimension it splits (the graph is then partly seeded: use a copy).
+std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel = false);
+
+}  // namespace irc
