@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "frontends/parallel_facts.h"
+#include "frontends/mindspore/parallel_facts.h"
 #include "ops/collective.h"
 #include "ir/trim.h"
 
@@ -79,7 +79,7 @@ std::string renamed(const std::string& s, const std::map<std::string, std::strin
   return out + s.substr(std::min(i, s.size()));
 }
 
-// The dump as the diff compares it: the one dump-text reader's nodes (frontends/parallel_facts.h)
+// The dump as the diff compares it: the one dump-text reader's nodes (frontends/mindspore/parallel_facts.h)
 // with references rewritten to names, in text order (a subgraph's `%0` is its own).
 Dump parse(const std::string& text) {
   DumpText t = readDumpText(text);

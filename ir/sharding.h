@@ -47,7 +47,7 @@ struct OpAnnotation {
   HeapOptional<std::vector<DimAxes>> inLayout;
   HeapOptional<std::vector<DimAxes>> outLayout;
   std::optional<int64_t> priority;
-  // A strategy checkpoint's strategy for the op (frontends/strategy_checkpoint.h): strategy
+  // A strategy checkpoint's strategy for the op (frontends/mindspore/strategy_checkpoint.h): strategy
   // propagation makes it the op's configured strategy where the op would otherwise get another.
   HeapOptional<ShardStrategy> checkpointStrategy;
   // One entry per op output; nullopt = no constraint on that output.

@@ -176,19 +176,19 @@ class OpFamilyRules {
   // that operand (passes/analysis/memory_estimate.h).
   virtual int accumulatesInto(const Graph&, const Op&) const { return -1; }
 
-  // --- Import rewrites (frontends/onnx_merged_batch_regions.h) ---
+  // --- Import rewrites (frontends/onnx/onnx_merged_batch_regions.h) ---
   // True where dim 0 of every operand and result is one batch the op passes through untouched,
   // so the op may run with that dim unmerged into several leading dims.
   virtual bool passesBatchDim0(const Graph&, const Op&) const { return false; }
   // Rewrites the op's dim arguments for `extra` more leading batch dims (a Transpose's perm).
   virtual void prependBatchDims(Op&, int64_t /*extra*/) const {}
 
-  // --- Import (frontends/onnx_trainable.h) ---
+  // --- Import (frontends/onnx/onnx_trainable.h) ---
   // True where operand `operand` is a module's weight as exporters write it (a Linear's or
   // Conv's weight, an embedding table, a norm's scale, a bias): a constant read there trains.
   virtual bool operandIsWeight(const Graph&, const Op&, size_t /*operand*/) const { return false; }
 
-  // --- DTensor's module styles (frontends/plan_modules.cc) ---
+  // --- DTensor's module styles (frontends/yaml/plan_modules.cc) ---
   // The op's part in a Linear or an Embedding, if it can play one (the graph decides whether
   // its weight is a parameter).
   virtual ModulePart modulePart(const Op&) const { return {}; }

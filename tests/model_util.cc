@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "frontends/yaml_frontend.h"
+#include "frontends/yaml/yaml_frontend.h"
 
 namespace irc::test {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "frontends/yaml_frontend.h"
+#include "frontends/yaml/yaml_frontend.h"
 #include "ir/layout_notation.h"
 #include "passes/manager/compile.h"
 

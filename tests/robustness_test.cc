@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <random>
 
-#include "frontends/yaml_frontend.h"
+#include "frontends/yaml/yaml_frontend.h"
 #include "passes/manager/compile.h"
 #include "tests/test_util.h"
 

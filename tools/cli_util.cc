@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 
-#include "frontends/onnx_frontend.h"
-#include "frontends/strategy_checkpoint.h"
-#include "frontends/yaml_frontend.h"
+#include "frontends/onnx/onnx_frontend.h"
+#include "frontends/mindspore/strategy_checkpoint.h"
+#include "frontends/yaml/yaml_frontend.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
 #include "passes/search/batch_split.h"

@@ -87,7 +87,7 @@ struct ParallelOverrides {
 bool takeGraphFlag(const std::string& flag, const std::string& value, ParallelOverrides& overrides);
 // `--dim NAME=VALUE` into `dims`.
 void parseDimArg(const std::string& value, std::map<std::string, int64_t>& dims);
-// An ONNX file by its name or its first byte (frontends/onnx_frontend.h).
+// An ONNX file by its name or its first byte (frontends/onnx/onnx_frontend.h).
 bool isOnnxModel(const std::string& path, const std::string& bytes);
 
 // Reads and loads a model ("-" = stdin) and applies the overrides to its options. On failure prints the

@@ -13,7 +13,7 @@
 #include "dumps/dump_writer.h"
 #include "dumps/plan_code.h"
 #include "dumps/report.h"
-#include "frontends/strategy_checkpoint.h"
+#include "frontends/mindspore/strategy_checkpoint.h"
 #include "ir/byte_size.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"

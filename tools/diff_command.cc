@@ -13,7 +13,7 @@
 
 #include "dumps/ir_diff.h"
 #include "dumps/ir_printer.h"
-#include "frontends/parallel_facts.h"
+#include "frontends/mindspore/parallel_facts.h"
 #include "ir/attribute.h"
 #include "passes/manager/compile.h"
 #include "tools/cli_util.h"

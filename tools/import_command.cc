@@ -1,5 +1,5 @@
 // `irc import DUMP.ir [-o MODEL.yaml] [--device-num N] [--name NAME]`: a MindSpore (or irc)
-// parse / step_parallel_begin dump back into irc's YAML model (frontends/mindspore_import.h).
+// parse / step_parallel_begin dump back into irc's YAML model (frontends/mindspore/mindspore_import.h).
 #include <iostream>
 #include <map>
 
@@ -7,8 +7,8 @@
 
 #include "dumps/dump_writer.h"
 #include "dumps/model_yaml_writer.h"
-#include "frontends/mindspore_import.h"
-#include "frontends/onnx_frontend.h"
+#include "frontends/mindspore/mindspore_import.h"
+#include "frontends/onnx/onnx_frontend.h"
 #include "ops/op_sharding.h"
 #include "passes/propagation/propagation_common.h"
 #include "tools/cli_util.h"

@@ -1,7 +1,7 @@
 // Loads a model through irc::core, as another project would.
 #include <iostream>
 
-#include "frontends/yaml_frontend.h"
+#include "frontends/yaml/yaml_frontend.h"
 
 int main() {
   std::string text = "name: ffn\nparallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"

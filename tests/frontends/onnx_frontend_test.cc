@@ -9,8 +9,8 @@
 #include <onnx/onnx_pb.h>
 
 #include "dumps/model_yaml_writer.h"
-#include "frontends/onnx_frontend.h"
-#include "frontends/yaml_frontend.h"
+#include "frontends/onnx/onnx_frontend.h"
+#include "frontends/yaml/yaml_frontend.h"
 #include "ops/reference_ops.h"
 #include "ops/shape_inference.h"
 #include "passes/manager/compile.h"

@@ -1,5 +1,5 @@
 // OpFamilyRules::modulePart: which part of a torch Linear or Embedding each op can play, the
-// operand indices DTensor's styles (frontends/plan_modules.cc) shard by.
+// operand indices DTensor's styles (frontends/yaml/plan_modules.cc) shard by.
 #include <doctest/doctest.h>
 
 #include "ops/op_defs.h"

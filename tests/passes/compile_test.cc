@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "frontends/yaml_frontend.h"
+#include "frontends/yaml/yaml_frontend.h"
 #include "passes/manager/compile.h"
 
 namespace irc::test {

@@ -17,7 +17,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dumps/report.h"
-#include "frontends/yaml_frontend.h"
+#include "frontends/yaml/yaml_frontend.h"
 #include "passes/manager/compile.h"
 #include "tools/bench/transformer_model.h"
 

@@ -16,10 +16,10 @@
 
 #include "dumps/ir_diff.h"
 #include "dumps/model_yaml_writer.h"
-#include "frontends/mindspore_import.h"
+#include "frontends/mindspore/mindspore_import.h"
 #include "frontends/npz_reader.h"
-#include "frontends/onnx_frontend.h"
-#include "frontends/yaml_frontend.h"
+#include "frontends/onnx/onnx_frontend.h"
+#include "frontends/yaml/yaml_frontend.h"
 #include "ops/verifier.h"
 #include "passes/manager/compile.h"
 #include "passes/analysis/spmd_simulator.h"

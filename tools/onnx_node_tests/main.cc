@@ -21,8 +21,8 @@
 #include <fmt/ranges.h>
 #include <onnx/onnx_pb.h>
 
-#include "frontends/onnx_frontend.h"
-#include "frontends/onnx_tensors.h"
+#include "frontends/onnx/onnx_frontend.h"
+#include "frontends/onnx/onnx_tensors.h"
 #include "ops/reference_ops.h"
 #include "passes/manager/compile.h"
 #include "passes/analysis/spmd_simulator.h"

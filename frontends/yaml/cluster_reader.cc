@@ -2,7 +2,7 @@
 // overridden, or every figure given.
 #include <fmt/format.h>
 
-#include "frontends/model_loader.h"
+#include "frontends/yaml/model_loader.h"
 
 namespace irc::model_loading {
 namespace {

@@ -1,4 +1,4 @@
-#include "frontends/onnx_module_path.h"
+#include "frontends/onnx/onnx_module_path.h"
 
 #include <google/protobuf/unknown_field_set.h>
 

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "frontends/onnx_graph_builder.h"
-#include "frontends/onnx_tensors.h"
+#include "frontends/onnx/onnx_graph_builder.h"
+#include "frontends/onnx/onnx_tensors.h"
 #include "ops/reference_ops.h"
 #include "ops/shape_inference.h"
 

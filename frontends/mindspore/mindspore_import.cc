@@ -1,4 +1,4 @@
-#include "frontends/mindspore_import.h"
+#include "frontends/mindspore/mindspore_import.h"
 
 #include <charconv>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "frontends/parallel_facts.h"
+#include "frontends/mindspore/parallel_facts.h"
 #include "ir/limits.h"
 #include "ir/names.h"
 #include "ir/suggest.h"

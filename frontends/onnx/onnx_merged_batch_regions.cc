@@ -1,4 +1,4 @@
-#include "frontends/onnx_merged_batch_regions.h"
+#include "frontends/onnx/onnx_merged_batch_regions.h"
 
 #include <set>
 

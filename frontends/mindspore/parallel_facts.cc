@@ -1,4 +1,4 @@
-#include "frontends/parallel_facts.h"
+#include "frontends/mindspore/parallel_facts.h"
 #include "ir/trim.h"
 
 #include <algorithm>

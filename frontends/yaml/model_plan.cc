@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
-#include "frontends/model_loader.h"
-#include "frontends/onnx_frontend.h"
-#include "frontends/sharding_reader.h"
+#include "frontends/yaml/model_loader.h"
+#include "frontends/onnx/onnx_frontend.h"
+#include "frontends/yaml/sharding_reader.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
 

@@ -1,4 +1,4 @@
-#include "frontends/onnx_tensors.h"
+#include "frontends/onnx/onnx_tensors.h"
 
 #include <cstdlib>
 #include <cstring>

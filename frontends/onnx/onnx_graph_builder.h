@@ -17,7 +17,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "frontends/onnx_frontend.h"
+#include "frontends/onnx/onnx_frontend.h"
 #include "ir/attribute.h"
 #include "ir/graph.h"
 #include "ir/tensor_value.h"

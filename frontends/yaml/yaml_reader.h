@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "frontends/yaml_document.h"
+#include "frontends/yaml/yaml_document.h"
 
 #include "ir/diagnostics.h"
 

@@ -1,4 +1,4 @@
-#include "frontends/sharding_reader.h"
+#include "frontends/yaml/sharding_reader.h"
 
 #include "ir/limits.h"
 

@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "frontends/yaml_document.h"
-#include "frontends/yaml_frontend.h"
-#include "frontends/yaml_reader.h"
+#include "frontends/yaml/yaml_document.h"
+#include "frontends/yaml/yaml_frontend.h"
+#include "frontends/yaml/yaml_reader.h"
 #include "ir/graph.h"
 #include "ops/op_defs.h"
 
@@ -28,10 +28,10 @@ struct OpSource {
   bool typesOk = false;
 };
 
-struct StyleSpec;  // frontends/plan_modules.cc
+struct StyleSpec;  // frontends/yaml/plan_modules.cc
 
 // Does a plan key (modules:, recompute:) name the module at `path`: whole, or relative to any
-// module above it; `*` crosses dots (frontends/plan_modules.cc).
+// module above it; `*` crosses dots (frontends/yaml/plan_modules.cc).
 bool modulePathMatches(const std::string& key, const std::string& path);
 // The few names closest to a key that matched nothing (a glob's `*` and `?` do not count).
 std::string closestNames(const std::string& key, const std::vector<std::string>& names);
@@ -53,9 +53,9 @@ class ModelLoader {
   // Per op: whether a glob names it, by its name or (a plan's node) its torch module or one
   // enclosing it.
   std::vector<bool> opsMatching(const std::string& glob) const;
-  // `stages:` op-name or module-path globs to pipeline stages, or `auto` (frontends/pipeline_stages.cc).
+  // `stages:` op-name or module-path globs to pipeline stages, or `auto` (frontends/yaml/pipeline_stages.cc).
   void readStages(const std::optional<YamlNode>& node);
-  // `modules:`: DTensor's parallel styles on torch module paths (frontends/plan_modules.cc).
+  // `modules:`: DTensor's parallel styles on torch module paths (frontends/yaml/plan_modules.cc).
   void applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy);
   void applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec, const std::vector<OpId>& ops,
                   const std::vector<std::vector<Use>>& uses, std::vector<std::string>& claimedBy);
@@ -66,7 +66,7 @@ class ModelLoader {
   std::optional<DeviceMatrix> readNamedMesh(const YamlNode& node);
   void readParallelSettings(const YamlNode& node);
   void readCostModel(const YamlNode& node);
-  void readCluster(const YamlNode& node);  // frontends/cluster_reader.cc
+  void readCluster(const YamlNode& node);  // frontends/yaml/cluster_reader.cc
   bool readMesh(const YamlNode& node, bool deviceNumOk);
   void readTensors(const YamlNode& list, ValueKind kind);
   void declareOps(const YamlNode& list);

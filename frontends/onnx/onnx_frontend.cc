@@ -1,4 +1,4 @@
-#include "frontends/onnx_frontend.h"
+#include "frontends/onnx/onnx_frontend.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,12 +14,12 @@
 #include <fmt/format.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include "frontends/onnx_graph_builder.h"
-#include "frontends/onnx_merged_batch_regions.h"
-#include "frontends/onnx_trainable.h"
+#include "frontends/onnx/onnx_graph_builder.h"
+#include "frontends/onnx/onnx_merged_batch_regions.h"
+#include "frontends/onnx/onnx_trainable.h"
 #include "ops/activation_patterns.h"
-#include "frontends/onnx_module_path.h"
-#include "frontends/onnx_tensors.h"
+#include "frontends/onnx/onnx_module_path.h"
+#include "frontends/onnx/onnx_tensors.h"
 #include "ir/shape.h"
 #include "ir/suggest.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "frontends/yaml_reader.h"
+#include "frontends/yaml/yaml_reader.h"
 #include "ir/graph.h"
 
 namespace irc {

@@ -1,10 +1,10 @@
-#include "frontends/onnx_graph_builder.h"
+#include "frontends/onnx/onnx_graph_builder.h"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "frontends/onnx_tensors.h"
+#include "frontends/onnx/onnx_tensors.h"
 #include "ir/graph_edit.h"
 #include "ops/reference_ops.h"
 #include "ops/shape_inference.h"

@@ -3,7 +3,7 @@
 // unnamed ops follow the op before them). Values flow from earlier stages to later ones only.
 #include <fmt/format.h>
 
-#include "frontends/model_loader.h"
+#include "frontends/yaml/model_loader.h"
 
 namespace irc::model_loading {
 

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "frontends/model_loader.h"
+#include "frontends/yaml/model_loader.h"
 #include "ir/layout_notation.h"
 #include "ir/suggest.h"
 #include "ops/op_defs.h"

@@ -1,4 +1,4 @@
-#include "frontends/onnx_trainable.h"
+#include "frontends/onnx/onnx_trainable.h"
 
 #include <array>
 #include <cctype>

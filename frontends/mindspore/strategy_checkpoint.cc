@@ -1,4 +1,4 @@
-#include "frontends/strategy_checkpoint.h"
+#include "frontends/mindspore/strategy_checkpoint.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

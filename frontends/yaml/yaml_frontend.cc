@@ -1,4 +1,4 @@
-#include "frontends/yaml_frontend.h"
+#include "frontends/yaml/yaml_frontend.h"
 
 #include <algorithm>
 #include <iterator>
@@ -11,9 +11,9 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/exceptions.h>
 
-#include "frontends/model_loader.h"
-#include "frontends/sharding_reader.h"
-#include "frontends/yaml_reader.h"
+#include "frontends/yaml/model_loader.h"
+#include "frontends/yaml/sharding_reader.h"
+#include "frontends/yaml/yaml_reader.h"
 #include "ir/int_text.h"
 #include "ir/byte_size.h"
 #include "ir/limits.h"
