@@ -5,18 +5,15 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "frontends/load_model.h"
 #include "frontends/onnx/onnx_frontend.h"
 #include "frontends/mindspore/strategy_checkpoint.h"
-#include "frontends/yaml/yaml_frontend.h"
-#include "ir/limits.h"
 #include "ir/suggest.h"
 #include "passes/search/batch_split.h"
 #include "passes/search/configuration_search.h"
@@ -71,47 +68,6 @@ bool useColor(ColorMode mode, FILE* stream) {
   return isatty(fileno(stream)) != 0;
 }
 
-std::optional<std::string> readModelText(const std::string& path, std::string& error) {
-  // At most kMaxModelBytes: `/dev/zero` or a runaway file is refused, not read until memory
-  // runs out.
-  auto readCapped = [&](std::istream& in, const std::string& shown) -> std::optional<std::string> {
-    std::string text;
-    char buffer[1 << 16];
-    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-      text.append(buffer, static_cast<size_t>(in.gcount()));
-      if (static_cast<int64_t>(text.size()) > kMaxModelBytes) {
-        error = fmt::format("cannot read '{}': it is larger than {} bytes (docs/limits.md)", shown, kMaxModelBytes);
-        return std::nullopt;
-      }
-    }
-    if (in.bad()) {
-      error = fmt::format("cannot read '{}': {}", shown, std::strerror(errno));
-      return std::nullopt;
-    }
-    return text;
-  };
-  if (path == "-") return readCapped(std::cin, "<stdin>");
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    error = fmt::format("cannot read '{}': it is a directory; give a model file", path);
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = fmt::format("cannot read '{}': {}", path, std::strerror(errno));
-    return std::nullopt;
-  }
-  return readCapped(in, path);
-}
-
-std::string modelStem(const std::string& path) {
-  if (path == "-") return "stdin";
-  size_t slash = path.find_last_of('/');
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  size_t dot = base.find_last_of('.');
-  return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
-}
-
 int64_t parseIntArg(const std::string& flag, const std::string& value) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
@@ -163,9 +119,6 @@ bool takeGraphFlag(const std::string& flag, const std::string& value, ParallelOv
   return true;
 }
 
-bool isOnnxModel(const std::string& path, const std::string& bytes) {
-  return std::filesystem::path(path).extension() == ".onnx" || looksLikeOnnx(bytes);
-}
 
 std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode color, const ParallelOverrides& overrides) {
   std::string readError;
@@ -175,33 +128,14 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     return std::nullopt;
   }
   const std::string shownPath = path == "-" ? "<stdin>" : path;
-  bool onnx = isOnnxModel(path, *text);
+  bool onnx = isOnnxFile(path, *text);
   if (overrides.deviceNum && !onnx)
     throw UsageError("--device-num applies to an ONNX graph; a YAML model or plan sets parallel.device_num");
-  std::unique_ptr<DiagnosticEngine> diags;
-  std::optional<Graph> graph;
-  std::map<ValueId, TensorValue> parameterData;
-  if (onnx) {
-    // An ONNX graph without a plan: data parallel over --device-num devices (docs/onnx.md).
-    diags = std::make_unique<DiagnosticEngine>(shownPath, "");
-    OnnxOptions onnxOptions;
-    onnxOptions.defaultName = modelStem(path);
-    onnxOptions.dims = overrides.dims;
-    onnxOptions.checkShapesWithOnnx = overrides.onnxShapeCheck;
-    onnxOptions.opaqueUnsupported = overrides.opaqueUnsupported;
-    onnxOptions.keepParameterData = overrides.keepParameterData;
-    if (path != "-") onnxOptions.externalDataDir = std::filesystem::path(path).parent_path().string();
-    if (auto loaded = loadOnnxModel(*text, *diags, onnxOptions)) {
-      parameterData = std::move(loaded->parameterData);
-      graph = std::move(loaded->graph);
-    }
-  } else {
-    diags = std::make_unique<DiagnosticEngine>(shownPath, *text);
-    std::string dir = path == "-" ? "" : std::filesystem::path(path).parent_path().string();
-    graph = loadModel(*text, *diags,
-                      {modelStem(path), dir, overrides.dims, overrides.onnxShapeCheck, overrides.opaqueUnsupported,
-                       overrides.keepParameterData ? &parameterData : nullptr});
-  }
+  ModelFile file = loadModelFile(path, *text,
+                                 {overrides.dims, overrides.onnxShapeCheck, overrides.opaqueUnsupported, overrides.keepParameterData});
+  std::unique_ptr<DiagnosticEngine>& diags = file.diags;
+  std::optional<Graph>& graph = file.graph;
+  std::map<ValueId, TensorValue>& parameterData = file.parameterData;
   if (!graph) {
     diags->render(std::cerr, useColor(color, stderr));
     return std::nullopt;
@@ -226,11 +160,7 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
   }
   // A strategy checkpoint: `--strategy-ckpt-in`, else the model's `strategy_ckpt_load`
   // (relative to the model file).
-  std::string ckpt = overrides.strategyCkptIn;
-  if (ckpt.empty() && !graph->parallel.strategyCkptLoad.empty()) {
-    std::filesystem::path p(graph->parallel.strategyCkptLoad);
-    ckpt = p.is_absolute() || path == "-" ? p.string() : (std::filesystem::path(path).parent_path() / p).string();
-  }
+  std::string ckpt = strategyCheckpointPath(*graph, path, overrides.strategyCkptIn);
   if (!ckpt.empty()) {
     std::string error;
     auto text = readModelText(ckpt, error);

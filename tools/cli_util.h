@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "frontends/load_model.h"
 #include "ir/graph.h"
 #include "ir/tensor_value.h"
 #include "passes/manager/compile_options.h"
@@ -44,9 +45,6 @@ enum class ColorMode { Auto, Always, Never };
 ColorMode parseColorMode(const std::string& value);
 bool useColor(ColorMode mode, FILE* stream);
 
-// The model's text ("-" reads stdin); nullopt with `error` set when it cannot be read.
-std::optional<std::string> readModelText(const std::string& path, std::string& error);
-std::string modelStem(const std::string& path);  // "examples/ffn.yaml" -> "ffn"; "-" -> "stdin"
 
 int64_t parseIntArg(const std::string& flag, const std::string& value);
 int64_t parsePositiveIntArg(const std::string& flag, const std::string& value);  // >= 1
@@ -87,8 +85,6 @@ struct ParallelOverrides {
 bool takeGraphFlag(const std::string& flag, const std::string& value, ParallelOverrides& overrides);
 // `--dim NAME=VALUE` into `dims`.
 void parseDimArg(const std::string& value, std::map<std::string, int64_t>& dims);
-// An ONNX file by its name or its first byte (frontends/onnx/onnx_frontend.h).
-bool isOnnxModel(const std::string& path, const std::string& bytes);
 
 // Reads and loads a model ("-" = stdin) and applies the overrides to its options. On failure prints the
 // diagnostics (or the read error) and returns nullopt; the command then exits 1.

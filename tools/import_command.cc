@@ -99,7 +99,7 @@ ExitStatus runImport(const std::vector<std::string>& args) {
     return ExitStatus::Rejected;
   }
   if (options.name.empty()) options.name = modelStem(dump);
-  if (isOnnxModel(dump, *text)) {
+  if (isOnnxFile(dump, *text)) {
     std::optional<std::string> model = importOnnx(*text, dump, options, dims, color);
     if (!model) return ExitStatus::Rejected;
     return writeImported(*model, output);

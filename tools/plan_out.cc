@@ -38,7 +38,7 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
   if (!source) return error;
   YAML::Node root;
   bool onnxPlan = false;
-  if (!isOnnxModel(modelPath, *source)) {
+  if (!isOnnxFile(modelPath, *source)) {
     try {
       root = YAML::Load(*source);
       onnxPlan = root.IsMap() && root["graph"].IsDefined();
