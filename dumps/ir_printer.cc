@@ -59,7 +59,8 @@ class Printer {
   // Without a sink the whole text is returned; with one it is written there in blocks of about
   // kBlockBytes as it is produced (a 100k-op dump is over 100 MB) and nothing is returned.
   Printer(const Graph& g, const PrintOptions& o, std::ostream* sink)
-      : graph_(g), options_(o), sink_(sink), refs_(g.values.size()), typeSpans_(g.values.size()) {}
+      : graph_(g), options_(o), settings_(o.settings ? *o.settings : g.parallel), sink_(sink), refs_(g.values.size()),
+        typeSpans_(g.values.size()) {}
 
   std::string print() {
     // A dump is a few hundred bytes a node: reserving a generous bound up front spares the
@@ -91,15 +92,13 @@ class Printer {
 
   void printHeader() {
     fmt::format_to(std::back_inserter(out_), "# IR entry: @{}\n# Total subgraphs: 1\n\n# Attrs:\n", graph_.name);
-    const ParallelConfig& p = graph_.parallel;
-    const ParallelSettings& effective = options_.settings ? *options_.settings : p;
     std::map<std::string, std::string> attrs;
-    attrs["device_num"] = std::to_string(effective.rankCount());
+    attrs["device_num"] = std::to_string(settings_.rankCount());
     attrs["global_rank"] = std::to_string(options_.rank);
-    attrs["search_mode"] = std::string(searchModeName(effective.searchMode));
-    if (p.mesh) {
-      attrs["device_matrix"] = formatIntTuple(p.mesh->dims);
-      attrs["alias_name"] = fmt::format("({})", fmt::join(p.mesh->names, ", "));
+    attrs["search_mode"] = std::string(searchModeName(settings_.searchMode));
+    if (settings_.mesh) {
+      attrs["device_matrix"] = formatIntTuple(settings_.mesh->dims);
+      attrs["alias_name"] = fmt::format("({})", fmt::join(settings_.mesh->names, ", "));
     }
     for (const auto& [k, v] : attrs) fmt::format_to(std::back_inserter(out_), "{}: {}\n", k, v);
     size_t total = graph_.inputs.size() + graph_.parameters.size();
@@ -196,9 +195,9 @@ class Printer {
     const OpAnnotation& a = *op.annotation;
     if (attrs.empty() && !a.inStrategy && !a.outStrategy && !a.inLayout && !a.outLayout) return;
     std::vector<std::pair<std::string_view, std::string>> configured;  // in key order
-    if (graph_.parallel.mesh && a.inLayout) configured.emplace_back("in_layout", formatAliasMaps(*a.inLayout, *graph_.parallel.mesh));
+    if (settings_.mesh && a.inLayout) configured.emplace_back("in_layout", formatAliasMaps(*a.inLayout, *settings_.mesh));
     if (a.inStrategy) configured.emplace_back("in_strategy", formatStrategy(*a.inStrategy));
-    if (graph_.parallel.mesh && a.outLayout) configured.emplace_back("out_layout", formatAliasMaps(*a.outLayout, *graph_.parallel.mesh));
+    if (settings_.mesh && a.outLayout) configured.emplace_back("out_layout", formatAliasMaps(*a.outLayout, *settings_.mesh));
     if (a.outStrategy) configured.emplace_back("out_strategy", formatStrategy(*a.outStrategy));
     if (attrs.empty() && configured.empty()) return;
     out_ += " primitive_attrs: {"sv;
@@ -376,9 +375,9 @@ class Printer {
       out_ += ": "sv;
     };
     if (!takesLayoutsFromNeighbours(op)) {
-      if (p.sharding.layoutForm && graph_.parallel.mesh) {
+      if (p.sharding.layoutForm && settings_.mesh) {
         part("in_layout");
-        out_ += formatAliasMaps(p.inLayoutMaps, *graph_.parallel.mesh);
+        out_ += formatAliasMaps(p.inLayoutMaps, *settings_.mesh);
       } else {
         part("in_strategy");
         text::appendStrategy(out_, p.inStrategy);
@@ -503,6 +502,9 @@ class Printer {
 
   const Graph& graph_;
   const PrintOptions& options_;
+  // The compile's settings, which every line printed reads (a test printing a bare graph: the
+  // model's own).
+  const ParallelSettings& settings_;
   std::ostream* sink_;
   std::vector<std::string> refs_;
   std::vector<bool> used_;

@@ -15,8 +15,9 @@ struct PrintOptions {
   bool locations = false;        // `# In file model.yaml:12:5` comment lines
   std::string modelFileName;     // for those lines
   bool scopes = false;           // `# scope: m.model.layers.0.self_attn.q_proj` lines (torch module paths)
-  // The compile's effective settings (the model's parallel block with the command line's
-  // overrides): the header's device_num and search_mode. Null: the model's own.
+  // The compile's settings (the model's parallel block with the command line's overrides and
+  // the search's choices), which the whole dump reads: the header, the mesh of layout-form
+  // strategies. Null only for a bare graph printed alone (tests): the model's own block.
   const ParallelSettings* settings = nullptr;
 };
 

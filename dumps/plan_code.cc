@@ -251,9 +251,9 @@ PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const 
   return code;
 }
 
-std::string mindsporeShardCode(const Graph& graph, const std::string& checkpointFile) {
+std::string mindsporeShardCode(const Graph& graph, const CompileOptions& options, const std::string& checkpointFile) {
   std::string out = fmt::format("# irc's plan for {} on {} devices as MindSpore shard() calls, in execution order: the\n",
-                                graph.name, graph.parallel.rankCount());
+                                graph.name, options.rankCount());
   out += fmt::format("# strategies of the strategy checkpoint {} (keyed by each op's MindSpore name).\n",
                      checkpointFile.empty() ? "irc writes beside this file" : checkpointFile);
   out += "# Set each primitive of your network to its line's shard(), or load the checkpoint with\n";

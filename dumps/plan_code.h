@@ -25,6 +25,6 @@ PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const 
 
 // A Python file with one `ops.<Type>().shard(<strategy>)` per op with a strategy, keyed by the
 // op's MindSpore name, in execution order: the strategies the checkpoint `checkpointFile` holds.
-std::string mindsporeShardCode(const Graph& graph, const std::string& checkpointFile);
+std::string mindsporeShardCode(const Graph& graph, const CompileOptions& options, const std::string& checkpointFile);
 
 }  // namespace irc

@@ -192,3 +192,19 @@ TEST_CASE("irc verify: random integers that index a table through a CumSum fall 
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("--mindspore-out and the dumps say the compile's device count, not the file's (an ONNX graph on --device-num 8)") {
+  // The shard file's header read the graph's own parallel block, which an ONNX graph does not
+  // have (1 device), while the compile ran on --device-num's 8.
+  TempDir dir;
+  std::string model = std::string(IRC_SOURCE_DIR) + "/examples/gpt2.onnx";
+  RunResult r = runIrc({model, "--device-num", "8", "--dim", "batch=8", "--dim", "sequence=8", "--mindspore-out",
+                        dir.path() + "/shard.py", "--dump-after", "validate", "--dump-dir", dir.path() + "/ir", "-q"});
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  CHECK(readFile(dir.path() + "/shard.py").rfind("# irc's plan for torch_jit on 8 devices as MindSpore shard() calls", 0) == 0);
+  CHECK(readFile(dir.path() + "/ir/rank_0/validate_0004.ir").find("device_num: 8\n") != std::string::npos);
+}
+
+}  // namespace irc::test

@@ -431,7 +431,7 @@ class CompileOutputs {
       torch_ = torchPlanCode(graph, options_, summary.totals, summary.memory ? &*summary.memory : nullptr);
       for (const std::string& w : torch_.warnings) std::cerr << "irc: warning: --torch-out: " << w << "\n";
     }
-    if (!a_.mindsporeOut.empty()) mindspore_ = mindsporeShardCode(graph, mindsporeCheckpointPath());
+    if (!a_.mindsporeOut.empty()) mindspore_ = mindsporeShardCode(graph, options_, mindsporeCheckpointPath());
   }
   // Whether the report still needs the global graph after the compile (on stdout).
   bool needsGlobalGraph() const { return a_.report == "-"; }
