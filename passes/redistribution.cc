@@ -162,20 +162,8 @@ class RedistributionPass : public Pass {
   std::string_view dumpName() const override { return "step_parallel_end"; }
 
   PassStatus run(Graph& graph, PassContext& context) override {
-    for (OpId id : graph.order)
-      if (graph.op(id).inserted()) {
-        context.diags.error({}, "redistribution already ran on this graph");
-        return PassStatus::Failed;
-      }
-    for (OpId id : graph.order)
-      if (!graph.op(id).parallel->layoutsInferred && ruleOfKnown(graph.op(id))) {
-        context.diags.error(graph.op(id).loc, fmt::format("op '{}' has no layouts: redistribution needs layout_inference first",
-                                                          graph.op(id).name));
-        return PassStatus::Failed;
-      }
+    if (!readyForRedistribution(graph, context)) return PassStatus::Failed;
     PlannerOptions options{options_.enableAlltoall, 4};
-    if (options_.pipelineStages > 1 && options_.autoStages) assignAutoStages(graph, options_);
-    if (options_.redistribution == RedistributionMode::Optimal) fuseReductionsIntoEdges(graph);
     OpInserter ins(graph);
     std::vector<ValueId> current(graph.values.size());
     for (size_t v = 0; v < current.size(); ++v) current[v] = static_cast<ValueId>(v);
@@ -196,10 +184,6 @@ class RedistributionPass : public Pass {
     }
     for (ValueId& out : graph.outputs) out = current[out];
     graph.order = std::move(ins.order);
-    if (options_.pipelineStages > 1) {
-      insertPipelineTransfers(graph, options_);
-      return PassStatus::Changed;
-    }
     // Every layout already fit: the graph is as it was (no op, no rename, no record).
     return ins.insertedCount() == 0 ? PassStatus::Unchanged : PassStatus::Changed;
   }
@@ -281,8 +265,6 @@ class RedistributionPass : public Pass {
     }
   }
 
-  static bool ruleOfKnown(const Op& op) { return !op.inserted(); }
-
   // A training graph's _MirrorOperator right before the op (MindSpore's InsertMirrorOps), where
   // the parameter as the op reads it is replicated over more than one rank: the axes of the
   // layout's mesh that split no dim. Forward it is the identity; backward it averages the
@@ -314,27 +296,6 @@ class RedistributionPass : public Pass {
         mirror.shardedGradient ? "reduce-scattered onto the shards each rank updates (optimizer parallel)"
                                : "averaged over them by an AllReduce");
     return emitStep(ins, std::make_shared<const RedistStep>(std::move(mirror)), input, param.type.dtype, reason, names);
-  }
-
-  // The optimal planner plans a partial result's reduction together with its one consumer's
-  // redistribution (AllReduce + StridedSlice becomes ReduceScatter): such an op keeps no forward
-  // op and its value reaches the edge partial. Values with several consumers, graph outputs and
-  // ReduceMean (whose RealDiv must follow the sum) keep their forward ops.
-  static void fuseReductionsIntoEdges(Graph& graph) {
-    auto uses = computeUses(graph);
-    std::vector<bool> isOutput(graph.values.size(), false);
-    for (ValueId v : graph.outputs) isOutput[v] = true;
-    for (OpId id : graph.order) {
-      Op& op = graph.op(id);
-      OpParallelState& p = *op.parallel;
-      if (p.forwardOps.size() != 1 || p.forwardOps[0].kind != ForwardOp::Kind::AllReduce ||
-          !rulesOf(op).reductionMayMoveToEdge())
-        continue;
-      ValueId result = op.results[0];
-      if (uses[result].size() != 1 || isOutput[result] || p.beforeConstraint[0]) continue;
-      p.forwardOps.clear();
-      graph.value(result).layout = p.outputLayouts[0];  // partial: the edge's plan reduces it
-    }
   }
 
   // Right after the op: what completes its partial results, shared by all consumers.
@@ -467,6 +428,21 @@ class RedistributionPass : public Pass {
 };
 
 }  // namespace
+
+bool readyForRedistribution(const Graph& graph, PassContext& context) {
+  for (OpId id : graph.order)
+    if (graph.op(id).inserted()) {
+      context.diags.error({}, "redistribution already ran on this graph");
+      return false;
+    }
+  for (OpId id : graph.order)
+    if (!graph.op(id).parallel->layoutsInferred && !graph.op(id).inserted()) {
+      context.diags.error(graph.op(id).loc, fmt::format("op '{}' has no layouts: redistribution needs layout_inference first",
+                                                        graph.op(id).name));
+      return false;
+    }
+  return true;
+}
 
 std::unique_ptr<Pass> createRedistributionPass(const CompileOptions& options) {
   return std::make_unique<RedistributionPass>(options);

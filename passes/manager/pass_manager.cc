@@ -15,25 +15,31 @@ void PassManager::addRankPass(int position, RankPassFactory factory) { rankPasse
 
 void PassManager::addInstrumentation(PassInstrumentation* instrumentation) { instrumentations_.push_back(instrumentation); }
 
-bool PassManager::runOne(int position, Pass& pass, const std::function<Graph&()>& graphToRun, PassContext& context,
-                         int64_t rank) {
-  PassStage stage = PassStage::of(position, pass);
+bool PassManager::runStage(int position, const std::vector<Pass*>& passes, const std::function<Graph&()>& graphToRun,
+                           PassContext& context, int64_t rank) {
+  // The stage is named by its pass that writes the dump (the others are steps inside it).
+  const Pass* named = passes.back();
+  for (const Pass* p : passes)
+    if (!p->dumpName().empty()) named = p;
+  PassStage stage = PassStage::of(position, *named);
   for (auto* i : instrumentations_) i->beforePass(stage);
   Graph& graph = graphToRun();
-  PassStatus status = pass.run(graph, context);
-  if (status == PassStatus::Failed) {
-    if (!context.diags.hasErrors()) throw InternalError(fmt::format("pass '{}' failed without a diagnostic", pass.name()));
-    for (auto* i : instrumentations_) i->passFailed(stage, graph, rank);
-    return false;
-  }
-  // A rank pass makes a new graph, so it is always verified; a global pass only when it changed
-  // the graph's structure.
-  if (status == PassStatus::Changed || rank != kGlobalGraph) {
-    auto problems = verifyGraph(graph);
-    if (!problems.empty())
-      throw InternalError(fmt::format("{} invalid after pass '{}':\n  {}",
-                                      rank == kGlobalGraph ? std::string("the graph is") : fmt::format("rank {}'s graph is", rank),
-                                      pass.name(), fmt::join(problems, "\n  ")));
+  for (Pass* pass : passes) {
+    PassStatus status = pass->run(graph, context);
+    if (status == PassStatus::Failed) {
+      if (!context.diags.hasErrors()) throw InternalError(fmt::format("pass '{}' failed without a diagnostic", pass->name()));
+      for (auto* i : instrumentations_) i->passFailed(stage, graph, rank);
+      return false;
+    }
+    // A rank pass makes a new graph, so it is always verified; a global pass only when it
+    // changed the graph's structure.
+    if (status == PassStatus::Changed || rank != kGlobalGraph) {
+      auto problems = verifyGraph(graph);
+      if (!problems.empty())
+        throw InternalError(fmt::format("{} invalid after pass '{}':\n  {}",
+                                        rank == kGlobalGraph ? std::string("the graph is") : fmt::format("rank {}'s graph is", rank),
+                                        pass->name(), fmt::join(problems, "\n  ")));
+    }
   }
   for (auto* i : instrumentations_) {
     if (rank == kGlobalGraph) i->afterPass(stage, graph);
@@ -44,9 +50,15 @@ bool PassManager::runOne(int position, Pass& pass, const std::function<Graph&()>
 
 RunOutcome PassManager::run(Graph& graph, PassContext& context) {
   for (auto* i : instrumentations_) i->afterPass(PassStage::loaded(), graph);
-  for (ScheduledPass& scheduled : passes_)
-    if (!runOne(scheduled.position, *scheduled.pass, [&]() -> Graph& { return graph; }, context, kGlobalGraph))
+  // Consecutive passes of one position are one pipeline stage: one dump, one timing, after the last.
+  for (size_t first = 0; first < passes_.size();) {
+    std::vector<Pass*> stage;
+    size_t end = first;
+    for (; end < passes_.size() && passes_[end].position == passes_[first].position; ++end) stage.push_back(passes_[end].pass.get());
+    if (!runStage(passes_[first].position, stage, [&]() -> Graph& { return graph; }, context, kGlobalGraph))
       return RunOutcome::Rejected;
+    first = end;
+  }
   if (globalHook_) globalHook_(graph);
   if (rankPasses_.empty()) return RunOutcome::Ok;
   for (int64_t rank : ranks_) {
@@ -59,7 +71,7 @@ RunOutcome PassManager::run(Graph& graph, PassContext& context) {
         else if (!copy) copy.emplace(graph);
         return *copy;
       };
-      if (!runOne(position, *pass, rankGraph, context, rank)) return RunOutcome::Rejected;
+      if (!runStage(position, {pass.get()}, rankGraph, context, rank)) return RunOutcome::Rejected;
     }
     if (rankSink_ && copy) rankSink_(rank, std::move(*copy));
   }

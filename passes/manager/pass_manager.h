@@ -40,6 +40,8 @@ inline constexpr int64_t kGlobalGraph = -1;
 // A pass that makes one rank's graph from the global one (shape slicing).
 using RankPassFactory = std::function<std::unique_ptr<Pass>(int64_t rank)>;
 
+// Passes added at one position form that pipeline stage, run in the order added: the
+// instrumentations (dumps, timing) see the stage once, named by its pass with a dump name.
 struct ScheduledPass {
   int position;  // the pass's place in the full pipeline (dump files are numbered by it)
   std::unique_ptr<Pass> pass;
@@ -66,9 +68,11 @@ class PassManager {
   RunOutcome run(Graph& graph, PassContext& context);
 
  private:
-  // Runs one pass (global, or on rank `rank`'s graph, which `graphToRun` makes once the pass has
-  // started) with the instrumentations around it; false when it rejected the model.
-  bool runOne(int position, Pass& pass, const std::function<Graph&()>& graphToRun, PassContext& context, int64_t rank);
+  // Runs one stage's passes in order (global, or on rank `rank`'s graph, which `graphToRun` makes
+  // once the stage has started) with the instrumentations around the whole stage; false when one
+  // rejected the model.
+  bool runStage(int position, const std::vector<Pass*>& passes, const std::function<Graph&()>& graphToRun,
+                PassContext& context, int64_t rank);
 
   std::vector<ScheduledPass> passes_;
   std::vector<std::pair<int, RankPassFactory>> rankPasses_;

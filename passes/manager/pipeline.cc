@@ -5,11 +5,23 @@
 #include "passes/manager/pass_manager.h"
 
 #include "passes/layout_inference.h"
+#include "passes/pipeline_transfers.h"
+#include "passes/reduction_fusion.h"
 #include "passes/redistribution.h"
 #include "passes/shape_slicing.h"
+#include "passes/stage_assignment.h"
 #include "passes/strategy_propagation.h"
 
 namespace irc {
+namespace {
+
+std::vector<std::unique_ptr<Pass>> one(std::unique_ptr<Pass> pass) {
+  std::vector<std::unique_ptr<Pass>> passes;
+  passes.push_back(std::move(pass));
+  return passes;
+}
+
+}  // namespace
 
 const std::vector<PipelineStage>& pipelineStages() {
   // Each stage needs everything before it.
@@ -18,13 +30,21 @@ const std::vector<PipelineStage>& pipelineStages() {
       // Every op needs a strategy before any layout exists; the search mode picks the algorithm.
       {1, "sharding_propagation", "step_parallel_begin",
        "strategy propagation (search_mode: sharding_propagation, factor_propagation, data_parallel, semi_auto)",
-       [](const CompileOptions& o) { return createStrategyPropagationPass(o); }, nullptr},
+       [](const CompileOptions& o) { return one(createStrategyPropagationPass(o)); }, nullptr},
       // Layouts follow from strategies: each op's view of its operands and results.
       {2, "layout_inference", "tensor_layout", "device matrix, tensor maps and partial state of every op's tensors",
-       [](const CompileOptions& o) { return createLayoutInferencePass(o); }, nullptr},
+       [](const CompileOptions& o) { return one(createLayoutInferencePass(o)); }, nullptr},
       // Communication goes where a producer's layout differs from its consumer's need.
       {3, "redistribution", "step_parallel_end", "forward ops after partial results, redistributions on mismatched edges",
-       [](const CompileOptions& o) { return createRedistributionPass(o); }, nullptr},
+       [](const CompileOptions& o) {
+         std::vector<std::unique_ptr<Pass>> passes;
+         passes.push_back(createStageAssignmentPass(o));     // stages: auto, from the layouts' costs
+         passes.push_back(createReductionFusionPass(o));     // --redistribution optimal
+         passes.push_back(createRedistributionPass(o));
+         passes.push_back(createPipelineTransferPass(o));    // Send/Receive between stages
+         return passes;
+       },
+       nullptr},
       // Last, each rank's own program: local shapes, its slices, its groups and bounds.
       {4, "shape_slicing", "validate", "one rank's local graph: sliced inputs and weights, local shapes (per rank)", nullptr,
        [](int64_t rank) { return createShapeSlicingPass(rank); }},
@@ -40,7 +60,8 @@ void schedulePipeline(PassManager& manager, const CompileOptions& options) {
       continue;
     }
     bool chosen = only.empty() || std::find(only.begin(), only.end(), stage.passName) != only.end();
-    if (chosen && stage.make) manager.addPass(stage.position, stage.make(options));
+    if (chosen && stage.make)
+      for (std::unique_ptr<Pass>& pass : stage.make(options)) manager.addPass(stage.position, std::move(pass));
     if (chosen && stage.makeForRank) manager.addRankPass(stage.position, stage.makeForRank);
     if (stage.passName == options.stopAfter) break;
   }

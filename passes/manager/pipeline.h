@@ -16,8 +16,10 @@ struct PipelineStage {
   std::string passName;     // what --passes / --stop-after / --dump-after take
   std::string dumpName;     // MindSpore's name, also accepted by --dump-after
   std::string description;  // one line for --list-passes
-  // Builds the pass; null for stage 0 (the frontend, not a pass) and for per-rank stages.
-  std::function<std::unique_ptr<Pass>(const CompileOptions&)> make;
+  // Builds the stage's passes, in the order they run (one writes the stage's dump; the others
+  // are steps of it: stage assignment before redistribution, Send/Receive insertion after);
+  // null for stage 0 (the frontend, not a pass) and for per-rank stages.
+  std::function<std::vector<std::unique_ptr<Pass>>(const CompileOptions&)> make;
   // A stage run once per dumped rank on its own copy of the graph (shape slicing).
   std::function<std::unique_ptr<Pass>(int64_t rank)> makeForRank;
 };
