@@ -13,11 +13,11 @@
 #include "ir/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
-#include "passes/search/ilp_solver.h"
+#include "passes/manager/compile.h"
 #include "passes/layout_inference.h"
+#include "passes/search/ilp_solver.h"
 #include "passes/analysis/memory_estimate.h"
 #include "passes/planners/pipeline_split.h"
-#include "passes/redistribution.h"
 #include "passes/analysis/step_cost.h"
 #include "passes/search/strategy_candidates.h"
 
@@ -588,8 +588,11 @@ class AutoSearch {
     DiagnosticEngine scratch("", "");
     PassContext context{scratch};
     CompileOptions options = in_.options;
-    if (createLayoutInferencePass(options)->run(copy, context) == PassStatus::Failed) return 0;
-    if (createRedistributionPass(options)->run(copy, context) == PassStatus::Failed) return 0;
+    // The pipeline's later stages, as a compile runs them (with stages: auto's assignment and
+    // the pipeline's Send/Receive), through the pass manager.
+    options.passes = {"layout_inference", "redistribution"};
+    options.stopAfter.clear();
+    if (compile(copy, options, context, {}) != RunOutcome::Ok) return 0;
     auto peakOf = [](const MemoryEstimate& m) { return m.training ? m.training->peakBytes : m.inference.peakBytes; };
     if (copy.stageDevices == 0) return peakOf(estimateMemory(copy, options));
     // Pipelined: the most any stage's rank holds.
