@@ -22,35 +22,12 @@ class StrategyPropagationPass : public Pass {
 
   PassStatus run(Graph& graph, PassContext& context) override {
     // A model without ops (inputs returned as they are) has nothing to shard.
-    if (std::none_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return !op.inserted(); })) return PassStatus::Unchanged;
-    if (!applyCheckpoint(graph, context)) return PassStatus::Failed;
+    if (!hasModelOps(graph)) return PassStatus::Unchanged;
     return propagate(graph, context);
   }
 
  private:
-  // Ops a strategy checkpoint names: where a dry run gives one another strategy than the
-  // checkpoint's, the checkpoint's becomes its configured strategy (it then seeds propagation,
-  // as a loaded strategy does in MindSpore); where they agree nothing changes.
-  bool applyCheckpoint(Graph& graph, PassContext& context) {
-    bool any = std::any_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.annotation->checkpointStrategy.has_value(); });
-    if (!any) return true;
-    Graph dry = graph;
-    for (Op& op : dry.ops)
-      if (op.annotation.written()) op.annotation->checkpointStrategy.reset();
-    if (propagate(dry, context) == PassStatus::Failed) return false;
-    for (size_t i = 0; i < graph.ops.size(); ++i) {
-      Op& op = graph.ops[i];
-      if (!std::as_const(op).annotation->checkpointStrategy) continue;
-      const OpParallelState& got = *dry.ops[i].parallel;
-      if (got.hasSharding && got.inStrategy == *op.annotation->checkpointStrategy && !takesLayoutsFromNeighbours(op)) continue;
-      op.annotation->inStrategy = *op.annotation->checkpointStrategy;
-      op.annotation->inLayout.reset();
-      op.annotation->inStrategyLoc = op.loc;
-    }
-    return true;
-  }
-
-  PassStatus propagate(Graph& graph, PassContext& context) {
+  PassStatus propagate(Graph& graph, PassContext& context) const {
     bool fullyUse = (mode_ == SearchMode::ShardingPropagation || mode_ == SearchMode::Auto) && options_.fullyUseDevices;
     PropagationInput in = preparePropagation(graph, context, options_, fullyUse);
     if (in.failed) return PassStatus::Failed;
@@ -86,6 +63,14 @@ class StrategyPropagationPass : public Pass {
 };
 
 }  // namespace
+
+bool hasModelOps(const Graph& graph) {
+  return std::any_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return !op.inserted(); });
+}
+
+PassStatus propagateStrategies(Graph& graph, PassContext& context, const CompileOptions& options) {
+  return StrategyPropagationPass(options).run(graph, context);
+}
 
 std::unique_ptr<Pass> createStrategyPropagationPass(const CompileOptions& options) {
   return std::make_unique<StrategyPropagationPass>(options);

@@ -11,4 +11,9 @@ namespace irc {
 
 std::unique_ptr<Pass> createStrategyPropagationPass(const CompileOptions& options);
 
+// What the pass does, on a graph of the caller's (the checkpoint pass's dry run).
+PassStatus propagateStrategies(Graph& graph, PassContext& context, const CompileOptions& options);
+// False for a model without ops (inputs returned as they are): nothing to shard.
+bool hasModelOps(const Graph& graph);
+
 }  // namespace irc

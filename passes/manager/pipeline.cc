@@ -4,6 +4,7 @@
 
 #include "passes/manager/pass_manager.h"
 
+#include "passes/checkpoint_strategies.h"
 #include "passes/layout_inference.h"
 #include "passes/pipeline_transfers.h"
 #include "passes/reduction_fusion.h"
@@ -30,7 +31,13 @@ const std::vector<PipelineStage>& pipelineStages() {
       // Every op needs a strategy before any layout exists; the search mode picks the algorithm.
       {1, "sharding_propagation", "step_parallel_begin",
        "strategy propagation (search_mode: sharding_propagation, factor_propagation, data_parallel, semi_auto)",
-       [](const CompileOptions& o) { return one(createStrategyPropagationPass(o)); }, nullptr},
+       [](const CompileOptions& o) {
+         std::vector<std::unique_ptr<Pass>> passes;
+         passes.push_back(createCheckpointStrategyPass(o));  // a strategy checkpoint's ops
+         passes.push_back(createStrategyPropagationPass(o));
+         return passes;
+       },
+       nullptr},
       // Layouts follow from strategies: each op's view of its operands and results.
       {2, "layout_inference", "tensor_layout", "device matrix, tensor maps and partial state of every op's tensors",
        [](const CompileOptions& o) { return one(createLayoutInferencePass(o)); }, nullptr},
