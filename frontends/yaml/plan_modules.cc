@@ -252,6 +252,11 @@ class StyleApplication {
 
  private:
   std::string styleName() const { return kStyleNames[static_cast<int>(spec_.style)]; }
+  // The module's activation (or indices) and its product's (or lookup's) result.
+  const Shape& inputShape(const ModuleOps& m) const {
+    return graph_.value(graph_.op(m.main).operands[m.input].value).type.shape;
+  }
+  const Shape& outputShape(const ModuleOps& m) const { return graph_.value(graph_.op(m.main).results[0]).type.shape; }
   DimAxes activation(const Shape& shape, std::optional<int64_t> splitDim) const;
   void check(const Op& op, const std::vector<DimAxes>& layouts);
   bool claim(OpId id);
@@ -366,9 +371,8 @@ void StyleApplication::sequenceParallel(const std::vector<OpId>& ops, const std:
 // Rowwise: MindSpore's split-vocabulary Gather (masked lookup, AllReduce); colwise: the
 // embedding dim split.
 void StyleApplication::embedding(const ModuleOps& m) {
-  const Op& main = graph_.op(m.main);
-  const Shape& x = graph_.value(main.operands[m.input].value).type.shape;
-  const Shape& y = graph_.value(main.results[0]).type.shape;
+  const Shape& x = inputShape(m);
+  const Shape& y = outputShape(m);
   const int64_t last = static_cast<int64_t>(y.size()) - 1;
   const bool colwise = spec_.style == Style::Colwise, rowwise = spec_.style == Style::Rowwise;
   DimAxes table(2);
@@ -385,9 +389,8 @@ void StyleApplication::embedding(const ModuleOps& m) {
 
 // A Linear: the weight as the exporter laid it out, [in, out] or (transB) [out, in].
 void StyleApplication::linear(const ModuleOps& m) {
-  const Op& main = graph_.op(m.main);
-  const Shape& x = graph_.value(main.operands[m.input].value).type.shape;
-  const Shape& y = graph_.value(main.results[0]).type.shape;
+  const Shape& x = inputShape(m);
+  const Shape& y = outputShape(m);
   const int64_t last = static_cast<int64_t>(y.size()) - 1;
   const bool colwise = spec_.style == Style::Colwise, rowwise = spec_.style == Style::Rowwise;
   DimAxes weight(2);
