@@ -5,16 +5,15 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <fstream>
 
 #include <map>
 
 #include <fmt/format.h>
 
+#include "frontends/load_model.h"
 #include "frontends/yaml/model_loader.h"
 #include "frontends/onnx/onnx_frontend.h"
 #include "frontends/yaml/sharding_reader.h"
-#include "ir/limits.h"
 #include "ir/suggest.h"
 
 namespace irc::model_loading {
@@ -24,29 +23,6 @@ const std::vector<std::string> kPlanKeys = {"name",       "graph",    "dims",   
                                             "modules",    "strategies", "sharding", "recompute", "stages", "cluster", "unlisted"};
 const std::vector<std::string> kPlanStrategyKeys = {"in_strategy", "out_strategy", "in_layout", "out_layout", "priority",
                                                     "sharding"};
-
-// At most kMaxModelBytes: a plan naming `/dev/zero` is refused, not read until memory runs out.
-std::optional<std::string> readBinaryFile(const std::string& path, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = fmt::format("cannot open '{}'", path);
-    return std::nullopt;
-  }
-  std::string out;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    out.append(buffer, static_cast<size_t>(in.gcount()));
-    if (static_cast<int64_t>(out.size()) > kMaxModelBytes) {
-      error = fmt::format("'{}' is larger than {} bytes (docs/limits.md)", path, kMaxModelBytes);
-      return std::nullopt;
-    }
-  }
-  if (in.bad()) {
-    error = fmt::format("cannot read '{}'", path);
-    return std::nullopt;
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -94,14 +70,12 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
   std::string path = *file;
   if (!path.empty() && path[0] != '/' && !options_.modelDir.empty()) path = options_.modelDir + "/" + path;
   std::string readError;
-  auto bytes = readBinaryFile(path, readError);
+  auto bytes = readModelText(path, readError);  // at most kMaxModelBytes: a plan naming /dev/zero is refused
   if (!bytes) {
     reader_.error(*graphNode, readError);
     return std::nullopt;
   }
-  std::string stem = *file;
-  if (auto slash = stem.rfind('/'); slash != std::string::npos) stem = stem.substr(slash + 1);
-  if (auto dot = stem.rfind('.'); dot != std::string::npos) stem = stem.substr(0, dot);
+  std::string stem = modelStem(*file);
   DiagnosticEngine onnxDiags(path, "");
   OnnxOptions onnxOptions;
   onnxOptions.defaultName = stem;
