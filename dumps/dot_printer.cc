@@ -7,7 +7,7 @@
 #include <boost/graph/graphviz.hpp>
 #include <fmt/format.h>
 
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ops/collective.h"
 #include "ops/op_defs.h"
 

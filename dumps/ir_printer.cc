@@ -8,7 +8,7 @@
 
 #include "dumps/origin_text.h"
 #include "dumps/text_append.h"
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ops/op_family.h"
 #include "ops/op_defs.h"
 

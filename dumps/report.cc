@@ -14,7 +14,7 @@
 #include "dumps/ir_printer.h"
 #include "dumps/json_stream.h"
 #include "dumps/origin_text.h"
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ir/layout_notation.h"
 #include "ops/collective.h"
 #include "ops/op_defs.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 
 namespace irc {

@@ -1,5 +1,5 @@
 // Transpose: the result's dims are the operand's factors permuted.
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ops/families.h"
 #include "ops/shape_inference.h"
 #include "ops/rule_builder.h"

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/shape_inference.h"
 

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ir/layout_notation.h"
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"

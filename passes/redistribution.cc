@@ -17,7 +17,7 @@
 #include "ir/limits.h"
 #include <fmt/ranges.h>
 
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ir/int_text.h"
 #include "passes/layout_inference.h"
 #include "ops/op_family.h"

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/shape_inference.h"
 #include "passes/layout_inference.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
 #include "ops/shape_inference.h"

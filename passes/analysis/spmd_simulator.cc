@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/reference_ops.h"
 #include "passes/layout_inference.h"

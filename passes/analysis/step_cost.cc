@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ops/collective.h"
 #include "ops/op_family.h"
 #include "passes/analysis/attention_fusion.h"

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ops/op_family.h"
 #include "ops/op_inserter.h"
 #include "ops/op_sharding.h"

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "ir/byte_size.h"
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
 #include "passes/manager/compile.h"

@@ -1,24 +1,23 @@
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 
 #include <algorithm>
+
+#include "ops/collective.h"
 
 namespace irc {
 
 std::string_view opTypeOfStep(const RedistStep& step) {
+  // A collective's type is its home's (ops/collective.h); the local steps' are MindSpore's ops.
+  if (std::optional<CollectiveKind> kind = collectiveOf(step)) return collectiveName(*kind);
   switch (step.kind) {
     case RedistStep::Kind::Reshape: return "Reshape";
     case RedistStep::Kind::Split: return "StridedSlice";
-    case RedistStep::Kind::Gather: return "AllGather";
-    case RedistStep::Kind::AlltoAll: return "AlltoAll";
-    case RedistStep::Kind::AllReduce: return "AllReduce";
-    case RedistStep::Kind::ReduceScatter: return "ReduceScatter";
     case RedistStep::Kind::RealDiv: return "RealDiv";
     case RedistStep::Kind::VocabOffset: return "Sub";
     case RedistStep::Kind::Mirror: return "_MirrorOperator";
-    case RedistStep::Kind::Send: return "Send";
     case RedistStep::Kind::Receive: return "Receive";
+    default: return "";
   }
-  return "";
 }
 
 ValueId modelValueBehind(const Graph& graph, ValueId v) {

@@ -1,9 +1,9 @@
-// ir/inserted_ops.h: an inserted op's rank arguments (what dumps and reports of the global
+// ops/inserted_ops.h: an inserted op's rank arguments (what dumps and reports of the global
 // graph print for a rank) are exactly what materializing the op for that rank gives, and what
 // the rank's local graph holds.
 #include <doctest/doctest.h>
 
-#include "ir/inserted_ops.h"
+#include "ops/inserted_ops.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 
