@@ -61,6 +61,12 @@ double ringSteps(CollectiveKind kind, double n) {
   }
 }
 
+double alphaBetaSeconds(CollectiveKind kind, double n, double bytes, const CostModel& m) {
+  double seconds = ringSteps(kind, n) * m.alpha + ringTraffic(kind, n) * bytes * m.beta;
+  if (kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter) seconds += bytes * m.gamma;
+  return seconds;
+}
+
 double stepSendBytes(const RedistStep& step, int dtypeBytes) {
   std::optional<CollectiveKind> kind = collectiveOf(step);
   if (!kind) return 0;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "ir/parallel_config.h"
 #include "ir/redist_step.h"
 #include "ops/op_defs.h"
 
@@ -37,6 +38,12 @@ double ringTraffic(CollectiveKind kind, double n);
 // The ring's sequential steps (each paying one link latency): 2 (n - 1) for an AllReduce, n - 1
 // for the others, 1 for a transfer.
 double ringSteps(CollectiveKind kind, double n);
+
+// A collective's seconds under the alpha-beta-gamma model (`parallel.cost_model`): a link latency
+// per ring step, `bytes` (each rank's local input) times its ring traffic at beta a byte, and for
+// a reduction (AllReduce, ReduceScatter) its arithmetic at gamma a byte. Copies around it (the
+// Split/Concat of a collective off dim 0) are the caller's.
+double alphaBetaSeconds(CollectiveKind kind, double n, double bytes, const CostModel& model);
 
 // Bytes a rank sends for the step (0 for local steps, a Receive and a mirror's forward).
 double stepSendBytes(const RedistStep& step, int dtypeBytes);

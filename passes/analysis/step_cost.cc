@@ -156,9 +156,7 @@ OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType
       switch (f.kind) {
         case ForwardOp::Kind::AllReduce: t.forwardComm += allReduceTime(bytes, n, m); break;
         case ForwardOp::Kind::ReduceScatter:
-          t.forwardComm += n <= 1 ? 0
-                                  : ringSteps(CollectiveKind::ReduceScatter, n) * m.alpha +
-                                        ringTraffic(CollectiveKind::ReduceScatter, n) * bytes * m.beta + bytes * m.gamma;
+          t.forwardComm += n <= 1 ? 0 : alphaBetaSeconds(CollectiveKind::ReduceScatter, n, bytes, m);
           break;
         case ForwardOp::Kind::RealDiv: t.forwardComm += bytes / n * m.gamma; break;
       }

@@ -12,34 +12,28 @@
 namespace irc {
 
 double allReduceTime(double bytes, double n, const CostModel& m) {
-  constexpr CollectiveKind kAllReduce = CollectiveKind::AllReduce;
-  return n <= 1 ? 0 : ringSteps(kAllReduce, n) * m.alpha + ringTraffic(kAllReduce, n) * bytes * m.beta + bytes * m.gamma;
+  return n <= 1 ? 0 : alphaBetaSeconds(CollectiveKind::AllReduce, n, bytes, m);
 }
 
 double stepTime(const RedistStep& step, int dtypeBytes, const CostModel& m) {
   double b = static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
   double n = static_cast<double>(step.groupSize());
+  if (std::optional<CollectiveKind> kind = collectiveOf(step)) {
+    if (*kind == CollectiveKind::AllReduce) return allReduceTime(b, n, m);
+    // Off dim 0 an AllGather's blocks are split and concatenated after it, and a ReduceScatter's
+    // local tensor split along the dim and stacked on dim 0 before it (one copy each way).
+    double copies = 0;
+    if (step.kind == RedistStep::Kind::Gather && step.dim != 0) copies = 2 * n * b * m.gamma;
+    if (step.kind == RedistStep::Kind::ReduceScatter && step.dim > 0) copies = 2 * b * m.gamma;
+    return alphaBetaSeconds(*kind, n, b, m) + copies;  // a Send: one message to one peer
+  }
   switch (step.kind) {
-    case RedistStep::Kind::Gather:
-      return ringSteps(CollectiveKind::AllGather, n) * m.alpha + ringTraffic(CollectiveKind::AllGather, n) * b * m.beta +
-             (step.dim == 0 ? 0 : 2 * n * b * m.gamma);
-    case RedistStep::Kind::AllReduce: return allReduceTime(b, n, m);
-    // On a dim other than 0 the local tensor is first split along it and its blocks stacked on
-    // dim 0 (Split + Concat: one copy of the tensor), since the collective scatters dim 0.
-    case RedistStep::Kind::ReduceScatter:
-      return ringSteps(CollectiveKind::ReduceScatter, n) * m.alpha + ringTraffic(CollectiveKind::ReduceScatter, n) * b * m.beta +
-             b * m.gamma + (step.dim > 0 ? 2 * b * m.gamma : 0);
-    case RedistStep::Kind::AlltoAll:
-      return ringSteps(CollectiveKind::AlltoAll, n) * m.alpha + ringTraffic(CollectiveKind::AlltoAll, n) * b * m.beta;
     case RedistStep::Kind::Split: return b / n * m.gamma;
     case RedistStep::Kind::Reshape: return b * m.gamma;
     case RedistStep::Kind::RealDiv:
     case RedistStep::Kind::VocabOffset: return b * m.gamma;
-    case RedistStep::Kind::Mirror: return 0;
-    case RedistStep::Kind::Send: return m.alpha + b * m.beta;  // one message to one peer
-    case RedistStep::Kind::Receive: return 0;
+    default: return 0;  // a mirror's identity forward; a Receive (its Send counts)
   }
-  return 0;
 }
 
 double planTime(const RedistPlan& plan, int dtypeBytes, const CostModel& model) {
