@@ -36,7 +36,7 @@ std::string escaped(const std::string& s) {
 
 std::string fillOf(const std::string& type) {
   static const std::map<std::string, std::string> fills = {
-      {"AllReduce", "#f4a6a6"},  {"AllGather", "#a6c8f4"}, {"ReduceScatter", "#f4cfa6"},   {"AlltoAll", "#d3a6f4"},
+      {"AllReduce", "#f4a6a6"},    {"AllGather", "#a6c8f4"},       {"ReduceScatter", "#f4cfa6"}, {"AlltoAll", "#d3a6f4"},
       {"StridedSlice", "#dddddd"}, {"_MirrorOperator", "#b8e0b0"}, {"Reshape", "#eeeeee"}};
   auto it = fills.find(type);
   return it == fills.end() ? "#f0f0f0" : it->second;
@@ -52,7 +52,8 @@ std::string printDot(const Graph& graph, const PrintOptions& options) {
   for (const auto* list : {&graph.inputs, &graph.parameters})
     for (ValueId v : *list) {
       const Value& value = graph.value(v);
-      auto vertex = boost::add_vertex(DotNode{fmt::format("{}\\n{}", escaped(value.name), shapeText(graph, v)), "", "ellipse"}, g);
+      auto vertex =
+          boost::add_vertex(DotNode{fmt::format("{}\\n{}", escaped(value.name), shapeText(graph, v)), "", "ellipse"}, g);
       producerOf[v] = vertex;
     }
   for (OpId id : graph.order) {
@@ -88,7 +89,9 @@ std::string printDot(const Graph& graph, const PrintOptions& options) {
       [&](std::ostream& os, DotGraph::edge_descriptor e) {
         if (!g[e].label.empty()) os << "[label=\"" << g[e].label << "\"]";
       },
-      [&](std::ostream& os) { os << "graph [label=\"" << escaped(graph.name) << " (rank " << options.rank << ")\", rankdir=TB];\n"; });
+      [&](std::ostream& os) {
+        os << "graph [label=\"" << escaped(graph.name) << " (rank " << options.rank << ")\", rankdir=TB];\n";
+      });
   return out.str();
 }
 

@@ -24,12 +24,12 @@ namespace irc {
 
 struct DumpOptions {
   std::string dir;
-  std::vector<int64_t> ranks;          // one folder each
-  bool all = false;                    // --dump-all
-  std::set<std::string> after;         // --dump-after (dump names)
-  bool locations = false;              // --dump-locations
-  bool scopes = false;                 // --dump-scopes
-  bool dot = false;                    // --dump-dot: a <pass>_XXXX.dot beside each .ir
+  std::vector<int64_t> ranks;   // one folder each
+  bool all = false;             // --dump-all
+  std::set<std::string> after;  // --dump-after (dump names)
+  bool locations = false;       // --dump-locations
+  bool scopes = false;          // --dump-scopes
+  bool dot = false;             // --dump-dot: a <pass>_XXXX.dot beside each .ir
   std::string modelFileName;
   const ParallelSettings* settings = nullptr;  // the compile's effective settings, for the dumps' header
 };
@@ -63,7 +63,7 @@ class DumpWriter : public PassInstrumentation {
   void removeStaging();
 
   DumpOptions options_;
-  std::map<int64_t, std::string> staging_;  // rank -> its staging folder
+  std::map<int64_t, std::string> staging_;              // rank -> its staging folder
   std::vector<std::pair<int64_t, std::string>> files_;  // rank, file name, in the order written
   std::optional<std::string> error_;
   std::vector<std::string> written_;

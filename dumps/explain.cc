@@ -30,14 +30,16 @@ std::string layoutLine(const TensorLayout& l) {
 // Why search_mode auto chose the strategy: its own time, and what each runner-up would add to
 // the step with every other op kept.
 std::string searchedLines(const Graph& graph, const Op& op) {
-  std::string out = fmt::format("  origin: searched (search_mode auto): {} s of the step's estimate is this op's own "
-                                "(compute, forward ops, gradient sync)\n",
-                                formatNumber(op.parallel->origin.cost));
+  std::string out = fmt::format(
+      "  origin: searched (search_mode auto): {} s of the step's estimate is this op's own "
+      "(compute, forward ops, gradient sync)\n",
+      formatNumber(op.parallel->origin.cost));
   OpId id = static_cast<OpId>(&op - graph.ops.data());
   if (!graph.search || id >= static_cast<OpId>(graph.search->classOf.size()) || graph.search->classOf[id] < 0) return out;
   const SearchClass& c = graph.search->classes[graph.search->classOf[id]];
   if (c.ops.size() > 1)
-    out += fmt::format("  shares its choice with {} more op{} of the repeated layers\n", c.ops.size() - 1, c.ops.size() == 2 ? "" : "s");
+    out += fmt::format("  shares its choice with {} more op{} of the repeated layers\n", c.ops.size() - 1,
+                       c.ops.size() == 2 ? "" : "s");
   if (c.runnersUp.empty()) out += fmt::format("  it had no other candidate ({} considered)\n", c.candidates);
   std::string where = c.ops.size() > 1 ? fmt::format(" in all {} of them", c.ops.size()) : "";
   for (const SearchAlternative& a : c.runnersUp)
@@ -74,13 +76,13 @@ std::string originLines(const Graph& graph, const Op& op) {
       return "  origin: default — no configured op or annotated tensor reaches it (data parallel, or replicated in semi_auto)\n";
     case OriginKind::Tensor:
     case OriginKind::Propagated: {
-      std::string out = fmt::format("  origin: {} from {}", o.kind == OriginKind::Tensor ? "fixed by the sharding of" : "propagated",
-                                    from);
+      std::string out =
+          fmt::format("  origin: {} from {}", o.kind == OriginKind::Tensor ? "fixed by the sharding of" : "propagated", from);
       if (!edge.empty()) out += fmt::format(" over edge {}, redistribution cost {}", edge, formatNumber(o.cost));
       out += "\n";
       if (o.hasNextBest)
-        out += fmt::format("  best losing alternative: {} at cost {}{}\n", formatStrategy(o.nextBest), formatNumber(o.nextBestCost),
-                           lostOnText(o));
+        out += fmt::format("  best losing alternative: {} at cost {}{}\n", formatStrategy(o.nextBest),
+                           formatNumber(o.nextBestCost), lostOnText(o));
       return out;
     }
   }
@@ -122,12 +124,14 @@ std::string explainModelOp(const Graph& graph, OpId id) {
   OpId self = id;
   for (OpId id : graph.order) {
     const Op& other = graph.op(id);
-    if (other.owner == self && other.role == InsertedRole::ForwardOp) forward.push_back(fmt::format("{} {}", other.name, other.type));
+    if (other.owner == self && other.role == InsertedRole::ForwardOp)
+      forward.push_back(fmt::format("{} {}", other.name, other.type));
   }
   out += forward.empty() ? "  forward ops: none\n" : fmt::format("  forward ops: {}\n", fmt::join(forward, ", "));
   for (const RedistributionRecord& rec : graph.redistributions)
     if (rec.consumer == op.name)
-      out += fmt::format("  input {} is redistributed from {} ({} ops): {}\n", rec.inputIndex, rec.producer, rec.ops.size(), rec.reason);
+      out += fmt::format("  input {} is redistributed from {} ({} ops): {}\n", rec.inputIndex, rec.producer, rec.ops.size(),
+                         rec.reason);
   return out;
 }
 
@@ -163,15 +167,17 @@ std::string explainInserted(const Graph& graph, OpId id, int64_t rank, const Par
       out += fmt::format("  bytes sent per rank: {}\n", formatNumber(stepSendBytes(s, dtypeBytes)));
     if (settings && s.kind != RedistStep::Kind::Mirror)
       if (auto timed = stepOnCluster(s, graph.value(op.results[0]).type.dtype, *settings))
-        out += fmt::format("  time on {}: {:.4g} s over {}\n", settings->cluster->preset.empty() ? "the cluster" : settings->cluster->preset,
-                           timed->seconds, timed->link);
+        out += fmt::format("  time on {}: {:.4g} s over {}\n",
+                           settings->cluster->preset.empty() ? "the cluster" : settings->cluster->preset, timed->seconds,
+                           timed->link);
   }
   return out;
 }
 
 }  // namespace
 
-std::optional<std::string> explainOp(const Graph& graph, const std::string& name, int64_t rank, const ParallelSettings* settings) {
+std::optional<std::string> explainOp(const Graph& graph, const std::string& name, int64_t rank,
+                                     const ParallelSettings* settings) {
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.name != name && op.instanceName != name) continue;
@@ -185,27 +191,29 @@ namespace {
 std::string configurationRow(const SearchConfiguration& c) {
   std::string stages;
   for (size_t s = 0; s < c.stageLayers.size(); ++s) stages += (s ? "," : "") + std::to_string(c.stageLayers[s]);
-  std::string optimizer = c.zeroStage > 0 ? fmt::format("ZeRO-{}", c.zeroStage)
+  std::string optimizer = c.zeroStage > 0        ? fmt::format("ZeRO-{}", c.zeroStage)
                           : c.optimizerLevel > 0 ? fmt::format("opt. parallel {}", c.optimizerLevel)
                                                  : "unsharded";
-  return fmt::format("  DP {:>4} x TP {:>2} x PP {:>3}{}  micro-batch {} x {:<4} recompute {:<9} optimizer {:<15}  "
-                     "{:8.4g} s  {:6.1f} TFLOP/s  peak {:6.1f} GiB  ({})\n      layers per stage: {}; {}\n",
-                     c.dp, c.tp, c.pp, c.sequenceParallel ? " +SP" : "    ", c.microBatchSize, c.microBatches, c.recompute,
-                     optimizer, c.stepSeconds, c.tflopsPerDevice, c.peakBytes / (1024.0 * 1024 * 1024),
-                     c.compiled ? "compiled" : "layer model", stages, c.verdict);
+  return fmt::format(
+      "  DP {:>4} x TP {:>2} x PP {:>3}{}  micro-batch {} x {:<4} recompute {:<9} optimizer {:<15}  "
+      "{:8.4g} s  {:6.1f} TFLOP/s  peak {:6.1f} GiB  ({})\n      layers per stage: {}; {}\n",
+      c.dp, c.tp, c.pp, c.sequenceParallel ? " +SP" : "    ", c.microBatchSize, c.microBatches, c.recompute, optimizer,
+      c.stepSeconds, c.tflopsPerDevice, c.peakBytes / (1024.0 * 1024 * 1024), c.compiled ? "compiled" : "layer model", stages,
+      c.verdict);
 }
 
 }  // namespace
 
 std::string explainSearchText(const SearchSummary& s) {
   if (!s.configuration)
-    return fmt::format("operator-level search: {} plan, estimated step {:.4g} s (proven bound {:.4g} s, gap {:.2g}); {} ops "
-                       "searched in {} classes, {} kept as configured; {} columns, {} rows{}\n",
-                       s.status, s.objective, s.bound, s.gap, s.searchedOps, s.classes.size(), s.fixedOps, s.columns, s.rows,
-                       s.memoryBudget > 0 ? fmt::format("; peak {:.3g} GiB within {:.3g} GiB after {} round(s)",
-                                                        s.estimatedPeak / (1024.0 * 1024 * 1024),
-                                                        s.memoryBudget / (1024.0 * 1024 * 1024), s.memoryRounds)
-                                          : "");
+    return fmt::format(
+        "operator-level search: {} plan, estimated step {:.4g} s (proven bound {:.4g} s, gap {:.2g}); {} ops "
+        "searched in {} classes, {} kept as configured; {} columns, {} rows{}\n",
+        s.status, s.objective, s.bound, s.gap, s.searchedOps, s.classes.size(), s.fixedOps, s.columns, s.rows,
+        s.memoryBudget > 0
+            ? fmt::format("; peak {:.3g} GiB within {:.3g} GiB after {} round(s)", s.estimatedPeak / (1024.0 * 1024 * 1024),
+                          s.memoryBudget / (1024.0 * 1024 * 1024), s.memoryRounds)
+            : "");
   const ConfigurationSearch& c = *s.configuration;
   std::string out = fmt::format(
       "structural search over {} repeated layers: {} configurations (DP x TP x PP, micro-batch size, recompute, optimizer "

@@ -25,7 +25,7 @@ struct Node {
 };
 
 struct Dump {
-  std::vector<std::string> headerAttrs;     // "device_num: 8"
+  std::vector<std::string> headerAttrs;       // "device_num: 8"
   std::map<std::string, std::string> params;  // name -> rest of the line
   std::vector<std::string> paramOrder;
   std::vector<Node> nodes;
@@ -170,12 +170,16 @@ IrDiff diffIrText(const std::string& aText, const std::string& bText) {
       continue;
     }
     if (n.body != o.body) out.push_back(fmt::format("~ {}: {}\n    -> {}", n.name, n.body, o.body));
-    if (n.strategy != o.strategy && sa == sb) out.push_back(fmt::format("~ {} layouts: {}\n    -> {}", n.name, n.strategy, o.strategy));
+    if (n.strategy != o.strategy && sa == sb)
+      out.push_back(fmt::format("~ {} layouts: {}\n    -> {}", n.name, n.strategy, o.strategy));
     if (n.types != o.types) out.push_back(fmt::format("~ {} types: {}\n    -> {}", n.name, n.types, o.types));
     std::vector<std::string> ca, cb;
-    for (const auto& c : n.comments) if (c.rfind("# strategy:", 0) == 0) ca.push_back(c);
-    for (const auto& c : o.comments) if (c.rfind("# strategy:", 0) == 0) cb.push_back(c);
-    if (ca != cb && !ca.empty() && !cb.empty()) out.push_back(fmt::format("~ {} origin: {}\n    -> {}", n.name, ca[0].substr(12), cb[0].substr(12)));
+    for (const auto& c : n.comments)
+      if (c.rfind("# strategy:", 0) == 0) ca.push_back(c);
+    for (const auto& c : o.comments)
+      if (c.rfind("# strategy:", 0) == 0) cb.push_back(c);
+    if (ca != cb && !ca.empty() && !cb.empty())
+      out.push_back(fmt::format("~ {} origin: {}\n    -> {}", n.name, ca[0].substr(12), cb[0].substr(12)));
   }
   for (const Node& n : b.nodes)
     if (!seen.count(n.name)) {
@@ -254,7 +258,8 @@ DumpSummary summarizeDump(const std::string& text) {
     double bytes = firstTensorBytes(n.types), g = groupSize(n.body);
     std::optional<CollectiveKind> kind = collectiveOfType(op);
     if (kind && *kind != CollectiveKind::PointToPoint) s.commBytesPerRank += ringTraffic(*kind, g) * bytes;
-    else if (const OpDef* def = findOpDef(op); def && def->family == OpFamily::Mirror) s.gradBytesPerRank += ringTraffic(CollectiveKind::AllReduce, g) * bytes;
+    else if (const OpDef* def = findOpDef(op); def && def->family == OpFamily::Mirror)
+      s.gradBytesPerRank += ringTraffic(CollectiveKind::AllReduce, g) * bytes;
   }
   return s;
 }

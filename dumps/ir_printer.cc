@@ -59,7 +59,11 @@ class Printer {
   // Without a sink the whole text is returned; with one it is written there in blocks of about
   // kBlockBytes as it is produced (a 100k-op dump is over 100 MB) and nothing is returned.
   Printer(const Graph& g, const PrintOptions& o, std::ostream* sink)
-      : graph_(g), options_(o), settings_(o.settings ? *o.settings : g.parallel), sink_(sink), refs_(g.values.size()),
+      : graph_(g),
+        options_(o),
+        settings_(o.settings ? *o.settings : g.parallel),
+        sink_(sink),
+        refs_(g.values.size()),
         typeSpans_(g.values.size()) {}
 
   std::string print() {
@@ -233,8 +237,8 @@ class Printer {
     const OpDef& def = *findOpDef(op.type);
     // Concat takes its tensors through one MakeTuple node, as MindSpore prints it (a Receive, whose
     // only operand is its Send's in the global graph, takes it directly).
-    const bool throughTuple =
-        !def.operands.empty() && def.operands.back().kind == OperandKind::TensorList && rulesOf(def).runsAs(def) != RunsAs::Receive;
+    const bool throughTuple = !def.operands.empty() && def.operands.back().kind == OperandKind::TensorList &&
+                              rulesOf(def).runsAs(def) != RunsAs::Receive;
     std::string tupleNode, tupleType;
     if (throughTuple) {
       std::vector<TensorType> types;
@@ -346,8 +350,8 @@ class Printer {
     std::vector<std::string> elemTypes;
     for (const auto& t : types) elemTypes.push_back(formatTensorType(t));
     std::string node = nextNode();
-    fmt::format_to(std::back_inserter(out_), "  {}(return.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node, fmt::join(refs, ", "),
-                        fmt::join(elemTypes, ", "), formatTupleType(types));
+    fmt::format_to(std::back_inserter(out_), "  {}(return.make_tuple) = MakeTuple({})\n      : ({}) -> ({})\n", node,
+                   fmt::join(refs, ", "), fmt::join(elemTypes, ", "), formatTupleType(types));
     appendReturn(node, formatTupleType(types));
   }
 
@@ -512,8 +516,8 @@ class Printer {
     size_t offset = 0;
     size_t length = 0;  // 0: not made yet (no type text is empty)
   };
-  std::string typeTexts_;             // every value type text made so far, one after another
-  std::vector<TypeSpan> typeSpans_;   // per value: where its text is in typeTexts_
+  std::string typeTexts_;            // every value type text made so far, one after another
+  std::vector<TypeSpan> typeSpans_;  // per value: where its text is in typeTexts_
   int counter_ = 0;
   std::string out_;
 };

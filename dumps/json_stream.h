@@ -24,7 +24,8 @@ struct PlainKey {
 
 consteval PlainKey operator""_key(const char* text, size_t size) {
   for (size_t i = 0; i < size; ++i)
-    if (static_cast<unsigned char>(text[i]) < 0x20 || text[i] == '"' || text[i] == '\\') throw "a _key literal must need no JSON escaping";
+    if (static_cast<unsigned char>(text[i]) < 0x20 || text[i] == '"' || text[i] == '\\')
+      throw "a _key literal must need no JSON escaping";
   return PlainKey{std::string_view(text, size)};
 }
 

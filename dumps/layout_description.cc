@@ -103,10 +103,12 @@ std::string layoutText(const TensorLayout& l, bool color) {
   out += fmt::format("strategy       {}\n", printStrategy(l));
   out += fmt::format("sbp            {}\n", printSbp(l).value_or("(not expressible)"));
   out += fmt::format("placements     {}\n", printPlacements(l).value_or("(not expressible)"));
-  out += fmt::format("dims_mapping   {}{}\n", printDimsMapping(l).value_or("(not expressible)"),
-                     l.isPartial() ? fmt::format("  partial {}", formatIntList({l.partialAxes.begin(), l.partialAxes.end()}))
-                                   : "");
-  if (l.isPartial()) out += fmt::format("partial        over {} ({})\n", formatIntList({l.partialAxes.begin(), l.partialAxes.end()}), reduceOpName(l.partialOp));
+  out +=
+      fmt::format("dims_mapping   {}{}\n", printDimsMapping(l).value_or("(not expressible)"),
+                  l.isPartial() ? fmt::format("  partial {}", formatIntList({l.partialAxes.begin(), l.partialAxes.end()})) : "");
+  if (l.isPartial())
+    out += fmt::format("partial        over {} ({})\n", formatIntList({l.partialAxes.begin(), l.partialAxes.end()}),
+                       reduceOpName(l.partialOp));
   out += fmt::format("slice shape    {}\n\n", formatShape(l.sliceShape()));
   out += fmt::format("{:>5}  {:<14} {:>5}  {:<24} {}\n", "rank", "coord", "shard", "slice", "replica group");
   for (int64_t r = 0; r < l.mesh.deviceCount(); ++r) {

@@ -62,13 +62,15 @@ std::string memoryPlotSvg(const MemoryEstimate& m, const std::string& title) {
       kWidth, kHeight, kLeft, escaped(title));
   // Axes: bytes on the left (0, half, the top), the op sequence below.
   svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n", kLeft, kTop, kTop + plotH);
-  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/>\n", kLeft, kTop + plotH, kLeft + plotW);
+  svg +=
+      fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/>\n", kLeft, kTop + plotH, kLeft + plotW);
   for (double f : {0.0, 0.5, 1.0})
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kLeft - 6, y(top * f) + 4,
                        escaped(formatBytes(top * f)));
-  svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">op sequence (execution order; a training step: forward, loss, "
-                     "backward in reverse, update)</text>\n",
-                     kLeft + plotW / 2, kHeight - 14);
+  svg += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">op sequence (execution order; a training step: forward, loss, "
+      "backward in reverse, update)</text>\n",
+      kLeft + plotW / 2, kHeight - 14);
   for (const Series& s : series) {
     if (s.live.empty()) continue;
     std::string points;
@@ -79,8 +81,8 @@ std::string memoryPlotSvg(const MemoryEstimate& m, const std::string& title) {
     }
     svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n", s.color, points);
     // The line's name at its end, its peak marked where it is.
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", x(s.live.size() - 1) + 6,
-                       y(s.live.back()) + 4, s.color, escaped(s.label));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", x(s.live.size() - 1) + 6, y(s.live.back()) + 4,
+                       s.color, escaped(s.label));
     svg += fmt::format("<circle class=\"peak\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", x(peakAt), y(s.live[peakAt]),
                        s.color);
     double labelX = std::min(x(peakAt) + 8, kLeft + plotW - 200);

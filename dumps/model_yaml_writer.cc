@@ -20,8 +20,9 @@ std::string yamlName(const std::string& name) {
   bool plain = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_' || name[0] == '/');
   for (char c : name)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '-')) plain = false;
-  static const char* const kReserved[] = {"true", "false", "null", "yes", "no", "on", "off", "True", "False", "Null",
-                                          "TRUE", "FALSE", "NULL", "Yes", "No", "On", "Off", "YES", "NO", "ON", "OFF", "y", "n"};
+  static const char* const kReserved[] = {"true",  "false", "null", "yes",   "no",   "on",  "off", "True",
+                                          "False", "Null",  "TRUE", "FALSE", "NULL", "Yes", "No",  "On",
+                                          "Off",   "YES",   "NO",   "ON",    "OFF",  "y",   "n"};
   for (const char* r : kReserved)
     if (name == r) plain = false;
   return plain ? name : nlohmann::json(name).dump();
@@ -62,7 +63,8 @@ void writeTensors(std::string& out, const Graph& g, const std::vector<ValueId>& 
   out += fmt::format("{}:\n", section);
   for (ValueId id : ids) {
     const Value& v = g.value(id);
-    out += fmt::format("  - {{name: {}, shape: {}, dtype: {}}}\n", yamlName(v.name), yamlInts(v.type.shape), modelName(v.type.dtype));
+    out += fmt::format("  - {{name: {}, shape: {}, dtype: {}}}\n", yamlName(v.name), yamlInts(v.type.shape),
+                       modelName(v.type.dtype));
   }
 }
 
@@ -100,20 +102,22 @@ void writeGraph(std::string& out, const Graph& graph) {
 
 std::string clusterYaml(const ClusterDescription& c) {
   const DeviceFigures& d = c.device;
-  std::string peaks = fmt::format("{{fp32: {}, tf32: {}, bf16: {}", yamlNumber(d.fp32Flops), yamlNumber(d.tf32Flops), yamlNumber(d.bf16Flops));
+  std::string peaks =
+      fmt::format("{{fp32: {}, tf32: {}, bf16: {}", yamlNumber(d.fp32Flops), yamlNumber(d.tf32Flops), yamlNumber(d.bf16Flops));
   if (d.fp8Flops > 0) peaks += fmt::format(", fp8: {}", yamlNumber(d.fp8Flops));
   peaks += "}";
   std::string out = "cluster: {";
   if (!c.preset.empty()) out += fmt::format("preset: {}, ", c.preset);
-  out += fmt::format("devices_per_node: {}, peak_flops: {}, hbm_bytes: {}, hbm_bandwidth: {}, compute_units: {}, "
-                     "intra_node_bandwidth: {}, intra_node_latency: {}, nics_per_node: {}, nic_gbps: {}, inter_node_latency: {}, "
-                     "gemm_efficiency: {}, memory_efficiency: {}, intra_node_efficiency: {}, inter_node_efficiency: {}, "
-                     "kernel_launch_seconds: {}, fused_attention: {}}}\n",
-                     c.devicesPerNode, peaks, yamlNumber(d.hbmBytes), yamlNumber(d.hbmBandwidth), d.computeUnits,
-                     yamlNumber(c.intraNodeBandwidth), yamlNumber(c.intraNodeLatency), c.nicsPerNode, yamlNumber(c.nicGbps),
-                     yamlNumber(c.interNodeLatency), yamlNumber(c.gemmEfficiency), yamlNumber(c.memoryEfficiency),
-                     yamlNumber(c.intraNodeEfficiency), yamlNumber(c.interNodeEfficiency), yamlNumber(c.kernelLaunchSeconds),
-                     c.fusedAttention ? "true" : "false");
+  out += fmt::format(
+      "devices_per_node: {}, peak_flops: {}, hbm_bytes: {}, hbm_bandwidth: {}, compute_units: {}, "
+      "intra_node_bandwidth: {}, intra_node_latency: {}, nics_per_node: {}, nic_gbps: {}, inter_node_latency: {}, "
+      "gemm_efficiency: {}, memory_efficiency: {}, intra_node_efficiency: {}, inter_node_efficiency: {}, "
+      "kernel_launch_seconds: {}, fused_attention: {}}}\n",
+      c.devicesPerNode, peaks, yamlNumber(d.hbmBytes), yamlNumber(d.hbmBandwidth), d.computeUnits,
+      yamlNumber(c.intraNodeBandwidth), yamlNumber(c.intraNodeLatency), c.nicsPerNode, yamlNumber(c.nicGbps),
+      yamlNumber(c.interNodeLatency), yamlNumber(c.gemmEfficiency), yamlNumber(c.memoryEfficiency),
+      yamlNumber(c.intraNodeEfficiency), yamlNumber(c.interNodeEfficiency), yamlNumber(c.kernelLaunchSeconds),
+      c.fusedAttention ? "true" : "false");
   return out;
 }
 
@@ -144,7 +148,8 @@ std::vector<std::pair<std::string, int32_t>> stageEntries(const Graph& graph) {
     const Op& op = graph.op(id);
     int32_t latest = 0;
     for (const Operand& o : op.operands)
-      if (o.isValue() && graph.value(o.value).producer != kNoId) latest = std::max(latest, graph.op(graph.value(o.value).producer).stage);
+      if (o.isValue() && graph.value(o.value).producer != kNoId)
+        latest = std::max(latest, graph.op(graph.value(o.value).producer).stage);
     if (op.stage != latest) out.emplace_back(op.name, op.stage);
   }
   return out;
@@ -159,7 +164,8 @@ std::vector<std::vector<std::string>> recomputeEntries(const Graph& graph) {
   std::vector<std::vector<std::string>> out;
   for (const auto& [checkpoint, ops] : checkpoints) {
     std::string prefix = ops.front()->name;
-    for (const Op* op : ops) prefix.resize(std::mismatch(prefix.begin(), prefix.end(), op->name.begin(), op->name.end()).first - prefix.begin());
+    for (const Op* op : ops)
+      prefix.resize(std::mismatch(prefix.begin(), prefix.end(), op->name.begin(), op->name.end()).first - prefix.begin());
     // The prefix's glob when it names exactly the checkpoint's ops.
     size_t matched = 0;
     bool exact = !prefix.empty() && prefix.find_first_of("*?[") == std::string::npos;
@@ -182,13 +188,14 @@ std::vector<std::vector<std::string>> recomputeEntries(const Graph& graph) {
 
 std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
   std::string out = fmt::format("name: {}\n", yamlName(graph.name));
-  out += fmt::format("parallel: {{device_num: {}, search_mode: {}, fully_use_devices: {}, training: {}, optimizer: {}, precision: {}",
-                     s.rankCount(), searchModeName(s.searchMode), s.fullyUseDevices ? "true" : "false", s.training ? "true" : "false",
-                     optimizerName(s.optimizer), precisionName(s.precision));
+  out += fmt::format(
+      "parallel: {{device_num: {}, search_mode: {}, fully_use_devices: {}, training: {}, optimizer: {}, precision: {}",
+      s.rankCount(), searchModeName(s.searchMode), s.fullyUseDevices ? "true" : "false", s.training ? "true" : "false",
+      optimizerName(s.optimizer), precisionName(s.precision));
   if (s.pipelineStages > 1) out += fmt::format(", pipeline_stages: {}, micro_batches: {}", s.pipelineStages, s.microBatches);
   if (s.parallelOptimizerLevel > 0)
-    out += fmt::format(", enable_parallel_optimizer: true, optimizer_level: level{}, parallel_optimizer_threshold: {}", s.parallelOptimizerLevel,
-                       yamlNumber(s.parallelOptimizerThresholdKiB));
+    out += fmt::format(", enable_parallel_optimizer: true, optimizer_level: level{}, parallel_optimizer_threshold: {}",
+                       s.parallelOptimizerLevel, yamlNumber(s.parallelOptimizerThresholdKiB));
   if (s.zeroStage > 0) out += fmt::format(", zero_stage: {}", s.zeroStage);
   if (s.memoryBudget > 0) out += fmt::format(", memory_budget: {}", yamlNumber(s.memoryBudget));
   out += "}\n";

@@ -20,8 +20,8 @@ bool communicates(const Op& op) {
 }
 
 bool inside(const std::string& path, const std::string& module) {
-  return path == module || (path.size() > module.size() && path.compare(0, module.size(), module) == 0 &&
-                            path[module.size()] == '.');
+  return path == module ||
+         (path.size() > module.size() && path.compare(0, module.size(), module) == 0 && path[module.size()] == '.');
 }
 
 // The model ops that read `v`, through the inserted ops between (a consumer's redistribution,
@@ -32,8 +32,7 @@ struct Readers {
   bool graphOutput = false;
 };
 
-Readers readersOf(const Graph& graph, const std::vector<std::vector<Use>>& uses, const std::vector<char>& isOutput,
-                  ValueId v) {
+Readers readersOf(const Graph& graph, const std::vector<std::vector<Use>>& uses, const std::vector<char>& isOutput, ValueId v) {
   Readers r;
   std::vector<ValueId> pending{v};
   while (!pending.empty()) {
@@ -60,8 +59,7 @@ std::optional<std::string> placementOn(const TensorLayout& layout, const std::ve
   if (s.mesh.dims != bigDims || index >= bigDims.size()) return std::nullopt;
   int axis = static_cast<int>(index);
   if (std::find(s.partialAxes.begin(), s.partialAxes.end(), axis) != s.partialAxes.end())
-    return s.partialOp == ReduceOp::Sum ? std::string("Partial()")
-                                        : fmt::format("Partial(\"{}\")", reduceOpName(s.partialOp));
+    return s.partialOp == ReduceOp::Sum ? std::string("Partial()") : fmt::format("Partial(\"{}\")", reduceOpName(s.partialOp));
   for (size_t d = 0; d < s.dims.size(); ++d)
     if (std::find(s.dims[d].begin(), s.dims[d].end(), axis) != s.dims[d].end()) {
       if (s.dims[d].size() > 1) return std::nullopt;  // one dim over several axes: no single placement
@@ -75,7 +73,7 @@ struct Plan {
   explicit Plan(const Graph& g) : graph(g) {}
   const Graph& graph;
   std::map<std::string, const Graph::ModuleStyle*> styleOf;
-  std::vector<int64_t> bigDims;           // the declared mesh's dims of more than one device
+  std::vector<int64_t> bigDims;            // the declared mesh's dims of more than one device
   std::map<std::string, size_t> bigIndex;  // a mesh dim's name -> its position among them
   std::string defaultAxis;
   std::vector<char> isOutput;
@@ -148,8 +146,8 @@ std::vector<Conversion> conversionsOfModuleOutputs(const Plan& plan) {
     // A Linear's or Embedding's own completion (its partial sums' AllReduce) or its style's
     // output_layouts, which the style (or, left out, the module's warning) says.
     ModulePart::Kind part = rulesOf(op).modulePart(op).kind;
-    if (plan.linearStyled(graph.moduleOf(op)) || part == ModulePart::Kind::Product ||
-        part == ModulePart::Kind::Lookup || part == ModulePart::Kind::Bias)
+    if (plan.linearStyled(graph.moduleOf(op)) || part == ModulePart::Kind::Product || part == ModulePart::Kind::Lookup ||
+        part == ModulePart::Kind::Bias)
       continue;
     for (size_t ri = 0; ri < op.results.size() && ri < op.parallel->outputLayouts.size(); ++ri)
       if (const Value& v = graph.value(op.results[ri]); v.layout)
@@ -199,24 +197,25 @@ void prepareModuleOutputs(const Plan& plan, ModuleOutputs& out) {
         if (v == c.value) readers = &r;
     if (!readers) continue;  // read inside its module only
     auto styledReader = [&](OpId r) { return plan.linearStyled(graph.moduleOf(graph.op(r))); };
-    bool linearReaders = !readers->ops.empty() && !readers->graphOutput &&
-                         std::all_of(readers->ops.begin(), readers->ops.end(), styledReader);
+    bool linearReaders =
+        !readers->ops.empty() && !readers->graphOutput && std::all_of(readers->ops.begin(), readers->ops.end(), styledReader);
     bool plainReaders = std::none_of(readers->ops.begin(), readers->ops.end(), styledReader);
     std::optional<std::string> from = plan.placement(c.from, axis), to = plan.placement(c.to, axis);
     bool oneEdge = c.forAll || (edgesOf[c.value] == 1 && readers->ops.size() == 1 && !readers->graphOutput);
     if (leaving->second.size() != 1 || !from || !to || (!linearReaders && !plainReaders) || !oneEdge) {
-      out.warnings.push_back(fmt::format(
-          "{}: irc converts its output '{}' ({} to {}) where DTensor, running a plain op on what it is handed, "
-          "would not; PrepareModuleOutput says it only for a module with one output converted once for readers that "
-          "are all styled Linears or all plain ops, on one mesh dim",
-          module, graph.value(c.value).name, from.value_or("?"), to.value_or("?")));
+      out.warnings.push_back(
+          fmt::format("{}: irc converts its output '{}' ({} to {}) where DTensor, running a plain op on what it is handed, "
+                      "would not; PrepareModuleOutput says it only for a module with one output converted once for readers that "
+                      "are all styled Linears or all plain ops, on one mesh dim",
+                      module, graph.value(c.value).name, from.value_or("?"), to.value_or("?")));
       continue;
     }
     // A styled Linear hands on what its style says; irc's plan must agree for the hook to read it.
     if (std::optional<std::string> styled = styleOutput(plan, module, graph.value(c.value)); styled && *styled != *from) {
-      out.warnings.push_back(fmt::format("{}: irc's plan hands its output '{}' on as {}, its DTensor style as {}; "
-                                         "DTensor's run differs from irc's there",
-                                         module, graph.value(c.value).name, *from, *styled));
+      out.warnings.push_back(
+          fmt::format("{}: irc's plan hands its output '{}' on as {}, its DTensor style as {}; "
+                      "DTensor's run differs from irc's there",
+                      module, graph.value(c.value).name, *from, *styled));
       continue;
     }
     if (*from != *to) out.conversions.push_back({module, axis, *from, *to, linearReaders});
@@ -230,8 +229,7 @@ void arrivingInputs(const Plan& plan, ModuleOutputs& out) {
     const Op& op = graph.op(id);
     if (op.inserted() || op.modulePath < 0 || !op.parallel->layoutsInferred) continue;
     auto styleIt = plan.styleOf.find(graph.moduleOf(op));
-    if (styleIt == plan.styleOf.end() || !styleIt->second->inputLayouts.empty() || !plan.linearStyled(styleIt->first))
-      continue;
+    if (styleIt == plan.styleOf.end() || !styleIt->second->inputLayouts.empty() || !plan.linearStyled(styleIt->first)) continue;
     ModulePart part = rulesOf(op).modulePart(op);
     if (part.kind != ModulePart::Kind::Product || part.input < 0 || !op.operands[part.input].isValue()) continue;
     ValueId read = op.operands[part.input].value;
@@ -242,8 +240,8 @@ void arrivingInputs(const Plan& plan, ModuleOutputs& out) {
     const Value& v = graph.value(read);
     if (!v.layout) continue;
     std::optional<std::string> arrives = plan.placement(*v.layout, styleIt->second->axis);
-    std::string fallback = styleIt->second->style == "colwise" ? "Replicate()"
-                                                             : fmt::format("Shard({})", v.type.shape.size() - 1);
+    std::string fallback =
+        styleIt->second->style == "colwise" ? "Replicate()" : fmt::format("Shard({})", v.type.shape.size() - 1);
     if (arrives && *arrives != fallback) out.inputLayouts.emplace(styleIt->first, *arrives);
   }
 }

@@ -19,9 +19,9 @@ namespace irc {
 
 struct ModuleOutputConversion {
   std::string module;
-  std::string axis;                 // the mesh dim it converts over
-  std::string from, to;             // DTensor placements on that dim ("Shard(1)", "Replicate()")
-  bool keepDTensor = false;         // its consumers are styled Linears (use_local_output=False)
+  std::string axis;          // the mesh dim it converts over
+  std::string from, to;      // DTensor placements on that dim ("Shard(1)", "Replicate()")
+  bool keepDTensor = false;  // its consumers are styled Linears (use_local_output=False)
 };
 
 struct ModuleOutputs {

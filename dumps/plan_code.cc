@@ -88,9 +88,10 @@ std::vector<Graph::ModuleStyle> derivedStyles(const Graph& graph, std::vector<st
       f.style.style = "rowwise";
       f.split = w.mesh.dims[inAxes[0]];
     } else {
-      warnings.push_back(fmt::format("{} ('{}'): its weight is split on both dims or over several mesh axes, which no "
-                                     "DTensor parallel style expresses; left out of the plan",
-                                     module, op.name));
+      warnings.push_back(
+          fmt::format("{} ('{}'): its weight is split on both dims or over several mesh axes, which no "
+                      "DTensor parallel style expresses; left out of the plan",
+                      module, op.name));
       continue;
     }
     if (auto [it, added] = seen.emplace(module, found.size()); !added) {
@@ -112,17 +113,19 @@ std::vector<Graph::ModuleStyle> derivedStyles(const Graph& graph, std::vector<st
       out.push_back(f.style);
       continue;
     }
-    warnings.push_back(fmt::format("{} ('{}'): split {} ways where the plan's other modules are split {} ways over one "
-                                   "tensor-parallel mesh dim; left out of the plan",
-                                   f.style.module, f.op, f.split, tpSize));
+    warnings.push_back(
+        fmt::format("{} ('{}'): split {} ways where the plan's other modules are split {} ways over one "
+                    "tensor-parallel mesh dim; left out of the plan",
+                    f.style.module, f.op, f.split, tpSize));
   }
   return out;
 }
 
 // PREPARE: where irc converts a module's output once for all its readers (module_outputs.h).
 std::string prepareSection(const ModuleOutputs& boundaries) {
-  std::string out = "# Per mesh dim, the module outputs irc's plan converts once for all their readers (DTensor would\n"
-                    "# otherwise convert them at each reader's style): PrepareModuleOutput on the module.\nPREPARE = {\n";
+  std::string out =
+      "# Per mesh dim, the module outputs irc's plan converts once for all their readers (DTensor would\n"
+      "# otherwise convert them at each reader's style): PrepareModuleOutput on the module.\nPREPARE = {\n";
   std::vector<std::string> axes;
   for (const auto& c : boundaries.conversions)
     if (std::find(axes.begin(), axes.end(), c.axis) == axes.end()) axes.push_back(c.axis);
@@ -130,8 +133,9 @@ std::string prepareSection(const ModuleOutputs& boundaries) {
     out += fmt::format("    {}: {{\n", pyString(axis));
     for (const auto& c : boundaries.conversions)
       if (c.axis == axis)
-        out += fmt::format("        {}: PrepareModuleOutput(output_layouts={}, desired_output_layouts={}, use_local_output={}),\n",
-                           pyString(c.module), c.from, c.to, c.keepDTensor ? "False" : "True");
+        out +=
+            fmt::format("        {}: PrepareModuleOutput(output_layouts={}, desired_output_layouts={}, use_local_output={}),\n",
+                        pyString(c.module), c.from, c.to, c.keepDTensor ? "False" : "True");
     out += "    },\n";
   }
   return out + "}\n\n";
@@ -141,8 +145,9 @@ std::string prepareSection(const ModuleOutputs& boundaries) {
 std::string lossSection(const ModuleOutputs& boundaries) {
   std::vector<std::string> modules;
   for (const std::string& m : boundaries.lossParallel) modules.push_back(pyString(m));
-  std::string out = "# Modules whose output leaves the model split on its last dim (the vocabulary), as a DTensor:\n"
-                    "# compute the loss on it inside loss_context() (DTensor's loss_parallel), which never gathers it.\n";
+  std::string out =
+      "# Modules whose output leaves the model split on its last dim (the vocabulary), as a DTensor:\n"
+      "# compute the loss on it inside loss_context() (DTensor's loss_parallel), which never gathers it.\n";
   out += fmt::format("LOSS_PARALLEL = [{}]\n\n\n", fmt::join(modules, ", "));
   out += "def loss_context():\n";
   out += "    \"\"\"The context the loss is computed in: loss_parallel() where the logits stay split.\"\"\"\n";
@@ -175,7 +180,8 @@ std::string predictionHeader(const Graph& graph, const CompileOptions& options, 
   out += "from torch.distributed.device_mesh import DeviceMesh\n";
   out += "try:\n    from torch.distributed.tensor import Partial, Replicate, Shard\n";
   out += "except ImportError:  # torch < 2.5\n    from torch.distributed._tensor import Partial, Replicate, Shard\n";
-  out += "from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleOutput, RowwiseParallel, SequenceParallel,\n";
+  out +=
+      "from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleOutput, RowwiseParallel, SequenceParallel,\n";
   out += "                                           loss_parallel, parallelize_module)\n\n";
   return out;
 }
@@ -196,7 +202,9 @@ std::string planSection(const std::vector<Graph::ModuleStyle>& styles, const Mod
     for (const auto& s : styles) {
       if (s.axis != axis) continue;
       if (s.style == "replicate") out += fmt::format("        # {}: replicate (a plain module: nothing to apply)\n", s.module);
-      else out += fmt::format("        {}: {},\n", pyString(s.module), styleCall(s, lossParallel.count(s.module) > 0, inputOf(s.module)));
+      else
+        out += fmt::format("        {}: {},\n", pyString(s.module),
+                           styleCall(s, lossParallel.count(s.module) > 0, inputOf(s.module)));
     }
     out += "    },\n";
   }

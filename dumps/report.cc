@@ -23,7 +23,6 @@
 namespace irc {
 namespace {
 
-
 using json = nlohmann::ordered_json;
 
 // A searched op's runner-up strategies with what each would add to the step's estimated time.
@@ -301,11 +300,14 @@ json totalsJson(const Graph& graph, const CompileOptions& options) {
               {"param_bytes_per_rank", totals.paramBytesPerRank},
               {"inserted_ops", inserted},
               {"grad_comm_bytes_per_rank", totals.gradBytesPerRank}};
-  if (std::all_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.inserted() || op.parallel->layoutsInferred; })) {
+  if (std::all_of(graph.ops.begin(), graph.ops.end(),
+                  [](const Op& op) { return op.inserted() || op.parallel->layoutsInferred; })) {
     StepTime t = estimateStepTime(graph, options);
     out["estimated_step_seconds"] = t.total();
-    out["step_seconds_terms"] = {{"compute", t.compute},           {"forward_comm", t.forwardComm},
-                                 {"redistribution", t.redistribution}, {"backward", t.backward},
+    out["step_seconds_terms"] = {{"compute", t.compute},
+                                 {"forward_comm", t.forwardComm},
+                                 {"redistribution", t.redistribution},
+                                 {"backward", t.backward},
                                  {"gradient_sync", t.gradientSync}};
     // On a cluster: the step as it runs (passes/analysis/step_schedule.h), and what it computes.
     if (auto e = estimateClusterStep(graph, options)) {
@@ -414,10 +416,10 @@ json searchJson(const Graph& graph, const SearchSummary& s) {
                 {"layer_models", c.probes},
                 {"plans_compiled", c.compiledPlans}};
   }
-  json out = {{"objective_seconds", s.objective}, {"status", s.status},     {"gap", s.gap},
-              {"bound_seconds", s.bound},
-              {"time_limit_seconds", s.timeLimit}, {"columns", s.columns}, {"rows", s.rows},
-              {"searched_ops", s.searchedOps},    {"fixed_ops", s.fixedOps}, {"classes", s.classes.size()}};
+  json out = {
+      {"objective_seconds", s.objective},  {"status", s.status},         {"gap", s.gap},   {"bound_seconds", s.bound},
+      {"time_limit_seconds", s.timeLimit}, {"columns", s.columns},       {"rows", s.rows}, {"searched_ops", s.searchedOps},
+      {"fixed_ops", s.fixedOps},           {"classes", s.classes.size()}};
   if (s.memoryBudget > 0) {
     out["memory_budget_bytes"] = s.memoryBudget;
     out["estimated_peak_bytes"] = s.estimatedPeak;

@@ -25,7 +25,7 @@ struct LoadOptions {
   std::map<std::string, int64_t> dims;  // an ONNX graph's symbolic dims
   bool onnxShapeCheck = false;
   bool opaqueUnsupported = false;
-  bool keepParameterData = false;       // an ONNX file's own weights, for verify --inputs
+  bool keepParameterData = false;  // an ONNX file's own weights, for verify --inputs
 };
 
 struct ModelFile {

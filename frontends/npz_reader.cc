@@ -132,7 +132,8 @@ std::optional<NpyArray> parseNpy(const std::string& bytes, std::string& error) {
     long long d = std::strtoll(item.c_str(), &end, 10);
     auto next = d >= 0 ? checkedMul(count, d) : std::nullopt;
     if (*end != '\0' || !next || *next > kMaxTensorElements) {
-      error = fmt::format("has shape {} with an entry that is not a size, or more than {} elements", *shapeText, kMaxTensorElements);
+      error =
+          fmt::format("has shape {} with an entry that is not a size, or more than {} elements", *shapeText, kMaxTensorElements);
       return std::nullopt;
     }
     shape.push_back(d);
@@ -140,8 +141,8 @@ std::optional<NpyArray> parseNpy(const std::string& bytes, std::string& error) {
   }
   size_t dataStart = headerStart + headerLength;
   if (bytes.size() - dataStart != static_cast<size_t>(count) * type->width) {
-    error = fmt::format("holds {} bytes of data; shape {} of {} needs {}", bytes.size() - dataStart, formatShape(shape), typeString,
-                        static_cast<size_t>(count) * type->width);
+    error = fmt::format("holds {} bytes of data; shape {} of {} needs {}", bytes.size() - dataStart, formatShape(shape),
+                        typeString, static_cast<size_t>(count) * type->width);
     return std::nullopt;
   }
   NpyArray array{type->dtype, TensorValue{shape, std::vector<double>(count)}};

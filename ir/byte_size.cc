@@ -11,8 +11,8 @@ namespace irc {
 std::optional<double> parseByteSize(std::string_view text, std::string& error) {
   std::string s(text);
   size_t end = 0;
-  while (end < s.size() && (std::isdigit(static_cast<unsigned char>(s[end])) || s[end] == '.' || s[end] == 'e' ||
-                            s[end] == 'E' || s[end] == '+'))
+  while (end < s.size() &&
+         (std::isdigit(static_cast<unsigned char>(s[end])) || s[end] == '.' || s[end] == 'e' || s[end] == 'E' || s[end] == '+'))
     ++end;
   // "1e9" has an 'e' of the number; "1EB" would not parse as a unit anyway.
   std::string number = s.substr(0, end), unit = s.substr(end);
@@ -24,8 +24,8 @@ std::optional<double> parseByteSize(std::string_view text, std::string& error) {
     return std::nullopt;
   }
   static const std::pair<const char*, double> units[] = {
-      {"", 1},          {"B", 1},         {"KB", 1e3},           {"MB", 1e6},           {"GB", 1e9},
-      {"TB", 1e12},     {"KiB", 1024.0},  {"MiB", 1048576.0},    {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+      {"", 1},      {"B", 1},        {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+      {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
   for (const auto& [name, scale] : units)
     if (unit == name) return value * scale;
   error = fmt::format("'{}' has the unit '{}'; valid: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB", text, unit);

@@ -18,14 +18,14 @@ ClusterDescription dgxA100() {
   c.preset = "dgx-a100-80gb";
   c.devicesPerNode = 8;
   c.device = {19.5e12, 156e12, 312e12, 0, 80e9, 2039e9, 108};  // A100 SXM4 80 GB
-  c.intraNodeBandwidth = 300e9;  // NVLink 3 through NVSwitch: 600 GB/s total, 300 each way
+  c.intraNodeBandwidth = 300e9;                                // NVLink 3 through NVSwitch: 600 GB/s total, 300 each way
   c.intraNodeLatency = 3e-6;
   c.nicsPerNode = 8;  // one ConnectX-6 HDR per GPU
   c.nicGbps = 200;
   c.interNodeLatency = 5e-6;
-  c.gemmEfficiency = 0.8;         // cuBLAS bf16: 75-85 % of the dense peak
+  c.gemmEfficiency = 0.8;                 // cuBLAS bf16: 75-85 % of the dense peak
   c.intraNodeEfficiency = 230.0 / 300.0;  // nccl-tests AllReduce bus bandwidth in a DGX A100
-  c.fusedAttention = false;  // Megatron-LM's A100 runs (2021): a fused softmax, the scores in HBM
+  c.fusedAttention = false;               // Megatron-LM's A100 runs (2021): a fused softmax, the scores in HBM
   return c;
 }
 
@@ -34,12 +34,12 @@ ClusterDescription dgxH100() {
   c.preset = "dgx-h100";
   c.devicesPerNode = 8;
   c.device = {67e12, 495e12, 989e12, 1979e12, 80e9, 3.35e12, 132};  // H100 SXM5 80 GB
-  c.intraNodeBandwidth = 450e9;  // NVLink 4: 900 GB/s total, 450 each way
+  c.intraNodeBandwidth = 450e9;                                     // NVLink 4: 900 GB/s total, 450 each way
   c.intraNodeLatency = 3e-6;
   c.nicsPerNode = 8;  // one ConnectX-7 NDR per GPU
   c.nicGbps = 400;
   c.interNodeLatency = 5e-6;
-  c.gemmEfficiency = 0.675;  // cuBLAS bf16: 60-75 % of the dense peak
+  c.gemmEfficiency = 0.675;     // cuBLAS bf16: 60-75 % of the dense peak
   c.intraNodeEfficiency = 1.0;  // nccl-tests: 450 GB/s bus bandwidth (NVLink SHARP reduces in the switch)
   c.fusedAttention = true;      // H100-era stacks (Megatron-Core, NeMo, TransformerEngine) run FlashAttention
   return c;

@@ -49,11 +49,11 @@ struct ClusterDescription {
   double nicGbps = 0;
   double interNodeLatency = 0;
   // What real kernels and collectives reach of the datasheet (docs/cluster.md names the sources).
-  double gemmEfficiency = 0.8;       // large matrix products, of the dense peak
-  double memoryEfficiency = 0.85;    // streaming kernels, of the HBM bandwidth
-  double intraNodeEfficiency = 0.77; // NCCL's bus bandwidth within a node, of the link's
-  double interNodeEfficiency = 0.9;  // of the NICs' line rate
-  double kernelLaunchSeconds = 4e-6; // per kernel: launch and the gap between dependent kernels
+  double gemmEfficiency = 0.8;        // large matrix products, of the dense peak
+  double memoryEfficiency = 0.85;     // streaming kernels, of the HBM bandwidth
+  double intraNodeEfficiency = 0.77;  // NCCL's bus bandwidth within a node, of the link's
+  double interNodeEfficiency = 0.9;   // of the NICs' line rate
+  double kernelLaunchSeconds = 4e-6;  // per kernel: launch and the gap between dependent kernels
   // The software stack's attention: fused (FlashAttention: the scores and probabilities stay on
   // chip, passes/analysis/attention_fusion.h) or one kernel per op with the scores in HBM.
   bool fusedAttention = false;

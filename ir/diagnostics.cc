@@ -62,19 +62,20 @@ void DiagnosticEngine::render(std::ostream& out, bool color) const {
     out << bold << fileName_;
     if (d.loc.valid()) out << ':' << formatLoc(d.loc);
     const char* label = isError ? "error: " : d.severity == Severity::Warning ? "warning: " : "note: ";
-    out << ": " << reset << (isError ? red : d.severity == Severity::Warning ? magenta : cyan) << label << reset << bold
-        << d.message << reset << '\n';
+    out << ": " << reset
+        << (isError                           ? red
+            : d.severity == Severity::Warning ? magenta
+                                              : cyan)
+        << label << reset << bold << d.message << reset << '\n';
     if (!d.loc.valid() || d.loc.isNode()) continue;  // a binary model has no source line to show
     std::string text = sourceLine(d.loc.line);
     out << text << '\n';
     // Keep tabs so that the caret lines up under the offending column.
     std::string pad;
-    for (int i = 0; i + 1 < d.loc.col && static_cast<size_t>(i) < text.size(); ++i)
-      pad += text[i] == '\t' ? '\t' : ' ';
+    for (int i = 0; i + 1 < d.loc.col && static_cast<size_t>(i) < text.size(); ++i) pad += text[i] == '\t' ? '\t' : ' ';
     out << pad << green << '^' << reset << '\n';
   }
-  if (droppedErrors_ > 0)
-    out << fmt::format("{}: too many errors ({} more not shown); stopping\n", fileName_, droppedErrors_);
+  if (droppedErrors_ > 0) out << fmt::format("{}: too many errors ({} more not shown); stopping\n", fileName_, droppedErrors_);
 }
 
 std::string DiagnosticEngine::renderToString() const {

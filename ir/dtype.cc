@@ -45,8 +45,7 @@ std::string_view dumpName(DType dtype) { return info(dtype).dump; }
 int byteSize(DType dtype) { return info(dtype).bytes; }
 
 bool isFloat(DType dtype) {
-  return dtype == DType::Float32 || dtype == DType::Float16 || dtype == DType::BFloat16 ||
-         dtype == DType::Float64;
+  return dtype == DType::Float32 || dtype == DType::Float16 || dtype == DType::BFloat16 || dtype == DType::Float64;
 }
 
 bool isInteger(DType dtype) {

@@ -11,8 +11,8 @@ enum class DType { Float32, Float16, BFloat16, Float64, Int32, Int64, Int8, UInt
 
 std::optional<DType> parseDType(std::string_view modelSpelling);
 std::optional<DType> parseDumpDType(std::string_view dumpSpelling);  // dumpName's inverse
-std::string_view modelName(DType dtype);  // "float32"
-std::string_view dumpName(DType dtype);   // "Float32"
+std::string_view modelName(DType dtype);                             // "float32"
+std::string_view dumpName(DType dtype);                              // "Float32"
 int byteSize(DType dtype);
 bool isFloat(DType dtype);
 bool isInteger(DType dtype);  // signed or unsigned integers, not Bool

@@ -22,8 +22,8 @@ struct OpRule {
   std::vector<FactorKind> factorKinds;
   std::vector<DimFactors> operands;  // one per tensor (value) operand, in operand order
   std::vector<DimFactors> results;
-  std::vector<int> mindsporeOrder;   // a permutation of the factor indices
-  ReduceOp reduceOp = ReduceOp::Sum; // how partial results combine
+  std::vector<int> mindsporeOrder;    // a permutation of the factor indices
+  ReduceOp reduceOp = ReduceOp::Sum;  // how partial results combine
 
   int factorCount() const { return static_cast<int>(factorSizes.size()); }
   bool isReduction(int f) const { return factorKinds[f] == FactorKind::Reduction; }

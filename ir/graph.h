@@ -85,7 +85,7 @@ struct Operand {
 };
 
 struct Op {
-  std::string name;          // unique; printed as %N(name) unless printedName is set
+  std::string name;  // unique; printed as %N(name) unless printedName is set
   // Set where a pass replaced a model op in place by a sequence it belongs to (a vocab-split
   // Gather is node 4 of its replace graph, `<op>.replace.4`); the op keeps its name elsewhere.
   std::string printedName;
@@ -97,14 +97,14 @@ struct Op {
   std::vector<ValueId> results;
   SourceLoc loc;
   std::vector<std::pair<std::string, SourceLoc>> attrLocs;  // where each model attr was written
-  int modelIndex = -1;       // position in the model's op list; -1 for inserted ops
+  int modelIndex = -1;                                      // position in the model's op list; -1 for inserted ops
   // The torch module it came from (an ONNX export's node metadata or TorchScript name): an index
   // into Graph::modulePaths, shared by the ops of one module; -1 for none.
   int modulePath = -1;
   // What the model configured. On the heap, made on first write (ir/heap_default.h): only the
   // few configured model ops have one, and inline it made every op 112 bytes larger.
   HeapDefault<OpAnnotation> annotation;
-  std::string reason;        // inserted ops: why the pass inserted it (the `# reason:` line)
+  std::string reason;                     // inserted ops: why the pass inserted it (the `# reason:` line)
   HeapDefault<OpParallelState> parallel;  // what the parallel passes decided (made on first write)
   // Inserted communication / redistribution ops: the step they perform, from which each rank's
   // groups and slice bounds follow. Immutable and shared: the ops of one step (AllGather, Split,
@@ -135,14 +135,14 @@ struct PipelineTransfer {
 
 // One edge's redistribution, for reports and `irc explain`.
 struct RedistributionRecord {
-  ValueId value = kNoId;       // the value as produced
-  std::string producer;        // op or input name
+  ValueId value = kNoId;  // the value as produced
+  std::string producer;   // op or input name
   std::string consumer;
-  int inputIndex = 0;          // the consumer's operand index
+  int inputIndex = 0;  // the consumer's operand index
   TensorLayout from, to;
-  std::vector<OpId> ops;       // the inserted ops, in order
+  std::vector<OpId> ops;  // the inserted ops, in order
   std::vector<std::string> reasons;
-  std::string reason;          // one line for the whole edge
+  std::string reason;  // one line for the whole edge
 };
 
 class Graph {
@@ -154,22 +154,22 @@ class Graph {
   std::vector<ValueId> inputs;      // in model order
   std::vector<ValueId> parameters;  // in model order, after the inputs when numbered
   std::vector<ValueId> outputs;
-  std::vector<OpId> order;          // execution / print order
+  std::vector<OpId> order;               // execution / print order
   std::vector<std::string> modulePaths;  // "m.model.layers.0.self_attn.q_proj", by Op::modulePath
   // A plan's `modules:` styles, one per module styled, in the plan's order (irc --torch-out
   // writes them back as DTensor's parallelize_module plan).
   struct ModuleStyle {
-    std::string module;                        // the module's path
-    std::string style;                         // colwise, rowwise, sequence_parallel, replicate
-    std::string axis;                          // the mesh axis it shards over
-    std::string inputLayouts, outputLayouts;   // DTensor placements as given ("Shard(1)"), "" if not
+    std::string module;                       // the module's path
+    std::string style;                        // colwise, rowwise, sequence_parallel, replicate
+    std::string axis;                         // the mesh axis it shards over
+    std::string inputLayouts, outputLayouts;  // DTensor placements as given ("Shard(1)"), "" if not
   };
   std::vector<ModuleStyle> moduleStyles;
   // False while shapes are global (up to step_parallel_end): inserted ops then carry the global
   // type of the value they move and no rank's groups or bounds (OpForRank derives a rank's).
   // True in a rank's local graph (validate), whose inserted ops carry its rank's.
   bool localShapes = false;
-  int64_t rank = 0;                 // the rank of a local graph
+  int64_t rank = 0;                                   // the rank of a local graph
   std::vector<RedistributionRecord> redistributions;  // per edge, in print order
   // With pipeline stages (set where the Send/Receive pairs are inserted): the ranks of a stage;
   // 0 without. A rank's local graph: its stage (its order holds that stage's ops only).

@@ -21,8 +21,7 @@ std::optional<int64_t> parseInt(std::string_view s) {
 
 // "S(0)" with prefix "S" -> "0"; nullopt when the entry is not of that form.
 std::optional<std::string> callArgument(std::string_view entry, std::string_view name) {
-  if (entry.size() < name.size() + 2 || entry.substr(0, name.size()) != name || entry[name.size()] != '(' ||
-      entry.back() != ')')
+  if (entry.size() < name.size() + 2 || entry.substr(0, name.size()) != name || entry[name.size()] != '(' || entry.back() != ')')
     return std::nullopt;
   return std::string(trimmed(entry.substr(name.size() + 1, entry.size() - name.size() - 2)));
 }
@@ -30,9 +29,10 @@ std::optional<std::string> callArgument(std::string_view entry, std::string_view
 std::string meshAxisList(const DeviceMatrix& mesh) { return joinNames(mesh.names); }
 
 // Several mesh axes splitting one dim nest in mesh-axis order (first axis major).
-NotationResult<AxisAssignment> assignPerMeshAxis(
-    const std::vector<std::string>& entries, const DeviceMatrix& mesh, size_t tensorRank, const char* notation,
-    const char* splitName, const std::vector<const char*>& replicateNames, const char* partialName, const char* expected) {
+NotationResult<AxisAssignment> assignPerMeshAxis(const std::vector<std::string>& entries, const DeviceMatrix& mesh,
+                                                 size_t tensorRank, const char* notation, const char* splitName,
+                                                 const std::vector<const char*>& replicateNames, const char* partialName,
+                                                 const char* expected) {
   if (entries.size() != static_cast<size_t>(mesh.rank()))
     return NotationError{-1, fmt::format("{} has {} entries; it needs one per device-matrix axis ({}: {})", notation,
                                          entries.size(), mesh.rank(), meshAxisList(mesh))};
@@ -186,8 +186,8 @@ NotationResult<DimAxes> parseTensorMapIndex(const std::vector<std::vector<int64_
                                                               k, mesh.rank() - 1, mesh.rank())};
       int axis = mesh.rank() - 1 - static_cast<int>(k);
       if (usedBy[axis] >= 0)
-        return NotationError{static_cast<int>(d), fmt::format("tensor map entry {} is used twice (dims {} and {})", k,
-                                                              usedBy[axis], d)};
+        return NotationError{static_cast<int>(d),
+                             fmt::format("tensor map entry {} is used twice (dims {} and {})", k, usedBy[axis], d)};
       usedBy[axis] = static_cast<int>(d);
       axes.push_back(axis);
     }
@@ -221,8 +221,8 @@ NotationResult<AxisAssignment> parseDimsMapping(const std::vector<int64_t>& dims
                                                             "axes from the left)",
                                                             a, mesh.rank() - 1)};
     if (usedBy[a] >= 0)
-      return NotationError{static_cast<int>(d), fmt::format("mesh axis {} is used twice in dims_mapping (dims {} and {})", a,
-                                                            usedBy[a], d)};
+      return NotationError{static_cast<int>(d),
+                           fmt::format("mesh axis {} is used twice in dims_mapping (dims {} and {})", a, usedBy[a], d)};
     usedBy[a] = static_cast<int>(d);
     out.dims.push_back({static_cast<int>(a)});
   }
@@ -241,8 +241,7 @@ NotationResult<AxisAssignment> parseDimsMapping(const std::vector<int64_t>& dims
 NotationResult<TensorLayout> layoutFromStrategy(const IntTuple& strategy, int64_t deviceNum, const Shape& shape) {
   int64_t used = 1;
   for (size_t i = 0; i < strategy.size(); ++i) {
-    if (strategy[i] < 1)
-      return NotationError{static_cast<int>(i), fmt::format("strategy entry {} must be >= 1", strategy[i])};
+    if (strategy[i] < 1) return NotationError{static_cast<int>(i), fmt::format("strategy entry {} must be >= 1", strategy[i])};
     used *= strategy[i];
   }
   if (deviceNum < 1 || deviceNum % used != 0)

@@ -60,11 +60,11 @@ NotationResult<TensorLayout> layoutFromStrategy(const IntTuple& strategy, int64_
 
 // Printers. Notations that cannot express a layout (several axes on one dim nested against mesh
 // order for SBP, several axes on one dim for dims_mapping) give nullopt.
-std::string printAliasLayout(const TensorLayout& layout);  // (dp, None)
-std::string printStrategy(const TensorLayout& layout);     // (2, 4)
-std::optional<std::string> printSbp(const TensorLayout& layout);         // (S(0), B)
-std::optional<std::string> printPlacements(const TensorLayout& layout);  // (Shard(0), Replicate())
-std::optional<std::string> printDimsMapping(const TensorLayout& layout); // [0, -1]
+std::string printAliasLayout(const TensorLayout& layout);                 // (dp, None)
+std::string printStrategy(const TensorLayout& layout);                    // (2, 4)
+std::optional<std::string> printSbp(const TensorLayout& layout);          // (S(0), B)
+std::optional<std::string> printPlacements(const TensorLayout& layout);   // (Shard(0), Replicate())
+std::optional<std::string> printDimsMapping(const TensorLayout& layout);  // [0, -1]
 // DTensor placements over the device matrix's axes of more than one device (a MindSpore device
 // matrix pads the user's mesh with size-1 axes, which DTensor's mesh does not have):
 // {"Shard(0)", "Replicate()"}; nullopt where printPlacements has none.

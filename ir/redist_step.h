@@ -21,13 +21,13 @@ struct RedistStep {
   // a rank's group is its pipeline group (the ranks of the same position in every stage).
   enum class Kind { Reshape, Split, Gather, AlltoAll, AllReduce, ReduceScatter, RealDiv, VocabOffset, Mirror, Send, Receive };
   Kind kind = Kind::Split;
-  int dim = -1;         // Split: the sliced dim; Gather: the concat dim; AlltoAll: split_dim
-  int concatDim = -1;   // AlltoAll: the dim it concatenates (the one giving the axis up)
+  int dim = -1;           // Split: the sliced dim; Gather: the concat dim; AlltoAll: split_dim
+  int concatDim = -1;     // AlltoAll: the dim it concatenates (the one giving the axis up)
   std::vector<int> axes;  // device axes of `mesh` the group spans
   ReduceOp reduceOp = ReduceOp::Sum;
-  Shape localBefore;    // the local shape entering the step (the same on every rank)
+  Shape localBefore;  // the local shape entering the step (the same on every rank)
   Shape localAfter;
-  DeviceMatrix mesh;    // the (unified) mesh the axes index
+  DeviceMatrix mesh;  // the (unified) mesh the axes index
 
   Shape globalAfter;    // the tensor's global shape after the step (changes only at Reshapes)
   int tensorDim = -1;   // the dim of the original tensor the step acts on, for messages

@@ -17,9 +17,9 @@ struct SearchAlternative {
 
 // Ops that share the search's variables (the same op of every repeated layer) form a class.
 struct SearchClass {
-  std::vector<int32_t> ops;   // OpIds, in model order
-  int candidates = 0;         // after removing duplicates
-  double secondsEach = 0;     // the chosen strategy's own time (compute, forward ops, gradient sync)
+  std::vector<int32_t> ops;                  // OpIds, in model order
+  int candidates = 0;                        // after removing duplicates
+  double secondsEach = 0;                    // the chosen strategy's own time (compute, forward ops, gradient sync)
   std::vector<SearchAlternative> runnersUp;  // cheapest first, at most three
 };
 
@@ -28,33 +28,33 @@ struct SearchClass {
 struct SearchConfiguration {
   int64_t dp = 1, tp = 1, pp = 1, cp = 1;
   int64_t microBatchSize = 1, microBatches = 1;
-  bool sequenceParallel = false;   // Megatron's: norms and residual adds split by tokens over TP
-  std::string recompute = "none";  // none, selective (attention), full (each layer)
-  int optimizerLevel = 0;          // MindSpore's optimizer_level; 0 off
-  int zeroStage = 0;               // ZeRO-1/2 (parallel.zero_stage); 0 off
+  bool sequenceParallel = false;     // Megatron's: norms and residual adds split by tokens over TP
+  std::string recompute = "none";    // none, selective (attention), full (each layer)
+  int optimizerLevel = 0;            // MindSpore's optimizer_level; 0 off
+  int zeroStage = 0;                 // ZeRO-1/2 (parallel.zero_stage); 0 off
   std::vector<int64_t> stageLayers;  // layers per pipeline stage
-  double stepSeconds = 0;          // estimated step
+  double stepSeconds = 0;            // estimated step
   double tflopsPerDevice = 0;
-  double peakBytes = 0;            // the fullest rank's training peak
-  bool compiled = false;           // estimated by compiling the plan (else by the layer model)
-  std::string verdict;             // chosen, or why it lost
+  double peakBytes = 0;   // the fullest rank's training peak
+  bool compiled = false;  // estimated by compiling the plan (else by the layer model)
+  std::string verdict;    // chosen, or why it lost
 };
 
 // The structural search's answer: the chosen configuration and the best others.
 struct ConfigurationSearch {
   SearchConfiguration chosen;
   std::vector<SearchConfiguration> alternatives;  // fastest first, at most five
-  int64_t considered = 0;        // configurations enumerated
-  int64_t prunedByMemory = 0;    // dropped by the memory lower bound before any compile
-  int64_t probes = 0;            // (tp, micro-batch size) layer models compiled
-  int64_t compiledPlans = 0;     // configurations compiled whole
-  int64_t layers = 0;            // the repeated layers found
+  int64_t considered = 0;                         // configurations enumerated
+  int64_t prunedByMemory = 0;                     // dropped by the memory lower bound before any compile
+  int64_t probes = 0;                             // (tp, micro-batch size) layer models compiled
+  int64_t compiledPlans = 0;                      // configurations compiled whole
+  int64_t layers = 0;                             // the repeated layers found
 };
 
 struct SearchSummary {
-  std::string status;      // optimal, time_limit
-  double objective = 0;    // estimated step seconds by the search's model
-  double bound = 0;        // the solver's proven lower bound
+  std::string status;    // optimal, time_limit
+  double objective = 0;  // estimated step seconds by the search's model
+  double bound = 0;      // the solver's proven lower bound
   double gap = 0;
   double solverSeconds = 0;
   double timeLimit = 0;
@@ -64,7 +64,7 @@ struct SearchSummary {
   double estimatedPeak = 0;           // irc's memory estimate of the plan (with a budget)
   int memoryRounds = 0;               // solves until the estimate met the budget
   std::vector<SearchClass> classes;
-  std::vector<int32_t> classOf;       // per OpId: its class, -1 for ops not searched
+  std::vector<int32_t> classOf;  // per OpId: its class, -1 for ops not searched
   // search_mode auto with a cluster on a model of repeated layers: the structural search's account.
   std::optional<ConfigurationSearch> configuration;
 };

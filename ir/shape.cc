@@ -21,8 +21,6 @@ std::string formatIntTuple(const std::vector<int64_t>& values) {
 
 std::string formatShape(const Shape& shape) { return formatIntTuple(shape); }
 
-std::string formatIntList(const std::vector<int64_t>& values) {
-  return fmt::format("[{}]", fmt::join(values, ", "));
-}
+std::string formatIntList(const std::vector<int64_t>& values) { return fmt::format("[{}]", fmt::join(values, ", ")); }
 
 }  // namespace irc

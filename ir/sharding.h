@@ -28,8 +28,8 @@ struct TensorSharding {
   DimAxes dims;
   std::vector<int> partialAxes;  // ascending
   ReduceOp partialOp = ReduceOp::Sum;
-  int64_t priority = 0;          // 0 is highest, as in Shardy
-  std::vector<bool> open;        // per dim: may propagation add axes (default: closed)
+  int64_t priority = 0;    // 0 is highest, as in Shardy
+  std::vector<bool> open;  // per dim: may propagation add axes (default: closed)
   std::vector<int> replicatedAxes;
   ShardingNotation notation = ShardingNotation::Layout;
   SourceLoc loc;

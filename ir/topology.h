@@ -9,8 +9,8 @@
 namespace irc {
 
 struct TopologyResult {
-  std::vector<OpId> order;       // every op, topological; ties go to the lower model index / id
-  std::vector<OpId> cycle;       // when the graph has a cycle: the ops of one cycle, ascending id
+  std::vector<OpId> order;  // every op, topological; ties go to the lower model index / id
+  std::vector<OpId> cycle;  // when the graph has a cycle: the ops of one cycle, ascending id
   bool acyclic() const { return cycle.empty(); }
 };
 

@@ -13,7 +13,9 @@ class ArgReduce : public OpFamilyRules {
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
   void define(std::vector<OpDef>& defs) const override {
     for (auto [type, reduction] : {std::pair{"Argmax", Reduction::Max}, std::pair{"Argmin", Reduction::Min}}) {
-      defs.push_back({type, OpFamily::ArgReduce, {tensor("x")},
+      defs.push_back({type,
+                      OpFamily::ArgReduce,
+                      {tensor("x")},
                       {attr("axis", AttrKind::Int, int64_t{0}), attr("keep_dims", AttrKind::Bool, false),
                        attr("select_last_index", AttrKind::Bool, false)}});
       defs.back().reduction = reduction;
@@ -22,7 +24,8 @@ class ArgReduce : public OpFamilyRules {
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
     const TensorType& x = *in[0].tensor;
     auto axis = normalizeAxis(intAttr(attrs, "axis"), x.shape.size());
-    if (!axis) return fail(fmt::format("axis {} is out of range for rank {}", intAttr(attrs, "axis"), x.shape.size()), -1, "axis");
+    if (!axis)
+      return fail(fmt::format("axis {} is out of range for rank {}", intAttr(attrs, "axis"), x.shape.size()), -1, "axis");
     if (x.shape[*axis] == 0) return fail(fmt::format("dim {} is empty: there is no index to take", *axis), 0);
     Shape out = x.shape;
     if (boolAttr(attrs, "keep_dims")) out[*axis] = 1;

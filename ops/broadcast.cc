@@ -22,8 +22,8 @@ InferResult inferBroadcast(const OpDef& def, const std::vector<InferOperand>& in
     return fail(fmt::format("{} operands have different dtypes: {} and {}", def.type, modelName(x.dtype), modelName(y.dtype)), 1);
   auto out = broadcastShapes(x.shape, y.shape);
   if (!out)
-    return fail(fmt::format("shapes {} and {} do not broadcast (numpy rules: trailing dims equal or 1)",
-                            formatShape(x.shape), formatShape(y.shape)),
+    return fail(fmt::format("shapes {} and {} do not broadcast (numpy rules: trailing dims equal or 1)", formatShape(x.shape),
+                            formatShape(y.shape)),
                 1);
   return std::vector<TensorType>{{def.boolResult ? DType::Bool : x.dtype, *out}};
 }
@@ -34,12 +34,11 @@ InferResult inferSelect(const std::vector<InferOperand>& in) {
   std::vector<TensorType> types;
   for (const InferOperand& o : in)
     types.push_back(o.tensor ? *o.tensor : TensorType{std::get<ScalarTensor>(*o.constant).dtype, {}});
-  if (types[0].dtype != DType::Bool)
-    return fail(fmt::format("Select's cond must be bool; got {}", modelName(types[0].dtype)), 0);
+  if (types[0].dtype != DType::Bool) return fail(fmt::format("Select's cond must be bool; got {}", modelName(types[0].dtype)), 0);
   if (types[1].dtype != types[2].dtype)
-    return fail(fmt::format("Select's x and y have different dtypes: {} and {}", modelName(types[1].dtype),
-                            modelName(types[2].dtype)),
-                2);
+    return fail(
+        fmt::format("Select's x and y have different dtypes: {} and {}", modelName(types[1].dtype), modelName(types[2].dtype)),
+        2);
   Shape out = types[0].shape;
   for (int i : {1, 2}) {
     auto both = broadcastShapes(out, types[i].shape);
@@ -58,8 +57,7 @@ InferResult inferBiasAdd(const std::vector<InferOperand>& in) {
   if (x.shape.size() < 2) return fail(fmt::format("BiasAdd needs x of rank >= 2; got shape {}", formatShape(x.shape)), 0);
   if (b.shape.size() != 1 || b.shape[0] != x.shape[1])
     return fail(fmt::format("BiasAdd's bias must have shape ({}) (dim 1 of x); got {}", x.shape[1], formatShape(b.shape)), 1);
-  if (x.dtype != b.dtype)
-    return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(b.dtype)), 1);
+  if (x.dtype != b.dtype) return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(b.dtype)), 1);
   return std::vector<TensorType>{x};
 }
 
@@ -89,7 +87,6 @@ TensorValue select(const Op& op, const KernelInputs& in, const Shape& outShape) 
   });
   return out;
 }
-
 
 // One factor per output dim; an operand dim of size 1 under a larger output dim has none (it
 // broadcasts, so it must not be split).
@@ -160,28 +157,27 @@ class Broadcast : public OpFamilyRules {
       BinaryKernel kernel;
       bool boolResult = false;  // comparisons and logical ops
     };
-    const Binary binaries[] = {
-        {"Add", [](double x, double y) { return x + y; }},
-        {"Sub", [](double x, double y) { return x - y; }},
-        {"Mul", [](double x, double y) { return x * y; }},
-        {"RealDiv", [](double x, double y) { return x / y; }},
-        {"Maximum", [](double x, double y) { return std::max(x, y); }},
-        {"Minimum", [](double x, double y) { return std::min(x, y); }},
-        // (irc) ONNX's Pow: the exporters' decomposed LayerNorm squares with Pow(x, 2).
-        {"Pow", [](double x, double y) { return std::pow(x, y); }},
-        {"Equal", [](double x, double y) { return x == y ? 1.0 : 0.0; }, true},
-        // (irc) ONNX's comparisons and logical ops, MindSpore's primitive names (masks are built
-        // from them).
-        {"Less", [](double x, double y) { return x < y ? 1.0 : 0.0; }, true},
-        {"Greater", [](double x, double y) { return x > y ? 1.0 : 0.0; }, true},
-        {"LessEqual", [](double x, double y) { return x <= y ? 1.0 : 0.0; }, true},
-        {"GreaterEqual", [](double x, double y) { return x >= y ? 1.0 : 0.0; }, true},
-        {"LogicalAnd", [](double x, double y) { return x != 0 && y != 0 ? 1.0 : 0.0; }, true},
-        {"LogicalOr", [](double x, double y) { return x != 0 || y != 0 ? 1.0 : 0.0; }, true},
-        // (irc) ONNX's Mod: FloorMod takes the divisor's sign (fmod=0, Python's %), Mod the
-        // dividend's (fmod=1, C's fmod); MindSpore's names.
-        {"FloorMod", [](double x, double y) { return x - std::floor(x / y) * y; }},
-        {"Mod", [](double x, double y) { return std::fmod(x, y); }}};
+    const Binary binaries[] = {{"Add", [](double x, double y) { return x + y; }},
+                               {"Sub", [](double x, double y) { return x - y; }},
+                               {"Mul", [](double x, double y) { return x * y; }},
+                               {"RealDiv", [](double x, double y) { return x / y; }},
+                               {"Maximum", [](double x, double y) { return std::max(x, y); }},
+                               {"Minimum", [](double x, double y) { return std::min(x, y); }},
+                               // (irc) ONNX's Pow: the exporters' decomposed LayerNorm squares with Pow(x, 2).
+                               {"Pow", [](double x, double y) { return std::pow(x, y); }},
+                               {"Equal", [](double x, double y) { return x == y ? 1.0 : 0.0; }, true},
+                               // (irc) ONNX's comparisons and logical ops, MindSpore's primitive names (masks are built
+                               // from them).
+                               {"Less", [](double x, double y) { return x < y ? 1.0 : 0.0; }, true},
+                               {"Greater", [](double x, double y) { return x > y ? 1.0 : 0.0; }, true},
+                               {"LessEqual", [](double x, double y) { return x <= y ? 1.0 : 0.0; }, true},
+                               {"GreaterEqual", [](double x, double y) { return x >= y ? 1.0 : 0.0; }, true},
+                               {"LogicalAnd", [](double x, double y) { return x != 0 && y != 0 ? 1.0 : 0.0; }, true},
+                               {"LogicalOr", [](double x, double y) { return x != 0 || y != 0 ? 1.0 : 0.0; }, true},
+                               // (irc) ONNX's Mod: FloorMod takes the divisor's sign (fmod=0, Python's %), Mod the
+                               // dividend's (fmod=1, C's fmod); MindSpore's names.
+                               {"FloorMod", [](double x, double y) { return x - std::floor(x / y) * y; }},
+                               {"Mod", [](double x, double y) { return std::fmod(x, y); }}};
     for (const Binary& b : binaries) {
       defs.push_back({b.type, OpFamily::Broadcast, {tensor("x"), {"y", OperandKind::TensorOrScalar, std::nullopt}}, {}});
       defs.back().binary = b.kernel;
@@ -257,9 +253,11 @@ class Select : public Broadcast {
   // The condition routes the gradient.
   SavedForBackward savedForBackward(const Op&) const override { return {{0}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"Select", OpFamily::Select,
-                    {tensor("cond"), {"x", OperandKind::TensorOrScalar, std::nullopt}, {"y", OperandKind::TensorOrScalar, std::nullopt}},
-                    {}});
+    defs.push_back(
+        {"Select",
+         OpFamily::Select,
+         {tensor("cond"), {"x", OperandKind::TensorOrScalar, std::nullopt}, {"y", OperandKind::TensorOrScalar, std::nullopt}},
+         {}});
     defs.back().scalarDtypeFrom = 1;
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap&) const override {

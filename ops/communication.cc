@@ -31,8 +31,7 @@ InferResult inferCollective(const OpDef& def, const std::vector<InferOperand>& i
       x.shape[*cd] *= n;
       break;
     }
-    default:
-      break;
+    default: break;
   }
   return std::vector<TensorType>{x};
 }
@@ -64,7 +63,6 @@ TensorValue stridedSlice(const Op& op, const TensorValue& x) {
   return sliceOf(x, ranges);
 }
 
-
 class Communication : public OpFamilyRules {
  public:
   // Its backward needs shapes only.
@@ -77,25 +75,36 @@ class Communication : public OpFamilyRules {
       base.insert(base.end(), more.begin(), more.end());
       return base;
     };
-    defs.push_back({"AllReduce", OpFamily::AllReduce, {tensor("x")},
-                    with(groupAttrs, {attr("op", AttrKind::String, std::string("sum")),
-                                      attr("fusion", AttrKind::Int, int64_t{0}), attr("index", AttrKind::Int, int64_t{0})}),
+    defs.push_back({"AllReduce",
+                    OpFamily::AllReduce,
+                    {tensor("x")},
+                    with(groupAttrs, {attr("op", AttrKind::String, std::string("sum")), attr("fusion", AttrKind::Int, int64_t{0}),
+                                      attr("index", AttrKind::Int, int64_t{0})}),
                     true});
-    defs.push_back({"AllGather", OpFamily::AllGather, {tensor("x")},
-                    with(groupAttrs, {attr("rank_size", AttrKind::Int, std::nullopt)}), true});
-    defs.push_back({"ReduceScatter", OpFamily::ReduceScatter, {tensor("x")},
-                    with(groupAttrs, {attr("op", AttrKind::String, std::string("sum")),
-                                      attr("rank_size", AttrKind::Int, std::nullopt)}),
+    defs.push_back({"AllGather",
+                    OpFamily::AllGather,
+                    {tensor("x")},
+                    with(groupAttrs, {attr("rank_size", AttrKind::Int, std::nullopt)}),
                     true});
-    defs.push_back({"AlltoAll", OpFamily::AlltoAll, {tensor("x")},
-                    with(groupAttrs, {attr("split_count", AttrKind::Int, std::nullopt),
-                                      attr("split_dim", AttrKind::Int, std::nullopt),
-                                      attr("concat_dim", AttrKind::Int, std::nullopt)}),
-                    true});
+    defs.push_back(
+        {"ReduceScatter",
+         OpFamily::ReduceScatter,
+         {tensor("x")},
+         with(groupAttrs, {attr("op", AttrKind::String, std::string("sum")), attr("rank_size", AttrKind::Int, std::nullopt)}),
+         true});
+    defs.push_back(
+        {"AlltoAll",
+         OpFamily::AlltoAll,
+         {tensor("x")},
+         with(groupAttrs, {attr("split_count", AttrKind::Int, std::nullopt), attr("split_dim", AttrKind::Int, std::nullopt),
+                           attr("concat_dim", AttrKind::Int, std::nullopt)}),
+         true});
     // MindSpore's _MirrorOperator: the identity in the forward graph; in the backward graph it
     // AllReduces (and averages, mean_flag) the parameter's gradient over the parameter's replica
     // group.
-    defs.push_back({"_MirrorOperator", OpFamily::Mirror, {tensor("x")},
+    defs.push_back({"_MirrorOperator",
+                    OpFamily::Mirror,
+                    {tensor("x")},
                     with(groupAttrs, {attr("dev_num", AttrKind::Int, std::nullopt), attr("mean_flag", AttrKind::Bool, true)}),
                     true});
   }
@@ -108,11 +117,14 @@ class Communication : public OpFamilyRules {
   }
   std::optional<OpRule> rule(const RuleInputs&) const override { return std::nullopt; }
   // The mirror is the identity in the forward graph.
-  RunsAs runsAs(const OpDef& def) const override { return def.family == OpFamily::Mirror ? RunsAs::EachRank : RunsAs::Collective; }
+  RunsAs runsAs(const OpDef& def) const override {
+    return def.family == OpFamily::Mirror ? RunsAs::EachRank : RunsAs::Collective;
+  }
   // AllReduce and AllGather give every member the same result (one shared value); ReduceScatter
   // reduces once and gives each member its block of dim 0; AlltoAll gives member i block i of
   // every member's split dim, concatenated on the concat dim.
-  std::vector<SharedValue> evaluateOnGroup(const RedistStep& step, const std::vector<const TensorValue*>& members) const override {
+  std::vector<SharedValue> evaluateOnGroup(const RedistStep& step,
+                                           const std::vector<const TensorValue*>& members) const override {
     const int64_t n = static_cast<int64_t>(members.size());
     auto shared = [](TensorValue t) { return std::make_shared<const TensorValue>(std::move(t)); };
     auto reduced = [&] {
@@ -146,7 +158,8 @@ class Communication : public OpFamilyRules {
 class StridedSlice : public Communication {
  public:
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"StridedSlice", OpFamily::StridedSlice,
+    defs.push_back({"StridedSlice",
+                    OpFamily::StridedSlice,
                     {tensor("x"), constant("begin", OperandKind::Tuple), constant("end", OperandKind::Tuple),
                      constant("strides", OperandKind::Tuple)},
                     {attr("begin_mask", AttrKind::Int, int64_t{0}), attr("ellipsis_mask", AttrKind::Int, int64_t{0}),

@@ -18,7 +18,8 @@ InferResult inferConcat(const std::vector<InferOperand>& in, const AttrMap& attr
   for (size_t i = 1; i < in.size(); ++i) {
     const TensorType& t = *in[i].tensor;
     if (t.dtype != first.dtype)
-      return fail(fmt::format("Concat inputs have different dtypes: {} and {}", modelName(first.dtype), modelName(t.dtype)), static_cast<int>(i));
+      return fail(fmt::format("Concat inputs have different dtypes: {} and {}", modelName(first.dtype), modelName(t.dtype)),
+                  static_cast<int>(i));
     bool ok = static_cast<int64_t>(t.shape.size()) == rank;
     for (int64_t d = 0; ok && d < rank; ++d)
       if (d != *axis && t.shape[d] != first.shape[d]) ok = false;
@@ -40,8 +41,9 @@ InferResult inferSplit(const std::vector<InferOperand>& in, const AttrMap& attrs
   if (n < 1 || n > kMaxOpResults)
     return fail(fmt::format("output_num must be in 1 .. {} (docs/limits.md); got {}", kMaxOpResults, n), -1, "output_num");
   if (x.shape[*axis] % n != 0)
-    return fail(fmt::format("output_num {} does not divide dim {} of shape {} (size {})", n, *axis, formatShape(x.shape), x.shape[*axis]),
-                -1, "output_num");
+    return fail(
+        fmt::format("output_num {} does not divide dim {} of shape {} (size {})", n, *axis, formatShape(x.shape), x.shape[*axis]),
+        -1, "output_num");
   Shape part = x.shape;
   part[*axis] /= n;
   return std::vector<TensorType>(n, TensorType{x.dtype, part});
@@ -54,12 +56,12 @@ std::vector<TensorValue> split(const Op& op, const TensorValue& x, const std::ve
   for (size_t r = 0; r < results.size(); ++r) {
     std::vector<std::pair<int64_t, int64_t>> ranges;
     for (size_t d = 0; d < x.shape.size(); ++d)
-      ranges.emplace_back(static_cast<int64_t>(d) == axis ? r * part : 0, static_cast<int64_t>(d) == axis ? (r + 1) * part : x.shape[d]);
+      ranges.emplace_back(static_cast<int64_t>(d) == axis ? r * part : 0,
+                          static_cast<int64_t>(d) == axis ? (r + 1) * part : x.shape[d]);
     outs.push_back(sliceOf(x, ranges));
   }
   return outs;
 }
-
 
 class ConcatSplit : public OpFamilyRules {
  public:
@@ -82,7 +84,9 @@ class ConcatSplit : public OpFamilyRules {
 class Concat : public ConcatSplit {
  public:
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"Concat", OpFamily::Concat, {{"values", OperandKind::TensorList, std::nullopt}},
+    defs.push_back({"Concat",
+                    OpFamily::Concat,
+                    {{"values", OperandKind::TensorList, std::nullopt}},
                     {attr("axis", AttrKind::Int, int64_t{0})}});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
@@ -100,7 +104,9 @@ class Concat : public ConcatSplit {
 class Split : public ConcatSplit {
  public:
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"Split", OpFamily::Split, {tensor("x")},
+    defs.push_back({"Split",
+                    OpFamily::Split,
+                    {tensor("x")},
                     {attr("axis", AttrKind::Int, int64_t{0}), attr("output_num", AttrKind::Int, std::nullopt)}});
     defs.back().resultCountAttr = "output_num";
   }

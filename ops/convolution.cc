@@ -40,11 +40,13 @@ std::optional<InferError> checkOperands(const OpDef& def, const TensorType& x, c
 // a transposed convolution's may be negative: zeros added to its output).
 std::optional<InferError> checkWindows(const AttrMap& attrs, size_t spatial, bool negativePads = false) {
   IntTuple strides = tupleAttr(attrs, "strides"), dilations = tupleAttr(attrs, "dilations"), pads = tupleAttr(attrs, "pads");
-  if (strides.size() != spatial) return fail(fmt::format("strides {} must have {} entries", formatIntTuple(strides), spatial), -1, "strides");
+  if (strides.size() != spatial)
+    return fail(fmt::format("strides {} must have {} entries", formatIntTuple(strides), spatial), -1, "strides");
   if (dilations.size() != spatial)
     return fail(fmt::format("dilations {} must have {} entries", formatIntTuple(dilations), spatial), -1, "dilations");
   if (pads.size() != 2 * spatial)
-    return fail(fmt::format("pads {} must have {} entries (the begins, then the ends)", formatIntTuple(pads), 2 * spatial), -1, "pads");
+    return fail(fmt::format("pads {} must have {} entries (the begins, then the ends)", formatIntTuple(pads), 2 * spatial), -1,
+                "pads");
   for (size_t d = 0; d < spatial; ++d)
     if (strides[d] < 1 || dilations[d] < 1 || (!negativePads && (pads[d] < 0 || pads[d + spatial] < 0)))
       return fail(fmt::format("spatial dim {}: stride {}, dilation {} and pads {}, {} must be positive, positive and >= 0", d,
@@ -62,10 +64,12 @@ InferResult inferConv(const OpDef& def, const std::vector<InferOperand>& in, con
   IntTuple strides = tupleAttr(attrs, "strides"), dilations = tupleAttr(attrs, "dilations"), pads = tupleAttr(attrs, "pads");
   int64_t group = intAttr(attrs, "group");
   if (group < 1 || x.shape[1] % group != 0 || w.shape[0] % group != 0)
-    return fail(fmt::format("group {} must divide the input channels ({}) and the output channels ({})", group, x.shape[1], w.shape[0]),
-                -1, "group");
+    return fail(
+        fmt::format("group {} must divide the input channels ({}) and the output channels ({})", group, x.shape[1], w.shape[0]),
+        -1, "group");
   if (w.shape[1] * group != x.shape[1])
-    return fail(fmt::format("w has {} input channels per group; x has {} channels in {} group(s)", w.shape[1], x.shape[1], group), 1);
+    return fail(fmt::format("w has {} input channels per group; x has {} channels in {} group(s)", w.shape[1], x.shape[1], group),
+                1);
   Shape out = {x.shape[0], w.shape[0]};
   for (size_t d = 0; d < spatial; ++d) {
     int64_t size = convolvedSize(x.shape[d + 2], w.shape[d + 2], strides[d], dilations[d], pads[d], pads[d + spatial]);
@@ -82,7 +86,8 @@ InferResult inferConv(const OpDef& def, const std::vector<InferOperand>& in, con
 // x[n, c, p * stride + k * dilation - pad_begin] * w[o, c - group_start, k] (zero outside x).
 TensorValue convolve(const Op& op, const TensorValue& x, const TensorValue& w, const Shape& outShape) {
   const AttrMap& attrs = op.attrs;
-  const IntTuple strides = tupleAttr(attrs, "strides"), dilations = tupleAttr(attrs, "dilations"), pads = tupleAttr(attrs, "pads");
+  const IntTuple strides = tupleAttr(attrs, "strides"), dilations = tupleAttr(attrs, "dilations"),
+                 pads = tupleAttr(attrs, "pads");
   const int64_t group = intAttr(attrs, "group");
   const size_t spatial = outShape.size() - 2;
   const int64_t channelsPerGroup = w.shape[1], outPerGroup = w.shape[0] / group;
@@ -123,7 +128,8 @@ InferResult inferConvTranspose(const OpDef& def, const std::vector<InferOperand>
            outputPadding = tupleAttr(attrs, "output_padding");
   int64_t group = intAttr(attrs, "group");
   if (outputPadding.size() != spatial)
-    return fail(fmt::format("output_padding {} must have {} entries", formatIntTuple(outputPadding), spatial), -1, "output_padding");
+    return fail(fmt::format("output_padding {} must have {} entries", formatIntTuple(outputPadding), spatial), -1,
+                "output_padding");
   if (group < 1 || x.shape[1] % group != 0)
     return fail(fmt::format("group {} must divide the input channels ({})", group, x.shape[1]), -1, "group");
   if (w.shape[0] != x.shape[1])
@@ -131,8 +137,8 @@ InferResult inferConvTranspose(const OpDef& def, const std::vector<InferOperand>
   Shape out = {x.shape[0], w.shape[1] * group};
   for (size_t d = 0; d < spatial; ++d) {
     if (outputPadding[d] < 0 || outputPadding[d] >= std::max(strides[d], dilations[d]))
-      return fail(fmt::format("output_padding {} of spatial dim {} must be in [0, max(stride {}, dilation {}))", outputPadding[d], d,
-                              strides[d], dilations[d]),
+      return fail(fmt::format("output_padding {} of spatial dim {} must be in [0, max(stride {}, dilation {}))", outputPadding[d],
+                              d, strides[d], dilations[d]),
                   -1, "output_padding");
     int64_t size = strides[d] * (x.shape[d + 2] - 1) + outputPadding[d] + dilations[d] * (w.shape[d + 2] - 1) + 1 - pads[d] -
                    pads[d + spatial];
@@ -207,9 +213,12 @@ ChannelFactors channelFactors(RuleBuilder& b, const RuleInputs& in, int64_t outC
 // The rule of a convolution whose channel dims are given: every spatial and kernel dim (2
 // onwards) of x, w and the output a replicated factor of its own (irc exchanges no halos).
 OpRule withWholeSpatialDims(RuleBuilder& b, const RuleInputs& in, DimFactors xDims, DimFactors wDims, DimFactors outDims) {
-  for (size_t d = 2; d < in.operands[0].shape.size(); ++d) xDims.push_back({b.factor(in.operands[0].shape[d], FactorKind::Replicated)});
-  for (size_t d = 2; d < in.operands[1].shape.size(); ++d) wDims.push_back({b.factor(in.operands[1].shape[d], FactorKind::Replicated)});
-  for (size_t d = 2; d < in.results[0].shape.size(); ++d) outDims.push_back({b.factor(in.results[0].shape[d], FactorKind::Replicated)});
+  for (size_t d = 2; d < in.operands[0].shape.size(); ++d)
+    xDims.push_back({b.factor(in.operands[0].shape[d], FactorKind::Replicated)});
+  for (size_t d = 2; d < in.operands[1].shape.size(); ++d)
+    wDims.push_back({b.factor(in.operands[1].shape[d], FactorKind::Replicated)});
+  for (size_t d = 2; d < in.results[0].shape.size(); ++d)
+    outDims.push_back({b.factor(in.results[0].shape[d], FactorKind::Replicated)});
   b.rule.operands = {std::move(xDims), std::move(wDims)};
   b.rule.results = {std::move(outDims)};
   return b.done();

@@ -11,7 +11,9 @@ class Cumulative : public OpFamilyRules {
   // Its backward needs shapes only.
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"CumSum", OpFamily::Cumulative, {tensor("x"), constant("axis", OperandKind::Int)},
+    defs.push_back({"CumSum",
+                    OpFamily::Cumulative,
+                    {tensor("x"), constant("axis", OperandKind::Int)},
                     {attr("exclusive", AttrKind::Bool, false), attr("reverse", AttrKind::Bool, false)}});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap&) const override {

@@ -63,12 +63,14 @@ std::optional<Equation> parseEquation(const std::string& text, size_t count, std
 }
 
 // Every letter's size, checked for agreement across operands.
-std::optional<std::map<char, int64_t>> letterSizes(const Equation& eq, const std::vector<const Shape*>& shapes, std::string& error) {
+std::optional<std::map<char, int64_t>> letterSizes(const Equation& eq, const std::vector<const Shape*>& shapes,
+                                                   std::string& error) {
   std::map<char, int64_t> sizes;
   for (size_t k = 0; k < eq.operands.size(); ++k) {
     const std::string& letters = eq.operands[k];
     if (letters.size() != shapes[k]->size()) {
-      error = fmt::format("operand {} ('{}') has shape {}; the equation gives it {} dims", k, letters, formatShape(*shapes[k]), letters.size());
+      error = fmt::format("operand {} ('{}') has shape {}; the equation gives it {} dims", k, letters, formatShape(*shapes[k]),
+                          letters.size());
       return std::nullopt;
     }
     for (size_t d = 0; d < letters.size(); ++d) {
@@ -86,7 +88,9 @@ class Einsum : public OpFamilyRules {
  public:
   SavedForBackward savedForBackward(const Op& op) const override { return factorsSaved(op); }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"Einsum", OpFamily::Einsum, {{"operands", OperandKind::TensorList, std::nullopt}},
+    defs.push_back({"Einsum",
+                    OpFamily::Einsum,
+                    {{"operands", OperandKind::TensorList, std::nullopt}},
                     {attr("equation", AttrKind::String, std::nullopt)}});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
@@ -99,8 +103,9 @@ class Einsum : public OpFamilyRules {
     if (!sizes) return fail(error, 0);
     for (size_t k = 1; k < in.size(); ++k)
       if (in[k].tensor->dtype != in[0].tensor->dtype)
-        return fail(fmt::format("operand dtypes differ: {} and {}", modelName(in[0].tensor->dtype), modelName(in[k].tensor->dtype)),
-                    static_cast<int>(k));
+        return fail(
+            fmt::format("operand dtypes differ: {} and {}", modelName(in[0].tensor->dtype), modelName(in[k].tensor->dtype)),
+            static_cast<int>(k));
     Shape out;
     for (char c : eq->output) out.push_back(sizes->at(c));
     return std::vector<TensorType>{{in[0].tensor->dtype, out}};

@@ -61,7 +61,9 @@ class Elementwise : public OpFamilyRules {
         {"Softplus", [](double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x))); }},
         {"LogicalNot", [](double x) { return x == 0 ? 1.0 : 0.0; }},
         // (irc) ONNX's Sign and Round (half to even, as numpy.round and ONNX say).
-        {"Sign", [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }},
+        {"Sign", [](double x) { return x > 0   ? 1.0
+                                       : x < 0 ? -1.0
+                                               : 0.0; }},
         {"Round", [](double x) { return std::nearbyint(x); }}};
     for (auto [t, kernel] : unaries) {
       defs.push_back({t, OpFamily::Unary, {tensor("x")}, {}});
@@ -69,9 +71,8 @@ class Elementwise : public OpFamilyRules {
     }
     // (irc) ONNX's IsNaN and IsInf (both signs): a bool mask of the same shape. The exporters'
     // scaled-dot-product attention guards its softmax with IsNaN/Where.
-    const std::pair<const char*, UnaryKernel> tests[] = {
-        {"IsNan", [](double x) { return std::isnan(x) ? 1.0 : 0.0; }},
-        {"IsInf", [](double x) { return std::isinf(x) ? 1.0 : 0.0; }}};
+    const std::pair<const char*, UnaryKernel> tests[] = {{"IsNan", [](double x) { return std::isnan(x) ? 1.0 : 0.0; }},
+                                                         {"IsInf", [](double x) { return std::isinf(x) ? 1.0 : 0.0; }}};
     for (auto [t, kernel] : tests) {
       defs.push_back({t, OpFamily::Unary, {tensor("x")}, {}});
       defs.back().unary = kernel;

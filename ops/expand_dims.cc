@@ -11,12 +11,13 @@ InferResult inferExpandDims(const std::vector<InferOperand>& in) {
   int64_t rank = static_cast<int64_t>(x.shape.size());
   int64_t axis = std::get<int64_t>(*in[1].constant);
   auto n = normalizeAxis(axis, rank + 1);
-  if (!n) return fail(fmt::format("axis {} is out of range for ExpandDims of rank {} (valid: {} .. {})", axis, rank, -rank - 1, rank), 1);
+  if (!n)
+    return fail(fmt::format("axis {} is out of range for ExpandDims of rank {} (valid: {} .. {})", axis, rank, -rank - 1, rank),
+                1);
   Shape out = x.shape;
   out.insert(out.begin() + *n, 1);
   return std::vector<TensorType>{{x.dtype, out}};
 }
-
 
 class ExpandDims : public OpFamilyRules {
  public:

@@ -27,13 +27,13 @@ inline AttrSpec attr(std::string name, AttrKind kind, std::optional<Attribute> d
 
 const OpFamilyRules& matMul();
 const OpFamilyRules& batchMatMul();
-const OpFamilyRules& broadcast();       // Add, Sub, Mul, RealDiv, Maximum, Minimum, Pow, comparisons, logical ops
-const OpFamilyRules& select();          // Select (ONNX's Where)
+const OpFamilyRules& broadcast();  // Add, Sub, Mul, RealDiv, Maximum, Minimum, Pow, comparisons, logical ops
+const OpFamilyRules& select();     // Select (ONNX's Where)
 const OpFamilyRules& biasAdd();
-const OpFamilyRules& elementwise();     // ReLU, GeLU, Tanh, ... (one function of one operand)
+const OpFamilyRules& elementwise();  // ReLU, GeLU, Tanh, ... (one function of one operand)
 const OpFamilyRules& cast();
-const OpFamilyRules& softmax();         // Softmax, LogSoftmax
-const OpFamilyRules& reduce();          // ReduceSum, ReduceMean, ReduceMax, ReduceMin
+const OpFamilyRules& softmax();  // Softmax, LogSoftmax
+const OpFamilyRules& reduce();   // ReduceSum, ReduceMean, ReduceMax, ReduceMin
 const OpFamilyRules& reshape();
 const OpFamilyRules& transpose();
 const OpFamilyRules& expandDims();
@@ -46,23 +46,23 @@ const OpFamilyRules& split();
 const OpFamilyRules& layerNorm();
 const OpFamilyRules& softmaxCrossEntropy();
 const OpFamilyRules& oneHot();
-const OpFamilyRules& triangle();        // Triu, Tril
-const OpFamilyRules& convolution();     // Conv1D, Conv2D, Conv3D
-const OpFamilyRules& convTranspose();   // ConvTranspose1D, 2D, 3D (convolution.cc)
-const OpFamilyRules& pool();            // MaxPool, AvgPool
+const OpFamilyRules& triangle();       // Triu, Tril
+const OpFamilyRules& convolution();    // Conv1D, Conv2D, Conv3D
+const OpFamilyRules& convTranspose();  // ConvTranspose1D, 2D, 3D (convolution.cc)
+const OpFamilyRules& pool();           // MaxPool, AvgPool
 const OpFamilyRules& gatherElements();
 const OpFamilyRules& gatherND();
-const OpFamilyRules& cumulative();      // CumSum
-const OpFamilyRules& argReduce();       // Argmax, Argmin
+const OpFamilyRules& cumulative();  // CumSum
+const OpFamilyRules& argReduce();   // Argmax, Argmin
 const OpFamilyRules& einsum();
 const OpFamilyRules& topK();
-const OpFamilyRules& pad();             // constant, reflect, edge and wrap padding
+const OpFamilyRules& pad();  // constant, reflect, edge and wrap padding
 const OpFamilyRules& scatterElements();
 const OpFamilyRules& scatterND();
-const OpFamilyRules& resize();          // nearest, linear and cubic interpolation
-const OpFamilyRules& opaque();          // an ONNX node irc keeps without semantics
-const OpFamilyRules& communication();   // the inserted collectives and _MirrorOperator: no rule
-const OpFamilyRules& stridedSlice();    // inserted by the redistribution pass
+const OpFamilyRules& resize();            // nearest, linear and cubic interpolation
+const OpFamilyRules& opaque();            // an ONNX node irc keeps without semantics
+const OpFamilyRules& communication();     // the inserted collectives and _MirrorOperator: no rule
+const OpFamilyRules& stridedSlice();      // inserted by the redistribution pass
 const OpFamilyRules& pipelineTransfer();  // Send and Receive at pipeline stage boundaries
 
 }  // namespace irc::families

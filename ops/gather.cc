@@ -49,7 +49,6 @@ TensorValue gather(const Op& op, const TensorValue& params, const TensorValue& i
   return out;
 }
 
-
 int vocabFactor(const OpRule& rule) {
   for (int f = 0; f < rule.factorCount(); ++f)
     if (rule.isReduction(f)) return f;
@@ -64,8 +63,8 @@ class Gather : public OpFamilyRules {
   // The indices route the gradient back.
   SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"Gather", OpFamily::Gather,
-                    {tensor("params"), tensor("indices"), constant("axis", OperandKind::Int, int64_t{0})}, {}});
+    defs.push_back(
+        {"Gather", OpFamily::Gather, {tensor("params"), tensor("indices"), constant("axis", OperandKind::Int, int64_t{0})}, {}});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap&) const override {
     return inferGather(in);
@@ -98,7 +97,8 @@ class Gather : public OpFamilyRules {
     return b.done();
   }
 
-  std::optional<StrategyError> checkSplits(const OpRule& rule, const OpView& op, const std::vector<int64_t>& splits) const override {
+  std::optional<StrategyError> checkSplits(const OpRule& rule, const OpView& op,
+                                           const std::vector<int64_t>& splits) const override {
     int vocab = vocabFactor(rule);
     // MindSpore's GatherInfo splits a table of any rank on the dims it passes through (the batch
     // of a fused QKV picked by `aten.select`); a split looked-up dim needs rank 1 or 2.
@@ -111,9 +111,10 @@ class Gather : public OpFamilyRules {
     for (const auto& dim : rule.operands[1])
       for (int f : dim) indicesSplit |= splits[f] > 1;
     if (vocab >= 0 && splits[vocab] > 1 && indicesSplit)
-      return StrategyError{fmt::format("Gather '{}' splits its params' axis dim {} ways; MindSpore then requires the indices unsplit",
-                                       op.name, splits[vocab]),
-                           1};
+      return StrategyError{
+          fmt::format("Gather '{}' splits its params' axis dim {} ways; MindSpore then requires the indices unsplit", op.name,
+                      splits[vocab]),
+          1};
     return std::nullopt;
   }
 
@@ -160,8 +161,9 @@ class Gather : public OpFamilyRules {
     auto [n1, i1] = next();
     ValueId r = ins.add(n1, i1, "ReLU", {Operand::ofValue(s)}, {}, {indexType}, nullptr, "clamp indices below the rows held");
     auto [n2, i2] = next();
-    ValueId m = ins.add(n2, i2, "Minimum", {Operand::ofValue(r), Operand::ofConstant(ScalarTensor{idx, static_cast<double>(rows - 1)})},
-                        {}, {indexType}, nullptr, "clamp indices above the rows held");
+    ValueId m =
+        ins.add(n2, i2, "Minimum", {Operand::ofValue(r), Operand::ofConstant(ScalarTensor{idx, static_cast<double>(rows - 1)})},
+                {}, {indexType}, nullptr, "clamp indices above the rows held");
     auto [n3, i3] = next();
     ValueId e = ins.add(n3, i3, "Equal", {Operand::ofValue(s), Operand::ofValue(m)}, {}, {{DType::Bool, indexType.shape}},
                         nullptr, "true where the index falls in the rows held");
@@ -191,8 +193,8 @@ class Gather : public OpFamilyRules {
     if (out.shape.size() > mask.size()) {
       mask.push_back(1);
       auto [n6, i6] = next();
-      x = ins.add(n6, i6, "ExpandDims", {Operand::ofValue(c), Operand::ofConstant(int64_t{-1})}, {}, {{out.dtype, mask}},
-                  nullptr, "broadcast the mask over the embedding dim");
+      x = ins.add(n6, i6, "ExpandDims", {Operand::ofValue(c), Operand::ofConstant(int64_t{-1})}, {}, {{out.dtype, mask}}, nullptr,
+                  "broadcast the mask over the embedding dim");
     }
     auto [n7, i7] = next();
     return ins.add(n7, i7, "Mul", {Operand::ofValue(g), Operand::ofValue(x)}, {}, {out}, nullptr,

@@ -14,7 +14,8 @@ InferResult inferGatherElements(const std::vector<InferOperand>& in, const AttrM
   if (!isInteger(indices.dtype))
     return fail(fmt::format("indices must have an integer dtype; got {}", modelName(indices.dtype)), 1);
   if (static_cast<int64_t>(indices.shape.size()) != rank || rank < 1)
-    return fail(fmt::format("indices {} must have the rank of data {} (>= 1)", formatShape(indices.shape), formatShape(data.shape)), 1);
+    return fail(
+        fmt::format("indices {} must have the rank of data {} (>= 1)", formatShape(indices.shape), formatShape(data.shape)), 1);
   auto axis = normalizeAxis(intAttr(attrs, "axis"), rank);
   if (!axis) return fail(fmt::format("axis {} is out of range for rank {}", intAttr(attrs, "axis"), rank), -1, "axis");
   for (int64_t d = 0; d < rank; ++d)
@@ -42,7 +43,9 @@ class GatherElements : public OpFamilyRules {
   // The indices route the gradient back.
   SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"GatherElements", OpFamily::IndexGather, {tensor("data"), tensor("indices")},
+    defs.push_back({"GatherElements",
+                    OpFamily::IndexGather,
+                    {tensor("data"), tensor("indices")},
                     {attr("axis", AttrKind::Int, int64_t{0})}});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
@@ -133,7 +136,9 @@ class GatherND : public OpFamilyRules {
   // The indices route the gradient back.
   SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"GatherNd", OpFamily::IndexGather, {tensor("data"), tensor("indices")},
+    defs.push_back({"GatherNd",
+                    OpFamily::IndexGather,
+                    {tensor("data"), tensor("indices")},
                     {attr("batch_dims", AttrKind::Int, int64_t{0})}});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {

@@ -94,8 +94,7 @@ void applyRankArgs(const RedistStep& s, AttrMap& attrs, std::vector<Operand>& op
       break;
     }
     case RedistStep::Kind::Reshape:
-    case RedistStep::Kind::RealDiv:
-      break;
+    case RedistStep::Kind::RealDiv: break;
   }
 }
 

@@ -11,7 +11,9 @@ InferResult inferLayerNorm(const std::vector<InferOperand>& in, const AttrMap& a
   const TensorType& x = *in[0].tensor;
   int64_t rank = static_cast<int64_t>(x.shape.size());
   auto bna = normalizeAxis(intAttr(attrs, "begin_norm_axis"), rank);
-  if (!bna) return fail(fmt::format("begin_norm_axis {} is out of range for rank {}", intAttr(attrs, "begin_norm_axis"), rank), -1, "begin_norm_axis");
+  if (!bna)
+    return fail(fmt::format("begin_norm_axis {} is out of range for rank {}", intAttr(attrs, "begin_norm_axis"), rank), -1,
+                "begin_norm_axis");
   auto bpa = normalizeAxis(intAttr(attrs, "begin_params_axis"), rank);
   if (!bpa || *bpa != *bna)
     return fail(fmt::format("begin_params_axis {} must equal begin_norm_axis {}", intAttr(attrs, "begin_params_axis"),
@@ -40,7 +42,8 @@ std::vector<TensorValue> layerNorm(const Op& op, const KernelInputs& in, const s
   int64_t inner = 1;
   for (int64_t d = axis; d < rank; ++d) inner *= x.shape[d];
   int64_t outer = x.size() / inner;
-  TensorValue y = TensorValue::zeros(x.shape), mean = TensorValue::zeros(results[1].shape), var = TensorValue::zeros(results[2].shape);
+  TensorValue y = TensorValue::zeros(x.shape), mean = TensorValue::zeros(results[1].shape),
+              var = TensorValue::zeros(results[2].shape);
   for (int64_t o = 0; o < outer; ++o) {
     double m = 0, v = 0;
     for (int64_t i = 0; i < inner; ++i) m += x.data[o * inner + i];
@@ -55,7 +58,6 @@ std::vector<TensorValue> layerNorm(const Op& op, const KernelInputs& in, const s
   return {y, mean, var};
 }
 
-
 class LayerNorm : public OpFamilyRules {
  public:
   bool operandIsWeight(const Graph&, const Op&, size_t operand) const override { return operand >= 1; }
@@ -66,9 +68,10 @@ class LayerNorm : public OpFamilyRules {
     return saved;
   }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"LayerNorm", OpFamily::LayerNorm, {tensor("x"), tensor("gamma"), tensor("beta")},
-                    {attr("begin_norm_axis", AttrKind::Int, int64_t{-1}),
-                     attr("begin_params_axis", AttrKind::Int, int64_t{-1}),
+    defs.push_back({"LayerNorm",
+                    OpFamily::LayerNorm,
+                    {tensor("x"), tensor("gamma"), tensor("beta")},
+                    {attr("begin_norm_axis", AttrKind::Int, int64_t{-1}), attr("begin_params_axis", AttrKind::Int, int64_t{-1}),
                      attr("epsilon", AttrKind::Float, 1e-7)}});
     defs.back().results = 3;  // y, mean, variance
   }
@@ -87,7 +90,8 @@ class LayerNorm : public OpFamilyRules {
     int64_t rank = static_cast<int64_t>(shape.size());
     int64_t axis = *normalizeAxis(std::get<int64_t>(in.attrs.at("begin_norm_axis")), rank);
     std::vector<int> f;
-    for (int64_t d = 0; d < rank; ++d) f.push_back(b.factor(shape[d], d >= axis ? FactorKind::Replicated : FactorKind::PassThrough));
+    for (int64_t d = 0; d < rank; ++d)
+      f.push_back(b.factor(shape[d], d >= axis ? FactorKind::Replicated : FactorKind::PassThrough));
     std::vector<int> trailing(f.begin() + axis, f.end()), leading(f.begin(), f.begin() + axis);
     b.rule.operands = {single(f), single(trailing), single(trailing)};
     DimFactors stat = single(leading);

@@ -17,8 +17,7 @@ InferResult inferMatMul(const std::vector<InferOperand>& in, const AttrMap& attr
   const TensorType& w = *in[1].tensor;
   if (x.shape.size() != 2) return fail(fmt::format("MatMul takes 2-d operands; x has shape {}", formatShape(x.shape)), 0);
   if (w.shape.size() != 2) return fail(fmt::format("MatMul takes 2-d operands; w has shape {}", formatShape(w.shape)), 1);
-  if (x.dtype != w.dtype)
-    return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(w.dtype)), 1);
+  if (x.dtype != w.dtype) return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(w.dtype)), 1);
   bool ta = boolAttr(attrs, "transpose_a"), tb = boolAttr(attrs, "transpose_b");
   int64_t m = ta ? x.shape[1] : x.shape[0], kx = ta ? x.shape[0] : x.shape[1];
   int64_t kw = tb ? w.shape[1] : w.shape[0], n = tb ? w.shape[0] : w.shape[1];
@@ -32,10 +31,11 @@ InferResult inferMatMul(const std::vector<InferOperand>& in, const AttrMap& attr
 InferResult inferBatchMatMul(const std::vector<InferOperand>& in, const AttrMap& attrs) {
   const TensorType& x = *in[0].tensor;
   const TensorType& w = *in[1].tensor;
-  if (x.shape.size() < 2) return fail(fmt::format("BatchMatMul needs operands of rank >= 2; x has shape {}", formatShape(x.shape)), 0);
-  if (w.shape.size() < 2) return fail(fmt::format("BatchMatMul needs operands of rank >= 2; w has shape {}", formatShape(w.shape)), 1);
-  if (x.dtype != w.dtype)
-    return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(w.dtype)), 1);
+  if (x.shape.size() < 2)
+    return fail(fmt::format("BatchMatMul needs operands of rank >= 2; x has shape {}", formatShape(x.shape)), 0);
+  if (w.shape.size() < 2)
+    return fail(fmt::format("BatchMatMul needs operands of rank >= 2; w has shape {}", formatShape(w.shape)), 1);
+  if (x.dtype != w.dtype) return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(w.dtype)), 1);
   bool ta = boolAttr(attrs, "transpose_a"), tb = boolAttr(attrs, "transpose_b");
   size_t rx = x.shape.size(), rw = w.shape.size();
   int64_t m = ta ? x.shape[rx - 1] : x.shape[rx - 2], kx = ta ? x.shape[rx - 2] : x.shape[rx - 1];
@@ -46,8 +46,7 @@ InferResult inferBatchMatMul(const std::vector<InferOperand>& in, const AttrMap&
                 1);
   Shape bx(x.shape.begin(), x.shape.end() - 2), bw(w.shape.begin(), w.shape.end() - 2);
   auto batch = broadcastShapes(bx, bw);
-  if (!batch)
-    return fail(fmt::format("batch dims {} and {} do not broadcast", formatShape(bx), formatShape(bw)), 1);
+  if (!batch) return fail(fmt::format("batch dims {} and {} do not broadcast", formatShape(bx), formatShape(bw)), 1);
   Shape out = *batch;
   out.push_back(m);
   out.push_back(n);
@@ -85,8 +84,8 @@ TensorValue matmul(const TensorValue& x, const TensorValue& w, bool ta, bool tb,
   return out;
 }
 
-const std::vector<AttrSpec> kTransposes = {attr("transpose_a", AttrKind::Bool, false), attr("transpose_b", AttrKind::Bool, false)};
-
+const std::vector<AttrSpec> kTransposes = {attr("transpose_a", AttrKind::Bool, false),
+                                           attr("transpose_b", AttrKind::Bool, false)};
 
 OpRule matmulRule(const TensorType& x, const TensorType& w, const TensorType& out, const AttrMap& attrs) {
   RuleBuilder b;
@@ -167,8 +166,8 @@ class MatMul : public BatchMatMul {
   void sample(const OpDef&, OpSample& s) const override { s.operands.push_back(s.operands[0]); }
   // MindSpore's out_strategy ((m*k, n)): the partial output reduce-scattered on dim 0.
   std::variant<TensorLayout, StrategyError> outputFromOutStrategy(const OpRule& rule, const OpView& op,
-                                                                 const std::vector<int64_t>& splits, const OpSharding& s,
-                                                                 const ShardStrategy& out) const override {
+                                                                  const std::vector<int64_t>& splits, const OpSharding& s,
+                                                                  const ShardStrategy& out) const override {
     int m = rule.results[0][0][0], n = rule.results[0][1][0];
     int k = -1;
     for (int f = 0; f < rule.factorCount(); ++f)

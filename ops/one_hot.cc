@@ -49,7 +49,6 @@ TensorValue oneHot(const Op& op, const KernelInputs& in, const Shape& outShape) 
   return out;
 }
 
-
 size_t classDimOf(const Op& op, size_t outputRank) {
   int64_t axis = std::get<int64_t>(op.attrs.at("axis"));
   return axis == -1 ? outputRank - 1 : static_cast<size_t>(axis);
@@ -60,8 +59,10 @@ class OneHot : public OpFamilyRules {
   // Its backward needs shapes only.
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"OneHot", OpFamily::OneHot,
-                    {tensor("indices"), constant("depth", OperandKind::Int),
+    defs.push_back({"OneHot",
+                    OpFamily::OneHot,
+                    {tensor("indices"),
+                     constant("depth", OperandKind::Int),
                      {"on_value", OperandKind::TensorOrScalar, std::nullopt},
                      {"off_value", OperandKind::TensorOrScalar, std::nullopt}},
                     {attr("axis", AttrKind::Int, int64_t{-1})}});
@@ -95,9 +96,9 @@ class OneHot : public OpFamilyRules {
                                           std::vector<int64_t>& splits) const override {
     const Shape& out = op.resultShapes[0];
     if (strategy.empty() || strategy[0].size() != out.size())
-      return StrategyError{fmt::format("OneHot '{}' takes its strategy on the output (rank {}), then () for scalar operands",
-                                       op.name, out.size()),
-                           -1};
+      return StrategyError{
+          fmt::format("OneHot '{}' takes its strategy on the output (rank {}), then () for scalar operands", op.name, out.size()),
+          -1};
     for (size_t i = 1; i < strategy.size(); ++i)
       if (!strategy[i].empty())
         return StrategyError{fmt::format("OneHot '{}': strategy tuple {} must be () (a scalar operand)", op.name, i), -1};
@@ -135,10 +136,11 @@ class OneHot : public OpFamilyRules {
     offset.rows = out.sliceShape()[classDim];
     offset.globalAfter = indexType.shape;
     const std::string name = op.name;
-    ValueId shifted = ins.add(fmt::format("{}.replace.0", name), fmt::format("replace_op_{}_0", name), "Sub",
-                              {Operand::ofValue(indices), Operand::ofConstant(ScalarTensor{indexType.dtype, 0})}, {}, {indexType}, std::make_shared<const RedistStep>(offset),
-                              fmt::format("{} one-hots only its {} classes [offset, offset + {}) on this rank", name, offset.rows,
-                                          offset.rows));
+    ValueId shifted = ins.add(
+        fmt::format("{}.replace.0", name), fmt::format("replace_op_{}_0", name), "Sub",
+        {Operand::ofValue(indices), Operand::ofConstant(ScalarTensor{indexType.dtype, 0})}, {}, {indexType},
+        std::make_shared<const RedistStep>(offset),
+        fmt::format("{} one-hots only its {} classes [offset, offset + {}) on this rank", name, offset.rows, offset.rows));
     graph.op(id).operands[0].value = shifted;
   }
 

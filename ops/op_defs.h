@@ -16,13 +16,13 @@ namespace irc {
 class OpFamilyRules;
 
 enum class OperandKind {
-  Tensor,        // a value
-  TensorList,    // every remaining operand is a value (Concat's tuple)
+  Tensor,          // a value
+  TensorList,      // every remaining operand is a value (Concat's tuple)
   TensorOrScalar,  // a value, or a scalar tensor constant (OneHot's on/off, RealDiv's divisor)
-  Int,           // constant int
-  IntOrTuple,    // constant int or tuple of ints (a reduction's axis)
-  Tuple,         // constant tuple of ints (Reshape's shape, Transpose's perm, StridedSlice bounds)
-  DTypeConst,    // constant type (Cast's target)
+  Int,             // constant int
+  IntOrTuple,      // constant int or tuple of ints (a reduction's axis)
+  Tuple,           // constant tuple of ints (Reshape's shape, Transpose's perm, StridedSlice bounds)
+  DTypeConst,      // constant type (Cast's target)
 };
 
 enum class AttrKind { Bool, Int, Float, IntOrTuple, String };
@@ -40,20 +40,42 @@ struct AttrSpec {
 };
 
 enum class OpFamily {
-  MatMul, BatchMatMul, Broadcast, Select, BiasAdd, Unary, Cast, Softmax, Reduce, Reshape, Transpose,
-  ExpandDims, Squeeze, Gather, Concat, Split, LayerNorm, SoftmaxCrossEntropy, OneHot,
+  MatMul,
+  BatchMatMul,
+  Broadcast,
+  Select,
+  BiasAdd,
+  Unary,
+  Cast,
+  Softmax,
+  Reduce,
+  Reshape,
+  Transpose,
+  ExpandDims,
+  Squeeze,
+  Gather,
+  Concat,
+  Split,
+  LayerNorm,
+  SoftmaxCrossEntropy,
+  OneHot,
   // (irc) ONNX's Slice and Expand: MindSpore's Slice(x, begin, size) and BroadcastTo(x, shape)
-  Slice, BroadcastTo,
+  Slice,
+  BroadcastTo,
   // (irc) ONNX's Trilu: MindSpore's Triu and Tril
   Triangle,
   // (irc) ONNX's Conv (MindSpore's Conv2D, and Conv1D, Conv3D), MaxPool and AveragePool
-  Convolution, Pool,
+  Convolution,
+  Pool,
   // (irc) ONNX's GatherElements and GatherND (MindSpore's GatherD, GatherNd), and CumSum
-  IndexGather, Cumulative,
+  IndexGather,
+  Cumulative,
   // (irc) ONNX's ArgMax/ArgMin (MindSpore's Argmax, Argmin) and Einsum
-  ArgReduce, Einsum,
+  ArgReduce,
+  Einsum,
   // (irc) ONNX's TopK (MindSpore's TopK; axis and largest are irc's) and Pad (constant mode)
-  TopK, Pad,
+  TopK,
+  Pad,
   // (irc) ONNX's ScatterElements and ScatterND without a reduction
   Scatter,
   // (irc) ONNX's ConvTranspose (MindSpore's Conv2DTranspose, and 1-D, 3-D)
@@ -63,11 +85,16 @@ enum class OpFamily {
   // (irc) an ONNX node kept without semantics (--opaque-unsupported)
   Opaque,
   // inserted by the passes, never written in a model
-  AllReduce, AllGather, ReduceScatter, AlltoAll, StridedSlice,
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AlltoAll,
+  StridedSlice,
   // training graphs: the identity forward, the gradient AllReduce of a replicated parameter
   Mirror,
   // pipeline parallelism: a value's transfer between stages (docs/pipeline.md)
-  Send, Receive,
+  Send,
+  Receive,
 };
 
 // How an op's strategy is written (parallel-semantics.md §2).

@@ -28,9 +28,8 @@ std::optional<StrategyError> OpFamilyRules::readSplits(const OpRule& rule, const
                                                        std::vector<int64_t>& splits) const {
   size_t tensors = rule.operands.size();
   if (strategy.size() != tensors)
-    return StrategyError{fmt::format("{} '{}' has {} tensor inputs; the strategy has {} tuples", op.type, op.name, tensors,
-                                     strategy.size()),
-                         -1};
+    return StrategyError{
+        fmt::format("{} '{}' has {} tensor inputs; the strategy has {} tuples", op.type, op.name, tensors, strategy.size()), -1};
   std::vector<std::string> setBy(rule.factorCount());  // "dim 1 of 'x'": where a factor's split came from
   for (size_t k = 0; k < tensors; ++k) {
     const Shape& shape = op.operandShapes[k];
@@ -43,8 +42,8 @@ std::optional<StrategyError> OpFamilyRules::readSplits(const OpRule& rule, const
     for (size_t d = 0; d < shape.size(); ++d) {
       int64_t s = strategy[k][d];
       if (!splitsEvenly(shape[d], s))
-        return StrategyError{fmt::format("{} '{}': {} does not divide dim {} of '{}' (size {}); valid: {}", op.type, op.name, s, d,
-                                         tensor, shape[d], divisorsText(shape[d])),
+        return StrategyError{fmt::format("{} '{}': {} does not divide dim {} of '{}' (size {}); valid: {}", op.type, op.name, s,
+                                         d, tensor, shape[d], divisorsText(shape[d])),
                              operand};
       const auto& factors = rule.operands[k][d];
       if (factors.empty()) {
@@ -56,10 +55,11 @@ std::optional<StrategyError> OpFamilyRules::readSplits(const OpRule& rule, const
       }
       int f = factors[0];
       if (splits[f] != 0 && splits[f] != s)
-        return StrategyError{fmt::format("{} '{}': dim {} of '{}' is split {} ways but {} is split {} ways; they are the same dim "
-                                         "of the op (factor {}) and must be split alike",
-                                         op.type, op.name, d, tensor, s, setBy[f], splits[f], factorName(f)),
-                             operand};
+        return StrategyError{
+            fmt::format("{} '{}': dim {} of '{}' is split {} ways but {} is split {} ways; they are the same dim "
+                        "of the op (factor {}) and must be split alike",
+                        op.type, op.name, d, tensor, s, setBy[f], splits[f], factorName(f)),
+            operand};
       if (splits[f] == 0) setBy[f] = fmt::format("dim {} of '{}'", d, tensor);
       splits[f] = s;
     }
@@ -74,10 +74,10 @@ ShardStrategy OpFamilyRules::strategyOf(const OpRule& rule, const OpSharding& s)
 }
 
 std::variant<TensorLayout, StrategyError> OpFamilyRules::outputFromOutStrategy(const OpRule&, const OpView& op,
-                                                                              const std::vector<int64_t>&, const OpSharding&,
-                                                                              const ShardStrategy&) const {
-  return StrategyError{fmt::format("{} '{}' takes no out_strategy (only MatMul does, to reduce-scatter its output)", op.type, op.name),
-                       -1};
+                                                                               const std::vector<int64_t>&, const OpSharding&,
+                                                                               const ShardStrategy&) const {
+  return StrategyError{
+      fmt::format("{} '{}' takes no out_strategy (only MatMul does, to reduce-scatter its output)", op.type, op.name), -1};
 }
 
 std::vector<int> SavedForBackward::operandsKeptWhenAllTrain() const {

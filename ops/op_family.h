@@ -54,7 +54,7 @@ using KernelInputs = std::vector<const TensorValue*>;
 // another operand needs a gradient: a weight times a constant mask keeps nothing of the mask's
 // partner, an activation times a weight keeps the activation.
 struct SavedForBackward {
-  std::vector<int> operands;          // kept whenever the op has a backward
+  std::vector<int> operands;  // kept whenever the op has a backward
   std::vector<int> results;
   std::vector<int> forOtherOperands;  // kept only where another operand needs a gradient
 
@@ -95,8 +95,7 @@ class OpFamilyRules {
   virtual void define(std::vector<OpDef>& defs) const = 0;
   // The result types from the operand types, constants and attributes (defaults filled in);
   // ops/shape_inference.h's inferResultTypes adds the checks every op shares.
-  virtual InferResult inferTypes(const OpDef& def, const std::vector<InferOperand>& operands,
-                                 const AttrMap& attrs) const = 0;
+  virtual InferResult inferTypes(const OpDef& def, const std::vector<InferOperand>& operands, const AttrMap& attrs) const = 0;
   // The float64 reference semantics (spec/ops.md's numpy expressions). Collectives need several
   // ranks and run in the SPMD simulator; the default says so.
   virtual std::vector<TensorValue> evaluate(const Op& op, const KernelInputs& operands,
@@ -128,8 +127,8 @@ class OpFamilyRules {
   virtual bool repeatOnLeft(const OpRule&, const std::vector<int64_t>&) const { return false; }
   // An out_strategy: the output layout it requests, or an error (only MatMul takes one).
   virtual std::variant<TensorLayout, StrategyError> outputFromOutStrategy(const OpRule& rule, const OpView& op,
-                                                                         const std::vector<int64_t>& splits,
-                                                                         const OpSharding& s, const ShardStrategy& out) const;
+                                                                          const std::vector<int64_t>& splits, const OpSharding& s,
+                                                                          const ShardStrategy& out) const;
   // Shardy's op priority: elementwise-like ops (and reshapes, transposes) propagate at the first
   // levels, before ops that contract or reduce.
   virtual bool elementwiseForPropagation() const { return false; }

@@ -22,8 +22,9 @@ std::optional<OpRule> ruleOf(const Graph& graph, const Op& op) {
   return buildRule(*def, operands, constants, op.attrs, results);
 }
 
-std::optional<OpRule> buildRule(const OpDef& def, const std::vector<TensorType>& operands, const std::vector<Attribute>& constants,
-                                const AttrMap& attrs, const std::vector<TensorType>& results) {
+std::optional<OpRule> buildRule(const OpDef& def, const std::vector<TensorType>& operands,
+                                const std::vector<Attribute>& constants, const AttrMap& attrs,
+                                const std::vector<TensorType>& results) {
   return rulesOf(def).rule({def, operands, constants, attrs, results});
 }
 

@@ -14,8 +14,9 @@ namespace irc {
 // The rule of a graph op (nullopt for ops without one: the inserted communication ops).
 std::optional<OpRule> ruleOf(const Graph& graph, const Op& op);
 // The rule from plain types, for tests and --list-ops.
-std::optional<OpRule> buildRule(const OpDef& def, const std::vector<TensorType>& operands, const std::vector<Attribute>& constants,
-                                const AttrMap& attrs, const std::vector<TensorType>& results);
+std::optional<OpRule> buildRule(const OpDef& def, const std::vector<TensorType>& operands,
+                                const std::vector<Attribute>& constants, const AttrMap& attrs,
+                                const std::vector<TensorType>& results);
 
 // ruleOf, computed once per distinct (op type, operand and result types, constants, attrs): a
 // rule is a function of those alone, and the ops of repeated layers ask the same ones.

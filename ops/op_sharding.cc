@@ -118,8 +118,9 @@ ShardingResult shardingFromLayouts(const OpRule& rule, const OpView& op, const s
       s.factorAxes[f] = axes;
       for (int a : axes) {
         if (axisFactor[a] >= 0 && axisFactor[a] != f)
-          return err(fmt::format("{} '{}': device axis '{}' splits two different dims of the op", op.type, op.name, mesh.names[a]),
-                     static_cast<int>(k));
+          return err(
+              fmt::format("{} '{}': device axis '{}' splits two different dims of the op", op.type, op.name, mesh.names[a]),
+              static_cast<int>(k));
         axisFactor[a] = f;
       }
     }
@@ -138,9 +139,10 @@ ShardingResult shardingFromLayouts(const OpRule& rule, const OpView& op, const s
         scattered.dims[0].insert(scattered.dims[0].end(), computed.partialAxes.begin(), computed.partialAxes.end());
       scattered.partialAxes.clear();
       if (!want.sameAs(scattered) && !want.sameAs(TensorLayout{computed.mesh, computed.shape, computed.dims, {}, ReduceOp::Sum}))
-        return err(fmt::format("{} '{}': out_layout {} is neither the computed output {} nor its reduce-scatter", op.type, op.name,
-                               printAliasLayout(want), printAliasLayout(computed)));
-      if (!want.sameAs(TensorLayout{computed.mesh, computed.shape, computed.dims, {}, ReduceOp::Sum})) s.requestedOutputs[r] = want;
+        return err(fmt::format("{} '{}': out_layout {} is neither the computed output {} nor its reduce-scatter", op.type,
+                               op.name, printAliasLayout(want), printAliasLayout(computed)));
+      if (!want.sameAs(TensorLayout{computed.mesh, computed.shape, computed.dims, {}, ReduceOp::Sum}))
+        s.requestedOutputs[r] = want;
     }
   }
   return s;
@@ -233,7 +235,8 @@ ShardStrategy strategyOf(const OpRule& rule, const OpSharding& s, const OpView& 
 
 std::vector<DimAxes> layoutMapsOf(const OpRule& rule, const OpSharding& s) {
   std::vector<DimAxes> maps;
-  for (size_t k = 0; k < rule.operands.size(); ++k) maps.push_back(layoutFor(s, rule.operands[k], Shape(rule.operands[k].size(), 1)).dims);
+  for (size_t k = 0; k < rule.operands.size(); ++k)
+    maps.push_back(layoutFor(s, rule.operands[k], Shape(rule.operands[k].size(), 1)).dims);
   return maps;
 }
 

@@ -41,7 +41,8 @@ ShardingResult shardingFromStrategy(const OpRule& rule, const OpView& op, const 
                                     const std::optional<ShardStrategy>& outStrategy = std::nullopt);
 // Layout form over a named mesh: per tensor operand its tensor map.
 ShardingResult shardingFromLayouts(const OpRule& rule, const OpView& op, const std::vector<DimAxes>& inLayouts,
-                                   const DeviceMatrix& mesh, const std::optional<std::vector<DimAxes>>& outLayouts = std::nullopt);
+                                   const DeviceMatrix& mesh,
+                                   const std::optional<std::vector<DimAxes>>& outLayouts = std::nullopt);
 
 TensorLayout operandLayout(const OpRule& rule, const OpSharding& s, int operand, const Shape& shape);
 TensorLayout resultLayout(const OpRule& rule, const OpSharding& s, int result, const Shape& shape);

@@ -10,8 +10,7 @@ namespace {
 // An opaque op's result is what its attributes say (ONNX's shape inference found it).
 InferResult inferOpaque(const AttrMap& attrs) {
   auto dtype = parseDType(std::get<std::string>(attrs.at("dtype")));
-  if (!dtype)
-    return fail(fmt::format("dtype '{}' is not an irc dtype", std::get<std::string>(attrs.at("dtype"))), -1, "dtype");
+  if (!dtype) return fail(fmt::format("dtype '{}' is not an irc dtype", std::get<std::string>(attrs.at("dtype"))), -1, "dtype");
   const Attribute& shape = attrs.at("shape");
   Shape out = std::holds_alternative<int64_t>(shape) ? Shape{std::get<int64_t>(shape)} : std::get<IntTuple>(shape);
   for (int64_t d : out)
@@ -36,14 +35,15 @@ TensorValue opaquePlaceholder(const Op& op, const TensorType& type) {
   return out;
 }
 
-
 class Opaque : public OpFamilyRules {
  public:
   // (irc) An ONNX node irc has no op for, kept with --opaque-unsupported: its ONNX type, its one
   // result's dtype and shape (from ONNX's shape inference); its operands and result are whole on
   // every rank, and the reference gives a placeholder result (docs/onnx.md).
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"Opaque", OpFamily::Opaque, {{"inputs", OperandKind::TensorList, std::nullopt}},
+    defs.push_back({"Opaque",
+                    OpFamily::Opaque,
+                    {{"inputs", OperandKind::TensorList, std::nullopt}},
                     {attr("op_type", AttrKind::String, std::nullopt), attr("dtype", AttrKind::String, std::nullopt),
                      attr("shape", AttrKind::IntOrTuple, std::nullopt)}});
   }

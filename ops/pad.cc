@@ -15,7 +15,9 @@ std::optional<InferError> checkPaddings(const IntTuple& p, size_t rank) {
     return fail(fmt::format("paddings {} must give a (before, after) pair for each of the {} dims", formatIntTuple(p), rank), -1,
                 "paddings");
   for (int64_t v : p)
-    if (v < 0) return fail(fmt::format("paddings {} has {}; irc pads, it does not crop (entries >= 0)", formatIntTuple(p), v), -1, "paddings");
+    if (v < 0)
+      return fail(fmt::format("paddings {} has {}; irc pads, it does not crop (entries >= 0)", formatIntTuple(p), v), -1,
+                  "paddings");
   return std::nullopt;
 }
 
@@ -42,7 +44,9 @@ class Pad : public OpFamilyRules {
   // Its backward cuts the gradient back: shapes only.
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"Pad", OpFamily::Pad, {tensor("x")},
+    defs.push_back({"Pad",
+                    OpFamily::Pad,
+                    {tensor("x")},
                     {attr("paddings", AttrKind::IntOrTuple, std::nullopt), attr("value", AttrKind::Float, 0.0),
                      attr("mode", AttrKind::String, std::string("constant"))}});
   }

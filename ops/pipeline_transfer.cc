@@ -16,13 +16,11 @@ class PipelineTransfer : public OpFamilyRules {
     // Attribute names as MindSpore's pipeline split gives them (pipeline_transformer.cc);
     // `group_ranks` is irc's, as on every collective.
     auto common = [](const char* peer) {
-      return std::vector<AttrSpec>{attr("sr_tag", AttrKind::Int, std::nullopt),
-                                   attr(peer, AttrKind::Int, std::nullopt),
-                                   attr("group", AttrKind::String, std::nullopt),
-                                   attr("group_back", AttrKind::String, std::nullopt),
-                                   attr("group_ranks", AttrKind::String, std::nullopt),
-                                   attr("shape", AttrKind::IntOrTuple, std::nullopt),
-                                   attr("dtype", AttrKind::String, std::nullopt)};
+      return std::vector<AttrSpec>{
+          attr("sr_tag", AttrKind::Int, std::nullopt),         attr(peer, AttrKind::Int, std::nullopt),
+          attr("group", AttrKind::String, std::nullopt),       attr("group_back", AttrKind::String, std::nullopt),
+          attr("group_ranks", AttrKind::String, std::nullopt), attr("shape", AttrKind::IntOrTuple, std::nullopt),
+          attr("dtype", AttrKind::String, std::nullopt)};
     };
     defs.push_back({"Send", OpFamily::Send, {tensor("x")}, common("dest_rank"), true});
     defs.push_back({"Receive", OpFamily::Receive, {{"x", OperandKind::TensorList, std::nullopt}}, common("src_rank"), true});

@@ -19,27 +19,33 @@ int64_t pooledSize(int64_t in, int64_t kernel, int64_t stride, int64_t padBegin,
 InferResult inferPool(const OpDef& def, const std::vector<InferOperand>& in, const AttrMap& attrs) {
   const TensorType& x = *in[0].tensor;
   if (x.shape.size() < 3 || x.shape.size() > 5)
-    return fail(fmt::format("{} takes x of rank 3 to 5 (N, C and 1 to 3 spatial dims); x has shape {}", def.type,
-                            formatShape(x.shape)),
-                0);
+    return fail(
+        fmt::format("{} takes x of rank 3 to 5 (N, C and 1 to 3 spatial dims); x has shape {}", def.type, formatShape(x.shape)),
+        0);
   const size_t spatial = x.shape.size() - 2;
   IntTuple kernel = asTuple(attrs.at("kernel_size")), strides = asTuple(attrs.at("strides")), pads = asTuple(attrs.at("pads"));
   if (kernel.size() != spatial)
-    return fail(fmt::format("kernel_size {} must have {} entries (x has {} spatial dims)", formatIntTuple(kernel), spatial, spatial),
-                -1, "kernel_size");
+    return fail(
+        fmt::format("kernel_size {} must have {} entries (x has {} spatial dims)", formatIntTuple(kernel), spatial, spatial), -1,
+        "kernel_size");
   if (strides.empty()) strides.assign(spatial, 1);
   if (pads.empty()) pads.assign(2 * spatial, 0);
-  if (strides.size() != spatial) return fail(fmt::format("strides {} must have {} entries", formatIntTuple(strides), spatial), -1, "strides");
+  if (strides.size() != spatial)
+    return fail(fmt::format("strides {} must have {} entries", formatIntTuple(strides), spatial), -1, "strides");
   if (pads.size() != 2 * spatial)
-    return fail(fmt::format("pads {} must have {} entries (the begins, then the ends)", formatIntTuple(pads), 2 * spatial), -1, "pads");
+    return fail(fmt::format("pads {} must have {} entries (the begins, then the ends)", formatIntTuple(pads), 2 * spatial), -1,
+                "pads");
   Shape out = {x.shape[0], x.shape[1]};
   for (size_t d = 0; d < spatial; ++d) {
-    if (kernel[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[d + spatial] < 0 || pads[d] >= kernel[d] || pads[d + spatial] >= kernel[d])
-      return fail(fmt::format("spatial dim {}: kernel {}, stride {} must be positive and pads {}, {} in [0, kernel)", d, kernel[d],
-                              strides[d], pads[d], pads[d + spatial]),
+    if (kernel[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[d + spatial] < 0 || pads[d] >= kernel[d] ||
+        pads[d + spatial] >= kernel[d])
+      return fail(fmt::format("spatial dim {}: kernel {}, stride {} must be positive and pads {}, {} in [0, kernel)", d,
+                              kernel[d], strides[d], pads[d], pads[d + spatial]),
                   -1, "kernel_size");
     if (x.shape[d + 2] + pads[d] + pads[d + spatial] < kernel[d])
-      return fail(fmt::format("spatial dim {} of x ({}) with its padding is smaller than the kernel ({})", d, x.shape[d + 2], kernel[d]), 0);
+      return fail(
+          fmt::format("spatial dim {} of x ({}) with its padding is smaller than the kernel ({})", d, x.shape[d + 2], kernel[d]),
+          0);
     out.push_back(pooledSize(x.shape[d + 2], kernel[d], strides[d], pads[d], pads[d + spatial], boolAttr(attrs, "ceil_mode")));
   }
   return std::vector<TensorType>{{x.dtype, out}};
@@ -49,7 +55,8 @@ InferResult inferPool(const OpDef& def, const std::vector<InferOperand>& in, con
 // with count_include_pad.
 TensorValue pool(const Op& op, bool max, const TensorValue& x, const Shape& outShape) {
   const size_t spatial = outShape.size() - 2;
-  IntTuple kernel = asTuple(op.attrs.at("kernel_size")), strides = asTuple(op.attrs.at("strides")), pads = asTuple(op.attrs.at("pads"));
+  IntTuple kernel = asTuple(op.attrs.at("kernel_size")), strides = asTuple(op.attrs.at("strides")),
+           pads = asTuple(op.attrs.at("pads"));
   if (strides.empty()) strides.assign(spatial, 1);
   if (pads.empty()) pads.assign(2 * spatial, 0);
   const bool countPad = !max && std::get<bool>(op.attrs.at("count_include_pad"));
@@ -90,8 +97,7 @@ class Pool : public OpFamilyRules {
   void define(std::vector<OpDef>& defs) const override {
     std::vector<AttrSpec> common = {attr("kernel_size", AttrKind::IntOrTuple, std::nullopt),
                                     attr("strides", AttrKind::IntOrTuple, IntTuple{}),
-                                    attr("pads", AttrKind::IntOrTuple, IntTuple{}),
-                                    attr("ceil_mode", AttrKind::Bool, false)};
+                                    attr("pads", AttrKind::IntOrTuple, IntTuple{}), attr("ceil_mode", AttrKind::Bool, false)};
     defs.push_back({"MaxPool", OpFamily::Pool, {tensor("x")}, common});
     defs.back().reduction = Reduction::Max;
     common.push_back(attr("count_include_pad", AttrKind::Bool, false));

@@ -57,7 +57,6 @@ TensorValue reduce(Reduction reduction, const TensorValue& x, const IntTuple& ax
   return acc;
 }
 
-
 class Reduce : public OpFamilyRules {
  public:
   // A sum or mean spreads its gradient by shape alone; a max or min keeps where it was taken.
@@ -66,10 +65,14 @@ class Reduce : public OpFamilyRules {
     return {{0}, {0}, {}};
   }
   void define(std::vector<OpDef>& defs) const override {
-    const std::pair<const char*, Reduction> reductions[] = {
-        {"ReduceSum", Reduction::Sum}, {"ReduceMean", Reduction::Mean}, {"ReduceMax", Reduction::Max}, {"ReduceMin", Reduction::Min}};
+    const std::pair<const char*, Reduction> reductions[] = {{"ReduceSum", Reduction::Sum},
+                                                            {"ReduceMean", Reduction::Mean},
+                                                            {"ReduceMax", Reduction::Max},
+                                                            {"ReduceMin", Reduction::Min}};
     for (auto [t, reduction] : reductions) {
-      defs.push_back({t, OpFamily::Reduce, {tensor("x"), constant("axis", OperandKind::IntOrTuple, IntTuple{})},
+      defs.push_back({t,
+                      OpFamily::Reduce,
+                      {tensor("x"), constant("axis", OperandKind::IntOrTuple, IntTuple{})},
                       {attr("keep_dims", AttrKind::Bool, false)}});
       defs.back().reduction = reduction;
     }

@@ -13,9 +13,14 @@ const std::vector<OpDef>& allOpDefs() {
   using namespace families;
   static const std::vector<OpDef> defs = [] {
     const std::array<std::reference_wrapper<const OpFamilyRules>, 39> families = {
-        matMul(),  batchMatMul(), broadcast(), select(), biasAdd(), elementwise(), cast(),      softmax(), reduce(),
-        reshape(), transpose(),   expandDims(), squeeze(), slice(),  broadcastTo(), gather(),   concat(),  split(),
-        layerNorm(), softmaxCrossEntropy(), oneHot(), triangle(), convolution(), convTranspose(), pool(), gatherElements(), gatherND(), cumulative(), argReduce(), einsum(), topK(), pad(), scatterElements(), scatterND(), resize(), opaque(), communication(), stridedSlice(), pipelineTransfer()};
+        matMul(),         batchMatMul(),   broadcast(),       select(),          biasAdd(),
+        elementwise(),    cast(),          softmax(),         reduce(),          reshape(),
+        transpose(),      expandDims(),    squeeze(),         slice(),           broadcastTo(),
+        gather(),         concat(),        split(),           layerNorm(),       softmaxCrossEntropy(),
+        oneHot(),         triangle(),      convolution(),     convTranspose(),   pool(),
+        gatherElements(), gatherND(),      cumulative(),      argReduce(),       einsum(),
+        topK(),           pad(),           scatterElements(), scatterND(),       resize(),
+        opaque(),         communication(), stridedSlice(),    pipelineTransfer()};
     std::vector<OpDef> all;
     for (const OpFamilyRules& family : families) {
       size_t first = all.size();

@@ -19,17 +19,19 @@ InferResult inferReshape(const std::vector<InferOperand>& in) {
       if (inferred >= 0) return fail(fmt::format("shape {} has more than one -1", formatIntTuple(target)), 1);
       inferred = static_cast<int>(i);
     } else if (target[i] <= 0) {
-      return fail(fmt::format("shape {} has entry {}; entries must be positive or a single -1", formatIntTuple(target), target[i]), 1);
+      return fail(
+          fmt::format("shape {} has entry {}; entries must be positive or a single -1", formatIntTuple(target), target[i]), 1);
     } else if (auto k = checkedMul(known, target[i]); k && *k <= kMaxTensorElements) {
       known = *k;
     } else {
-      return fail(fmt::format("shape {} has more than {} elements (docs/limits.md)", formatIntTuple(target), kMaxTensorElements), 1);
+      return fail(fmt::format("shape {} has more than {} elements (docs/limits.md)", formatIntTuple(target), kMaxTensorElements),
+                  1);
     }
   }
   if (inferred >= 0) {
     if (known == 0 || total % known != 0)
-      return fail(fmt::format("cannot reshape {} ({} elements) to {}: {} is not a multiple of {}", formatShape(x.shape),
-                              total, formatIntTuple(target), total, known),
+      return fail(fmt::format("cannot reshape {} ({} elements) to {}: {} is not a multiple of {}", formatShape(x.shape), total,
+                              formatIntTuple(target), total, known),
                   1);
     target[inferred] = total / known;
   } else if (known != total) {
@@ -40,7 +42,6 @@ InferResult inferReshape(const std::vector<InferOperand>& in) {
   return std::vector<TensorType>{{x.dtype, target}};
 }
 
-
 // Reshape: the common refinement of both shapes' prefix products gives the factors; a dim
 // spans a run of them. Where the refinement does not divide evenly (e.g. (6, 4) -> (4, 6)),
 // the dims of that stretch get their own replicated factors: they cannot be split across it.
@@ -50,8 +51,14 @@ OpRule reshapeRule(const Shape& in, const Shape& out) {
   size_t i = 0, o = 0;
   while (i < in.size() || o < out.size()) {
     // Size-1 dims have no factor.
-    if (i < in.size() && in[i] == 1) { ++i; continue; }
-    if (o < out.size() && out[o] == 1) { ++o; continue; }
+    if (i < in.size() && in[i] == 1) {
+      ++i;
+      continue;
+    }
+    if (o < out.size() && out[o] == 1) {
+      ++o;
+      continue;
+    }
     // Find the shortest stretch [i, i2) x [o, o2) whose products agree.
     size_t i2 = i, o2 = o;
     int64_t pi = 1, po = 1;
@@ -126,7 +133,9 @@ class Reshape : public OpFamilyRules {
     s.note = "(2, 4, 8) -> (8, 8)";
   }
   StrategyForm strategyForm() const override { return StrategyForm::FromNeighbours; }
-  std::optional<OpRule> rule(const RuleInputs& in) const override { return reshapeRule(in.operands[0].shape, in.results[0].shape); }
+  std::optional<OpRule> rule(const RuleInputs& in) const override {
+    return reshapeRule(in.operands[0].shape, in.results[0].shape);
+  }
   void localize(Op& op) const override {
     op.operands[1].constant = Attribute(IntTuple(op.parallel->outputLayouts[0].sliceShape()));
   }

@@ -11,8 +11,8 @@ namespace irc::families {
 namespace {
 
 const std::vector<std::string> kModes = {"nearest", "linear", "cubic"};
-const std::vector<std::string> kCoordinateModes = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                                   "align_corners", "asymmetric", "tf_half_pixel_for_nn"};
+const std::vector<std::string> kCoordinateModes = {"half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
+                                                   "align_corners", "asymmetric",           "tf_half_pixel_for_nn"};
 const std::vector<std::string> kNearestModes = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
 bool oneOf(const std::string& s, const std::vector<std::string>& valid) {
@@ -23,7 +23,8 @@ bool oneOf(const std::string& s, const std::vector<std::string>& valid) {
 // coordinate_transformation_mode; the scale is out / in, so half_pixel_symmetric is half_pixel).
 double sourceCoordinate(int64_t y, int64_t in, int64_t out, const std::string& mode) {
   const double scale = static_cast<double>(out) / static_cast<double>(in);
-  if (mode == "align_corners") return out == 1 ? 0.0 : static_cast<double>(y) * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (mode == "align_corners")
+    return out == 1 ? 0.0 : static_cast<double>(y) * static_cast<double>(in - 1) / static_cast<double>(out - 1);
   if (mode == "asymmetric") return static_cast<double>(y) / scale;
   if (mode == "pytorch_half_pixel") return out == 1 ? -0.5 : (static_cast<double>(y) + 0.5) / scale - 0.5;
   if (mode == "tf_half_pixel_for_nn") return (static_cast<double>(y) + 0.5) / scale;
@@ -74,7 +75,9 @@ std::vector<Tap> tapsOf(int64_t y, int64_t in, int64_t out, const AttrMap& attrs
 class Resize : public OpFamilyRules {
  public:
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"Resize", OpFamily::Resize, {tensor("x")},
+    defs.push_back({"Resize",
+                    OpFamily::Resize,
+                    {tensor("x")},
                     {attr("sizes", AttrKind::IntOrTuple, std::nullopt), attr("mode", AttrKind::String, std::string("nearest")),
                      attr("coordinate_transformation_mode", AttrKind::String, std::string("half_pixel")),
                      attr("nearest_mode", AttrKind::String, std::string("round_prefer_floor")),
@@ -84,11 +87,12 @@ class Resize : public OpFamilyRules {
     const TensorType& x = *in[0].tensor;
     IntTuple sizes = asTuple(attrs.at("sizes"));
     if (sizes.size() != x.shape.size())
-      return fail(fmt::format("sizes {} must give one size per dim of x {}", formatIntTuple(sizes), formatShape(x.shape)), -1, "sizes");
+      return fail(fmt::format("sizes {} must give one size per dim of x {}", formatIntTuple(sizes), formatShape(x.shape)), -1,
+                  "sizes");
     for (size_t d = 0; d < sizes.size(); ++d)
       if (sizes[d] < 1 || (x.shape[d] == 0 && sizes[d] != 0))
-        return fail(fmt::format("sizes {} has {} for dim {} of size {}; a size is >= 1, from a dim of >= 1", formatIntTuple(sizes),
-                                sizes[d], d, x.shape[d]),
+        return fail(fmt::format("sizes {} has {} for dim {} of size {}; a size is >= 1, from a dim of >= 1",
+                                formatIntTuple(sizes), sizes[d], d, x.shape[d]),
                     -1, "sizes");
     const std::pair<const char*, const std::vector<std::string>*> checks[] = {
         {"mode", &kModes}, {"coordinate_transformation_mode", &kCoordinateModes}, {"nearest_mode", &kNearestModes}};

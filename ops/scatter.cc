@@ -36,7 +36,8 @@ std::optional<InferError> checkOperands(const std::vector<InferOperand>& in) {
   const TensorType& data = *in[0].tensor;
   const TensorType& indices = *in[1].tensor;
   const TensorType& updates = *in[2].tensor;
-  if (!isInteger(indices.dtype)) return fail(fmt::format("indices must have an integer dtype; got {}", modelName(indices.dtype)), 1);
+  if (!isInteger(indices.dtype))
+    return fail(fmt::format("indices must have an integer dtype; got {}", modelName(indices.dtype)), 1);
   if (updates.dtype != data.dtype)
     return fail(fmt::format("updates are {}; data is {}", modelName(updates.dtype), modelName(data.dtype)), 2);
   return std::nullopt;
@@ -47,7 +48,9 @@ class ScatterElements : public OpFamilyRules {
   // The indices route the gradient back.
   SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"ScatterElements", OpFamily::Scatter, {tensor("data"), tensor("indices"), tensor("updates")},
+    defs.push_back({"ScatterElements",
+                    OpFamily::Scatter,
+                    {tensor("data"), tensor("indices"), tensor("updates")},
                     {attr("axis", AttrKind::Int, int64_t{0}), attr("reduction", AttrKind::String, std::string("none"))}});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
@@ -56,13 +59,15 @@ class ScatterElements : public OpFamilyRules {
     const Shape& data = in[0].tensor->shape;
     const Shape& indices = in[1].tensor->shape;
     if (indices != in[2].tensor->shape)
-      return fail(fmt::format("updates {} must have the indices' shape {}", formatShape(in[2].tensor->shape), formatShape(indices)), 2);
+      return fail(
+          fmt::format("updates {} must have the indices' shape {}", formatShape(in[2].tensor->shape), formatShape(indices)), 2);
     if (indices.size() != data.size())
       return fail(fmt::format("indices {} must have the rank of data {}", formatShape(indices), formatShape(data)), 1);
     auto axis = normalizeAxis(intAttr(attrs, "axis"), data.size());
     if (!axis) return fail(fmt::format("axis {} is out of range for rank {}", intAttr(attrs, "axis"), data.size()), -1, "axis");
     for (size_t d = 0; d < data.size(); ++d)
-      if (indices[d] > data[d]) return fail(fmt::format("dim {} of indices ({}) is larger than data's ({})", d, indices[d], data[d]), 1);
+      if (indices[d] > data[d])
+        return fail(fmt::format("dim {} of indices ({}) is larger than data's ({})", d, indices[d], data[d]), 1);
     return std::vector<TensorType>{*in[0].tensor};
   }
   // out = data; out[i... with i[axis] = indices[i...]] = updates[i...], in row-major order.
@@ -119,7 +124,9 @@ class ScatterND : public OpFamilyRules {
   // The indices route the gradient back.
   SavedForBackward savedForBackward(const Op&) const override { return {{1}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"ScatterNd", OpFamily::Scatter, {tensor("data"), tensor("indices"), tensor("updates")},
+    defs.push_back({"ScatterNd",
+                    OpFamily::Scatter,
+                    {tensor("data"), tensor("indices"), tensor("updates")},
                     {attr("reduction", AttrKind::String, std::string("none"))}});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {

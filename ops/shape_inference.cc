@@ -21,9 +21,7 @@ IntTuple asTuple(const Attribute& a) {
   return std::get<IntTuple>(a);
 }
 
-std::string typeText(const TensorType& t) {
-  return fmt::format("{} {}", modelName(t.dtype), formatShape(t.shape));
-}
+std::string typeText(const TensorType& t) { return fmt::format("{} {}", modelName(t.dtype), formatShape(t.shape)); }
 
 std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b) {
   size_t rank = std::max(a.size(), b.size());

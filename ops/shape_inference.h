@@ -16,8 +16,8 @@
 namespace irc {
 
 struct InferOperand {
-  const TensorType* tensor = nullptr;    // for a value operand
-  const Attribute* constant = nullptr;   // for a constant operand
+  const TensorType* tensor = nullptr;   // for a value operand
+  const Attribute* constant = nullptr;  // for a constant operand
 };
 
 // Where a failure lies, so the caller can point at the right YAML node.

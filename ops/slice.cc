@@ -15,8 +15,8 @@ InferResult inferSlice(const std::vector<InferOperand>& in) {
   if (size.size() != rank) return fail(fmt::format("size has {} entries; x has rank {}", size.size(), rank), 2);
   for (size_t i = 0; i < rank; ++i)
     if (begin[i] < 0 || size[i] < 0 || begin[i] + size[i] > x.shape[i])
-      return fail(fmt::format("dim {}: [{}, {} + {}) does not fit in size {} (begin >= 0, size >= 0, begin + size <= the dim)",
-                              i, begin[i], begin[i], size[i], x.shape[i]),
+      return fail(fmt::format("dim {}: [{}, {} + {}) does not fit in size {} (begin >= 0, size >= 0, begin + size <= the dim)", i,
+                              begin[i], begin[i], size[i], x.shape[i]),
                   begin[i] < 0 ? 1 : 2);
   return std::vector<TensorType>{{x.dtype, Shape(size.begin(), size.end())}};
 }
@@ -38,7 +38,6 @@ InferResult inferBroadcastTo(const std::vector<InferOperand>& in) {
   return std::vector<TensorType>{{x.dtype, target}};
 }
 
-
 // A dim the op takes whole passes through (its slices are the output's slices); a dim it cuts
 // is replicated on both sides: every rank cuts the same window from the whole dim.
 class Slice : public OpFamilyRules {
@@ -47,8 +46,10 @@ class Slice : public OpFamilyRules {
   SavedForBackward savedForBackward(const Op&) const override { return {}; }
   // (irc) MindSpore's Slice: x[begin : begin + size] on every dim (ONNX's Slice with steps 1).
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"Slice", OpFamily::Slice,
-                    {tensor("x"), constant("begin", OperandKind::Tuple), constant("size", OperandKind::Tuple)}, {}});
+    defs.push_back({"Slice",
+                    OpFamily::Slice,
+                    {tensor("x"), constant("begin", OperandKind::Tuple), constant("size", OperandKind::Tuple)},
+                    {}});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap&) const override {
     return inferSlice(in);

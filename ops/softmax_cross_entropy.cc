@@ -8,8 +8,7 @@ namespace {
 InferResult inferSoftmaxCrossEntropy(const std::vector<InferOperand>& in) {
   const TensorType& logits = *in[0].tensor;
   const TensorType& labels = *in[1].tensor;
-  if (logits.shape.size() != 2)
-    return fail(fmt::format("logits must be 2-d [n, c]; got shape {}", formatShape(logits.shape)), 0);
+  if (logits.shape.size() != 2) return fail(fmt::format("logits must be 2-d [n, c]; got shape {}", formatShape(logits.shape)), 0);
   if (labels.shape != logits.shape || labels.dtype != logits.dtype)
     return fail(fmt::format("labels must have the logits' type {}; got {}", typeText(logits), typeText(labels)), 1);
   return std::vector<TensorType>{{logits.dtype, {logits.shape[0]}}, logits};
@@ -30,7 +29,6 @@ std::vector<TensorValue> softmaxCrossEntropy(const TensorValue& logits, const Te
   }
   return {loss, grad};
 }
-
 
 class SoftmaxCrossEntropy : public OpFamilyRules {
  public:

@@ -17,7 +17,8 @@ InferResult inferSqueeze(const std::vector<InferOperand>& in, const AttrMap& att
     auto n = normalizeAxis(a, rank);
     if (!n) return fail(fmt::format("axis {} is out of range for rank {}", a, rank), -1, "axis");
     if (x.shape[*n] != 1)
-      return fail(fmt::format("cannot squeeze dim {} of shape {}: its size is {}, not 1", a, formatShape(x.shape), x.shape[*n]), -1, "axis");
+      return fail(fmt::format("cannot squeeze dim {} of shape {}: its size is {}, not 1", a, formatShape(x.shape), x.shape[*n]),
+                  -1, "axis");
     drop[*n] = true;
   }
   Shape out;
@@ -25,7 +26,6 @@ InferResult inferSqueeze(const std::vector<InferOperand>& in, const AttrMap& att
     if (!drop[i]) out.push_back(x.shape[i]);
   return std::vector<TensorType>{{x.dtype, out}};
 }
-
 
 class Squeeze : public OpFamilyRules {
  public:

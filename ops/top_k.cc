@@ -16,7 +16,9 @@ class TopK : public OpFamilyRules {
   // Its backward scatters the gradient to the indices it picked.
   SavedForBackward savedForBackward(const Op&) const override { return {{}, {1}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"TopK", OpFamily::TopK, {tensor("x"), constant("k", OperandKind::Int)},
+    defs.push_back({"TopK",
+                    OpFamily::TopK,
+                    {tensor("x"), constant("k", OperandKind::Int)},
                     {attr("sorted", AttrKind::Bool, true), attr("axis", AttrKind::Int, int64_t{-1}),
                      attr("largest", AttrKind::Bool, true)}});
     defs.back().results = 2;  // values, indices
@@ -25,7 +27,8 @@ class TopK : public OpFamilyRules {
     const TensorType& x = *in[0].tensor;
     if (x.shape.empty()) return fail("TopK's x must have rank >= 1; got a scalar", 0);
     auto axis = normalizeAxis(intAttr(attrs, "axis"), x.shape.size());
-    if (!axis) return fail(fmt::format("axis {} is out of range for rank {}", intAttr(attrs, "axis"), x.shape.size()), -1, "axis");
+    if (!axis)
+      return fail(fmt::format("axis {} is out of range for rank {}", intAttr(attrs, "axis"), x.shape.size()), -1, "axis");
     int64_t k = std::get<int64_t>(*in[1].constant);
     if (k < 1 || k > x.shape[*axis])
       return fail(fmt::format("k {} must be in 1 .. {} (dim {} of x)", k, x.shape[*axis], *axis), 1);

@@ -35,7 +35,6 @@ TensorValue transpose(const Op& op, const TensorValue& x, const Shape& outShape)
   return out;
 }
 
-
 class Transpose : public OpFamilyRules {
  public:
   // torch reads a weight through a transposed view (F.linear's `weight.t()`): the exporters'
@@ -77,7 +76,8 @@ class Transpose : public OpFamilyRules {
   }
   // Dim 0 became dims 0..extra: they stay in place, the others move as before, shifted past them.
   void prependBatchDims(Op& op, int64_t extra) const override {
-    IntTuple perm = *normalizePerm(std::get<IntTuple>(*op.operands[1].constant), std::get<IntTuple>(*op.operands[1].constant).size());
+    IntTuple perm =
+        *normalizePerm(std::get<IntTuple>(*op.operands[1].constant), std::get<IntTuple>(*op.operands[1].constant).size());
     IntTuple widened;
     for (int64_t d = 0; d <= extra; ++d) widened.push_back(d);
     for (size_t d = 1; d < perm.size(); ++d) widened.push_back(perm[d] + extra);

@@ -138,7 +138,8 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
   // A pipelined rank's graph runs its own stage's ops only.
   auto elsewhere = [&](const Op& op) { return graph.localShapes && graph.stageDevices > 0 && op.stage != graph.stage; };
   for (size_t id = 0; id < graph.ops.size(); ++id)
-    if (!placed[id] && !elsewhere(graph.ops[id])) problems.push_back(fmt::format("op '{}' is missing from the order", graph.ops[id].name));
+    if (!placed[id] && !elsewhere(graph.ops[id]))
+      problems.push_back(fmt::format("op '{}' is missing from the order", graph.ops[id].name));
   for (ValueId v : graph.outputs)
     if (v < 0 || static_cast<size_t>(v) >= graph.values.size() || !defined[v])
       problems.push_back(fmt::format("graph output {} is not defined", v));

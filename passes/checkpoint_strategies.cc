@@ -15,7 +15,8 @@ class CheckpointStrategyPass : public Pass {
   std::string_view dumpName() const override { return ""; }  // a step of strategy propagation's stage
 
   PassStatus run(Graph& graph, PassContext& context) override {
-    bool any = std::any_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.annotation->checkpointStrategy.has_value(); });
+    bool any = std::any_of(graph.ops.begin(), graph.ops.end(),
+                           [](const Op& op) { return op.annotation->checkpointStrategy.has_value(); });
     if (!any || !hasModelOps(graph)) return PassStatus::Unchanged;
     Graph dry = graph;
     for (Op& op : dry.ops)

@@ -130,10 +130,11 @@ class LayoutInferencePass : public Pass {
           auto p = placementsOf(layout);
           return p ? fmt::format("[{}]", fmt::join(*p, ", ")) : printAliasLayout(layout);
         };
-        l.error = fmt::format("the sharding constraint on {} keeps it partial, {}; {} computes it as {}: a result stays "
-                              "partial only as the op computes it (a MatMul over its split contracted dim, a reduction "
-                              "over a split dim)",
-                              op.name, words(wanted), op.name, words(l.outputs[r]));
+        l.error = fmt::format(
+            "the sharding constraint on {} keeps it partial, {}; {} computes it as {}: a result stays "
+            "partial only as the op computes it (a MatMul over its split contracted dim, a reduction "
+            "over a split dim)",
+            op.name, words(wanted), op.name, words(l.outputs[r]));
         l.errorLoc = constraints[r]->loc;
         return;
       }

@@ -39,8 +39,11 @@ std::string axisText(const RedistStep& s) {
 }
 
 AttrMap sliceMasks() {
-  return {{"begin_mask", int64_t{0}}, {"ellipsis_mask", int64_t{0}}, {"end_mask", int64_t{0}},
-          {"new_axis_mask", int64_t{0}}, {"shrink_axis_mask", int64_t{0}}};
+  return {{"begin_mask", int64_t{0}},
+          {"ellipsis_mask", int64_t{0}},
+          {"end_mask", int64_t{0}},
+          {"new_axis_mask", int64_t{0}},
+          {"shrink_axis_mask", int64_t{0}}};
 }
 
 // Emits the ops of one step; `name(i, type)` gives the i-th inserted op's names.
@@ -86,8 +89,8 @@ ValueId emitStep(OpInserter& ins, const std::shared_ptr<const RedistStep>& share
       // ReduceScatter scatters dim 0: split the local tensor into the members' blocks along the
       // dim and stack them on dim 0 first, so that member i keeps block i of that dim.
       int64_t n = step.groupSize();
-      ValueId first = ins.add(name, instance, "Split", {Operand::ofValue(input)}, {{"axis", int64_t{step.dim}}, {"output_num", n}},
-                              std::vector<TensorType>(n, carried), shared,
+      ValueId first = ins.add(name, instance, "Split", {Operand::ofValue(input)},
+                              {{"axis", int64_t{step.dim}}, {"output_num", n}}, std::vector<TensorType>(n, carried), shared,
                               fmt::format("ReduceScatter scatters dim 0: split dim {} into the {} members' blocks", step.dim, n));
       std::vector<Operand> parts;
       for (int64_t j = 0; j < n; ++j) parts.push_back(Operand::ofValue(first + static_cast<ValueId>(j)));
@@ -97,8 +100,7 @@ ValueId emitStep(OpInserter& ins, const std::shared_ptr<const RedistStep>& share
       auto [rsName, rsInstance] = names(type);
       return ins.add(rsName, rsInstance, type, {Operand::ofValue(stacked)}, {}, {carried}, shared, reason);
     }
-    default:
-      return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, shared, reason);
+    default: return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, shared, reason);
   }
 }
 
@@ -120,9 +122,10 @@ std::string stepReason(const RedistStep& s, const std::string& consumer, int inp
     case RedistStep::Kind::AllReduce:
       return fmt::format("{}'s value is partial over {}: reduce it before redistributing", producer, axisText(s));
     case RedistStep::Kind::ReduceScatter:
-      return fmt::format("{}'s value is partial over {} and {} needs input {} split {} ways on dim {}: one reduce-scatter does "
-                         "both",
-                         producer, axisText(s), consumer, input, s.groupSize(), d);
+      return fmt::format(
+          "{}'s value is partial over {} and {} needs input {} split {} ways on dim {}: one reduce-scatter does "
+          "both",
+          producer, axisText(s), consumer, input, s.groupSize(), d);
     default: return "";
   }
 }
@@ -269,15 +272,14 @@ class RedistributionPass : public Pass {
   // the parameter as the op reads it is replicated over more than one rank: the axes of the
   // layout's mesh that split no dim. Forward it is the identity; backward it averages the
   // parameter's gradient over that replica group.
-  static ValueId emitMirror(OpInserter& ins, const TensorLayout& as, ValueId input, const Value& param, const std::string& consumer,
-                            int operand, bool optimizerParallel) {
+  static ValueId emitMirror(OpInserter& ins, const TensorLayout& as, ValueId input, const Value& param,
+                            const std::string& consumer, int operand, bool optimizerParallel) {
     RedistStep mirror;
     mirror.kind = RedistStep::Kind::Mirror;
     mirror.mesh = as.mesh;
     for (int a = 0; a < as.mesh.rank(); ++a) {
-      bool used = std::any_of(as.dims.begin(), as.dims.end(), [&](const std::vector<int>& axes) {
-        return std::find(axes.begin(), axes.end(), a) != axes.end();
-      });
+      bool used = std::any_of(as.dims.begin(), as.dims.end(),
+                              [&](const std::vector<int>& axes) { return std::find(axes.begin(), axes.end(), a) != axes.end(); });
       if (!used && as.mesh.dims[a] > 1) mirror.axes.push_back(a);
     }
     if (mirror.groupSize() <= 1) return input;
@@ -290,18 +292,19 @@ class RedistributionPass : public Pass {
     // Optimizer parallel: the parameter is held split over those ranks, and its gradient goes
     // back to the shards by a ReduceScatter.
     mirror.shardedGradient = optimizerParallel && param.layout && param.layout->sliceShape() != as.sliceShape();
-    std::string reason = fmt::format(
-        "{} reads {} replicated over {} ({} ranks hold each slice): in training its gradient is {}", consumer, param.name,
-        axisText(mirror), mirror.groupSize(),
-        mirror.shardedGradient ? "reduce-scattered onto the shards each rank updates (optimizer parallel)"
-                               : "averaged over them by an AllReduce");
+    std::string reason =
+        fmt::format("{} reads {} replicated over {} ({} ranks hold each slice): in training its gradient is {}", consumer,
+                    param.name, axisText(mirror), mirror.groupSize(),
+                    mirror.shardedGradient ? "reduce-scattered onto the shards each rank updates (optimizer parallel)"
+                                           : "averaged over them by an AllReduce");
     return emitStep(ins, std::make_shared<const RedistStep>(std::move(mirror)), input, param.type.dtype, reason, names);
   }
 
   // Right after the op: what completes its partial results, shared by all consumers.
   void emitForwardOps(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current) {
     const OpParallelState& p = *std::as_const(graph).op(id).parallel;
-    bool converts = std::any_of(p.beforeConstraint.begin(), p.beforeConstraint.end(), [](const auto& l) { return l.has_value(); });
+    bool converts =
+        std::any_of(p.beforeConstraint.begin(), p.beforeConstraint.end(), [](const auto& l) { return l.has_value(); });
     int counter = 0;
     if (converts && emitReduceScatter(graph, ins, id, current, counter)) return;
     // (Most ops have neither: they are not copied then. Emitting appends to graph.ops, so the
@@ -324,8 +327,7 @@ class RedistributionPass : public Pass {
     if (constraints.empty() || !constraints[0]) return false;
     const ValueId result = graph.op(id).results[0];
     const Value v = graph.value(result);
-    const SharedSteps& steps =
-        memoizedPlan(*p.beforeConstraint[0], *v.layout, {options_.enableAlltoall, byteSize(v.type.dtype)});
+    const SharedSteps& steps = memoizedPlan(*p.beforeConstraint[0], *v.layout, {options_.enableAlltoall, byteSize(v.type.dtype)});
     if (steps.size() != 1 || steps[0]->kind != RedistStep::Kind::Split) return false;
     // The slice's mesh may be the unified one of the constraint: compare the groups rank by rank.
     RedistStep allReduce;
@@ -344,8 +346,8 @@ class RedistributionPass : public Pass {
       return std::make_pair(text::concat(opName, ".forward_op.", k), text::concat("forward_op_", opName, "_", k));
     };
     std::string reason = fmt::format("the sharding constraint on {}: {}", v.name, stepReason(step, opName, 0, opName));
-    current[result] = emitStep(ins, std::make_shared<const RedistStep>(std::move(step)), current[result], v.type.dtype,
-                               reason, names);
+    current[result] =
+        emitStep(ins, std::make_shared<const RedistStep>(std::move(step)), current[result], v.type.dtype, reason, names);
     return true;
   }
 
@@ -437,8 +439,8 @@ bool readyForRedistribution(const Graph& graph, PassContext& context) {
     }
   for (OpId id : graph.order)
     if (!graph.op(id).parallel->layoutsInferred && !graph.op(id).inserted()) {
-      context.diags.error(graph.op(id).loc, fmt::format("op '{}' has no layouts: redistribution needs layout_inference first",
-                                                        graph.op(id).name));
+      context.diags.error(graph.op(id).loc,
+                          fmt::format("op '{}' has no layouts: redistribution needs layout_inference first", graph.op(id).name));
       return false;
     }
   return true;

@@ -63,8 +63,8 @@ class ShapeSlicingPass : public Pass {
     for (const Operand& o : op.operands) operandTypes.push_back(o.isValue() ? &graph.value(o.value).type : nullptr);
     InferResult r = inferOnOperandTypes(op, operandTypes);
     if (auto* e = std::get_if<InferError>(&r))
-      throw InternalError(fmt::format("rank {}: op '{}' ({}) does not fit its local shapes: {}", graph.rank, op.name, op.type,
-                                      e->message));
+      throw InternalError(
+          fmt::format("rank {}: op '{}' ({}) does not fit its local shapes: {}", graph.rank, op.name, op.type, e->message));
     auto types = std::get<std::vector<TensorType>>(std::move(r));
     for (size_t i = 0; i < types.size() && i < op.results.size(); ++i) graph.value(op.results[i]).type = types[i];
   }
@@ -75,8 +75,8 @@ class ShapeSlicingPass : public Pass {
       Shape want = op.parallel->outputLayouts[r].sliceShape();
       const Shape& got = graph.value(op.results[r]).type.shape;
       if (got != want)
-        throw InternalError(fmt::format("rank {}: op '{}' computes a local result of shape {} but its layout gives {}", graph.rank,
-                                        op.name, formatShape(got), formatShape(want)));
+        throw InternalError(fmt::format("rank {}: op '{}' computes a local result of shape {} but its layout gives {}",
+                                        graph.rank, op.name, formatShape(got), formatShape(want)));
     }
   }
 

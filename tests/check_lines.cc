@@ -22,8 +22,8 @@ std::string trimmed(const std::string& s) {
 
 std::string checkLines(const std::string& text, const std::string& directives) {
   std::vector<std::string> textLines = lines(text);
-  size_t cursor = 0;           // first line a CHECK may match
-  long lastMatch = -1;         // line of the previous match
+  size_t cursor = 0;    // first line a CHECK may match
+  long lastMatch = -1;  // line of the previous match
   std::vector<std::string> pendingNot;
   for (const std::string& raw : lines(directives)) {
     std::string d = trimmed(raw);
@@ -47,8 +47,7 @@ std::string checkLines(const std::string& text, const std::string& directives) {
       if (found >= textLines.size()) return "CHECK: '" + *pat3 + "' not found after line " + std::to_string(cursor);
       for (const auto& n : pendingNot)
         for (size_t l = cursor; l < found; ++l)
-          if (textLines[l].find(n) != std::string::npos)
-            return "CHECK-NOT: '" + n + "' found on line " + std::to_string(l + 1);
+          if (textLines[l].find(n) != std::string::npos) return "CHECK-NOT: '" + n + "' found on line " + std::to_string(l + 1);
       pendingNot.clear();
       lastMatch = static_cast<long>(found);
       cursor = found + 1;

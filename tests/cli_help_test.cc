@@ -41,9 +41,9 @@ TEST_CASE("each option a parser accepts appears in its command's help, and cli.m
       }
   }
   std::string help = runIrc({"--help"}).out;
-  for (const char* flag : {"--dump-all", "--dump-after", "--dump-dir", "--rank", "--all-ranks", "--search-mode", "--redistribution",
-                           "--report", "--passes", "--stop-after", "--time-passes", "--list-passes", "--list-ops", "--help",
-                           "--version", "--alpha", "--beta", "--gamma", "--color"}) {
+  for (const char* flag : {"--dump-all", "--dump-after", "--dump-dir", "--rank", "--all-ranks", "--search-mode",
+                           "--redistribution", "--report", "--passes", "--stop-after", "--time-passes", "--list-passes",
+                           "--list-ops", "--help", "--version", "--alpha", "--beta", "--gamma", "--color"}) {
     CAPTURE(flag);
     CHECK(help.find(flag) != std::string::npos);
   }
@@ -66,13 +66,15 @@ TEST_CASE("explain takes %N as a dump prints it (--pass, default step_parallel_e
 
 TEST_CASE("did you mean: an op type in the wrong case; '-' names its dump folder after the model") {
   TempDir tmp;
-  writeFile(tmp.path() + "/m.yaml", "name: mine\nparallel: {device_num: 1}\ninputs:\n  - {name: x, shape: [4], dtype: float32}\n"
-                                    "ops:\n  - {name: r, type: Relu, inputs: [x]}\n");
+  writeFile(tmp.path() + "/m.yaml",
+            "name: mine\nparallel: {device_num: 1}\ninputs:\n  - {name: x, shape: [4], dtype: float32}\n"
+            "ops:\n  - {name: r, type: Relu, inputs: [x]}\n");
   RunResult r = runIrc({"m.yaml"}, tmp.path());
   CHECK(r.exitCode == 1);
   CHECK(r.err.find("unknown op type 'Relu'; did you mean 'ReLU'?") != std::string::npos);
-  writeFile(tmp.path() + "/ok.yaml", "name: mine\nparallel: {device_num: 1}\ninputs:\n  - {name: x, shape: [4], dtype: float32}\n"
-                                     "ops:\n  - {name: r, type: ReLU, inputs: [x]}\n");
+  writeFile(tmp.path() + "/ok.yaml",
+            "name: mine\nparallel: {device_num: 1}\ninputs:\n  - {name: x, shape: [4], dtype: float32}\n"
+            "ops:\n  - {name: r, type: ReLU, inputs: [x]}\n");
   RunResult piped = runShell("\"$IRC\" - --dump-after parse -q < ok.yaml", tmp.path());
   CHECK(piped.exitCode == 0);
   CHECK(listFiles(tmp.path() + "/mine_ir") == std::vector<std::string>{"rank_0/parse_0000.ir"});
@@ -92,8 +94,8 @@ TEST_CASE("--dump-dot writes <pass>_XXXX.dot beside each dump, which Graphviz re
   std::string dot = readFile(out + "/rank_0/validate_0004.dot");
   // matmul2's AllReduce: filled as a collective, with rank 0's group; its input edge carries the
   // bytes each rank sends, 2 (n - 1) / n of the 32 x 64 float32 slice = 12288.
-  CHECK(dot.find("[label=\"matmul2.forward_op.0\\nAllReduce\\ngroup 0-1-2-3\\n(32, 64)\", shape=box, style=filled, fillcolor=\"#f4a6a6\"]") !=
-        std::string::npos);
+  CHECK(dot.find("[label=\"matmul2.forward_op.0\\nAllReduce\\ngroup 0-1-2-3\\n(32, 64)\", shape=box, style=filled, "
+                 "fillcolor=\"#f4a6a6\"]") != std::string::npos);
   CHECK(dot.find("[label=\"12288 B/rank\"]") != std::string::npos);
   CHECK(dot.find("[label=\"matmul\\nMatMul\\n((2, 1), (1, 4))\\n(32, 16)\", shape=box]") != std::string::npos);
   RunResult render = runShell("command -v dot >/dev/null || { echo no-graphviz; exit 0; }; dot -Tsvg " + out +
@@ -127,7 +129,8 @@ namespace irc::test {
 TEST_CASE("--time-passes covers every stage and the wall time; --stop-after parse stops; the report is compact by default") {
   TempDir tmp;
   std::string ffn = sourceDir() + "/examples/ffn.yaml";
-  RunResult t = runIrc({ffn, "--time-passes", "--dump-all", "--dump-dir", tmp.path() + "/d", "--report", tmp.path() + "/r.json", "-q"});
+  RunResult t =
+      runIrc({ffn, "--time-passes", "--dump-all", "--dump-dir", tmp.path() + "/d", "--report", tmp.path() + "/r.json", "-q"});
   REQUIRE(t.exitCode == 0);
   for (const char* stage : {"\nload ", "\nsharding_propagation ", "\nlayout_inference ", "\nredistribution ", "\nshape_slicing ",
                             "\nwrite dumps ", "\nreport ", "\nteardown ", "\nother ", "\ntotal (wall) "}) {
@@ -183,8 +186,8 @@ TEST_CASE("did you mean: of equally close value names the first in name order is
   TempDir tmp;
   std::string inputs;
   for (std::string n : {"xq", "xa", "xz", "xm", "xb"}) inputs += "  - {name: " + n + ", shape: [4], dtype: float32}\n";
-  writeFile(tmp.path() + "/m.yaml", "parallel: {device_num: 1}\ninputs:\n" + inputs +
-                                    "ops:\n  - {name: r, type: ReLU, inputs: [xx]}\noutputs: [xy]\n");
+  writeFile(tmp.path() + "/m.yaml",
+            "parallel: {device_num: 1}\ninputs:\n" + inputs + "ops:\n  - {name: r, type: ReLU, inputs: [xx]}\noutputs: [xy]\n");
   RunResult r = runIrc({"m.yaml"}, tmp.path());
   CHECK(r.exitCode == 1);
   CHECK(r.err.find("unknown value 'xx' in the inputs of op 'r'; did you mean 'xa'?") != std::string::npos);

@@ -44,7 +44,8 @@ TEST_CASE("--list-passes and --list-ops") {
   CHECK(passes.out.rfind("00 parse", 0) == 0);
   RunResult ops = runIrc({"--list-ops"});
   CHECK(ops.exitCode == 0);
-  CHECK(ops.out.find("MatMul ([i, k], [k, j])->([i, j]) reduction={k}\n    MatMul(x, w) attrs: transpose_a=false, transpose_b=false\n") !=
+  CHECK(ops.out.find(
+            "MatMul ([i, k], [k, j])->([i, j]) reduction={k}\n    MatMul(x, w) attrs: transpose_a=false, transpose_b=false\n") !=
         std::string::npos);
   CHECK(ops.out.find("Reshape ([i, j, k])->([(ij), k])   [(2, 4, 8) -> (8, 8)]") != std::string::npos);
   CHECK(ops.out.find("AllReduce") == std::string::npos);
@@ -145,8 +146,9 @@ TEST_CASE("the report is staged and put in place at the end: the same bytes as o
   CHECK(readFile(tmp.path() + "/out/r.json") == toStdout.out);
   CHECK(listFiles(tmp.path() + "/out") == std::vector<std::string>{"r.json"});
   // A rejected model: no report, no temporary.
-  writeFile(tmp.path() + "/bad.yaml", "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
-                                      "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[3, 1]]}\n");
+  writeFile(tmp.path() + "/bad.yaml",
+            "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
+            "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[3, 1]]}\n");
   RunResult bad = runIrc({tmp.path() + "/bad.yaml", "--report", tmp.path() + "/rejected/r.json", "-q"});
   CHECK(bad.exitCode == 1);
   CHECK(!std::filesystem::exists(tmp.path() + "/rejected/r.json"));

@@ -39,17 +39,22 @@ TEST_CASE("two models: a strategy change is named as such, in every stage it sho
   CHECK(r.exitCode == 1);
   CHECK(r.out.find("== step_parallel_begin\n") != std::string::npos);
   CHECK(r.out.find("strategy matmul: ((2, 1), (1, 4)) -> ((8, 1), (1, 1))\n") != std::string::npos);
-  CHECK(r.out.find("~ param x: <Tensor[Float32], (32, 64)>  # slice [0:32, 0:64] of (64, 64) -> <Tensor[Float32], (8, 64)>  # slice "
-                   "[0:8, 0:64] of (64, 64)\n") != std::string::npos);
+  CHECK(r.out.find(
+            "~ param x: <Tensor[Float32], (32, 64)>  # slice [0:32, 0:64] of (64, 64) -> <Tensor[Float32], (8, 64)>  # slice "
+            "[0:8, 0:64] of (64, 64)\n") != std::string::npos);
   CHECK(runIrc({"diff", ffn(), tmp.path()}).exitCode == 2);  // a model and a directory
 }
 
 TEST_CASE("nodes are matched by name, so an inserted op does not shift every later line") {
-  std::string a = "subgraph @g() {\n  %0(x1) = ReLU(%para1_x) {instance name: x1}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
-                  "  %1(x2) = Neg(%0) {instance name: x2}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n}\n";
-  std::string b = "subgraph @g() {\n  %0(x1) = ReLU(%para1_x) {instance name: x1}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
-                  "  %1(extra) = Abs(%0) {instance name: extra}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
-                  "  %2(x2) = Neg(%0) {instance name: x2}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n}\n";
+  std::string a =
+      "subgraph @g() {\n  %0(x1) = ReLU(%para1_x) {instance name: x1}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], "
+      "(4)>)\n"
+      "  %1(x2) = Neg(%0) {instance name: x2}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n}\n";
+  std::string b =
+      "subgraph @g() {\n  %0(x1) = ReLU(%para1_x) {instance name: x1}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], "
+      "(4)>)\n"
+      "  %1(extra) = Abs(%0) {instance name: extra}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
+      "  %2(x2) = Neg(%0) {instance name: x2}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n}\n";
   IrDiff d = diffIrText(a, b);
   REQUIRE(d.lines.size() == 1);
   CHECK(d.lines[0] == "+ extra = Abs(x1) {instance name: extra}");
@@ -88,8 +93,9 @@ TEST_CASE("irc diff leads with a summary: strategies once, inserted ops by type,
   CHECK(stat.out.find("summary:") != std::string::npos);
   RunResult json = runIrc({"diff", ffn, tmp.path() + "/ffn_dp.yaml", "--json"});
   CHECK(json.exitCode == 1);
-  CHECK(json.out.find("\"comm_bytes_per_rank\": {\n      \"before\": 12288.0,\n      \"after\": 0.0,\n      \"delta\": -12288.0,\n"
-                      "      \"percent\": -100.0") != std::string::npos);
+  CHECK(
+      json.out.find("\"comm_bytes_per_rank\": {\n      \"before\": 12288.0,\n      \"after\": 0.0,\n      \"delta\": -12288.0,\n"
+                    "      \"percent\": -100.0") != std::string::npos);
   CHECK(runIrc({"diff", ffn, ffn, "--stat"}).exitCode == 0);
 
   // The optimal planner's summary on the same model: -1 AllReduce -1 StridedSlice +1 ReduceScatter,
@@ -97,7 +103,8 @@ TEST_CASE("irc diff leads with a summary: strategies once, inserted ops by type,
   REQUIRE(runIrc({ffn, "--dump-all", "--dump-dir", tmp.path() + "/a", "-q"}).exitCode == 0);
   REQUIRE(runIrc({ffn, "--dump-all", "--dump-dir", tmp.path() + "/b", "-q", "--redistribution", "optimal"}).exitCode == 0);
   RunResult o = runIrc({"diff", tmp.path() + "/a", tmp.path() + "/b", "--stat"});
-  CHECK(o.out.find("  inserted ops: +1 Concat, +1 ReduceScatter, +1 Split, -1 AllReduce, -1 StridedSlice\n") != std::string::npos);
+  CHECK(o.out.find("  inserted ops: +1 Concat, +1 ReduceScatter, +1 Split, -1 AllReduce, -1 StridedSlice\n") !=
+        std::string::npos);
   CHECK(o.out.find("  communication bytes per rank: 12288 -> 6144 (-6144, -50.0%)\n") != std::string::npos);
   // Two single .ir files.
   RunResult files = runIrc({"diff", tmp.path() + "/a/rank_0/validate_0004.ir", tmp.path() + "/b/rank_0/validate_0004.ir"});
@@ -128,8 +135,8 @@ TEST_CASE("irc diff --parallel holds irc's validate dump against MindSpore's own
   dp.replace(dp.find("in_strategy: [[2, 1], [1, 4]]"), 29, "in_strategy: [[8, 1], [1, 1]]");
   writeFile(tmp.path() + "/dp.yaml", dp);
   REQUIRE(runIrc({tmp.path() + "/dp.yaml", "--dump-after", "validate", "--dump-dir", tmp.path() + "/dp", "-q"}).exitCode == 0);
-  RunResult changed =
-      runIrc({"diff", "--parallel", tmp.path() + "/dp/rank_0/validate_0004.ir", sourceDir() + "/tests/data/mindspore/ffn_validate_excerpt_1x.ir"});
+  RunResult changed = runIrc({"diff", "--parallel", tmp.path() + "/dp/rank_0/validate_0004.ir",
+                              sourceDir() + "/tests/data/mindspore/ffn_validate_excerpt_1x.ir"});
   CHECK(changed.exitCode == 1);
   CHECK(changed.out.find("~ MatMul[matmul] ((8, 1), (1, 1)) -> (8, 64)\n    -> MatMul[matmul] ((2, 1), (1, 4)) -> (32, 16)\n") !=
         std::string::npos);
@@ -141,15 +148,15 @@ TEST_CASE("the dump reader survives malformed input: truncated lines, missing br
   TempDir tmp;
   std::string good = readFile(sourceDir() + "/tests/data/mindspore/ffn_validate_excerpt_1x.ir");
   std::vector<std::string> bad = {
-      good.substr(0, good.size() / 2),                                    // truncated mid-line
+      good.substr(0, good.size() / 2),                                                            // truncated mid-line
       "  %1(x) = MatMul(%0, %1 {instance name: matmul primitive_attrs: {in_strategy: ((2, 1)\n",  // missing braces
       "  %1(x) = " + std::string(100000, '(') + "\n      : (<Tensor[Float32], (" + std::string(50000, '9') + "\n",
-      std::string("\x01\x02  %(\xff) = ) = (\n{in_strategy: (((\n      : -> (\n"),
-      ""};
+      std::string("\x01\x02  %(\xff) = ) = (\n{in_strategy: (((\n      : -> (\n"), ""};
   for (size_t i = 0; i < bad.size(); ++i) {
     CAPTURE(i);
     writeFile(tmp.path() + "/bad.ir", bad[i]);
-    RunResult r = runIrc({"diff", "--parallel", tmp.path() + "/bad.ir", sourceDir() + "/tests/data/mindspore/ffn_validate_excerpt_1x.ir"});
+    RunResult r =
+        runIrc({"diff", "--parallel", tmp.path() + "/bad.ir", sourceDir() + "/tests/data/mindspore/ffn_validate_excerpt_1x.ir"});
     CHECK((r.exitCode == 0 || r.exitCode == 1));
   }
 }
@@ -172,7 +179,9 @@ TEST_CASE("irc import: a MindSpore begin dump (seed 001's excerpt) into a model 
   CHECK(model.find("  - {name: matmul, type: MatMul, inputs: [in1, in2], in_strategy: [[2, 1], [1, 4]]}\n") != std::string::npos);
   CHECK(model.find("  - {name: dense1.bias, shape: [64], dtype: float32}\n") != std::string::npos);
   CHECK(model.find("  - {name: matmul2, type: MatMul, inputs: [relu, dense2.weight]}\n") != std::string::npos);
-  REQUIRE(runIrc({tmp.path() + "/ffn.yaml", "--dump-after", "step_parallel_begin", "--dump-dir", tmp.path() + "/d", "-q"}).exitCode == 0);
+  REQUIRE(
+      runIrc({tmp.path() + "/ffn.yaml", "--dump-after", "step_parallel_begin", "--dump-dir", tmp.path() + "/d", "-q"}).exitCode ==
+      0);
   RunResult d = runIrc({"diff", "--parallel", tmp.path() + "/d/rank_0/step_parallel_begin_0001.ir", excerpt});
   CHECK(d.exitCode == 0);
   CHECK(runIrc({"verify", tmp.path() + "/ffn.yaml"}).exitCode == 0);
@@ -180,11 +189,13 @@ TEST_CASE("irc import: a MindSpore begin dump (seed 001's excerpt) into a model 
   for (const char* example : {"attention", "embedding_layernorm", "reshape_transpose"}) {
     CAPTURE(example);
     std::string dir = tmp.path() + "/" + example;
-    REQUIRE(runIrc({sourceDir() + "/examples/" + example + ".yaml", "--dump-after", "parse,step_parallel_begin", "--dump-dir", dir, "-q"})
+    REQUIRE(runIrc({sourceDir() + "/examples/" + example + ".yaml", "--dump-after", "parse,step_parallel_begin", "--dump-dir",
+                    dir, "-q"})
                 .exitCode == 0);
     REQUIRE(runIrc({"import", dir + "/rank_0/parse_0000.ir", "-o", dir + ".yaml"}).exitCode == 0);
     REQUIRE(runIrc({dir + ".yaml", "--dump-after", "step_parallel_begin", "--dump-dir", dir + "_back", "-q"}).exitCode == 0);
-    CHECK(runIrc({"diff", "--parallel", dir + "/rank_0/step_parallel_begin_0001.ir", dir + "_back/rank_0/step_parallel_begin_0001.ir"})
+    CHECK(runIrc({"diff", "--parallel", dir + "/rank_0/step_parallel_begin_0001.ir",
+                  dir + "_back/rank_0/step_parallel_begin_0001.ir"})
               .exitCode == 0);
   }
 }
@@ -197,15 +208,17 @@ TEST_CASE("irc import reads the dump into the IR: 2.x positional attributes, nam
             "%para1_x: <Tensor[Float32], (8, 4)>\n%para2_w: <Ref[Tensor(F32)], (16, 4)> : has_default\n"
             "%para3_mm: <Tensor[Float32], (8, 16)>\n"
             "  %0(a) = PrimFunc_MatMul(%para1_x, %para2_w, Bool(0), Bool(1)) {instance name: mm} primitive_attrs: "
-            "{in_strategy: ((2, 1), (4, 1))}\n      : (<Tensor[Float32], (8, 4)>, <Ref[Tensor(F32)], (16, 4)>) -> (<Tensor[Float32], (8, 16)>)\n"
+            "{in_strategy: ((2, 1), (4, 1))}\n      : (<Tensor[Float32], (8, 4)>, <Ref[Tensor(F32)], (16, 4)>) -> "
+            "(<Tensor[Float32], (8, 16)>)\n"
             "  %1(b) = Add(%0, %para3_mm) {instance name: mm}\n"
             "  Return(%1)\n");
   RunResult two = runIrc({"import", tmp.path() + "/two.ir", "-o", tmp.path() + "/two.yaml"});
   REQUIRE_MESSAGE(two.exitCode == 0, two.err);
   std::string model = readFile(tmp.path() + "/two.yaml");
   CHECK(model.find("parallel: {device_num: 8, ") != std::string::npos);  // (2, 1) x (4, 1) uses 8 devices
-  CHECK(model.find("  - {name: mm2, type: MatMul, inputs: [x, w], attrs: {transpose_b: true}, in_strategy: [[2, 1], [4, 1]]}\n") !=
-        std::string::npos);
+  CHECK(
+      model.find("  - {name: mm2, type: MatMul, inputs: [x, w], attrs: {transpose_b: true}, in_strategy: [[2, 1], [4, 1]]}\n") !=
+      std::string::npos);
   CHECK(model.find("  - {name: mm3, type: Add, inputs: [mm2, mm]}\n") != std::string::npos);
   CHECK(model.find("outputs: [mm3]\n") != std::string::npos);
   CHECK(runIrc({"verify", tmp.path() + "/two.yaml"}).exitCode == 0);
@@ -213,48 +226,57 @@ TEST_CASE("irc import reads the dump into the IR: 2.x positional attributes, nam
   // Cast's dtype operand as dumps print it (Float16) is the model's float16 (a model that would
   // not load before: "operand 'dtype' of Cast 'half' 'Float16' is not known").
   std::string dir = tmp.path() + "/onehot_cast";
-  REQUIRE(runIrc({sourceDir() + "/tests/models/onehot_cast.yaml", "--dump-after", "parse,step_parallel_begin", "--dump-dir", dir, "-q"})
+  REQUIRE(runIrc({sourceDir() + "/tests/models/onehot_cast.yaml", "--dump-after", "parse,step_parallel_begin", "--dump-dir", dir,
+                  "-q"})
               .exitCode == 0);
   REQUIRE(runIrc({"import", dir + "/rank_0/parse_0000.ir", "-o", dir + ".yaml"}).exitCode == 0);
-  CHECK(readFile(dir + ".yaml").find("  - {name: half, type: Cast, inputs: [x, float16], in_strategy: [[4, 1]]}\n") != std::string::npos);
+  CHECK(readFile(dir + ".yaml").find("  - {name: half, type: Cast, inputs: [x, float16], in_strategy: [[4, 1]]}\n") !=
+        std::string::npos);
   REQUIRE(runIrc({dir + ".yaml", "--dump-after", "step_parallel_begin", "--dump-dir", dir + "_back", "-q"}).exitCode == 0);
-  CHECK(runIrc({"diff", "--parallel", dir + "/rank_0/step_parallel_begin_0001.ir", dir + "_back/rank_0/step_parallel_begin_0001.ir"})
+  CHECK(runIrc(
+            {"diff", "--parallel", dir + "/rank_0/step_parallel_begin_0001.ir", dir + "_back/rank_0/step_parallel_begin_0001.ir"})
             .exitCode == 0);
 
   // A value irc cannot read, and shapes that do not fit, are errors at the node, not a model that
   // fails when it is loaded.
-  writeFile(tmp.path() + "/axis.ir", "%para1_x: <Tensor[Float32], (8, 4)>\n"
-                                     "  %0(p) = Softmax(%para1_x) {instance name: p} primitive_attrs: {axis: banana}\n");
+  writeFile(tmp.path() + "/axis.ir",
+            "%para1_x: <Tensor[Float32], (8, 4)>\n"
+            "  %0(p) = Softmax(%para1_x) {instance name: p} primitive_attrs: {axis: banana}\n");
   RunResult axis = runIrc({"import", tmp.path() + "/axis.ir"});
   CHECK(axis.exitCode == 1);
   CHECK(axis.err.find(tmp.path() + "/axis.ir:2:3: error: %0 (Softmax): attribute axis is banana; expected an int") == 0);
   // An excerpt's undefined operand %1 becomes input in1 unless an op took that name.
-  writeFile(tmp.path() + "/in.ir", "  %0(a) = ReLU(%1) {instance name: in1}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n");
+  writeFile(tmp.path() + "/in.ir",
+            "  %0(a) = ReLU(%1) {instance name: in1}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n");
   RunResult in = runIrc({"import", tmp.path() + "/in.ir"});
   REQUIRE(in.exitCode == 0);
   CHECK(in.out.find("  - {name: in12, shape: [4], dtype: float32}\nops:\n  - {name: in1, type: ReLU, inputs: [in12]}\n") !=
         std::string::npos);
 
   // An excerpt's parameter w, read after an op named w: the parameter keeps its name.
-  writeFile(tmp.path() + "/w.ir", "  %0(a) = ReLU(%1) {instance name: w}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
-                                  "  %2(b) = Add(%0, %para3_w) {instance name: b}\n"
-                                  "      : (<Tensor[Float32], (4)>, <Ref[Tensor(F32)], (4)>) -> (<Tensor[Float32], (4)>)\n");
+  writeFile(tmp.path() + "/w.ir",
+            "  %0(a) = ReLU(%1) {instance name: w}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
+            "  %2(b) = Add(%0, %para3_w) {instance name: b}\n"
+            "      : (<Tensor[Float32], (4)>, <Ref[Tensor(F32)], (4)>) -> (<Tensor[Float32], (4)>)\n");
   RunResult w = runIrc({"import", tmp.path() + "/w.ir", "-o", tmp.path() + "/w.yaml"});
   REQUIRE(w.exitCode == 0);
   std::string wModel = readFile(tmp.path() + "/w.yaml");
   CHECK(wModel.find("  - {name: w, shape: [4], dtype: float32}\n") != std::string::npos);
-  CHECK(wModel.find("  - {name: w2, type: ReLU, inputs: [in1]}\n  - {name: b, type: Add, inputs: [w2, w]}\n") != std::string::npos);
+  CHECK(wModel.find("  - {name: w2, type: ReLU, inputs: [in1]}\n  - {name: b, type: Add, inputs: [w2, w]}\n") !=
+        std::string::npos);
   CHECK(runIrc({tmp.path() + "/w.yaml", "-q"}).exitCode == 0);
 
   // A name a model may not have (invalid UTF-8, a fuzz finding: the model writer threw) is
   // refused where the dump gives it.
-  writeFile(tmp.path() + "/name.ir", "%para1_x\xff: <Tensor[Float32], (8, 4)>\n"
-                                     "  %0(p) = ReLU(%para1_x\xff) {instance name: p}\n");
+  writeFile(tmp.path() + "/name.ir",
+            "%para1_x\xff: <Tensor[Float32], (8, 4)>\n"
+            "  %0(p) = ReLU(%para1_x\xff) {instance name: p}\n");
   RunResult name = runIrc({"import", tmp.path() + "/name.ir"});
   CHECK(name.exitCode == 1);
   CHECK(name.err.find(tmp.path() + "/name.ir:1:1: error: the name 'x\\xFF' is not valid UTF-8") == 0);
-  writeFile(tmp.path() + "/shapes.ir", "%para1_x: <Tensor[Float32], (8, 4)>\n%para2_w: <Tensor[Float32], (8, 4)>\n"
-                                       "  %0(y) = MatMul(%para1_x, %para2_w) {instance name: y}\n");
+  writeFile(tmp.path() + "/shapes.ir",
+            "%para1_x: <Tensor[Float32], (8, 4)>\n%para2_w: <Tensor[Float32], (8, 4)>\n"
+            "  %0(y) = MatMul(%para1_x, %para2_w) {instance name: y}\n");
   RunResult shapes = runIrc({"import", tmp.path() + "/shapes.ir"});
   CHECK(shapes.exitCode == 1);
   CHECK(shapes.err.find(tmp.path() + "/shapes.ir:3:3: error: %0 (MatMul) 'y': ") == 0);
@@ -262,14 +284,19 @@ TEST_CASE("irc import reads the dump into the IR: 2.x positional attributes, nam
 
 TEST_CASE("irc import: an op irc lacks and malformed dumps are located errors, never a crash") {
   TempDir tmp;
-  writeFile(tmp.path() + "/foo.ir", "  %0(x) = ReLU(%para1_x) {instance name: r}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
-                                    "  %1(y) = FlashAttention(%0) {instance name: fa}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n");
+  writeFile(tmp.path() + "/foo.ir",
+            "  %0(x) = ReLU(%para1_x) {instance name: r}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n"
+            "  %1(y) = FlashAttention(%0) {instance name: fa}\n      : (<Tensor[Float32], (4)>) -> (<Tensor[Float32], (4)>)\n");
   RunResult foo = runIrc({"import", tmp.path() + "/foo.ir"});
   CHECK(foo.exitCode == 1);
   CHECK(foo.err.find("foo.ir:3:3: error: op %1 (FlashAttention) has no counterpart in irc's op set") != std::string::npos);
   std::string good = readFile(sourceDir() + "/tests/data/mindspore/ffn_begin_excerpt_1x.ir");
-  std::vector<std::string> bad = {"", "...\n", good.substr(0, 150), "  %1(x) = MatMul(%0, %1 {instance name: matmul\n",
-                                  "  %1(x) = Add(" + std::string(50000, '(') + "\n", std::string("  %\xff(\x01) = ) = (\n")};
+  std::vector<std::string> bad = {"",
+                                  "...\n",
+                                  good.substr(0, 150),
+                                  "  %1(x) = MatMul(%0, %1 {instance name: matmul\n",
+                                  "  %1(x) = Add(" + std::string(50000, '(') + "\n",
+                                  std::string("  %\xff(\x01) = ) = (\n")};
   for (size_t i = 0; i < bad.size(); ++i) {
     CAPTURE(i);
     writeFile(tmp.path() + "/bad.ir", bad[i]);

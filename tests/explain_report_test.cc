@@ -34,14 +34,15 @@ TEST_CASE("explain says on which of MindSpore's criteria the losing alternative 
   // would need an AllReduce): the costs that made it choose, as the deviation (an MLP-only plan
   // splitting attention on its own) needs them shown.
   TempDir tmp;
-  writeFile(tmp.path() + "/m.yaml", "parallel: {device_num: 4, search_mode: sharding_propagation}\n"
-                                    "inputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
-                                    "parameters:\n  - {name: w1, shape: [16, 16], dtype: float32}\n"
-                                    "  - {name: w2, shape: [16, 16], dtype: float32}\n"
-                                    "ops:\n  - {name: relu, type: ReLU, inputs: [x], in_strategy: [[1, 1]]}\n"
-                                    "  - {name: q, type: MatMul, inputs: [relu, w1]}\n"
-                                    "  - {name: o, type: MatMul, inputs: [q, w2]}\n"
-                                    "  - {name: out, type: ReLU, inputs: [o], in_strategy: [[1, 1]]}\noutputs: [out]\n");
+  writeFile(tmp.path() + "/m.yaml",
+            "parallel: {device_num: 4, search_mode: sharding_propagation}\n"
+            "inputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+            "parameters:\n  - {name: w1, shape: [16, 16], dtype: float32}\n"
+            "  - {name: w2, shape: [16, 16], dtype: float32}\n"
+            "ops:\n  - {name: relu, type: ReLU, inputs: [x], in_strategy: [[1, 1]]}\n"
+            "  - {name: q, type: MatMul, inputs: [relu, w1]}\n"
+            "  - {name: o, type: MatMul, inputs: [q, w2]}\n"
+            "  - {name: out, type: ReLU, inputs: [o], in_strategy: [[1, 1]]}\noutputs: [out]\n");
   RunResult q = runIrc({"explain", tmp.path() + "/m.yaml", "q"});
   REQUIRE_MESSAGE(q.exitCode == 0, q.err);
   CHECK(q.out.find("  best losing alternative: ((1, 1), (1, 1)) at cost 0; the costs tie, and MindSpore prefers more partitions "
@@ -65,8 +66,7 @@ TEST_CASE("explain an op: strategy, origin with the losing alternative, layouts,
   CHECK(r.out.find("  best losing alternative: ((8, 1), (1)) at cost 0; it lost on the edge's computation cost (28672 against "
                    "8192)\n") != std::string::npos);
   CHECK(r.out.find("  input 0 (matmul2, redistributed): tensor map [1, 0] on device matrix (2, 4), slice (32, 16), "
-                    "placements [Shard(0), Shard(1)]\n") !=
-        std::string::npos);
+                   "placements [Shard(0), Shard(1)]\n") != std::string::npos);
 }
 
 TEST_CASE("explain an inserted op: why, the edge, both layouts, the rank's bounds and group") {
@@ -74,7 +74,7 @@ TEST_CASE("explain an inserted op: why, the edge, both layouts, the rank's bound
   REQUIRE(slice.exitCode == 0);
   CHECK(slice.out.find("  edge: matmul2 -> add2 (input 0), step 1 of 1\n") != std::string::npos);
   CHECK(slice.out.find("  the producer gives: tensor map [2, 0] on device matrix (2, 4, 1), slice (32, 64), "
-                         "placements [Shard(0), Replicate()]\n") != std::string::npos);
+                       "placements [Shard(0), Replicate()]\n") != std::string::npos);
   CHECK(slice.out.find("  rank 5 keeps (0, 16) .. (32, 32)\n") != std::string::npos);
   RunResult reduce = runIrc({"explain", ffn(), "forward_op_matmul2_0", "--rank", "6"});
   REQUIRE(reduce.exitCode == 0);
@@ -90,26 +90,53 @@ TEST_CASE("the report has every field of spec/report.md with its type") {
   REQUIRE(r.exitCode == 0);
   json rep = json::parse(r.out);
   using T = json::value_t;
-  requireFields(rep, {{"schema_version", T::number_integer}, {"model", T::string}, {"device_num", T::number_integer},
-                      {"global_rank", T::number_integer}, {"search_mode", T::string}, {"ops", T::array}, {"values", T::array},
-                      {"redistributions", T::array}, {"totals", T::object}});
+  requireFields(rep, {{"schema_version", T::number_integer},
+                      {"model", T::string},
+                      {"device_num", T::number_integer},
+                      {"global_rank", T::number_integer},
+                      {"search_mode", T::string},
+                      {"ops", T::array},
+                      {"values", T::array},
+                      {"redistributions", T::array},
+                      {"totals", T::object}});
   REQUIRE(rep["ops"].size() == 5);
   for (const auto& op : rep["ops"]) {
-    requireFields(op, {{"name", T::string}, {"type", T::string}, {"in_strategy", T::array}, {"origin", T::object},
-                       {"dev_matrix", T::array}, {"inputs", T::array}, {"outputs", T::array}, {"forward_ops", T::array}});
+    requireFields(op, {{"name", T::string},
+                       {"type", T::string},
+                       {"in_strategy", T::array},
+                       {"origin", T::object},
+                       {"dev_matrix", T::array},
+                       {"inputs", T::array},
+                       {"outputs", T::array},
+                       {"forward_ops", T::array}});
     for (const auto& in : op["inputs"])
-      requireFields(in, {{"value", T::string}, {"shape", T::array}, {"tensor_map", T::array}, {"partial", T::array},
+      requireFields(in, {{"value", T::string},
+                         {"shape", T::array},
+                         {"tensor_map", T::array},
+                         {"partial", T::array},
                          {"slice_shape", T::array}});
     requireFields(op["origin"], {{"kind", T::string}});
   }
   for (const auto& v : rep["values"])
-    requireFields(v, {{"name", T::string}, {"shape", T::array}, {"dtype", T::string}, {"dev_matrix", T::array},
-                      {"tensor_map", T::array}, {"partial", T::array}, {"origin", T::object}});
+    requireFields(v, {{"name", T::string},
+                      {"shape", T::array},
+                      {"dtype", T::string},
+                      {"dev_matrix", T::array},
+                      {"tensor_map", T::array},
+                      {"partial", T::array},
+                      {"origin", T::object}});
   for (const auto& e : rep["redistributions"])
-    requireFields(e, {{"value", T::string}, {"consumer", T::string}, {"input_index", T::number_integer}, {"from", T::object},
-                      {"to", T::object}, {"reason", T::string}, {"ops", T::array}, {"comm_bytes_per_rank", T::number_float}});
-  requireFields(rep["totals"], {{"comm_bytes_per_rank", T::number_float}, {"param_bytes_per_rank", T::number_float},
-                                {"inserted_ops", T::number_integer}});
+    requireFields(e, {{"value", T::string},
+                      {"consumer", T::string},
+                      {"input_index", T::number_integer},
+                      {"from", T::object},
+                      {"to", T::object},
+                      {"reason", T::string},
+                      {"ops", T::array},
+                      {"comm_bytes_per_rank", T::number_float}});
+  requireFields(
+      rep["totals"],
+      {{"comm_bytes_per_rank", T::number_float}, {"param_bytes_per_rank", T::number_float}, {"inserted_ops", T::number_integer}});
   // The FFN's facts, derived by hand: one AllReduce of 32x64 floats over 4 ranks, 2*3/4*8192
   // bytes; the parameters' slices: 64x16 + 16 + 16x64 + 16 floats.
   CHECK(rep["totals"]["comm_bytes_per_rank"] == 12288.0);
@@ -141,9 +168,10 @@ TEST_CASE("the report is deterministic and follows --rank") {
 
 TEST_CASE("the report writes a dim split over several axes as a list in its tensor map") {
   TempDir tmp;
-  writeFile(tmp.path() + "/m.yaml", "parallel: {device_num: 8, device_matrix: [2, 4], alias_name: [dp, mp]}\n"
-                                    "inputs:\n  - {name: x, shape: [16, 8], dtype: float32}\n"
-                                    "ops:\n  - {name: r, type: ReLU, inputs: [x], in_layout: [[[dp, mp], None]]}\n");
+  writeFile(tmp.path() + "/m.yaml",
+            "parallel: {device_num: 8, device_matrix: [2, 4], alias_name: [dp, mp]}\n"
+            "inputs:\n  - {name: x, shape: [16, 8], dtype: float32}\n"
+            "ops:\n  - {name: r, type: ReLU, inputs: [x], in_layout: [[[dp, mp], None]]}\n");
   RunResult r = runIrc({"m.yaml", "--report", "-", "-q"}, tmp.path());
   REQUIRE(r.exitCode == 0);
   json rep = json::parse(r.out);
@@ -151,9 +179,10 @@ TEST_CASE("the report writes a dim split over several axes as a list in its tens
   CHECK(rep["ops"][0]["outputs"][0]["tensor_map"] == json::parse("[[1, 0], -1]"));
   CHECK(rep["ops"][0]["inputs"][0]["placements"] == json({"Shard(0)", "Shard(0)"}));
   // Against mesh order DTensor has no placements for it (its _StridedShard aside): null.
-  writeFile(tmp.path() + "/n.yaml", "parallel: {device_num: 8, device_matrix: [2, 4], alias_name: [dp, mp]}\n"
-                                    "inputs:\n  - {name: x, shape: [16, 8], dtype: float32}\n"
-                                    "ops:\n  - {name: r, type: ReLU, inputs: [x], in_layout: [[[mp, dp], None]]}\n");
+  writeFile(tmp.path() + "/n.yaml",
+            "parallel: {device_num: 8, device_matrix: [2, 4], alias_name: [dp, mp]}\n"
+            "inputs:\n  - {name: x, shape: [16, 8], dtype: float32}\n"
+            "ops:\n  - {name: r, type: ReLU, inputs: [x], in_layout: [[[mp, dp], None]]}\n");
   json nested = json::parse(runIrc({"n.yaml", "--report", "-", "-q"}, tmp.path()).out);
   CHECK(nested["ops"][0]["inputs"][0]["placements"].is_null());
 }
@@ -165,7 +194,8 @@ namespace irc::test {
 // The report is streamed member by member (dumps/json_stream.h); its text must be exactly what
 // nlohmann::json would print for the same content, compact or indented.
 TEST_CASE("the streamed report is laid out exactly as nlohmann::json dumps it, at every indent") {
-  for (const char* model : {"/examples/ffn.yaml", "/examples/embedding_layernorm.yaml", "/examples/attention.yaml", "/examples/reshape_transpose.yaml"}) {
+  for (const char* model : {"/examples/ffn.yaml", "/examples/embedding_layernorm.yaml", "/examples/attention.yaml",
+                            "/examples/reshape_transpose.yaml"}) {
     std::string yaml = readFile(sourceDir() + model);
     Compiled c = compileAllRanks(yaml);
     REQUIRE(c.errors.empty());

@@ -19,13 +19,15 @@ TEST_CASE("--json echoes MindSpore's derived device matrix and map for a repeate
 }
 
 TEST_CASE("JSON has spec/cli.md's keys in order, every notation and every rank") {
-  RunResult r = runIrc({"layout", "--device-matrix", "2,4", "--alias", "dp,mp", "--tensor-map", "dp,mp", "--shape", "4,8", "--json"});
+  RunResult r =
+      runIrc({"layout", "--device-matrix", "2,4", "--alias", "dp,mp", "--tensor-map", "dp,mp", "--shape", "4,8", "--json"});
   REQUIRE(r.exitCode == 0);
-  CHECK(r.out.rfind(R"J({"device_matrix":[2,4],"alias_name":["dp","mp"],"shape":[4,8],"tensor_map":[1,0],"partial":[],)J"
-                    R"J("notations":{"layout":"(dp, mp)","strategy":"(2, 4)","sbp":"(S(0), S(1))","placements":"(Shard(0), Shard(1))",)J"
-                    R"J("dims_mapping":"[0, 1]","tensor_map":"[1, 0]"},"slice_shape":[2,2],)J"
-                    R"J("ranks":[{"rank":0,"coord":[0,0],"shard":0,"slice":[[0,2],[0,2]],"replica_group":[0]},)J",
-                    0) == 0);
+  CHECK(r.out.rfind(
+            R"J({"device_matrix":[2,4],"alias_name":["dp","mp"],"shape":[4,8],"tensor_map":[1,0],"partial":[],)J"
+            R"J("notations":{"layout":"(dp, mp)","strategy":"(2, 4)","sbp":"(S(0), S(1))","placements":"(Shard(0), Shard(1))",)J"
+            R"J("dims_mapping":"[0, 1]","tensor_map":"[1, 0]"},"slice_shape":[2,2],)J"
+            R"J("ranks":[{"rank":0,"coord":[0,0],"shard":0,"slice":[[0,2],[0,2]],"replica_group":[0]},)J",
+            0) == 0);
 }
 
 TEST_CASE("text form: notations, table and mesh picture") {
@@ -56,10 +58,13 @@ TEST_CASE("multi-axis tensor maps on the command line") {
 TEST_CASE("layout errors: bad layouts exit 1, bad flags exit 2") {
   RunResult uneven = runIrc({"layout", "--device-matrix", "8", "--tensor-map", "axis_0", "--shape", "12"});
   CHECK(uneven.exitCode == 1);
-  CHECK(uneven.err == "irc layout: error: dim 0 of 'the tensor' (size 12) cannot be split 8 ways; split counts that divide it: 1, 2, 3, 4, 6, 12\n");
+  CHECK(uneven.err ==
+        "irc layout: error: dim 0 of 'the tensor' (size 12) cannot be split 8 ways; split counts that divide it: 1, 2, 3, 4, 6, "
+        "12\n");
   RunResult alias = runIrc({"layout", "--device-matrix", "2,4", "--alias", "dp,mp", "--tensor-map", "dq,None"});
   CHECK(alias.exitCode == 1);
-  CHECK(alias.err == "irc layout: error: --tensor-map entry 0: unknown device axis 'dq' (alias_name has: dp, mp); did you mean 'dp'?\n");
+  CHECK(alias.err ==
+        "irc layout: error: --tensor-map entry 0: unknown device axis 'dq' (alias_name has: dp, mp); did you mean 'dp'?\n");
   CHECK(runIrc({"layout", "--tensor-map", "dp"}).exitCode == 2);
   CHECK(runIrc({"layout", "--device-matrix", "2", "--sbp", "B", "--placements", "Replicate()"}).exitCode == 2);
 }

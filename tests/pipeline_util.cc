@@ -84,7 +84,9 @@ OpFacts opFacts(const std::string& yaml, const std::string& opName) {
     f.outputPartial.push_back(l.partialFromRight());
   }
   for (const ForwardOp& fo : p.forwardOps) {
-    const char* kind = fo.kind == ForwardOp::Kind::AllReduce ? "AllReduce" : fo.kind == ForwardOp::Kind::ReduceScatter ? "ReduceScatter" : "RealDiv";
+    const char* kind = fo.kind == ForwardOp::Kind::AllReduce       ? "AllReduce"
+                       : fo.kind == ForwardOp::Kind::ReduceScatter ? "ReduceScatter"
+                                                                   : "RealDiv";
     if (fo.kind == ForwardOp::Kind::RealDiv) f.forward.push_back(fmt::format("RealDiv {}", fo.divisor));
     else
       f.forward.push_back(fmt::format("{} {} over {}", kind, reduceOpName(fo.reduceOp),

@@ -34,8 +34,8 @@ struct OpFacts {
   std::vector<std::string> outputMaps;
   std::vector<Shape> inputSlices, outputSlices;
   std::vector<std::vector<int>> outputPartial;  // from the right
-  std::vector<std::string> forward;    // "AllReduce sum over 0-1-2-3" on rank 0
-  std::string errors;                  // diagnostics when the strategy was rejected
+  std::vector<std::string> forward;             // "AllReduce sum over 0-1-2-3" on rank 0
+  std::string errors;                           // diagnostics when the strategy was rejected
 };
 OpFacts opFacts(const std::string& yaml, const std::string& opName);
 

@@ -159,7 +159,8 @@ TEST_CASE("work is bounded: Split's output_num and --all-ranks past the limit ar
   RunResult s = compileText(tmp, "split.yaml", split);
   CHECK(s.exitCode == 1);
   CHECK(s.err.find("split.yaml:6:") == 0);
-  CHECK(s.err.find(": error: Split 'r': output_num must be in 1 .. 4096 (docs/limits.md); got 2147483648\n") != std::string::npos);
+  CHECK(s.err.find(": error: Split 'r': output_num must be in 1 .. 4096 (docs/limits.md); got 2147483648\n") !=
+        std::string::npos);
 
   std::string many = kOneRelu;
   many.replace(many.find("{device_num: 4, device_matrix: [4], alias_name: [a]}"), 52, "{device_num: 1048576}");
@@ -188,7 +189,8 @@ ops:
   CHECK(runIrc({"verify", "sq.yaml"}, tmp.path()).exitCode == 0);
   RunResult dump = runIrc({"sq.yaml", "--dump-after", "validate", "-q"}, tmp.path());
   REQUIRE(dump.exitCode == 0);
-  CHECK(readFile(tmp.path() + "/sq_ir/rank_0/validate_0004.ir").find("primitive_attrs: {axis: (1), in_strategy: ((2, 1, 1))}") != std::string::npos);
+  CHECK(readFile(tmp.path() + "/sq_ir/rank_0/validate_0004.ir").find("primitive_attrs: {axis: (1), in_strategy: ((2, 1, 1))}") !=
+        std::string::npos);
   // Nothing to squeeze globally, but a dim split down to size 1 on the rank: the rank's op is the
   // identity (found by the fuzzer).
   CHECK(runIrc({"verify", sourceDir() + "/tests/fuzz_corpus/squeeze_nothing_split.yaml"}).exitCode == 0);
@@ -297,13 +299,16 @@ TEST_CASE("concurrent runs into one folder never splice their files") {
   std::string other = readFile(ffn());
   other.replace(other.find("name: ffn"), 9, "name: other");
   writeFile(tmp.path() + "/other.yaml", other);
-  std::string script = "for i in 1 2 3 4 5 6; do\n"
-                       "  \"$IRC\" " + ffn() + " --dump-all --dump-dir out -q & \"$IRC\" other.yaml --dump-all --dump-dir out -q &\n"
-                       "  wait\n"
-                       "  a=$(grep -l '@ffn' out/rank_0/*.ir | wc -l); b=$(grep -l '@other' out/rank_0/*.ir | wc -l)\n"
-                       "  n=$(ls out/rank_0 | wc -l)\n"
-                       "  if [ \"$n\" != 5 ] || { [ \"$a\" != 0 ] && [ \"$b\" != 0 ]; }; then echo \"spliced: $a ffn, $b other, $n files\"; fi\n"
-                       "done\nls -a out\n";
+  std::string script =
+      "for i in 1 2 3 4 5 6; do\n"
+      "  \"$IRC\" " +
+      ffn() +
+      " --dump-all --dump-dir out -q & \"$IRC\" other.yaml --dump-all --dump-dir out -q &\n"
+      "  wait\n"
+      "  a=$(grep -l '@ffn' out/rank_0/*.ir | wc -l); b=$(grep -l '@other' out/rank_0/*.ir | wc -l)\n"
+      "  n=$(ls out/rank_0 | wc -l)\n"
+      "  if [ \"$n\" != 5 ] || { [ \"$a\" != 0 ] && [ \"$b\" != 0 ]; }; then echo \"spliced: $a ffn, $b other, $n files\"; fi\n"
+      "done\nls -a out\n";
   RunResult r = runShell(script, tmp.path());
   CHECK(r.exitCode == 0);
   CHECK(r.out == ".\n..\nrank_0\n");
@@ -316,8 +321,9 @@ TEST_CASE("write errors carry the real reason; a full stdout is a failure") {
   RunResult d = runIrc({ffn(), "--report", tmp.path() + "/dir", "-q"});
   CHECK(d.exitCode == 1);
   CHECK(d.err == fmt::format("irc: error: cannot write '{}/dir': Is a directory\n", tmp.path()));
-  for (std::string cmd : {"\"$IRC\" " + ffn() + " --report - -q", std::string("\"$IRC\" layout --device-matrix 2,4 --tensor-map-index 1,0"),
-                          "\"$IRC\" explain " + ffn() + " add"}) {
+  for (std::string cmd :
+       {"\"$IRC\" " + ffn() + " --report - -q", std::string("\"$IRC\" layout --device-matrix 2,4 --tensor-map-index 1,0"),
+        "\"$IRC\" explain " + ffn() + " add"}) {
     RunResult full = runShell(cmd + " > /dev/full");
     CAPTURE(cmd);
     CHECK(full.exitCode == 1);
@@ -326,7 +332,8 @@ TEST_CASE("write errors carry the real reason; a full stdout is a failure") {
 }
 
 TEST_CASE("irc layout: a parenthesised --tensor-map entry is one dim on several axes") {
-  RunResult r = runIrc({"layout", "--device-matrix", "4,3", "--alias", "ax0,ax1", "--tensor-map", "(ax1,ax0)", "--shape", "24", "--json"});
+  RunResult r =
+      runIrc({"layout", "--device-matrix", "4,3", "--alias", "ax0,ax1", "--tensor-map", "(ax1,ax0)", "--shape", "24", "--json"});
   CHECK(r.exitCode == 0);
   CHECK(r.out.find("\"tensor_map\":[[0,1]]") != std::string::npos);
   RunResult idx = runIrc({"layout", "--device-matrix", "4,3", "--tensor-map-index", "(0,1)", "--shape", "24", "--json"});

@@ -19,9 +19,35 @@ TEST_CASE("mutated models are compiled or rejected with diagnostics, never crash
     for (const auto& e : fs::directory_iterator(dir))
       if (e.path().extension() == ".yaml") sources.push_back(readFile(e.path().string()));
   std::sort(sources.begin(), sources.end());
-  const std::vector<std::string> tokens = {"[", "]", "{", "}", ":", ",", "-1", "0", "3", "64", "None", "dp", "S(0)", "float32",
-                                           "int32", "[[2, 1], [1, 4]]", "Reshape", "MatMul", "x", "\"", "'", "&a", "*a", "!!int",
-                                           "\n", "  ", "null", "1e9", "99999999999999999999"};
+  const std::vector<std::string> tokens = {"[",
+                                           "]",
+                                           "{",
+                                           "}",
+                                           ":",
+                                           ",",
+                                           "-1",
+                                           "0",
+                                           "3",
+                                           "64",
+                                           "None",
+                                           "dp",
+                                           "S(0)",
+                                           "float32",
+                                           "int32",
+                                           "[[2, 1], [1, 4]]",
+                                           "Reshape",
+                                           "MatMul",
+                                           "x",
+                                           "\"",
+                                           "'",
+                                           "&a",
+                                           "*a",
+                                           "!!int",
+                                           "\n",
+                                           "  ",
+                                           "null",
+                                           "1e9",
+                                           "99999999999999999999"};
   std::mt19937 rng(11);
   int compiled = 0, rejected = 0;
   for (int i = 0; i < 400; ++i) {

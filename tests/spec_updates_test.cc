@@ -11,9 +11,10 @@
 namespace irc::test {
 
 TEST_CASE("Transpose takes perm entries in [-rank, rank), counted from the end when negative") {
-  std::string yaml = "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [4, 8, 2], dtype: float32}\n"
-                     "ops:\n  - {name: t, type: Transpose, inputs: [x, [-1, 0, -2]], in_strategy: [[2, 2, 1]]}\n"
-                     "  - {name: r, type: ReLU, inputs: [t]}\n";
+  std::string yaml =
+      "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [4, 8, 2], dtype: float32}\n"
+      "ops:\n  - {name: t, type: Transpose, inputs: [x, [-1, 0, -2]], in_strategy: [[2, 2, 1]]}\n"
+      "  - {name: r, type: ReLU, inputs: [t]}\n";
   Compiled c = compileAllRanks(yaml);
   REQUIRE(c.errors.empty());
   CHECK(c.global.value(*c.global.findValue("t")).type.shape == Shape{2, 4, 8});
@@ -42,9 +43,10 @@ TEST_CASE("OneHot's strategy is ((out), (), ()) on the type line and in primitiv
           std::string::npos);
   }
   // A propagated OneHot prints the same form.
-  writeFile(tmp.path() + "/p.yaml", "parallel: {device_num: 4}\ninputs:\n  - {name: l, shape: [8], dtype: int32}\n"
-                                    "ops:\n  - {name: h, type: OneHot, inputs: [l, 16, 1.0, 0.0]}\n"
-                                    "  - {name: r, type: ReLU, inputs: [h], in_strategy: [[4, 1]]}\n");
+  writeFile(tmp.path() + "/p.yaml",
+            "parallel: {device_num: 4}\ninputs:\n  - {name: l, shape: [8], dtype: int32}\n"
+            "ops:\n  - {name: h, type: OneHot, inputs: [l, 16, 1.0, 0.0]}\n"
+            "  - {name: r, type: ReLU, inputs: [h], in_strategy: [[4, 1]]}\n");
   REQUIRE(runIrc({"p.yaml", "--dump-after", "step_parallel_begin", "-q"}, tmp.path()).exitCode == 0);
   CHECK(readFile(tmp.path() + "/p_ir/rank_0/step_parallel_begin_0001.ir").find(" {in_strategy: ((4, 1), (), ())}") !=
         std::string::npos);
@@ -99,12 +101,14 @@ TEST_CASE("training graphs: a _MirrorOperator before every op that reads a repli
 
 TEST_CASE("a split-vocabulary Gather is node 4 of its replace graph, .replace.0 to .7, then .forward_op.0") {
   TempDir tmp;
-  REQUIRE(runIrc({sourceDir() + "/tests/models/vocab_split.yaml", "--dump-after", "step_parallel_end", "--dump-dir", tmp.path(), "-q"})
+  REQUIRE(runIrc({sourceDir() + "/tests/models/vocab_split.yaml", "--dump-after", "step_parallel_end", "--dump-dir", tmp.path(),
+                  "-q"})
               .exitCode == 0);
   std::string dump = readFile(tmp.path() + "/rank_0/step_parallel_end_0003.ir");
-  const char* expected[] = {"(embed.replace.0) = Sub(",        "(embed.replace.1) = ReLU(",  "(embed.replace.2) = Minimum(",
-                            "(embed.replace.3) = Equal(",      "(embed.replace.4) = Gather(", "(embed.replace.5) = Cast(",
-                            "(embed.replace.6) = ExpandDims(", "(embed.replace.7) = Mul(",    "(embed.forward_op.0) = AllReduce("};
+  const char* expected[] = {
+      "(embed.replace.0) = Sub(",        "(embed.replace.1) = ReLU(",   "(embed.replace.2) = Minimum(",
+      "(embed.replace.3) = Equal(",      "(embed.replace.4) = Gather(", "(embed.replace.5) = Cast(",
+      "(embed.replace.6) = ExpandDims(", "(embed.replace.7) = Mul(",    "(embed.forward_op.0) = AllReduce("};
   size_t at = 0;
   for (const char* node : expected) {
     CAPTURE(node);
@@ -131,14 +135,15 @@ std::vector<std::string> insertedOps(const Compiled& c) {
 }
 }  // namespace
 
-TEST_CASE("ReshapeInfo in the MindSpore modes: the Reshape takes its producer's layout and redistributes to what its consumer needs") {
+TEST_CASE(
+    "ReshapeInfo in the MindSpore modes: the Reshape takes its producer's layout and redistributes to what its consumer needs") {
   // MindSpore's ReshapeInfo (spec §5 item 6): the input layout is the producer's, the output
   // layout the consumer's, and the redistribution between them is the Reshape's own. Merge: act
   // is batch-split 8 ways, head wants (32, 32) whole: the Reshape runs on act's slices (no gather
   // before it) and its result is gathered right after it, in every mode.
   std::string merge = readFile(sourceDir() + "/tests/models/reshape_info_merge.yaml");
-  for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::SemiAuto, SearchMode::DataParallel,
-                          SearchMode::FactorPropagation}) {
+  for (SearchMode mode :
+       {SearchMode::ShardingPropagation, SearchMode::SemiAuto, SearchMode::DataParallel, SearchMode::FactorPropagation}) {
     CAPTURE(std::string(searchModeName(mode)));
     Compiled c = compileAllRanks(merge, mode);
     REQUIRE(c.errors.empty());
@@ -167,8 +172,9 @@ TEST_CASE("reason lines count device axes from the right, as tensor maps and out
   // ReduceSum over dim 1 with strategy (2, 4): device matrix (2, 4), the reduced dim on its last
   // axis, which counted from the right is axis 0, in outputs_partial and in the reason alike.
   TempDir tmp;
-  writeFile(tmp.path() + "/m.yaml", "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
-                                    "ops:\n  - {name: y, type: ReduceSum, inputs: [x, [1]], in_strategy: [[2, 4]]}\n");
+  writeFile(tmp.path() + "/m.yaml",
+            "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
+            "ops:\n  - {name: y, type: ReduceSum, inputs: [x, [1]], in_strategy: [[2, 4]]}\n");
   REQUIRE(runIrc({"m.yaml", "--dump-after", "step_parallel_end", "-q"}, tmp.path()).exitCode == 0);
   std::string dump = readFile(tmp.path() + "/m_ir/rank_0/step_parallel_end_0003.ir");
   CHECK(dump.find("outputs_partial: (sum(0))") != std::string::npos);
@@ -206,14 +212,16 @@ TEST_CASE("strategy checkpoint: MindSpore's JSON out, and back in as fixed strat
   writeFile(tmp.path() + "/ck.json", R"({"current_stage": 0, "parallel_strategy_item": {
     "Default/network/Add-op7": {"stage": 0, "parallel_strategy": [[8, 1], [1]]}}})");
   REQUIRE(runIrc({"ffn.yaml", "--dump-after", "step_parallel_begin", "-q"}, tmp.path()).exitCode == 0);
-  CHECK(readFile(tmp.path() + "/ffn_ir/rank_0/step_parallel_begin_0001.ir").find(" {in_strategy: ((8, 1), (1))}") != std::string::npos);
+  CHECK(readFile(tmp.path() + "/ffn_ir/rank_0/step_parallel_begin_0001.ir").find(" {in_strategy: ((8, 1), (1))}") !=
+        std::string::npos);
   // Bad checkpoints: located errors, exit 1.
   writeFile(tmp.path() + "/ck.json", "{\"parallel_strategy_item\": {\"nope\": {\"parallel_strategy\": [[1]]}}}");
   RunResult bad = runIrc({"ffn.yaml"}, tmp.path());
   CHECK(bad.exitCode == 1);
   CHECK(bad.err.find("ck.json:1:1: error: the checkpoint names 'nope', which is no op of the model") != std::string::npos);
   // Two unknown names: each reported once.
-  writeFile(tmp.path() + "/ck.json", "{\"parallel_strategy_item\": {\"nope\": {\"parallel_strategy\": [[1]]}, \"nix\": {\"parallel_strategy\": [[1]]}}}");
+  writeFile(tmp.path() + "/ck.json",
+            "{\"parallel_strategy_item\": {\"nope\": {\"parallel_strategy\": [[1]]}, \"nix\": {\"parallel_strategy\": [[1]]}}}");
   RunResult two = runIrc({"ffn.yaml"}, tmp.path());
   CHECK(two.exitCode == 1);
   size_t first = two.err.find("names 'nope'");
@@ -234,13 +242,14 @@ TEST_CASE("ReshapeInfo: a ReLU (4, 1, 1, 1) or (32, 1, 1, 1) on 32 devices, a Re
   // comes from the Reshape's own AllGather after it.
   for (auto [split, slice] : {std::pair{4, 8}, std::pair{32, 1}}) {
     CAPTURE(split);
-    Compiled c = compileAllRanks("parallel: {device_num: 32, fully_use_devices: false}\n"
-                                 "inputs:\n  - {name: x, shape: [32, 512, 7, 7], dtype: float32}\n"
-                                 "ops:\n  - {name: relu1, type: ReLU, inputs: [x], in_strategy: [[" +
-                                 std::to_string(split) +
-                                 ", 1, 1, 1]]}\n"
-                                 "  - {name: flat, type: Reshape, inputs: [relu1, [32, 25088]]}\n"
-                                 "  - {name: relu2, type: ReLU, inputs: [flat], in_strategy: [[1, 1]]}\n");
+    Compiled c = compileAllRanks(
+        "parallel: {device_num: 32, fully_use_devices: false}\n"
+        "inputs:\n  - {name: x, shape: [32, 512, 7, 7], dtype: float32}\n"
+        "ops:\n  - {name: relu1, type: ReLU, inputs: [x], in_strategy: [[" +
+        std::to_string(split) +
+        ", 1, 1, 1]]}\n"
+        "  - {name: flat, type: Reshape, inputs: [relu1, [32, 25088]]}\n"
+        "  - {name: relu2, type: ReLU, inputs: [flat], in_strategy: [[1, 1]]}\n");
     REQUIRE_MESSAGE(c.errors.empty(), c.errors);
     CHECK(verifyCompiled(c).ok);
     const Op& flat = c.global.op(c.global.value(*c.global.findValue("flat")).producer);

@@ -32,6 +32,6 @@ class TempDir {
 std::string readFile(const std::string& path);
 void writeFile(const std::string& path, const std::string& text);
 std::vector<std::string> listFiles(const std::string& dir);  // relative paths, sorted, recursive
-std::string sourceDir();  // the repository root
+std::string sourceDir();                                     // the repository root
 
 }  // namespace irc::test

@@ -87,8 +87,7 @@ double parseSecondsArg(const std::string& flag, const std::string& value) {
     size_t used = 0;
     double v = std::stod(value, &used);
     if (used == value.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   throw UsageError(fmt::format("{} takes a non-negative number; got '{}'", flag, value));
 }
 
@@ -119,7 +118,6 @@ bool takeGraphFlag(const std::string& flag, const std::string& value, ParallelOv
   return true;
 }
 
-
 std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode color, const ParallelOverrides& overrides) {
   std::string readError;
   auto text = readModelText(path, readError);
@@ -131,8 +129,8 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
   bool onnx = isOnnxFile(path, *text);
   if (overrides.deviceNum && !onnx)
     throw UsageError("--device-num applies to an ONNX graph; a YAML model or plan sets parallel.device_num");
-  ModelFile file = loadModelFile(path, *text,
-                                 {overrides.dims, overrides.onnxShapeCheck, overrides.opaqueUnsupported, overrides.keepParameterData});
+  ModelFile file = loadModelFile(
+      path, *text, {overrides.dims, overrides.onnxShapeCheck, overrides.opaqueUnsupported, overrides.keepParameterData});
   std::unique_ptr<DiagnosticEngine>& diags = file.diags;
   std::optional<Graph>& graph = file.graph;
   std::map<ValueId, TensorValue>& parameterData = file.parameterData;

@@ -45,10 +45,9 @@ enum class ColorMode { Auto, Always, Never };
 ColorMode parseColorMode(const std::string& value);
 bool useColor(ColorMode mode, FILE* stream);
 
-
 int64_t parseIntArg(const std::string& flag, const std::string& value);
 int64_t parsePositiveIntArg(const std::string& flag, const std::string& value);  // >= 1
-double parseSecondsArg(const std::string& flag, const std::string& value);  // a non-negative number
+double parseSecondsArg(const std::string& flag, const std::string& value);       // a non-negative number
 SearchMode parseSearchModeArg(const std::string& flag, const std::string& value);
 RedistributionMode parseRedistributionArg(const std::string& flag, const std::string& value);
 
@@ -73,7 +72,7 @@ bool searchConfigurationOrReport(LoadedModel& loaded, CompileOptions& options, C
 struct ParallelOverrides {
   std::optional<SearchMode> searchMode;
   std::optional<RedistributionMode> redistribution;
-  std::string strategyCkptIn;  // --strategy-ckpt-in: wins over parallel.strategy_ckpt_load
+  std::string strategyCkptIn;           // --strategy-ckpt-in: wins over parallel.strategy_ckpt_load
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE: an ONNX graph's symbolic dims
   std::optional<int64_t> deviceNum;     // --device-num: an ONNX graph without a plan
   bool onnxShapeCheck = false;          // --onnx-shape-check

@@ -11,6 +11,8 @@
 namespace irc::cli {
 namespace {
 
+// The option and command tables, one entry a line as --help prints them.
+// clang-format off
 const std::vector<OptionSpec> kModeOptions = {
     {"--search-mode", "MODE", "override parallel.search_mode: sharding_propagation, factor_propagation, data_parallel, semi_auto, auto"},
     {"--redistribution", "PLANNER", "mindspore (MindSpore's operator sequences, the default) or optimal (the cost-optimal planner)"},
@@ -169,6 +171,7 @@ std::vector<CommandSpec> build() {
   specs.back().handler = runMemory;
   return specs;
 }
+// clang-format on
 
 }  // namespace
 
@@ -231,7 +234,9 @@ std::string commandHelp(const CommandSpec& spec) {
 
 std::string shortUsage() {
   return "usage: irc MODEL.yaml [options]\n"
-         "       irc " + subcommandList(commandSpecs(), " | ") + " ...\n"
+         "       irc " +
+         subcommandList(commandSpecs(), " | ") +
+         " ...\n"
          "'irc --help' shows examples and every option; 'irc help SUBCOMMAND' a subcommand's.\n";
 }
 

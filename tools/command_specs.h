@@ -16,12 +16,12 @@ struct OptionSpec {
 };
 
 struct CommandSpec {
-  std::string name;      // "" for the compile command
-  std::string summary;   // one line
-  std::string usage;     // "irc verify MODEL.yaml [options]"
+  std::string name;                   // "" for the compile command
+  std::string summary;                // one line
+  std::string usage;                  // "irc verify MODEL.yaml [options]"
   std::vector<std::string> examples;  // "command    what it does"
   std::vector<OptionSpec> options;
-  std::string details;   // free text after the options
+  std::string details;                                                    // free text after the options
   ExitStatus (*handler)(const std::vector<std::string>& args) = nullptr;  // runs the command
 };
 

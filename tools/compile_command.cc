@@ -44,11 +44,11 @@ struct CompileArgs {
   std::string strategyCkptOut;
   std::string torchOut, mindsporeOut;  // --torch-out, --mindspore-out
   std::string planOut;                 // --plan-out
-  int reportIndent = -1;  // --report-indent N; compact by default
+  int reportIndent = -1;               // --report-indent N; compact by default
   std::optional<double> alpha, beta, gamma, searchTimeLimit;
   std::optional<double> memoryBudget;
   std::optional<ClusterDescription> cluster;  // --cluster PRESET
-  std::optional<Precision> precision;          // --precision
+  std::optional<Precision> precision;         // --precision
   bool timePasses = false;
   bool dumpLocations = false;
   bool dumpScopes = false;
@@ -111,7 +111,8 @@ bool takeCostFlag(const std::string& f, const std::string& value, CompileArgs& a
     if (!a.memoryBudget) throw UsageError(fmt::format("--memory-budget: {}", error));
   } else if (f == "--cluster") {
     a.cluster = clusterPreset(value);
-    if (!a.cluster) throw UsageError(fmt::format("--cluster: unknown preset '{}'; valid: {}", value, joinNames(clusterPresetNames())));
+    if (!a.cluster)
+      throw UsageError(fmt::format("--cluster: unknown preset '{}'; valid: {}", value, joinNames(clusterPresetNames())));
   } else if (f == "--precision") {
     a.precision = parsePrecision(value);
     if (!a.precision)
@@ -251,15 +252,15 @@ struct Summary {
   CompileTotals totals;
   std::optional<MemoryEstimate> memory;
   std::shared_ptr<const SearchSummary> search;
-  std::vector<double> stageSeconds;  // pipelined: each stage's estimated time
+  std::vector<double> stageSeconds;         // pipelined: each stage's estimated time
   std::optional<ClusterStepEstimate> step;  // with a cluster
 };
 
 Summary summaryOf(const Graph& graph, const CompileOptions& options, int64_t rank) {
   Summary s{graph.name, 0, compileTotals(graph), memoryOf(graph, options, rank), graph.search, {}, {}};
   if (graph.stageDevices > 0) s.stageSeconds = stageSeconds(graph, options);
-  if (options.cluster && std::all_of(graph.ops.begin(), graph.ops.end(),
-                                     [](const Op& op) { return op.inserted() || op.parallel->layoutsInferred; }))
+  if (options.cluster &&
+      std::all_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.inserted() || op.parallel->layoutsInferred; }))
     s.step = estimateClusterStep(graph, options);
   for (const Op& op : graph.ops) s.modelOps += op.inserted() ? 0 : 1;
   return s;
@@ -309,42 +310,43 @@ void printSearch(const SearchSummary& s) {
   if (s.configuration) {
     const ConfigurationSearch& c = *s.configuration;
     const SearchConfiguration& k = c.chosen;
-    std::cerr << fmt::format("irc: search: DP {} x TP {} x PP {}{}, micro-batch {} x {}, recompute {}, ZeRO stage {}, optimizer level {}: "
-                             "estimated step {:.4g} s, {:.1f} TFLOP/s per device, peak {}{} ({} layers; {} "
-                             "configurations, {} dropped by the memory bound, {} layer models, {} plans compiled)\n",
-                             k.dp, k.tp, k.pp, k.sequenceParallel ? " (sequence parallel)" : "", k.microBatchSize, k.microBatches,
-                             k.recompute, k.zeroStage, k.optimizerLevel, k.stepSeconds,
-                             k.tflopsPerDevice, formatBytes(k.peakBytes),
-                             s.memoryBudget > 0 ? " within " + formatBytes(s.memoryBudget) : std::string(" (no memory budget)"), c.layers,
-                             c.considered,
-                             c.prunedByMemory, c.probes, c.compiledPlans);
+    std::cerr << fmt::format(
+        "irc: search: DP {} x TP {} x PP {}{}, micro-batch {} x {}, recompute {}, ZeRO stage {}, optimizer level {}: "
+        "estimated step {:.4g} s, {:.1f} TFLOP/s per device, peak {}{} ({} layers; {} "
+        "configurations, {} dropped by the memory bound, {} layer models, {} plans compiled)\n",
+        k.dp, k.tp, k.pp, k.sequenceParallel ? " (sequence parallel)" : "", k.microBatchSize, k.microBatches, k.recompute,
+        k.zeroStage, k.optimizerLevel, k.stepSeconds, k.tflopsPerDevice, formatBytes(k.peakBytes),
+        s.memoryBudget > 0 ? " within " + formatBytes(s.memoryBudget) : std::string(" (no memory budget)"), c.layers,
+        c.considered, c.prunedByMemory, c.probes, c.compiledPlans);
     return;
   }
-  std::string line = fmt::format("irc: search: {} plan of {} ops ({} classes) in {:.2f} s of solver, estimated step {:.4g} s", s.status,
-                                 s.searchedOps, s.classes.size(), s.solverSeconds, s.objective);
+  std::string line = fmt::format("irc: search: {} plan of {} ops ({} classes) in {:.2f} s of solver, estimated step {:.4g} s",
+                                 s.status, s.searchedOps, s.classes.size(), s.solverSeconds, s.objective);
   if (s.status != "optimal") line += fmt::format(" (gap {:.2g} to the proven bound)", s.gap);
   if (s.memoryBudget > 0)
-    line += fmt::format(", peak {} within {} ({} round{})", formatBytes(s.estimatedPeak), formatBytes(s.memoryBudget), s.memoryRounds,
-                        s.memoryRounds == 1 ? "" : "s");
+    line += fmt::format(", peak {} within {} ({} round{})", formatBytes(s.estimatedPeak), formatBytes(s.memoryBudget),
+                        s.memoryRounds, s.memoryRounds == 1 ? "" : "s");
   std::cerr << line << "\n";
 }
 
 // Pipeline stages: the schedule's bubble and the stage that sets the pace.
 void printPipeline(const std::vector<double>& seconds, const CompileOptions& options) {
   size_t slowest = std::max_element(seconds.begin(), seconds.end()) - seconds.begin();
-  double bubble = static_cast<double>(options.pipelineStages - 1) / static_cast<double>(options.microBatches + options.pipelineStages - 1);
-  std::cerr << fmt::format("irc: pipeline: {} stages of {} ranks, {} micro-batches, bubble {:.1f}%; slowest stage {} "
-                           "({:.4g} s estimated a micro-batch)\n",
-                           options.pipelineStages, options.deviceNum, options.microBatches, 100 * bubble, slowest, seconds[slowest]);
+  double bubble =
+      static_cast<double>(options.pipelineStages - 1) / static_cast<double>(options.microBatches + options.pipelineStages - 1);
+  std::cerr << fmt::format(
+      "irc: pipeline: {} stages of {} ranks, {} micro-batches, bubble {:.1f}%; slowest stage {} "
+      "({:.4g} s estimated a micro-batch)\n",
+      options.pipelineStages, options.deviceNum, options.microBatches, 100 * bubble, slowest, seconds[slowest]);
 }
 
 // On a cluster: the step's time as it runs, and what each device computes.
 void printClusterStep(const ClusterStepEstimate& e, const CompileOptions& options) {
-  std::cerr << fmt::format("irc: step on {} ({}): {:.4g} s estimated, {:.1f} TFLOP/s per device, MFU {:.1f}% "
-                           "(compute {:.4g} s, exposed communication {:.4g} s, pipeline bubble {:.4g} s, optimizer {:.4g} s)\n",
-                           options.cluster->preset.empty() ? "the cluster" : options.cluster->preset,
-                           precisionName(options.precision), e.total, e.tflopsPerDevice, 100 * e.mfu, e.compute,
-                           e.exposedCommunication, e.pipelineBubble, e.optimizer);
+  std::cerr << fmt::format(
+      "irc: step on {} ({}): {:.4g} s estimated, {:.1f} TFLOP/s per device, MFU {:.1f}% "
+      "(compute {:.4g} s, exposed communication {:.4g} s, pipeline bubble {:.4g} s, optimizer {:.4g} s)\n",
+      options.cluster->preset.empty() ? "the cluster" : options.cluster->preset, precisionName(options.precision), e.total,
+      e.tflopsPerDevice, 100 * e.mfu, e.compute, e.exposedCommunication, e.pipelineBubble, e.optimizer);
 }
 
 void printSummary(const Summary& summary, const CompileOptions& options, size_t dumpsWritten, const std::string& dumpDir) {
@@ -356,12 +358,12 @@ void printSummary(const Summary& summary, const CompileOptions& options, size_t 
   std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", summary.name, summary.modelOps, options.rankCount(),
                            inserted.empty() ? "nothing" : fmt::format("{}", fmt::join(inserted, ", ")));
   if (options.training)
-    std::cerr << fmt::format("irc: per rank: {} bytes of forward communication, {} bytes of gradient {}, {} bytes of "
-                             "parameters\n",
-                             formatNumber(totals.commBytesPerRank), formatNumber(totals.gradBytesPerRank),
-                             options.parallelOptimizerLevel > 0 ? "reduction (ReduceScatter under optimizer parallel)"
-                                                                : "AllReduce",
-                             formatNumber(totals.paramBytesPerRank));
+    std::cerr << fmt::format(
+        "irc: per rank: {} bytes of forward communication, {} bytes of gradient {}, {} bytes of "
+        "parameters\n",
+        formatNumber(totals.commBytesPerRank), formatNumber(totals.gradBytesPerRank),
+        options.parallelOptimizerLevel > 0 ? "reduction (ReduceScatter under optimizer parallel)" : "AllReduce",
+        formatNumber(totals.paramBytesPerRank));
   else
     std::cerr << fmt::format("irc: per rank: {} bytes of communication, {} bytes of parameters\n",
                              formatNumber(totals.commBytesPerRank), formatNumber(totals.paramBytesPerRank));
@@ -385,9 +387,10 @@ void applyCompileArgs(const CompileArgs& a, CompileOptions& options) {
     throw UsageError(fmt::format("--rank {} is not a rank of {} devices (valid: 0 .. {})", *a.rank, options.rankCount(),
                                  options.rankCount() - 1));
   if (a.allRanks && options.rankCount() > a.maxRanks)
-    throw UsageError(fmt::format("--all-ranks would write {} rank folders; the limit is {} (raise it with --max-ranks N, "
-                                 "or dump one rank with --rank R)",
-                                 options.rankCount(), a.maxRanks));
+    throw UsageError(
+        fmt::format("--all-ranks would write {} rank folders; the limit is {} (raise it with --max-ranks N, "
+                    "or dump one rank with --rank R)",
+                    options.rankCount(), a.maxRanks));
   options.ranks = a.allRanks ? options.everyRank() : std::vector<int64_t>{a.rank.value_or(options.globalRank)};
 }
 
@@ -413,7 +416,8 @@ DumpOptions dumpOptionsFor(const CompileArgs& a, const Graph& graph, const Compi
 // graph can then become the rank's graph without a copy.
 class CompileOutputs {
  public:
-  CompileOutputs(const CompileArgs& a, const CompileOptions& options, StageTimer& timer) : a_(a), options_(options), timer_(timer) {}
+  CompileOutputs(const CompileArgs& a, const CompileOptions& options, StageTimer& timer)
+      : a_(a), options_(options), timer_(timer) {}
 
   void take(const Graph& graph) {
     auto start = StageTimer::Clock::now();
@@ -440,7 +444,8 @@ class CompileOutputs {
   bool write(const Graph& graph) {
     if (a_.report == "-") {
       auto start = StageTimer::Clock::now();
-      writeReport(std::cout, graph, options_, reportRank(), a_.reportIndent, &summary.memory);  // a failed write is caught by the driver
+      writeReport(std::cout, graph, options_, reportRank(), a_.reportIndent,
+                  &summary.memory);  // a failed write is caught by the driver
       timer_.add("report", start);
     }
     if (report_)

@@ -68,7 +68,8 @@ std::optional<Stages> stagesOfModel(const std::string& path, int64_t rank, Color
 
 // The dumps of a directory (its rank_<r>/ folder when there is one): `<pass>_XXXX.ir` files.
 Stages stagesOfDir(const std::string& dir, int64_t rank) {
-  fs::path root = fs::exists(fs::path(dir) / fmt::format("rank_{}", rank)) ? fs::path(dir) / fmt::format("rank_{}", rank) : fs::path(dir);
+  fs::path root =
+      fs::exists(fs::path(dir) / fmt::format("rank_{}", rank)) ? fs::path(dir) / fmt::format("rank_{}", rank) : fs::path(dir);
   Stages stages;
   for (const auto& e : fs::directory_iterator(root)) {
     std::string name = e.path().filename().string();
@@ -87,7 +88,6 @@ bool isModel(const std::string& p) {
   return ext == ".yaml" || ext == ".yml" || p == "-";
 }
 
-
 // The review summary of two sets of stages: strategies from the first dump that has them
 // (step_parallel_begin), inserted ops and totals from the last (validate: local shapes).
 struct DiffSummary {
@@ -95,11 +95,12 @@ struct DiffSummary {
   // Pipelines: the values each side sends between stages (from its step_parallel_end dump, whose
   // global graph has every stage's Sends): a moved stage boundary is one change.
   std::vector<std::string> sentBefore, sentAfter;
-  std::map<std::string, int> added, removed;                                   // inserted ops by type
+  std::map<std::string, int> added, removed;  // inserted ops by type
   DumpSummary before, after;
   bool changed() const {
-    return !strategies.empty() || sentBefore != sentAfter || !added.empty() || !removed.empty() || before.commBytesPerRank != after.commBytesPerRank ||
-           before.paramBytesPerRank != after.paramBytesPerRank || before.gradBytesPerRank != after.gradBytesPerRank;
+    return !strategies.empty() || sentBefore != sentAfter || !added.empty() || !removed.empty() ||
+           before.commBytesPerRank != after.commBytesPerRank || before.paramBytesPerRank != after.paramBytesPerRank ||
+           before.gradBytesPerRank != after.gradBytesPerRank;
   }
 };
 
@@ -133,7 +134,8 @@ DiffSummary summarize(const Stages& a, const Stages& b) {
       if (it != y.strategies.end() && it->second != x.strategies[op]) d.strategies.emplace_back(op, x.strategies[op], it->second);
     }
   }
-  const std::string *ta = stageText(a, {"validate", "step_parallel_end"}, true), *tb = stageText(b, {"validate", "step_parallel_end"}, true);
+  const std::string *ta = stageText(a, {"validate", "step_parallel_end"}, true),
+                    *tb = stageText(b, {"validate", "step_parallel_end"}, true);
   if (ta) d.before = summarizeDump(*ta);
   if (tb) d.after = summarizeDump(*tb);
   std::set<std::string> types;
@@ -165,7 +167,8 @@ void printSummary(const DiffSummary& d) {
   for (const auto& [t, n] : d.added) changes.push_back(fmt::format("+{} {}", n, t));
   for (const auto& [t, n] : d.removed) changes.push_back(fmt::format("-{} {}", n, t));
   std::cout << fmt::format("  inserted ops: {}\n", changes.empty() ? "no change" : fmt::format("{}", fmt::join(changes, ", ")));
-  std::cout << fmt::format("  communication bytes per rank: {}\n", deltaText(d.before.commBytesPerRank, d.after.commBytesPerRank));
+  std::cout << fmt::format("  communication bytes per rank: {}\n",
+                           deltaText(d.before.commBytesPerRank, d.after.commBytesPerRank));
   std::cout << fmt::format("  parameter bytes per rank: {}\n", deltaText(d.before.paramBytesPerRank, d.after.paramBytesPerRank));
   if (d.before.gradBytesPerRank != 0 || d.after.gradBytesPerRank != 0)
     std::cout << fmt::format("  gradient bytes per rank: {}\n", deltaText(d.before.gradBytesPerRank, d.after.gradBytesPerRank));
@@ -198,7 +201,8 @@ nlohmann::ordered_json summaryJson(const DiffSummary& d, const std::vector<std::
 // `--parallel`: only what parallelism decides, from the last dump of each side (validate when
 // there is one), so that irc's dump can be held against MindSpore's own.
 ExitStatus diffParallel(const Stages& a, const Stages& b, const std::vector<std::string>& paths) {
-  const std::string *ta = stageText(a, {"validate", "step_parallel_end"}, true), *tb = stageText(b, {"validate", "step_parallel_end"}, true);
+  const std::string *ta = stageText(a, {"validate", "step_parallel_end"}, true),
+                    *tb = stageText(b, {"validate", "step_parallel_end"}, true);
   ParallelFacts fa = readParallelFacts(ta ? *ta : ""), fb = readParallelFacts(tb ? *tb : "");
   auto split = [](const ParallelFacts& f, ParallelFacts& apart) {
     ParallelFacts main;
@@ -209,15 +213,16 @@ ExitStatus diffParallel(const Stages& a, const Stages& b, const std::vector<std:
   ParallelFacts apartA, apartB;
   ParallelFacts ma = split(fa, apartA), mb = split(fb, apartB);
   std::vector<std::string> lines = diffParallelFacts(ma, mb);
-  std::cout << fmt::format("--- {} ({} nodes, {} lines skipped)\n+++ {} ({} nodes, {} lines skipped)\n", paths[0], ma.facts.size(),
-                           ma.skippedLines, paths[1], mb.facts.size(), mb.skippedLines);
+  std::cout << fmt::format("--- {} ({} nodes, {} lines skipped)\n+++ {} ({} nodes, {} lines skipped)\n", paths[0],
+                           ma.facts.size(), ma.skippedLines, paths[1], mb.facts.size(), mb.skippedLines);
   for (const auto& line : lines) std::cout << line << "\n";
   for (const auto& [side, apart] : {std::pair{paths[0], &apartA}, std::pair{paths[1], &apartB}})
     if (!apart->facts.empty()) {
       std::cout << fmt::format("apart in {} (mirrors, virtual dataset/div):\n", side);
       for (const auto& f : apart->facts) std::cout << "  " << f.text() << "\n";
     }
-  std::cout << (lines.empty() ? "no differences\n" : fmt::format("{} difference{}\n", lines.size(), lines.size() == 1 ? "" : "s"));
+  std::cout << (lines.empty() ? "no differences\n"
+                              : fmt::format("{} difference{}\n", lines.size(), lines.size() == 1 ? "" : "s"));
   return lines.empty() ? ExitStatus::Ok : ExitStatus::Differs;
 }
 
@@ -294,7 +299,8 @@ ExitStatus runDiff(const std::vector<std::string>& args) {
       std::cout << fmt::format("== {}: only in {}\n", stageName(stage), paths[1]);
       ++differences;
     }
-  std::cout << (differences == 0 ? "no differences\n" : fmt::format("{} difference{}\n", differences, differences == 1 ? "" : "s"));
+  std::cout << (differences == 0 ? "no differences\n"
+                                 : fmt::format("{} difference{}\n", differences, differences == 1 ? "" : "s"));
   return differences == 0 ? ExitStatus::Ok : ExitStatus::Differs;
 }
 

@@ -105,11 +105,12 @@ ExitStatus runExplain(const std::vector<std::string>& args) {
     else if (item.flag == "--redistribution") overrides.redistribution = parseRedistributionArg(item.flag, item.value);
   }
   if (search) return explainSearch(positional, overrides, color);
-  if (positional.size() != 2) throw UsageError("usage: irc explain MODEL.yaml NAME [--rank R] [--pass PASS] | irc explain MODEL.yaml --search");
+  if (positional.size() != 2)
+    throw UsageError("usage: irc explain MODEL.yaml NAME [--rank R] [--pass PASS] | irc explain MODEL.yaml --search");
   const PipelineStage* stage = findStage(pass);
   if (!stage)
-    throw UsageError(fmt::format("--pass: unknown pass '{}'{}; valid: {}", pass, didYouMean(pass, stageNames()),
-                                 joinNames(stageNames())));
+    throw UsageError(
+        fmt::format("--pass: unknown pass '{}'{}; valid: {}", pass, didYouMean(pass, stageNames()), joinNames(stageNames())));
   const std::string& model = positional[0];
   auto loaded = loadModelOrReport(model, color, overrides);
   if (!loaded) return ExitStatus::Rejected;
@@ -118,7 +119,8 @@ ExitStatus runExplain(const std::vector<std::string>& args) {
   CompileOptions options = loaded->options;
   if (!searchConfigurationOrReport(*loaded, options, color)) return ExitStatus::Rejected;
   int64_t r = rank.value_or(options.globalRank);
-  if (r < 0 || r >= options.rankCount()) throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.rankCount()));
+  if (r < 0 || r >= options.rankCount())
+    throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.rankCount()));
   std::string name = positional[1];
   bool byNumber = name.size() > 1 && name[0] == '%' && name.find_first_not_of("0123456789", 1) == std::string::npos;
   // A %N needs the dump it refers to: run through that pass (validate is per rank) as well.

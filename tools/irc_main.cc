@@ -77,8 +77,7 @@ int finishStdout(irc::cli::ExitStatus exit) {
   bool failed = std::cout.fail() || std::fflush(stdout) != 0 || std::ferror(stdout);
   if (failed) {
     int error = errno;  // stdio leaves the first failure's reason in errno
-    std::cerr << "irc: error: cannot write to standard output" << (error ? std::string(": ") + std::strerror(error) : "")
-              << "\n";
+    std::cerr << "irc: error: cannot write to standard output" << (error ? std::string(": ") + std::strerror(error) : "") << "\n";
     return exit == ExitStatus::Ok ? static_cast<int>(ExitStatus::Rejected) : status;
   }
   return status;

@@ -119,13 +119,14 @@ TensorLayout layoutOnMesh(const LayoutArgs& a) {
   for (int64_t d : *a.deviceMatrix)
     if (d < 1) throw UsageError(fmt::format("--device-matrix entries must be >= 1; got {}", d));
   if (auto n = checkedProduct(*a.deviceMatrix); !n || *n > kMaxDeviceNum)
-    throw LayoutRejected{fmt::format("--device-matrix {} has more than {} devices (docs/limits.md)", formatIntTuple(*a.deviceMatrix),
-                                     kMaxDeviceNum)};
+    throw LayoutRejected{fmt::format("--device-matrix {} has more than {} devices (docs/limits.md)",
+                                     formatIntTuple(*a.deviceMatrix), kMaxDeviceNum)};
   TensorLayout layout;
   layout.mesh = DeviceMatrix::unnamed(*a.deviceMatrix);
   if (a.alias) {
     if (a.alias->size() != a.deviceMatrix->size())
-      throw UsageError(fmt::format("--alias has {} names; the device matrix has {} axes", a.alias->size(), a.deviceMatrix->size()));
+      throw UsageError(
+          fmt::format("--alias has {} names; the device matrix has {} axes", a.alias->size(), a.deviceMatrix->size()));
     layout.mesh.names = *a.alias;
   }
   const DeviceMatrix& mesh = layout.mesh;
@@ -148,8 +149,9 @@ TensorLayout layoutOnMesh(const LayoutArgs& a) {
           rank = std::max<size_t>(rank, std::stoul(e.substr(open + 1)) + 1);
       }
     }
-    assignment = take(flag == "--sbp" ? parseSbp(splitTopLevel(a.value), mesh, rank) : parsePlacements(splitTopLevel(a.value), mesh, rank),
-                      flag);
+    assignment =
+        take(flag == "--sbp" ? parseSbp(splitTopLevel(a.value), mesh, rank) : parsePlacements(splitTopLevel(a.value), mesh, rank),
+             flag);
   }
   layout.dims = assignment.dims;
   layout.partialAxes = assignment.partialAxes;
@@ -171,14 +173,15 @@ TensorLayout buildLayout(const std::vector<std::string>& args, bool& json, Color
   for (int64_t d : layout.shape)
     if (d < 1) throw UsageError(fmt::format("--shape entries must be >= 1; got {}", d));
   if (!withinElementLimit(layout.shape))
-    throw LayoutRejected{fmt::format("--shape {} has more than {} elements (docs/limits.md)", formatShape(layout.shape),
-                                     kMaxTensorElements)};
+    throw LayoutRejected{
+        fmt::format("--shape {} has more than {} elements (docs/limits.md)", formatShape(layout.shape), kMaxTensorElements)};
   if (auto problem = validateLayout(layout, "the tensor")) throw LayoutRejected{problem->message};
   // The output has one row per rank: refuse a table nobody can read before building it.
   if (layout.mesh.deviceCount() > maxRanks)
-    throw LayoutRejected{fmt::format("the device matrix has {} ranks; irc layout prints one row per rank and stops at {} "
-                                     "(raise it with --max-ranks N)",
-                                     layout.mesh.deviceCount(), maxRanks)};
+    throw LayoutRejected{
+        fmt::format("the device matrix has {} ranks; irc layout prints one row per rank and stops at {} "
+                    "(raise it with --max-ranks N)",
+                    layout.mesh.deviceCount(), maxRanks)};
   return layout;
 }
 

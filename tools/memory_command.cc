@@ -45,11 +45,11 @@ std::string allRanksTable(const Graph& graph, const CompileOptions& options) {
 }
 
 std::string memoryTable(const MemoryEstimate& m, const Graph& graph, const CompileOptions& options, int64_t rank) {
-  std::string out =
-      graph.stageDevices > 0
-          ? fmt::format("irc memory: {}, rank {} of {} (pipeline stage {}: its ranks hold the same shapes)\n", graph.name, rank,
-                        options.rankCount(), rank / graph.stageDevices)
-          : fmt::format("irc memory: {}, rank {} of {} (every rank holds the same shapes)\n", graph.name, rank, options.rankCount());
+  std::string out = graph.stageDevices > 0
+                        ? fmt::format("irc memory: {}, rank {} of {} (pipeline stage {}: its ranks hold the same shapes)\n",
+                                      graph.name, rank, options.rankCount(), rank / graph.stageDevices)
+                        : fmt::format("irc memory: {}, rank {} of {} (every rank holds the same shapes)\n", graph.name, rank,
+                                      options.rankCount());
   out += fmt::format("  {:<24}{:>16}\n", "inference", "bytes");
   out += row("peak", m.inference.peakBytes, "at " + m.inference.peakAt);
   out += row("parameters", m.inference.parameterBytes);
@@ -105,7 +105,8 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
     else if (f == "--optimizer") {
       optimizer = parseOptimizer(item.value);
       if (!optimizer)
-        throw UsageError(fmt::format("--optimizer: '{}' is not an optimizer; valid: {}", item.value, joinNames(optimizerNames())));
+        throw UsageError(
+            fmt::format("--optimizer: '{}' is not an optimizer; valid: {}", item.value, joinNames(optimizerNames())));
     } else if (f == "--memory-budget") {
       std::string error;
       budget = parseByteSize(item.value, error);
@@ -127,7 +128,8 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
   if (budget) options.memoryBudget = *budget;
   if (!searchConfigurationOrReport(*loaded, options, color)) return ExitStatus::Rejected;
   int64_t r = rank.value_or(options.globalRank);
-  if (r < 0 || r >= options.rankCount()) throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.rankCount()));
+  if (r < 0 || r >= options.rankCount())
+    throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.rankCount()));
   options.stopAfter = "redistribution";
   options.ranks = {r};
   PassContext context{*loaded->diags};

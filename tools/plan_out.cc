@@ -96,9 +96,9 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     // The search's choices: the operator-level one's, or the structural one's seeds.
-    const ShardStrategy* strategy = searched(op)                                   ? &op.parallel->inStrategy
+    const ShardStrategy* strategy = searched(op)                              ? &op.parallel->inStrategy
                                     : structural && op.annotation->inStrategy ? &*op.annotation->inStrategy
-                                                                                   : nullptr;
+                                                                              : nullptr;
     if (!strategy) continue;
     YAML::Node entry;
     entry["in_strategy"] = strategyNode(*strategy);

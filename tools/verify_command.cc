@@ -23,9 +23,10 @@ namespace {
 // How two numbers are judged equal, printed under every verdict so that a reader knows what
 // "agree" meant.
 std::string toleranceLine(const VerifyOptions& options) {
-  return fmt::format("irc verify: tolerance: |got - expected| <= {:g} + {:g} * max(|expected|, the value's largest "
-                     "|expected|); equal infinities and NaN against NaN agree\n",
-                     options.atol, options.rtol);
+  return fmt::format(
+      "irc verify: tolerance: |got - expected| <= {:g} + {:g} * max(|expected|, the value's largest "
+      "|expected|); equal infinities and NaN against NaN agree\n",
+      options.atol, options.rtol);
 }
 
 // Opaque ops (ONNX nodes kept with --opaque-unsupported) run as placeholders: what they compute
@@ -56,7 +57,8 @@ bool bindInputs(const Graph& g, const std::string& path, std::map<ValueId, Tenso
   for (auto& [name, array] : *arrays) {
     auto it = byName.find(name);
     if (it == byName.end()) {
-      error = fmt::format("{}: array '{}' names no input or parameter of the graph; its inputs: {}", path, name, joinNames(inputNames));
+      error = fmt::format("{}: array '{}' names no input or parameter of the graph; its inputs: {}", path, name,
+                          joinNames(inputNames));
       return false;
     }
     const TensorType& type = g.value(it->second).type;
@@ -66,7 +68,8 @@ bool bindInputs(const Graph& g, const std::string& path, std::map<ValueId, Tenso
       return false;
     }
     if (isFloat(array.dtype) != isFloat(type.dtype)) {
-      error = fmt::format("{}: array '{}' is {}; the graph's '{}' is {}", path, name, modelName(array.dtype), name, modelName(type.dtype));
+      error = fmt::format("{}: array '{}' is {}; the graph's '{}' is {}", path, name, modelName(array.dtype), name,
+                          modelName(type.dtype));
       return false;
     }
     given[it->second] = std::move(array.value);
@@ -103,8 +106,8 @@ bool compareWithExpected(const Graph& g, const std::map<ValueId, TensorValue>& o
     auto got = outputs.find(v);
     if (got == outputs.end()) throw InternalError(fmt::format("verify kept no reference value for output '{}'", name));
     if (expected->second.value.shape != got->second.shape) {
-      error = fmt::format("{}: array '{}' has shape {}; the graph's output is {}", path, name, formatShape(expected->second.value.shape),
-                          formatShape(got->second.shape));
+      error = fmt::format("{}: array '{}' has shape {}; the graph's output is {}", path, name,
+                          formatShape(expected->second.value.shape), formatShape(got->second.shape));
       return false;
     }
     double maxAbs = 0, maxRel = 0;
@@ -120,11 +123,12 @@ bool compareWithExpected(const Graph& g, const std::map<ValueId, TensorValue>& o
       }
       if (!close && bad++ == 0) firstBad = static_cast<int64_t>(i);
     }
-    std::cout << fmt::format("irc verify: output '{}' against {}: max abs error {:.3g}, max rel error {:.3g}{}\n", name, path, maxAbs,
-                             maxRel,
-                             bad == 0 ? "" : fmt::format(" - MISMATCH: {} of {} elements outside the tolerance, first at flat index {} "
-                                                         "(got {}, expected {})",
-                                                         bad, e.size(), firstBad, a[firstBad], e[firstBad]));
+    std::cout << fmt::format(
+        "irc verify: output '{}' against {}: max abs error {:.3g}, max rel error {:.3g}{}\n", name, path, maxAbs, maxRel,
+        bad == 0 ? ""
+                 : fmt::format(" - MISMATCH: {} of {} elements outside the tolerance, first at flat index {} "
+                               "(got {}, expected {})",
+                               bad, e.size(), firstBad, a[firstBad], e[firstBad]));
     ok = ok && bad == 0;
   }
   std::cout << fmt::format("irc verify: tolerance against --expect: |got - expected| <= {:g} + {:g} * |expected|\n", atol, rtol);
@@ -183,7 +187,8 @@ VerifyArgs parseVerifyArgs(const std::vector<std::string>& args) {
       a.color = parseColorMode(item.value);
     }
   }
-  if (a.model.empty()) throw UsageError("usage: irc verify MODEL.yaml [--seed N] [--inputs IN.npz [--expect OUT.npz]] [--rtol X] [--atol X]");
+  if (a.model.empty())
+    throw UsageError("usage: irc verify MODEL.yaml [--seed N] [--inputs IN.npz [--expect OUT.npz]] [--rtol X] [--atol X]");
   if (!a.expectPath.empty() && a.inputsPath.empty())
     throw UsageError("--expect compares outputs computed from --inputs: give --inputs IN.npz too");
   if (a.rtol) a.options.rtol = *a.rtol;
@@ -215,38 +220,38 @@ bool retryWithConstantIntegers(const Graph& original, const Graph& global, const
     r = simulateAndCompare(original, global, locals, retry);
     if (r.problem.empty()) integersNote = fmt::format(", integer inputs {}", c);
     if (r.problem.empty())
-      std::cerr << fmt::format("irc verify: note: with random integers the reference run failed ({}); every integer input "
-                               "({}) is {} instead: give other values with --inputs\n",
-                               firstProblem, fmt::join(namesOf(original, integers), ", "), c);
+      std::cerr << fmt::format(
+          "irc verify: note: with random integers the reference run failed ({}); every integer input "
+          "({}) is {} instead: give other values with --inputs\n",
+          firstProblem, fmt::join(namesOf(original, integers), ", "), c);
   }
   if (r.problem.empty()) return true;
-  std::cerr << fmt::format("irc verify: error: the reference run failed: {}{}\n", firstProblem,
-                           integers.empty() ? ""
-                                            : fmt::format("; give the values of {} with --inputs",
-                                                          fmt::join(namesOf(original, integers), ", ")));
+  std::cerr << fmt::format(
+      "irc verify: error: the reference run failed: {}{}\n", firstProblem,
+      integers.empty() ? "" : fmt::format("; give the values of {} with --inputs", fmt::join(namesOf(original, integers), ", ")));
   return false;
 }
 
 // The verdict on stdout, then the outputs against --expect's.
-ExitStatus reportVerdict(const VerifyArgs& a, const Graph& original, const std::string& name, size_t ranks,
-                         const VerifyResult& r, const std::string& integersNote) {
+ExitStatus reportVerdict(const VerifyArgs& a, const Graph& original, const std::string& name, size_t ranks, const VerifyResult& r,
+                         const std::string& integersNote) {
   if (!r.ok) {
     std::cout << fmt::format("irc verify: {}: MISMATCH at op '{}' on rank {}, element [{}]: got {}, expected {} (seed {})\n",
                              name, r.op, r.rank, fmt::join(r.element, ", "), r.got, r.expected, a.options.seed);
     std::cout << toleranceLine(a.options);
     return ExitStatus::VerifyMismatch;
   }
-  std::cout << fmt::format("irc verify: {}: all {} ranks agree with the single-device program on {} values "
-                           "(max abs error {:.3g}, max rel error {:.3g}; {})\n",
-                           name, ranks, r.comparedValues, r.maxAbsError, r.maxRelError,
-                           a.inputsPath.empty() ? fmt::format("seed {}{}", a.options.seed, integersNote)
-                                                : "inputs from " + a.inputsPath);
+  std::cout << fmt::format(
+      "irc verify: {}: all {} ranks agree with the single-device program on {} values "
+      "(max abs error {:.3g}, max rel error {:.3g}; {})\n",
+      name, ranks, r.comparedValues, r.maxAbsError, r.maxRelError,
+      a.inputsPath.empty() ? fmt::format("seed {}{}", a.options.seed, integersNote) : "inputs from " + a.inputsPath);
   std::cout << toleranceLine(a.options);
   std::cout << opaqueLine(original);
   if (a.expectPath.empty()) return ExitStatus::Ok;
   std::string error;
-  bool matched = compareWithExpected(original, r.outputs, a.expectPath, a.rtol.value_or(kExpectRtol),
-                                     a.atol.value_or(kExpectAtol), error);
+  bool matched =
+      compareWithExpected(original, r.outputs, a.expectPath, a.rtol.value_or(kExpectRtol), a.atol.value_or(kExpectAtol), error);
   if (!error.empty()) {
     std::cerr << "irc verify: error: " << error << "\n";
     return ExitStatus::Rejected;
@@ -266,9 +271,10 @@ ExitStatus runVerify(const std::vector<std::string>& args) {
   CompileOptions compileOptions = loaded->options;
   if (!searchConfigurationOrReport(*loaded, compileOptions, a.color)) return ExitStatus::Rejected;
   if (compileOptions.rankCount() > a.maxRanks)
-    throw UsageError(fmt::format("irc verify simulates every rank: {} devices is past the limit of {} (raise it with "
-                                 "--max-ranks N)",
-                                 compileOptions.rankCount(), a.maxRanks));
+    throw UsageError(
+        fmt::format("irc verify simulates every rank: {} devices is past the limit of {} (raise it with "
+                    "--max-ranks N)",
+                    compileOptions.rankCount(), a.maxRanks));
   compileOptions.ranks = compileOptions.everyRank();
   std::map<ValueId, TensorValue> given = std::move(loaded->parameterData);
   if (!a.inputsPath.empty()) {

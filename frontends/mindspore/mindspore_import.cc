@@ -77,8 +77,8 @@ std::optional<bool> boolOf(std::string_view s) {
 // A dtype as dumps print it: `Float32` (irc, MindSpore 1.x), `F32` (2.x).
 std::optional<DType> dtypeOf(std::string_view s) {
   static const std::map<std::string_view, std::string_view> shortNames = {
-      {"F32", "float32"}, {"F16", "float16"}, {"BF16", "bfloat16"}, {"F64", "float64"}, {"I32", "int32"},
-      {"I64", "int64"},   {"I8", "int8"},     {"U8", "uint8"}};
+      {"F32", "float32"}, {"F16", "float16"}, {"BF16", "bfloat16"}, {"F64", "float64"},
+      {"I32", "int32"},   {"I64", "int64"},   {"I8", "int8"},       {"U8", "uint8"}};
   s = trimmed(s);
   if (auto it = shortNames.find(s); it != shortNames.end()) return parseDType(it->second);
   return parseDumpDType(s);
@@ -238,7 +238,8 @@ class DumpImporter {
     }
     if (n.type == "Return") {
       for (size_t i = 0; i < args.size(); ++i) {
-        if (auto t = tuples_.find(args[i]); t != tuples_.end()) graph_.outputs.insert(graph_.outputs.end(), t->second.begin(), t->second.end());
+        if (auto t = tuples_.find(args[i]); t != tuples_.end())
+          graph_.outputs.insert(graph_.outputs.end(), t->second.begin(), t->second.end());
         else if (auto v = resolve(n, args, i)) graph_.outputs.push_back(*v);
       }
       return;
@@ -312,8 +313,9 @@ class DumpImporter {
     const SourceLoc loc{n.line, 3};
     const OpDef* def = findOpDef(n.type);
     if (!def || def->insertedOnly) {
-      diags_.error(loc, fmt::format("op {} ({}) has no counterpart in irc's op set{}; `irc --list-ops` lists it", n.ref, n.type,
-                                    def ? " (it is inserted by the passes, not written in a model)" : didYouMean(n.type, typeNames_)));
+      diags_.error(loc,
+                   fmt::format("op {} ({}) has no counterpart in irc's op set{}; `irc --list-ops` lists it", n.ref, n.type,
+                               def ? " (it is inserted by the passes, not written in a model)" : didYouMean(n.type, typeNames_)));
       return;
     }
     const std::string& stem = n.instance.empty() ? n.type : n.instance;
@@ -417,10 +419,10 @@ class DumpImporter {
   Graph& graph_;
   DiagnosticEngine& diags_;
   std::vector<std::string> typeNames_;
-  std::map<std::string, ValueId> valueOf_;               // %N / %paraK_NAME -> value
-  std::map<std::string, std::vector<ValueId>> tuples_;   // %N of a MakeTuple -> its operands
-  std::map<std::string, ValueId> declared_;              // inputs and parameters by name
-  std::set<std::string> names_;                          // every name taken
+  std::map<std::string, ValueId> valueOf_;              // %N / %paraK_NAME -> value
+  std::map<std::string, std::vector<ValueId>> tuples_;  // %N of a MakeTuple -> its operands
+  std::map<std::string, ValueId> declared_;             // inputs and parameters by name
+  std::set<std::string> names_;                         // every name taken
   std::map<std::string, int> stems_;
   std::map<std::string, std::string> positionalAttrs_;  // the node's attributes given as inputs (2.x)
 };

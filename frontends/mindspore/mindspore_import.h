@@ -14,8 +14,8 @@
 namespace irc {
 
 struct ImportOptions {
-  std::string name;        // the model's name; default: the dump's IR entry, else the file stem
-  int64_t deviceNum = 0;   // 0: the dump's `device_num`
+  std::string name;       // the model's name; default: the dump's IR entry, else the file stem
+  int64_t deviceNum = 0;  // 0: the dump's `device_num`
 };
 
 // An imported dump: the model (its parallel block not set), and the device count when the

@@ -11,16 +11,16 @@ namespace irc {
 
 // One node of a dump as the text gives it (both MindSpore layouts), for the readers.
 struct DumpNode {
-  int line = 0;          // 1-based line of the node in the text
-  std::string ref;       // %3
-  std::string name;      // the debug name in `%3(NAME)`
-  std::string rest;      // what follows `%3(NAME) = ` (Return: the whole trimmed line)
-  std::string type;      // MatMul (PrimFunc_ dropped)
-  std::string args;      // "(%1, %2, (0, 0))" as printed
-  std::string instance;  // the instance name, if any
-  std::string attrs;     // "{...}" of primitive_attrs, if any
-  std::string strategy;  // "((2, 1), (1, 4))" from the node or type line, if any
-  std::string typeLine;  // "      : (...) -> (...)"
+  int line = 0;                       // 1-based line of the node in the text
+  std::string ref;                    // %3
+  std::string name;                   // the debug name in `%3(NAME)`
+  std::string rest;                   // what follows `%3(NAME) = ` (Return: the whole trimmed line)
+  std::string type;                   // MatMul (PrimFunc_ dropped)
+  std::string args;                   // "(%1, %2, (0, 0))" as printed
+  std::string instance;               // the instance name, if any
+  std::string attrs;                  // "{...}" of primitive_attrs, if any
+  std::string strategy;               // "((2, 1), (1, 4))" from the node or type line, if any
+  std::string typeLine;               // "      : (...) -> (...)"
   std::vector<std::string> comments;  // the `# ...` lines under the node, trimmed
 };
 // A `%paraK_NAME: TYPE [: has_default]` line.
@@ -50,10 +50,10 @@ std::string outputTypeOf(const std::string& typeLine);
 struct ParallelFact {
   enum class Kind { ModelOp, Inserted, Apart };  // Apart: mirrors, _VirtualDataset, _VirtualDiv
   Kind kind = Kind::ModelOp;
-  std::string type;     // MatMul (PrimFunc_ dropped)
-  std::string stem;     // instance name without trailing digits; inserted ops: empty
-  std::string details;  // strategy / group and the attrs that matter / slice bounds
-  std::string shape;    // the (first) output's shape as printed, e.g. (32, 16)
+  std::string type;          // MatMul (PrimFunc_ dropped)
+  std::string stem;          // instance name without trailing digits; inserted ops: empty
+  std::string details;       // strategy / group and the attrs that matter / slice bounds
+  std::string shape;         // the (first) output's shape as printed, e.g. (32, 16)
   std::string text() const;  // one line for a diff
 };
 

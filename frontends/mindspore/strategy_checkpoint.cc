@@ -45,8 +45,9 @@ std::string strategyCheckpointJson(const Graph& graph) {
         map.push_back(several);
       }
     }
-    layouts[v.name] = {{"dev_matrix", v.layout->mesh.dims}, {"tensor_map", map}, {"tensor_shape", v.type.shape},
-                       {"field", 0}, {"opt_weight_shard_step", 0}, {"opt_weight_shard_size", 0}};
+    layouts[v.name] = {{"dev_matrix", v.layout->mesh.dims}, {"tensor_map", map},
+                       {"tensor_shape", v.type.shape},      {"field", 0},
+                       {"opt_weight_shard_step", 0},        {"opt_weight_shard_size", 0}};
   }
   // The written rank's pipeline stage (0 without stages).
   int64_t stage = graph.stageDevices > 0 ? graph.parallel.globalRank / graph.stageDevices : 0;

@@ -86,9 +86,7 @@ Terms binary(NodeMapping& m, DType resultDType, const std::function<double(doubl
   TensorValue out = TensorValue::zeros(*shape);
   auto sa = stridesOf(a->value.shape), sb = stridesOf(b->value.shape);
   int64_t i = 0;
-  forEach(*shape, [&](const Index& idx) {
-    out.data[i++] = fn(broadcastAt(a->value, idx, sa), broadcastAt(b->value, idx, sb));
-  });
+  forEach(*shape, [&](const Index& idx) { out.data[i++] = fn(broadcastAt(a->value, idx, sa), broadcastAt(b->value, idx, sb)); });
   return result(m, resultDType, std::move(out));
 }
 
@@ -255,13 +253,29 @@ Terms reduceProd(NodeMapping& m) {
 }
 
 const std::unordered_map<std::string, NodeMapper>& folders() {
-  static const std::unordered_map<std::string, NodeMapper> table = {
-      {"Tan", unary<tanOf>}, {"Asin", unary<asinOf>}, {"Acos", unary<acosOf>}, {"Atan", unary<atanOf>},
-      {"Sinh", unary<sinhOf>}, {"Cosh", unary<coshOf>}, {"Asinh", unary<asinhOf>}, {"Acosh", unary<acoshOf>},
-      {"Atanh", unary<atanhOf>}, {"ThresholdedRelu", unary<thresholdedRelu>}, {"Shrink", unary<shrink>},
-      {"Celu", unary<celu>}, {"BitwiseNot", unary<bitwiseNot>}, {"Xor", logicalXor}, {"BitwiseAnd", bitwise<0>},
-      {"BitwiseOr", bitwise<1>}, {"BitwiseXor", bitwise<2>}, {"BitShift", bitShift}, {"NonZero", nonZero},
-      {"EyeLike", eyeLike}, {"Compress", compress}, {"Hardmax", hardmax}, {"ReduceProd", reduceProd}};
+  static const std::unordered_map<std::string, NodeMapper> table = {{"Tan", unary<tanOf>},
+                                                                    {"Asin", unary<asinOf>},
+                                                                    {"Acos", unary<acosOf>},
+                                                                    {"Atan", unary<atanOf>},
+                                                                    {"Sinh", unary<sinhOf>},
+                                                                    {"Cosh", unary<coshOf>},
+                                                                    {"Asinh", unary<asinhOf>},
+                                                                    {"Acosh", unary<acoshOf>},
+                                                                    {"Atanh", unary<atanhOf>},
+                                                                    {"ThresholdedRelu", unary<thresholdedRelu>},
+                                                                    {"Shrink", unary<shrink>},
+                                                                    {"Celu", unary<celu>},
+                                                                    {"BitwiseNot", unary<bitwiseNot>},
+                                                                    {"Xor", logicalXor},
+                                                                    {"BitwiseAnd", bitwise<0>},
+                                                                    {"BitwiseOr", bitwise<1>},
+                                                                    {"BitwiseXor", bitwise<2>},
+                                                                    {"BitShift", bitShift},
+                                                                    {"NonZero", nonZero},
+                                                                    {"EyeLike", eyeLike},
+                                                                    {"Compress", compress},
+                                                                    {"Hardmax", hardmax},
+                                                                    {"ReduceProd", reduceProd}};
   return table;
 }
 

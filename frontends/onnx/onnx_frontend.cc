@@ -80,12 +80,12 @@ std::optional<std::string> inferShapesIsolated(onnx::ModelProto& model) {
   }
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (WIFSIGNALED(status))
-    return fmt::format("ONNX's shape inference (libonnx) crashed on the model (signal {}: {}); irc's own checks run without "
-                       "--onnx-shape-check",
-                       WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+    return fmt::format(
+        "ONNX's shape inference (libonnx) crashed on the model (signal {}: {}); irc's own checks run without "
+        "--onnx-shape-check",
+        WTERMSIG(status), ::strsignal(WTERMSIG(status)));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty()) return "ONNX's shape inference stopped without an answer";
   if (in[0] == 'E') return fmt::format("ONNX's shape inference rejects the model: {}", in.substr(1));
   onnx::GraphProto shapes;
@@ -133,7 +133,7 @@ class OnnxLoader {
   std::unordered_map<std::string, int> moduleIndex_;  // a module path's index in Graph::modulePaths
   std::pmr::unordered_map<std::string_view, int32_t> onnxElemTypes_{&pool_};
   bool inferred_ = false;
-  std::unordered_set<std::string> failed_;             // outputs of nodes that could not be mapped
+  std::unordered_set<std::string> failed_;              // outputs of nodes that could not be mapped
   std::map<std::string, TensorValue> constantOutputs_;  // with OnnxOptions::keepConstantOutputs
 };
 
@@ -182,9 +182,10 @@ bool OnnxLoader::bindInputDims() {
           dim->set_dim_value(it->second);
           continue;
         }
-        error(fmt::format("dim {} of graph input '{}' is dynamic ('{}'); give it a size with --dim {}=VALUE (or `dims:` "
-                          "in a plan)",
-                          d, input.name(), dim->dim_param(), dim->dim_param()));
+        error(
+            fmt::format("dim {} of graph input '{}' is dynamic ('{}'); give it a size with --dim {}=VALUE (or `dims:` "
+                        "in a plan)",
+                        d, input.name(), dim->dim_param(), dim->dim_param()));
       } else {
         error(fmt::format("dim {} of graph input '{}' has no size and no name; irc compiles static shapes", d, input.name()));
       }
@@ -345,9 +346,9 @@ void OnnxLoader::mapNode(GraphBuilder& b, int index, const std::string& name) {
     const std::string& out = node.output(i);
     if (out.empty()) continue;
     if (static_cast<size_t>(i) >= outs->size()) {
-      error(fmt::format("node '{}' ({}) has output {} ('{}'); irc's mapping gives {}", name, node.op_type(), i, out,
-                        outs->size()),
-            index);
+      error(
+          fmt::format("node '{}' ({}) has output {} ('{}'); irc's mapping gives {}", name, node.op_type(), i, out, outs->size()),
+          index);
       failed_.insert(out);
       continue;
     }
@@ -481,7 +482,8 @@ std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
     const auto& tt = in.type().tensor_type();
     auto dtype = dtypeOfOnnx(tt.elem_type());
     if (!dtype) {
-      error(fmt::format("graph input '{}' has element type {}, which irc does not hold", in.name(), onnxTypeName(tt.elem_type())));
+      error(
+          fmt::format("graph input '{}' has element type {}, which irc does not hold", in.name(), onnxTypeName(tt.elem_type())));
       continue;
     }
     TensorType type{*dtype, {}};

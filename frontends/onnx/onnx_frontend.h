@@ -17,9 +17,9 @@
 namespace irc {
 
 struct OnnxOptions {
-  std::string defaultName;               // the graph name when the file's graph has none
-  std::map<std::string, int64_t> dims;   // `--dim NAME=VALUE`: values of symbolic input dims
-  bool keepParameterData = false;        // fill OnnxGraph::parameterData (verify --inputs, the node-test runner)
+  std::string defaultName;              // the graph name when the file's graph has none
+  std::map<std::string, int64_t> dims;  // `--dim NAME=VALUE`: values of symbolic input dims
+  bool keepParameterData = false;       // fill OnnxGraph::parameterData (verify --inputs, the node-test runner)
   // Run ONNX's own shape inference and report every tensor whose shape irc computes differently
   // (a check of the mapping; `--onnx-shape-check`).
   bool checkShapesWithOnnx = false;

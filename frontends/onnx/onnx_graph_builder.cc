@@ -59,8 +59,8 @@ bool GraphBuilder::numbersKnown(Constant& c, int nodeIndex, const std::string& n
   }
   if (kind != TensorDataProblem::ExternalFileMissing) return true;  // dataOf reports it where it is read
   c.externalMissing = true;
-  diags_.warning(nodeLoc(nodeIndex), fmt::format("{}; '{}' stays a computed op instead of being folded (shapes only)", problem,
-                                                 nodeName));
+  diags_.warning(nodeLoc(nodeIndex),
+                 fmt::format("{}; '{}' stays a computed op instead of being folded (shapes only)", problem, nodeName));
   return false;
 }
 
@@ -123,9 +123,7 @@ std::optional<TensorValue> NodeMapping::constantInput(size_t i, std::string_view
   return *data;
 }
 
-bool NodeMapping::numbersKnown(const Term& t) {
-  return !t.isConstant() || builder_.numbersKnown(*t.constant, index_, name_);
-}
+bool NodeMapping::numbersKnown(const Term& t) { return !t.isConstant() || builder_.numbersKnown(*t.constant, index_, name_); }
 
 const TensorValue* NodeMapping::dataOf(const Term& constant) {
   const TensorValue* data = builder_.dataOf(*constant.constant, index_);
@@ -162,8 +160,8 @@ std::optional<std::vector<int64_t>> NodeMapping::intsAttr(std::string_view attrN
 
 void NodeMapping::error(std::string message) {
   failed_ = true;
-  builder_.diags().error(builder_.nodeLoc(index_),
-                         fmt::format("node '{}' ({}): {}", node_.name().empty() ? name_ : node_.name(), node_.op_type(), message));
+  builder_.diags().error(builder_.nodeLoc(index_), fmt::format("node '{}' ({}): {}", node_.name().empty() ? name_ : node_.name(),
+                                                               node_.op_type(), message));
 }
 
 Term NodeMapping::constant(TensorType type, TensorValue data, const std::string& role) {
@@ -264,8 +262,7 @@ std::optional<std::vector<Term>> NodeMapping::emit(const std::string& type, std:
   for (const Arg& a : args) {
     if (const Term* t = std::get_if<Term>(&a))
       op.operands.push_back(Operand::ofValue(t->isConstant() ? builder_.parameterOf(*t->constant) : t->value, op.loc));
-    else
-      op.operands.push_back(Operand::ofConstant(std::get<Attribute>(a), op.loc));
+    else op.operands.push_back(Operand::ofConstant(std::get<Attribute>(a), op.loc));
   }
   OpId id = builder_.graph.addOp(std::move(op), types);
   builder_.graph.order.push_back(id);

@@ -57,8 +57,8 @@ class NodeMapping {
   const std::string& name() const { return name_; }
   int opset() const;
 
-  size_t inputCount() const;                    // up to the last given input
-  std::optional<Term> input(size_t i) const;    // nullopt for an omitted optional input
+  size_t inputCount() const;                  // up to the last given input
+  std::optional<Term> input(size_t i) const;  // nullopt for an omitted optional input
   const TensorType& typeOf(const Term& t) const;
   // The input's data when it is a constant; otherwise an error saying what it had to be.
   std::optional<TensorValue> constantInput(size_t i, std::string_view what);
@@ -100,7 +100,8 @@ const std::vector<std::string>& constantOnlyOnnxOps();
 
 class GraphBuilder {
  public:
-  GraphBuilder(DiagnosticEngine& diags, const OnnxOptions& options, int opset) : diags_(diags), options_(options), opset_(opset) {}
+  GraphBuilder(DiagnosticEngine& diags, const OnnxOptions& options, int opset)
+      : diags_(diags), options_(options), opset_(opset) {}
 
  private:
   // The name tables of a 100k-node model are hundreds of thousands of small allocations that die

@@ -23,9 +23,9 @@ size_t mergedLeadingDims(const Shape& in, const Shape& out) {
 
 // One region: the values in merged form, the ops computing on them, where it is entered and left.
 struct Region {
-  Shape factors;                // the merged leading dims, e.g. (b, h)
-  std::set<ValueId> values;     // dim 0 is the merge of `factors`
-  std::set<OpId> ops;           // compute on them and stay in the region
+  Shape factors;                 // the merged leading dims, e.g. (b, h)
+  std::set<ValueId> values;      // dim 0 is the merge of `factors`
+  std::set<OpId> ops;            // compute on them and stay in the region
   std::set<OpId> merges, exits;  // exits: Reshapes reading the region
 };
 

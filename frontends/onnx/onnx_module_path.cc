@@ -64,7 +64,8 @@ std::string modulePathOf(const onnx::NodeProto& node, std::string& error) {
     const google::protobuf::UnknownField& field = unknown.field(i);
     if (field.number() != kMetadataPropsField) continue;
     onnx::StringStringEntryProto entry;
-    if (field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED || !entry.ParseFromString(field.length_delimited())) {
+    if (field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED ||
+        !entry.ParseFromString(field.length_delimited())) {
       error = fmt::format("node '{}' has a metadata entry (field 9) that is not a key/value pair", node.name());
       return "";
     }

@@ -62,9 +62,10 @@ std::string onnxTypeName(int32_t elemType) {
 std::optional<TensorType> typeOfTensor(const TensorProto& tensor, std::string& error) {
   auto dtype = dtypeOfOnnx(tensor.data_type());
   if (!dtype) {
-    error = fmt::format("tensor '{}' has element type {}, which irc does not hold (it holds float, float16, bfloat16, "
-                        "double, int8, uint8, int32, int64, bool)",
-                        tensor.name(), onnxTypeName(tensor.data_type()));
+    error = fmt::format(
+        "tensor '{}' has element type {}, which irc does not hold (it holds float, float16, bfloat16, "
+        "double, int8, uint8, int32, int64, bool)",
+        tensor.name(), onnxTypeName(tensor.data_type()));
     return std::nullopt;
   }
   TensorType type{*dtype, {}};
@@ -115,11 +116,13 @@ std::optional<std::string> readExternal(const TensorProto& tensor, const Externa
   }
   // ONNX's rule: the file lies in the model's folder or below it.
   if (location.front() == '/' || location.find("..") != std::string::npos) {
-    error = fmt::format("tensor '{}' names the external file '{}'; it must be a path inside the model's folder", tensor.name(), location);
+    error = fmt::format("tensor '{}' names the external file '{}'; it must be a path inside the model's folder", tensor.name(),
+                        location);
     return std::nullopt;
   }
   if (length >= 0 && static_cast<size_t>(length) != expected) {
-    error = fmt::format("tensor '{}' has external data length {}; its shape and type need {} bytes", tensor.name(), length, expected);
+    error =
+        fmt::format("tensor '{}' has external data length {}; its shape and type need {} bytes", tensor.name(), length, expected);
     return std::nullopt;
   }
   std::string path = (external && !external->dir.empty() ? external->dir + "/" : std::string()) + location;
@@ -142,8 +145,8 @@ std::optional<std::string> readExternal(const TensorProto& tensor, const Externa
 }
 
 size_t elementWidth(int32_t elem) {
-  return elem == TensorProto::DOUBLE || elem == TensorProto::INT64   ? 8
-         : elem == TensorProto::FLOAT || elem == TensorProto::INT32  ? 4
+  return elem == TensorProto::DOUBLE || elem == TensorProto::INT64       ? 8
+         : elem == TensorProto::FLOAT || elem == TensorProto::INT32      ? 4
          : elem == TensorProto::FLOAT16 || elem == TensorProto::BFLOAT16 ? 2
                                                                          : 1;
 }
@@ -220,7 +223,9 @@ std::optional<TensorValue> valueOfTensor(const TensorProto& tensor, std::string&
     case TensorProto::FLOAT: ok = take(tensor.float_data(), plain); break;
     case TensorProto::DOUBLE: ok = take(tensor.double_data(), plain); break;
     case TensorProto::INT64: ok = take(tensor.int64_data(), plain); break;
-    case TensorProto::FLOAT16: ok = take(tensor.int32_data(), [](int32_t v) { return halfToDouble(static_cast<uint16_t>(v)); }); break;
+    case TensorProto::FLOAT16:
+      ok = take(tensor.int32_data(), [](int32_t v) { return halfToDouble(static_cast<uint16_t>(v)); });
+      break;
     case TensorProto::BFLOAT16:
       ok = take(tensor.int32_data(), [](int32_t v) { return bfloat16ToDouble(static_cast<uint16_t>(v)); });
       break;

@@ -33,8 +33,7 @@ enum class TensorDataProblem { None, Malformed, ExternalFileMissing };
 // an element type irc does not hold, an external file that is not there or too short, a location
 // outside the model's folder). `problem` says which.
 std::optional<TensorValue> valueOfTensor(const onnx::TensorProto& tensor, std::string& error,
-                                         const ExternalDataSource* external = nullptr,
-                                         TensorDataProblem* problem = nullptr);
+                                         const ExternalDataSource* external = nullptr, TensorDataProblem* problem = nullptr);
 // The external data file a tensor names ("" when its data is inside the model).
 std::string externalLocation(const onnx::TensorProto& tensor);
 

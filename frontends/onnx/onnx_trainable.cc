@@ -11,8 +11,8 @@ namespace {
 
 // The buffers of torch's and Hugging Face's modules that exports keep under their module path.
 constexpr std::array<std::string_view, 10> kBufferNames = {
-    "inv_freq",       "original_inv_freq", "cos_cached", "sin_cached", "running_mean", "running_var", "num_batches_tracked",
-    "position_ids", "token_type_ids",    "masked_bias"};
+    "inv_freq",    "original_inv_freq",   "cos_cached",   "sin_cached",     "running_mean",
+    "running_var", "num_batches_tracked", "position_ids", "token_type_ids", "masked_bias"};
 
 // `m.model.layers.0.input_layernorm.weight`, `embeddings.cls_token`: dotted identifiers, as
 // torch names a module's tensors. Exporters' own names (`val_93`, `onnx::MatMul_323`,

@@ -7,11 +7,23 @@
 namespace irc::model_loading {
 namespace {
 
-const std::vector<std::string> kClusterKeys = {
-    "preset",          "devices_per_node",   "peak_flops",          "hbm_bytes",          "hbm_bandwidth",
-    "compute_units",   "intra_node_bandwidth", "intra_node_latency", "nics_per_node",      "nic_gbps",
-    "inter_node_latency", "gemm_efficiency", "memory_efficiency",   "intra_node_efficiency", "inter_node_efficiency",
-    "kernel_launch_seconds", "fused_attention"};
+const std::vector<std::string> kClusterKeys = {"preset",
+                                               "devices_per_node",
+                                               "peak_flops",
+                                               "hbm_bytes",
+                                               "hbm_bandwidth",
+                                               "compute_units",
+                                               "intra_node_bandwidth",
+                                               "intra_node_latency",
+                                               "nics_per_node",
+                                               "nic_gbps",
+                                               "inter_node_latency",
+                                               "gemm_efficiency",
+                                               "memory_efficiency",
+                                               "intra_node_efficiency",
+                                               "inter_node_efficiency",
+                                               "kernel_launch_seconds",
+                                               "fused_attention"};
 const std::vector<std::string> kPeakKeys = {"fp32", "tf32", "bf16", "fp16", "fp8"};
 
 }  // namespace

@@ -19,10 +19,10 @@
 namespace irc::model_loading {
 namespace {
 
-const std::vector<std::string> kPlanKeys = {"name",       "graph",    "dims",     "parallel",
-                                            "modules",    "strategies", "sharding", "recompute", "stages", "cluster", "unlisted"};
-const std::vector<std::string> kPlanStrategyKeys = {"in_strategy", "out_strategy", "in_layout", "out_layout", "priority",
-                                                    "sharding"};
+const std::vector<std::string> kPlanKeys = {"name",     "graph",     "dims",   "parallel", "modules", "strategies",
+                                            "sharding", "recompute", "stages", "cluster",  "unlisted"};
+const std::vector<std::string> kPlanStrategyKeys = {"in_strategy", "out_strategy", "in_layout",
+                                                    "out_layout",  "priority",     "sharding"};
 
 }  // namespace
 
@@ -41,7 +41,8 @@ std::string closestNames(const std::string& key, const std::vector<std::string>&
 
 bool ModelLoader::readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims) {
   if (!node.IsMap()) {
-    reader_.error(node, fmt::format("dims must map symbolic dim names to sizes (dims: {{batch: 8}}); got {}", describeNode(node)));
+    reader_.error(node,
+                  fmt::format("dims must map symbolic dim names to sizes (dims: {{batch: 8}}); got {}", describeNode(node)));
     return false;
   }
   bool ok = true;
@@ -111,7 +112,8 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
       // Ops no style names run as DTensor runs them, unless the plan lets propagation fill them.
       graph_.parallel.modulesAsDTensor = true;
       if (auto u = reader_.optional(root, "unlisted"))
-        if (auto choice = reader_.choice(*u, "unlisted", {"dtensor", "propagate"})) graph_.parallel.modulesAsDTensor = *choice == "dtensor";
+        if (auto choice = reader_.choice(*u, "unlisted", {"dtensor", "propagate"}))
+          graph_.parallel.modulesAsDTensor = *choice == "dtensor";
     } else if (auto u = reader_.optional(root, "unlisted")) {
       reader_.error(*u, "unlisted says how ops no module style names are sharded; the plan has no modules:");
     }
@@ -141,7 +143,8 @@ void ModelLoader::applyPlanStrategies(const YamlNode& node, std::vector<std::str
     for (OpId id = 0; id < static_cast<OpId>(graph_.ops.size()); ++id)
       if (graph_.ops[id].name == key || fnmatch(key.c_str(), graph_.ops[id].name.c_str(), 0) == 0) matched.push_back(id);
     if (matched.empty()) {
-      reader_.error(it->first, fmt::format("strategies key '{}' matches no node of the graph; {}", key, closestNames(key, opNames)));
+      reader_.error(it->first,
+                    fmt::format("strategies key '{}' matches no node of the graph; {}", key, closestNames(key, opNames)));
       continue;
     }
     for (OpId id : matched) {
@@ -174,8 +177,8 @@ void ModelLoader::applyPlanShardings(const YamlNode& node) {
     const std::string name = it->first.Scalar();
     auto found = byName.find(name);
     if (found == byName.end()) {
-      reader_.error(it->first, fmt::format("sharding names '{}', which is not a graph input or a parameter read by an op{}",
-                                           name, didYouMean(name, names)));
+      reader_.error(it->first, fmt::format("sharding names '{}', which is not a graph input or a parameter read by an op{}", name,
+                                           didYouMean(name, names)));
       continue;
     }
     Value& v = graph_.value(found->second);

@@ -35,8 +35,8 @@ void ModelLoader::readStages(const std::optional<YamlNode>& node) {
     auto stage = reader_.integer(it->second, fmt::format("stages.{}", glob));
     if (!stage) continue;
     if (*stage < 0 || *stage >= p.pipelineStages) {
-      reader_.error(it->second, fmt::format("stage {} of '{}' is not a stage of {} (valid: 0 .. {})", *stage, glob, p.pipelineStages,
-                                            p.pipelineStages - 1));
+      reader_.error(it->second, fmt::format("stage {} of '{}' is not a stage of {} (valid: 0 .. {})", *stage, glob,
+                                            p.pipelineStages, p.pipelineStages - 1));
       continue;
     }
     // The first key naming an op wins.
@@ -79,7 +79,8 @@ void ModelLoader::readStages(const std::optional<YamlNode>& node) {
   }
   for (int s = 0; s < p.pipelineStages; ++s)
     if (opsIn[s] == 0)
-      reader_.error(*node, fmt::format("pipeline stage {} has no op: each of the {} stages needs at least one", s, p.pipelineStages));
+      reader_.error(*node,
+                    fmt::format("pipeline stage {} has no op: each of the {} stages needs at least one", s, p.pipelineStages));
 }
 
 }  // namespace irc::model_loading

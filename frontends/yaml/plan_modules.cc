@@ -23,7 +23,7 @@ enum class Style { Colwise, Rowwise, SequenceParallel, Replicate };
 // What a style needs, read from the plan.
 struct StyleSpec {
   Style style = Style::Colwise;
-  int axis = 0;  // the mesh axis it shards over
+  int axis = 0;                     // the mesh axis it shards over
   std::optional<Placement> output;  // output_layouts, when given
 };
 
@@ -51,9 +51,9 @@ std::optional<Placement> parseStylePlacement(const std::string& text) {
 // The ops a style configures in one module.
 struct ModuleOps {
   enum class Kind { Linear, Embedding, Other } kind = Kind::Other;
-  OpId main = kNoId;   // the product / lookup
-  int input = -1;      // its activation operand (the lookup's indices)
-  OpId bias = kNoId;   // the Linear's bias Add
+  OpId main = kNoId;              // the product / lookup
+  int input = -1;                 // its activation operand (the lookup's indices)
+  OpId bias = kNoId;              // the Linear's bias Add
   bool weightTransposed = false;  // a Linear's weight as torch holds it, [out, in] (Gemm's transB)
 };
 
@@ -71,7 +71,8 @@ ModuleOps classify(const Graph& g, const std::vector<OpId>& ops, const std::vect
   for (OpId id : ops) {
     const Op& op = g.op(id);
     ModulePart part = rulesOf(op).modulePart(op);
-    if (part.kind == Part::Product && isParameter(g, op.operands[part.weight], 2) && !isParameter(g, op.operands[part.input], 2)) {
+    if (part.kind == Part::Product && isParameter(g, op.operands[part.weight], 2) &&
+        !isParameter(g, op.operands[part.input], 2)) {
       ++products;
       m.main = id;
       m.input = part.input;
@@ -117,7 +118,7 @@ namespace {
 // `input_layouts` and `output_layouts` (the placements also as written, for --torch-out).
 // Nullopt after an error.
 std::optional<StyleSpec> readStyleSpec(YamlReader& reader, const std::string& key, const YamlNode& value,
-                                     const DeviceMatrix& mesh, std::string (&placementText)[2]) {
+                                       const DeviceMatrix& mesh, std::string (&placementText)[2]) {
   StyleSpec spec;
   spec.axis = mesh.rank() - 1;
   YamlNode styleNode = value;
@@ -132,7 +133,7 @@ std::optional<StyleSpec> readStyleSpec(YamlReader& reader, const std::string& ke
       auto index = mesh.axisIndex(*name);
       if (!index) {
         reader.error(*a, fmt::format("axis '{}' is not an axis of the mesh ({}){}", *name, fmt::join(mesh.names, ", "),
-                                      didYouMean(*name, mesh.names)));
+                                     didYouMean(*name, mesh.names)));
         return std::nullopt;
       }
       spec.axis = *index;
@@ -146,8 +147,8 @@ std::optional<StyleSpec> readStyleSpec(YamlReader& reader, const std::string& ke
       std::optional<Placement> placement = entry && entry->IsScalar() ? parseStylePlacement(entry->Scalar()) : std::nullopt;
       if (!placement) {
         reader.error(*n, fmt::format("{} of '{}' must be one DTensor placement on the style's axis: Shard(d), "
-                                      "Replicate() or Partial(); got {}",
-                                      which, key, describeNode(*n)));
+                                     "Replicate() or Partial(); got {}",
+                                     which, key, describeNode(*n)));
         placementsOk = false;
       } else if (std::string_view(which) == "output_layouts") {
         spec.output = placement;
@@ -163,7 +164,7 @@ std::optional<StyleSpec> readStyleSpec(YamlReader& reader, const std::string& ke
   auto style = parseStyle(*styleName);
   if (!style) {
     reader.error(styleNode, fmt::format("'{}' is not a parallel style; valid: {}{}", *styleName, fmt::join(kStyleNames, ", "),
-                                         didYouMean(*styleName, kStyleNames)));
+                                        didYouMean(*styleName, kStyleNames)));
     return std::nullopt;
   }
   spec.style = *style;
@@ -174,7 +175,8 @@ std::optional<StyleSpec> readStyleSpec(YamlReader& reader, const std::string& ke
 
 void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy) {
   if (!node.IsMap()) {
-    reader_.error(node, fmt::format("modules must map torch module paths (or globs) to parallel styles; got {}", describeNode(node)));
+    reader_.error(node,
+                  fmt::format("modules must map torch module paths (or globs) to parallel styles; got {}", describeNode(node)));
     return;
   }
   ParallelConfig& parallel = graph_.parallel;
@@ -202,9 +204,9 @@ void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string
       std::vector<std::string> paths;
       for (int m = 0; m < static_cast<int>(graph_.modulePaths.size()); ++m)
         if (!opsOfModule[m].empty()) paths.push_back(graph_.modulePaths[m]);
-      reader_.error(it->first, fmt::format("modules key '{}' matches no module of the graph; {}", key,
-                                           paths.empty() ? "the graph has no module paths (docs/onnx.md)"
-                                                         : closestNames(key, paths)));
+      reader_.error(it->first,
+                    fmt::format("modules key '{}' matches no module of the graph; {}", key,
+                                paths.empty() ? "the graph has no module paths (docs/onnx.md)" : closestNames(key, paths)));
       continue;
     }
     for (int m : matched) {
@@ -235,8 +237,15 @@ class StyleApplication {
  public:
   StyleApplication(Graph& graph, YamlReader& reader, const YamlNode& keyNode, const std::string& key, const StyleSpec& spec,
                    const std::string& path, std::vector<std::string>& claimedBy)
-      : graph_(graph), reader_(reader), keyNode_(keyNode), key_(key), spec_(spec), path_(path), claimedBy_(claimedBy),
-        mesh_(*graph.parallel.mesh), t_(spec.axis) {
+      : graph_(graph),
+        reader_(reader),
+        keyNode_(keyNode),
+        key_(key),
+        spec_(spec),
+        path_(path),
+        claimedBy_(claimedBy),
+        mesh_(*graph.parallel.mesh),
+        t_(spec.axis) {
     // The mesh's other axes split the batch (dim 0) of the module's activations, as data
     // parallelism beside tensor parallelism does.
     for (int a = 0; a < mesh_.rank(); ++a)
@@ -253,9 +262,7 @@ class StyleApplication {
  private:
   std::string styleName() const { return kStyleNames[static_cast<int>(spec_.style)]; }
   // The module's activation (or indices) and its product's (or lookup's) result.
-  const Shape& inputShape(const ModuleOps& m) const {
-    return graph_.value(graph_.op(m.main).operands[m.input].value).type.shape;
-  }
+  const Shape& inputShape(const ModuleOps& m) const { return graph_.value(graph_.op(m.main).operands[m.input].value).type.shape; }
   const Shape& outputShape(const ModuleOps& m) const { return graph_.value(graph_.op(m.main).results[0]).type.shape; }
   DimAxes activation(const Shape& shape, std::optional<int64_t> splitDim) const;
   void check(const Op& op, const std::vector<DimAxes>& layouts);
@@ -339,8 +346,9 @@ TensorSharding StyleApplication::outputSharding(const Shape& shape, const Placem
     int64_t split = 1;
     for (int a : s.dims[d]) split *= mesh_.dims[a];
     if (shape[d] % split != 0) {
-      reader_.error(keyNode_, fmt::format("'{}' ({}): output_layouts split dim {} of the output {} {} ways, which does not divide it",
-                                          key_, path_, d, formatShape(shape), split));
+      reader_.error(keyNode_,
+                    fmt::format("'{}' ({}): output_layouts split dim {} of the output {} {} ways, which does not divide it", key_,
+                                path_, d, formatShape(shape), split));
       ok = false;
     }
   }
@@ -379,10 +387,10 @@ void StyleApplication::embedding(const ModuleOps& m) {
   if (rowwise) table[0] = {t_};
   if (colwise) table[1] = {t_};
   std::optional<TensorSharding> out;
-  bool defaultOut = !spec_.output || (rowwise && spec_.output->kind == Placement::Kind::Replicate) ||
-                    (colwise && spec_.output->kind == Placement::Kind::Shard &&
-                     (spec_.output->dim == -1 || spec_.output->dim == last)) ||
-                    (!rowwise && !colwise && spec_.output->kind == Placement::Kind::Replicate);
+  bool defaultOut =
+      !spec_.output || (rowwise && spec_.output->kind == Placement::Kind::Replicate) ||
+      (colwise && spec_.output->kind == Placement::Kind::Shard && (spec_.output->dim == -1 || spec_.output->dim == last)) ||
+      (!rowwise && !colwise && spec_.output->kind == Placement::Kind::Replicate);
   if (!defaultOut) out = outputSharding(y, *spec_.output);
   configure(m.main, {table, activation(x, std::nullopt)}, out);
 }
@@ -400,9 +408,9 @@ void StyleApplication::linear(const ModuleOps& m) {
   std::optional<TensorSharding> productOut, biasOut;
   std::optional<int64_t> productSplit = colwise ? std::optional<int64_t>(last) : std::nullopt;
   if (spec_.output) {
-    bool isDefault = colwise ? spec_.output->kind == Placement::Kind::Shard &&
-                                   (spec_.output->dim == -1 || spec_.output->dim == last)
-                             : spec_.output->kind == Placement::Kind::Replicate;
+    bool isDefault = colwise
+                         ? spec_.output->kind == Placement::Kind::Shard && (spec_.output->dim == -1 || spec_.output->dim == last)
+                         : spec_.output->kind == Placement::Kind::Replicate;
     if (!isDefault) {
       // Rowwise to Shard(d): the partial product itself is constrained (one ReduceScatter);
       // colwise to another layout: the module's last result is converted.
@@ -423,9 +431,8 @@ void StyleApplication::linear(const ModuleOps& m) {
 
 }  // namespace
 
-void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec,
-                             const std::vector<OpId>& ops, const std::vector<std::vector<Use>>& uses,
-                             std::vector<std::string>& claimedBy) {
+void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec, const std::vector<OpId>& ops,
+                             const std::vector<std::vector<Use>>& uses, std::vector<std::string>& claimedBy) {
   const std::string& path = graph_.modulePaths[graph_.op(ops[0]).modulePath];
   const std::string& style = kStyleNames[static_cast<int>(spec.style)];
   ModuleOps m = classify(graph_, ops, uses);

@@ -13,7 +13,7 @@
 namespace irc {
 namespace {
 
-const std::vector<std::string> kShardingKeys = {"layout", "sbp", "placements", "dims_mapping", "partial",
+const std::vector<std::string> kShardingKeys = {"layout",   "sbp",  "placements", "dims_mapping", "partial",
                                                 "priority", "open", "replicated", "unreduced"};
 const std::vector<std::string> kNotationKeys = {"layout", "sbp", "placements", "dims_mapping"};
 
@@ -24,14 +24,12 @@ bool checkLayout(YamlReader& reader, const YamlNode& node, const TensorLayout& l
   if (!problem) return true;
   if (problem->dim >= 0 && node.IsSequence() && static_cast<size_t>(problem->dim) < node.size())
     reader.error(node[problem->dim], problem->message);
-  else
-    reader.error(node, problem->message);
+  else reader.error(node, problem->message);
   return false;
 }
 
 // One tensor map in Layout form: entries are an alias, None, or a list of aliases.
-std::optional<DimAxes> readAliasMap(YamlReader& reader, const YamlNode& node, std::string_view what,
-                                    const DeviceMatrix& mesh) {
+std::optional<DimAxes> readAliasMap(YamlReader& reader, const YamlNode& node, std::string_view what, const DeviceMatrix& mesh) {
   if (!reader.sequence(node, what)) return std::nullopt;
   std::vector<std::vector<std::string>> perDim;
   for (const YamlNode& entry : node) {
@@ -47,7 +45,8 @@ std::optional<DimAxes> readAliasMap(YamlReader& reader, const YamlNode& node, st
         names.push_back(n.Scalar());
       }
     } else {
-      reader.error(entry, fmt::format("{} entries must be an alias, None or a list of aliases; got {}", what, describeNode(entry)));
+      reader.error(entry,
+                   fmt::format("{} entries must be an alias, None or a list of aliases; got {}", what, describeNode(entry)));
       return std::nullopt;
     }
     perDim.push_back(names);
@@ -123,8 +122,8 @@ std::optional<ShardStrategy> readStrategy(YamlReader& reader, const YamlNode& no
       auto next = checkedMul(product, std::max<int64_t>(s, 1));
       if (!next) {
         if (tupleOk)
-          reader.error(tuple, fmt::format("{}: {} for '{}' uses more devices than a 64-bit integer holds; device_num is {}",
-                                          what, formatIntTuple(*values), tensor.name, deviceNum));
+          reader.error(tuple, fmt::format("{}: {} for '{}' uses more devices than a 64-bit integer holds; device_num is {}", what,
+                                          formatIntTuple(*values), tensor.name, deviceNum));
         tupleOk = false;
         break;
       }
@@ -213,7 +212,9 @@ bool rejectPartial(YamlReader& reader, const YamlNode& node, const std::string& 
   if (key != "dims_mapping")
     if (auto p = reader.optional(node, "partial")) {
       reader.error(*p, fmt::format("'partial' goes with dims_mapping; in {} write partial axes as {}", key,
-                                   key == "sbp" ? "P" : key == "placements" ? "Partial()" : "a dims_mapping"));
+                                   key == "sbp"          ? "P"
+                                   : key == "placements" ? "Partial()"
+                                                         : "a dims_mapping"));
       return false;
     }
   if (assignment.partialAxes.empty() || opResult) return true;
@@ -224,7 +225,9 @@ bool rejectPartial(YamlReader& reader, const YamlNode& node, const std::string& 
                                   "split or replicate (write {} for that axis): partial results come from ops "
                                   "that reduce over a split dim, and irc completes them itself",
                                   what, mesh.names[assignment.partialAxes[0]],
-                                  key == "sbp" ? "B" : key == "placements" ? "Replicate()" : "no 'partial' entry"));
+                                  key == "sbp"          ? "B"
+                                  : key == "placements" ? "Replicate()"
+                                                        : "no 'partial' entry"));
   return false;
 }
 
@@ -311,7 +314,8 @@ std::optional<TensorSharding> readTensorSharding(YamlReader& reader, const YamlN
     for (const std::string& n : *names) {
       auto axis = mesh->axisIndex(n);
       if (!axis) {
-        reader.error(*u, fmt::format("{}: unreduced axis '{}' is not an axis of the mesh ({})", what, n, fmt::join(mesh->names, ", ")));
+        reader.error(
+            *u, fmt::format("{}: unreduced axis '{}' is not an axis of the mesh ({})", what, n, fmt::join(mesh->names, ", ")));
         return std::nullopt;
       }
       if (std::find(assignment->partialAxes.begin(), assignment->partialAxes.end(), *axis) == assignment->partialAxes.end())

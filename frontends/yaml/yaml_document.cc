@@ -117,8 +117,7 @@ YamlDocuments::YamlDocuments(const std::string& text) {
   std::istream in(&buffer);
   YAML::Parser parser(in);
   YamlTreeBuilder builder(*this, text.size());
-  while (parser.HandleNextDocument(builder)) {
-  }
+  while (parser.HandleNextDocument(builder)) {}
   roots_ = std::move(builder.roots);
 }
 

@@ -25,19 +25,36 @@
 
 namespace irc::model_loading {
 
-const std::vector<std::string> kTopKeys = {"name", "parallel", "cluster", "inputs", "parameters", "ops", "outputs", "stages", "recompute"};
-const std::vector<std::string> kParallelKeys = {"device_num",      "global_rank",    "search_mode",   "fully_use_devices",
-                                                "factor_strategy", "enable_alltoall", "redistribution", "device_matrix",
-                                                "alias_name",      "training",       "strategy_ckpt_load", "mesh",
-                                                "optimizer",       "memory_budget",  "enable_parallel_optimizer",
-                                                "optimizer_level", "parallel_optimizer_threshold", "cost_model",
-                                                "search_time_limit", "pipeline_stages", "micro_batches", "precision",
-                                                "input_batch",     "zero_stage"};
+const std::vector<std::string> kTopKeys = {"name", "parallel", "cluster", "inputs",   "parameters",
+                                           "ops",  "outputs",  "stages",  "recompute"};
+const std::vector<std::string> kParallelKeys = {"device_num",
+                                                "global_rank",
+                                                "search_mode",
+                                                "fully_use_devices",
+                                                "factor_strategy",
+                                                "enable_alltoall",
+                                                "redistribution",
+                                                "device_matrix",
+                                                "alias_name",
+                                                "training",
+                                                "strategy_ckpt_load",
+                                                "mesh",
+                                                "optimizer",
+                                                "memory_budget",
+                                                "enable_parallel_optimizer",
+                                                "optimizer_level",
+                                                "parallel_optimizer_threshold",
+                                                "cost_model",
+                                                "search_time_limit",
+                                                "pipeline_stages",
+                                                "micro_batches",
+                                                "precision",
+                                                "input_batch",
+                                                "zero_stage"};
 const std::vector<std::string> kCostModelKeys = {"alpha", "beta", "gamma", "peak_flops", "memory_bandwidth"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
-const std::vector<std::string> kOpKeys = {"name",       "type",       "inputs",   "attrs",   "in_strategy",
-                                          "out_strategy", "in_layout", "out_layout", "priority", "sharding", "ms_name",
-                                          "recompute"};
+const std::vector<std::string> kOpKeys = {"name",      "type",       "inputs",   "attrs",    "in_strategy", "out_strategy",
+                                          "in_layout", "out_layout", "priority", "sharding", "ms_name",     "recompute"};
 
 // Where the second YAML document of `text` starts: the line that opens it (`---`), else its
 // node's mark.
@@ -102,8 +119,8 @@ std::optional<Graph> ModelLoader::load(const std::string& text) {
   }
   YamlNode root = documents_->root(0);
   if (!root.IsMap()) {
-    reader_.diags().error(locOf(root), fmt::format("a model must be a mapping with keys {}; got {}", joinNames(kTopKeys),
-                                                   describeNode(root)));
+    reader_.diags().error(locOf(root),
+                          fmt::format("a model must be a mapping with keys {}; got {}", joinNames(kTopKeys), describeNode(root)));
     return std::nullopt;
   }
   if (reader_.optional(root, "graph")) return loadPlan(root);
@@ -199,7 +216,8 @@ std::optional<DeviceMatrix> ModelLoader::readNamedMesh(const YamlNode& node) {
     mesh.names.push_back(name);
   }
   if (ok && (!checkedProduct(mesh.dims) || mesh.deviceCount() > kMaxDeviceNum)) {
-    reader_.error(node, fmt::format("mesh {} has more than {} devices (docs/limits.md)", formatIntTuple(mesh.dims), kMaxDeviceNum));
+    reader_.error(node,
+                  fmt::format("mesh {} has more than {} devices (docs/limits.md)", formatIntTuple(mesh.dims), kMaxDeviceNum));
     ok = false;
   }
   if (!ok) return std::nullopt;
@@ -235,8 +253,8 @@ bool ModelLoader::readDeviceCount(const YamlNode& node, const std::optional<Devi
     if (v && *v >= 1 && *v <= kMaxDeviceNum) total = *v;
     else ok = false;
     if (ok && total % stages != 0) {
-      reader_.error(*n, fmt::format("device_num {} is not a multiple of pipeline_stages {}: every stage has as many ranks", total,
-                                    stages));
+      reader_.error(
+          *n, fmt::format("device_num {} is not a multiple of pipeline_stages {}: every stage has as many ranks", total, stages));
       ok = false;
     }
   } else {
@@ -288,10 +306,8 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
   if (auto n = reader_.optional(node, "optimizer_level")) {
     static const std::vector<std::string> levels = {"level1", "level2", "level3"};
     if (auto s = reader_.choice(*n, "optimizer_level", levels)) {
-      if (p.parallelOptimizerLevel == 0)
-        reader_.error(*n, "optimizer_level needs enable_parallel_optimizer: true beside it");
-      else
-        p.parallelOptimizerLevel = (*s)[5] - '0';
+      if (p.parallelOptimizerLevel == 0) reader_.error(*n, "optimizer_level needs enable_parallel_optimizer: true beside it");
+      else p.parallelOptimizerLevel = (*s)[5] - '0';
     }
   }
   if (auto n = reader_.optional(node, "parallel_optimizer_threshold"))
@@ -312,7 +328,8 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
   if (auto n = reader_.optional(node, "cost_model")) readCostModel(*n);
   if (auto n = reader_.optional(node, "micro_batches"))
     if (auto v = reader_.integer(*n, "micro_batches")) {
-      if (*v < 1 || *v > kMaxDeviceNum) reader_.error(*n, fmt::format("micro_batches must be in 1 .. {}; got {}", kMaxDeviceNum, *v));
+      if (*v < 1 || *v > kMaxDeviceNum)
+        reader_.error(*n, fmt::format("micro_batches must be in 1 .. {}; got {}", kMaxDeviceNum, *v));
       else p.microBatches = *v;
     }
   if (auto n = reader_.optional(node, "precision"))
@@ -321,7 +338,8 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
     if (auto v = reader_.integer(*n, "zero_stage")) {
       if (*v < 0 || *v > 2)
         reader_.error(*n, fmt::format("zero_stage must be 0, 1 (optimizer states) or 2 (and gradients); got {} (the weights "
-                                      "too: enable_parallel_optimizer)", *v));
+                                      "too: enable_parallel_optimizer)",
+                                      *v));
       else p.zeroStage = static_cast<int>(*v);
     }
   if (auto n = reader_.optional(node, "input_batch"))
@@ -329,8 +347,7 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
   if (auto n = reader_.optional(node, "enable_alltoall"))
     if (auto b = reader_.boolean(*n, "enable_alltoall")) p.enableAlltoall = *b;
   if (auto n = reader_.optional(node, "redistribution"))
-    if (auto s = reader_.choice(*n, "redistribution", redistributionModeNames()))
-      p.redistribution = *parseRedistributionMode(*s);
+    if (auto s = reader_.choice(*n, "redistribution", redistributionModeNames())) p.redistribution = *parseRedistributionMode(*s);
 }
 
 // `cost_model: {alpha, beta, gamma, peak_flops, memory_bandwidth}`: the machine plans are timed
@@ -370,7 +387,8 @@ bool ModelLoader::readMesh(const YamlNode& node, bool deviceNumOk) {
       if (dims->empty()) reader_.error(*dm, "device_matrix must have at least one axis");
       if (meshOk && !checkedProduct(*dims)) {
         reader_.error(*dm, fmt::format("device_matrix {}: the product of its entries does not fit a 64-bit integer; "
-                                       "it must equal device_num {}", formatIntTuple(*dims), p.deviceNum));
+                                       "it must equal device_num {}",
+                                       formatIntTuple(*dims), p.deviceNum));
         meshOk = false;
       }
       if (meshOk && ok && mesh.deviceCount() != p.deviceNum) {
@@ -437,8 +455,8 @@ void ModelLoader::readTensors(const YamlNode& list, ValueKind kind) {
           break;
         }
     if (shape && !withinElementLimit(*shape)) {
-      reader_.error(*shapeNode, fmt::format("shape {} has more than {} elements (docs/limits.md)", formatShape(*shape),
-                                            kMaxTensorElements));
+      reader_.error(*shapeNode,
+                    fmt::format("shape {} has more than {} elements (docs/limits.md)", formatShape(*shape), kMaxTensorElements));
       shape.reset();
     }
     std::optional<DType> dtype;
@@ -611,9 +629,9 @@ void ModelLoader::resolveOperands(OpSource& src) {
   const YamlNode& inputs = *inputsNode;
   bool variadic = def.operands.back().kind == OperandKind::TensorList;
   if (!variadic && inputs.size() > def.operands.size()) {
-    reader_.error(inputs[def.operands.size()], fmt::format("{} takes {} input{} ({}); op '{}' has {}", def.type,
-                                                           def.operands.size(), def.operands.size() == 1 ? "" : "s",
-                                                           joinNames(operandNamesOf(def)), op.name, inputs.size()));
+    reader_.error(inputs[def.operands.size()],
+                  fmt::format("{} takes {} input{} ({}); op '{}' has {}", def.type, def.operands.size(),
+                              def.operands.size() == 1 ? "" : "s", joinNames(operandNamesOf(def)), op.name, inputs.size()));
     return;
   }
   if (variadic && inputs.size() == 0) {
@@ -650,7 +668,8 @@ bool ModelLoader::readOperands(Op& op, const OpDef& def, const YamlNode& inputs,
     if (i < inputs.size()) {
       const YamlNode& ref = inputs[i];
       if (fromAttrs) {
-        reader_.error(*fromAttrs, fmt::format("operand '{}' of op '{}' is given twice: in inputs and in attrs", spec.name, op.name));
+        reader_.error(*fromAttrs,
+                      fmt::format("operand '{}' of op '{}' is given twice: in inputs and in attrs", spec.name, op.name));
         ok = false;
         continue;
       }
@@ -670,9 +689,9 @@ bool ModelLoader::readOperands(Op& op, const OpDef& def, const YamlNode& inputs,
     } else if (spec.defaultValue) {
       op.operands.push_back(Operand::ofConstant(*spec.defaultValue, op.loc));
     } else {
-      reader_.error(inputs, fmt::format("{} takes {} input{} ({}); op '{}' has {}", def.type, def.operands.size(),
-                                        def.operands.size() == 1 ? "" : "s", joinNames(operandNamesOf(def)), op.name,
-                                        inputs.size()));
+      reader_.error(inputs,
+                    fmt::format("{} takes {} input{} ({}); op '{}' has {}", def.type, def.operands.size(),
+                                def.operands.size() == 1 ? "" : "s", joinNames(operandNamesOf(def)), op.name, inputs.size()));
       return false;
     }
   }
@@ -694,9 +713,9 @@ bool ModelLoader::readOpAttrs(const OpSource& src, Op& op, const OpDef& def, con
       if (std::find(accepted.begin(), accepted.end(), key) != accepted.end()) continue;
       auto match = closestMatch(key, accepted);
       reader_.error(it->first, fmt::format("{} has no attribute '{}'{}", def.type, key,
-                                           match ? fmt::format("; did you mean '{}'?", *match)
-                                                 : accepted.empty() ? std::string("; it takes none")
-                                                                    : fmt::format("; valid: {}", joinNames(accepted))));
+                                           match              ? fmt::format("; did you mean '{}'?", *match)
+                                           : accepted.empty() ? std::string("; it takes none")
+                                                              : fmt::format("; valid: {}", joinNames(accepted))));
       ok = false;
     }
   for (const AttrSpec& spec : def.attrs) {
@@ -752,8 +771,7 @@ void ModelLoader::inferTypes() {
       if (e->operandIndex >= 0 && static_cast<size_t>(e->operandIndex) < op.operands.size() &&
           op.operands[e->operandIndex].loc.valid())
         loc = op.operands[e->operandIndex].loc;
-      else if (!e->attr.empty())
-        loc = op.attrLoc(e->attr);
+      else if (!e->attr.empty()) loc = op.attrLoc(e->attr);
       reader_.diags().error(loc, fmt::format("{} '{}': {}", op.type, op.name, e->message));
       continue;
     }
@@ -778,8 +796,8 @@ std::vector<std::optional<TensorSharding>> readOutputShardings(YamlReader& reade
     shardings[0] = readTensorSharding(reader, n, outputs[0], parallel, true);
   } else if (reader.sequence(n, fmt::format("the sharding of multi-output op '{}' (one entry per output)", opName))) {
     if (n.size() != outputs.size()) {
-      reader.error(n, fmt::format("the sharding of op '{}' has {} entries; the op has {} outputs", opName, n.size(),
-                                  outputs.size()));
+      reader.error(
+          n, fmt::format("the sharding of op '{}' has {} entries; the op has {} outputs", opName, n.size(), outputs.size()));
     } else {
       for (size_t i = 0; i < outputs.size(); ++i)
         if (!n[i].IsNull()) shardings[i] = readTensorSharding(reader, n[i], outputs[i], parallel, true);
@@ -835,20 +853,18 @@ void ModelLoader::readAnnotations(OpSource& src) {
   }
   if (auto n = reader_.optional(node, "out_strategy")) {
     ann.outStrategyLoc = locOf(*n);
-    if (!inStrategy)
-      reader_.error(*n, fmt::format("out_strategy of op '{}' needs an in_strategy beside it", op.name));
-    else
-      ann.outStrategy = readStrategy(reader_, *n, fmt::format("out_strategy of op '{}'", op.name), outputs, deviceNum);
+    if (!inStrategy) reader_.error(*n, fmt::format("out_strategy of op '{}' needs an in_strategy beside it", op.name));
+    else ann.outStrategy = readStrategy(reader_, *n, fmt::format("out_strategy of op '{}'", op.name), outputs, deviceNum);
   }
   if (inLayout) {
     ann.inLayoutLoc = locOf(*inLayout);
-    ann.inLayout = readLayouts(reader_, *inLayout, fmt::format("in_layout of op '{}'", op.name), inputs, graph_.parallel,
-                               ann.inLayoutLoc);
+    ann.inLayout =
+        readLayouts(reader_, *inLayout, fmt::format("in_layout of op '{}'", op.name), inputs, graph_.parallel, ann.inLayoutLoc);
   }
   if (auto n = reader_.optional(node, "out_layout")) {
     ann.outLayoutLoc = locOf(*n);
-    ann.outLayout = readLayouts(reader_, *n, fmt::format("out_layout of op '{}'", op.name), outputs, graph_.parallel,
-                                ann.outLayoutLoc);
+    ann.outLayout =
+        readLayouts(reader_, *n, fmt::format("out_layout of op '{}'", op.name), outputs, graph_.parallel, ann.outLayoutLoc);
   }
   if (auto n = reader_.optional(node, "priority")) {
     ann.priorityLoc = locOf(*n);

@@ -12,7 +12,7 @@
 
 namespace irc {
 
-SourceLoc locOf(const YamlNode& node);  // 1-based line and column of the node
+SourceLoc locOf(const YamlNode& node);           // 1-based line and column of the node
 std::string describeNode(const YamlNode& node);  // the offending value as written, for messages
 
 class YamlReader {

@@ -35,7 +35,8 @@ GroupSpan pairSpan(int64_t distance, int64_t devicesPerNode) {
 LinkShare linkOf(const GroupSpan& span, const ClusterDescription& c) {
   double intra = c.intraNodeBandwidth * c.intraNodeEfficiency;
   if (span.nodes <= 1)
-    return {intra, c.intraNodeLatency, fmt::format("the intra-node link within one node ({:.0f} GB/s bus bandwidth)", intra / 1e9)};
+    return {intra, c.intraNodeLatency,
+            fmt::format("the intra-node link within one node ({:.0f} GB/s bus bandwidth)", intra / 1e9)};
   int64_t perNode = std::max<int64_t>(1, span.ranksPerNode());
   double nics = static_cast<double>(perNode) * c.nicBandwidthPerDevice() * c.interNodeEfficiency;
   double bus = std::min(intra, nics);

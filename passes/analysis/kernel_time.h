@@ -11,7 +11,7 @@ namespace irc {
 
 struct KernelWork {
   double flops = 0;
-  double bytes = 0;    // operands read and results written, at their compute dtype
+  double bytes = 0;     // operands read and results written, at their compute dtype
   bool matmul = false;  // a factor contracted between two operands
   // A matrix product's output rows, columns and independent products (attention's heads).
   double rows = 1, columns = 1, batch = 1;

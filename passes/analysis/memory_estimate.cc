@@ -17,16 +17,15 @@ enum class Holder { Parameter, Activation, Communication, Constant };
 // The rank's program as memory sees it: every value's local bytes, the value whose memory it
 // uses (a view uses its operand's), and when that memory is last read.
 struct Program {
-  std::vector<double> bytes;       // per value: its own memory (0 for a view)
-  std::vector<ValueId> root;       // per value: whose memory it is
-  std::vector<int> lastUse;        // per root: the last position reading it or a view of it
-  std::vector<Holder> holder;      // per value
-  std::vector<bool> floating;      // per value: a floating dtype
-  std::vector<bool> needsGradient; // per value: trainable, or computed from a trainable value (torch's requires_grad)
+  std::vector<double> bytes;        // per value: its own memory (0 for a view)
+  std::vector<ValueId> root;        // per value: whose memory it is
+  std::vector<int> lastUse;         // per root: the last position reading it or a view of it
+  std::vector<Holder> holder;       // per value
+  std::vector<bool> floating;       // per value: a floating dtype
+  std::vector<bool> needsGradient;  // per value: trainable, or computed from a trainable value (torch's requires_grad)
   std::vector<DType> dtype;
-  int end = 0;                     // positions are 0 .. end - 1
+  int end = 0;  // positions are 0 .. end - 1
 };
-
 
 // Each value at its local slice shape: inputs and parameters from their layouts, a model op's
 // results from the layouts it computes, an inserted op's from its own shape rule on local
@@ -91,10 +90,12 @@ Program programOf(const Graph& g, int64_t rank, Precision precision) {
     const Op& op = g.op(g.order[pos]);
     // A view (and a training graph's identity mirror) shares its operand's memory, and so does
     // a bias added into the product it alone reads (torch's addmm).
-    int shared = (op.inserted() && op.role == InsertedRole::Mirror) || (!op.inserted() && rulesOf(op).resultIsView(g, op)) ? 0 : -1;
+    int shared =
+        (op.inserted() && op.role == InsertedRole::Mirror) || (!op.inserted() && rulesOf(op).resultIsView(g, op)) ? 0 : -1;
     if (shared < 0 && !op.inserted()) {
       int into = rulesOf(op).accumulatesInto(g, op);
-      if (into >= 0 && readers[op.operands[into].value] == 1 && p.bytes[op.operands[into].value] == p.bytes[op.results[0]]) shared = into;
+      if (into >= 0 && readers[op.operands[into].value] == 1 && p.bytes[op.operands[into].value] == p.bytes[op.results[0]])
+        shared = into;
     }
     for (ValueId r : op.results) {
       if (op.inserted() && op.role != InsertedRole::ReplaceGraph) p.holder[r] = Holder::Communication;
@@ -198,8 +199,8 @@ double replicasOf(const Graph& g, ValueId v) {
 // backward. A recomputed op keeps nothing of its own: only what it reads from outside the
 // recomputed ops (the checkpoint's inputs); its backward first runs its forward again.
 struct SavedForBackwardPlan {
-  std::vector<bool> saved, dropped;        // per root value: kept from the forward; recomputed instead
-  std::vector<int> earliestSaver;          // per root value: the first position whose backward reads it
+  std::vector<bool> saved, dropped;           // per root value: kept from the forward; recomputed instead
+  std::vector<int> earliestSaver;             // per root value: the first position whose backward reads it
   std::vector<std::vector<ValueId>> savedBy;  // per position: the roots its backward reads
   int recomputedOps = 0;
 };
@@ -210,8 +211,8 @@ struct SavedForBackwardPlan {
 // owner's checkpoint.
 OpId checkpointOwner(const Graph& g, OpId id) {
   const Op& op = g.op(id);
-  bool forOwner = op.role == InsertedRole::Redistribution || op.role == InsertedRole::ForwardOp ||
-                  op.role == InsertedRole::ReplaceGraph;
+  bool forOwner =
+      op.role == InsertedRole::Redistribution || op.role == InsertedRole::ForwardOp || op.role == InsertedRole::ReplaceGraph;
   return op.inserted() && forOwner && op.owner != kNoId ? op.owner : id;
 }
 
@@ -379,8 +380,8 @@ class TrainingWalk {
       gradHeld_[r] = true;
       // Level 1 keeps a sharded parameter's gradient whole: the gathered copy's size. ZeRO-2
       // reduce-scatters it as it is made: the rank keeps its share.
-      double bytes = sharding_.optimizerParallelLevel == 1 && sharding_.gathered[r] != kNoId ? p_.bytes[sharding_.gathered[r]]
-                                                                                             : p_.bytes[r];
+      double bytes =
+          sharding_.optimizerParallelLevel == 1 && sharding_.gathered[r] != kNoId ? p_.bytes[sharding_.gathered[r]] : p_.bytes[r];
       if (sharding_.zeroStage >= 2 && p_.holder[r] == Holder::Parameter) bytes *= sharding_.share[r];
       live += bytes;
       if (p_.holder[r] == Holder::Parameter) m_.gradientBytes += bytes;

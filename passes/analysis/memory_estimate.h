@@ -16,12 +16,12 @@ namespace irc {
 // (Reshape, ExpandDims, Squeeze) shares its operand's memory.
 struct InferenceMemory {
   double peakBytes = 0;
-  std::string peakAt;            // the op during which the peak happens
-  double parameterBytes = 0;     // resident: what trains
-  double constantBytes = 0;      // resident: what the model holds but does not train (masks, buffers)
-  double activationBytes = 0;    // live at the peak: inputs and model ops' results
-  double communicationBytes = 0; // live at the peak: inserted ops' results (collectives, slices)
-  std::vector<double> liveAtOp;  // live bytes during each op, in execution order (irc memory --plot)
+  std::string peakAt;             // the op during which the peak happens
+  double parameterBytes = 0;      // resident: what trains
+  double constantBytes = 0;       // resident: what the model holds but does not train (masks, buffers)
+  double activationBytes = 0;     // live at the peak: inputs and model ops' results
+  double communicationBytes = 0;  // live at the peak: inserted ops' results (collectives, slices)
+  std::vector<double> liveAtOp;   // live bytes during each op, in execution order (irc memory --plot)
 };
 
 // One step: forward keeping what each op's backward reads (its family's savedForBackward), a

@@ -87,7 +87,8 @@ void runLocalOnRanks(const std::map<int64_t, Graph>& locals, OpId id, RankValues
     std::vector<const TensorValue*> in;
     for (const Operand& o : op.operands) in.push_back(o.isValue() ? values[rank][o.value].get() : nullptr);
     std::vector<int64_t>& earlier = computedWith[in];
-    auto twin = std::find_if(earlier.begin(), earlier.end(), [&](int64_t q) { return sameConstantsAndAttrs(locals.at(q).op(id), op); });
+    auto twin =
+        std::find_if(earlier.begin(), earlier.end(), [&](int64_t q) { return sameConstantsAndAttrs(locals.at(q).op(id), op); });
     if (twin != earlier.end()) {
       for (ValueId r : op.results) values[rank][r] = values[*twin][r];
       continue;
@@ -224,8 +225,8 @@ std::map<ValueId, ValueId> valuesToCheck(const Graph& global) {
 // Compares every rank's `produced` with its block of the reference `modelValue`; records the
 // first mismatch in `result`.
 void compareOnEveryRank(const Graph& global, const std::map<int64_t, Graph>& locals, const std::vector<TensorValue>& ref,
-                        RankValues& values, ValueId produced, ValueId modelValue,
-                        const VerifyOptions& options, VerifyResult& result) {
+                        RankValues& values, ValueId produced, ValueId modelValue, const VerifyOptions& options,
+                        VerifyResult& result) {
   const TensorLayout& layout = layoutOfValue(global, modelValue);
   ++result.comparedValues;
   // The tolerance is relative to the larger of the element and the value's largest magnitude: a

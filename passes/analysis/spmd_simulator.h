@@ -39,7 +39,7 @@ struct VerifyResult {
   int64_t rank = -1;
   std::vector<int64_t> element;
   double got = 0, expected = 0;
-  std::string problem;  // a reference error (an index outside a table), if the run could not finish
+  std::string problem;                     // a reference error (an index outside a table), if the run could not finish
   std::map<ValueId, TensorValue> outputs;  // with keepOutputs: the reference's graph outputs
 };
 

@@ -21,7 +21,8 @@ namespace {
 int operandsHolding(const OpRule& rule, int factor) {
   int n = 0;
   for (const DimFactors& dims : rule.operands)
-    if (std::any_of(dims.begin(), dims.end(), [&](const std::vector<int>& fs) { return std::count(fs.begin(), fs.end(), factor) > 0; }))
+    if (std::any_of(dims.begin(), dims.end(),
+                    [&](const std::vector<int>& fs) { return std::count(fs.begin(), fs.end(), factor) > 0; }))
       ++n;
   return n;
 }
@@ -96,8 +97,8 @@ namespace {
 
 // The terms of an op on a cluster (docs/cluster.md): its kernel at the achievable rates, its
 // forward collectives and its gradient's AllReduce over the links their groups cross.
-OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const std::vector<bool>& firstReader,
-                     const ParallelSettings& settings, const KernelContext& context) {
+OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype,
+                     const std::vector<bool>& firstReader, const ParallelSettings& settings, const KernelContext& context) {
   const ClusterDescription& c = *settings.cluster;
   DType held = computeDType(dtype, settings.precision);
   OpTime t;
@@ -115,7 +116,9 @@ OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view
       GroupSpan span = groupSpan(s.mesh, f.axes, c.devicesPerNode);
       switch (f.kind) {
         case ForwardOp::Kind::AllReduce: t.forwardComm += collectiveSeconds(CollectiveKind::AllReduce, bytes, span, c); break;
-        case ForwardOp::Kind::ReduceScatter: t.forwardComm += collectiveSeconds(CollectiveKind::ReduceScatter, bytes, span, c); break;
+        case ForwardOp::Kind::ReduceScatter:
+          t.forwardComm += collectiveSeconds(CollectiveKind::ReduceScatter, bytes, span, c);
+          break;
         case ForwardOp::Kind::RealDiv:
           t.forwardComm += kernelSeconds({.bytes = 2 * bytes / static_cast<double>(span.ranks)}, c, settings.precision);
           break;
@@ -309,7 +312,8 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
     for (size_t r = 0; r < op.results.size() && r < op.parallel->beforeConstraint.size(); ++r) {
       const Value& result = graph.value(op.results[r]);
       if (op.parallel->beforeConstraint[r] && result.layout)
-        addRedistributionTime(t, redistribution(*op.parallel->beforeConstraint[r], *result.layout, result.type.dtype), settings.training);
+        addRedistributionTime(t, redistribution(*op.parallel->beforeConstraint[r], *result.layout, result.type.dtype),
+                              settings.training);
     }
     take(op, t);
   }
@@ -331,7 +335,8 @@ StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings) 
   return sum;
 }
 
-void forEachOpTime(const Graph& graph, const ParallelSettings& settings, const std::function<void(const Op&, const StepTime&)>& take) {
+void forEachOpTime(const Graph& graph, const ParallelSettings& settings,
+                   const std::function<void(const Op&, const StepTime&)>& take) {
   walkOpTimes(graph, settings, take);
 }
 

@@ -96,7 +96,8 @@ void addRedistributionTime(StepTime& t, double seconds, bool training);
 // model edge's redistribution, from the layouts the passes chose.
 StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings);
 // Each model op with its own terms and its input edges', in execution order.
-void forEachOpTime(const Graph& graph, const ParallelSettings& settings, const std::function<void(const Op&, const StepTime&)>& take);
+void forEachOpTime(const Graph& graph, const ParallelSettings& settings,
+                   const std::function<void(const Op&, const StepTime&)>& take);
 // The same, per model op (by OpId; 0 for inserted ops): its own time and its input edges'.
 std::vector<double> opStepSeconds(const Graph& graph, const ParallelSettings& settings);
 

@@ -11,11 +11,11 @@ namespace {
 
 // One stage's micro-batch.
 struct StageWork {
-  double compute = 0;         // forward, backward, recomputed forward
-  double communication = 0;   // collectives and redistributions on the critical path, transfers
-  double backwardCompute = 0; // what a gradient reduction can hide behind (one micro-batch)
-  double gradientSync = 0;    // the stage's gradient reductions, once per step
-  double trainedElements = 0; // parameter elements a rank of the stage updates
+  double compute = 0;          // forward, backward, recomputed forward
+  double communication = 0;    // collectives and redistributions on the critical path, transfers
+  double backwardCompute = 0;  // what a gradient reduction can hide behind (one micro-batch)
+  double gradientSync = 0;     // the stage's gradient reductions, once per step
+  double trainedElements = 0;  // parameter elements a rank of the stage updates
   double seconds() const { return compute + communication; }
 };
 

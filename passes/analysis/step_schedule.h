@@ -20,13 +20,13 @@ struct ClusterStepEstimate {
   double optimizer = 0;
   double total = 0;
   // Per step, all devices.
-  double modelFlops = 0;     // forward and backward (3x the forward), without recompute
-  double hardwareFlops = 0;  // with recompute's extra forward
+  double modelFlops = 0;       // forward and backward (3x the forward), without recompute
+  double hardwareFlops = 0;    // with recompute's extra forward
   double tflopsPerDevice = 0;  // hardware FLOPs per second per device, in TFLOP/s (as Megatron-LM reports)
   double mfu = 0;              // model FLOPs per second over the devices' dense matmul peak
   // What the terms are made of.
   int32_t slowestStage = 0;
-  double gradientSync = 0;          // the slowest-exposing stage's gradient reduction
+  double gradientSync = 0;  // the slowest-exposing stage's gradient reduction
   double gradientSyncExposed = 0;
 };
 

@@ -36,9 +36,10 @@ bool PassManager::runStage(int position, const std::vector<Pass*>& passes, const
     if (status == PassStatus::Changed || rank != kGlobalGraph) {
       auto problems = verifyGraph(graph);
       if (!problems.empty())
-        throw InternalError(fmt::format("{} invalid after pass '{}':\n  {}",
-                                        rank == kGlobalGraph ? std::string("the graph is") : fmt::format("rank {}'s graph is", rank),
-                                        pass->name(), fmt::join(problems, "\n  ")));
+        throw InternalError(
+            fmt::format("{} invalid after pass '{}':\n  {}",
+                        rank == kGlobalGraph ? std::string("the graph is") : fmt::format("rank {}'s graph is", rank),
+                        pass->name(), fmt::join(problems, "\n  ")));
     }
   }
   for (auto* i : instrumentations_) {
@@ -54,8 +55,10 @@ RunOutcome PassManager::run(Graph& graph, PassContext& context) {
   for (size_t first = 0; first < passes_.size();) {
     std::vector<Pass*> stage;
     size_t end = first;
-    for (; end < passes_.size() && passes_[end].position == passes_[first].position; ++end) stage.push_back(passes_[end].pass.get());
-    if (!runStage(passes_[first].position, stage, [&]() -> Graph& { return graph; }, context, kGlobalGraph))
+    for (; end < passes_.size() && passes_[end].position == passes_[first].position; ++end)
+      stage.push_back(passes_[end].pass.get());
+    if (!runStage(
+            passes_[first].position, stage, [&]() -> Graph& { return graph; }, context, kGlobalGraph))
       return RunOutcome::Rejected;
     first = end;
   }

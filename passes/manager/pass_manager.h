@@ -71,8 +71,8 @@ class PassManager {
   // Runs one stage's passes in order (global, or on rank `rank`'s graph, which `graphToRun` makes
   // once the stage has started) with the instrumentations around the whole stage; false when one
   // rejected the model.
-  bool runStage(int position, const std::vector<Pass*>& passes, const std::function<Graph&()>& graphToRun,
-                PassContext& context, int64_t rank);
+  bool runStage(int position, const std::vector<Pass*>& passes, const std::function<Graph&()>& graphToRun, PassContext& context,
+                int64_t rank);
 
   std::vector<ScheduledPass> passes_;
   std::vector<std::pair<int, RankPassFactory>> rankPasses_;

@@ -45,10 +45,10 @@ const std::vector<PipelineStage>& pipelineStages() {
       {3, "redistribution", "step_parallel_end", "forward ops after partial results, redistributions on mismatched edges",
        [](const CompileOptions& o) {
          std::vector<std::unique_ptr<Pass>> passes;
-         passes.push_back(createStageAssignmentPass(o));     // stages: auto, from the layouts' costs
-         passes.push_back(createReductionFusionPass(o));     // --redistribution optimal
+         passes.push_back(createStageAssignmentPass(o));  // stages: auto, from the layouts' costs
+         passes.push_back(createReductionFusionPass(o));  // --redistribution optimal
          passes.push_back(createRedistributionPass(o));
-         passes.push_back(createPipelineTransferPass(o));    // Send/Receive between stages
+         passes.push_back(createPipelineTransferPass(o));  // Send/Receive between stages
          return passes;
        },
        nullptr},

@@ -141,7 +141,6 @@ std::vector<int> partialOnUnified(const TensorLayout& a, const std::vector<std::
   return axes;
 }
 
-
 Shape localOf(const Shape& global, const std::vector<int>& axisPerDim, const DeviceMatrix& mesh) {
   Shape s = global;
   for (size_t d = 0; d < s.size(); ++d)

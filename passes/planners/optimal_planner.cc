@@ -83,9 +83,15 @@ class Search {
     int a = m.axes ? __builtin_ctz(m.axes) : -1;
     switch (m.kind) {
       case RedistStep::Kind::AllReduce: n.partial = 0; break;
-      case RedistStep::Kind::ReduceScatter: n.partial &= ~m.axes; n.cur[m.dim] = a; break;
+      case RedistStep::Kind::ReduceScatter:
+        n.partial &= ~m.axes;
+        n.cur[m.dim] = a;
+        break;
       case RedistStep::Kind::Gather: n.cur[m.dim] = -1; break;
-      case RedistStep::Kind::AlltoAll: n.cur[m.concatDim] = -1; n.cur[m.dim] = a; break;
+      case RedistStep::Kind::AlltoAll:
+        n.cur[m.concatDim] = -1;
+        n.cur[m.dim] = a;
+        break;
       case RedistStep::Kind::Split: n.cur[m.dim] = a; break;
       default: break;
     }
@@ -238,9 +244,9 @@ RedistPlan searchUnified(const TensorLayout& a, const TensorLayout& b, const Uni
 
 }  // namespace
 
-RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options,
-                       const CostModel& model) {
-  return planOptimal(from, to, options, [&model](const RedistStep& step, int dtypeBytes) { return stepTime(step, dtypeBytes, model); });
+RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options, const CostModel& model) {
+  return planOptimal(from, to, options,
+                     [&model](const RedistStep& step, int dtypeBytes) { return stepTime(step, dtypeBytes, model); });
 }
 
 RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options, const StepTimer& timer) {

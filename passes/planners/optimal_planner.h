@@ -24,8 +24,7 @@ double allReduceTime(double bytes, double n, const CostModel& model);
 double stepTime(const RedistStep& step, int dtypeBytes, const CostModel& model);
 double planTime(const RedistPlan& plan, int dtypeBytes, const CostModel& model);
 
-RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options,
-                       const CostModel& model);
+RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options, const CostModel& model);
 // The same under any timing of a step (a cluster's: passes/analysis/step_cost.h's stepTimerFor).
 using StepTimer = std::function<double(const RedistStep&, int dtypeBytes)>;
 RedistPlan planOptimal(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options, const StepTimer& timer);

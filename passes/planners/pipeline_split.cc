@@ -59,7 +59,8 @@ int64_t inFlight(int64_t stage, const ParallelSettings& s) { return std::min(s.p
 
 // The cut of `ops` (in order) into at most P runs each within `limit` seconds and the budget;
 // returns each op's stage, or empty when more runs are needed.
-std::vector<int32_t> greedyCut(const std::vector<OpId>& ops, const std::vector<OpLoad>& loads, double limit, const CompileOptions& o) {
+std::vector<int32_t> greedyCut(const std::vector<OpId>& ops, const std::vector<OpLoad>& loads, double limit,
+                               const CompileOptions& o) {
   std::vector<int32_t> stage(ops.size(), 0);
   int32_t s = 0;
   double seconds = 0, resident = 0, saved = 0;
@@ -130,7 +131,7 @@ void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
   const int64_t stages = options.pipelineStages;
   OpInserter ins(graph);
   std::map<std::pair<ValueId, int32_t>, ValueId> received;  // (value, stage) -> its Receive's result
-  std::vector<int64_t> tags(stages * stages, 0);             // per (from, to) stage: Sends so far
+  std::vector<int64_t> tags(stages * stages, 0);            // per (from, to) stage: Sends so far
   std::vector<OpId> order = graph.order;
   graph.transfers.clear();
   graph.stageDevices = options.deviceNum;
@@ -169,10 +170,10 @@ void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
         step.kind = RedistStep::Kind::Receive;
         step.peerStage = from;
         ins.setOwner(graph.op(id).inserted() ? graph.op(id).owner : id, InsertedRole::Transfer);
-        ValueId got = ins.add(fmt::format("{}.receive.{}", valueName, stage), fmt::format("receive_{}_{}", valueName, stage),
-                              "Receive", {Operand::ofValue(sent)}, attrs, {type}, std::make_shared<const RedistStep>(step),
-                              fmt::format("stage {} receives '{}' from the rank at its position in stage {}", stage, valueName,
-                                          from));
+        ValueId got =
+            ins.add(fmt::format("{}.receive.{}", valueName, stage), fmt::format("receive_{}_{}", valueName, stage), "Receive",
+                    {Operand::ofValue(sent)}, attrs, {type}, std::make_shared<const RedistStep>(step),
+                    fmt::format("stage {} receives '{}' from the rank at its position in stage {}", stage, valueName, from));
         graph.transfers.push_back({send, graph.value(got).producer, v, from, stage, step.srTag, sliceBytes(layout, type.dtype)});
         it = received.emplace(key, got).first;
       }

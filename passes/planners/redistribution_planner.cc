@@ -11,8 +11,6 @@
 
 namespace irc {
 
-
-
 namespace {
 
 class PlanBuilder {
@@ -197,7 +195,5 @@ RedistPlan planRedistribution(const TensorLayout& from, const TensorLayout& to, 
   first.cost.compute += second.cost.compute;
   return first;
 }
-
-
 
 }  // namespace irc

@@ -17,7 +17,7 @@
 namespace irc {
 
 struct RedistCost {
-  double comm = 0;     // MindSpore's model, in bytes, forward comm corrected
+  double comm = 0;  // MindSpore's model, in bytes, forward comm corrected
   double compute = 0;
 };
 
@@ -39,6 +39,5 @@ RedistPlan planRedistribution(const TensorLayout& from, const TensorLayout& to, 
 // MindSpore's per-step cost (§4) and the correction of a comm total.
 RedistCost stepCost(const RedistStep& step, int dtypeBytes);
 double correctComm(double comm);
-
 
 }  // namespace irc

@@ -37,7 +37,6 @@ struct TensorState {
   int64_t elements = 1;
 };
 
-
 class FactorPropagation {
  public:
   FactorPropagation(Graph& g, const PropagationInput& in, DeviceMatrix mesh)
@@ -290,7 +289,8 @@ class FactorPropagation {
       FactorProblem problem = problemOf(id, op, rule);
       problem.allowed = allowedFactors;
       StepChanges changes;
-      for (size_t t : basic ? propagateBasic(problem) : propagateAggressive(problem)) changes.emplace_back(t, problem.tensors[t].dims);
+      for (size_t t : basic ? propagateBasic(problem) : propagateAggressive(problem))
+        changes.emplace_back(t, problem.tensors[t].dims);
       if (stepCache_.size() >= kStepCacheLimit) stepCache_.clear();  // a model with no repeats: memory stays bounded
       answer = stepCache_.emplace(key, std::move(changes)).first;
     }
@@ -331,7 +331,8 @@ class FactorPropagation {
       for (int f = 0; f < rule.factorCount(); ++f) key.push_back(rule.isReplicated(f));
       size_t tensors = 0;
       forEachTensor(op, [&](ValueId) {
-        const DimFactors& dimFactors = tensors < rule.operands.size() ? rule.operands[tensors] : rule.results[tensors - rule.operands.size()];
+        const DimFactors& dimFactors =
+            tensors < rule.operands.size() ? rule.operands[tensors] : rule.results[tensors - rule.operands.size()];
         key.push_back(static_cast<int64_t>(dimFactors.size()));
         for (const auto& factors : dimFactors) appendList(key, factors);
         ++tensors;

@@ -18,8 +18,8 @@ namespace irc {
 // One dim of a tensor's sharding: its mesh axes, major first.
 struct DimSharding {
   std::vector<int> axes;
-  bool open = true;       // may propagation add axes
-  bool frozen = false;    // a lower user priority not yet restored: empty and closed for now
+  bool open = true;     // may propagation add axes
+  bool frozen = false;  // a lower user priority not yet restored: empty and closed for now
   int64_t priority = 0;
 };
 
@@ -36,9 +36,9 @@ struct FactorTensor {
 struct FactorProblem {
   std::vector<int64_t> meshDims;
   std::vector<int64_t> factorSizes;
-  std::vector<bool> allowed;       // per factor: may it propagate in this step
-  std::vector<bool> replicated;    // per factor: may never be split
-  bool elementwise = false;        // for the aggressive order's second key
+  std::vector<bool> allowed;          // per factor: may it propagate in this step
+  std::vector<bool> replicated;       // per factor: may never be split
+  bool elementwise = false;           // for the aggressive order's second key
   std::vector<FactorTensor> tensors;  // the op's operands, then its results
 };
 

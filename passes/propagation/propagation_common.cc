@@ -148,7 +148,8 @@ std::optional<OpSharding> fromProducers(const Graph& graph, const PropagationInp
     std::optional<TensorLayout> layout = producedLayout(graph, in, o.value);
     if (!layout || layout->usedAxes().empty()) continue;
     OpSharding s = shardingFromNeighbour(rule, tensorOperandIndex(op, i), false, *layout);
-    if (std::any_of(s.factorAxes.begin(), s.factorAxes.end(), [](const std::vector<int>& axes) { return !axes.empty(); })) return s;
+    if (std::any_of(s.factorAxes.begin(), s.factorAxes.end(), [](const std::vector<int>& axes) { return !axes.empty(); }))
+      return s;
   }
   return std::nullopt;
 }
@@ -182,8 +183,9 @@ void runForwardFill(Graph& graph, const PropagationInput& in) {
     if (ann.configured() || ann.inStyledModule || op.parallel->origin.kind == OriginKind::User) continue;
     StrategyOrigin origin;
     origin.kind = OriginKind::Default;
-    OpSharding s = fromProducers(graph, in, op, *in.rules[id], [](ValueId) { return true; })
-                       .value_or(replicatedSharding(*in.rules[id], devices));
+    OpSharding s = fromProducers(graph, in, op, *in.rules[id], [](ValueId) {
+                     return true;
+                   }).value_or(replicatedSharding(*in.rules[id], devices));
     assignSharding(op, *in.rules[id], in.views[id], std::move(s), origin);
   }
 }

@@ -17,9 +17,9 @@
 namespace irc {
 
 struct PropagationInput {
-  std::vector<const OpRule*> rules;          // per op id: its op.parallel->rule, null for inserted ops
-  std::vector<OpView> views;                 // per op id
-  bool failed = false;                       // a configured strategy was invalid (diagnosed)
+  std::vector<const OpRule*> rules;  // per op id: its op.parallel->rule, null for inserted ops
+  std::vector<OpView> views;         // per op id
+  bool failed = false;               // a configured strategy was invalid (diagnosed)
   CompileOptions options;
 };
 

@@ -10,8 +10,7 @@
 namespace irc {
 
 std::optional<OpSharding> configuredSharding(const Graph& graph, const Op& op, const OpRule& rule, const CompileOptions& options,
-                                             DiagnosticEngine& diags,
-                                             bool fullyUseDevices, bool& failed) {
+                                             DiagnosticEngine& diags, bool fullyUseDevices, bool& failed) {
   const OpAnnotation& a = *op.annotation;
   if (!a.configured()) return std::nullopt;
   OpView view = viewOf(graph, op);

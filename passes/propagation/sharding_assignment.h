@@ -16,8 +16,7 @@ namespace irc {
 // when it has none or it is invalid (then a diagnostic is reported at the annotation).
 // `fullyUseDevices` applies MindSpore's rule to shard strategies (1 or all devices).
 std::optional<OpSharding> configuredSharding(const Graph& graph, const Op& op, const OpRule& rule, const CompileOptions& options,
-                                             DiagnosticEngine& diags,
-                                             bool fullyUseDevices, bool& failed);
+                                             DiagnosticEngine& diags, bool fullyUseDevices, bool& failed);
 
 OpSharding replicatedSharding(const OpRule& rule, int64_t deviceNum);
 // Dim 0 of the first input split by device_num where it divides (and may be split), else

@@ -110,9 +110,10 @@ class ShardingPropagation {
         if (!op.operands[i].isValue()) continue;
         const Value& v = graph_.value(op.operands[i].value);
         if (v.producer == kNoId || visited_[v.producer]) continue;
-        const TensorLayout& need = op.parallel->hasSharding
-                                       ? operandLayout(*in_.rules[id], op.parallel->sharding, tensorOperandIndex(op, i), v.type.shape)
-                                       : TensorLayout::replicated(DeviceMatrix::unnamed({in_.options.deviceNum}), v.type.shape);
+        const TensorLayout& need =
+            op.parallel->hasSharding
+                ? operandLayout(*in_.rules[id], op.parallel->sharding, tensorOperandIndex(op, i), v.type.shape)
+                : TensorLayout::replicated(DeviceMatrix::unnamed({in_.options.deviceNum}), v.type.shape);
         chooseProducer(v.producer, v.resultIndex, need, Source::ofOp(id), queue);
       }
     }
@@ -138,7 +139,8 @@ class ShardingPropagation {
 
   // The consumers of `value` choose by its layout: from the value itself where it is fixed (an
   // annotated input, a constrained output), else from the op that produced it.
-  void reachConsumers(ValueId value, const TensorLayout& layout, std::deque<OpId>& queue, OriginKind kind = OriginKind::Propagated) {
+  void reachConsumers(ValueId value, const TensorLayout& layout, std::deque<OpId>& queue,
+                      OriginKind kind = OriginKind::Propagated) {
     // A constrained op output is a fixed value as well: its consumers are decided by it.
     const Value& v = graph_.value(value);
     if (v.producer != kNoId) {
@@ -281,9 +283,10 @@ class ShardingPropagation {
     if (!in_.rules[id]) return;
     DType dtype = graph_.value(op.operands[0].isValue() ? op.operands[0].value : op.results[0]).type.dtype;
     const Shape& shape = in_.views[id].operandShapes[operand];
-    choose(id, from, StrategyOrigin::Edge::FromProducer, edgeContext(0, operand, dtype, layout),
-           [&](const OpSharding& s) { return edgeCost(layout, operandLayout(*in_.rules[id], s, operand, shape), dtype); }, queue,
-           kind);
+    choose(
+        id, from, StrategyOrigin::Edge::FromProducer, edgeContext(0, operand, dtype, layout),
+        [&](const OpSharding& s) { return edgeCost(layout, operandLayout(*in_.rules[id], s, operand, shape), dtype); }, queue,
+        kind);
   }
 
   void chooseProducer(OpId id, int result, const TensorLayout& need, Source consumer, std::deque<OpId>& queue,
@@ -299,9 +302,10 @@ class ShardingPropagation {
     }
     DType dtype = graph_.value(op.results[result]).type.dtype;
     const Shape& shape = in_.views[id].resultShapes[result];
-    choose(id, consumer, StrategyOrigin::Edge::FromConsumer, edgeContext(1, result, dtype, need),
-           [&](const OpSharding& s) { return edgeCost(finalResultLayout(*in_.rules[id], s, result, shape), need, dtype); },
-           queue, kind);
+    choose(
+        id, consumer, StrategyOrigin::Edge::FromConsumer, edgeContext(1, result, dtype, need),
+        [&](const OpSharding& s) { return edgeCost(finalResultLayout(*in_.rules[id], s, result, shape), need, dtype); }, queue,
+        kind);
   }
 
   Graph& graph_;

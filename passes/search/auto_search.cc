@@ -44,15 +44,15 @@ namespace {
 // The ops sharing one set of variables, with their candidates and what each costs one of them.
 struct Class {
   std::vector<OpId> members;
-  bool fixed = false;                     // configured: its one candidate is the user's
+  bool fixed = false;  // configured: its one candidate is the user's
   std::vector<OpSharding> candidates;
-  std::vector<double> seconds;            // own time of one member per candidate
-  std::vector<double> resident;           // bytes one member keeps for the whole step
-  std::vector<double> transient;          // bytes live while one member runs
+  std::vector<double> seconds;    // own time of one member per candidate
+  std::vector<double> resident;   // bytes one member keeps for the whole step
+  std::vector<double> transient;  // bytes live while one member runs
   // Per tensor operand: saved for backward although its producer keeps it too, so a copy is kept
   // exactly when a redistribution sits between them (counted on the edge).
   std::vector<bool> keepsCopy;
-  std::vector<int> columns;               // the one-hot choice
+  std::vector<int> columns;  // the one-hot choice
   int chosen = 0;
 };
 
@@ -78,7 +78,11 @@ struct EdgeClass {
 class AutoSearch {
  public:
   AutoSearch(Graph& graph, const PropagationInput& in, PassContext& context)
-      : graph_(graph), in_(in), context_(context), settings_(in.options), uses_(computeUses(graph)),
+      : graph_(graph),
+        in_(in),
+        context_(context),
+        settings_(in.options),
+        uses_(computeUses(graph)),
         start_(std::chrono::steady_clock::now()) {}
 
   bool run() {
@@ -185,7 +189,8 @@ class AutoSearch {
       lastPeak = peak;
       if (peak <= budget && (!best || solution.objective < best->solution.objective)) best = planOf(solution, peak);
       // The fastest plan of all fits, or one close enough to the budget.
-      if (peak <= budget && (solution.objective <= unboundedObjective_ * (1 + 1e-9) || budget - peak < budget * kCloseEnough)) break;
+      if (peak <= budget && (solution.objective <= unboundedObjective_ * (1 + 1e-9) || budget - peak < budget * kCloseEnough))
+        break;
       bound += (budget - peak) * (peak > budget ? 1.02 : 1.0);
       if (bound <= 0) break;
     }
@@ -279,9 +284,9 @@ class AutoSearch {
         ValueId input = op.operands[0].value;
         OpId producer = graph_.value(input).producer;
         for (const OpSharding& s : p.candidates)
-          raw.push_back(shardingFromNeighbour(rule, 0, false,
-                                              finalResultLayout(ruleOf(producer), s, graph_.value(input).resultIndex,
-                                                                graph_.value(input).type.shape)));
+          raw.push_back(shardingFromNeighbour(
+              rule, 0, false,
+              finalResultLayout(ruleOf(producer), s, graph_.value(input).resultIndex, graph_.value(input).type.shape)));
       }
       raw.push_back(replicatedSharding(rule, settings_.deviceNum));
     } else {
@@ -293,8 +298,10 @@ class AutoSearch {
     const OpView& view = viewOf(id);
     for (OpSharding& s : raw) {
       IntKey key;
-      for (size_t i = 0; i < view.operandShapes.size(); ++i) appendLayoutKey(key, operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]));
-      for (size_t r = 0; r < view.resultShapes.size(); ++r) appendLayoutKey(key, resultLayout(rule, s, static_cast<int>(r), view.resultShapes[r]));
+      for (size_t i = 0; i < view.operandShapes.size(); ++i)
+        appendLayoutKey(key, operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]));
+      for (size_t r = 0; r < view.resultShapes.size(); ++r)
+        appendLayoutKey(key, resultLayout(rule, s, static_cast<int>(r), view.resultShapes[r]));
       if (seen.emplace(std::move(key), true).second) c.candidates.push_back(std::move(s));
     }
   }
@@ -317,7 +324,8 @@ class AutoSearch {
     const Value& value = graph_.value(v);
     if (value.producer == kNoId) return false;
     const Op& producer = graph_.op(value.producer);
-    if (rulesOf(producer).resultIsView(graph_, producer)) return !producer.operands.empty() && producer.operands[0].isValue() && producerKeeps(producer.operands[0].value);
+    if (rulesOf(producer).resultIsView(graph_, producer))
+      return !producer.operands.empty() && producer.operands[0].isValue() && producerKeeps(producer.operands[0].value);
     SavedForBackward s = rulesOf(producer).savedForBackward(producer);
     return std::count(s.results.begin(), s.results.end(), value.resultIndex) > 0;
   }
@@ -336,7 +344,8 @@ class AutoSearch {
         trains.push_back(graph_.value(o.value).trainable);
       }
     c.keepsCopy.assign(isParameter.size(), false);
-    bool floating = std::any_of(op.results.begin(), op.results.end(), [&](ValueId r) { return isFloat(graph_.value(r).type.dtype); });
+    bool floating =
+        std::any_of(op.results.begin(), op.results.end(), [&](ValueId r) { return isFloat(graph_.value(r).type.dtype); });
     if (settings_.training && floating) {
       SavedForBackward s = rulesOf(op).savedForBackward(op);
       // A value its producer keeps already is counted there (one buffer when no redistribution
@@ -365,7 +374,8 @@ class AutoSearch {
         ++k;
       }
       for (size_t r = 0; r < view.resultShapes.size(); ++r) {
-        double b = sliceBytes(resultLayout(rule, s, static_cast<int>(r), view.resultShapes[r]), graph_.value(op.results[r]).type.dtype);
+        double b =
+            sliceBytes(resultLayout(rule, s, static_cast<int>(r), view.resultShapes[r]), graph_.value(op.results[r]).type.dtype);
         transient += b;
         if (savedResult[r]) resident += b;
       }
@@ -541,7 +551,8 @@ class AutoSearch {
             const Class& other = classes_[nf == 1 ? e.to.cls : e.from.cls];
             const std::vector<int>& layoutOf = nf == 1 ? e.toLayout : e.fromLayout;
             for (size_t k = 0; k < other.candidates.size(); ++k)
-              if (static_cast<size_t>(layoutOf[k]) == (nf == 1 ? q : p)) coef[other.columns[k]] += nf == 1 ? bytes : n * e.toBytes[q];
+              if (static_cast<size_t>(layoutOf[k]) == (nf == 1 ? q : p))
+                coef[other.columns[k]] += nf == 1 ? bytes : n * e.toBytes[q];
           }
       }
     std::vector<int> cols;
@@ -637,7 +648,8 @@ class AutoSearch {
         std::vector<SearchAlternative> all;
         for (size_t k = 0; k < c.candidates.size(); ++k)
           if (static_cast<int>(k) != c.chosen)
-            all.push_back({strategyOf(ruleOf(id), c.candidates[k], viewOf(id)), delta(static_cast<int>(ci), static_cast<int>(k))});
+            all.push_back(
+                {strategyOf(ruleOf(id), c.candidates[k], viewOf(id)), delta(static_cast<int>(ci), static_cast<int>(k))});
         std::stable_sort(all.begin(), all.end(), [](const auto& x, const auto& y) { return x.deltaSeconds < y.deltaSeconds; });
         if (all.size() > 3) all.resize(3);
         out.runnersUp = std::move(all);
@@ -652,10 +664,11 @@ class AutoSearch {
   SourceLoc modelLoc() const { return graph_.parallel.loc; }
 
   bool reportNoPlan(const IlpSolution& s) {
-    context_.diags.error(modelLoc(), fmt::format("search_mode auto found no plan within search_time_limit {} s (the solver's status: "
-                                                 "{}); raise --search-time-limit, or give the model a `cluster:` to search it by "
-                                                 "its repeated layers (docs/search.md)",
-                                                 settings_.searchTimeLimit, statusName(s.status)));
+    context_.diags.error(modelLoc(),
+                         fmt::format("search_mode auto found no plan within search_time_limit {} s (the solver's status: "
+                                     "{}); raise --search-time-limit, or give the model a `cluster:` to search it by "
+                                     "its repeated layers (docs/search.md)",
+                                     settings_.searchTimeLimit, statusName(s.status)));
     return false;
   }
 
@@ -721,6 +734,8 @@ class AutoSearch {
 
 }  // namespace
 
-bool runAutoSearch(Graph& graph, const PropagationInput& in, PassContext& context) { return AutoSearch(graph, in, context).run(); }
+bool runAutoSearch(Graph& graph, const PropagationInput& in, PassContext& context) {
+  return AutoSearch(graph, in, context).run();
+}
 
 }  // namespace irc

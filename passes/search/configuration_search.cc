@@ -94,10 +94,11 @@ class Search {
         totalTrained_ += static_cast<double>(numElements(graph_.value(v).type.shape));
     enumerate();
     if (configs_.empty()) {
-      diags_.error(graph_.parallel.loc, fmt::format("search: no configuration of {} devices keeps the parameters of a rank within "
-                                               "memory_budget {:.1f} GiB ({} considered; the least needs pipeline or optimizer "
-                                               "sharding beyond what {} devices allow)",
-                                               options_.deviceNum, options_.memoryBudget / kGiB, considered_, options_.deviceNum));
+      diags_.error(graph_.parallel.loc,
+                   fmt::format("search: no configuration of {} devices keeps the parameters of a rank within "
+                               "memory_budget {:.1f} GiB ({} considered; the least needs pipeline or optimizer "
+                               "sharding beyond what {} devices allow)",
+                               options_.deviceNum, options_.memoryBudget / kGiB, considered_, options_.deviceNum));
       return ConfigurationSearchOutcome::Failed;
     }
     for (Config& c : configs_) {
@@ -126,9 +127,10 @@ class Search {
       if (fits(c.peak) && (!best || c.seconds < best->config->seconds)) best = std::move(prepared);
     }
     if (!best) {
-      diags_.error(graph_.parallel.loc, fmt::format("search: no configuration of {} devices fits memory_budget {:.1f} GiB ({} "
-                                               "considered, {} dropped by the memory lower bound, {} compiled)",
-                                               options_.deviceNum, options_.memoryBudget / kGiB, considered_, pruned_, compiled));
+      diags_.error(graph_.parallel.loc,
+                   fmt::format("search: no configuration of {} devices fits memory_budget {:.1f} GiB ({} "
+                               "considered, {} dropped by the memory lower bound, {} compiled)",
+                               options_.deviceNum, options_.memoryBudget / kGiB, considered_, pruned_, compiled));
       return ConfigurationSearchOutcome::Failed;
     }
     apply(std::move(*best), compiled);
@@ -139,9 +141,7 @@ class Search {
   static constexpr double kGiB = 1024.0 * 1024 * 1024;
 
   bool fits(double peak) const { return options_.memoryBudget <= 0 || peak <= options_.memoryBudget; }
-  bool timeUp() const {
-    return std::chrono::duration<double>(Clock::now() - start_).count() > options_.searchTimeLimit;
-  }
+  bool timeUp() const { return std::chrono::duration<double>(Clock::now() - start_).count() > options_.searchTimeLimit; }
 
   // Bytes a parameter element costs a rank for the step (docs/memory.md): the weight, its
   // gradient, float32 master copy (mixed precision) and optimizer states; ZeRO-1 shards the
@@ -259,8 +259,7 @@ class Search {
       // Memory: the stage's parameters with their step state, the saved activations of the
       // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
       double inFlight = static_cast<double>(std::min<int64_t>(c.pp - s, c.micro));
-      double stagePeak = trained * bytesPerElement(c) +
-                         inFlight * layersHere * m.savedPerLayer[static_cast<int>(c.recompute)] +
+      double stagePeak = trained * bytesPerElement(c) + inFlight * layersHere * m.savedPerLayer[static_cast<int>(c.recompute)] +
                          m.transient[static_cast<int>(c.recompute)];
       peak = std::max(peak, stagePeak);
     }
@@ -291,9 +290,7 @@ class Search {
     for (OpId id : p.graph.order) {
       Op& op = p.graph.op(id);
       int32_t slot = layers_.slot[id];
-      op.stage = static_cast<int32_t>(slot == layers_.pre() ? 0
-                                      : slot == layers_.post() ? c.pp - 1
-                                                               : c.layerStage[slot]);
+      op.stage = static_cast<int32_t>(slot == layers_.pre() ? 0 : slot == layers_.post() ? c.pp - 1 : c.layerStage[slot]);
     }
     CompileOptions& o = p.options;
     o = searchCompileOptions(options_, c.dp * c.tp);

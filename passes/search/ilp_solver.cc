@@ -64,7 +64,8 @@ struct IlpSolver {
     int n = p.columns();
     std::vector<std::vector<std::pair<int, double>>> byColumn(n);
     for (size_t r = 0; r < p.rows_.size(); ++r)
-      for (size_t k = 0; k < p.rows_[r].cols.size(); ++k) byColumn[p.rows_[r].cols[k]].emplace_back(static_cast<int>(r), p.rows_[r].coefs[k]);
+      for (size_t k = 0; k < p.rows_[r].cols.size(); ++k)
+        byColumn[p.rows_[r].cols[k]].emplace_back(static_cast<int>(r), p.rows_[r].coefs[k]);
     std::vector<CoinBigIndex> start_;
     std::vector<int> index;
     std::vector<double> value;

@@ -36,9 +36,9 @@ class IlpProblem {
 struct IlpSolution {
   enum class Status { Optimal, TimeLimit, Infeasible, NoSolution };
   Status status = Status::NoSolution;
-  std::vector<double> x;   // per column (empty without a solution)
+  std::vector<double> x;  // per column (empty without a solution)
   double objective = 0;
-  double bound = 0;        // the best proven lower bound
+  double bound = 0;  // the best proven lower bound
   double seconds = 0;
   // (objective - bound) / |objective|, 0 when proven optimal.
   double gap() const;

@@ -65,7 +65,6 @@ const char* recomputeName(Recompute r) {
   return r == Recompute::None ? "none" : r == Recompute::Selective ? "selective" : "full";
 }
 
-
 void markRecompute(Graph& graph, const LayerMap& layers, Recompute r, const std::vector<bool>& attention) {
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
@@ -90,7 +89,7 @@ void clearRecompute(Graph& graph) {
 }
 
 CompileOptions searchCompileOptions(const CompileOptions& base, int64_t devices) {
-CompileOptions o = base;
+  CompileOptions o = base;
   o.deviceNum = devices;
   o.pipelineStages = 1;
   o.microBatches = 1;
@@ -105,7 +104,6 @@ CompileOptions o = base;
   o.globalRank = 0;
   return o;
 }
-
 
 std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers, int64_t tp,
                                           int64_t mbs, bool sp, std::vector<bool>& attention) {
@@ -149,8 +147,7 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
     for (const Operand& o : g.op(id).operands) {
       if (!o.isValue() || counted[o.value]) continue;
       const Value& v = g.value(o.value);
-      if (v.producer == kNoId || v.producer >= static_cast<OpId>(layers.slot.size()) || layers.slot[v.producer] != 0 ||
-          !v.layout)
+      if (v.producer == kNoId || v.producer >= static_cast<OpId>(layers.slot.size()) || layers.slot[v.producer] != 0 || !v.layout)
         continue;
       counted[o.value] = true;
       m.boundaryBytes += sliceBytes(*v.layout, computeDType(v.type.dtype, base.precision));

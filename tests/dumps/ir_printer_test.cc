@@ -57,8 +57,9 @@ TEST_CASE("every kind of attribute and constant type, appended after what is the
 }
 
 TEST_CASE("primitive attrs are sorted, defaults included, strategies of configured ops among them") {
-  Graph g = parseModel(model("inputs:\n  - {name: x, shape: [8, 8], dtype: float32}\nops:\n"
-                             "  - {name: mm, type: MatMul, inputs: [x, x], attrs: {transpose_b: true}, in_strategy: [[2, 1], [4, 1]]}\n"));
+  Graph g = parseModel(
+      model("inputs:\n  - {name: x, shape: [8, 8], dtype: float32}\nops:\n"
+            "  - {name: mm, type: MatMul, inputs: [x, x], attrs: {transpose_b: true}, in_strategy: [[2, 1], [4, 1]]}\n"));
   std::string text = printGraph(g, {});
   CHECK(checkLines(text, R"(
     CHECK: %0(mm) = MatMul(%para1_x, %para1_x) {instance name: mm} primitive_attrs: {in_strategy: ((2, 1), (4, 1)), transpose_a: false, transpose_b: true}
@@ -68,9 +69,10 @@ TEST_CASE("primitive attrs are sorted, defaults included, strategies of configur
 }
 
 TEST_CASE("header: attrs sorted, inputs then parameters numbered from 1") {
-  Graph g = parseModel("name: h\nparallel: {device_num: 4, global_rank: 2, device_matrix: [2, 2], alias_name: [dp, mp]}\n"
-                       "inputs:\n  - {name: x, shape: [4], dtype: int64}\nparameters:\n  - {name: p, shape: [4], dtype: int64}\n"
-                       "ops:\n  - {name: y, type: Add, inputs: [x, p]}\n");
+  Graph g = parseModel(
+      "name: h\nparallel: {device_num: 4, global_rank: 2, device_matrix: [2, 2], alias_name: [dp, mp]}\n"
+      "inputs:\n  - {name: x, shape: [4], dtype: int64}\nparameters:\n  - {name: p, shape: [4], dtype: int64}\n"
+      "ops:\n  - {name: y, type: Add, inputs: [x, p]}\n");
   PrintOptions options;
   options.rank = 3;
   std::string text = printGraph(g, options);
@@ -82,10 +84,11 @@ TEST_CASE("header: attrs sorted, inputs then parameters numbered from 1") {
 }
 
 TEST_CASE("multi-output ops read through TupleGetItem; several outputs return through MakeTuple") {
-  Graph g = parseModel(model("inputs:\n  - {name: x, shape: [4, 8], dtype: float32}\nops:\n"
-                             "  - {name: s, type: Split, inputs: [x], attrs: {axis: 1, output_num: 2}}\n"
-                             "  - {name: c, type: Concat, inputs: [\"s:1\", \"s:0\"], attrs: {axis: 0}}\n"
-                             "outputs: [c, \"s:1\"]\n"));
+  Graph g =
+      parseModel(model("inputs:\n  - {name: x, shape: [4, 8], dtype: float32}\nops:\n"
+                       "  - {name: s, type: Split, inputs: [x], attrs: {axis: 1, output_num: 2}}\n"
+                       "  - {name: c, type: Concat, inputs: [\"s:1\", \"s:0\"], attrs: {axis: 0}}\n"
+                       "outputs: [c, \"s:1\"]\n"));
   std::string text = printGraph(g, {});
   CHECK(checkLines(text, R"(
     CHECK: %0(s) = Split(%para1_x) {instance name: s} primitive_attrs: {axis: 1, output_num: 2}
@@ -105,11 +108,12 @@ TEST_CASE("multi-output ops read through TupleGetItem; several outputs return th
 }
 
 TEST_CASE("constant operands print as values with their types") {
-  Graph g = parseModel(model("inputs:\n  - {name: x, shape: [2, 8], dtype: float32}\nops:\n"
-                             "  - {name: r, type: Reshape, inputs: [x, [16]]}\n"
-                             "  - {name: c, type: Cast, inputs: [r, float16]}\n"
-                             "  - {name: s, type: ReduceSum, inputs: [x]}\n"
-                             "outputs: [c, s]\n"));
+  Graph g =
+      parseModel(model("inputs:\n  - {name: x, shape: [2, 8], dtype: float32}\nops:\n"
+                       "  - {name: r, type: Reshape, inputs: [x, [16]]}\n"
+                       "  - {name: c, type: Cast, inputs: [r, float16]}\n"
+                       "  - {name: s, type: ReduceSum, inputs: [x]}\n"
+                       "outputs: [c, s]\n"));
   std::string text = printGraph(g, {});
   CHECK(checkLines(text, R"(
     CHECK: = Reshape(%para1_x, (16)) {instance name: r}

@@ -49,8 +49,24 @@ TEST_CASE("JsonStream writes nlohmann's layout: nesting, empty containers, escap
 }
 
 TEST_CASE("JsonStream writes doubles as nlohmann does, whole numbers on its fast path included") {
-  std::vector<double> numbers = {0.0, -0.0, 1.0, -1.0, 4096.0, 2.5, -0.125, 1e-7, 123456789012345.0, -999999999999999.0,
-                                 1e15, 1e16, 1e20, 9007199254740993.0, 0.1 + 0.2, std::nan(""), INFINITY, -INFINITY};
+  std::vector<double> numbers = {0.0,
+                                 -0.0,
+                                 1.0,
+                                 -1.0,
+                                 4096.0,
+                                 2.5,
+                                 -0.125,
+                                 1e-7,
+                                 123456789012345.0,
+                                 -999999999999999.0,
+                                 1e15,
+                                 1e16,
+                                 1e20,
+                                 9007199254740993.0,
+                                 0.1 + 0.2,
+                                 std::nan(""),
+                                 INFINITY,
+                                 -INFINITY};
   for (int i = 0; i < 2000; ++i) numbers.push_back(static_cast<double>(i * 7919) * ((i % 3) ? 1 : -1));
   for (double d : numbers) {
     CAPTURE(d);
@@ -66,7 +82,8 @@ TEST_CASE("JsonStream writes doubles as nlohmann does, whole numbers on its fast
 }
 
 TEST_CASE("JsonStream writes int arrays as nlohmann does: short and long, first and later, at every level") {
-  std::vector<std::vector<int64_t>> arrays = {{}, {0}, {-1, 64}, {INT64_MIN, INT64_MAX, 0, -7, 8, 9, 10, 11}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  std::vector<std::vector<int64_t>> arrays = {
+      {}, {0}, {-1, 64}, {INT64_MIN, INT64_MAX, 0, -7, 8, 9, 10, 11}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
   for (int indent : {-1, 0, 2}) {
     for (const auto& values : arrays) {
       CAPTURE(indent);

@@ -8,7 +8,6 @@
 
 namespace irc::test {
 
-
 TEST_CASE("npy: float32 and int64 arrays; bad headers, big-endian, Fortran order and short data are errors") {
   std::string error;
   auto a = parseNpy(npy("<f4", {2, 3}, {1, 2, 3, 4, 5, 6.5}), error);
@@ -52,9 +51,10 @@ TEST_CASE("npz: arrays by name; a truncated archive is an error, not a crash") {
 TEST_CASE("irc verify --inputs/--expect: the reference on given arrays, compared with expected outputs; exit 3 on a mismatch") {
   TempDir dir;
   std::string model = dir.path() + "/m.yaml";
-  writeFile(model, "parallel: {device_num: 2}\ninputs:\n  - {name: x, shape: [2, 2], dtype: float32}\n"
-                   "parameters:\n  - {name: w, shape: [2, 2], dtype: float32}\n"
-                   "ops:\n  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[2, 1], [1, 1]]}\noutputs: [mm]\n");
+  writeFile(model,
+            "parallel: {device_num: 2}\ninputs:\n  - {name: x, shape: [2, 2], dtype: float32}\n"
+            "parameters:\n  - {name: w, shape: [2, 2], dtype: float32}\n"
+            "ops:\n  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[2, 1], [1, 1]]}\noutputs: [mm]\n");
   // x @ w = [[1, 2], [3, 4]] @ [[1, 0], [1, 1]] = [[3, 2], [7, 4]]
   writeNpz(dir.path() + "/in.npz", {{"x", npy("<f4", {2, 2}, {1, 2, 3, 4})}, {"w", npy("<f4", {2, 2}, {1, 0, 1, 1})}});
   writeNpz(dir.path() + "/out.npz", {{"mm", npy("<f4", {2, 2}, {3, 2, 7, 4})}});
@@ -64,7 +64,8 @@ TEST_CASE("irc verify --inputs/--expect: the reference on given arrays, compared
   CHECK(ok.out.find("output 'mm' against " + dir.path() + "/out.npz: max abs error 0, max rel error 0") != std::string::npos);
   RunResult bad = runIrc({"verify", model, "--inputs", dir.path() + "/in.npz", "--expect", dir.path() + "/wrong.npz"});
   CHECK(bad.exitCode == 3);
-  CHECK(bad.out.find("MISMATCH: 1 of 4 elements outside the tolerance, first at flat index 3 (got 4, expected 5)") != std::string::npos);
+  CHECK(bad.out.find("MISMATCH: 1 of 4 elements outside the tolerance, first at flat index 3 (got 4, expected 5)") !=
+        std::string::npos);
   // Arrays that do not fit the graph are located errors, exit 1.
   writeNpz(dir.path() + "/shape.npz", {{"x", npy("<f4", {2, 3}, {1, 2, 3, 4, 5, 6})}});
   RunResult shape = runIrc({"verify", model, "--inputs", dir.path() + "/shape.npz"});

@@ -198,8 +198,9 @@ TEST_CASE("onnx: a Reshape target whose product overflows int64 is a located err
   Loaded l = load(m.bytes());
   CHECK(!l.graph);
   CHECK(l.errors.find("m.onnx:node 0: error: ") != std::string::npos);
-  CHECK(l.errors.find("the target shape (-1, 4, 2377900603251621888) has more than 72057594037927936 elements (docs/limits.md)") !=
-        std::string::npos);
+  CHECK(
+      l.errors.find("the target shape (-1, 4, 2377900603251621888) has more than 72057594037927936 elements (docs/limits.md)") !=
+      std::string::npos);
 }
 
 TEST_CASE("onnx: symbolic input dims take their sizes from --dim, and are an error without") {
@@ -209,7 +210,8 @@ TEST_CASE("onnx: symbolic input dims take their sizes from --dim, and are an err
   m.output("y");
   Loaded missing = load(m.bytes());
   CHECK(!missing.graph);
-  CHECK(missing.errors.find("m.onnx: error: dim 0 of graph input 'x' is dynamic ('batch'); give it a size with --dim batch=VALUE") !=
+  CHECK(missing.errors.find(
+            "m.onnx: error: dim 0 of graph input 'x' is dynamic ('batch'); give it a size with --dim batch=VALUE") !=
         std::string::npos);
   Loaded bound = load(m.bytes(), {{"batch", 8}});
   REQUIRE_MESSAGE(bound.graph, bound.errors);
@@ -350,7 +352,8 @@ TEST_CASE("onnx: Split into unequal parts becomes one Slice a part; opset 18's n
   bad.output("a");
   Loaded rejected = load(bad.bytes());
   CHECK(!rejected.graph);
-  CHECK(rejected.errors.find("node '/attn/Split' (Split): splits dim 0 of size 2 into parts 4, 5 for 2 outputs") != std::string::npos);
+  CHECK(rejected.errors.find("node '/attn/Split' (Split): splits dim 0 of size 2 into parts 4, 5 for 2 outputs") !=
+        std::string::npos);
 }
 
 TEST_CASE("onnx: MatMul with a vector operand multiplies it as a row or column and drops that dim") {
@@ -359,8 +362,8 @@ TEST_CASE("onnx: MatMul with a vector operand multiplies it as a row or column a
   m.input("x", {int64_t{3}, int64_t{5}, int64_t{4}});
   m.floats("w", {4, 2}, std::vector<float>(8, 0.5f));
   m.floats("u", {4}, {1, 2, 3, 4});
-  m.node("MatMul", {"v", "w"}, {"vw"}, "/vw");  // (4) @ (4, 2) -> (2)
-  m.node("MatMul", {"x", "u"}, {"xu"}, "/xu");  // (3, 5, 4) @ (4) -> (3, 5)
+  m.node("MatMul", {"v", "w"}, {"vw"}, "/vw");    // (4) @ (4, 2) -> (2)
+  m.node("MatMul", {"x", "u"}, {"xu"}, "/xu");    // (3, 5, 4) @ (4) -> (3, 5)
   m.node("MatMul", {"v", "u"}, {"dot"}, "/dot");  // (4) @ (4) -> ()
   m.output("vw");
   m.output("xu");
@@ -370,7 +373,8 @@ TEST_CASE("onnx: MatMul with a vector operand multiplies it as a row or column a
   const Graph& g = l.graph->graph;
   INFO(fmt::format("{}", fmt::join(opTypes(g), " ")));
   // u, an initializer, is made a column at import (folded): x @ u is BatchMatMul and a Reshape.
-  CHECK(opTypes(g) == std::vector<std::string>{"Reshape", "MatMul", "Reshape", "BatchMatMul", "Reshape", "Reshape", "MatMul", "Reshape"});
+  CHECK(opTypes(g) ==
+        std::vector<std::string>{"Reshape", "MatMul", "Reshape", "BatchMatMul", "Reshape", "Reshape", "MatMul", "Reshape"});
   CHECK(g.op(g.order[1]).name == "/vw");  // strategies find the product by the node's name
   CHECK(g.value(g.outputs[0]).type.shape == Shape{2});
   CHECK(g.value(g.outputs[1]).type.shape == Shape{3, 5});
@@ -494,14 +498,15 @@ TEST_CASE("onnx plan: the ONNX file's problems are reported at the plan's graph 
   std::string missing = "graph: nowhere.onnx\nparallel: {device_num: 2}\n";
   DiagnosticEngine d2("plan.yaml", missing);
   CHECK(!loadModel(missing, d2, {"plan", dir.path()}));
-  CHECK(d2.renderToString().find("plan.yaml:1:8: error: cannot read '" + dir.path() + "/nowhere.onnx': No such file or directory") !=
-        std::string::npos);
+  CHECK(d2.renderToString().find("plan.yaml:1:8: error: cannot read '" + dir.path() +
+                                 "/nowhere.onnx': No such file or directory") != std::string::npos);
 }
 
 TEST_CASE("irc on an ONNX file: data parallel over --device-num; --dump-locations names nodes") {
   TempDir dir;
   writeFile(dir.path() + "/m.onnx", linearRelu().bytes());
-  RunResult r = runIrc({"m.onnx", "--device-num", "2", "--dump-after", "step_parallel_begin", "--dump-locations", "-q"}, dir.path());
+  RunResult r =
+      runIrc({"m.onnx", "--device-num", "2", "--dump-after", "step_parallel_begin", "--dump-locations", "-q"}, dir.path());
   REQUIRE(r.exitCode == 0);
   std::string dump = readFile(dir.path() + "/m_ir/rank_0/step_parallel_begin_0001.ir");
   CHECK(dump.find("search_mode: data_parallel") != std::string::npos);
@@ -578,7 +583,8 @@ TEST_CASE("onnx --opaque-unsupported: an unmapped node is an Opaque op, whole on
   m.node("Atan", {"h"}, {"a"}, "/act/Atan");
   m.node("MatMul", {"a", "w2"}, {"y"}, "/down/MatMul");
   m.output("y");
-  CHECK(load(m.bytes()).errors.find("node '/act/Atan' (Atan) reads the computed tensor 'h'; irc has no Atan op") != std::string::npos);
+  CHECK(load(m.bytes()).errors.find("node '/act/Atan' (Atan) reads the computed tensor 'h'; irc has no Atan op") !=
+        std::string::npos);
   DiagnosticEngine diags("m.onnx", "");
   OnnxOptions options{"m", {}, false, false, true};
   auto kept = loadOnnxModel(m.bytes(), diags, options);
@@ -592,8 +598,9 @@ TEST_CASE("onnx --opaque-unsupported: an unmapped node is an Opaque op, whole on
   // agrees with the single-device program.
   TempDir dir;
   writeFile(dir.path() + "/m.onnx", m.bytes());
-  std::string plan = "graph: m.onnx\nparallel: {device_num: 4}\nstrategies:\n"
-                     "  /up/MatMul: {in_strategy: [[2, 1], [1, 2]]}\n  /down/MatMul: {in_strategy: [[2, 2], [2, 1]]}\n";
+  std::string plan =
+      "graph: m.onnx\nparallel: {device_num: 4}\nstrategies:\n"
+      "  /up/MatMul: {in_strategy: [[2, 1], [1, 2]]}\n  /down/MatMul: {in_strategy: [[2, 2], [2, 1]]}\n";
   writeFile(dir.path() + "/plan.yaml", plan);
   RunResult v = runIrc({"verify", "plan.yaml", "--opaque-unsupported"}, dir.path());
   CHECK(v.exitCode == 0);
@@ -611,7 +618,8 @@ TEST_CASE("onnx --opaque-unsupported: an unmapped node is an Opaque op, whole on
 
 namespace irc::test {
 
-TEST_CASE("onnx external data: read from the file beside the model; without it, shapes only with a warning; bad entries are errors") {
+TEST_CASE(
+    "onnx external data: read from the file beside the model; without it, shapes only with a warning; bad entries are errors") {
   TempDir dir;
   // w (2, 2) lives at offset 8 of w.bin; a Transpose of it alone would fold, so it needs the numbers.
   auto make = [](const std::string& location, const std::string& length) {
@@ -665,7 +673,8 @@ TEST_CASE("onnx external data: read from the file beside the model; without it, 
   // A location outside the model's folder and a length that does not fit are errors.
   Loaded outside = loadIn(make("../w.bin", ""), dir.path());
   CHECK(!outside.graph);
-  CHECK(outside.errors.find("names the external file '../w.bin'; it must be a path inside the model's folder") != std::string::npos);
+  CHECK(outside.errors.find("names the external file '../w.bin'; it must be a path inside the model's folder") !=
+        std::string::npos);
   Loaded wrongLength = loadIn(make("w.bin", "12"), dir.path());
   CHECK(!wrongLength.graph);
   CHECK(wrongLength.errors.find("has external data length 12; its shape and type need 16 bytes") != std::string::npos);
@@ -678,7 +687,8 @@ TEST_CASE("onnx external data: read from the file beside the model; without it, 
   writeFile(empty.path() + "/plan.yaml", "graph: m.onnx\nparallel: {device_num: 1}\n");
   RunResult plan = runIrc({empty.path() + "/plan.yaml", "-q"});
   CHECK(plan.exitCode == 0);
-  CHECK(plan.err.find("plan.yaml:1:8: warning: m.onnx:node 0: tensor 'w' keeps its data in the external file") != std::string::npos);
+  CHECK(plan.err.find("plan.yaml:1:8: warning: m.onnx:node 0: tensor 'w' keeps its data in the external file") !=
+        std::string::npos);
 }
 
 }  // namespace irc::test
@@ -716,7 +726,10 @@ TEST_CASE("onnx module paths: from the dynamo exporter's node metadata (field 9)
   CHECK(runIrc({"explain", dir.path() + "/m.onnx", "/fc/MatMul"}).out.find("  module: fc\n") != std::string::npos);
   // Malformed metadata is a located error.
   OnnxModel bad = linearRelu();
-  bad.graph->mutable_node(1)->GetReflection()->MutableUnknownFields(bad.graph->mutable_node(1))->AddLengthDelimited(9, "\xff\xff\xff");
+  bad.graph->mutable_node(1)
+      ->GetReflection()
+      ->MutableUnknownFields(bad.graph->mutable_node(1))
+      ->AddLengthDelimited(9, "\xff\xff\xff");
   Loaded b = load(bad.bytes());
   CHECK(!b.graph);
   CHECK(b.errors.find("m.onnx:node 1: error: node '/fc/Add' has a metadata entry (field 9) that is not a key/value pair") !=
@@ -748,7 +761,8 @@ TensorValue runReference(const Graph& g, const std::map<ValueId, TensorValue>& i
 
 }  // namespace
 
-TEST_CASE("onnx: written-out GELU (TorchScript's and the dynamo exporter's forms) and x * Sigmoid(x) import as ExactGeLU and SiLU") {
+TEST_CASE(
+    "onnx: written-out GELU (TorchScript's and the dynamo exporter's forms) and x * Sigmoid(x) import as ExactGeLU and SiLU") {
   // h = x / sqrt 2 -> Erf -> + 1 -> x * . -> * 0.5 (TorchScript); g = (h2 * 0.5) * (1 + Erf(h2 *
   // 0.7071...)) (dynamo); s = g * Sigmoid(g); and a GELU whose Erf result another node reads too,
   // which must stay written out.
@@ -859,7 +873,8 @@ TEST_CASE("onnx: attention on batch-and-heads merged dims (OPT's bmm path) runs 
         *t += "3";
       }
     }
-    perm(m.node("Transpose", {k}, {"kt"}, "/attn/Transpose"), merged ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{0, 1, 3, 2});
+    perm(m.node("Transpose", {k}, {"kt"}, "/attn/Transpose"),
+         merged ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{0, 1, 3, 2});
     m.node("MatMul", {q, "kt"}, {"scores"}, "/attn/MatMul");
     OnnxModel::intAttr(m.node("Softmax", {"scores"}, {"probs"}, "/attn/Softmax"), "axis", -1);
     m.node("MatMul", {"probs", v}, {"context"}, "/attn/MatMul_1");
@@ -895,8 +910,8 @@ TEST_CASE("onnx: attention on batch-and-heads merged dims (OPT's bmm path) runs 
   kept.output("q3t");
   Loaded stays = load(kept.bytes());
   REQUIRE_MESSAGE(stays.graph, stays.errors);
-  CHECK(opTypes(stays.graph->graph) == std::vector<std::string>{"Reshape", "Reshape", "Reshape", "Transpose", "BatchMatMul", "Softmax",
-                                                              "BatchMatMul", "Reshape", "Transpose", "Transpose"});
+  CHECK(opTypes(stays.graph->graph) == std::vector<std::string>{"Reshape", "Reshape", "Reshape", "Transpose", "BatchMatMul",
+                                                                "Softmax", "BatchMatMul", "Reshape", "Transpose", "Transpose"});
 }
 
 TEST_CASE("verify --inputs on a plan runs the ONNX file's own weights, as on the file itself") {
@@ -986,13 +1001,15 @@ TEST_CASE("plan modules: DTensor's colwise and rowwise on torch module paths run
   CHECK(report["ops"][0]["inputs"][1]["placements"] == json({"Shard(1)"}));
   CHECK(report["ops"][3]["inputs"][0]["placements"] == json({"Shard(2)"}));
   // output_layouts other than the style's default: rowwise to Shard(1) reduce-scatters.
-  PlanRun scattered = runPlan(dir, "graph: m.onnx\nparallel: {mesh: {tp: 4}}\nmodules:\n  \"*.fc1\": colwise\n"
-                                   "  \"*.fc2\": {style: rowwise, output_layouts: [Shard(1)]}\n");
+  PlanRun scattered = runPlan(dir,
+                              "graph: m.onnx\nparallel: {mesh: {tp: 4}}\nmodules:\n  \"*.fc1\": colwise\n"
+                              "  \"*.fc2\": {style: rowwise, output_layouts: [Shard(1)]}\n");
   REQUIRE_MESSAGE(scattered.exitCode == 0, scattered.errors);
   CHECK(scattered.collectives == std::map<std::string, int>{{"ReduceScatter", 1}});
   // Partial(): the rowwise product stays unreduced; the bias Add's edge reduces it.
-  PlanRun partial = runPlan(dir, "graph: m.onnx\nparallel: {mesh: {tp: 4}, search_mode: factor_propagation}\nmodules:\n"
-                                 "  \"*.fc1\": colwise\n  \"*.fc2\": {style: rowwise, output_layouts: Partial()}\n");
+  PlanRun partial = runPlan(dir,
+                            "graph: m.onnx\nparallel: {mesh: {tp: 4}, search_mode: factor_propagation}\nmodules:\n"
+                            "  \"*.fc1\": colwise\n  \"*.fc2\": {style: rowwise, output_layouts: Partial()}\n");
   REQUIRE_MESSAGE(partial.exitCode == 0, partial.errors);
   CHECK(partial.collectives == std::map<std::string, int>{{"AllReduce", 1}});
   json kept = json::parse(readFile(dir.path() + "/r.json"));
@@ -1000,8 +1017,9 @@ TEST_CASE("plan modules: DTensor's colwise and rowwise on torch module paths run
   CHECK(kept["ops"][3]["outputs"][0]["placements"] == json({"Partial(sum)"}));
   CHECK(runIrc({"verify", dir.path() + "/plan.yaml"}).exitCode == 0);
   // A 2-D mesh: the style's axis is tp, the other axis splits the batch.
-  PlanRun twoD = runPlan(dir, "graph: m.onnx\nparallel: {mesh: {dp: 2, tp: 2}}\nmodules:\n"
-                              "  \"*.fc1\": {style: colwise, axis: tp}\n  \"*.fc2\": {style: rowwise, axis: tp}\n");
+  PlanRun twoD = runPlan(dir,
+                         "graph: m.onnx\nparallel: {mesh: {dp: 2, tp: 2}}\nmodules:\n"
+                         "  \"*.fc1\": {style: colwise, axis: tp}\n  \"*.fc2\": {style: rowwise, axis: tp}\n");
   REQUIRE_MESSAGE(twoD.exitCode == 0, twoD.errors);
   CHECK(twoD.collectives == std::map<std::string, int>{{"AllReduce", 1}});
 }
@@ -1012,8 +1030,7 @@ TEST_CASE("--torch-out: a module output irc converts once is DTensor's PrepareMo
   OnnxModel m;
   m.input("x", {int64_t{2}, int64_t{8}, int64_t{16}});
   m.floats("norm.weight", {16}, std::vector<float>(16, 1.0f));
-  for (std::string name : {"q", "k", "o", "head"})
-    m.floats(name + ".weight", {16, 16}, std::vector<float>(256, 0.1f));
+  for (std::string name : {"q", "k", "o", "head"}) m.floats(name + ".weight", {16, 16}, std::vector<float>(256, 0.1f));
   m.node("Mul", {"x", "norm.weight"}, {"n"}, "/m/norm/Mul");
   m.node("MatMul", {"n", "q.weight"}, {"q"}, "/m/q/MatMul");
   m.node("MatMul", {"n", "k.weight"}, {"k"}, "/m/k/MatMul");
@@ -1023,8 +1040,9 @@ TEST_CASE("--torch-out: a module output irc converts once is DTensor's PrepareMo
   m.output("logits");
   TempDir dir;
   writeFile(dir.path() + "/m.onnx", m.bytes());
-  std::string modules = "modules:\n  m.norm: sequence_parallel\n  \"*.q\": {style: colwise, input_layouts: Shard(1)}\n"
-                        "  \"*.k\": {style: colwise, input_layouts: Shard(1)}\n  \"*.o\": rowwise\n  m.head: colwise\n";
+  std::string modules =
+      "modules:\n  m.norm: sequence_parallel\n  \"*.q\": {style: colwise, input_layouts: Shard(1)}\n"
+      "  \"*.k\": {style: colwise, input_layouts: Shard(1)}\n  \"*.o\": rowwise\n  m.head: colwise\n";
   // The input arrives in sequence shards, as a sequence-parallel norm takes it (DTensor's
   // SequenceParallel reads its local input as Shard(1)).
   modules += "sharding:\n  x: {placements: [Shard(1)]}\n";
@@ -1161,22 +1179,28 @@ TEST_CASE("plan recompute: module globs (a module and what it encloses) and node
   RunResult r = runIrc({dir.path() + "/plan.yaml", "--report", "-", "-q"});
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
   CHECK(json::parse(r.out)["memory"]["training"]["recomputed_ops"] == 5);  // every op is under m.mlp
-  writeFile(dir.path() + "/plan.yaml", "graph: m.onnx\nparallel: {device_num: 1, training: true}\nrecompute: [/m/mlp/act/Relu]\n");
+  writeFile(dir.path() + "/plan.yaml",
+            "graph: m.onnx\nparallel: {device_num: 1, training: true}\nrecompute: [/m/mlp/act/Relu]\n");
   CHECK(json::parse(runIrc({dir.path() + "/plan.yaml", "--report", "-", "-q"}).out)["memory"]["training"]["recomputed_ops"] == 1);
   writeFile(dir.path() + "/plan.yaml", "graph: m.onnx\nparallel: {device_num: 1}\nrecompute: [\"*.attn\"]\n");
   RunResult bad = runIrc({dir.path() + "/plan.yaml"});
   CHECK(bad.exitCode == 1);
-  CHECK(bad.err.find("plan.yaml:3:13: error: recompute entry '*.attn' matches no module or node of the graph") != std::string::npos);
+  CHECK(bad.err.find("plan.yaml:3:13: error: recompute entry '*.attn' matches no module or node of the graph") !=
+        std::string::npos);
 }
 
-TEST_CASE("plan recompute: a module glob is one checkpoint per module instance, each keeping its input (torch's per-layer checkpoints)") {
+TEST_CASE(
+    "plan recompute: a module glob is one checkpoint per module instance, each keeping its input (torch's per-layer "
+    "checkpoints)") {
   // examples/gpt2.onnx (2 layers, hidden 32, input [4, 8]): `transformer.h.*` checkpoints h.0 and
   // h.1 each, so h.1's input, the [4, 8, 32] float32 residual stream (4096 bytes), is kept too;
   // node-name globs over the same ops are one checkpoint, which keeps only what enters h.0.
   auto saved = [](const std::string& glob) {
     TempDir dir;
-    writeFile(dir.path() + "/plan.yaml", "graph: " + sourceDir() + "/examples/gpt2.onnx\ndims: {batch: 4, sequence: 8}\n"
-                                         "parallel: {device_num: 1, training: true}\nrecompute: [\"" + glob + "\"]\n");
+    writeFile(dir.path() + "/plan.yaml", "graph: " + sourceDir() +
+                                             "/examples/gpt2.onnx\ndims: {batch: 4, sequence: 8}\n"
+                                             "parallel: {device_num: 1, training: true}\nrecompute: [\"" +
+                                             glob + "\"]\n");
     RunResult r = runIrc({dir.path() + "/plan.yaml", "--report", "-", "-q"});
     REQUIRE_MESSAGE(r.exitCode == 0, r.err);
     json training = json::parse(r.out)["memory"]["training"];
@@ -1191,7 +1215,8 @@ TEST_CASE("plan modules: ops no style names run as DTensor runs them; unlisted: 
   // AllReduce per layer (c_proj) and nothing else; attention and lm_head read replicated tensors
   // and stay replicated. Propagation alone split attention and gathered it back.
   TempDir dir;
-  std::string plan = "graph: " + sourceDir() + "/examples/gpt2.onnx\ndims: {batch: 4, sequence: 8}\n"
+  std::string plan = "graph: " + sourceDir() +
+                     "/examples/gpt2.onnx\ndims: {batch: 4, sequence: 8}\n"
                      "parallel: {device_num: 2, search_mode: sharding_propagation}\n"
                      "modules:\n  \"*.mlp.c_fc\": colwise\n  \"*.mlp.c_proj\": rowwise\n";
   PlanRun dtensor = runPlan(dir, plan);
@@ -1211,7 +1236,8 @@ TEST_CASE("plan modules: ops no style names run as DTensor runs them; unlisted: 
   CHECK(propagated.collectives.count("AllGather") == 1);
 }
 
-TEST_CASE("onnx: Pad becomes Pad with (before, after) pairs; over axes (opset 18); reflect keeps its mode; unknown modes are errors") {
+TEST_CASE(
+    "onnx: Pad becomes Pad with (before, after) pairs; over axes (opset 18); reflect keeps its mode; unknown modes are errors") {
   OnnxModel m;
   m.model.mutable_opset_import(0)->set_version(18);
   m.input("x", {int64_t{2}, int64_t{3}, int64_t{4}});
@@ -1257,8 +1283,8 @@ TEST_CASE("plan modules: bad keys, styles, placements and meshes are located err
             .find("plan.yaml:4:3: error: modules key '*.fc3' matches no module of the graph; closest: 'm.mlp.fc1'") !=
         std::string::npos);
   CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.fc1\": colwize\n")
-            .find("'colwize' is not a parallel style; valid: colwise, rowwise, sequence_parallel, replicate; did you mean 'colwise'?") !=
-        std::string::npos);
+            .find("'colwize' is not a parallel style; valid: colwise, rowwise, sequence_parallel, replicate; did you mean "
+                  "'colwise'?") != std::string::npos);
   CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.act\": colwise\n")
             .find("matches module 'm.mlp.act', which is not a Linear") != std::string::npos);
   CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.fc1\": colwise\nstrategies:\n  /m/mlp/fc1/MatMul: {in_strategy: "
@@ -1394,7 +1420,8 @@ TEST_CASE("onnx: ConvTranspose becomes ConvTranspose2D and a BiasAdd; output_sha
   CHECK(g.value(g.outputs[0]).type.shape == Shape{1, 4, 6, 6});
 }
 
-TEST_CASE("onnx: ReduceL2 is Mul, ReduceSum and Sqrt; OneHot wraps negative indices; DepthToSpace is Reshape, Transpose, Reshape") {
+TEST_CASE(
+    "onnx: ReduceL2 is Mul, ReduceSum and Sqrt; OneHot wraps negative indices; DepthToSpace is Reshape, Transpose, Reshape") {
   OnnxModel m;
   m.model.mutable_opset_import(0)->set_version(18);
   m.input("x", {int64_t{2}, int64_t{8}, int64_t{3}, int64_t{3}});
@@ -1481,7 +1508,8 @@ TEST_CASE("an empty dim (size 0) is never split: a strategy splitting it is a lo
       CHECK_MESSAGE(outcome != RunOutcome::Rejected, diags.renderToString());
     } else {
       CHECK(outcome == RunOutcome::Rejected);
-      CHECK(diags.renderToString().find("2 does not divide dim 0 of '/mask/Trilu/offsets' (size 0); valid: 1") != std::string::npos);
+      CHECK(diags.renderToString().find("2 does not divide dim 0 of '/mask/Trilu/offsets' (size 0); valid: 1") !=
+            std::string::npos);
     }
   }
 }

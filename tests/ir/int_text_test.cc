@@ -17,7 +17,13 @@ namespace irc::test {
 TEST_CASE("appendTuple writes (a, b, ...) like fmt::join for short and long tuples") {
   const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
   std::vector<std::vector<int64_t>> cases = {
-      {}, {4}, {64, 64}, {-1, 0, 1}, {lo, hi, lo, hi, lo, hi, lo, hi}, {lo, hi, lo, hi, lo, hi, lo, hi, 0}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+      {},
+      {4},
+      {64, 64},
+      {-1, 0, 1},
+      {lo, hi, lo, hi, lo, hi, lo, hi},
+      {lo, hi, lo, hi, lo, hi, lo, hi, 0},
+      {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
   };
   for (const auto& values : cases) {
     std::string expected = fmt::format("({})", fmt::join(values, ", "));

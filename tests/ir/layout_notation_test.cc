@@ -100,7 +100,6 @@ TEST_CASE("splitTopLevel keeps nested tuples and call parentheses") {
   CHECK(splitTopLevel("Shard(0), Replicate()") == std::vector<std::string>{"Shard(0)", "Replicate()"});
 }
 
-
 TEST_CASE("one DTensor placement: the grammar a plan's input_layouts and output_layouts share with placements lists") {
   auto kindOf = [](std::string_view text) { return parsePlacement(text)->kind; };
   CHECK(kindOf("Replicate()") == Placement::Kind::Replicate);

@@ -68,14 +68,16 @@ TEST_CASE("Slice: a window per dim; the dims it cuts are whole on every rank") {
                           "ops:\n  - {name: s, type: Slice, inputs: [x, [0, 12], [8, 8]]}\n"))
             .find("dim 1: [12, 12 + 8) does not fit in size 16") != std::string::npos);
   TensorValue x{{2, 3}, {1, 2, 3, 4, 5, 6}};
-  Graph small = parseModel(model("inputs:\n  - {name: x, shape: [2, 3], dtype: float32}\n"
-                                 "ops:\n  - {name: s, type: Slice, inputs: [x, [1, 1], [1, 2]]}\n"));
+  Graph small =
+      parseModel(model("inputs:\n  - {name: x, shape: [2, 3], dtype: float32}\n"
+                       "ops:\n  - {name: s, type: Slice, inputs: [x, [1, 1], [1, 2]]}\n"));
   CHECK(evaluateOp(small.op(small.order[0]), {&x, nullptr, nullptr}, {{DType::Float32, {1, 2}}})[0].data ==
         std::vector<double>{5, 6});
   // Splitting the dim it cuts is refused; splitting the dim it keeps whole is verified.
-  Compiled refused = compileAllRanks(model("inputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
-                                           "ops:\n  - {name: s, type: Slice, inputs: [x, [0, 4], [8, 8]], in_strategy: [[1, 4]]}\n",
-                                           4));
+  Compiled refused =
+      compileAllRanks(model("inputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+                            "ops:\n  - {name: s, type: Slice, inputs: [x, [0, 4], [8, 8]], in_strategy: [[1, 4]]}\n",
+                            4));
   CAPTURE(refused.errors);
   CHECK(refused.errors.find("a dim it slices a window from") != std::string::npos);
   Compiled c = compileAllRanks(model(body, 4));
@@ -102,8 +104,7 @@ TEST_CASE("BroadcastTo: numpy broadcasting to a shape; the broadcast dims may be
   // A rank builds its slice of the broadcast: the local shape is its block.
   for (const auto& [rank, local] : c.locals)
     for (OpId id : local.order)
-      if (local.op(id).type == "BroadcastTo")
-        CHECK(std::get<IntTuple>(*local.op(id).operands[1].constant) == IntTuple{4, 2});
+      if (local.op(id).type == "BroadcastTo") CHECK(std::get<IntTuple>(*local.op(id).operands[1].constant) == IntTuple{4, 2});
 }
 
 TEST_CASE("comparisons and logical ops give Bool; Softplus does not overflow; a mask built from them verifies") {
@@ -120,8 +121,9 @@ TEST_CASE("comparisons and logical ops give Bool; Softplus does not overflow; a 
   CHECK(typeOf(g, "nb").dtype == DType::Bool);
   CHECK(typeOf(g, "sp").dtype == DType::Float32);
   TensorValue big{{3}, {1000, -1000, 0}};
-  Graph sp = parseModel(model("inputs:\n  - {name: x, shape: [3], dtype: float32}\n"
-                              "ops:\n  - {name: s, type: Softplus, inputs: [x]}\n"));
+  Graph sp =
+      parseModel(model("inputs:\n  - {name: x, shape: [3], dtype: float32}\n"
+                       "ops:\n  - {name: s, type: Softplus, inputs: [x]}\n"));
   auto out = evaluateOp(sp.op(sp.order[0]), {&big}, {{DType::Float32, {3}}})[0].data;
   CHECK(out[0] == doctest::Approx(1000));
   CHECK(out[1] == doctest::Approx(0).epsilon(1e-12));
@@ -139,16 +141,18 @@ TEST_CASE("Triu and Tril keep a triangle of the last two dims, which must be who
   Graph g = parseModel(model(body, 4));
   CHECK(typeOf(g, "u").shape == Shape{4, 3, 3});
   TensorValue x{{3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
-  Graph small = parseModel(model("inputs:\n  - {name: x, shape: [3, 3], dtype: float32}\n"
-                                 "ops:\n  - {name: u, type: Triu, inputs: [x], attrs: {diagonal: 1}}\n"
-                                 "  - {name: l, type: Tril, inputs: [x]}\n"));
+  Graph small =
+      parseModel(model("inputs:\n  - {name: x, shape: [3, 3], dtype: float32}\n"
+                       "ops:\n  - {name: u, type: Triu, inputs: [x], attrs: {diagonal: 1}}\n"
+                       "  - {name: l, type: Tril, inputs: [x]}\n"));
   CHECK(evaluateOp(small.op(small.order[0]), {&x}, {{DType::Float32, {3, 3}}})[0].data ==
         std::vector<double>{0, 2, 3, 0, 0, 6, 0, 0, 0});
   CHECK(evaluateOp(small.op(small.order[1]), {&x}, {{DType::Float32, {3, 3}}})[0].data ==
         std::vector<double>{1, 0, 0, 4, 5, 0, 7, 8, 9});
-  Compiled refused = compileAllRanks(model("inputs:\n  - {name: x, shape: [4, 4], dtype: float32}\n"
-                                           "ops:\n  - {name: u, type: Triu, inputs: [x], in_strategy: [[1, 4]]}\n",
-                                           4));
+  Compiled refused =
+      compileAllRanks(model("inputs:\n  - {name: x, shape: [4, 4], dtype: float32}\n"
+                            "ops:\n  - {name: u, type: Triu, inputs: [x], in_strategy: [[1, 4]]}\n",
+                            4));
   CHECK(refused.errors.find("one of the two dims its triangle is taken over") != std::string::npos);
   Compiled c = compileAllRanks(model(body, 4));
   REQUIRE(c.errors.empty());

@@ -97,7 +97,8 @@ TEST_CASE("standard form drops size-1 axes; equality is taken there") {
 
 TEST_CASE("validation names the problem and lists what would divide") {
   TensorLayout l = named({2, 4}, {"dp", "mp"}, {6, 8}, {{1}, {}});
-  CHECK(validateLayout(l, "x")->message == "dim 0 of 'x' (size 6) cannot be split 4 ways; split counts that divide it: 1, 2, 3, 6");
+  CHECK(validateLayout(l, "x")->message ==
+        "dim 0 of 'x' (size 6) cannot be split 4 ways; split counts that divide it: 1, 2, 3, 6");
   l.dims = {{0}, {0}};
   CHECK(validateLayout(l, "x")->message == "device axis 'dp' is used twice in the layout of 'x' (dims 0 and 1)");
   l.dims = {{0}, {}};

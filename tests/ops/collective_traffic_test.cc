@@ -35,8 +35,8 @@ TEST_CASE("collectives' home: names, types and families name the same kinds") {
 }
 
 TEST_CASE("collectives' home: ring traffic and steps over 4 ranks, and the bytes a step sends") {
-  CHECK(ringTraffic(CollectiveKind::AllReduce, 4) == 1.5);      // 2 * 3 / 4
-  CHECK(ringTraffic(CollectiveKind::AllGather, 4) == 3);        // three parts from the others
+  CHECK(ringTraffic(CollectiveKind::AllReduce, 4) == 1.5);       // 2 * 3 / 4
+  CHECK(ringTraffic(CollectiveKind::AllGather, 4) == 3);         // three parts from the others
   CHECK(ringTraffic(CollectiveKind::ReduceScatter, 4) == 0.75);  // 3 / 4 of the whole
   CHECK(ringTraffic(CollectiveKind::AlltoAll, 4) == 0.75);
   CHECK(ringTraffic(CollectiveKind::PointToPoint, 4) == 1);

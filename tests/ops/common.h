@@ -11,13 +11,14 @@
 namespace irc::test {
 
 inline std::string oneOpModel(int devices, const std::string& inputs, const std::string& op) {
-  return "parallel: {device_num: " + std::to_string(devices) + ", fully_use_devices: false}\ninputs:\n" + inputs + "ops:\n  - " + op + "\n";
+  return "parallel: {device_num: " + std::to_string(devices) + ", fully_use_devices: false}\ninputs:\n" + inputs + "ops:\n  - " +
+         op + "\n";
 }
 
 // Evaluates one op of `type` on float32 operands (operand 1 holds int64 indices for the Gather and Scatter
 // ops), then the constant operands, with the attribute defaults filled in.
-inline std::vector<TensorValue> evaluateOne(const std::string& type, const std::vector<TensorValue>& operands, const std::vector<Attribute>& constants,
-                             AttrMap attrs) {
+inline std::vector<TensorValue> evaluateOne(const std::string& type, const std::vector<TensorValue>& operands,
+                                            const std::vector<Attribute>& constants, AttrMap attrs) {
   Op op;
   op.name = "t";
   op.type = type;
@@ -27,7 +28,8 @@ inline std::vector<TensorValue> evaluateOne(const std::string& type, const std::
   op.attrs = attrs;
   std::vector<TensorType> types;
   const bool indexed = type.rfind("Gather", 0) == 0 || type.rfind("Scatter", 0) == 0;  // operand 1 holds indices
-  for (size_t i = 0; i < operands.size(); ++i) types.push_back({i == 1 && indexed ? DType::Int64 : DType::Float32, operands[i].shape});
+  for (size_t i = 0; i < operands.size(); ++i)
+    types.push_back({i == 1 && indexed ? DType::Int64 : DType::Float32, operands[i].shape});
   std::vector<InferOperand> in;
   std::vector<const TensorValue*> values;
   for (size_t i = 0; i < operands.size(); ++i) in.push_back({&types[i], nullptr}), values.push_back(&operands[i]);

@@ -22,7 +22,8 @@ TEST_CASE("Concat on axis 0 with dim 1 split") {
 }
 
 TEST_CASE("Split on axis 1 with dim 0 split: every output keeps the map") {
-  OpFacts f = opFacts(oneOpModel(2, kIn, "{name: s, type: Split, inputs: [a], attrs: {axis: 1, output_num: 2}, in_strategy: [[2, 1]]}"), "s");
+  OpFacts f = opFacts(
+      oneOpModel(2, kIn, "{name: s, type: Split, inputs: [a], attrs: {axis: 1, output_num: 2}, in_strategy: [[2, 1]]}"), "s");
   REQUIRE(f.errors == "");
   CHECK(f.outputMaps == std::vector<std::string>{"[1, 0]", "[1, 0]"});
   CHECK(f.outputSlices == std::vector<Shape>{{2, 4}, {2, 4}});

@@ -43,48 +43,52 @@ TEST_CASE("MaxPool and AvgPool: windows, padding and ceil_mode on hand-computed 
   CHECK(max[0].shape == Shape{1, 1, 2, 2});
   CHECK(max[0].data == std::vector<double>{5, 6, 8, 9});
   // ResNet's stem pool: kernel 3, stride 2, pads 1: windows centred on (0,0), (0,2), (2,0), (2,2).
-  auto stem = evaluateOne("MaxPool", {x}, {}, {{"kernel_size", IntTuple{3, 3}}, {"strides", IntTuple{2, 2}}, {"pads", IntTuple{1, 1, 1, 1}}});
+  auto stem = evaluateOne("MaxPool", {x}, {},
+                          {{"kernel_size", IntTuple{3, 3}}, {"strides", IntTuple{2, 2}}, {"pads", IntTuple{1, 1, 1, 1}}});
   CHECK(stem[0].data == std::vector<double>{5, 6, 8, 9});
   // Mean of the 2x2 windows, stride 2 with ceil_mode: (1+2+4+5)/4, (3+6)/2, (7+8)/2, 9.
   auto avg = evaluateOne("AvgPool", {x}, {}, {{"kernel_size", IntTuple{2, 2}}, {"strides", IntTuple{2, 2}}, {"ceil_mode", true}});
   CHECK(avg[0].shape == Shape{1, 1, 2, 2});
   CHECK(avg[0].data == std::vector<double>{3, 4.5, 7.5, 9});
   // count_include_pad divides by the window including its padding: (0+0+0+1)/4 at the corner.
-  auto withPad = evaluateOne("AvgPool", {x}, {}, {{"kernel_size", IntTuple{2, 2}}, {"pads", IntTuple{1, 1, 0, 0}}, {"count_include_pad", true}});
+  auto withPad = evaluateOne("AvgPool", {x}, {},
+                             {{"kernel_size", IntTuple{2, 2}}, {"pads", IntTuple{1, 1, 0, 0}}, {"count_include_pad", true}});
   CHECK(withPad[0].data.front() == 0.25);
 }
 
 TEST_CASE("Conv2D rule: batch and output channels pass through, input channels are a reduction, spatial dims replicated") {
-  std::string inputs = "  - {name: x, shape: [8, 4, 6, 6], dtype: float32}\n  - {name: w, shape: [16, 4, 3, 3], dtype: float32}\n";
+  std::string inputs =
+      "  - {name: x, shape: [8, 4, 6, 6], dtype: float32}\n  - {name: w, shape: [16, 4, 3, 3], dtype: float32}\n";
   Compiled c = compileAllRanks(oneOpModel(1, inputs, "{name: conv, type: Conv2D, inputs: [x, w]}"));
   REQUIRE(c.errors == "");
   CHECK(ruleOf(c.original, c.original.op(0))->print() ==
         "([i, j, l, m], [k, j, n, o])->([i, k, p, q]) reduction={j} replicated={l, m, n, o, p, q}");
   // Input channels split 2 ways: the output is partial and completed by an AllReduce.
-  OpFacts f = opFacts(oneOpModel(8, inputs, "{name: conv, type: Conv2D, inputs: [x, w], in_strategy: [[2, 2, 1, 1], [2, 2, 1, 1]]}"),
-                      "conv");
+  OpFacts f = opFacts(
+      oneOpModel(8, inputs, "{name: conv, type: Conv2D, inputs: [x, w], in_strategy: [[2, 2, 1, 1], [2, 2, 1, 1]]}"), "conv");
   REQUIRE(f.errors == "");
   CHECK(f.inputSlices == std::vector<Shape>{{4, 2, 6, 6}, {8, 2, 3, 3}});
   CHECK(f.outputSlices == std::vector<Shape>{{4, 8, 4, 4}});
   CHECK(f.forward.size() == 1);
   CHECK(f.forward[0].rfind("AllReduce sum", 0) == 0);
-  OpFacts spatial = opFacts(oneOpModel(2, inputs, "{name: conv, type: Conv2D, inputs: [x, w], in_strategy: [[1, 1, 2, 1], [1, 1, 1, 1]]}"),
-                            "conv");
+  OpFacts spatial = opFacts(
+      oneOpModel(2, inputs, "{name: conv, type: Conv2D, inputs: [x, w], in_strategy: [[1, 1, 2, 1], [1, 1, 1, 1]]}"), "conv");
   CHECK(spatial.errors.find("irc exchanges no halos") != std::string::npos);
 }
 
 TEST_CASE("a small CNN (Conv2D + BiasAdd + ReLU + MaxPool + AvgPool) verifies under batch, channel and input-channel splits") {
-  std::string yaml = "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [4, 4, 8, 8], dtype: float32}\n"
-                     "parameters:\n  - {name: w1, shape: [8, 4, 3, 3], dtype: float32}\n  - {name: b1, shape: [8], dtype: float32}\n"
-                     "  - {name: w2, shape: [8, 8, 1, 1], dtype: float32}\n"
-                     "ops:\n"
-                     "  - {name: conv1, type: Conv2D, inputs: [x, w1], attrs: {pads: [1, 1, 1, 1]}, in_strategy: [[2, 2, 1, 1], [2, 2, 1, 1]]}\n"
-                     "  - {name: bias1, type: BiasAdd, inputs: [conv1, b1]}\n"
-                     "  - {name: relu1, type: ReLU, inputs: [bias1]}\n"
-                     "  - {name: pool1, type: MaxPool, inputs: [relu1], attrs: {kernel_size: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1]}}\n"
-                     "  - {name: conv2, type: Conv2D, inputs: [pool1, w2], in_strategy: [[4, 2, 1, 1], [1, 2, 1, 1]]}\n"
-                     "  - {name: pool2, type: AvgPool, inputs: [conv2], attrs: {kernel_size: [2, 2], strides: [2, 2]}}\n"
-                     "outputs: [pool2]\n";
+  std::string yaml =
+      "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [4, 4, 8, 8], dtype: float32}\n"
+      "parameters:\n  - {name: w1, shape: [8, 4, 3, 3], dtype: float32}\n  - {name: b1, shape: [8], dtype: float32}\n"
+      "  - {name: w2, shape: [8, 8, 1, 1], dtype: float32}\n"
+      "ops:\n"
+      "  - {name: conv1, type: Conv2D, inputs: [x, w1], attrs: {pads: [1, 1, 1, 1]}, in_strategy: [[2, 2, 1, 1], [2, 2, 1, 1]]}\n"
+      "  - {name: bias1, type: BiasAdd, inputs: [conv1, b1]}\n"
+      "  - {name: relu1, type: ReLU, inputs: [bias1]}\n"
+      "  - {name: pool1, type: MaxPool, inputs: [relu1], attrs: {kernel_size: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1]}}\n"
+      "  - {name: conv2, type: Conv2D, inputs: [pool1, w2], in_strategy: [[4, 2, 1, 1], [1, 2, 1, 1]]}\n"
+      "  - {name: pool2, type: AvgPool, inputs: [conv2], attrs: {kernel_size: [2, 2], strides: [2, 2]}}\n"
+      "outputs: [pool2]\n";
   checkVerifiesInBothModes(yaml);
 }
 
@@ -104,10 +108,11 @@ TEST_CASE("Pad: constant padding by (before, after) pairs; padded dims whole, th
   Compiled crop = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n",
                                              "{name: p, type: Pad, inputs: [x], attrs: {paddings: [0, 0, -1, 0]}}"));
   CHECK(crop.errors.find("irc pads, it does not crop") != std::string::npos);
-  checkVerifiesInBothModes("parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 6, 6], dtype: float32}\n"
-                           "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1, 1]]}\n"
-                           "  - {name: p, type: Pad, inputs: [r], attrs: {paddings: [0, 0, 1, 1, 1, 1]}}\n"
-                           "  - {name: s, type: Sigmoid, inputs: [p]}\n");
+  checkVerifiesInBothModes(
+      "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 6, 6], dtype: float32}\n"
+      "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1, 1]]}\n"
+      "  - {name: p, type: Pad, inputs: [r], attrs: {paddings: [0, 0, 1, 1, 1, 1]}}\n"
+      "  - {name: s, type: Sigmoid, inputs: [p]}\n");
 }
 
 TEST_CASE("Pad: reflect, edge and wrap modes as numpy's np.pad; an unknown mode is an error; verifies split") {
@@ -123,22 +128,25 @@ TEST_CASE("Pad: reflect, edge and wrap modes as numpy's np.pad; an unknown mode 
   TensorValue m{{2, 2}, {1, 2, 3, 4}};
   CHECK(evaluateOne("Pad", {m}, {}, {{"paddings", IntTuple{1, 0, 0, 1}}, {"mode", std::string("edge")}})[0].data ==
         std::vector<double>{1, 2, 2, 1, 2, 2, 3, 4, 4});
-  Compiled bad = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n",
-                                            "{name: p, type: Pad, inputs: [x], attrs: {paddings: [0, 0, 1, 0], mode: symmetric}}"));
+  Compiled bad =
+      compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n",
+                                 "{name: p, type: Pad, inputs: [x], attrs: {paddings: [0, 0, 1, 0], mode: symmetric}}"));
   CHECK(bad.errors.find("mode 'symmetric' is not a padding mode; valid: constant, reflect, edge, wrap") != std::string::npos);
   for (const char* mode : {"reflect", "edge", "wrap"})
-    checkVerifiesInBothModes(fmt::format("parallel: {{device_num: 4}}\ninputs:\n  - {{name: x, shape: [8, 6, 6], dtype: float32}}\n"
-                                         "ops:\n  - {{name: r, type: ReLU, inputs: [x], in_strategy: [[2, 2, 1]]}}\n"
-                                         "  - {{name: p, type: Pad, inputs: [r], attrs: {{paddings: [0, 0, 2, 1, 1, 1], mode: {}}}}}\n"
-                                         "  - {{name: s, type: Sigmoid, inputs: [p]}}\n",
-                                         mode));
+    checkVerifiesInBothModes(
+        fmt::format("parallel: {{device_num: 4}}\ninputs:\n  - {{name: x, shape: [8, 6, 6], dtype: float32}}\n"
+                    "ops:\n  - {{name: r, type: ReLU, inputs: [x], in_strategy: [[2, 2, 1]]}}\n"
+                    "  - {{name: p, type: Pad, inputs: [r], attrs: {{paddings: [0, 0, 2, 1, 1, 1], mode: {}}}}}\n"
+                    "  - {{name: s, type: Sigmoid, inputs: [p]}}\n",
+                    mode));
 }
 
 }  // namespace irc::test
 
 namespace irc::test {
 
-TEST_CASE("Resize: nearest, linear and cubic on hand-computed values; kept dims pass through, resized ones stay whole; verifies") {
+TEST_CASE(
+    "Resize: nearest, linear and cubic on hand-computed values; kept dims pass through, resized ones stay whole; verifies") {
   TensorValue x{{1, 1, 1, 2}, {1, 3}};
   auto resize = [&](AttrMap attrs) {
     attrs["sizes"] = IntTuple{1, 1, 1, 4};
@@ -159,7 +167,9 @@ TEST_CASE("Resize: nearest, linear and cubic on hand-computed values; kept dims 
   TensorValue ramp{{4}, {0, 1, 2, 3}};
   auto same = evaluateOne("Resize", {ramp}, {}, {{"sizes", IntTuple{4}}, {"mode", std::string("cubic")}})[0].data;
   CHECK(same == ramp.data);
-  auto up = evaluateOne("Resize", {ramp}, {}, {{"sizes", IntTuple{8}}, {"mode", std::string("cubic")}, {"cubic_coeff_a", -0.5}})[0].data;
+  auto up =
+      evaluateOne("Resize", {ramp}, {}, {{"sizes", IntTuple{8}}, {"mode", std::string("cubic")}, {"cubic_coeff_a", -0.5}})[0]
+          .data;
   CHECK(up[3] == doctest::Approx(1.25));  // centre (3 + 0.5) / 2 - 0.5
   CHECK(up[4] == doctest::Approx(1.75));
   // a = -0.75 at x = 1.25 (r = 0.25 past input 1): Keys' weights -0.10546875, 0.87890625, 0.26171875,
@@ -174,11 +184,12 @@ TEST_CASE("Resize: nearest, linear and cubic on hand-computed values; kept dims 
                                             "{name: r, type: Resize, inputs: [x], attrs: {sizes: [2, 8], mode: area}}"));
   CHECK(bad.errors.find("mode 'area'; valid: nearest, linear, cubic") != std::string::npos);
   for (const char* mode : {"nearest", "linear", "cubic"})
-    checkVerifiesInBothModes(fmt::format("parallel: {{device_num: 4}}\ninputs:\n  - {{name: x, shape: [4, 8, 6, 6], dtype: float32}}\n"
-                                         "ops:\n  - {{name: a, type: ReLU, inputs: [x], in_strategy: [[2, 2, 1, 1]]}}\n"
-                                         "  - {{name: r, type: Resize, inputs: [a], attrs: {{sizes: [4, 8, 12, 9], mode: {}}}}}\n"
-                                         "  - {{name: s, type: Sigmoid, inputs: [r]}}\n",
-                                         mode));
+    checkVerifiesInBothModes(
+        fmt::format("parallel: {{device_num: 4}}\ninputs:\n  - {{name: x, shape: [4, 8, 6, 6], dtype: float32}}\n"
+                    "ops:\n  - {{name: a, type: ReLU, inputs: [x], in_strategy: [[2, 2, 1, 1]]}}\n"
+                    "  - {{name: r, type: Resize, inputs: [a], attrs: {{sizes: [4, 8, 12, 9], mode: {}}}}}\n"
+                    "  - {{name: s, type: Sigmoid, inputs: [r]}}\n",
+                    mode));
 }
 
 }  // namespace irc::test
@@ -201,20 +212,21 @@ TEST_CASE("ConvTranspose2D: shape and kernel on hand-computed values; input chan
   // Groups: 2 input channels, one output channel per group.
   TensorValue x2{{1, 2, 1, 1}, {1, 2}}, w2{{2, 1, 1, 1}, {10, 100}};
   CHECK(evaluateOne("ConvTranspose2D", {x2, w2}, {}, {{"group", int64_t{2}}})[0].data == std::vector<double>{10, 200});
-  Compiled c = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [2, 8, 4, 4], dtype: float32}\n  - {name: w, shape: [8, 4, 2, 2], dtype: float32}\n",
-                                          "{name: t, type: ConvTranspose2D, inputs: [x, w], attrs: {strides: [2, 2]}}"));
+  Compiled c = compileAllRanks(
+      oneOpModel(1, "  - {name: x, shape: [2, 8, 4, 4], dtype: float32}\n  - {name: w, shape: [8, 4, 2, 2], dtype: float32}\n",
+                 "{name: t, type: ConvTranspose2D, inputs: [x, w], attrs: {strides: [2, 2]}}"));
   REQUIRE(c.errors == "");
   CHECK(ruleOf(c.original, c.original.op(0))->print() ==
         "([i, j, l, m], [j, k, n, o])->([i, k, p, q]) reduction={j} replicated={l, m, n, o, p, q}");
   // Batch and output channels split; input channels split (a partial sum completed by an AllReduce).
   for (const char* strategy : {"[[2, 1, 1, 1], [1, 2, 1, 1]]", "[[1, 4, 1, 1], [4, 1, 1, 1]]"})
-    checkVerifiesInBothModes(fmt::format("parallel: {{device_num: 4}}\ninputs:\n  - {{name: x, shape: [4, 8, 4, 4], dtype: float32}}\n"
-                                         "parameters:\n  - {{name: w, shape: [8, 4, 3, 3], dtype: float32}}\n"
-                                         "ops:\n  - {{name: t, type: ConvTranspose2D, inputs: [x, w], in_strategy: {}, "
-                                         "attrs: {{strides: [2, 2], pads: [1, 1, 1, 1], output_padding: [1, 1]}}}}\n"
-                                         "  - {{name: s, type: Sigmoid, inputs: [t]}}\n",
-                                         strategy));
+    checkVerifiesInBothModes(
+        fmt::format("parallel: {{device_num: 4}}\ninputs:\n  - {{name: x, shape: [4, 8, 4, 4], dtype: float32}}\n"
+                    "parameters:\n  - {{name: w, shape: [8, 4, 3, 3], dtype: float32}}\n"
+                    "ops:\n  - {{name: t, type: ConvTranspose2D, inputs: [x, w], in_strategy: {}, "
+                    "attrs: {{strides: [2, 2], pads: [1, 1, 1, 1], output_padding: [1, 1]}}}}\n"
+                    "  - {{name: s, type: Sigmoid, inputs: [t]}}\n",
+                    strategy));
 }
 
 }  // namespace irc::test
-

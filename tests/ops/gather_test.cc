@@ -28,7 +28,8 @@ TEST_CASE("Gather with a split vocabulary: partial output, AllReduce(sum); repea
   CHECK(f.outputPartial == std::vector<std::vector<int>>{{3}});
   CHECK(f.forward == std::vector<std::string>{"AllReduce sum over 0-1-2-3"});
   OpFacts bad = opFacts(oneOpModel(8, kIn, "{name: g, type: Gather, inputs: [t, i, 0], in_strategy: [[2, 1], [2, 1]]}"), "g");
-  CHECK(bad.errors.find("Gather 'g' splits its params' axis dim 2 ways; MindSpore then requires the indices unsplit") != std::string::npos);
+  CHECK(bad.errors.find("Gather 'g' splits its params' axis dim 2 ways; MindSpore then requires the indices unsplit") !=
+        std::string::npos);
 }
 
 }  // namespace irc::test

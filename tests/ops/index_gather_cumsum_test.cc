@@ -17,7 +17,8 @@ TEST_CASE("GatherElements, GatherNd, CumSum: kernels on hand-computed values") {
   auto ge = evaluateOne("GatherElements", {data, TensorValue{{2, 2}, {0, 0, -1, 0}}}, {}, {{"axis", int64_t{1}}});
   CHECK(ge[0].shape == Shape{2, 2});
   CHECK(ge[0].data == std::vector<double>{1, 1, 4, 3});
-  CHECK_THROWS_AS(evaluateOne("GatherElements", {data, TensorValue{{2, 2}, {0, 2, 0, 0}}}, {}, {{"axis", int64_t{1}}}), ReferenceError);
+  CHECK_THROWS_AS(evaluateOne("GatherElements", {data, TensorValue{{2, 2}, {0, 2, 0, 0}}}, {}, {{"axis", int64_t{1}}}),
+                  ReferenceError);
   // GatherNd: indices [[1, 0], [0, 1]] pick data[1][0] = 3 and data[0][1] = 2; [[1]] picks row 1.
   auto nd = evaluateOne("GatherNd", {data, TensorValue{{2, 2}, {1, 0, 0, 1}}}, {}, {});
   CHECK(nd[0].shape == Shape{2});
@@ -41,21 +42,24 @@ TEST_CASE("GatherElements, GatherNd, CumSum rules; a position-id model verifies 
   Compiled ge = compileAllRanks(oneOpModel(1, in, "{name: g, type: GatherElements, inputs: [x, i], attrs: {axis: 1}}"));
   REQUIRE(ge.errors == "");
   CHECK(ruleOf(ge.original, ge.original.op(0))->print() == "([i, k], [i, j])->([i, j]) replicated={k}");
-  Compiled nd = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [6, 8, 16], dtype: float32}\n  - {name: i, shape: [4, 2], dtype: int64}\n",
-                                           "{name: g, type: GatherNd, inputs: [x, i]}"));
+  Compiled nd = compileAllRanks(
+      oneOpModel(1, "  - {name: x, shape: [6, 8, 16], dtype: float32}\n  - {name: i, shape: [4, 2], dtype: int64}\n",
+                 "{name: g, type: GatherNd, inputs: [x, i]}"));
   REQUIRE(nd.errors == "");
   CHECK(ruleOf(nd.original, nd.original.op(0))->print() == "([k, l, m], [i, j])->([i, m]) replicated={j, k, l}");
-  Compiled cs = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n", "{name: c, type: CumSum, inputs: [x, 1]}"));
+  Compiled cs = compileAllRanks(
+      oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n", "{name: c, type: CumSum, inputs: [x, 1]}"));
   REQUIRE(cs.errors == "");
   CHECK(ruleOf(cs.original, cs.original.op(0))->print() == "([i, j])->([i, j]) replicated={j}");
   // Llama's dynamic-shape position ids: a CumSum of the attention mask, then a lookup.
-  std::string yaml = "parallel: {device_num: 4}\ninputs:\n  - {name: mask, shape: [8, 16], dtype: float32}\n"
-                     "  - {name: table, shape: [8, 16], dtype: float32}\n"
-                     "ops:\n  - {name: pos, type: CumSum, inputs: [mask, 1], in_strategy: [[4, 1]]}\n"
-                     "  - {name: ids, type: Cast, inputs: [pos, int64]}\n"
-                     "  - {name: clipped, type: Minimum, inputs: [ids, 15]}\n"
-                     "  - {name: looked, type: GatherElements, inputs: [table, clipped], attrs: {axis: 1}}\n"
-                     "outputs: [looked]\n";
+  std::string yaml =
+      "parallel: {device_num: 4}\ninputs:\n  - {name: mask, shape: [8, 16], dtype: float32}\n"
+      "  - {name: table, shape: [8, 16], dtype: float32}\n"
+      "ops:\n  - {name: pos, type: CumSum, inputs: [mask, 1], in_strategy: [[4, 1]]}\n"
+      "  - {name: ids, type: Cast, inputs: [pos, int64]}\n"
+      "  - {name: clipped, type: Minimum, inputs: [ids, 15]}\n"
+      "  - {name: looked, type: GatherElements, inputs: [table, clipped], attrs: {axis: 1}}\n"
+      "outputs: [looked]\n";
   checkVerifiesInBothModes(yaml);
 }
 
@@ -74,17 +78,21 @@ TEST_CASE("Argmax/Argmin and Einsum: kernels, rules, and an einsum attention ver
   CHECK(mm[0].shape == Shape{1, 1});
   CHECK(mm[0].data == std::vector<double>{11});
   CHECK(evaluateOne("Einsum", {a}, {}, {{"equation", std::string("ij->ji")}})[0].shape == Shape{2, 1});
-  Compiled am = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n",
-                                           "{name: m, type: Argmax, inputs: [x], attrs: {axis: 1}}"));
+  Compiled am = compileAllRanks(
+      oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n", "{name: m, type: Argmax, inputs: [x], attrs: {axis: 1}}"));
   REQUIRE(am.errors == "");
   CHECK(ruleOf(am.original, am.original.op(0))->print() == "([i, j])->([i]) replicated={j}");
   std::string in = "  - {name: q, shape: [2, 4, 8, 16], dtype: float32}\n  - {name: k, shape: [2, 4, 8, 16], dtype: float32}\n";
-  Compiled es = compileAllRanks(oneOpModel(1, in, "{name: s, type: Einsum, inputs: [q, k], attrs: {equation: 'bhqd,bhkd->bhqk'}}"));
+  Compiled es =
+      compileAllRanks(oneOpModel(1, in, "{name: s, type: Einsum, inputs: [q, k], attrs: {equation: 'bhqd,bhkd->bhqk'}}"));
   REQUIRE(es.errors == "");
   CHECK(ruleOf(es.original, es.original.op(0))->print() == "([i, j, k, m], [i, j, l, m])->([i, j, k, l]) reduction={m}");
   for (const char* strategy : {"[[1, 4, 1, 1], [1, 4, 1, 1]]", "[[2, 1, 1, 2], [2, 1, 1, 2]]"}) {
-    Compiled c = compileAllRanks(oneOpModel(4, in, std::string("{name: s, type: Einsum, inputs: [q, k], attrs: {equation: 'bhqd,bhkd->bhqk'}, "
-                                                               "in_strategy: ") + strategy + "}"));
+    Compiled c =
+        compileAllRanks(oneOpModel(4, in,
+                                   std::string("{name: s, type: Einsum, inputs: [q, k], attrs: {equation: 'bhqd,bhkd->bhqk'}, "
+                                               "in_strategy: ") +
+                                       strategy + "}"));
     REQUIRE(c.errors == "");
     VerifyResult r = verifyCompiled(c);
     CHECK(r.ok);
@@ -98,7 +106,8 @@ namespace irc::test {
 TEST_CASE("ScatterElements and ScatterNd: kernels on hand-computed values; a masked update verifies with its rows split") {
   TensorValue data{{2, 3}, {0, 0, 0, 0, 0, 0}};
   // Row 0 writes 5 at column 2, row 1 writes 7 at column -3 (= 0).
-  auto se = evaluateOne("ScatterElements", {data, TensorValue{{2, 1}, {2, -3}}, TensorValue{{2, 1}, {5, 7}}}, {}, {{"axis", int64_t{1}}});
+  auto se = evaluateOne("ScatterElements", {data, TensorValue{{2, 1}, {2, -3}}, TensorValue{{2, 1}, {5, 7}}}, {},
+                        {{"axis", int64_t{1}}});
   CHECK(se[0].data == std::vector<double>{0, 0, 5, 7, 0, 0});
   // ScatterNd writes row 1 whole.
   auto nd = evaluateOne("ScatterNd", {data, TensorValue{{1, 1}, {1}}, TensorValue{{1, 3}, {1, 2, 3}}}, {}, {});
@@ -113,11 +122,12 @@ TEST_CASE("ScatterElements and ScatterNd: kernels on hand-computed values; a mas
   CHECK(mx[0].data == std::vector<double>{1, 1, 1, 4, 3, 2});
   CHECK_THROWS(evaluateOne("ScatterNd", {ones, TensorValue{{1, 1}, {1}}, TensorValue{{1, 3}, {1, 2, 3}}}, {},
                            {{"reduction", std::string("xor")}}));
-  std::string yaml = "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
-                     "  - {name: i, shape: [8, 2], dtype: int64}\n  - {name: u, shape: [8, 2], dtype: float32}\n"
-                     "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1]]}\n"
-                     "  - {name: s, type: ScatterElements, inputs: [r, i, u], attrs: {axis: 1}}\n"
-                     "  - {name: e, type: Exp, inputs: [s]}\noutputs: [e]\n";
+  std::string yaml =
+      "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+      "  - {name: i, shape: [8, 2], dtype: int64}\n  - {name: u, shape: [8, 2], dtype: float32}\n"
+      "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1]]}\n"
+      "  - {name: s, type: ScatterElements, inputs: [r, i, u], attrs: {axis: 1}}\n"
+      "  - {name: e, type: Exp, inputs: [s]}\noutputs: [e]\n";
   Compiled c = compileAllRanks(yaml);
   REQUIRE(c.errors == "");
   CHECK(ruleOf(c.original, c.original.op(1))->print() == "([i, j], [i, k], [i, k])->([i, j]) replicated={j, k}");
@@ -138,7 +148,8 @@ TEST_CASE("TopK: the k best along an axis, ties to the lower index; the axis who
   auto smallest = evaluateOne("TopK", {x}, {Attribute(int64_t{1})}, {{"largest", false}, {"axis", int64_t{0}}});
   CHECK(smallest[0].data == std::vector<double>{1, 0, 5, 3});
   CHECK(smallest[1].data == std::vector<double>{0, 1, 0, 0});
-  Compiled c = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n", "{name: t, type: TopK, inputs: [x, 4]}"));
+  Compiled c =
+      compileAllRanks(oneOpModel(1, "  - {name: x, shape: [8, 16], dtype: float32}\n", "{name: t, type: TopK, inputs: [x, 4]}"));
   REQUIRE(c.errors == "");
   CHECK(ruleOf(c.original, c.original.op(0))->print() == "([i, j])->([i, k], [i, k]) replicated={j, k}");
   // A mixture-of-experts router: scores, softmax, the 2 best experts per token, batch split.

@@ -8,9 +8,13 @@
 namespace irc::test {
 namespace {
 std::string mm(const std::string& strategy, const std::string& attrs = "", int devices = 8, const char* wShape = "[64, 64]") {
-  return "parallel: {device_num: " + std::to_string(devices) + ", fully_use_devices: false}\n"
-         "inputs:\n  - {name: x, shape: [64, 64], dtype: float32}\n  - {name: w, shape: " + wShape + ", dtype: float32}\n"
-         "ops:\n  - {name: mm, type: MatMul, inputs: [x, w]" + attrs + ", in_strategy: " + strategy + "}\n";
+  return "parallel: {device_num: " + std::to_string(devices) +
+         ", fully_use_devices: false}\n"
+         "inputs:\n  - {name: x, shape: [64, 64], dtype: float32}\n  - {name: w, shape: " +
+         wShape +
+         ", dtype: float32}\n"
+         "ops:\n  - {name: mm, type: MatMul, inputs: [x, w]" +
+         attrs + ", in_strategy: " + strategy + "}\n";
 }
 }  // namespace
 
@@ -40,7 +44,7 @@ TEST_CASE("MatMul ((2, 4), (4, 1)) on 8 devices: k split 4 ways, AllReduce(sum) 
 TEST_CASE("MatMul with transpose_b swaps w's factors; out_strategy reduce-scatters") {
   OpFacts f = opFacts(mm("[[2, 2], [2, 2]]", ", attrs: {transpose_b: true}"), "mm");
   REQUIRE(f.errors == "");
-  CHECK(f.devMatrix == "(2, 2, 2)");                                    // m, k, n
+  CHECK(f.devMatrix == "(2, 2, 2)");                                   // m, k, n
   CHECK(f.inputMaps == std::vector<std::string>{"[2, 1]", "[0, 1]"});  // w is [n, k]
   CHECK(f.forward == std::vector<std::string>{"AllReduce sum over 0-2"});
   OpFacts rs = opFacts(mm("[[2, 4], [4, 1]], out_strategy: [[8, 1]]"), "mm");
@@ -56,7 +60,8 @@ TEST_CASE("MatMul checks: contracted splits must be equal; out_strategy must be 
         "  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[2, 2], [4, 1]]}\n"
         "                                                          ^\n");
   OpFacts o = opFacts(mm("[[2, 4], [4, 1]], out_strategy: [[2, 1]]"), "mm");
-  CHECK(o.errors.find("MatMul 'mm': out_strategy must be (8, 1) (dim 0 split by m*k to reduce-scatter the partial sum); got (2, 1)") !=
+  CHECK(o.errors.find(
+            "MatMul 'mm': out_strategy must be (8, 1) (dim 0 split by m*k to reduce-scatter the partial sum); got (2, 1)") !=
         std::string::npos);
 }
 

@@ -35,7 +35,7 @@ TEST_CASE("modulePart: products, lookups, bias and scale; everything else plays 
   }
   ModulePart lookup = partOf("Gather");
   CHECK(lookup.kind == Kind::Lookup);
-  CHECK(lookup.input == 1);  // the indices
+  CHECK(lookup.input == 1);   // the indices
   CHECK(lookup.weight == 0);  // the table
   CHECK(partOf("Add").kind == Kind::Bias);
   CHECK(partOf("Add").weight == 1);

@@ -22,7 +22,8 @@ TEST_CASE("ReduceMean with a split reduced dim: AllReduce(sum) then RealDiv by t
 }
 
 TEST_CASE("ReduceMax keeps dims as -1 and reduces with max; an unsplit reduced dim needs nothing") {
-  OpFacts f = opFacts(oneOpModel(8, kX, "{name: m, type: ReduceMax, inputs: [x, [1]], attrs: {keep_dims: true}, in_strategy: [[2, 4]]}"), "m");
+  OpFacts f = opFacts(
+      oneOpModel(8, kX, "{name: m, type: ReduceMax, inputs: [x, [1]], attrs: {keep_dims: true}, in_strategy: [[2, 4]]}"), "m");
   REQUIRE(f.errors == "");
   CHECK(f.outputMaps == std::vector<std::string>{"[1, -1]"});
   CHECK(f.forward == std::vector<std::string>{"AllReduce max over 0-1-2-3"});

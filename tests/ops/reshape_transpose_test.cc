@@ -38,8 +38,9 @@ TEST_CASE("Reshape rules in compound factors, as in the seed's examples") {
 
 TEST_CASE("a Reshape never splits the minor factor of a merged dim while the major one is whole") {
   // x (8, 16) split on dim 1; reshaped to (4, 32): dim 1 = (2 x 16) cannot hold the split.
-  std::string yaml = "parallel: {device_num: 4, search_mode: semi_auto}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\nops:\n"
-                     "  - {name: t, type: ReLU, inputs: [x], in_strategy: [[1, 4]]}\n  - {name: r, type: Reshape, inputs: [t, [4, 32]]}\n";
+  std::string yaml =
+      "parallel: {device_num: 4, search_mode: semi_auto}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\nops:\n"
+      "  - {name: t, type: ReLU, inputs: [x], in_strategy: [[1, 4]]}\n  - {name: r, type: Reshape, inputs: [t, [4, 32]]}\n";
   Compiled c = compileAllRanks(yaml);
   REQUIRE(c.errors == "");
   const Op& r = c.global.op(c.global.value(*c.global.findValue("r")).producer);

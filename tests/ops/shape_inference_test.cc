@@ -30,8 +30,9 @@ TEST_CASE("matmul: plain and transposed operands") {
 }
 
 TEST_CASE("batch matmul broadcasts batch dims") {
-  Graph g = parseModel(oneOp("  - {name: a, shape: [2, 1, 8, 16], dtype: float32}\n  - {name: b, shape: [3, 16, 4], dtype: float32}\n",
-                             "{name: y, type: BatchMatMul, inputs: [a, b]}"));
+  Graph g =
+      parseModel(oneOp("  - {name: a, shape: [2, 1, 8, 16], dtype: float32}\n  - {name: b, shape: [3, 16, 4], dtype: float32}\n",
+                       "{name: y, type: BatchMatMul, inputs: [a, b]}"));
   CHECK(typeOf(g, "y").shape == Shape{2, 3, 8, 4});
 }
 
@@ -46,9 +47,10 @@ TEST_CASE("elementwise binary ops broadcast; Equal gives Bool") {
 }
 
 TEST_CASE("bias add, unary and cast") {
-  Graph g = parseModel(oneOp("  - {name: x, shape: [4, 8, 2], dtype: float16}\n  - {name: b, shape: [8], dtype: float16}\n",
-                             "{name: y, type: BiasAdd, inputs: [x, b]}\n  - {name: z, type: Sigmoid, inputs: [y]}\n"
-                             "  - {name: c, type: Cast, inputs: [z, float32]}\n  - {name: d, type: Cast, inputs: [z], attrs: {dtype: int8}}"));
+  Graph g = parseModel(
+      oneOp("  - {name: x, shape: [4, 8, 2], dtype: float16}\n  - {name: b, shape: [8], dtype: float16}\n",
+            "{name: y, type: BiasAdd, inputs: [x, b]}\n  - {name: z, type: Sigmoid, inputs: [y]}\n"
+            "  - {name: c, type: Cast, inputs: [z, float32]}\n  - {name: d, type: Cast, inputs: [z], attrs: {dtype: int8}}"));
   CHECK(typeOf(g, "y") == TensorType{DType::Float16, {4, 8, 2}});
   CHECK(typeOf(g, "c").dtype == DType::Float32);
   CHECK(typeOf(g, "d").dtype == DType::Int8);
@@ -91,8 +93,9 @@ TEST_CASE("gather: output is indices dims in place of the axis") {
 
 TEST_CASE("concat and split") {
   const char* in = "  - {name: a, shape: [4, 2], dtype: float32}\n  - {name: b, shape: [4, 6], dtype: float32}\n";
-  Graph g = parseModel(oneOp(in, "{name: c, type: Concat, inputs: [a, b], attrs: {axis: 1}}\n"
-                                 "  - {name: s, type: Split, inputs: [c], attrs: {axis: 1, output_num: 4}}"));
+  Graph g = parseModel(oneOp(in,
+                             "{name: c, type: Concat, inputs: [a, b], attrs: {axis: 1}}\n"
+                             "  - {name: s, type: Split, inputs: [c], attrs: {axis: 1, output_num: 4}}"));
   CHECK(typeOf(g, "c").shape == Shape{4, 8});
   CHECK(g.op(g.value(*g.findValue("s")).producer).results.size() == 4);
   CHECK(typeOf(g, "s:3").shape == Shape{4, 2});
@@ -103,9 +106,10 @@ TEST_CASE("concat and split") {
 }
 
 TEST_CASE("layer norm has three outputs; cross entropy two") {
-  Graph g = parseModel(oneOp("  - {name: x, shape: [2, 3, 8], dtype: float32}\n  - {name: g, shape: [3, 8], dtype: float32}\n"
-                             "  - {name: b, shape: [3, 8], dtype: float32}\n",
-                             "{name: ln, type: LayerNorm, inputs: [x, g, b], attrs: {begin_norm_axis: 1, begin_params_axis: 1}}"));
+  Graph g =
+      parseModel(oneOp("  - {name: x, shape: [2, 3, 8], dtype: float32}\n  - {name: g, shape: [3, 8], dtype: float32}\n"
+                       "  - {name: b, shape: [3, 8], dtype: float32}\n",
+                       "{name: ln, type: LayerNorm, inputs: [x, g, b], attrs: {begin_norm_axis: 1, begin_params_axis: 1}}"));
   CHECK(typeOf(g, "ln:0").shape == Shape{2, 3, 8});
   CHECK(typeOf(g, "ln:1").shape == Shape{2, 1, 1});
   CHECK(typeOf(g, "ln:2").shape == Shape{2, 1, 1});
@@ -134,7 +138,8 @@ TEST_CASE("inserted communication ops: shape arithmetic") {
   auto moved = inferResultTypes(*findOpDef("AlltoAll"), {{&x, nullptr}}, a2a);
   CHECK(std::get<std::vector<TensorType>>(moved)[0].shape == Shape{32, 3});
   Attribute begin = IntTuple{0, 4}, end = IntTuple{8, 8}, strides = IntTuple{1, 1};
-  auto sliced = inferResultTypes(*findOpDef("StridedSlice"), {{&x, nullptr}, {nullptr, &begin}, {nullptr, &end}, {nullptr, &strides}}, {});
+  auto sliced =
+      inferResultTypes(*findOpDef("StridedSlice"), {{&x, nullptr}, {nullptr, &begin}, {nullptr, &end}, {nullptr, &strides}}, {});
   CHECK(std::get<std::vector<TensorType>>(sliced)[0].shape == Shape{8, 4});
 }
 

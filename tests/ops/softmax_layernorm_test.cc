@@ -19,14 +19,16 @@ TEST_CASE("Softmax: identity maps; splitting its axis is rejected") {
 }
 
 TEST_CASE("LayerNorm: gamma and beta take the trailing strategy; mean and variance -1 from begin_norm_axis") {
-  std::string in = "  - {name: x, shape: [8, 16], dtype: float32}\n  - {name: g, shape: [16], dtype: float32}\n"
-                   "  - {name: b, shape: [16], dtype: float32}\n";
+  std::string in =
+      "  - {name: x, shape: [8, 16], dtype: float32}\n  - {name: g, shape: [16], dtype: float32}\n"
+      "  - {name: b, shape: [16], dtype: float32}\n";
   OpFacts f = opFacts(oneOpModel(2, in, "{name: ln, type: LayerNorm, inputs: [x, g, b], in_strategy: [[2, 1], [1], [1]]}"), "ln");
   REQUIRE(f.errors == "");
   CHECK(f.devMatrix == "(2, 1)");
   CHECK(f.inputMaps == std::vector<std::string>{"[1, 0]", "[0]", "[0]"});
   CHECK(f.outputMaps == std::vector<std::string>{"[1, 0]", "[1, -1]", "[1, -1]"});
-  OpFacts bad = opFacts(oneOpModel(4, in, "{name: ln, type: LayerNorm, inputs: [x, g, b], in_strategy: [[2, 2], [2], [2]]}"), "ln");
+  OpFacts bad =
+      opFacts(oneOpModel(4, in, "{name: ln, type: LayerNorm, inputs: [x, g, b], in_strategy: [[2, 2], [2], [2]]}"), "ln");
   CHECK(bad.errors.find("LayerNorm 'ln' cannot split dim 1 of 'x' (2): it is a normalized dim; its strategy must be 1") !=
         std::string::npos);
 }

@@ -117,10 +117,10 @@ std::string smallModel(std::mt19937& rng, int devices, bool training, int opCoun
         pool.push_back({name, {a, b}});
     }
   }
-  return fmt::format("parallel: {{device_num: {}, training: {}}}\ninputs:\n  - {{name: x, shape: [{}, {}], dtype: float32}}\n"
-                     "{}ops:\n{}outputs: [{}]\n",
-                     devices, training ? "true" : "false", rows, cols, params.empty() ? "" : "parameters:\n" + params, ops,
-                     pool.back().first);
+  return fmt::format(
+      "parallel: {{device_num: {}, training: {}}}\ninputs:\n  - {{name: x, shape: [{}, {}], dtype: float32}}\n"
+      "{}ops:\n{}outputs: [{}]\n",
+      devices, training ? "true" : "false", rows, cols, params.empty() ? "" : "parameters:\n" + params, ops, pool.back().first);
 }
 
 // Every op's candidate strategies, as the search generates them.
@@ -215,7 +215,9 @@ TEST_CASE("acceptance: a 10-layer GPT on 8 devices in training under 2 GiB: the 
   CHECK(searched <= hand);
   REQUIRE(s.global.search);
   CHECK(s.global.search->status == "optimal");
-  CHECK(s.global.search->searchedOps == static_cast<int>(m.global.ops.size() - std::count_if(m.global.ops.begin(), m.global.ops.end(), [](const Op& op) { return op.inserted(); })));
+  CHECK(s.global.search->searchedOps ==
+        static_cast<int>(m.global.ops.size() -
+                         std::count_if(m.global.ops.begin(), m.global.ops.end(), [](const Op& op) { return op.inserted(); })));
   // The repeated layers share their variables: one class per op of a layer, plus the ends.
   CHECK(s.global.search->classes.size() < 40);
   // Users see it: the dumps' origin, the report's search section and runner-ups, explain.
@@ -253,9 +255,10 @@ TEST_CASE("search paths: a budget no plan meets, an op with one candidate, confi
     CHECK(c.errors.find("mostly what these ops keep:") != std::string::npos);
   }
   SUBCASE("an op with one candidate keeps it, with no runner-up") {
-    Compiled c = compileAllRanks("parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [1, 3], dtype: float32}\n"
-                                 "ops:\n  - {name: s, type: Softmax, inputs: [x]}\noutputs: [s]\n",
-                                 SearchMode::Auto);
+    Compiled c = compileAllRanks(
+        "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [1, 3], dtype: float32}\n"
+        "ops:\n  - {name: s, type: Softmax, inputs: [x]}\noutputs: [s]\n",
+        SearchMode::Auto);
     REQUIRE_MESSAGE(c.errors.empty(), c.errors);
     REQUIRE(c.global.search);
     REQUIRE(c.global.search->classes.size() == 1);

@@ -63,8 +63,7 @@ TEST_CASE("cluster: a matrix product's rate falls with wave quantization") {
   // the best of the tile shapes (128 x 128: 256 tiles in 3 waves, 0.79).
   KernelWork square{.flops = 2.0 * 2048 * 2048 * 8192, .bytes = 0, .matmul = true, .rows = 2048, .columns = 2048};
   CHECK(waveEfficiency(square, c) == doctest::Approx(512.0 / 540));
-  CHECK(kernelSeconds(square, c, Precision::Bf16Mixed) ==
-        doctest::Approx(square.flops / (312e12 * 0.8 * 512.0 / 540) + 4e-6));
+  CHECK(kernelSeconds(square, c, Precision::Bf16Mixed) == doctest::Approx(square.flops / (312e12 * 0.8 * 512.0 / 540) + 4e-6));
   // Eight rows fill an eighth of a 64-row tile and one wave of 8192/64 = 128 tiles over 108 SMs
   // is 2 waves: far below peak.
   KernelWork skinny{.flops = 2.0 * 8 * 8192 * 8192, .bytes = 0, .matmul = true, .rows = 8, .columns = 8192};
@@ -87,13 +86,13 @@ TEST_CASE("cluster: presets, overrides and what is wrong with a cluster block") 
         "m.yaml:2:19: error: cluster.preset 'dgx-b200' is not known; did you mean 'dgx-h100'?\n"
         "cluster: {preset: dgx-b200}\n"
         "                  ^\n");
-  CHECK(modelErrors(matmulModel("device_num: 8", "nic_gbps: 400", "[[8, 1], [1, 1]]")).find(
-            "error: cluster needs a preset (dgx-a100-80gb, dgx-h100, h200-sxm, ascend-910b) or peak_flops, hbm_bandwidth, "
-            "intra_node_bandwidth, nics_per_node") != std::string::npos);
-  CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-h100, gemm_efficiency: 1.5", "[[8, 1], [1, 1]]")).find(
-            "cluster.gemm_efficiency must be in (0, 1]; got 1.5") != std::string::npos);
-  CHECK(modelErrors(matmulModel("device_num: 8, precision: int4", "preset: dgx-h100", "[[8, 1], [1, 1]]")).find(
-            "precision 'int4' is not known") != std::string::npos);
+  CHECK(modelErrors(matmulModel("device_num: 8", "nic_gbps: 400", "[[8, 1], [1, 1]]"))
+            .find("error: cluster needs a preset (dgx-a100-80gb, dgx-h100, h200-sxm, ascend-910b) or peak_flops, hbm_bandwidth, "
+                  "intra_node_bandwidth, nics_per_node") != std::string::npos);
+  CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-h100, gemm_efficiency: 1.5", "[[8, 1], [1, 1]]"))
+            .find("cluster.gemm_efficiency must be in (0, 1]; got 1.5") != std::string::npos);
+  CHECK(modelErrors(matmulModel("device_num: 8, precision: int4", "preset: dgx-h100", "[[8, 1], [1, 1]]"))
+            .find("precision 'int4' is not known") != std::string::npos);
 }
 
 TEST_CASE("cluster: the step's FLOPs, with and without recompute, and TFLOP/s per device") {
@@ -124,16 +123,16 @@ TEST_CASE("cluster: tensor parallelism across two nodes is slower than within on
   // Row parallel over 16 ranks: the AllReduce of the [4096, 8192] result crosses the network on
   // 8-device nodes, NVLink when one node holds all 16.
   auto stepOf = [](const std::string& cluster) {
-    Compiled c = compileAllRanks(
-        matmulModel("device_num: 16, training: true, precision: bf16_mixed", cluster, "[[1, 16], [16, 1]]"));
+    Compiled c =
+        compileAllRanks(matmulModel("device_num: 16, training: true, precision: bf16_mixed", cluster, "[[1, 16], [16, 1]]"));
     REQUIRE_MESSAGE(c.errors.empty(), c.errors);
     return *estimateClusterStep(c.global, c.options);
   };
   ClusterStepEstimate across = stepOf("preset: dgx-a100-80gb");
   // irc explain names the link the forward AllReduce crosses, with its time: 2 x 15/16 x 67,108,864
   // bytes at 180 GB/s + 2 x (7 x 3 us + 5 us) = 0.00075105 s.
-  Compiled c = compileAllRanks(matmulModel("device_num: 16, training: true, precision: bf16_mixed", "preset: dgx-a100-80gb",
-                                           "[[1, 16], [16, 1]]"));
+  Compiled c = compileAllRanks(
+      matmulModel("device_num: 16, training: true, precision: bf16_mixed", "preset: dgx-a100-80gb", "[[1, 16], [16, 1]]"));
   std::string text = explainOp(c.global, "mm.forward_op.0", 0, &c.options).value_or("");
   CHECK_MESSAGE(text.find("  time on dgx-a100-80gb: 0.0007511 s over the network across 2 nodes, 8 ranks per node (180 GB/s bus "
                           "bandwidth)\n") != std::string::npos,
@@ -152,8 +151,8 @@ TEST_CASE("cluster: tensor parallelism across two nodes is slower than within on
 TEST_CASE("mixed precision: 16-bit weights and gradients, float32 master weights and moments") {
   // x [4096, 8192] split 8 ways, w [8192, 8192] whole on every rank: 67,108,864 elements of w,
   // 2 bytes each as a weight and as a gradient, 4 as a master weight, 8 as AdamW's two moments.
-  Compiled c = compileAllRanks(matmulModel("device_num: 8, training: true, precision: bf16_mixed", "preset: dgx-a100-80gb",
-                                           "[[8, 1], [1, 1]]"));
+  Compiled c = compileAllRanks(
+      matmulModel("device_num: 8, training: true, precision: bf16_mixed", "preset: dgx-a100-80gb", "[[8, 1], [1, 1]]"));
   REQUIRE_MESSAGE(c.errors.empty(), c.errors);
   MemoryEstimate m = estimateMemory(c.global, c.options);
   REQUIRE(m.training);
@@ -206,7 +205,8 @@ TEST_CASE("cluster: the optimal planner times its steps on the cluster") {
   step.mesh = DeviceMatrix::unnamed({4, 8});
   step.axes = {0};
   step.localBefore = {1024, 1024};
-  CHECK(stepTimerFor(s)(step, 2) == doctest::Approx(collectiveSeconds(CollectiveKind::AllReduce, 2.0 * 1024 * 1024, {4, 4}, a100())));
+  CHECK(stepTimerFor(s)(step, 2) ==
+        doctest::Approx(collectiveSeconds(CollectiveKind::AllReduce, 2.0 * 1024 * 1024, {4, 4}, a100())));
   ParallelSettings flat;
   CHECK(stepTimerFor(flat)(step, 2) == doctest::Approx(stepTime(step, 2, flat.costModel)));
 }
@@ -218,12 +218,16 @@ TEST_CASE("cluster: a fused attention kernel keeps the scores and probabilities 
   auto compiled = [](const std::string& fused) {
     Compiled c = compileAllRanks(
         "parallel: {device_num: 2, training: true, precision: bf16_mixed}\n"
-        "cluster: {preset: dgx-h100, fused_attention: " + fused + "}\n"
+        "cluster: {preset: dgx-h100, fused_attention: " +
+        fused +
+        "}\n"
         "inputs:\n  - {name: q, shape: [2, 8, 512, 64], dtype: float32}\n  - {name: k, shape: [2, 8, 512, 64], dtype: float32}\n"
         "  - {name: v, shape: [2, 8, 512, 64], dtype: float32}\n"
         "parameters:\n  - {name: scale, shape: [], dtype: float32}\n"
-        "ops:\n  - {name: scores, type: BatchMatMul, inputs: [q, k], attrs: {transpose_b: true}, in_strategy: [[2, 1, 1, 1], [2, 1, 1, 1]]}\n"
-        "  - {name: scaled, type: Mul, inputs: [scores, scale]}\n  - {name: probs, type: Softmax, inputs: [scaled], attrs: {axis: -1}}\n"
+        "ops:\n  - {name: scores, type: BatchMatMul, inputs: [q, k], attrs: {transpose_b: true}, in_strategy: [[2, 1, 1, 1], [2, "
+        "1, 1, 1]]}\n"
+        "  - {name: scaled, type: Mul, inputs: [scores, scale]}\n  - {name: probs, type: Softmax, inputs: [scaled], attrs: "
+        "{axis: -1}}\n"
         "  - {name: ctx, type: BatchMatMul, inputs: [probs, v]}\noutputs: [ctx]\n");
     REQUIRE_MESSAGE(c.errors.empty(), c.errors);
     return c;

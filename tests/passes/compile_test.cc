@@ -121,7 +121,8 @@ class BreakingPass : public Pass {
 
 }  // namespace
 
-TEST_CASE("the pass manager runs the verifier after a pass that changed the graph, not after one that did not or only annotated it") {
+TEST_CASE(
+    "the pass manager runs the verifier after a pass that changed the graph, not after one that did not or only annotated it") {
   for (PassStatus status : {PassStatus::Unchanged, PassStatus::Annotated, PassStatus::Changed}) {
     Loaded l;
     PassContext context{l.diags};
@@ -132,11 +133,13 @@ TEST_CASE("the pass manager runs the verifier after a pass that changed the grap
   }
 }
 
-TEST_CASE("passes say Unchanged when they changed nothing: layout inference run twice, redistribution with every edge fitting; "
-          "propagation and layout inference say Annotated") {
-  const char* fitting = "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
-                        "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1]]}\n"
-                        "  - {name: e, type: Exp, inputs: [r], in_strategy: [[4, 1]]}\noutputs: [e]\n";
+TEST_CASE(
+    "passes say Unchanged when they changed nothing: layout inference run twice, redistribution with every edge fitting; "
+    "propagation and layout inference say Annotated") {
+  const char* fitting =
+      "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+      "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1]]}\n"
+      "  - {name: e, type: Exp, inputs: [r], in_strategy: [[4, 1]]}\noutputs: [e]\n";
   DiagnosticEngine diags("m.yaml", fitting);
   Graph g = *loadModel(fitting, diags, {"m"});
   PassContext context{diags};

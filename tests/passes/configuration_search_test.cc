@@ -27,28 +27,39 @@ namespace {
 std::string smallGpt(int64_t devices, int layers, int64_t batch, const std::string& parallelExtra = "") {
   const int H = 64, A = 4, hd = 16, S = 16, V = 256;
   const int64_t T = batch * S;
-  std::string out = fmt::format("name: gpt\nparallel: {{device_num: {}, search_mode: auto, training: true, optimizer: adamw, "
-                                "precision: bf16_mixed, memory_budget: 80GB{}}}\ncluster: {{preset: dgx-a100-80gb}}\n",
-                                devices, parallelExtra);
+  std::string out = fmt::format(
+      "name: gpt\nparallel: {{device_num: {}, search_mode: auto, training: true, optimizer: adamw, "
+      "precision: bf16_mixed, memory_budget: 80GB{}}}\ncluster: {{preset: dgx-a100-80gb}}\n",
+      devices, parallelExtra);
   out += fmt::format("inputs:\n  - {{name: input_ids, shape: [{}, {}], dtype: int32}}\nparameters:\n", batch, S);
-  out += fmt::format("  - {{name: embedding.weight, shape: [{}, {}], dtype: float32}}\n  - {{name: attn.scale, shape: [], dtype: float32}}\n", V, H);
+  out += fmt::format(
+      "  - {{name: embedding.weight, shape: [{}, {}], dtype: float32}}\n  - {{name: attn.scale, shape: [], dtype: float32}}\n", V,
+      H);
   for (int l = 0; l < layers; ++l)
-    for (auto [n, shape] : std::vector<std::pair<std::string, std::string>>{
-             {"ln1.gamma", fmt::format("[{}]", H)}, {"ln1.beta", fmt::format("[{}]", H)}, {"ln2.gamma", fmt::format("[{}]", H)},
-             {"ln2.beta", fmt::format("[{}]", H)}, {"qkv.weight", fmt::format("[{}, {}]", H, 3 * H)},
-             {"proj.weight", fmt::format("[{}, {}]", H, H)}, {"fc1.weight", fmt::format("[{}, {}]", H, 4 * H)},
-             {"fc2.weight", fmt::format("[{}, {}]", 4 * H, H)}})
+    for (auto [n, shape] : std::vector<std::pair<std::string, std::string>>{{"ln1.gamma", fmt::format("[{}]", H)},
+                                                                            {"ln1.beta", fmt::format("[{}]", H)},
+                                                                            {"ln2.gamma", fmt::format("[{}]", H)},
+                                                                            {"ln2.beta", fmt::format("[{}]", H)},
+                                                                            {"qkv.weight", fmt::format("[{}, {}]", H, 3 * H)},
+                                                                            {"proj.weight", fmt::format("[{}, {}]", H, H)},
+                                                                            {"fc1.weight", fmt::format("[{}, {}]", H, 4 * H)},
+                                                                            {"fc2.weight", fmt::format("[{}, {}]", 4 * H, H)}})
       out += fmt::format("  - {{name: layers.{}.{}, shape: {}, dtype: float32}}\n", l, n, shape);
-  out += fmt::format("  - {{name: final.gamma, shape: [{}], dtype: float32}}\n  - {{name: final.beta, shape: [{}], dtype: float32}}\nops:\n", H, H);
+  out += fmt::format(
+      "  - {{name: final.gamma, shape: [{}], dtype: float32}}\n  - {{name: final.beta, shape: [{}], dtype: float32}}\nops:\n", H,
+      H);
   out += "  - {name: embed, type: Gather, inputs: [embedding.weight, input_ids], attrs: {axis: 0}}\n";
   out += fmt::format("  - {{name: embed_flat, type: Reshape, inputs: [embed, [{}, {}]]}}\n", T, H);
   std::string x = "embed_flat";
   auto ln = [&](const std::string& name, const std::string& in, const std::string& g) {
-    out += fmt::format("  - {{name: {}, type: LayerNorm, inputs: [{}, {}.gamma, {}.beta], attrs: {{begin_norm_axis: -1, begin_params_axis: -1}}}}\n",
-                       name, in, g, g);
+    out += fmt::format(
+        "  - {{name: {}, type: LayerNorm, inputs: [{}, {}.gamma, {}.beta], attrs: {{begin_norm_axis: -1, begin_params_axis: "
+        "-1}}}}\n",
+        name, in, g, g);
   };
   auto op = [&](const std::string& name, const std::string& type, const std::string& inputs, const std::string& attrs = "") {
-    out += fmt::format("  - {{name: {}, type: {}, inputs: [{}]{}}}\n", name, type, inputs, attrs.empty() ? "" : ", attrs: {" + attrs + "}");
+    out += fmt::format("  - {{name: {}, type: {}, inputs: [{}]{}}}\n", name, type, inputs,
+                       attrs.empty() ? "" : ", attrs: {" + attrs + "}");
   };
   for (int l = 0; l < layers; ++l) {
     std::string p = fmt::format("layers.{}", l), q = fmt::format("l{}_", l);
@@ -246,14 +257,16 @@ namespace irc::test {
 TEST_CASE("--plan-out: the structural search's plan compiles again to the same dumps and report") {
   TempDir tmp;
   writeFile(tmp.path() + "/m.yaml", smallGpt(16, 4, 64));
-  RunResult a = runIrc({"m.yaml", "--plan-out", "p.yaml", "--dump-all", "--dump-dir", "a", "--report", "a.json", "-q"}, tmp.path());
+  RunResult a =
+      runIrc({"m.yaml", "--plan-out", "p.yaml", "--dump-all", "--dump-dir", "a", "--report", "a.json", "-q"}, tmp.path());
   REQUIRE(a.exitCode == 0);
   RunResult b = runIrc({"p.yaml", "--dump-all", "--dump-dir", "b", "--report", "b.json", "-q"}, tmp.path());
   REQUIRE(b.exitCode == 0);
   std::vector<std::string> files = listFiles(tmp.path() + "/a");
   REQUIRE(files == listFiles(tmp.path() + "/b"));
   for (const auto& f : files) CHECK(readFile(tmp.path() + "/a/" + f) == readFile(tmp.path() + "/b/" + f));
-  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")), second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
+  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")),
+       second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
   REQUIRE(first.contains("search"));
   CHECK(first["search"]["status"] == "structural");
   CHECK(first["search"]["configuration"]["dp"].get<int>() * first["search"]["configuration"]["tp"].get<int>() *
@@ -280,18 +293,20 @@ TEST_CASE("--plan-out: the operator-level search's strategies written as in_stra
   // Still search_mode auto, every op the search chose now configured (the search keeps them).
   CHECK(readFile(tmp.path() + "/p.yaml").find("search_mode: auto") != std::string::npos);
   CHECK(readFile(tmp.path() + "/p.yaml").find("name: l0.up, type: MatMul, inputs: [x, w1], in_strategy:") != std::string::npos);
-  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")), second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
+  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")),
+       second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
   CHECK(first["totals"] == second["totals"]);
   CHECK(first["memory"] == second["memory"]);
   CHECK(first["redistributions"] == second["redistributions"]);
-  for (size_t i = 0; i < first["values"].size(); ++i) CHECK(first["values"][i]["tensor_map"] == second["values"][i]["tensor_map"]);
+  for (size_t i = 0; i < first["values"].size(); ++i)
+    CHECK(first["values"][i]["tensor_map"] == second["values"][i]["tensor_map"]);
 }
 
 TEST_CASE("--plan-out of a plan over an ONNX graph: the same plan, the search's choices as node strategies") {
   TempDir tmp;
-  RunResult a = runIrc({sourceDir() + "/examples/gpt2_plan.yaml", "--search-mode", "auto", "--plan-out", "p.yaml", "--report", "a.json",
-                        "-q"},
-                       tmp.path());
+  RunResult a = runIrc(
+      {sourceDir() + "/examples/gpt2_plan.yaml", "--search-mode", "auto", "--plan-out", "p.yaml", "--report", "a.json", "-q"},
+      tmp.path());
   REQUIRE(a.exitCode == 0);
   std::string plan = readFile(tmp.path() + "/p.yaml");
   CHECK(plan.find("graph: ") == 0);
@@ -299,7 +314,8 @@ TEST_CASE("--plan-out of a plan over an ONNX graph: the same plan, the search's 
   CHECK(plan.find("search_mode: auto") != std::string::npos);
   CHECK(plan.find("\"*/attn/c_attn/MatMul\": {in_strategy: [[2, 1, 1], [1, 4]]}") != std::string::npos);  // the plan's own
   REQUIRE(runIrc({"p.yaml", "--report", "b.json", "-q"}, tmp.path()).exitCode == 0);
-  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")), second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
+  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")),
+       second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
   CHECK(first["totals"] == second["totals"]);
   CHECK(first["redistributions"] == second["redistributions"]);
   REQUIRE(first["ops"].size() == second["ops"].size());
@@ -321,7 +337,8 @@ TEST_CASE("--plan-out of the structural search over an ONNX graph: the plan with
   CHECK(plan.find("fully_use_devices: false") != std::string::npos);
   CHECK(plan.find("/transformer/wte/Gather:") != std::string::npos);
   REQUIRE(runIrc({"p.yaml", "--report", "b.json", "-q"}, tmp.path()).exitCode == 0);
-  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")), second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
+  auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json")),
+       second = nlohmann::json::parse(readFile(tmp.path() + "/b.json"));
   CHECK(first["totals"] == second["totals"]);
   CHECK(first["memory"] == second["memory"]);
   CHECK(first["values"] == second["values"]);
@@ -330,12 +347,13 @@ TEST_CASE("--plan-out of the structural search over an ONNX graph: the plan with
 TEST_CASE("input_batch: step splits the inputs' batch into micro_batches before the compile") {
   TempDir tmp;
   auto modelWith = [](int micro) {
-    return fmt::format("parallel: {{device_num: 2, pipeline_stages: 2, micro_batches: {}, input_batch: step}}\n"
-                       "inputs: [{{name: x, shape: [8, 16], dtype: float32}}]\n"
-                       "parameters: [{{name: w, shape: [16, 16], dtype: float32}}]\n"
-                       "ops:\n  - {{name: a, type: MatMul, inputs: [x, w]}}\n  - {{name: r, type: Reshape, inputs: [a, [128]]}}\n"
-                       "outputs: [r]\nstages: {{a: 0, r: 1}}\n",
-                       micro);
+    return fmt::format(
+        "parallel: {{device_num: 2, pipeline_stages: 2, micro_batches: {}, input_batch: step}}\n"
+        "inputs: [{{name: x, shape: [8, 16], dtype: float32}}]\n"
+        "parameters: [{{name: w, shape: [16, 16], dtype: float32}}]\n"
+        "ops:\n  - {{name: a, type: MatMul, inputs: [x, w]}}\n  - {{name: r, type: Reshape, inputs: [a, [128]]}}\n"
+        "outputs: [r]\nstages: {{a: 0, r: 1}}\n",
+        micro);
   };
   writeFile(tmp.path() + "/m.yaml", modelWith(4));
   RunResult ok = runIrc({"m.yaml", "--report", "r.json", "-q"}, tmp.path());

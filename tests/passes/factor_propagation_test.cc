@@ -14,7 +14,9 @@ namespace irc::test {
 namespace {
 
 const Op& opNamed(const Graph& g, const std::string& name) { return g.op(g.value(*g.findValue(name)).producer); }
-std::string strategyOf(const Compiled& c, const std::string& name) { return formatStrategy(opNamed(c.global, name).parallel->inStrategy); }
+std::string strategyOf(const Compiled& c, const std::string& name) {
+  return formatStrategy(opNamed(c.global, name).parallel->inStrategy);
+}
 std::string computed(const Compiled& c, const std::string& name) {
   return printAliasLayout(opNamed(c.global, name).parallel->outputLayouts[0]);
 }
@@ -83,7 +85,8 @@ TEST_CASE("two annotated inputs disagreeing on an Add: aggressive and basic diff
   CHECK(printAliasLayout(*basic.global.value(opNamed(basic.global, "s").results[0]).layout) == "(None, None)");
   std::vector<std::string> basicOps = inserted(basic);
   CHECK(std::count(basicOps.begin(), basicOps.end(), "s.forward_op.0 = AllGather") == 1);  // one conversion, not one per consumer
-  CHECK(std::none_of(basicOps.begin(), basicOps.end(), [](const std::string& s) { return s.rfind("u.", 0) == 0 || s.rfind("v.", 0) == 0; }));
+  CHECK(std::none_of(basicOps.begin(), basicOps.end(),
+                     [](const std::string& s) { return s.rfind("u.", 0) == 0 || s.rfind("v.", 0) == 0; }));
   Compiled aggressive = compiled(model("factor_add_disagree.yaml"));
   CHECK(printAliasLayout(*aggressive.global.value(opNamed(aggressive.global, "s").results[0]).layout) == "(dp, None)");
   CHECK(strategyOf(aggressive, "u") == "((2, 1))");
@@ -107,8 +110,9 @@ TEST_CASE("a dot whose lhs and rhs carry one axis on different factors") {
   // (dp is taken): x is redistributed, y is partial (AllReduce) and converted to its fixed point.
   Compiled c = compiled(model("factor_dot_clash.yaml"));
   CHECK(strategyOf(c, "y") == "((1, 2), (2, 1))");
-  CHECK(inserted(c) == std::vector<std::string>{"y.in0.redistribution_op.0 = AllGather", "y.in0.redistribution_op.1 = StridedSlice",
-                                                "y.forward_op.0 = AllReduce", "y.forward_op.1 = StridedSlice"});
+  CHECK(inserted(c) == std::vector<std::string>{"y.in0.redistribution_op.0 = AllGather",
+                                                "y.in0.redistribution_op.1 = StridedSlice", "y.forward_op.0 = AllReduce",
+                                                "y.forward_op.1 = StridedSlice"});
 }
 
 TEST_CASE("a priority-1 annotation is not overwritten by priority-0 propagation") {
@@ -145,8 +149,8 @@ TEST_CASE("a partial result under a constraint that splits it over the same axes
   for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation}) {
     Compiled c = compileAllRanks(yaml, mode);
     REQUIRE_MESSAGE(c.errors.empty(), c.errors);
-    CHECK(inserted(c) == std::vector<std::string>{"mm.forward_op.0 = Split", "mm.forward_op.1 = Concat",
-                                                  "mm.forward_op.2 = ReduceScatter"});
+    CHECK(inserted(c) ==
+          std::vector<std::string>{"mm.forward_op.0 = Split", "mm.forward_op.1 = Concat", "mm.forward_op.2 = ReduceScatter"});
     CHECK(verifyCompiled(c).ok);
   }
   // Over other axes than the partial ones, the two steps stay.

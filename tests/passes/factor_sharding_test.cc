@@ -80,7 +80,8 @@ TEST_CASE("stage B truncates at each conflict kind (basic)") {
   }
   SUBCASE("an axis another factor uses") {
     // Two factors: dim 0 (f0) and dim 1 (f1); y already holds b on f1.
-    FactorProblem p = problem({16, 4}, {holding(tensor({{0}, {1}}, 64), {{a, b}, {}}), holding(tensor({{0}, {1}}, 64), {{}, {b}})});
+    FactorProblem p =
+        problem({16, 4}, {holding(tensor({{0}, {1}}, 64), {{a, b}, {}}), holding(tensor({{0}, {1}}, 64), {{}, {b}})});
     propagateBasic(p);
     CHECK(p.tensors[1].dims[0].axes == Axes{a});
   }
@@ -113,8 +114,8 @@ TEST_CASE("stage B truncates at each conflict kind (basic)") {
 TEST_CASE("basic and aggressive differ: a conflict in one tensor no longer stops the factor for the others") {
   // Add(x, y) -> r over factors i (dim 0) and j (dim 1): x holds {a} on i, y holds {a} on j.
   auto add = [] {
-    return problem({8, 8}, {closed(tensor({{0}, {1}}, 64), {{a}, {}}), closed(tensor({{0}, {1}}, 64), {{}, {a}}),
-                            tensor({{0}, {1}}, 64)});
+    return problem(
+        {8, 8}, {closed(tensor({{0}, {1}}, 64), {{a}, {}}), closed(tensor({{0}, {1}}, 64), {{}, {a}}), tensor({{0}, {1}}, 64)});
   };
   FactorProblem basic = add();
   // Basic: {a} on i is used by j in y, and on j by i in x: both lists are cut for everyone.
@@ -130,8 +131,9 @@ TEST_CASE("basic and aggressive differ: a conflict in one tensor no longer stops
 TEST_CASE("the aggressive order, one key at a time") {
   // Two factors competing for axis a on the open result r (dims i, j).
   auto compete = [](int64_t xElements, int64_t yElements, Axes xAxes, Axes yAxes, bool elementwise) {
-    FactorProblem p = problem({16, 16}, {closed(tensor({{0}, {}}, xElements), {xAxes, {}}), closed(tensor({{}, {1}}, yElements), {{}, yAxes}),
-                                         tensor({{0}, {1}}, 256)},
+    FactorProblem p = problem({16, 16},
+                              {closed(tensor({{0}, {}}, xElements), {xAxes, {}}),
+                               closed(tensor({{}, {1}}, yElements), {{}, yAxes}), tensor({{0}, {1}}, 256)},
                               elementwise);
     propagateAggressive(p);
     return p.tensors[2];
@@ -163,8 +165,9 @@ TEST_CASE("the aggressive order, one key at a time") {
 TEST_CASE("read-off: candidates of all factors ranked together by carried size; one axis, one factor") {
   // Dot: x [i, k] holds {a} on i (32 elements), w [k, j] holds {a} on k (512), r [i, j] holds
   // {a} on i (256). i carries 32 + 256 = 288, k carries 512: k wins and i gets nothing.
-  FactorProblem p = problem({4, 8, 64}, {closed(tensor({{0}, {1}}, 32), {{a}, {}}), closed(tensor({{1}, {2}}, 512), {{a}, {}}),
-                                         holding(tensor({{0}, {2}}, 256), {{a}, {}})},
+  FactorProblem p = problem({4, 8, 64},
+                            {closed(tensor({{0}, {1}}, 32), {{a}, {}}), closed(tensor({{1}, {2}}, 512), {{a}, {}}),
+                             holding(tensor({{0}, {2}}, 256), {{a}, {}})},
                             false);
   auto s = resolveFactorShardings(p);
   CHECK(s[0].empty());

@@ -165,14 +165,16 @@ TEST_CASE("memory: the report's memory section, the summary line, and the budget
   REQUIRE(r.exitCode == 0);
   CHECK(r.err.find("irc: per rank: peak 24.1 KiB inference, 36.2 KiB training step (adamw)\n") != std::string::npos);
   std::string report = readFile(dir.path() + "/r.json");
-  CHECK(report.find("\"memory\":{\"inference\":{\"peak_bytes\":24704.0,\"peak_at\":\"matmul2.forward_op.0\"") != std::string::npos);
+  CHECK(report.find("\"memory\":{\"inference\":{\"peak_bytes\":24704.0,\"peak_at\":\"matmul2.forward_op.0\"") !=
+        std::string::npos);
   // 37056 B: a budget of 37056 is met, one byte less is not.
   RunResult fits = runIrc({"ffn.yaml", "--memory-budget", "37056", "-q"}, dir.path());
   CHECK(fits.err.empty());
   RunResult over = runIrc({"ffn.yaml", "--memory-budget", "37055B", "-q"}, dir.path());
   CHECK(over.exitCode == 0);
-  CHECK(over.err == "irc: warning: rank 0 needs 36.2 KiB at its peak (the training step's backward), over the memory budget "
-                    "of 36.2 KiB; biggest: optimizer states 16.2 KiB, saved activations 12.0 KiB, parameters 8.12 KiB\n");
+  CHECK(over.err ==
+        "irc: warning: rank 0 needs 36.2 KiB at its peak (the training step's backward), over the memory budget "
+        "of 36.2 KiB; biggest: optimizer states 16.2 KiB, saved activations 12.0 KiB, parameters 8.12 KiB\n");
   CHECK(runIrc({"ffn.yaml", "--memory-budget", "lots"}, dir.path()).exitCode == 2);
   std::string error;
   CHECK(parseByteSize("16GiB", error) == 16.0 * 1073741824);
@@ -201,7 +203,8 @@ TEST_CASE("irc memory: the table, the budget's verdict, and an SVG with one line
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   size_t lines = 0, peaks = 0;
   for (size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++lines;
-  for (size_t at = svg.find("<circle class=\"peak\""); at != std::string::npos; at = svg.find("<circle class=\"peak\"", at + 1)) ++peaks;
+  for (size_t at = svg.find("<circle class=\"peak\""); at != std::string::npos; at = svg.find("<circle class=\"peak\"", at + 1))
+    ++peaks;
   CHECK(lines == 2);  // inference, the training step
   CHECK(peaks == 2);
   CHECK(svg.find(">peak 24.1 KiB at matmul2.forward_op.0</text>") != std::string::npos);
@@ -255,7 +258,9 @@ TEST_CASE("memory: recompute keeps only a checkpoint's inputs; its ops' own save
 
 namespace irc::test {
 
-TEST_CASE("memory: optimizer parallel shards each replicated weight over its replicas, gathers it before use, reduce-scatters its gradient") {
+TEST_CASE(
+    "memory: optimizer parallel shards each replicated weight over its replicas, gathers it before use, reduce-scatters its "
+    "gradient") {
   // The FFN in training on 8 devices: every parameter is read replicated over the 2-way axis
   // the strategies leave free. With enable_parallel_optimizer each is held split on dim 0 over
   // it: 8320 B of parameters become 4160 per rank, AdamW's states 16640 become 8320, an

@@ -38,7 +38,8 @@ int32_t stageOf(const Graph& g, const std::string& op) { return g.op(g.value(*g.
 
 }  // namespace
 
-TEST_CASE("acceptance: a 4-layer GPT on 2 stages of 2 x 2: rank 0 sends, rank 4 receives with the same tags, verify, bubble 0.2") {
+TEST_CASE(
+    "acceptance: a 4-layer GPT on 2 stages of 2 x 2: rank 0 sends, rank 4 receives with the same tags, verify, bubble 0.2") {
   Compiled c = compileAllRanks(pipelinedGpt(R"({"l0.*": 0, "l1.*": 0, "l2.*": 1, "l3.*": 1})"));
   REQUIRE_MESSAGE(c.errors.empty(), c.errors);
   REQUIRE(c.locals.size() == 8);
@@ -62,8 +63,9 @@ TEST_CASE("acceptance: a 4-layer GPT on 2 stages of 2 x 2: rank 0 sends, rank 4 
   CHECK(report["pipeline"]["bubble_fraction"].get<double>() == doctest::Approx(0.2));
   CHECK(report["pipeline"]["stage_list"][1]["ranks"] == nlohmann::ordered_json::array({4, 7}));
   CHECK(report["device_num"] == 8);
-  for (const auto& op : report["ops"]) CHECK(op["stage"] == (op["name"].get<std::string>().rfind("l0.", 0) == 0 ||
-                                                              op["name"].get<std::string>().rfind("l1.", 0) == 0 ? 0 : 1));
+  for (const auto& op : report["ops"])
+    CHECK(op["stage"] ==
+          (op["name"].get<std::string>().rfind("l0.", 0) == 0 || op["name"].get<std::string>().rfind("l1.", 0) == 0 ? 0 : 1));
 }
 
 TEST_CASE("stages: auto balances the stages' estimated times, and moves the split to a heavy layer") {
@@ -83,9 +85,10 @@ TEST_CASE("stages: auto balances the stages' estimated times, and moves the spli
         ops += fmt::format("  - {{name: l{}.m{}, type: MatMul, inputs: [{}, w{}_{}]}}\n", l, k, x, l, k);
         x = fmt::format("l{}.m{}", l, k);
       }
-    return fmt::format("parallel: {{device_num: 2, pipeline_stages: 2, micro_batches: 4}}\ninputs:\n"
-                       "  - {{name: x, shape: [256, 256], dtype: float32}}\nparameters:\n{}ops:\n{}outputs: [{}]\nstages: auto\n",
-                       params, ops, x);
+    return fmt::format(
+        "parallel: {{device_num: 2, pipeline_stages: 2, micro_batches: 4}}\ninputs:\n"
+        "  - {{name: x, shape: [256, 256], dtype: float32}}\nparameters:\n{}ops:\n{}outputs: [{}]\nstages: auto\n",
+        params, ops, x);
   };
   Compiled even = compileAllRanks(chain(1));
   REQUIRE_MESSAGE(even.errors.empty(), even.errors);
@@ -133,8 +136,9 @@ TEST_CASE("1F1B memory, derived by hand: stage 0 holds two micro-batches' saved 
 }
 
 TEST_CASE("pipeline errors: a value flowing back, a stage out of range, no stages, an empty stage, an uneven device_num") {
-  std::string head = "parallel: {device_num: 4, pipeline_stages: 2}\ninputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
-                     "ops:\n  - {name: a, type: ReLU, inputs: [x]}\n  - {name: b, type: Neg, inputs: [a]}\noutputs: [b]\n";
+  std::string head =
+      "parallel: {device_num: 4, pipeline_stages: 2}\ninputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
+      "ops:\n  - {name: a, type: ReLU, inputs: [x]}\n  - {name: b, type: Neg, inputs: [a]}\noutputs: [b]\n";
   CHECK(compileAllRanks(head + "stages: {a: 1, b: 0}\n").errors.find("op 'b' is in pipeline stage 0 but reads 'a' of stage 1") !=
         std::string::npos);
   CHECK(compileAllRanks(head + "stages: {a: 0, b: 2}\n").errors.find("stage 2 of 'b' is not a stage of 2 (valid: 0 .. 1)") !=
@@ -160,7 +164,8 @@ TEST_CASE("irc diff names a moved stage boundary as one change; explain names an
   writeFile(tmp.path() + "/b.yaml", b);
   RunResult r = runIrc({"diff", tmp.path() + "/a.yaml", tmp.path() + "/b.yaml", "--stat"});
   CHECK(r.exitCode == 1);
-  CHECK(r.out.find("  strategies changed: 0\n  pipeline stage boundary moved: sends [l1.out -> stage 1] -> [l0.out -> stage 1]\n") !=
+  CHECK(r.out.find(
+            "  strategies changed: 0\n  pipeline stage boundary moved: sends [l1.out -> stage 1] -> [l0.out -> stage 1]\n") !=
         std::string::npos);
   RunResult e = runIrc({"explain", tmp.path() + "/a.yaml", "l2.q"});
   CHECK(e.out.find("  pipeline stage: 1 (ranks 4 .. 7)\n") != std::string::npos);

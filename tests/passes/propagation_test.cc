@@ -11,7 +11,9 @@ namespace irc::test {
 namespace {
 
 const Op& opNamed(const Graph& g, const std::string& name) { return g.op(g.value(*g.findValue(name)).producer); }
-std::string strategyOf(const Compiled& c, const std::string& name) { return formatStrategy(opNamed(c.global, name).parallel->inStrategy); }
+std::string strategyOf(const Compiled& c, const std::string& name) {
+  return formatStrategy(opNamed(c.global, name).parallel->inStrategy);
+}
 const StrategyOrigin& originOf(const Compiled& c, const std::string& name) { return opNamed(c.global, name).parallel->origin; }
 std::string originFrom(const Compiled& c, const std::string& name) { return originSourceName(c.global, originOf(c, name)); }
 std::string originEdge(const Compiled& c, const std::string& name) {
@@ -26,8 +28,9 @@ Compiled compiled(const std::string& yaml, std::optional<SearchMode> mode = std:
   return c;
 }
 
-const char* kHeader = "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [64, 64], dtype: float32}\n"
-                      "parameters:\n  - {name: w, shape: [64, 64], dtype: float32}\n  - {name: w2, shape: [64, 64], dtype: float32}\n";
+const char* kHeader =
+    "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [64, 64], dtype: float32}\n"
+    "parameters:\n  - {name: w, shape: [64, 64], dtype: float32}\n  - {name: w2, shape: [64, 64], dtype: float32}\n";
 
 }  // namespace
 
@@ -85,18 +88,20 @@ TEST_CASE("sharding propagation goes through Reshape and Transpose") {
 }
 
 TEST_CASE("ops no configured op reaches get the data-parallel strategy, origin default") {
-  Compiled c = compiled("parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [64, 64], dtype: float32}\n"
-                        "  - {name: y, shape: [16, 4], dtype: float32}\nops:\n"
-                        "  - {name: a, type: ReLU, inputs: [x], in_strategy: [[2, 4]]}\n  - {name: b, type: Tanh, inputs: [y]}\n"
-                        "  - {name: c, type: Neg, inputs: [b]}\n");
+  Compiled c = compiled(
+      "parallel: {device_num: 8}\ninputs:\n  - {name: x, shape: [64, 64], dtype: float32}\n"
+      "  - {name: y, shape: [16, 4], dtype: float32}\nops:\n"
+      "  - {name: a, type: ReLU, inputs: [x], in_strategy: [[2, 4]]}\n  - {name: b, type: Tanh, inputs: [y]}\n"
+      "  - {name: c, type: Neg, inputs: [b]}\n");
   CHECK(strategyOf(c, "b") == "((8, 1))");
   CHECK(originOf(c, "b").kind == OriginKind::Default);
   CHECK(strategyOf(c, "c") == "((8, 1))");
 }
 
 TEST_CASE("semi_auto replicates every unconfigured op; data_parallel splits dim 0") {
-  std::string yaml = std::string(kHeader) + "ops:\n  - {name: a, type: MatMul, inputs: [x, w], in_strategy: [[2, 1], [1, 4]]}\n"
-                                            "  - {name: b, type: ReLU, inputs: [a]}\n";
+  std::string yaml = std::string(kHeader) +
+                     "ops:\n  - {name: a, type: MatMul, inputs: [x, w], in_strategy: [[2, 1], [1, 4]]}\n"
+                     "  - {name: b, type: ReLU, inputs: [a]}\n";
   Compiled semi = compiled(yaml, SearchMode::SemiAuto);
   CHECK(strategyOf(semi, "b") == "((1, 1))");
   Compiled dp = compiled(yaml, SearchMode::DataParallel);
@@ -107,7 +112,8 @@ TEST_CASE("semi_auto replicates every unconfigured op; data_parallel splits dim 
 TEST_CASE("factor propagation: user priorities decide a conflict") {
   auto model = [](int px, int py) {
     return "parallel: {device_num: 8, search_mode: factor_propagation, device_matrix: [2, 4], alias_name: [dp, mp]}\n"
-           "inputs:\n  - {name: x, shape: [16, 8], dtype: float32, sharding: {layout: [mp, None], priority: " + std::to_string(px) +
+           "inputs:\n  - {name: x, shape: [16, 8], dtype: float32, sharding: {layout: [mp, None], priority: " +
+           std::to_string(px) +
            "}}\n  - {name: y, shape: [16, 8], dtype: float32, sharding: {layout: [dp, None], priority: " + std::to_string(py) +
            "}}\nops:\n  - {name: s, type: Add, inputs: [x, y]}\n  - {name: o, type: ReLU, inputs: [s]}\n";
   };
@@ -125,12 +131,15 @@ TEST_CASE("factor propagation: user priorities decide a conflict") {
 TEST_CASE("factor propagation through compound reshape factors") {
   std::string head = "parallel: {device_num: 8, search_mode: factor_propagation, device_matrix: [2, 4], alias_name: [dp, mp]}\n";
   // [2, 4] sharded {dp}{mp} reshaped to [8] gives {dp, mp} (the seed's example).
-  Compiled merge = compiled(head + "inputs:\n  - {name: x, shape: [2, 4], dtype: float32, sharding: {layout: [dp, mp]}}\n"
-                                   "ops:\n  - {name: r, type: Reshape, inputs: [x, [8]]}\n  - {name: e, type: Exp, inputs: [r]}\n");
+  Compiled merge = compiled(head +
+                            "inputs:\n  - {name: x, shape: [2, 4], dtype: float32, sharding: {layout: [dp, mp]}}\n"
+                            "ops:\n  - {name: r, type: Reshape, inputs: [x, [8]]}\n  - {name: e, type: Exp, inputs: [r]}\n");
   CHECK(printAliasLayout(opNamed(merge.global, "e").parallel->outputLayouts[0]) == "((dp, mp))");
   // And back: [8, 16] sharded {dp, mp} on dim 0 split into [2, 4, 16] gives {dp}{mp}{}.
-  Compiled split = compiled(head + "inputs:\n  - {name: x, shape: [8, 16], dtype: float32, sharding: {layout: [[dp, mp], None]}}\n"
-                                   "ops:\n  - {name: r, type: Reshape, inputs: [x, [2, 4, 16]]}\n  - {name: e, type: Exp, inputs: [r]}\n");
+  Compiled split =
+      compiled(head +
+               "inputs:\n  - {name: x, shape: [8, 16], dtype: float32, sharding: {layout: [[dp, mp], None]}}\n"
+               "ops:\n  - {name: r, type: Reshape, inputs: [x, [2, 4, 16]]}\n  - {name: e, type: Exp, inputs: [r]}\n");
   CHECK(printAliasLayout(opNamed(split.global, "e").parallel->outputLayouts[0]) == "(dp, mp, None)");
   CHECK(split.global.redistributions.empty());
 }
@@ -143,7 +152,8 @@ TEST_CASE("factor propagation: replicated axes are never used on that tensor; op
   std::string head = "parallel: {device_num: 8, search_mode: factor_propagation, device_matrix: [2, 4], alias_name: [dp, mp]}\n";
   // x is split on dim 0 by dp and must never be split by mp; its consumer's weight brings mp.
   Compiled c = compiled(head +
-                        "inputs:\n  - {name: x, shape: [16, 8], dtype: float32, sharding: {layout: [dp, None], open: [false, true], replicated: [mp]}}\n"
+                        "inputs:\n  - {name: x, shape: [16, 8], dtype: float32, sharding: {layout: [dp, None], open: [false, "
+                        "true], replicated: [mp]}}\n"
                         "parameters:\n  - {name: w, shape: [8, 32], dtype: float32, sharding: {layout: [None, mp]}}\n"
                         "ops:\n  - {name: y, type: MatMul, inputs: [x, w]}\n  - {name: z, type: ReLU, inputs: [y]}\n");
   CHECK(printAliasLayout(*c.global.value(*c.global.findValue("x")).layout) == "(dp, None)");
@@ -180,13 +190,14 @@ TEST_CASE("after a whole compile, only the ops the model configured hold an anno
     CAPTURE(static_cast<int>(mode));
     std::string header = kHeader;
     header.replace(header.find("{device_num: 8}"), 15, "{device_num: 8, device_matrix: [2, 4], alias_name: [dp, mp]}");
-    Compiled c = compiled(header +
-                          "ops:\n  - {name: a, type: MatMul, inputs: [x, w], in_strategy: [[2, 1], [1, 4]]}\n"
-                          "  - {name: b, type: ReLU, inputs: [a], sharding: {layout: [dp, None]}}\n"
-                          "  - {name: c, type: MatMul, inputs: [b, w2]}\n  - {name: d, type: ReLU, inputs: [c], priority: 1}\n"
-                          "  - {name: e, type: Tanh, inputs: [d]}\n  - {name: f, type: Reshape, inputs: [e, [64, 8, 8]]}\n"
-                          "  - {name: g, type: ReLU, inputs: [f]}\n",
-                          mode);
+    Compiled c =
+        compiled(header +
+                     "ops:\n  - {name: a, type: MatMul, inputs: [x, w], in_strategy: [[2, 1], [1, 4]]}\n"
+                     "  - {name: b, type: ReLU, inputs: [a], sharding: {layout: [dp, None]}}\n"
+                     "  - {name: c, type: MatMul, inputs: [b, w2]}\n  - {name: d, type: ReLU, inputs: [c], priority: 1}\n"
+                     "  - {name: e, type: Tanh, inputs: [d]}\n  - {name: f, type: Reshape, inputs: [e, [64, 8, 8]]}\n"
+                     "  - {name: g, type: ReLU, inputs: [f]}\n",
+                 mode);
     for (const Graph* g : {&c.original, &c.global, &c.locals.begin()->second}) {
       std::vector<std::string> annotated;
       for (const Op& op : g->ops)
@@ -200,7 +211,8 @@ TEST_CASE("after a whole compile, only the ops the model configured hold an anno
 
 namespace irc::test {
 
-TEST_CASE("sharding propagation: on 12 devices a 3 x 4 strategy reaches its neighbours (any integer split, not only powers of two)") {
+TEST_CASE(
+    "sharding propagation: on 12 devices a 3 x 4 strategy reaches its neighbours (any integer split, not only powers of two)") {
   // Megatron's data x tensor split on 12 devices: the bias Add and ReLU after a (3, 4) product take
   // (3, 4); with only powers of two as candidates they were replicated and gathered the result.
   Compiled c = compiled(

@@ -19,7 +19,8 @@ namespace {
 
 std::string printTensorMapIndexFor(const TensorLayout& l) {
   std::string out = "[";
-  for (const auto& axes : l.dims) out += fmt::format("{},", axes.size() == 1 ? std::to_string(axes[0]) : axes.empty() ? "-" : "*");
+  for (const auto& axes : l.dims)
+    out += fmt::format("{},", axes.size() == 1 ? std::to_string(axes[0]) : axes.empty() ? "-" : "*");
   return out + "]";
 }
 
@@ -48,7 +49,8 @@ void execute(const RedistStep& s, std::vector<TensorValue>& local) {
         TensorValue gathered = concatAlong(parts, 0);
         if (s.dim != 0) {
           std::vector<TensorValue> blocks;
-          for (size_t j = 0; j < group.size(); ++j) blocks.push_back(blockAlong(gathered, 0, static_cast<int64_t>(group.size()), j));
+          for (size_t j = 0; j < group.size(); ++j)
+            blocks.push_back(blockAlong(gathered, 0, static_cast<int64_t>(group.size()), j));
           gathered = concatAlong(blocks, s.dim);
         }
         next[r] = gathered;
@@ -67,8 +69,9 @@ void execute(const RedistStep& s, std::vector<TensorValue>& local) {
           for (int64_t i = 0; i < sum.size(); ++i) sum.data[i] += local[m].data[i];
         // ReduceScatter on a dim d: member i keeps block i of d (the planner stacks the blocks on
         // dim 0 first when d is not 0; the result is the same).
-        next[r] = s.kind == RedistStep::Kind::AllReduce ? sum
-                                                        : blockAlong(sum, std::max(s.dim, 0), static_cast<int64_t>(group.size()), me);
+        next[r] = s.kind == RedistStep::Kind::AllReduce
+                      ? sum
+                      : blockAlong(sum, std::max(s.dim, 0), static_cast<int64_t>(group.size()), me);
         break;
       }
       default: FAIL("unexpected step");
@@ -172,8 +175,8 @@ TEST_CASE("both planners move every rank's block exactly where the target layout
       }
     }
     TensorLayout b = randomLayout(rng, randomMesh(rng, devices), shape, false);
-    CAPTURE(fmt::format("{} partial {} on {} -> {} on {}", printTensorMapIndexFor(a), a.partialAxes.size(), formatShape(a.mesh.dims),
-                        printTensorMapIndexFor(b), formatShape(b.mesh.dims)));
+    CAPTURE(fmt::format("{} partial {} on {} -> {} on {}", printTensorMapIndexFor(a), a.partialAxes.size(),
+                        formatShape(a.mesh.dims), printTensorMapIndexFor(b), formatShape(b.mesh.dims)));
     PlannerOptions options{trial % 2 == 0, 4};
     RedistPlan mindspore = planRedistribution(a, b, options);
     RedistPlan optimal = planOptimal(a, b, options, CostModel{});
@@ -190,9 +193,10 @@ TEST_CASE("both planners move every rank's block exactly where the target layout
       savedShare += (tm - to) / tm;
     }
   }
-  MESSAGE(fmt::format("optimal strictly cheaper on {} of {} pairs ({:.1f}%), saving {:.1f}% of the MindSpore plan's time on those; "
-                      "{} partial sources, {} optimal plans with a ReduceScatter",
-                      cheaper, pairs, 100.0 * cheaper / pairs, cheaper ? 100.0 * savedShare / cheaper : 0.0, partialSources, scatters));
+  MESSAGE(fmt::format(
+      "optimal strictly cheaper on {} of {} pairs ({:.1f}%), saving {:.1f}% of the MindSpore plan's time on those; "
+      "{} partial sources, {} optimal plans with a ReduceScatter",
+      cheaper, pairs, 100.0 * cheaper / pairs, cheaper ? 100.0 * savedShare / cheaper : 0.0, partialSources, scatters));
 }
 
 TEST_CASE("the seed FFN's edge: a StridedSlice of (0, 0)..(32, 16) on rank 0, (0, 16)..(32, 32) on rank 1") {

@@ -21,7 +21,8 @@ namespace {
 
 std::vector<std::string> modelFiles() {
   std::vector<std::string> files;
-  for (const auto& dir : {sourceDir() + "/examples", sourceDir() + "/tests/models", sourceDir() + "/../shared/conformance/models"})
+  for (const auto& dir :
+       {sourceDir() + "/examples", sourceDir() + "/tests/models", sourceDir() + "/../shared/conformance/models"})
     if (fs::exists(dir))
       for (const auto& e : fs::directory_iterator(dir))
         if (e.path().extension() == ".yaml") files.push_back(e.path().string());
@@ -38,16 +39,16 @@ TEST_CASE("every example and conformance model verifies under every search mode 
   for (const std::string& file : modelFiles())
     for (SearchMode mode : kModes)
       for (RedistributionMode planner : {RedistributionMode::MindSpore, RedistributionMode::Optimal}) {
-      CAPTURE(file);
-      CAPTURE(std::string(searchModeName(mode)));
-      CAPTURE(std::string(redistributionModeName(planner)));
-      Compiled c = compileAllRanks(readFile(file), mode, nullptr, planner, fs::path(file).parent_path().string());
-      REQUIRE(c.errors.empty());
-      VerifyResult r = verifyCompiled(c);
-      CHECK(r.problem.empty());
-      CHECK(r.ok);
-      CHECK(r.comparedValues > 0);
-    }
+        CAPTURE(file);
+        CAPTURE(std::string(searchModeName(mode)));
+        CAPTURE(std::string(redistributionModeName(planner)));
+        Compiled c = compileAllRanks(readFile(file), mode, nullptr, planner, fs::path(file).parent_path().string());
+        REQUIRE(c.errors.empty());
+        VerifyResult r = verifyCompiled(c);
+        CHECK(r.problem.empty());
+        CHECK(r.ok);
+        CHECK(r.comparedValues > 0);
+      }
 }
 
 TEST_CASE("a dropped AllReduce is caught at the op whose result it completed") {
@@ -118,7 +119,8 @@ std::string randomModel(std::mt19937& rng, int deviceNum) {
     std::string name = fmt::format("op{}", i);
     bool configure = pick(3) == 0;
     switch (pick(13)) {
-      case 0: case 1: {  // MatMul with a fresh weight
+      case 0:
+      case 1: {  // MatMul with a fresh weight
         int64_t n = sizes[pick(3)];
         std::string w = fmt::format("w{}", paramCount++);
         params += fmt::format("  - {{name: {}, shape: [{}, {}], dtype: float32}}\n", w, b, n);
@@ -178,7 +180,8 @@ std::string randomModel(std::mt19937& rng, int deviceNum) {
       }
       case 8: {  // LayerNorm over the last dim, with fresh gamma and beta
         std::string g = fmt::format("g{}", paramCount), bb = fmt::format("be{}", paramCount++);
-        params += fmt::format("  - {{name: {}, shape: [{}], dtype: float32}}\n  - {{name: {}, shape: [{}], dtype: float32}}\n", g, b, bb, b);
+        params += fmt::format("  - {{name: {}, shape: [{}], dtype: float32}}\n  - {{name: {}, shape: [{}], dtype: float32}}\n", g,
+                              b, bb, b);
         std::string strategy = configure ? fmt::format(", in_strategy: [[{}, 1], [1], [1]]", strategyFor(a, 1).first) : "";
         ops += fmt::format("  - {{name: {}, type: LayerNorm, inputs: [{}, {}, {}]{}}}\n", name, src, g, bb, strategy);
         pool.push_back({name, {a, b}});  // its first output
@@ -199,7 +202,8 @@ std::string randomModel(std::mt19937& rng, int deviceNum) {
         params += fmt::format("  - {{name: {}, shape: [2, {}, {}], dtype: float32}}\n", w, b, b);
         ops += fmt::format("  - {{name: {}r, type: Reshape, inputs: [{}, [2, {}, {}]]}}\n", name, src, a / 2, b);
         std::string strategy = configure ? ", in_strategy: [[2, 1, 1], [2, 1, 1]]" : "";
-        ops += fmt::format("  - {{name: {}b, type: BatchMatMul, inputs: [{}r, {}]{}}}\n", name, name, w, deviceNum >= 2 ? strategy : "");
+        ops += fmt::format("  - {{name: {}b, type: BatchMatMul, inputs: [{}r, {}]{}}}\n", name, name, w,
+                           deviceNum >= 2 ? strategy : "");
         ops += fmt::format("  - {{name: {}, type: Reshape, inputs: [{}b, [{}, {}]]}}\n", name, name, a, b);
         pool.push_back({name, {a, b}});
         break;
@@ -320,12 +324,13 @@ namespace irc::test {
 // forward op ("r.forward_op.0") used to make its input's redistribution look like a forward op
 // of `mm`, and verify reported a false mismatch at mm (exit 3).
 TEST_CASE("a model op named like a forward op does not confuse verify, the report or explain") {
-  std::string yaml = "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
-                     "parameters:\n  - {name: w, shape: [16, 8], dtype: float32}\nops:\n"
-                     "  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[1, 4], [4, 1]]}\n"
-                     "  - {name: r.forward_op.0, type: ReLU, inputs: [mm], in_strategy: [[4, 1]]}\n"
-                     "  - {name: out, type: Exp, inputs: [\"r.forward_op.0\"], in_strategy: [[1, 4]]}\n"
-                     "outputs: [out]\n";
+  std::string yaml =
+      "parallel: {device_num: 4}\ninputs:\n  - {name: x, shape: [8, 16], dtype: float32}\n"
+      "parameters:\n  - {name: w, shape: [16, 8], dtype: float32}\nops:\n"
+      "  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[1, 4], [4, 1]]}\n"
+      "  - {name: r.forward_op.0, type: ReLU, inputs: [mm], in_strategy: [[4, 1]]}\n"
+      "  - {name: out, type: Exp, inputs: [\"r.forward_op.0\"], in_strategy: [[1, 4]]}\n"
+      "outputs: [out]\n";
   Compiled c = compileAllRanks(yaml);
   REQUIRE(c.errors.empty());
   VerifyResult r = verifyCompiled(c);

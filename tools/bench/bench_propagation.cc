@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   }
   if (argc > 2 && std::string(argv[1]) == "--model") {
     bool verifySize = argc > 3 && std::string(argv[3]) == "verify";
-    std::cout << irc::bench::transformerModel(std::atoi(argv[2]), 2, 4, verifySize ? irc::bench::kVerifySize : irc::bench::TransformerSize{});
+    std::cout << irc::bench::transformerModel(std::atoi(argv[2]), 2, 4,
+                                              verifySize ? irc::bench::kVerifySize : irc::bench::TransformerSize{});
     return 0;
   }
   // The floor: only yaml-cpp's tree of the file, as cheaply as the library reads it.

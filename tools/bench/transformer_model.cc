@@ -28,10 +28,20 @@ std::string transformerModel(int layers, int dp, int mp, const TransformerSize& 
     auto p = [&](const char* name, const std::string& shape) {
       params += fmt::format("  - {{name: l{}.{}, shape: {}, dtype: float32}}\n", l, name, shape);
     };
-    p("ln1.g", "[" + h + "]"); p("ln1.b", "[" + h + "]"); p("wq", hh); p("wk", hh); p("wv", hh); p("wo", hh);
-    p("ln2.g", "[" + h + "]"); p("ln2.b", "[" + h + "]"); p("w1", "[" + h + ", " + f + "]"); p("b1", "[" + f + "]");
+    p("ln1.g", "[" + h + "]");
+    p("ln1.b", "[" + h + "]");
+    p("wq", hh);
+    p("wk", hh);
+    p("wv", hh);
+    p("wo", hh);
+    p("ln2.g", "[" + h + "]");
+    p("ln2.b", "[" + h + "]");
+    p("w1", "[" + h + ", " + f + "]");
+    p("b1", "[" + f + "]");
     p("w2", "[" + f + ", " + h + "]");
-    auto op = [&](const std::string& name, const std::string& body) { ops += fmt::format("  - {{name: l{}.{}, {}}}\n", l, name, body); };
+    auto op = [&](const std::string& name, const std::string& body) {
+      ops += fmt::format("  - {{name: l{}.{}, {}}}\n", l, name, body);
+    };
     std::string L = fmt::format("l{}.", l);
     op("ln1", fmt::format("type: LayerNorm, inputs: [{}, {}ln1.g, {}ln1.b]", x, L, L));
     op("q", fmt::format("type: MatMul, inputs: [\"{}ln1:0\", {}wq]{}", L, L, strategy));
@@ -65,8 +75,8 @@ std::string transformerModel(int layers, int dp, int mp, const TransformerSize& 
     ops += fmt::format("  - {{name: logits, type: MatMul, inputs: [{}, lm_head]{}}}\n", x, strategy);
     x = "logits";
   }
-  return fmt::format("name: transformer_{}\nparallel: {{device_num: {}}}\ninputs:\n{}parameters:\n{}ops:\n{}outputs: [{}]\n", layers,
-                     deviceNum, input, params, ops, x);
+  return fmt::format("name: transformer_{}\nparallel: {{device_num: {}}}\ninputs:\n{}parameters:\n{}ops:\n{}outputs: [{}]\n",
+                     layers, deviceNum, input, params, ops, x);
 }
 
 }  // namespace irc::bench

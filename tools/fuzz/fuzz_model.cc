@@ -75,7 +75,8 @@ bool fuzzDump(std::string& text) {
     if (diags.renderToString().rfind("fuzz.ir:", 0) != 0) fail("a dump diagnostic without FILE:", text);
     return false;
   }
-  if (auto problems = irc::verifyGraph(imported->graph); !problems.empty()) fail("an imported graph is invalid: " + problems[0], text);
+  if (auto problems = irc::verifyGraph(imported->graph); !problems.empty())
+    fail("an imported graph is invalid: " + problems[0], text);
   irc::ParallelSettings settings;
   settings.deviceNum = imported->deviceNum.value_or(1);
   text = irc::writeModelYaml(imported->graph, &settings);

@@ -134,14 +134,12 @@ std::string verifyUnderRandomStrategy(const Graph& loaded, int64_t devices, uint
     CompileHooks hooks;
     hooks.rankGraphs = [&](int64_t rank, Graph&& local) { locals.emplace(rank, std::move(local)); };
     if (compile(g, options, context, hooks) == RunOutcome::Rejected) continue;  // not valid for the op: draw again
-    strategyShown = target == kNoId || !std::as_const(original).op(target).annotation->inStrategy
-                        ? "replicated"
-                        : [&] {
-                            std::string out;
-                            for (const IntTuple& t : *std::as_const(original).op(target).annotation->inStrategy)
-                              out += fmt::format("({})", fmt::join(t, ", "));
-                            return out;
-                          }();
+    strategyShown = target == kNoId || !std::as_const(original).op(target).annotation->inStrategy ? "replicated" : [&] {
+      std::string out;
+      for (const IntTuple& t : *std::as_const(original).op(target).annotation->inStrategy)
+        out += fmt::format("({})", fmt::join(t, ", "));
+      return out;
+    }();
     VerifyResult r = simulateAndCompare(original, g, locals, VerifyOptions{seed, 1e-9, 1e-12});
     if (!r.problem.empty()) return "reference: " + r.problem;
     if (!r.ok) return fmt::format("rank {} differs at op '{}': got {}, expected {}", r.rank, r.op, r.got, r.expected);
@@ -166,7 +164,8 @@ struct BoundInputs {
   std::set<size_t> positions;
   bool allRead = true;
 };
-BoundInputs bindTestInputs(const fs::path& t, OnnxOptions& options, const std::function<bool(const onnx::ValueInfoProto&)>& wanted) {
+BoundInputs bindTestInputs(const fs::path& t, OnnxOptions& options,
+                           const std::function<bool(const onnx::ValueInfoProto&)>& wanted) {
   onnx::ModelProto proto;
   proto.ParseFromString(readFile(t / "model.onnx"));
   std::set<std::string> initializers;
@@ -272,7 +271,8 @@ int main(int argc, char** argv) {
     }
     if (!loaded) {
       std::string reason = skipReason(diags.diagnostics().empty() ? "" : diags.diagnostics().front().message);
-      if (reason == "op type not mapped" || reason == "output is a constant (folded)" || reason == "computed input of a constant-only op") {
+      if (reason == "op type not mapped" || reason == "output is a constant (folded)" ||
+          reason == "computed input of a constant-only op") {
         if (auto folded = checkFolded(t, name)) {
           ++foldedRun;
           if (folded->empty()) ++foldedMatched;
@@ -340,10 +340,12 @@ int main(int argc, char** argv) {
     }
     if (allVerified) ++verified;
   }
-  std::cout << fmt::format("onnx node tests ({}): {} tests; {} run, {} matched the expected outputs, {} verified on 4 and 8 "
-                           "devices; {} skipped\n",
-                           dir.string(), tests.size(), run, matched, verified, skipped);
-  std::cout << fmt::format("  folded at import (every input bound as a constant): {} run, {} matched\n", foldedRun, foldedMatched);
+  std::cout << fmt::format(
+      "onnx node tests ({}): {} tests; {} run, {} matched the expected outputs, {} verified on 4 and 8 "
+      "devices; {} skipped\n",
+      dir.string(), tests.size(), run, matched, verified, skipped);
+  std::cout << fmt::format("  folded at import (every input bound as a constant): {} run, {} matched\n", foldedRun,
+                           foldedMatched);
   for (const auto& [why, names] : skips) {
     std::cout << fmt::format("  skipped {:4} ({})", names.size(), why);
     if (verbose) std::cout << ": " << fmt::format("{}", fmt::join(names, " "));

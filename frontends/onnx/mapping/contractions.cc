@@ -10,10 +10,12 @@ Terms matMul(NodeMapping& m) {
   if (!a || !b) return std::nullopt;
   Shape sa = shapeOf(m, *a), sb = shapeOf(m, *b);
   if (sa.empty() || sb.empty()) {
-    m.error(fmt::format("multiplies a scalar (operand ranks {} and {}); MatMul takes tensors of rank >= 1", sa.size(), sb.size()));
+    m.error(
+        fmt::format("multiplies a scalar (operand ranks {} and {}); MatMul takes tensors of rank >= 1", sa.size(), sb.size()));
     return std::nullopt;
   }
-  if (sa.size() >= 2 && sb.size() >= 2) return one(m.emit1(sa.size() == 2 && sb.size() == 2 ? "MatMul" : "BatchMatMul", {*a, *b}));
+  if (sa.size() >= 2 && sb.size() >= 2)
+    return one(m.emit1(sa.size() == 2 && sb.size() == 2 ? "MatMul" : "BatchMatMul", {*a, *b}));
   // numpy's vector operands: A (K) is the row (1, K), B (K) the column (K, 1); the dim added for
   // it is dropped from the product again (a Reshape on either side).
   std::optional<Term> lhs = *a, rhs = *b;

@@ -76,9 +76,10 @@ Terms convTranspose(NodeMapping& m) {
   if (!x || !w) return std::nullopt;
   Shape xs = shapeOf(m, *x), ws = shapeOf(m, *w);
   if (xs.size() < 3 || xs.size() > 5 || ws.size() != xs.size()) {
-    m.error(fmt::format("transposes a convolution of x of shape {} with w of shape {}; irc maps 1 to 3 spatial dims, x and w of "
-                        "one rank",
-                        formatShape(xs), formatShape(ws)));
+    m.error(
+        fmt::format("transposes a convolution of x of shape {} with w of shape {}; irc maps 1 to 3 spatial dims, x and w of "
+                    "one rank",
+                    formatShape(xs), formatShape(ws)));
     return std::nullopt;
   }
   size_t spatial = xs.size() - 2;
@@ -101,7 +102,8 @@ Terms convTranspose(NodeMapping& m) {
       for (size_t d = 0; d < spatial; ++d) target.push_back(xs[d + 2] * (*strides)[d]);
     }
     if (target.size() != spatial) {
-      m.error(fmt::format("has output_shape {}; {} spatial dims need {} entries", formatIntTuple(*outputShape), spatial, spatial));
+      m.error(
+          fmt::format("has output_shape {}; {} spatial dims need {} entries", formatIntTuple(*outputShape), spatial, spatial));
       return std::nullopt;
     }
     pads.assign(2 * spatial, 0);
@@ -124,7 +126,10 @@ Terms convTranspose(NodeMapping& m) {
     m.error(fmt::format("has {} pads; {} spatial dims need {}", pads.size(), spatial, 2 * spatial));
     return std::nullopt;
   }
-  AttrMap attrs{{"strides", *strides}, {"dilations", *dilations}, {"pads", pads}, {"output_padding", outputPadding},
+  AttrMap attrs{{"strides", *strides},
+                {"dilations", *dilations},
+                {"pads", pads},
+                {"output_padding", outputPadding},
                 {"group", m.intAttr("group", 1)}};
   auto b = m.input(2);
   auto y = m.emit1(fmt::format("ConvTranspose{}D", spatial), {*x, *w}, std::move(attrs), b ? "conv" : "");

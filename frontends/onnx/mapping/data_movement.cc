@@ -65,8 +65,10 @@ template <const char* Type>
 Terms argReduce(NodeMapping& m) {
   auto x = need(m, 0);
   if (!x) return std::nullopt;
-  return one(m.emit1(Type, {*x}, {{"axis", m.intAttr("axis", 0)}, {"keep_dims", m.intAttr("keepdims", 1) != 0},
-                                  {"select_last_index", m.intAttr("select_last_index", 0) != 0}}));
+  return one(m.emit1(Type, {*x},
+                     {{"axis", m.intAttr("axis", 0)},
+                      {"keep_dims", m.intAttr("keepdims", 1) != 0},
+                      {"select_last_index", m.intAttr("select_last_index", 0) != 0}}));
 }
 constexpr char kArgmax[] = "Argmax", kArgmin[] = "Argmin";
 
@@ -81,8 +83,9 @@ Terms topK(NodeMapping& m) {
     m.error(fmt::format("K must hold one number; it has shape {}", formatShape(k->shape)));
     return std::nullopt;
   }
-  auto out = m.emit("TopK", {*x, Attribute(static_cast<int64_t>(k->data[0]))},
-                    {{"sorted", m.intAttr("sorted", 1) != 0}, {"axis", m.intAttr("axis", -1)}, {"largest", m.intAttr("largest", 1) != 0}});
+  auto out = m.emit(
+      "TopK", {*x, Attribute(static_cast<int64_t>(k->data[0]))},
+      {{"sorted", m.intAttr("sorted", 1) != 0}, {"axis", m.intAttr("axis", -1)}, {"largest", m.intAttr("largest", 1) != 0}});
   if (!out) return std::nullopt;
   auto indices = m.emit1("Cast", {(*out)[1], Attribute(DType::Int64)}, {}, "indices");
   if (!indices) return std::nullopt;
@@ -286,8 +289,8 @@ Terms split(NodeMapping& m) {
     for (int64_t part : *sizes) total += part;
     if (static_cast<int64_t>(sizes->size()) != outputs || total != dim ||
         std::any_of(sizes->begin(), sizes->end(), [](int64_t part) { return part <= 0; })) {
-      m.error(fmt::format("splits dim {} of size {} into parts {} for {} outputs", *dimIndex, dim, fmt::join(*sizes, ", "),
-                          outputs));
+      m.error(
+          fmt::format("splits dim {} of size {} into parts {} for {} outputs", *dimIndex, dim, fmt::join(*sizes, ", "), outputs));
       return std::nullopt;
     }
     bool equal = std::all_of(sizes->begin(), sizes->end(), [&](int64_t part) { return part == sizes->front(); });

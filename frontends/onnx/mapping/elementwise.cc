@@ -253,7 +253,8 @@ Terms trilu(NodeMapping& m) {
   if (auto k = m.input(1); k && !k->isConstant()) {
     const Shape xs = shapeOf(m, *x);
     if (xs.size() < 2 || m.typeOf(*k).shape.size() > 1 || (m.typeOf(*k).shape.size() == 1 && m.typeOf(*k).shape[0] != 1)) {
-      m.error(fmt::format("takes x of rank >= 2 and one k; x has shape {}, k {}", formatShape(xs), formatShape(m.typeOf(*k).shape)));
+      m.error(
+          fmt::format("takes x of rank >= 2 and one k; x has shape {}, k {}", formatShape(xs), formatShape(m.typeOf(*k).shape)));
       return std::nullopt;
     }
     const int64_t rows = xs[xs.size() - 2], cols = xs.back();

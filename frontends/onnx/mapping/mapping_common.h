@@ -75,7 +75,6 @@ inline std::optional<IntTuple> axesOf(NodeMapping& m, size_t inputIndex, bool& g
   return IntTuple{};
 }
 
-
 // The reductions' irc types, which the reduction and global-pooling mappers both emit.
 inline constexpr char kReduceMean[] = "ReduceMean", kReduceSum[] = "ReduceSum", kReduceMax[] = "ReduceMax",
                       kReduceMin[] = "ReduceMin";

@@ -30,7 +30,8 @@ Terms layerNormalization(NodeMapping& m) {
     bias = m.constant(st, TensorValue::zeros(st.shape), "zero_bias");
   }
   double epsilon = m.floatAttr("epsilon", 1e-5);
-  auto out = m.emit("LayerNorm", {*x, *scale, *bias}, {{"begin_norm_axis", axis}, {"begin_params_axis", axis}, {"epsilon", epsilon}});
+  auto out =
+      m.emit("LayerNorm", {*x, *scale, *bias}, {{"begin_norm_axis", axis}, {"begin_params_axis", axis}, {"epsilon", epsilon}});
   if (!out) return std::nullopt;
   std::vector<Term> results{(*out)[0]};
   auto wanted = [&](int i) { return m.node().output_size() > i && !m.node().output(i).empty(); };
@@ -202,7 +203,8 @@ Terms sumBetween(NodeMapping& m) {
   if (!t) return std::nullopt;
   const bool noop = axes->empty() && m.intAttr("noop_with_empty_axes", 0) != 0;
   if (!noop) {
-    t = m.emit1("ReduceSum", {*t, Attribute(*axes)}, {{"keep_dims", m.intAttr("keepdims", 1) != 0}}, A == After::None ? "" : "sum");
+    t = m.emit1("ReduceSum", {*t, Attribute(*axes)}, {{"keep_dims", m.intAttr("keepdims", 1) != 0}},
+                A == After::None ? "" : "sum");
     if (!t) return std::nullopt;
   }
   if (A == After::Sqrt) t = m.emit1("Sqrt", {*t});

@@ -87,9 +87,10 @@ Terms constantOfShape(NodeMapping& m) {
 Terms range(NodeMapping& m) {
   for (size_t i = 0; i < 3; ++i)
     if (auto t = m.input(i); t && !t->isConstant()) {
-      m.error(fmt::format("its input {} ('{}') is computed at run time, so its length would depend on values; irc compiles "
-                          "static shapes (bind the dims it comes from with --dim, or compute it from shapes only)",
-                          i, m.node().input(i)));
+      m.error(
+          fmt::format("its input {} ('{}') is computed at run time, so its length would depend on values; irc compiles "
+                      "static shapes (bind the dims it comes from with --dim, or compute it from shapes only)",
+                      i, m.node().input(i)));
       return std::nullopt;
     }
   auto start = m.constantInput(0, "start"), limit = m.constantInput(1, "limit"), delta = m.constantInput(2, "delta");
@@ -287,22 +288,27 @@ Terms resize(NodeMapping& m) {
     }
     const double scale = scales->data[i];
     out[d] = static_cast<int64_t>(std::floor(static_cast<double>(in[d]) * scale));
-    if (out[d] < 1 || std::fabs(static_cast<double>(out[d]) - static_cast<double>(in[d]) * scale) > 1e-6 * static_cast<double>(out[d])) {
-      m.error(fmt::format("scale {} of dim {} ({} elements) gives {} elements; irc resizes by output over input size, so "
-                          "the scale must give a whole size (write the node with sizes instead)",
-                          scale, d, in[d], static_cast<double>(in[d]) * scale));
+    if (out[d] < 1 ||
+        std::fabs(static_cast<double>(out[d]) - static_cast<double>(in[d]) * scale) > 1e-6 * static_cast<double>(out[d])) {
+      m.error(
+          fmt::format("scale {} of dim {} ({} elements) gives {} elements; irc resizes by output over input size, so "
+                      "the scale must give a whole size (write the node with sizes instead)",
+                      scale, d, in[d], static_cast<double>(in[d]) * scale));
       return std::nullopt;
     }
   }
   return one(m.emit1("Resize", {*x},
-                     {{"sizes", out}, {"mode", mode}, {"coordinate_transformation_mode", coordinates}, {"nearest_mode", nearest},
+                     {{"sizes", out},
+                      {"mode", mode},
+                      {"coordinate_transformation_mode", coordinates},
+                      {"nearest_mode", nearest},
                       {"cubic_coeff_a", m.floatAttr("cubic_coeff_a", -0.75)},
                       {"exclude_outside", m.intAttr("exclude_outside", 0) != 0}}));
 }
 
 // OneHot(indices, depth, values = [off, on], axis): irc's OneHot with depth and the two values
-// constants (float indices cast to int64 first). ONNX counts a negative index from depth; irc's OneHot does not, so the indices are
-// wrapped first by Select(indices < 0, indices + depth, indices) (folded for constant indices).
+// constants (float indices cast to int64 first). ONNX counts a negative index from depth; irc's OneHot does not, so the indices
+// are wrapped first by Select(indices < 0, indices + depth, indices) (folded for constant indices).
 Terms oneHotNode(NodeMapping& m) {
   auto indices = need(m, 0);
   auto depth = m.constantInput(1, "depth"), values = m.constantInput(2, "values");
@@ -331,8 +337,9 @@ Terms oneHotNode(NodeMapping& m) {
   if (!negative || !shifted) return std::nullopt;
   auto wrapped = m.emit1("Select", {*negative, *shifted, *indices}, {}, "wrapped");
   if (!wrapped) return std::nullopt;
-  return one(m.emit1("OneHot", {*wrapped, Attribute(d), Attribute(ScalarTensor{valueType, values->data[1]}),
-                                Attribute(ScalarTensor{valueType, values->data[0]})},
+  return one(m.emit1("OneHot",
+                     {*wrapped, Attribute(d), Attribute(ScalarTensor{valueType, values->data[1]}),
+                      Attribute(ScalarTensor{valueType, values->data[0]})},
                      {{"axis", axis}}));
 }
 
