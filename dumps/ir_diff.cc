@@ -267,24 +267,10 @@ DumpSummary summarizeDump(const std::string& text) {
 std::vector<std::string> sentTransfers(const std::string* text) {
   std::vector<std::string> out;
   if (!text) return out;
-  // A scan of each line, not a std::regex: libstdc++'s regex recurses once per character, and a
-  // communication group of 16,384 ranks on one line overflowed the stack.
-  std::string_view all(*text);
-  for (size_t start = 0; start < all.size();) {
-    size_t end = all.find('\n', start);
-    std::string_view line = all.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    start = end == std::string_view::npos ? all.size() : end + 1;
-    size_t call = line.find(") = Send(");
-    if (call == std::string_view::npos) continue;
-    // `%N(` opening the node's name: the first before the call.
-    size_t open = std::string_view::npos;
-    for (size_t p = line.find('%'); p < call && open == std::string_view::npos; p = line.find('%', p + 1)) {
-      size_t digits = p + 1;
-      while (digits < call && std::isdigit(static_cast<unsigned char>(line[digits]))) ++digits;
-      if (digits > p + 1 && digits < call && line[digits] == '(') open = digits;
-    }
-    if (open == std::string_view::npos) continue;
-    std::string_view name = line.substr(open + 1, call - open - 1);
+  for (const DumpNode& n : readDumpText(*text).nodes) {
+    if (collectiveOfType(n.type) != CollectiveKind::PointToPoint) continue;
+    // A Send's name ends in `.send.<stage>`, the stage it sends to.
+    std::string_view name = n.name;
     size_t marker = name.rfind(".send.");
     if (marker == std::string_view::npos || marker == 0) continue;
     std::string_view stage = name.substr(marker + 6);
