@@ -34,12 +34,20 @@ std::string escaped(const std::string& s) {
   return out;
 }
 
+// A colour per group collective (a transfer keeps the default), and for the local steps.
 std::string fillOf(const std::string& type) {
-  static const std::map<std::string, std::string> fills = {
-      {"AllReduce", "#f4a6a6"},    {"AllGather", "#a6c8f4"},       {"ReduceScatter", "#f4cfa6"}, {"AlltoAll", "#d3a6f4"},
+  static const std::map<CollectiveKind, std::string> collectives = {{CollectiveKind::AllReduce, "#f4a6a6"},
+                                                                    {CollectiveKind::AllGather, "#a6c8f4"},
+                                                                    {CollectiveKind::ReduceScatter, "#f4cfa6"},
+                                                                    {CollectiveKind::AlltoAll, "#d3a6f4"}};
+  static const std::map<std::string, std::string> local = {
       {"StridedSlice", "#dddddd"}, {"_MirrorOperator", "#b8e0b0"}, {"Reshape", "#eeeeee"}};
-  auto it = fills.find(type);
-  return it == fills.end() ? "#f0f0f0" : it->second;
+  if (std::optional<CollectiveKind> kind = collectiveOfType(type)) {
+    auto it = collectives.find(*kind);
+    return it == collectives.end() ? "#f0f0f0" : it->second;
+  }
+  auto it = local.find(type);
+  return it == local.end() ? "#f0f0f0" : it->second;
 }
 
 std::string shapeText(const Graph& graph, ValueId v) { return formatShape(graph.value(v).type.shape); }

@@ -161,8 +161,8 @@ std::string explainInserted(const Graph& graph, OpId id, int64_t rank, const Par
                          formatAttribute(*view.operands()[2].constant));
     int dtypeBytes = byteSize(graph.value(op.results[0]).type.dtype);
     if (s.kind == RedistStep::Kind::Mirror)
-      out += fmt::format("  forward: the identity; backward: AllReduce (mean) of the gradient, {} bytes sent per rank\n",
-                         formatNumber(mirrorGradientBytes(s, dtypeBytes)));
+      out += fmt::format("  forward: the identity; backward: {} (mean) of the gradient, {} bytes sent per rank\n",
+                         collectiveName(mirrorGradientCollective(s)), formatNumber(mirrorGradientBytes(s, dtypeBytes)));
     else if (opTypeOfStep(s) == op.type)
       out += fmt::format("  bytes sent per rank: {}\n", formatNumber(stepSendBytes(s, dtypeBytes)));
     if (settings && s.kind != RedistStep::Kind::Mirror)

@@ -8,6 +8,7 @@
 
 #include "ir/factor_rule.h"
 #include "ir/heap_optional.h"
+#include "ir/redist_step.h"
 #include "ir/sharding.h"
 #include "ir/tensor_layout.h"
 
@@ -54,13 +55,12 @@ struct StrategyOrigin {
   double lostOnBest = 0, lostOnNextBest = 0;
 };
 
-// A forward op: communication right after the op that completes its output.
+// A forward op: communication right after the op that completes its output, as a redistribution
+// step (an AllReduce or ReduceScatter over the axes its result is partial on, a RealDiv after a
+// mean's AllReduce): the op's sharding fixes the step's kind, mesh, axes, reduction and divisor;
+// the redistribution pass adds the local shapes when it emits it.
 struct ForwardOp {
-  enum class Kind { AllReduce, ReduceScatter, RealDiv };
-  Kind kind = Kind::AllReduce;
-  ReduceOp reduceOp = ReduceOp::Sum;
-  std::vector<int> axes;  // device axes of the op's mesh spanned by the group
-  int64_t divisor = 1;    // RealDiv
+  RedistStep step;
   std::string reason;
   bool operator==(const ForwardOp&) const = default;
 };

@@ -12,6 +12,12 @@
 
 namespace irc {
 
+// A step's or plan's cost under MindSpore's model (spec/parallel-semantics.md §4).
+struct RedistCost {
+  double comm = 0;  // MindSpore's model, in bytes, forward comm corrected
+  double compute = 0;
+};
+
 struct RedistStep {
   // VocabOffset: the Sub of a vocab-split Gather's masked lookup, whose constant is the first
   // table row the rank holds (its index along `axes` times `rows`).

@@ -61,10 +61,66 @@ double ringSteps(CollectiveKind kind, double n) {
   }
 }
 
+double ringPasses(CollectiveKind kind) { return kind == CollectiveKind::AllReduce ? 2 : 1; }
+
 double alphaBetaSeconds(CollectiveKind kind, double n, double bytes, const CostModel& m) {
   double seconds = ringSteps(kind, n) * m.alpha + ringTraffic(kind, n) * bytes * m.beta;
   if (kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter) seconds += bytes * m.gamma;
   return seconds;
+}
+
+RedistCost stepCost(const RedistStep& step, int dtypeBytes) {
+  double p = static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
+  double n = static_cast<double>(step.groupSize());
+  switch (step.kind) {
+    case RedistStep::Kind::Split: return {0, p};
+    case RedistStep::Kind::Gather: return {0.5 * (n + 1) * p, step.dim == 0 ? p : p + 2 * n * p};
+    case RedistStep::Kind::AlltoAll: return {4 * p, p};
+    case RedistStep::Kind::Reshape: return {0, 2 * p};
+    case RedistStep::Kind::AllReduce: return {ringTraffic(CollectiveKind::AllReduce, n) * p, p};
+    case RedistStep::Kind::ReduceScatter: return {ringTraffic(CollectiveKind::ReduceScatter, n) * p, step.dim > 0 ? 3 * p : p};
+    case RedistStep::Kind::RealDiv:
+    case RedistStep::Kind::VocabOffset: return {0, p};
+    case RedistStep::Kind::Mirror: return {0, 0};
+    case RedistStep::Kind::Send: return {p, 0};
+    case RedistStep::Kind::Receive: return {0, 0};
+  }
+  return {};
+}
+
+std::optional<double> localStepCopyBytes(const RedistStep& step, double bytes) {
+  switch (step.kind) {
+    case RedistStep::Kind::Split: return bytes / static_cast<double>(step.groupSize());
+    case RedistStep::Kind::Reshape:
+    case RedistStep::Kind::RealDiv:
+    case RedistStep::Kind::VocabOffset: return bytes;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<double> offDim0CopyBytes(const RedistStep& step, double bytes) {
+  // An AllGather's whole result is split and concatenated; a ReduceScatter's input is stacked.
+  if (step.kind == RedistStep::Kind::Gather && step.dim != 0) return static_cast<double>(step.groupSize()) * bytes;
+  if (step.kind == RedistStep::Kind::ReduceScatter && step.dim > 0) return bytes;
+  return std::nullopt;
+}
+
+void applyStepToMap(RedistStep::Kind kind, int dim, int concatDim, uint32_t axes, std::vector<int>& map, uint32_t& partial) {
+  int first = axes ? __builtin_ctz(axes) : -1;
+  switch (kind) {
+    case RedistStep::Kind::AllReduce: partial = 0; break;
+    case RedistStep::Kind::ReduceScatter:
+      partial &= ~axes;
+      map[dim] = first;
+      break;
+    case RedistStep::Kind::Gather: map[dim] = -1; break;
+    case RedistStep::Kind::AlltoAll:
+      map[concatDim] = -1;
+      map[dim] = first;
+      break;
+    case RedistStep::Kind::Split: map[dim] = first; break;
+    default: break;
+  }
 }
 
 double stepSendBytes(const RedistStep& step, int dtypeBytes) {
@@ -74,11 +130,14 @@ double stepSendBytes(const RedistStep& step, int dtypeBytes) {
   return ringTraffic(*kind, static_cast<double>(step.groupSize())) * in;
 }
 
+CollectiveKind mirrorGradientCollective(const RedistStep& step) {
+  return step.shardedGradient ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
+}
+
 double mirrorGradientBytes(const RedistStep& step, int dtypeBytes) {
   if (step.kind != RedistStep::Kind::Mirror) return 0;
-  CollectiveKind kind = step.shardedGradient ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
-  return ringTraffic(kind, static_cast<double>(step.groupSize())) * static_cast<double>(numElements(step.localBefore)) *
-         dtypeBytes;
+  return ringTraffic(mirrorGradientCollective(step), static_cast<double>(step.groupSize())) *
+         static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
 }
 
 }  // namespace irc

@@ -4,7 +4,9 @@
 // accounting, ../shared/hardware.md). The ring formula is written here once; the cost models
 // (passes/planners/optimal_planner.h, passes/planners/redistribution_planner.h, passes/analysis/step_cost.h), the cluster's
 // collective time (passes/analysis/collective_time.h), the report and `irc diff` take it from here.
+#include <cstdint>
 #include <optional>
+#include <vector>
 #include <string_view>
 
 #include "ir/parallel_config.h"
@@ -39,16 +41,36 @@ double ringTraffic(CollectiveKind kind, double n);
 // for the others, 1 for a transfer.
 double ringSteps(CollectiveKind kind, double n);
 
+// Times a group collective crosses its ring end to end, each paying the group's latency once:
+// 2 for an AllReduce (a reduce-scatter, then an all-gather), 1 for the others.
+double ringPasses(CollectiveKind kind);
+
 // A collective's seconds under the alpha-beta-gamma model (`parallel.cost_model`): a link latency
 // per ring step, `bytes` (each rank's local input) times its ring traffic at beta a byte, and for
 // a reduction (AllReduce, ReduceScatter) its arithmetic at gamma a byte. Copies around it (the
 // Split/Concat of a collective off dim 0) are the caller's.
 double alphaBetaSeconds(CollectiveKind kind, double n, double bytes, const CostModel& model);
 
+// MindSpore's per-step cost (spec/parallel-semantics.md §4): bytes communicated and computed
+// per rank, from the local shape entering the step.
+RedistCost stepCost(const RedistStep& step, int dtypeBytes);
+// Bytes a local step (a slice, a reshape, a RealDiv, a vocabulary offset) reads once and writes
+// once, from the `bytes` entering it; nullopt for a collective and for a step that runs nothing
+// (a mirror's identity forward, a Receive whose Send counts).
+std::optional<double> localStepCopyBytes(const RedistStep& step, double bytes);
+// Bytes copied around a collective off dim 0 (the Split + Concat that follow an AllGather, the
+// Split + Concat stacking a ReduceScatter's blocks on dim 0 before it); nullopt for the others.
+std::optional<double> offDim0CopyBytes(const RedistStep& step, double bytes);
+// What a step does to a tensor map as the planners search it: `map` holds per sub-dim the axis
+// splitting it (-1: whole) and `partial` a bit per axis still partial; `axes` is the step's axes
+// as a bit mask (the first one splits).
+void applyStepToMap(RedistStep::Kind kind, int dim, int concatDim, uint32_t axes, std::vector<int>& map, uint32_t& partial);
+
 // Bytes a rank sends for the step (0 for local steps, a Receive and a mirror's forward).
 double stepSendBytes(const RedistStep& step, int dtypeBytes);
-// Bytes a rank sends for a mirror's gradient: an AllReduce of its slice, or a ReduceScatter
-// under optimizer parallel.
+// The collective of a mirror's gradient: an AllReduce of its slice, or a ReduceScatter under
+// optimizer parallel; and the bytes a rank sends for it.
+CollectiveKind mirrorGradientCollective(const RedistStep& step);
 double mirrorGradientBytes(const RedistStep& step, int dtypeBytes);
 
 }  // namespace irc

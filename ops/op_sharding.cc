@@ -199,19 +199,21 @@ std::vector<ForwardOp> forwardOps(const OpRule& rule, const OpSharding& s, const
   std::string where = fmt::format("{}", fmt::join(names, ", "));
   std::vector<ForwardOp> ops;
   ForwardOp reduce;
-  reduce.axes = axes;
-  reduce.reduceOp = rule.reduceOp;
+  reduce.step.mesh = s.mesh;
+  reduce.step.axes = axes;
+  reduce.step.reduceOp = rule.reduceOp;
   const OpFamilyRules& family = rulesOf(*op.def);
   bool scatter = !s.requestedOutputs.empty() && s.requestedOutputs[0].has_value();
-  reduce.kind = scatter ? ForwardOp::Kind::ReduceScatter : ForwardOp::Kind::AllReduce;
+  reduce.step.kind = scatter ? RedistStep::Kind::ReduceScatter : RedistStep::Kind::AllReduce;
   reduce.reason = fmt::format("{} {} {} ways ({}): the output is partial{}", op.name, family.partialWhy(), groupSize, where,
                               scatter ? "; out_strategy asks for it reduce-scattered on dim 0" : "");
   ops.push_back(reduce);
   if (family.averagesPartials(*op.def)) {
     ForwardOp div;
-    div.kind = ForwardOp::Kind::RealDiv;
-    div.axes = axes;
-    div.divisor = groupSize;
+    div.step.kind = RedistStep::Kind::RealDiv;
+    div.step.mesh = s.mesh;
+    div.step.axes = axes;
+    div.step.divisor = groupSize;
     div.reason = fmt::format("{} averaged {} local means: divide their sum by {}", op.name, groupSize, groupSize);
     ops.push_back(div);
   }

@@ -144,7 +144,7 @@ class LayoutInferencePass : public Pass {
     }
     if (!kept) return;
     for (const ForwardOp& f : l.forwardOps)
-      if (f.kind != ForwardOp::Kind::AllReduce) {
+      if (f.step.kind != RedistStep::Kind::AllReduce) {
         l.error = fmt::format("{} completes its result with more than a sum ({}); it cannot stay partial", op.name, f.reason);
         return;
       }

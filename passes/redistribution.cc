@@ -23,6 +23,8 @@
 #include "ops/op_family.h"
 #include "ops/int_key.h"
 #include "ops/op_inserter.h"
+#include "ops/collective.h"
+#include "ops/step_emission.h"
 #include "passes/planners/optimal_planner.h"
 #include "passes/analysis/step_cost.h"
 #include "passes/planners/pipeline_split.h"
@@ -30,105 +32,6 @@
 
 namespace irc {
 namespace {
-
-std::string axisText(const RedistStep& s) {
-  std::vector<int> fromRight;
-  for (int a : s.axes) fromRight.push_back(s.mesh.rank() - 1 - a);
-  std::sort(fromRight.begin(), fromRight.end());
-  return fmt::format("device axis {}", fmt::join(fromRight, ", "));
-}
-
-AttrMap sliceMasks() {
-  return {{"begin_mask", int64_t{0}},
-          {"ellipsis_mask", int64_t{0}},
-          {"end_mask", int64_t{0}},
-          {"new_axis_mask", int64_t{0}},
-          {"shrink_axis_mask", int64_t{0}}};
-}
-
-// Emits the ops of one step; `name(i, type)` gives the i-th inserted op's names.
-ValueId emitStep(OpInserter& ins, const std::shared_ptr<const RedistStep>& shared, ValueId input, DType dtype,
-                 const std::string& reason, const std::function<std::pair<std::string, std::string>(const std::string&)>& names) {
-  const RedistStep& step = *shared;
-  TensorType carried{dtype, step.globalAfter};
-  std::string type(opTypeOfStep(step));
-  // A ReduceScatter on a dim other than 0 starts with the Split that stacks its blocks on dim 0.
-  bool stackFirst = step.kind == RedistStep::Kind::ReduceScatter && step.dim > 0;
-  auto [name, instance] = names(stackFirst ? "Split" : type);
-  switch (step.kind) {
-    case RedistStep::Kind::Reshape:
-      return ins.add(name, instance, "Reshape", {Operand::ofValue(input), Operand::ofConstant(IntTuple(step.localAfter))}, {},
-                     {carried}, shared, reason);
-    case RedistStep::Kind::Split:
-      return ins.add(name, instance, "StridedSlice",
-                     {Operand::ofValue(input), Operand::ofConstant(IntTuple{}), Operand::ofConstant(IntTuple{}),
-                      Operand::ofConstant(IntTuple{})},
-                     sliceMasks(), {carried}, shared, reason);
-    case RedistStep::Kind::RealDiv:
-      return ins.add(name, instance, "RealDiv",
-                     {Operand::ofValue(input), Operand::ofConstant(ScalarTensor{dtype, static_cast<double>(step.divisor)})}, {},
-                     {carried}, shared, reason);
-    case RedistStep::Kind::Gather: {
-      ValueId gathered = ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, shared, reason);
-      if (step.dim == 0) return gathered;
-      // AllGather concatenates on dim 0: Split it back into the members' blocks and concatenate
-      // them on the dim the axis left.
-      int64_t n = step.groupSize();
-      auto [splitName, splitInstance] = names("Split");
-      ValueId first = ins.add(splitName, splitInstance, "Split", {Operand::ofValue(gathered)},
-                              {{"axis", int64_t{0}}, {"output_num", n}}, std::vector<TensorType>(n, carried), shared,
-                              fmt::format("AllGather concatenated on dim 0; split it into the {} members' blocks", n));
-      std::vector<Operand> parts;
-      for (int64_t j = 0; j < n; ++j) parts.push_back(Operand::ofValue(first + static_cast<ValueId>(j)));
-      auto [concatName, concatInstance] = names("Concat");
-      return ins.add(concatName, concatInstance, "Concat", parts, {{"axis", int64_t{step.dim}}}, {carried}, shared,
-                     fmt::format("and concatenate the blocks on dim {}", step.dim));
-    }
-    case RedistStep::Kind::ReduceScatter: {
-      if (!stackFirst) return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, shared, reason);
-      // ReduceScatter scatters dim 0: split the local tensor into the members' blocks along the
-      // dim and stack them on dim 0 first, so that member i keeps block i of that dim.
-      int64_t n = step.groupSize();
-      ValueId first = ins.add(name, instance, "Split", {Operand::ofValue(input)},
-                              {{"axis", int64_t{step.dim}}, {"output_num", n}}, std::vector<TensorType>(n, carried), shared,
-                              fmt::format("ReduceScatter scatters dim 0: split dim {} into the {} members' blocks", step.dim, n));
-      std::vector<Operand> parts;
-      for (int64_t j = 0; j < n; ++j) parts.push_back(Operand::ofValue(first + static_cast<ValueId>(j)));
-      auto [concatName, concatInstance] = names("Concat");
-      ValueId stacked = ins.add(concatName, concatInstance, "Concat", parts, {{"axis", int64_t{0}}}, {carried}, shared,
-                                "and stack the blocks on dim 0");
-      auto [rsName, rsInstance] = names(type);
-      return ins.add(rsName, rsInstance, type, {Operand::ofValue(stacked)}, {}, {carried}, shared, reason);
-    }
-    default: return ins.add(name, instance, type, {Operand::ofValue(input)}, {}, {carried}, shared, reason);
-  }
-}
-
-std::string stepReason(const RedistStep& s, const std::string& consumer, int input, const std::string& producer) {
-  int d = s.tensorDim >= 0 ? s.tensorDim : s.dim;
-  switch (s.kind) {
-    case RedistStep::Kind::Split:
-      return fmt::format("{} needs input {} split {} ways on dim {} ({}); it arrives whole on dim {}", consumer, input,
-                         s.groupSize(), d, axisText(s), d);
-    case RedistStep::Kind::Gather:
-      return fmt::format("{} needs input {} whole on dim {} over {}; {} gives it split {} ways", consumer, input, d, axisText(s),
-                         producer, s.groupSize());
-    case RedistStep::Kind::AlltoAll:
-      return fmt::format("{} needs input {} split on dim {} over {}; it arrives split on dim {}: one all-to-all moves it",
-                         consumer, input, d, axisText(s), s.concatDim);
-    case RedistStep::Kind::Reshape:
-      return fmt::format("reshape the local tensor to {} so that each dim holds at most one device axis",
-                         formatShape(s.localAfter));
-    case RedistStep::Kind::AllReduce:
-      return fmt::format("{}'s value is partial over {}: reduce it before redistributing", producer, axisText(s));
-    case RedistStep::Kind::ReduceScatter:
-      return fmt::format(
-          "{}'s value is partial over {} and {} needs input {} split {} ways on dim {}: one reduce-scatter does "
-          "both",
-          producer, axisText(s), consumer, input, s.groupSize(), d);
-    default: return "";
-  }
-}
 
 class RedistributionPass : public Pass {
  public:
@@ -292,11 +195,11 @@ class RedistributionPass : public Pass {
     // Optimizer parallel: the parameter is held split over those ranks, and its gradient goes
     // back to the shards by a ReduceScatter.
     mirror.shardedGradient = optimizerParallel && param.layout && param.layout->sliceShape() != as.sliceShape();
-    std::string reason =
-        fmt::format("{} reads {} replicated over {} ({} ranks hold each slice): in training its gradient is {}", consumer,
-                    param.name, axisText(mirror), mirror.groupSize(),
-                    mirror.shardedGradient ? "reduce-scattered onto the shards each rank updates (optimizer parallel)"
-                                           : "averaged over them by an AllReduce");
+    std::string reason = fmt::format("{} reads {} replicated over {} ({} ranks hold each slice): in training its gradient is {}",
+                                     consumer, param.name, axisText(mirror), mirror.groupSize(),
+                                     mirror.shardedGradient
+                                         ? "reduce-scattered onto the shards each rank updates (optimizer parallel)"
+                                         : fmt::format("averaged over them by an {}", collectiveName(CollectiveKind::AllReduce)));
     return emitStep(ins, std::make_shared<const RedistStep>(std::move(mirror)), input, param.type.dtype, reason, names);
   }
 
@@ -318,7 +221,7 @@ class RedistributionPass : public Pass {
   // the AllReduce and the StridedSlice after it are one ReduceScatter, as both frameworks run it.
   bool emitReduceScatter(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
     const OpParallelState& p = *std::as_const(graph).op(id).parallel;
-    if (p.forwardOps.size() != 1 || p.forwardOps[0].kind != ForwardOp::Kind::AllReduce || p.beforeConstraint.size() != 1 ||
+    if (p.forwardOps.size() != 1 || p.forwardOps[0].step.kind != RedistStep::Kind::AllReduce || p.beforeConstraint.size() != 1 ||
         !p.beforeConstraint[0])
       return false;
     // Only the user's constraint: factor propagation's own fixed points keep Shardy's AllReduce
@@ -330,15 +233,12 @@ class RedistributionPass : public Pass {
     const SharedSteps& steps = memoizedPlan(*p.beforeConstraint[0], *v.layout, {options_.enableAlltoall, byteSize(v.type.dtype)});
     if (steps.size() != 1 || steps[0]->kind != RedistStep::Kind::Split) return false;
     // The slice's mesh may be the unified one of the constraint: compare the groups rank by rank.
-    RedistStep allReduce;
-    allReduce.kind = RedistStep::Kind::AllReduce;
-    allReduce.mesh = p.sharding.mesh;
-    allReduce.axes = p.forwardOps[0].axes;
+    const RedistStep& allReduce = p.forwardOps[0].step;
     for (int64_t rank = 0; rank < allReduce.mesh.deviceCount(); ++rank)
       if (stepGroup(allReduce, rank) != stepGroup(*steps[0], rank)) return false;
     RedistStep step = *steps[0];
     step.kind = RedistStep::Kind::ReduceScatter;
-    step.reduceOp = p.forwardOps[0].reduceOp;
+    step.reduceOp = allReduce.reduceOp;
     step.localBefore = p.outputLayouts[0].sliceShape();
     const std::string opName = graph.op(id).name;
     auto names = [&](const std::string&) {
@@ -394,16 +294,9 @@ class RedistributionPass : public Pass {
       return std::make_pair(text::concat(opName, ".forward_op.", k), text::concat("forward_op_", opName, "_", k));
     };
     for (const ForwardOp& f : p.forwardOps) {
-      RedistStep step;
-      step.mesh = p.sharding.mesh;
-      step.axes = f.axes;
-      step.reduceOp = f.reduceOp;
+      RedistStep step = f.step;
       step.localBefore = local;
       step.globalAfter = v.type.shape;
-      step.divisor = f.divisor;
-      step.kind = f.kind == ForwardOp::Kind::AllReduce       ? RedistStep::Kind::AllReduce
-                  : f.kind == ForwardOp::Kind::ReduceScatter ? RedistStep::Kind::ReduceScatter
-                                                             : RedistStep::Kind::RealDiv;
       if (step.kind == RedistStep::Kind::ReduceScatter) local[0] /= step.groupSize();
       step.localAfter = local;
       input = emitStep(ins, std::make_shared<const RedistStep>(std::move(step)), input, dtype, f.reason, names);

@@ -32,7 +32,8 @@ class ReductionFusionPass : public Pass {
     for (OpId id : graph.order) {
       Op& op = graph.op(id);
       OpParallelState& p = *op.parallel;
-      if (p.forwardOps.size() != 1 || p.forwardOps[0].kind != ForwardOp::Kind::AllReduce || !rulesOf(op).reductionMayMoveToEdge())
+      if (p.forwardOps.size() != 1 || p.forwardOps[0].step.kind != RedistStep::Kind::AllReduce ||
+          !rulesOf(op).reductionMayMoveToEdge())
         continue;
       ValueId result = op.results[0];
       if (uses[result].size() != 1 || isOutput[result] || p.beforeConstraint[0]) continue;

@@ -4,6 +4,7 @@
 
 #include "frontends/yaml/yaml_frontend.h"
 #include "ir/layout_notation.h"
+#include "ops/inserted_ops.h"
 #include "passes/manager/compile.h"
 
 namespace irc::test {
@@ -84,13 +85,11 @@ OpFacts opFacts(const std::string& yaml, const std::string& opName) {
     f.outputPartial.push_back(l.partialFromRight());
   }
   for (const ForwardOp& fo : p.forwardOps) {
-    const char* kind = fo.kind == ForwardOp::Kind::AllReduce       ? "AllReduce"
-                       : fo.kind == ForwardOp::Kind::ReduceScatter ? "ReduceScatter"
-                                                                   : "RealDiv";
-    if (fo.kind == ForwardOp::Kind::RealDiv) f.forward.push_back(fmt::format("RealDiv {}", fo.divisor));
+    std::string_view kind = opTypeOfStep(fo.step);
+    if (fo.step.kind == RedistStep::Kind::RealDiv) f.forward.push_back(fmt::format("RealDiv {}", fo.step.divisor));
     else
-      f.forward.push_back(fmt::format("{} {} over {}", kind, reduceOpName(fo.reduceOp),
-                                      groupRanksText(groupAlongAxes(p.sharding.mesh, 0, fo.axes))));
+      f.forward.push_back(fmt::format("{} {} over {}", kind, reduceOpName(fo.step.reduceOp),
+                                      groupRanksText(groupAlongAxes(p.sharding.mesh, 0, fo.step.axes))));
   }
   return f;
 }

@@ -97,6 +97,15 @@ TEST_CASE("training graphs: a _MirrorOperator before every op that reads a repli
   CHECK(r.err.find("12288 bytes of forward communication, 8320 bytes of gradient AllReduce") != std::string::npos);
   RunResult e = runIrc({"explain", "t.yaml", "matmul.in1.mirror_op.0"}, tmp.path());
   CHECK(e.out.find("backward: AllReduce (mean) of the gradient, 4096 bytes sent per rank") != std::string::npos);
+  // Under optimizer parallel the weight is held split over the two replicas and its gradient is
+  // reduce-scattered onto them: half the AllReduce's bytes, and explain names the collective
+  // (it said AllReduce before).
+  std::string sharded = ffn;
+  sharded.replace(sharded.find("  training: true"), 16,
+                  "  training: true\n  enable_parallel_optimizer: true\n  parallel_optimizer_threshold: 0");
+  writeFile(tmp.path() + "/s.yaml", sharded);
+  RunResult se = runIrc({"explain", "s.yaml", "matmul.in1.mirror_op.0"}, tmp.path());
+  CHECK(se.out.find("backward: ReduceScatter (mean) of the gradient, 2048 bytes sent per rank") != std::string::npos);
 }
 
 TEST_CASE("a split-vocabulary Gather is node 4 of its replace graph, .replace.0 to .7, then .forward_op.0") {

@@ -17,6 +17,7 @@
 #include "ir/byte_size.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
+#include "ops/collective.h"
 #include "passes/manager/compile.h"
 #include "passes/planners/pipeline_split.h"
 #include "passes/manager/pipeline.h"
@@ -362,7 +363,9 @@ void printSummary(const Summary& summary, const CompileOptions& options, size_t 
         "irc: per rank: {} bytes of forward communication, {} bytes of gradient {}, {} bytes of "
         "parameters\n",
         formatNumber(totals.commBytesPerRank), formatNumber(totals.gradBytesPerRank),
-        options.parallelOptimizerLevel > 0 ? "reduction (ReduceScatter under optimizer parallel)" : "AllReduce",
+        options.parallelOptimizerLevel > 0
+            ? fmt::format("reduction ({} under optimizer parallel)", collectiveName(CollectiveKind::ReduceScatter))
+            : std::string(collectiveName(CollectiveKind::AllReduce)),
         formatNumber(totals.paramBytesPerRank));
   else
     std::cerr << fmt::format("irc: per rank: {} bytes of communication, {} bytes of parameters\n",

@@ -53,16 +53,11 @@ double collectiveSeconds(CollectiveKind kind, double localBytes, const GroupSpan
   double perNode = static_cast<double>(std::max<int64_t>(1, span.ranksPerNode()));
   double k = static_cast<double>(span.nodes);
   double hops = (perNode - 1) * c.intraNodeLatency + (k > 1 ? std::min(k - 1, std::ceil(std::log2(k))) * c.interNodeLatency : 0);
-  switch (kind) {
-    case CollectiveKind::AllReduce: return ringTraffic(kind, n) * localBytes / link.busBandwidth + 2 * hops;
-    case CollectiveKind::AllGather:
-    case CollectiveKind::ReduceScatter:
-    case CollectiveKind::AlltoAll: return ringTraffic(kind, n) * localBytes / link.busBandwidth + hops;
-    case CollectiveKind::PointToPoint:
-      if (span.nodes > 1) return localBytes / (c.nicBandwidthPerDevice() * c.interNodeEfficiency) + c.interNodeLatency;
-      return localBytes / (c.intraNodeBandwidth * c.intraNodeEfficiency) + c.intraNodeLatency;
+  if (kind == CollectiveKind::PointToPoint) {
+    if (span.nodes > 1) return localBytes / (c.nicBandwidthPerDevice() * c.interNodeEfficiency) + c.interNodeLatency;
+    return localBytes / (c.intraNodeBandwidth * c.intraNodeEfficiency) + c.intraNodeLatency;
   }
-  return 0;
+  return ringTraffic(kind, n) * localBytes / link.busBandwidth + ringPasses(kind) * hops;
 }
 
 }  // namespace irc

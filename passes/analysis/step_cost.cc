@@ -113,16 +113,10 @@ OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view
   if (!view.resultShapes.empty() && !rule.results.empty()) {
     double bytes = sliceBytes(resultLayout(rule, s, 0, view.resultShapes[0]), held);
     for (const ForwardOp& f : forwardOps(rule, s, view)) {
-      GroupSpan span = groupSpan(s.mesh, f.axes, c.devicesPerNode);
-      switch (f.kind) {
-        case ForwardOp::Kind::AllReduce: t.forwardComm += collectiveSeconds(CollectiveKind::AllReduce, bytes, span, c); break;
-        case ForwardOp::Kind::ReduceScatter:
-          t.forwardComm += collectiveSeconds(CollectiveKind::ReduceScatter, bytes, span, c);
-          break;
-        case ForwardOp::Kind::RealDiv:
-          t.forwardComm += kernelSeconds({.bytes = 2 * bytes / static_cast<double>(span.ranks)}, c, settings.precision);
-          break;
-      }
+      GroupSpan span = groupSpan(s.mesh, f.step.axes, c.devicesPerNode);
+      if (std::optional<CollectiveKind> kind = collectiveOf(f.step)) t.forwardComm += collectiveSeconds(*kind, bytes, span, c);
+      else  // the RealDiv after a mean's AllReduce
+        t.forwardComm += kernelSeconds({.bytes = 2 * bytes / static_cast<double>(span.ranks)}, c, settings.precision);
     }
   }
   if (settings.training)
@@ -154,15 +148,10 @@ OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType
   if (!view.resultShapes.empty() && !rule.results.empty()) {
     double bytes = sliceBytes(resultLayout(rule, s, 0, view.resultShapes[0]), dtype);
     for (const ForwardOp& f : forwardOps(rule, s, view)) {
-      double n = 1;
-      for (int axis : f.axes) n *= static_cast<double>(s.mesh.dims[axis]);
-      switch (f.kind) {
-        case ForwardOp::Kind::AllReduce: t.forwardComm += allReduceTime(bytes, n, m); break;
-        case ForwardOp::Kind::ReduceScatter:
-          t.forwardComm += n <= 1 ? 0 : alphaBetaSeconds(CollectiveKind::ReduceScatter, n, bytes, m);
-          break;
-        case ForwardOp::Kind::RealDiv: t.forwardComm += bytes / n * m.gamma; break;
-      }
+      double n = static_cast<double>(f.step.groupSize());
+      if (std::optional<CollectiveKind> kind = collectiveOf(f.step))
+        t.forwardComm += n <= 1 ? 0 : alphaBetaSeconds(*kind, n, bytes, m);
+      else t.forwardComm += bytes / n * m.gamma;  // the RealDiv after a mean's AllReduce
     }
   }
   if (settings.training)
@@ -186,30 +175,14 @@ namespace {
 double clusterStepTime(const RedistStep& step, double dtypeBytes, const ParallelSettings& settings) {
   const ClusterDescription& c = *settings.cluster;
   double b = static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
-  double n = static_cast<double>(step.groupSize());
   GroupSpan span = step.mesh.dims.empty() ? GroupSpan{step.groupSize(), 1} : groupSpan(step.mesh, step.axes, c.devicesPerNode);
   auto copy = [&](double bytes) { return kernelSeconds({.bytes = 2 * bytes}, c, settings.precision); };
-  switch (step.kind) {
-    case RedistStep::Kind::Gather:
-    case RedistStep::Kind::AllReduce:
-    case RedistStep::Kind::ReduceScatter:
-    case RedistStep::Kind::AlltoAll:
-    case RedistStep::Kind::Send: {
-      // The Split + Concat around a collective off dim 0: an AllGather's of its whole result, a
-      // ReduceScatter's of its input.
-      double offDim0 = 0;
-      if (step.kind == RedistStep::Kind::Gather && step.dim != 0) offDim0 = copy(n * b);
-      if (step.kind == RedistStep::Kind::ReduceScatter && step.dim > 0) offDim0 = copy(b);
-      return collectiveSeconds(*collectiveOf(step), b, span, c) + offDim0;
-    }
-    case RedistStep::Kind::Split: return copy(b / n);
-    case RedistStep::Kind::Reshape:
-    case RedistStep::Kind::RealDiv:
-    case RedistStep::Kind::VocabOffset: return copy(b);
-    case RedistStep::Kind::Mirror:
-    case RedistStep::Kind::Receive: return 0;
+  if (std::optional<CollectiveKind> kind = collectiveOf(step)) {
+    std::optional<double> offDim0 = offDim0CopyBytes(step, b);
+    return collectiveSeconds(*kind, b, span, c) + (offDim0 ? copy(*offDim0) : 0);
   }
-  return 0;
+  std::optional<double> copied = localStepCopyBytes(step, b);
+  return copied ? copy(*copied) : 0;
 }
 
 }  // namespace

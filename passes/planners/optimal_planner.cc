@@ -22,18 +22,12 @@ double stepTime(const RedistStep& step, int dtypeBytes, const CostModel& m) {
     if (*kind == CollectiveKind::AllReduce) return allReduceTime(b, n, m);
     // Off dim 0 an AllGather's blocks are split and concatenated after it, and a ReduceScatter's
     // local tensor split along the dim and stacked on dim 0 before it (one copy each way).
-    double copies = 0;
-    if (step.kind == RedistStep::Kind::Gather && step.dim != 0) copies = 2 * n * b * m.gamma;
-    if (step.kind == RedistStep::Kind::ReduceScatter && step.dim > 0) copies = 2 * b * m.gamma;
+    std::optional<double> copied = offDim0CopyBytes(step, b);
+    double copies = copied ? 2 * *copied * m.gamma : 0;
     return alphaBetaSeconds(*kind, n, b, m) + copies;  // a Send: one message to one peer
   }
-  switch (step.kind) {
-    case RedistStep::Kind::Split: return b / n * m.gamma;
-    case RedistStep::Kind::Reshape: return b * m.gamma;
-    case RedistStep::Kind::RealDiv:
-    case RedistStep::Kind::VocabOffset: return b * m.gamma;
-    default: return 0;  // a mirror's identity forward; a Receive (its Send counts)
-  }
+  std::optional<double> copied = localStepCopyBytes(step, b);
+  return copied ? *copied * m.gamma : 0;  // none: a mirror's identity forward; a Receive (its Send counts)
 }
 
 double planTime(const RedistPlan& plan, int dtypeBytes, const CostModel& model) {
@@ -80,21 +74,7 @@ class Search {
 
   State apply(const State& s, const Move& m) const {
     State n = s;
-    int a = m.axes ? __builtin_ctz(m.axes) : -1;
-    switch (m.kind) {
-      case RedistStep::Kind::AllReduce: n.partial = 0; break;
-      case RedistStep::Kind::ReduceScatter:
-        n.partial &= ~m.axes;
-        n.cur[m.dim] = a;
-        break;
-      case RedistStep::Kind::Gather: n.cur[m.dim] = -1; break;
-      case RedistStep::Kind::AlltoAll:
-        n.cur[m.concatDim] = -1;
-        n.cur[m.dim] = a;
-        break;
-      case RedistStep::Kind::Split: n.cur[m.dim] = a; break;
-      default: break;
-    }
+    applyStepToMap(m.kind, m.dim, m.concatDim, m.axes, n.cur, n.partial);
     return n;
   }
 

@@ -162,18 +162,18 @@ void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
         step.peerStage = stage;
         ins.setOwner(producer, InsertedRole::Transfer);
         std::string name = fmt::format("{}.send.{}", valueName, stage);
-        ValueId sent = ins.add(name, fmt::format("send_{}_{}", valueName, stage), "Send", {Operand::ofValue(v)}, attrs, {type},
-                               std::make_shared<const RedistStep>(step),
+        ValueId sent = ins.add(name, fmt::format("send_{}_{}", valueName, stage), std::string(opTypeOfStep(step)),
+                               {Operand::ofValue(v)}, attrs, {type}, std::make_shared<const RedistStep>(step),
                                fmt::format("'{}' of stage {} is read by '{}' in stage {}: its ranks send their slices", valueName,
                                            from, graph.op(id).name, stage));
         OpId send = graph.value(sent).producer;
         step.kind = RedistStep::Kind::Receive;
         step.peerStage = from;
         ins.setOwner(graph.op(id).inserted() ? graph.op(id).owner : id, InsertedRole::Transfer);
-        ValueId got =
-            ins.add(fmt::format("{}.receive.{}", valueName, stage), fmt::format("receive_{}_{}", valueName, stage), "Receive",
-                    {Operand::ofValue(sent)}, attrs, {type}, std::make_shared<const RedistStep>(step),
-                    fmt::format("stage {} receives '{}' from the rank at its position in stage {}", stage, valueName, from));
+        ValueId got = ins.add(
+            fmt::format("{}.receive.{}", valueName, stage), fmt::format("receive_{}_{}", valueName, stage),
+            std::string(opTypeOfStep(step)), {Operand::ofValue(sent)}, attrs, {type}, std::make_shared<const RedistStep>(step),
+            fmt::format("stage {} receives '{}' from the rank at its position in stage {}", stage, valueName, from));
         graph.transfers.push_back({send, graph.value(got).producer, v, from, stage, step.srTag, sliceBytes(layout, type.dtype)});
         it = received.emplace(key, got).first;
       }

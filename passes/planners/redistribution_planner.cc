@@ -158,25 +158,6 @@ RedistPlan planUnified(const TensorLayout& a, const TensorLayout& b, const Plann
 
 }  // namespace
 
-RedistCost stepCost(const RedistStep& step, int dtypeBytes) {
-  double p = static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
-  double n = static_cast<double>(step.groupSize());
-  switch (step.kind) {
-    case RedistStep::Kind::Split: return {0, p};
-    case RedistStep::Kind::Gather: return {0.5 * (n + 1) * p, step.dim == 0 ? p : p + 2 * n * p};
-    case RedistStep::Kind::AlltoAll: return {4 * p, p};
-    case RedistStep::Kind::Reshape: return {0, 2 * p};
-    case RedistStep::Kind::AllReduce: return {ringTraffic(CollectiveKind::AllReduce, n) * p, p};
-    case RedistStep::Kind::ReduceScatter: return {ringTraffic(CollectiveKind::ReduceScatter, n) * p, step.dim > 0 ? 3 * p : p};
-    case RedistStep::Kind::RealDiv:
-    case RedistStep::Kind::VocabOffset: return {0, p};
-    case RedistStep::Kind::Mirror: return {0, 0};
-    case RedistStep::Kind::Send: return {p, 0};
-    case RedistStep::Kind::Receive: return {0, 0};
-  }
-  return {};
-}
-
 double correctComm(double comm) {
   if (comm <= 0) return 0;
   return comm <= 2048 ? 3072 : comm + 1024;

@@ -16,11 +16,6 @@
 
 namespace irc {
 
-struct RedistCost {
-  double comm = 0;  // MindSpore's model, in bytes, forward comm corrected
-  double compute = 0;
-};
-
 struct RedistPlan {
   std::vector<RedistStep> steps;
   RedistCost cost;
@@ -36,8 +31,7 @@ struct PlannerOptions {
 // first (AllReduce over the partial axes).
 RedistPlan planRedistribution(const TensorLayout& from, const TensorLayout& to, const PlannerOptions& options);
 
-// MindSpore's per-step cost (§4) and the correction of a comm total.
-RedistCost stepCost(const RedistStep& step, int dtypeBytes);
+// The correction of a comm total of MindSpore's per-step costs (ops/collective.h: stepCost).
 double correctComm(double comm);
 
 }  // namespace irc

@@ -9,6 +9,7 @@
 
 #include "ops/int_key.h"
 #include "passes/layout_inference.h"
+#include "ops/collective.h"
 #include "passes/planners/redistribution_planner.h"
 #include "passes/propagation/sharding_propagation.h"
 #include "passes/search/strategy_candidates.h"
