@@ -10,7 +10,9 @@
 #include "frontends/mindspore/mindspore_import.h"
 #include "frontends/onnx/onnx_frontend.h"
 #include "ops/op_sharding.h"
-#include "passes/propagation/propagation_common.h"
+#include "ops/op_defs.h"
+#include "ops/op_rule.h"
+#include "ir/limits.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
 #include "tools/commands.h"
@@ -18,20 +20,26 @@
 namespace irc::cli {
 namespace {
 
-// The most devices any configured strategy of the imported model uses, measured with the ops'
-// own rules with more devices than any strategy could use.
+// The most devices any strategy of the imported dump uses (a dump configures ops by strategies
+// only), each measured by its op's own rule on as many devices as its entries multiply to: at
+// least what it uses, and a multiple of it. A strategy the op rejects is reported when the
+// model is compiled.
 int64_t devicesUsedByStrategies(const Graph& imported) {
-  Graph draft = imported;  // preparing propagation writes the ops' parallel state
-  CompileOptions options = optionsFromModel(draft.parallel);
-  options.deviceNum = int64_t{1} << 30;
-  options.fullyUseDevices = false;
-  DiagnosticEngine diags("draft", "");  // a strategy the model rejects is reported when it is compiled
-  PassContext context{diags};
-  PropagationInput in = preparePropagation(draft, context, options, false);
+  RuleCache rules;
   int64_t most = 1;
-  for (OpId id : draft.order)
-    if (draft.op(id).parallel->hasSharding && in.rules[id])
-      most = std::max(most, devicesUsed(*in.rules[id], draft.op(id).parallel->sharding));
+  for (OpId id : imported.order) {
+    const Op& op = imported.op(id);
+    if (!op.annotation->inStrategy || ignoresConfiguredStrategy(defOf(op))) continue;
+    std::optional<OpRule> rule = rules.ruleOf(imported, op);
+    if (!rule) continue;
+    int64_t entries = 1;
+    for (const auto& dims : *op.annotation->inStrategy)
+      for (int64_t n : dims) entries = n > 0 && entries <= kMaxDeviceNum / n ? entries * n : kMaxDeviceNum + 1;
+    if (entries > kMaxDeviceNum) continue;
+    ShardingResult r =
+        shardingFromStrategy(*rule, viewOf(imported, op), *op.annotation->inStrategy, entries, op.annotation->outStrategy);
+    if (const OpSharding* s = std::get_if<OpSharding>(&r)) most = std::max(most, devicesUsed(*rule, *s));
+  }
   return most;
 }
 
