@@ -36,6 +36,9 @@ std::string formatStrategy(const ShardStrategy& strategy) {
 
 namespace {
 
+// A bare graph printed without a compile's settings (tests): the defaults.
+const ParallelSettings kNoSettings{};
+
 std::string formatAliasMaps(const std::vector<DimAxes>& maps, const DeviceMatrix& mesh) {
   std::vector<std::string> tensors;
   for (const DimAxes& dims : maps) {
@@ -61,7 +64,7 @@ class Printer {
   Printer(const Graph& g, const PrintOptions& o, std::ostream* sink)
       : graph_(g),
         options_(o),
-        settings_(o.settings ? *o.settings : g.parallel),
+        settings_(o.settings ? *o.settings : kNoSettings),
         sink_(sink),
         refs_(g.values.size()),
         typeSpans_(g.values.size()) {}

@@ -17,7 +17,7 @@ struct PrintOptions {
   bool scopes = false;        // `# scope: m.model.layers.0.self_attn.q_proj` lines (torch module paths)
   // The compile's settings (the model's parallel block with the command line's overrides and
   // the search's choices), which the whole dump reads: the header, the mesh of layout-form
-  // strategies. Null only for a bare graph printed alone (tests): the model's own block.
+  // strategies. Null only for a bare graph printed alone (tests): the defaults (one device).
   const ParallelSettings* settings = nullptr;
 };
 

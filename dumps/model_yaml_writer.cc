@@ -206,8 +206,7 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
   return out;
 }
 
-std::string writeModelYaml(const Graph& graph, const ParallelSettings* settings) {
-  const ParallelSettings& parallel = settings ? *settings : graph.parallel;
+std::string writeModelYaml(const Graph& graph, const ParallelSettings& parallel) {
   std::string out;
   out += fmt::format("name: {}\n", yamlName(graph.name));
   out += fmt::format("parallel: {{device_num: {}, search_mode: {}}}\n", parallel.deviceNum, searchModeName(parallel.searchMode));

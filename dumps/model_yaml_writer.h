@@ -13,7 +13,7 @@
 namespace irc {
 
 // `settings`: the parallel block written (device_num, search_mode); the graph's own when null.
-std::string writeModelYaml(const Graph& graph, const ParallelSettings* settings = nullptr);
+std::string writeModelYaml(const Graph& graph, const ParallelSettings& settings);
 
 // A plan as a model a user edits and compiles again (`--plan-out`, docs/search.md): the graph as
 // it is compiled, with every setting of `settings` that shapes the plan (devices, pipeline stages

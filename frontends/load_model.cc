@@ -80,15 +80,19 @@ ModelFile loadModelFile(const std::string& path, const std::string& text, const 
   }
   file.diags = std::make_unique<DiagnosticEngine>(shownPath, text);
   std::string dir = path == "-" ? "" : std::filesystem::path(path).parent_path().string();
-  file.graph = loadModel(text, *file.diags,
-                         {modelStem(path), dir, options.dims, options.onnxShapeCheck, options.opaqueUnsupported,
-                          options.keepParameterData ? &file.parameterData : nullptr});
+  auto loaded = loadModel(text, *file.diags,
+                          {modelStem(path), dir, options.dims, options.onnxShapeCheck, options.opaqueUnsupported,
+                           options.keepParameterData ? &file.parameterData : nullptr});
+  if (loaded) {
+    file.graph = std::move(loaded->graph);
+    file.parallel = std::move(loaded->parallel);
+  }
   return file;
 }
 
-std::string strategyCheckpointPath(const Graph& graph, const std::string& modelPath, const std::string& given) {
-  if (!given.empty() || graph.parallel.strategyCkptLoad.empty()) return given;
-  std::filesystem::path p(graph.parallel.strategyCkptLoad);
+std::string strategyCheckpointPath(const ParallelConfig& model, const std::string& modelPath, const std::string& given) {
+  if (!given.empty() || model.strategyCkptLoad.empty()) return given;
+  std::filesystem::path p(model.strategyCkptLoad);
   return p.is_absolute() || modelPath == "-" ? p.string() : (std::filesystem::path(modelPath).parent_path() / p).string();
 }
 

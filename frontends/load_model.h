@@ -10,6 +10,7 @@
 
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
+#include "ir/parallel_config.h"
 #include "ir/tensor_value.h"
 
 namespace irc {
@@ -32,15 +33,16 @@ struct ModelFile {
   bool onnx = false;
   std::unique_ptr<DiagnosticEngine> diags;  // located at the file (an ONNX file's by node)
   std::optional<Graph> graph;               // nullopt: rejected, `diags` says why
+  ParallelConfig parallel;                  // a YAML model's or plan's settings; an ONNX graph has none
   std::map<ValueId, TensorValue> parameterData;
 };
 
-// The graph `text` (read from `path`) holds; a YAML model's or plan's settings in
-// `graph->parallel`, an ONNX graph's left for the caller (data parallel, onnxDefaultSettings).
+// The graph `text` (read from `path`) holds, and a YAML model's or plan's settings; an ONNX
+// graph's are left for the caller (data parallel, onnxDefaultSettings).
 ModelFile loadModelFile(const std::string& path, const std::string& text, const LoadOptions& options);
 
 // The strategy checkpoint a model loads: `given` (the command line's), else its
 // `strategy_ckpt_load` relative to the model's folder; "" for none.
-std::string strategyCheckpointPath(const Graph& graph, const std::string& modelPath, const std::string& given);
+std::string strategyCheckpointPath(const ParallelConfig& model, const std::string& modelPath, const std::string& given);
 
 }  // namespace irc

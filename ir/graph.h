@@ -148,7 +148,6 @@ struct RedistributionRecord {
 class Graph {
  public:
   std::string name;
-  ParallelConfig parallel;
   std::vector<Value> values;
   std::vector<Op> ops;
   std::vector<ValueId> inputs;      // in model order

@@ -6,7 +6,9 @@
 
 namespace irc::test {
 
-Graph parseModel(const std::string& yaml) {
+Graph parseModel(const std::string& yaml) { return parseModelAndSettings(yaml).graph; }
+
+LoadedGraph parseModelAndSettings(const std::string& yaml) {
   DiagnosticEngine diags("m.yaml", yaml);
   auto g = loadModel(yaml, diags, {"m"});
   INFO(diags.renderToString());

@@ -3,12 +3,15 @@
 #include <optional>
 #include <string>
 
+#include "frontends/yaml/yaml_frontend.h"
 #include "ir/graph.h"
 
 namespace irc::test {
 
 // The graph, or a failed doctest check with the diagnostics.
 Graph parseModel(const std::string& yaml);
+// The graph and the settings its parallel block gives.
+LoadedGraph parseModelAndSettings(const std::string& yaml);
 // The rendered diagnostics of a model that must be rejected ("" if it was accepted).
 std::string modelErrors(const std::string& yaml, const std::string& fileName = "m.yaml");
 

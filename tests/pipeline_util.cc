@@ -36,10 +36,10 @@ std::optional<Graph> runPipeline(const std::string& yaml,
   }
   CompileOptions options = optionsFromModel(g->parallel);
   CompileHooks hooks;
-  prepare(*g, options, hooks);
+  prepare(g->graph, options, hooks);
   PassContext context{diags};
-  if (compile(*g, options, context, hooks) == RunOutcome::Rejected) errors = diags.renderToString();
-  return g;
+  if (compile(g->graph, options, context, hooks) == RunOutcome::Rejected) errors = diags.renderToString();
+  return std::move(g->graph);
 }
 
 Compiled compileAllRanks(const std::string& yaml, std::optional<SearchMode> mode, const std::function<void(Graph&)>& tamper,

@@ -68,7 +68,7 @@ TEST_CASE("mutated models are compiled or rejected with diagnostics, never crash
         continue;
       }
       PassContext context{diags};
-      if (compile(*g, optionsFromModel(g->parallel), context) == RunOutcome::Rejected) {
+      if (compile(g->graph, optionsFromModel(g->parallel), context) == RunOutcome::Rejected) {
         ++rejected;
         CHECK(diags.hasErrors());
       } else {

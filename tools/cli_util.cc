@@ -139,7 +139,7 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     return std::nullopt;
   }
   if (!diags->diagnostics().empty()) diags->render(std::cerr, useColor(color, stderr));  // warnings
-  CompileOptions options = optionsFromModel(graph->parallel);
+  CompileOptions options = optionsFromModel(file.parallel);
   // An ONNX graph has no parallel block: data parallel over --device-num devices (docs/onnx.md).
   if (onnx) static_cast<ParallelSettings&>(options) = onnxDefaultSettings(overrides.deviceNum.value_or(1));
   if (overrides.searchMode) options.searchMode = *overrides.searchMode;
@@ -158,7 +158,7 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
   }
   // A strategy checkpoint: `--strategy-ckpt-in`, else the model's `strategy_ckpt_load`
   // (relative to the model file).
-  std::string ckpt = strategyCheckpointPath(*graph, path, overrides.strategyCkptIn);
+  std::string ckpt = strategyCheckpointPath(file.parallel, path, overrides.strategyCkptIn);
   if (!ckpt.empty()) {
     std::string error;
     auto text = readModelText(ckpt, error);

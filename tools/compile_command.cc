@@ -433,7 +433,7 @@ class CompileOutputs {
       });
       timer_.add("report", start);
     }
-    if (!a_.strategyCkptOut.empty() || !a_.mindsporeOut.empty()) checkpoint_ = strategyCheckpointJson(graph);
+    if (!a_.strategyCkptOut.empty() || !a_.mindsporeOut.empty()) checkpoint_ = strategyCheckpointJson(graph, options_.globalRank);
     if (!a_.torchOut.empty()) {
       torch_ = torchPlanCode(graph, options_, summary.totals, summary.memory ? &*summary.memory : nullptr);
       for (const std::string& w : torch_.warnings) std::cerr << "irc: warning: --torch-out: " << w << "\n";

@@ -58,7 +58,7 @@ std::optional<std::string> importOnnx(const std::string& bytes, const std::strin
   }
   if (!options.name.empty()) loaded->graph.name = options.name;
   ParallelSettings settings = onnxDefaultSettings(options.deviceNum > 0 ? options.deviceNum : 1);
-  return writeModelYaml(loaded->graph, &settings);
+  return writeModelYaml(loaded->graph, settings);
 }
 
 ExitStatus writeImported(const std::string& model, const std::string& output) {
@@ -122,7 +122,7 @@ ExitStatus runImport(const std::vector<std::string>& args) {
   ParallelSettings settings;
   settings.deviceNum = imported->deviceNum ? *imported->deviceNum : devicesUsedByStrategies(imported->graph);
   return writeImported("# Imported by `irc import` from a dump; strategies are those the dump configured.\n" +
-                           writeModelYaml(imported->graph, &settings),
+                           writeModelYaml(imported->graph, settings),
                        output);
 }
 

@@ -25,7 +25,7 @@ SourceLoc locAt(const std::string& text, size_t offset) {
 
 }  // namespace
 
-std::string strategyCheckpointJson(const Graph& graph) {
+std::string strategyCheckpointJson(const Graph& graph, int64_t globalRank) {
   json strategies = json::object(), layouts = json::object();
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
@@ -50,7 +50,7 @@ std::string strategyCheckpointJson(const Graph& graph) {
                        {"opt_weight_shard_step", 0},        {"opt_weight_shard_size", 0}};
   }
   // The written rank's pipeline stage (0 without stages).
-  int64_t stage = graph.stageDevices > 0 ? graph.parallel.globalRank / graph.stageDevices : 0;
+  int64_t stage = graph.stageDevices > 0 ? globalRank / graph.stageDevices : 0;
   json ckpt = {{"current_stage", stage}, {"parallel_strategy_item", strategies}, {"parallel_layout_item", layouts}};
   return ckpt.dump(2) + "\n";
 }

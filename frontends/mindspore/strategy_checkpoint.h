@@ -17,8 +17,9 @@
 
 namespace irc {
 
-// The checkpoint of a compiled graph: every op's strategy, every parameter's layout.
-std::string strategyCheckpointJson(const Graph& graph);
+// The checkpoint of a compiled graph: every op's strategy, every parameter's layout; its
+// current_stage is that of `globalRank` (the compile's parallel.global_rank).
+std::string strategyCheckpointJson(const Graph& graph, int64_t globalRank);
 
 // Configures the graph's ops from a checkpoint's text. Problems with the file are reported as
 // `fileName:LINE:COL` diagnostics into `diags`; returns false when any was found.

@@ -103,7 +103,7 @@ void ModelLoader::readCluster(const YamlNode& node) {
     }
   }
   if (reader_.diags().hasErrors()) return;
-  graph_.parallel.cluster = c;
+  parallel_.cluster = c;
 }
 
 }  // namespace irc::model_loading

@@ -1,7 +1,7 @@
 #pragma once
-// The YAML model loader's state (private to frontends/): yaml_frontend.cc reads a model file,
-// model_plan.cc a plan over an ONNX graph (`graph: FILE.onnx`), with the same readers for the
-// parts they share (parallel, strategies, shardings).
+// The YAML readers (private to frontends/): ModelReader reads a model file, PlanReader a plan
+// over an ONNX graph (`graph: FILE.onnx`); what they share (parallel, cluster, strategies,
+// recompute, stages) is their base's.
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,31 +36,19 @@ bool modulePathMatches(const std::string& key, const std::string& path);
 // The few names closest to a key that matched nothing (a glob's `*` and `?` do not count).
 std::string closestNames(const std::string& key, const std::vector<std::string>& names);
 
+// What model files and plans share: the parsed document, the `parallel` and `cluster` blocks
+// (frontends/yaml/parallel_block.cc, cluster_reader.cc), an op's strategies and shardings,
+// `recompute:` and `stages:` by op or module glob. The graph and the settings read are two
+// results: finish() hands both over.
 class ModelLoader {
  public:
   ModelLoader(DiagnosticEngine& diags, const FrontendOptions& options) : reader_(diags), options_(options) {}
 
-  std::optional<Graph> load(const std::string& text);
-
- private:
-  // A plan (docs/onnx.md): the graph from an ONNX file, strategies by node-name glob.
-  std::optional<Graph> loadPlan(const YamlNode& root);
-  bool readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims);
-  void applyPlanStrategies(const YamlNode& node, std::vector<std::string>& claimedBy);
-  void applyPlanShardings(const YamlNode& node);
-  void applyPlanRecompute(const YamlNode& node);
-  static std::string matchedModuleInstance(const std::string& glob, const std::string& path);
-  // Per op: whether a glob names it, by its name or (a plan's node) its torch module or one
-  // enclosing it.
-  std::vector<bool> opsMatching(const std::string& glob) const;
-  // `stages:` op-name or module-path globs to pipeline stages, or `auto` (frontends/yaml/pipeline_stages.cc).
-  void readStages(const std::optional<YamlNode>& node);
-  // `modules:`: DTensor's parallel styles on torch module paths (frontends/yaml/plan_modules.cc).
-  void applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy);
-  void applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec, const std::vector<OpId>& ops,
-                  const std::vector<std::vector<Use>>& uses, std::vector<std::string>& claimedBy);
+ protected:
+  // The graph and settings read, or nullopt when anything was reported.
+  std::optional<LoadedGraph> finish();
   bool stop() const { return reader_.diags().capReached(); }
-  void reserveTables(const YamlNode& root);
+
   void readParallel(const YamlNode& node);
   bool readDeviceCount(const YamlNode& node, const std::optional<DeviceMatrix>& mesh);
   std::optional<DeviceMatrix> readNamedMesh(const YamlNode& node);
@@ -68,6 +56,32 @@ class ModelLoader {
   void readCostModel(const YamlNode& node);
   void readCluster(const YamlNode& node);  // frontends/yaml/cluster_reader.cc
   bool readMesh(const YamlNode& node, bool deviceNumOk);
+
+  // An op's in_strategy, out_strategy, in_layout, out_layout, priority and output sharding.
+  void readAnnotations(OpSource& src);
+  void applyPlanRecompute(const YamlNode& node);
+  static std::string matchedModuleInstance(const std::string& glob, const std::string& path);
+  // Per op: whether a glob names it, by its name or (a plan's node) its torch module or one
+  // enclosing it.
+  std::vector<bool> opsMatching(const std::string& glob) const;
+  // `stages:` op-name or module-path globs to pipeline stages, or `auto` (frontends/yaml/pipeline_stages.cc).
+  void readStages(const std::optional<YamlNode>& node);
+
+  YamlReader reader_;
+  FrontendOptions options_;
+  Graph graph_;
+  ParallelConfig parallel_;  // the `parallel` block (and `cluster`) as read
+  bool parallelOk_ = false;
+};
+
+// A model file (spec/model-format.md): inputs, parameters and ops in YAML (yaml_frontend.cc).
+class ModelReader : public ModelLoader {
+ public:
+  using ModelLoader::ModelLoader;
+  std::optional<LoadedGraph> read(const YamlNode& root);
+
+ private:
+  void reserveTables(const YamlNode& root);
   void readTensors(const YamlNode& list, ValueKind kind);
   void declareOps(const YamlNode& list);
   void resolveOperands(OpSource& src);
@@ -76,7 +90,6 @@ class ModelLoader {
   static std::vector<std::string> operandNamesOf(const OpDef& def);
   bool orderOps();
   void inferTypes();
-  void readAnnotations(OpSource& src);
   void readTensorShardings();
   void readOutputs(const std::optional<YamlNode>& node);
 
@@ -86,10 +99,6 @@ class ModelLoader {
   std::optional<Attribute> readAttr(const YamlNode& node, const AttrSpec& spec, const Op& op);
   int resultCount(const OpDef& def, const YamlNode& opNode);
 
-  YamlReader reader_;
-  FrontendOptions options_;
-  std::unique_ptr<YamlDocuments> documents_;  // the file's nodes, which the sources below refer to
-  Graph graph_;
   // Hashed: every operand reference of every op looks a name up. Where the names are listed (the
   // "did you mean" of an unknown reference) they are sorted first, as a map would list them.
   std::unordered_map<std::string, ValueId> valuesByName_;
@@ -98,7 +107,23 @@ class ModelLoader {
   std::set<std::string> rejectedNames_;
   std::vector<OpSource> sources_;
   std::vector<std::pair<ValueId, YamlNode>> tensorShardingNodes_;
-  bool parallelOk_ = false;
+};
+
+// A plan (docs/onnx.md): the graph from an ONNX file, strategies by node-name glob, DTensor's
+// styles on module paths (model_plan.cc, plan_modules.cc).
+class PlanReader : public ModelLoader {
+ public:
+  using ModelLoader::ModelLoader;
+  std::optional<LoadedGraph> read(const YamlNode& root);
+
+ private:
+  bool readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims);
+  void applyPlanStrategies(const YamlNode& node, std::vector<std::string>& claimedBy);
+  void applyPlanShardings(const YamlNode& node);
+  // `modules:`: DTensor's parallel styles on torch module paths (frontends/yaml/plan_modules.cc).
+  void applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy);
+  void applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec, const std::vector<OpId>& ops,
+                  const std::vector<std::vector<Use>>& uses, std::vector<std::string>& claimedBy);
 };
 
 }  // namespace irc::model_loading

@@ -39,7 +39,7 @@ std::string closestNames(const std::string& key, const std::vector<std::string>&
   return out.empty() ? "the graph has no ops" : "closest: " + joinNames(out);
 }
 
-bool ModelLoader::readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims) {
+bool PlanReader::readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims) {
   if (!node.IsMap()) {
     reader_.error(node,
                   fmt::format("dims must map symbolic dim names to sizes (dims: {{batch: 8}}); got {}", describeNode(node)));
@@ -58,7 +58,7 @@ bool ModelLoader::readPlanDims(const YamlNode& node, std::map<std::string, int64
   return ok;
 }
 
-std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
+std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
   reader_.checkMap(root, "the plan", kPlanKeys);
   auto graphNode = reader_.optional(root, "graph");
   auto file = reader_.string(*graphNode, "graph");
@@ -98,9 +98,7 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
       reader_.diags().warning(locOf(*graphNode),
                               fmt::format("{}{}: {}", *file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
   if (options_.parameterData) *options_.parameterData = std::move(onnx->parameterData);
-  ParallelConfig parallel = graph_.parallel;
   graph_ = std::move(onnx->graph);
-  graph_.parallel = parallel;
   if (auto n = reader_.optional(root, "name"))
     if (auto s = reader_.string(*n, "name")) graph_.name = *s;
   if (parallelOk_) {
@@ -110,10 +108,10 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
     if (auto m = reader_.optional(root, "modules")) {
       applyPlanModules(*m, claimedBy);
       // Ops no style names run as DTensor runs them, unless the plan lets propagation fill them.
-      graph_.parallel.modulesAsDTensor = true;
+      parallel_.modulesAsDTensor = true;
       if (auto u = reader_.optional(root, "unlisted"))
         if (auto choice = reader_.choice(*u, "unlisted", {"dtensor", "propagate"}))
-          graph_.parallel.modulesAsDTensor = *choice == "dtensor";
+          parallel_.modulesAsDTensor = *choice == "dtensor";
     } else if (auto u = reader_.optional(root, "unlisted")) {
       reader_.error(*u, "unlisted says how ops no module style names are sharded; the plan has no modules:");
     }
@@ -121,14 +119,13 @@ std::optional<Graph> ModelLoader::loadPlan(const YamlNode& root) {
     if (auto r = reader_.optional(root, "recompute")) applyPlanRecompute(*r);
     readStages(reader_.optional(root, "stages"));
   }
-  if (reader_.diags().hasErrors()) return std::nullopt;
-  return std::move(graph_);
+  return finish();
 }
 
 // `strategies: {"*/attn/c_attn/MatMul": {in_strategy: ...}}`: each key names ops by their node
 // name, exactly or as a glob (`*` also crosses `/`); a key matching nothing, or two keys
 // matching one op, is an error.
-void ModelLoader::applyPlanStrategies(const YamlNode& node, std::vector<std::string>& claimedBy) {
+void PlanReader::applyPlanStrategies(const YamlNode& node, std::vector<std::string>& claimedBy) {
   if (!node.IsMap()) {
     reader_.error(node, fmt::format("strategies must map node names (or globs) to strategies; got {}", describeNode(node)));
     return;
@@ -161,7 +158,7 @@ void ModelLoader::applyPlanStrategies(const YamlNode& node, std::vector<std::str
 }
 
 // `sharding: {input_ids: {tensor_map: ...}}`: graph inputs and parameters (initializers) by name.
-void ModelLoader::applyPlanShardings(const YamlNode& node) {
+void PlanReader::applyPlanShardings(const YamlNode& node) {
   if (!node.IsMap()) {
     reader_.error(node, fmt::format("sharding must map tensor names to shardings; got {}", describeNode(node)));
     return;
@@ -182,89 +179,8 @@ void ModelLoader::applyPlanShardings(const YamlNode& node) {
       continue;
     }
     Value& v = graph_.value(found->second);
-    v.sharding = readTensorSharding(reader_, it->second, {v.name, v.type.shape}, graph_.parallel);
+    v.sharding = readTensorSharding(reader_, it->second, {v.name, v.type.shape}, parallel_);
   }
-}
-
-std::vector<bool> ModelLoader::opsMatching(const std::string& glob) const {
-  std::vector<bool> moduleMatched(graph_.modulePaths.size(), false);
-  for (size_t m = 0; m < graph_.modulePaths.size(); ++m) {
-    std::string path = graph_.modulePaths[m];
-    while (!moduleMatched[m] && !path.empty()) {
-      moduleMatched[m] = modulePathMatches(glob, path);
-      size_t dot = path.rfind('.');
-      path = dot == std::string::npos ? "" : path.substr(0, dot);
-    }
-  }
-  std::vector<bool> hit(graph_.ops.size(), false);
-  for (size_t id = 0; id < graph_.ops.size(); ++id) {
-    const Op& op = graph_.ops[id];
-    hit[id] = (op.modulePath >= 0 && moduleMatched[op.modulePath]) || fnmatch(glob.c_str(), op.name.c_str(), 0) == 0;
-  }
-  return hit;
-}
-
-// `recompute: ["*.mlp", ...]`: activation checkpointing of torch modules (every op of a module
-// whose path, or an enclosing module's, a glob matches, as modules: keys match) or of nodes by
-// name. Each module instance a glob matches is one checkpoint, as torch's
-// gradient_checkpointing_enable() wraps each layer (its input kept, the rest recomputed); a glob
-// matching node names is one checkpoint. A glob matching nothing is an error. Also a YAML
-// model's top-level key.
-void ModelLoader::applyPlanRecompute(const YamlNode& node) {
-  if (!node.IsSequence()) {
-    reader_.error(node, fmt::format("recompute must list module paths or node names (globs); got {}", describeNode(node)));
-    return;
-  }
-  int32_t nextCheckpoint = 1;
-  for (const YamlNode& entry : node) {
-    // A list of names (or globs) is one checkpoint of every op they name (`--plan-out` writes a
-    // layer's attention so); a single glob is one checkpoint, per module instance it matches.
-    std::vector<std::pair<std::string, const YamlNode*>> globs;
-    if (entry.IsSequence()) {
-      for (const YamlNode& item : entry)
-        if (auto glob = reader_.string(item, "a recompute entry's name")) globs.emplace_back(*glob, &item);
-    } else if (auto glob = reader_.string(entry, "a recompute entry")) {
-      globs.emplace_back(*glob, &entry);
-    }
-    int32_t byName = nextCheckpoint++;
-    std::map<std::string, int32_t> byInstance;
-    for (const auto& [glob, where] : globs) {
-      // A module matches when it or a module enclosing it does: checkpointing a block covers its layers.
-      std::vector<bool> hit = opsMatching(glob);
-      int count = 0;
-      for (size_t id = 0; id < graph_.ops.size(); ++id) {
-        if (!hit[id]) continue;
-        OpAnnotation& ann = *graph_.ops[id].annotation;
-        ann.recompute = true;
-        std::string instance = entry.IsSequence() ? "" : matchedModuleInstance(glob, graph_.moduleOf(graph_.ops[id]));
-        if (instance.empty()) {
-          ann.checkpoint = byName;
-        } else {
-          auto [it, added] = byInstance.emplace(instance, nextCheckpoint);
-          if (added) ++nextCheckpoint;
-          ann.checkpoint = it->second;
-        }
-        ++count;
-      }
-      if (count == 0) {
-        std::vector<std::string> names(graph_.modulePaths.begin(), graph_.modulePaths.end());
-        for (const Op& op : graph_.ops) names.push_back(op.name);
-        reader_.error(*where, fmt::format("recompute entry '{}' matches no module or node of the graph; {}", glob,
-                                          closestNames(glob, names)));
-      }
-    }
-  }
-}
-
-// The outermost module on `path` (itself or one enclosing it) that `glob` names, "" for none.
-std::string ModelLoader::matchedModuleInstance(const std::string& glob, const std::string& path) {
-  std::string found;
-  for (std::string prefix = path; !prefix.empty();) {
-    if (modulePathMatches(glob, prefix)) found = prefix;
-    size_t dot = prefix.rfind('.');
-    prefix = dot == std::string::npos ? "" : prefix.substr(0, dot);
-  }
-  return found;
 }
 
 }  // namespace irc::model_loading

@@ -8,7 +8,7 @@
 namespace irc::model_loading {
 
 void ModelLoader::readStages(const std::optional<YamlNode>& node) {
-  ParallelConfig& p = graph_.parallel;
+  ParallelConfig& p = parallel_;
   if (!node) {
     if (p.pipelineStages > 1)
       reader_.diags().error(p.loc, fmt::format("pipeline_stages {} needs `stages:`: op-name globs to stage numbers "

@@ -173,13 +173,13 @@ std::optional<StyleSpec> readStyleSpec(YamlReader& reader, const std::string& ke
 
 }  // namespace
 
-void ModelLoader::applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy) {
+void PlanReader::applyPlanModules(const YamlNode& node, std::vector<std::string>& claimedBy) {
   if (!node.IsMap()) {
     reader_.error(node,
                   fmt::format("modules must map torch module paths (or globs) to parallel styles; got {}", describeNode(node)));
     return;
   }
-  ParallelConfig& parallel = graph_.parallel;
+  ParallelConfig& parallel = parallel_;
   // Without a mesh, the styles shard over one axis of every device.
   if (!parallel.mesh) parallel.mesh = DeviceMatrix{{parallel.deviceNum}, {"tp"}};
   const DeviceMatrix& mesh = *parallel.mesh;
@@ -235,8 +235,8 @@ namespace {
 // `in_layout` over the mesh) and the output constraints its `output_layouts` ask for.
 class StyleApplication {
  public:
-  StyleApplication(Graph& graph, YamlReader& reader, const YamlNode& keyNode, const std::string& key, const StyleSpec& spec,
-                   const std::string& path, std::vector<std::string>& claimedBy)
+  StyleApplication(Graph& graph, const DeviceMatrix& mesh, YamlReader& reader, const YamlNode& keyNode, const std::string& key,
+                   const StyleSpec& spec, const std::string& path, std::vector<std::string>& claimedBy)
       : graph_(graph),
         reader_(reader),
         keyNode_(keyNode),
@@ -244,7 +244,7 @@ class StyleApplication {
         spec_(spec),
         path_(path),
         claimedBy_(claimedBy),
-        mesh_(*graph.parallel.mesh),
+        mesh_(mesh),
         t_(spec.axis) {
     // The mesh's other axes split the batch (dim 0) of the module's activations, as data
     // parallelism beside tensor parallelism does.
@@ -431,8 +431,8 @@ void StyleApplication::linear(const ModuleOps& m) {
 
 }  // namespace
 
-void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec, const std::vector<OpId>& ops,
-                             const std::vector<std::vector<Use>>& uses, std::vector<std::string>& claimedBy) {
+void PlanReader::applyStyle(const YamlNode& keyNode, const std::string& key, const StyleSpec& spec, const std::vector<OpId>& ops,
+                            const std::vector<std::vector<Use>>& uses, std::vector<std::string>& claimedBy) {
   const std::string& path = graph_.modulePaths[graph_.op(ops[0]).modulePath];
   const std::string& style = kStyleNames[static_cast<int>(spec.style)];
   ModuleOps m = classify(graph_, ops, uses);
@@ -451,7 +451,7 @@ void ModelLoader::applyStyle(const YamlNode& keyNode, const std::string& key, co
                                        key, style, m.kind == ModuleOps::Kind::Embedding ? "Embedding" : "module"));
     return;
   }
-  StyleApplication apply(graph_, reader_, keyNode, key, spec, path, claimedBy);
+  StyleApplication apply(graph_, *parallel_.mesh, reader_, keyNode, key, spec, path, claimedBy);
   if (spec.style == Style::SequenceParallel) return apply.sequenceParallel(ops, uses);
   const Shape& y = graph_.value(graph_.op(m.main).results[0]).type.shape;
   if (spec.output && spec.output->kind == Placement::Kind::Shard &&

@@ -1,5 +1,5 @@
 #pragma once
-// The model file (spec/model-format.md) -> Graph. Every node keeps its YAML position; every
+// The model file (spec/model-format.md) or a plan (docs/onnx.md) -> Graph and settings. Every node keeps its YAML position; every
 // problem is a located diagnostic (all of them, up to the engine's cap); shapes and dtypes are
 // inferred for every op. Returns nullopt when the model was rejected.
 #include <cstdint>
@@ -9,6 +9,7 @@
 
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
+#include "ir/parallel_config.h"
 #include "ir/tensor_value.h"
 
 namespace irc {
@@ -26,6 +27,13 @@ struct FrontendOptions {
   std::map<ValueId, TensorValue>* parameterData = nullptr;
 };
 
-std::optional<Graph> loadModel(const std::string& text, DiagnosticEngine& diags, const FrontendOptions& options);
+// What a model file or plan holds: the graph, and the settings its `parallel` (and `cluster`)
+// block gives, which a compile's settings start from (passes/manager/compile_options.h).
+struct LoadedGraph {
+  Graph graph;
+  ParallelConfig parallel;
+};
+
+std::optional<LoadedGraph> loadModel(const std::string& text, DiagnosticEngine& diags, const FrontendOptions& options);
 
 }  // namespace irc

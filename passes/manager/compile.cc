@@ -13,6 +13,7 @@ std::vector<int64_t> CompileOptions::everyRank() const {
 CompileOptions optionsFromModel(const ParallelConfig& model) {
   CompileOptions o;
   static_cast<ParallelSettings&>(o) = model;
+  o.settingsLoc = model.loc;
   return o;
 }
 

@@ -21,6 +21,8 @@ struct CompileOptions : ParallelSettings {
   std::string stopAfter;
   // The ranks whose local graphs shape slicing makes (empty: the global rank).
   std::vector<int64_t> ranks;
+  // Where the model's `parallel` block is, for errors about the settings (none for an ONNX graph).
+  SourceLoc settingsLoc;
 
   std::vector<int64_t> ranksToMaterialize() const { return ranks.empty() ? std::vector<int64_t>{globalRank} : ranks; }
   std::vector<int64_t> everyRank() const;

@@ -661,7 +661,7 @@ class AutoSearch {
 
   // --- when there is no plan ---
 
-  SourceLoc modelLoc() const { return graph_.parallel.loc; }
+  SourceLoc modelLoc() const { return settings_.settingsLoc; }
 
   bool reportNoPlan(const IlpSolution& s) {
     context_.diags.error(modelLoc(),

@@ -94,7 +94,7 @@ class Search {
         totalTrained_ += static_cast<double>(numElements(graph_.value(v).type.shape));
     enumerate();
     if (configs_.empty()) {
-      diags_.error(graph_.parallel.loc,
+      diags_.error(options_.settingsLoc,
                    fmt::format("search: no configuration of {} devices keeps the parameters of a rank within "
                                "memory_budget {:.1f} GiB ({} considered; the least needs pipeline or optimizer "
                                "sharding beyond what {} devices allow)",
@@ -127,7 +127,7 @@ class Search {
       if (fits(c.peak) && (!best || c.seconds < best->config->seconds)) best = std::move(prepared);
     }
     if (!best) {
-      diags_.error(graph_.parallel.loc,
+      diags_.error(options_.settingsLoc,
                    fmt::format("search: no configuration of {} devices fits memory_budget {:.1f} GiB ({} "
                                "considered, {} dropped by the memory lower bound, {} compiled)",
                                options_.deviceNum, options_.memoryBudget / kGiB, considered_, pruned_, compiled));

@@ -69,11 +69,12 @@ TEST_CASE("primitive attrs are sorted, defaults included, strategies of configur
 }
 
 TEST_CASE("header: attrs sorted, inputs then parameters numbered from 1") {
-  Graph g = parseModel(
+  auto [g, settings] = parseModelAndSettings(
       "name: h\nparallel: {device_num: 4, global_rank: 2, device_matrix: [2, 2], alias_name: [dp, mp]}\n"
       "inputs:\n  - {name: x, shape: [4], dtype: int64}\nparameters:\n  - {name: p, shape: [4], dtype: int64}\n"
       "ops:\n  - {name: y, type: Add, inputs: [x, p]}\n");
   PrintOptions options;
+  options.settings = &settings;  // the graph holds no settings: the model's block reaches the printer beside it
   options.rank = 3;
   std::string text = printGraph(g, options);
   CHECK(text.rfind("# IR entry: @h\n# Total subgraphs: 1\n\n# Attrs:\nalias_name: (dp, mp)\ndevice_matrix: (2, 2)\n"

@@ -454,7 +454,7 @@ TEST_CASE("onnx: before opset 11 Clip's bounds are attributes") {
 TEST_CASE("onnx: import writes YAML that loads back into the same graph") {
   Loaded l = load(linearRelu().bytes());
   REQUIRE(l.graph);
-  std::string yaml = writeModelYaml(l.graph->graph);
+  std::string yaml = writeModelYaml(l.graph->graph, onnxDefaultSettings(1));
   CHECK(yaml.find("  - {name: /fc/Add, type: Add, inputs: [/fc/MatMul, b]}") != std::string::npos);
   Graph back = parseModel(yaml);
   CHECK(opTypes(back) == opTypes(l.graph->graph));
@@ -477,7 +477,7 @@ TEST_CASE("onnx plan: strategies by node name or glob; a key matching nothing na
   auto [g2, errors2] = plan("  /fc/MatMul: {in_strategy: [[2, 1], [1, 1]]}\n  \"*/Add\": {in_strategy: [[2, 1], [1]]}\n");
   REQUIRE_MESSAGE(g2, errors2);
   int configured = 0;
-  for (const Op& op : g2->ops) configured += op.annotation->inStrategy.has_value();
+  for (const Op& op : g2->graph.ops) configured += op.annotation->inStrategy.has_value();
   CHECK(configured == 2);
   auto [g3, errors3] = plan("  /fc/MatMull: {in_strategy: [[2, 1], [1, 1]]}\n");
   CHECK(errors3.find("plan.yaml:4:3: error: strategies key '/fc/MatMull' matches no node of the graph; closest: '/fc/MatMul'") !=
@@ -1496,12 +1496,13 @@ TEST_CASE("an empty dim (size 0) is never split: a strategy splitting it is a lo
   for (int64_t ways : {1, 2}) {
     CAPTURE(ways);
     Graph g = l.graph->graph;
-    g.parallel.deviceNum = 4;
+    ParallelConfig settings;
+    settings.deviceNum = 4;
     OpId keep = g.order[0];  // GreaterEqual(offsets [0, 5], k)
     g.op(keep).annotation->inStrategy = ShardStrategy{{ways, 1}, {}};
     DiagnosticEngine diags("m.onnx", "");
     PassContext context{diags};
-    CompileOptions options = optionsFromModel(g.parallel);
+    CompileOptions options = optionsFromModel(settings);
     options.ranks = options.everyRank();
     RunOutcome outcome = compile(g, options, context, {});
     if (ways == 1) {

@@ -74,14 +74,16 @@ TEST_CASE("cluster: a matrix product's rate falls with wave quantization") {
 }
 
 TEST_CASE("cluster: presets, overrides and what is wrong with a cluster block") {
-  Graph g = parseModel(matmulModel("device_num: 8, precision: bf16_mixed", "preset: dgx-h100, nic_gbps: 200, devices_per_node: 4",
-                                   "[[8, 1], [1, 1]]"));
-  REQUIRE(g.parallel.cluster);
-  CHECK(g.parallel.cluster->preset == "dgx-h100");
-  CHECK(g.parallel.cluster->device.bf16Flops == 989e12);
-  CHECK(g.parallel.cluster->devicesPerNode == 4);
-  CHECK(g.parallel.cluster->nicBandwidthPerDevice() == doctest::Approx(8 * 200e9 / 8 / 4));
-  CHECK(g.parallel.precision == Precision::Bf16Mixed);
+  ParallelConfig p =
+      parseModelAndSettings(matmulModel("device_num: 8, precision: bf16_mixed",
+                                        "preset: dgx-h100, nic_gbps: 200, devices_per_node: 4", "[[8, 1], [1, 1]]"))
+          .parallel;
+  REQUIRE(p.cluster);
+  CHECK(p.cluster->preset == "dgx-h100");
+  CHECK(p.cluster->device.bf16Flops == 989e12);
+  CHECK(p.cluster->devicesPerNode == 4);
+  CHECK(p.cluster->nicBandwidthPerDevice() == doctest::Approx(8 * 200e9 / 8 / 4));
+  CHECK(p.precision == Precision::Bf16Mixed);
   CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-b200", "[[8, 1], [1, 1]]")) ==
         "m.yaml:2:19: error: cluster.preset 'dgx-b200' is not known; did you mean 'dgx-h100'?\n"
         "cluster: {preset: dgx-b200}\n"

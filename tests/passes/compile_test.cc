@@ -20,8 +20,8 @@ const char* kModel =
 
 struct Loaded {
   DiagnosticEngine diags{"m.yaml", kModel};
-  Graph graph;
-  Loaded() : graph(*loadModel(kModel, diags, {"m"})) {}
+  LoadedGraph model = *loadModel(kModel, diags, {"m"});
+  Graph& graph = model.graph;
 };
 
 size_t countType(const Graph& g, const std::string& type) {
@@ -35,7 +35,7 @@ size_t countType(const Graph& g, const std::string& type) {
 TEST_CASE("compile() reads the options, not the graph: overrides change the plan and leave the model's parallel block") {
   Loaded mindspore, optimal;
   PassContext c1{mindspore.diags}, c2{optimal.diags};
-  CompileOptions options = optionsFromModel(mindspore.graph.parallel);
+  CompileOptions options = optionsFromModel(mindspore.model.parallel);
   REQUIRE(compile(mindspore.graph, options, c1) == RunOutcome::Ok);
   options.redistribution = RedistributionMode::Optimal;
   REQUIRE(compile(optimal.graph, options, c2) == RunOutcome::Ok);
@@ -44,13 +44,13 @@ TEST_CASE("compile() reads the options, not the graph: overrides change the plan
   CHECK(countType(mindspore.graph, "AllReduce") == 1);
   CHECK(countType(optimal.graph, "ReduceScatter") == 1);
   CHECK(countType(optimal.graph, "AllReduce") == 0);
-  CHECK(optimal.graph.parallel.redistribution == RedistributionMode::MindSpore);
+  CHECK(optimal.model.parallel.redistribution == RedistributionMode::MindSpore);
 }
 
 TEST_CASE("compile() stops after the stage options.stopAfter names, and materializes options.ranks") {
   Loaded l;
   PassContext context{l.diags};
-  CompileOptions options = optionsFromModel(l.graph.parallel);
+  CompileOptions options = optionsFromModel(l.model.parallel);
   options.ranks = {1, 3};
   std::vector<int64_t> materialized;
   CompileHooks hooks;
@@ -76,7 +76,7 @@ TEST_CASE("compile() stops after the stage options.stopAfter names, and material
 TEST_CASE("a rank's local graph: only inputs, parameters and outputs hold their slice of the global tensor") {
   Loaded l;
   PassContext context{l.diags};
-  CompileOptions options = optionsFromModel(l.graph.parallel);
+  CompileOptions options = optionsFromModel(l.model.parallel);
   options.ranks = {1};
   std::vector<std::string> sliced;
   CompileHooks hooks;
@@ -141,9 +141,9 @@ TEST_CASE(
       "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1]]}\n"
       "  - {name: e, type: Exp, inputs: [r], in_strategy: [[4, 1]]}\noutputs: [e]\n";
   DiagnosticEngine diags("m.yaml", fitting);
-  Graph g = *loadModel(fitting, diags, {"m"});
+  auto [g, settings] = *loadModel(fitting, diags, {"m"});
   PassContext context{diags};
-  CompileOptions options = optionsFromModel(g.parallel);
+  CompileOptions options = optionsFromModel(settings);
   REQUIRE(createStrategyPropagationPass(options)->run(g, context) == PassStatus::Annotated);
   REQUIRE(createLayoutInferencePass(options)->run(g, context) == PassStatus::Annotated);
   CHECK(createLayoutInferencePass(options)->run(g, context) == PassStatus::Unchanged);
@@ -152,7 +152,7 @@ TEST_CASE(
 
   Loaded needsComm;  // kModel: a partial MatMul feeding a split consumer
   PassContext context2{needsComm.diags};
-  CompileOptions options2 = optionsFromModel(needsComm.graph.parallel);
+  CompileOptions options2 = optionsFromModel(needsComm.model.parallel);
   REQUIRE(createStrategyPropagationPass(options2)->run(needsComm.graph, context2) == PassStatus::Annotated);
   REQUIRE(createLayoutInferencePass(options2)->run(needsComm.graph, context2) == PassStatus::Annotated);
   CHECK(createRedistributionPass(options2)->run(needsComm.graph, context2) == PassStatus::Changed);

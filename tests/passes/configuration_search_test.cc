@@ -147,8 +147,8 @@ TEST_CASE("configuration search: layers by the index in their names") {
 }
 
 TEST_CASE("configuration search: a plan that fits, written back, compiles to the same estimate and verifies") {
-  Graph g = parseModel(smallGpt(16, 4, 64));
-  CompileOptions options = optionsFromModel(g.parallel);
+  auto [g, gSettings] = parseModelAndSettings(smallGpt(16, 4, 64));
+  CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
   REQUIRE(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Applied);
   REQUIRE(g.search);
@@ -175,8 +175,8 @@ TEST_CASE("configuration search: a plan that fits, written back, compiles to the
   REQUIRE(step);
   CHECK(step->total == doctest::Approx(c.stepSeconds).epsilon(1e-12));
   // The written plan loads to the same settings and graph, and its compile verifies.
-  Graph again = parseModel(plan);
-  CompileOptions againOptions = optionsFromModel(again.parallel);
+  auto [again, againSettings] = parseModelAndSettings(plan);
+  CompileOptions againOptions = optionsFromModel(againSettings);
   CHECK(againOptions.rankCount() == 16);
   CHECK(againOptions.pipelineStages == options.pipelineStages);
   CHECK(againOptions.microBatches == options.microBatches);
@@ -194,8 +194,8 @@ TEST_CASE("configuration search: a plan that fits, written back, compiles to the
 TEST_CASE("configuration search: nothing fits a budget below the parameters' floor") {
   std::string text = smallGpt(16, 4, 64);
   text.replace(text.find("80GB"), 4, "100KB");
-  Graph g = parseModel(text);
-  CompileOptions options = optionsFromModel(g.parallel);
+  auto [g, gSettings] = parseModelAndSettings(text);
+  CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
   CHECK(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Failed);
   REQUIRE(diags.errorCount() == 1);
@@ -205,12 +205,12 @@ TEST_CASE("configuration search: nothing fits a budget below the parameters' flo
 TEST_CASE("configuration search: not for models it does not fit (no cluster, a configured op, no layers)") {
   std::string noCluster = smallGpt(16, 4, 64);
   noCluster.erase(noCluster.find("cluster:"), noCluster.find('\n', noCluster.find("cluster:")) - noCluster.find("cluster:") + 1);
-  Graph g = parseModel(noCluster);
-  CompileOptions options = optionsFromModel(g.parallel);
+  auto [g, gSettings] = parseModelAndSettings(noCluster);
+  CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
   CHECK(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::NotApplicable);
-  Graph one = parseModel(smallGpt(16, 1, 64));
-  CompileOptions oneOptions = optionsFromModel(one.parallel);
+  auto [one, oneSettings] = parseModelAndSettings(smallGpt(16, 1, 64));
+  CompileOptions oneOptions = optionsFromModel(oneSettings);
   CHECK(runConfigurationSearch(one, oneOptions, diags) == ConfigurationSearchOutcome::NotApplicable);
 }
 

@@ -50,8 +50,8 @@ double commBytes(const std::string& text, irc::SearchMode mode, irc::Redistribut
   options.redistribution = planner;
   options.stopAfter = "redistribution";
   irc::PassContext context{diags};
-  if (irc::compile(*graph, options, context) != irc::RunOutcome::Ok) return -1;
-  return irc::compileTotals(*graph).commBytesPerRank;
+  if (irc::compile(graph->graph, options, context) != irc::RunOutcome::Ok) return -1;
+  return irc::compileTotals(graph->graph).commBytesPerRank;
 }
 
 int commTable(int layers) {
@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
       irc::PassContext context{diags};
       irc::CompileHooks hooks;
       hooks.instrumentations.push_back(&timer);
-      if (irc::compile(*graph, options, context, hooks) != irc::RunOutcome::Ok) {
+      if (irc::compile(graph->graph, options, context, hooks) != irc::RunOutcome::Ok) {
         std::cerr << diags.renderToString();
         return 1;
       }

@@ -79,7 +79,7 @@ bool fuzzDump(std::string& text) {
     fail("an imported graph is invalid: " + problems[0], text);
   irc::ParallelSettings settings;
   settings.deviceNum = imported->deviceNum.value_or(1);
-  text = irc::writeModelYaml(imported->graph, &settings);
+  text = irc::writeModelYaml(imported->graph, settings);
   return true;
 }
 
@@ -108,8 +108,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else {
       FrontendOptions options;
       options.defaultName = "fuzz";
-      graph = loadModel(text, diags, options);
-      if (graph) settings = graph->parallel;
+      if (auto loaded = loadModel(text, diags, options)) {
+        graph = std::move(loaded->graph);
+        settings = loaded->parallel;
+      }
     }
     if (!graph) {
       if (!diags.hasErrors()) fail("rejected without a diagnostic", text);
