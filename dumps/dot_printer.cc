@@ -10,6 +10,7 @@
 #include "ops/inserted_ops.h"
 #include "ops/collective.h"
 #include "ops/op_defs.h"
+#include "ops/op_sharding.h"
 
 namespace irc {
 namespace {
@@ -69,7 +70,7 @@ std::string printDot(const Graph& graph, const PrintOptions& options) {
     const OpForRank view(graph, op, options.rank);
     std::string label = fmt::format("{}\\n{}", escaped(op.printedName.empty() ? op.name : op.printedName), op.type);
     if (!op.inserted() && op.parallel->hasSharding && !takesLayoutsFromNeighbours(op))
-      label += "\\n" + formatStrategy(op.parallel->inStrategy);
+      label += "\\n" + formatStrategy(strategyOf(op));
     if (auto it = view.attrs().find("group_ranks"); it != view.attrs().end())
       label += "\\ngroup " + std::get<std::string>(it->second);
     if (!op.results.empty()) label += "\\n" + shapeText(graph, op.results[0]);

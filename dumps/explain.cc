@@ -12,6 +12,7 @@
 #include "ir/layout_notation.h"
 #include "ops/collective.h"
 #include "ops/op_defs.h"
+#include "ops/op_sharding.h"
 
 namespace irc {
 namespace {
@@ -99,7 +100,7 @@ std::string explainModelOp(const Graph& graph, OpId id) {
                        (op.stage + 1) * graph.stageDevices - 1);
   if (!p.hasSharding) return out + "  no strategy (the strategy propagation pass did not run)\n";
   if (takesLayoutsFromNeighbours(op)) out += "  strategy: none (a Reshape takes its layouts from its neighbours)\n";
-  else out += fmt::format("  strategy: {}\n", formatStrategy(p.inStrategy));
+  else out += fmt::format("  strategy: {}\n", formatStrategy(strategyOf(op)));
   out += originLines(graph, op);
   if (!p.layoutsInferred) return out;
   out += fmt::format("  device matrix: {}\n", formatShape(p.sharding.mesh.dims));

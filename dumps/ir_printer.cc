@@ -11,6 +11,7 @@
 #include "ops/inserted_ops.h"
 #include "ops/op_family.h"
 #include "ops/op_defs.h"
+#include "ops/op_sharding.h"
 
 namespace irc {
 
@@ -384,14 +385,14 @@ class Printer {
     if (!takesLayoutsFromNeighbours(op)) {
       if (p.sharding.layoutForm && settings_.mesh) {
         part("in_layout");
-        out_ += formatAliasMaps(p.inLayoutMaps, *settings_.mesh);
+        out_ += formatAliasMaps(layoutMapsOf(op), *settings_.mesh);
       } else {
         part("in_strategy");
-        text::appendStrategy(out_, p.inStrategy);
+        text::appendStrategy(out_, strategyOf(op));
       }
-      if (p.outStrategy) {
+      if (const ShardStrategy* outStrategy = outStrategyOf(op)) {
         part("out_strategy");
-        text::appendStrategy(out_, *p.outStrategy);
+        text::appendStrategy(out_, *outStrategy);
       }
     }
     if (p.layoutsInferred) {

@@ -12,6 +12,7 @@
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
 #include "passes/layout_inference.h"
+#include "ops/op_sharding.h"
 
 namespace irc {
 namespace {
@@ -272,7 +273,7 @@ std::string mindsporeShardCode(const Graph& graph, const CompileOptions& options
     const Op& op = graph.op(id);
     if (op.inserted() || !op.parallel->hasSharding || takesLayoutsFromNeighbours(op)) continue;
     out += fmt::format("    {}: ops.{}().shard({}),\n", pyString(op.msName.empty() ? op.name : op.msName), op.type,
-                       pyStrategy(op.parallel->inStrategy));
+                       pyStrategy(strategyOf(op)));
   }
   out += "}\n";
   return out;

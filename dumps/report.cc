@@ -19,6 +19,7 @@
 #include "ops/collective.h"
 #include "ops/op_defs.h"
 #include "passes/analysis/memory_estimate.h"
+#include "ops/op_sharding.h"
 
 namespace irc {
 namespace {
@@ -211,10 +212,10 @@ void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector
   if (graph.stageDevices > 0) js.member("stage"_key, op.stage);
   js.key("in_strategy"_key);
   if (takesLayoutsFromNeighbours(op) || !p.hasSharding) js.value(nullptr);
-  else writeStrategy(js, p.inStrategy);
-  if (p.outStrategy) {
+  else writeStrategy(js, strategyOf(op));
+  if (const ShardStrategy* outStrategy = outStrategyOf(op)) {
     js.key("out_strategy"_key);
-    writeStrategy(js, *p.outStrategy);
+    writeStrategy(js, *outStrategy);
   }
   js.key("origin"_key);
   writeOrigin(js, graph, static_cast<OpId>(&op - graph.ops.data()), p.origin);

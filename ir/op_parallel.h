@@ -71,10 +71,8 @@ struct OpParallelState {
   OpSharding sharding;
   StrategyOrigin origin;
   bool hasSharding = false;
-  // The sharding as the dump prints it: a shard strategy, or tensor maps in layout form.
-  ShardStrategy inStrategy;
-  std::optional<ShardStrategy> outStrategy;
-  std::vector<DimAxes> inLayoutMaps;
+  // What dumps print of it (a shard strategy, tensor maps in layout form, the user's
+  // out_strategy) is derived from the sharding when printed: ops/op_sharding.h strategyOf(op).
   // Filled by layout inference.
   bool layoutsInferred = false;
   std::vector<TensorLayout> inputLayouts;   // per tensor operand, as the op needs it

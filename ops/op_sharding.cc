@@ -235,6 +235,15 @@ ShardStrategy strategyOf(const OpRule& rule, const OpSharding& s, const OpView& 
   return rulesOf(*op.def).strategyOf(rule, s);
 }
 
+ShardStrategy strategyOf(const Op& op) { return rulesOf(defOf(op)).strategyOf(*op.parallel->rule, op.parallel->sharding); }
+
+std::vector<DimAxes> layoutMapsOf(const Op& op) { return layoutMapsOf(*op.parallel->rule, op.parallel->sharding); }
+
+const ShardStrategy* outStrategyOf(const Op& op) {
+  const OpAnnotation& annotation = *op.annotation;
+  return op.parallel->hasSharding && annotation.outStrategy ? &*annotation.outStrategy : nullptr;
+}
+
 std::vector<DimAxes> layoutMapsOf(const OpRule& rule, const OpSharding& s) {
   std::vector<DimAxes> maps;
   for (size_t k = 0; k < rule.operands.size(); ++k)

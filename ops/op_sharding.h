@@ -60,6 +60,12 @@ ShardStrategy strategyOf(const OpRule& rule, const OpSharding& s, const OpView& 
 IntTuple splitCounts(const DimFactors& dims, const OpSharding& s);
 // Per operand its tensor map, for the layout form.
 std::vector<DimAxes> layoutMapsOf(const OpRule& rule, const OpSharding& s);
+// What dumps, reports and checkpoints print of an op's sharding, derived when they print it (an
+// op keeps its sharding, not its text): its shard strategy, one tuple per operand; the tensor
+// maps of its layout form; the user's out_strategy (null without one). The op has a sharding.
+ShardStrategy strategyOf(const Op& op);
+std::vector<DimAxes> layoutMapsOf(const Op& op);
+const ShardStrategy* outStrategyOf(const Op& op);
 // Drops axes a layout cannot express: in a dim made of several factors (a reshape's merged dim)
 // a minor factor may hold axes only once every more-major factor is fully split, in every tensor
 // of the op. Returns true when it changed anything.

@@ -4,6 +4,7 @@
 
 #include "ops/op_defs.h"
 #include "passes/strategy_propagation.h"
+#include "ops/op_sharding.h"
 
 namespace irc {
 namespace {
@@ -25,8 +26,9 @@ class CheckpointStrategyPass : public Pass {
     for (size_t i = 0; i < graph.ops.size(); ++i) {
       Op& op = graph.ops[i];
       if (!std::as_const(op).annotation->checkpointStrategy) continue;
-      const OpParallelState& got = *dry.ops[i].parallel;
-      if (got.hasSharding && got.inStrategy == *op.annotation->checkpointStrategy && !takesLayoutsFromNeighbours(op)) continue;
+      const Op& got = dry.ops[i];
+      if (got.parallel->hasSharding && strategyOf(got) == *op.annotation->checkpointStrategy && !takesLayoutsFromNeighbours(op))
+        continue;
       op.annotation->inStrategy = *op.annotation->checkpointStrategy;
       op.annotation->inLayout.reset();
       op.annotation->inStrategyLoc = op.loc;

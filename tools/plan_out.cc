@@ -7,6 +7,7 @@
 #include "dumps/model_yaml_writer.h"
 #include "ops/op_defs.h"
 #include "tools/cli_util.h"
+#include "ops/op_sharding.h"
 
 namespace irc::cli {
 namespace {
@@ -53,7 +54,7 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
     // A YAML model or an ONNX file given alone: the graph as a model with the plan written in.
     Graph plan = graph;
     for (OpId id : plan.order)
-      if (searched(plan.op(id))) plan.op(id).annotation->inStrategy = plan.op(id).parallel->inStrategy;
+      if (searched(plan.op(id))) plan.op(id).annotation->inStrategy = strategyOf(plan.op(id));
     text = writePlanModelYaml(plan, written);
     return std::nullopt;
   }
@@ -96,9 +97,9 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     // The search's choices: the operator-level one's, or the structural one's seeds.
-    const ShardStrategy* strategy = searched(op)                              ? &op.parallel->inStrategy
-                                    : structural && op.annotation->inStrategy ? &*op.annotation->inStrategy
-                                                                              : nullptr;
+    std::optional<ShardStrategy> strategy;
+    if (searched(op)) strategy = strategyOf(op);
+    else if (structural && op.annotation->inStrategy) strategy = *op.annotation->inStrategy;
     if (!strategy) continue;
     YAML::Node entry;
     entry["in_strategy"] = strategyNode(*strategy);

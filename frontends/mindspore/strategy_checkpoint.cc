@@ -5,6 +5,7 @@
 
 #include "ir/suggest.h"
 #include "ops/op_defs.h"
+#include "ops/op_sharding.h"
 
 namespace irc {
 namespace {
@@ -30,7 +31,7 @@ std::string strategyCheckpointJson(const Graph& graph, int64_t globalRank) {
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted() || !op.parallel->hasSharding || takesLayoutsFromNeighbours(op)) continue;
-    strategies[keyOf(op)] = {{"stage", op.stage}, {"parallel_strategy", op.parallel->inStrategy}};
+    strategies[keyOf(op)] = {{"stage", op.stage}, {"parallel_strategy", strategyOf(op)}};
   }
   for (ValueId p : graph.parameters) {
     const Value& v = graph.value(p);

@@ -100,7 +100,7 @@ class FactorPropagation {
         StrategyOrigin origin;
         origin.kind = OriginKind::Propagated;
         origin.fixedPoint = true;
-        assignSharding(op, rule, in_.views[id], s, origin);
+        assignSharding(op, s, origin);
         recordFixedPointResults(op, rule);
       }
     }

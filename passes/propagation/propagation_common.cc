@@ -61,7 +61,7 @@ PropagationInput preparePropagation(Graph& graph, PassContext& context, const Co
     if (auto s = configuredSharding(graph, op, *in.rules[id], options, context.diags, fullyUseDevices, failed)) {
       StrategyOrigin origin;
       origin.kind = OriginKind::User;
-      assignSharding(op, *in.rules[id], in.views[id], *s, origin);
+      assignSharding(op, *s, origin);
     }
     in.failed |= failed;
   }
@@ -100,13 +100,13 @@ void finishPropagation(Graph& graph, const PropagationInput& in,
         origin.kind = OriginKind::Propagated;
         origin.fromValue = input;
         origin.edge = StrategyOrigin::Edge::FromProducer;
-        assignSharding(op, rule, in.views[id], shardingFromNeighbour(rule, 0, false, *layout), origin);
+        assignSharding(op, shardingFromNeighbour(rule, 0, false, *layout), origin);
         continue;
       }
-      assignSharding(op, rule, in.views[id], replicatedSharding(rule, in.options.deviceNum), origin);
+      assignSharding(op, replicatedSharding(rule, in.options.deviceNum), origin);
       continue;
     }
-    assignSharding(op, rule, in.views[id], fallback(id, rule, in.views[id]), origin);
+    assignSharding(op, fallback(id, rule, in.views[id]), origin);
   }
 }
 
@@ -186,7 +186,7 @@ void runForwardFill(Graph& graph, const PropagationInput& in) {
     OpSharding s = fromProducers(graph, in, op, *in.rules[id], [](ValueId) {
                      return true;
                    }).value_or(replicatedSharding(*in.rules[id], devices));
-    assignSharding(op, *in.rules[id], in.views[id], std::move(s), origin);
+    assignSharding(op, std::move(s), origin);
   }
 }
 
@@ -227,7 +227,7 @@ void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
     origin.fromOp = first->op;
     origin.fromValue = kNoId;
     origin.edge = StrategyOrigin::Edge::FromConsumer;
-    assignSharding(op, rule, in.views[*it], s, origin);
+    assignSharding(op, s, origin);
   }
 }
 

@@ -94,13 +94,8 @@ OpSharding shardingFromNeighbour(const OpRule& rule, int tensor, bool isResult, 
   return s;
 }
 
-void assignSharding(Op& op, const OpRule& rule, const OpView& view, OpSharding sharding, StrategyOrigin origin) {
+void assignSharding(Op& op, OpSharding sharding, StrategyOrigin origin) {
   OpParallelState& p = *op.parallel;
-  p.inStrategy = strategyOf(rule, sharding, view);
-  p.outStrategy.reset();
-  const OpAnnotation& annotation = *std::as_const(op).annotation;
-  if (annotation.outStrategy) p.outStrategy = annotation.outStrategy;
-  p.inLayoutMaps = layoutMapsOf(rule, sharding);
   p.sharding = std::move(sharding);
   p.origin = std::move(origin);
   p.hasSharding = true;

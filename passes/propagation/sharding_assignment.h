@@ -29,7 +29,7 @@ OpSharding dataParallelSharding(const OpRule& rule, const OpView& op, int64_t de
 // dropped. Partial axes are dropped too.
 OpSharding shardingFromNeighbour(const OpRule& rule, int tensor, bool isResult, const TensorLayout& layout);
 
-// Stores the sharding on the op with its printed forms.
-void assignSharding(Op& op, const OpRule& rule, const OpView& view, OpSharding sharding, StrategyOrigin origin);
+// Stores the sharding on the op (dumps derive its printed forms: ops/op_sharding.h strategyOf).
+void assignSharding(Op& op, OpSharding sharding, StrategyOrigin origin);
 
 }  // namespace irc

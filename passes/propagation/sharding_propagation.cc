@@ -232,7 +232,7 @@ class ShardingPropagation {
     if (cached == decisionCache_.end()) cached = decisionCache_.emplace(std::move(key), decide(id, costOf)).first;
     const Decision& d = cached->second;
     if (!d.best) {
-      assignSharding(op, rule, in_.views[id], replicatedSharding(rule, in_.options.deviceNum), origin);
+      assignSharding(op, replicatedSharding(rule, in_.options.deviceNum), origin);
       return;
     }
     origin.cost = d.bestCost;
@@ -242,7 +242,7 @@ class ShardingPropagation {
     origin.lostOn = d.lostOn;
     origin.lostOnBest = d.lostOnBest;
     origin.lostOnNextBest = d.lostOnNextBest;
-    assignSharding(op, rule, in_.views[id], *d.best, origin);
+    assignSharding(op, *d.best, origin);
   }
 
   template <typename CostFn>
@@ -278,7 +278,7 @@ class ShardingPropagation {
       visited_[id] = true;
       queue.push_back(id);
       StrategyOrigin origin = originFrom(kind, from, StrategyOrigin::Edge::FromProducer);
-      assignSharding(op, *in_.rules[id], in_.views[id], shardingFromNeighbour(*in_.rules[id], 0, false, layout), origin);
+      assignSharding(op, shardingFromNeighbour(*in_.rules[id], 0, false, layout), origin);
       return;
     }
     if (!in_.rules[id]) return;
@@ -298,7 +298,7 @@ class ShardingPropagation {
       visited_[id] = true;
       queue.push_back(id);
       StrategyOrigin origin = originFrom(OriginKind::Propagated, consumer, StrategyOrigin::Edge::FromConsumer);
-      assignSharding(op, *in_.rules[id], in_.views[id], shardingFromNeighbour(*in_.rules[id], 0, true, need), origin);
+      assignSharding(op, shardingFromNeighbour(*in_.rules[id], 0, true, need), origin);
       return;
     }
     DType dtype = graph_.value(op.results[result]).type.dtype;

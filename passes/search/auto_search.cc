@@ -20,6 +20,7 @@
 #include "passes/planners/pipeline_split.h"
 #include "passes/analysis/step_cost.h"
 #include "passes/search/strategy_candidates.h"
+#include "ops/op_sharding.h"
 
 namespace irc {
 
@@ -250,7 +251,7 @@ class AutoSearch {
       bool fixed = op.parallel->hasSharding;
       key.push_back(fixed);
       if (fixed)
-        for (const auto& t : op.parallel->inStrategy) appendList(key, t);
+        for (const auto& t : strategyOf(op)) appendList(key, t);
       int producerClass = -1;
       if (!fixed && takesLayoutsFromNeighbours(op)) {
         ValueId input = op.operands[0].value;
@@ -587,7 +588,7 @@ class AutoSearch {
           origin.nextBest = summary->classes[ci].runnersUp[0].strategy;
           origin.nextBestCost = summary->classes[ci].runnersUp[0].deltaSeconds;
         }
-        assignSharding(g.op(id), ruleOf(id), viewOf(id), c.candidates[c.chosen], origin);
+        assignSharding(g.op(id), c.candidates[c.chosen], origin);
       }
     }
   }

@@ -6,6 +6,7 @@
 #include "passes/manager/compile_options.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"
+#include "ops/op_sharding.h"
 
 namespace irc::test {
 namespace {
@@ -53,7 +54,7 @@ TEST_CASE("data parallel splits the batch of Select's x where its mask broadcast
                                SearchMode::DataParallel);
   REQUIRE(c.errors.empty());
   const Op& s = c.global.op(c.global.order[0]);
-  CHECK(s.parallel->inStrategy == ShardStrategy{{1, 1}, {4, 1}});
+  CHECK(strategyOf(s) == ShardStrategy{{1, 1}, {4, 1}});
   CHECK(verifyCompiled(c).ok);
 }
 

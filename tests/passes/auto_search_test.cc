@@ -274,7 +274,7 @@ TEST_CASE("search paths: a budget no plan meets, an op with one candidate, confi
     REQUIRE_MESSAGE(c.errors.empty(), c.errors);
     const Op& q = c.global.op(c.global.value(*c.global.findValue("l1.q")).producer);
     CHECK(q.parallel->origin.kind == OriginKind::User);
-    CHECK(q.parallel->inStrategy == ShardStrategy{{2, 1}, {1, 4}});
+    CHECK(strategyOf(q) == ShardStrategy{{2, 1}, {1, 4}});
     const Op& k = c.global.op(c.global.value(*c.global.findValue("l1.k")).producer);
     CHECK(k.parallel->origin.kind == OriginKind::Searched);
     CHECK(c.global.search->fixedOps == 5);

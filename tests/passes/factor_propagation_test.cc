@@ -9,14 +9,13 @@
 #include "ir/layout_notation.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
+#include "ops/op_sharding.h"
 
 namespace irc::test {
 namespace {
 
 const Op& opNamed(const Graph& g, const std::string& name) { return g.op(g.value(*g.findValue(name)).producer); }
-std::string strategyOf(const Compiled& c, const std::string& name) {
-  return formatStrategy(opNamed(c.global, name).parallel->inStrategy);
-}
+std::string strategyOf(const Compiled& c, const std::string& name) { return formatStrategy(strategyOf(opNamed(c.global, name))); }
 std::string computed(const Compiled& c, const std::string& name) {
   return printAliasLayout(opNamed(c.global, name).parallel->outputLayouts[0]);
 }

@@ -6,14 +6,13 @@
 #include "dumps/origin_text.h"
 #include "ir/layout_notation.h"
 #include "tests/pipeline_util.h"
+#include "ops/op_sharding.h"
 
 namespace irc::test {
 namespace {
 
 const Op& opNamed(const Graph& g, const std::string& name) { return g.op(g.value(*g.findValue(name)).producer); }
-std::string strategyOf(const Compiled& c, const std::string& name) {
-  return formatStrategy(opNamed(c.global, name).parallel->inStrategy);
-}
+std::string strategyOf(const Compiled& c, const std::string& name) { return formatStrategy(strategyOf(opNamed(c.global, name))); }
 const StrategyOrigin& originOf(const Compiled& c, const std::string& name) { return opNamed(c.global, name).parallel->origin; }
 std::string originFrom(const Compiled& c, const std::string& name) { return originSourceName(c.global, originOf(c, name)); }
 std::string originEdge(const Compiled& c, const std::string& name) {
