@@ -106,15 +106,16 @@ Terms range(NodeMapping& m) {
   return std::vector<Term>{m.constant({m.typeOf(*m.input(0)).dtype, {n}}, data, "")};
 }
 
-// Slice: with steps of 1 irc's Slice(x, begin, size) (folded when x is constant: a mask buffer
-// cut to the sequence length, a shape's tail); other steps of a constant folded here, of a
-// computed tensor a Slice of its contiguous dims and a Gather per strided dim.
-Terms slice(NodeMapping& m) {
-  auto x = need(m, 0);
-  if (!x) return std::nullopt;
+// What a Slice node keeps of each dim of x: its first index, step and element count (every dim
+// of x; those the node does not name whole with step 1). Nullopt when the node is malformed
+// (reported).
+struct SliceWindow {
+  std::vector<int64_t> begin, step, count;
+};
+
+std::optional<SliceWindow> sliceWindow(NodeMapping& m, const Shape& s) {
   auto starts = m.constantInput(1, "starts"), ends = m.constantInput(2, "ends");
   if (!starts || !ends) return std::nullopt;
-  Shape s = shapeOf(m, *x);
   int64_t rank = static_cast<int64_t>(s.size());
   IntTuple axes, steps(starts->data.size(), 1);
   if (m.input(3)) {
@@ -133,7 +134,7 @@ Terms slice(NodeMapping& m) {
     m.error("starts, ends, axes and steps have different lengths");
     return std::nullopt;
   }
-  std::vector<int64_t> begin(rank, 0), step(rank, 1), count(s.begin(), s.end());
+  SliceWindow w{std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1), std::vector<int64_t>(s.begin(), s.end())};
   for (size_t i = 0; i < axes.size(); ++i) {
     auto axis = normalizeAxis(axes[i], rank);
     if (!axis || steps[i] == 0) {
@@ -149,52 +150,73 @@ Terms slice(NodeMapping& m) {
     };
     int64_t b = st > 0 ? clampIndex(starts->data[i], 0, dim) : clampIndex(starts->data[i], -1, dim - 1);
     int64_t e = st > 0 ? clampIndex(ends->data[i], 0, dim) : clampIndex(ends->data[i], -1, dim - 1);
-    begin[*axis] = b;
-    step[*axis] = st;
-    count[*axis] = st > 0 ? std::max<int64_t>(0, (e - b + st - 1) / st) : std::max<int64_t>(0, (b - e - st - 1) / -st);
+    w.begin[*axis] = b;
+    w.step[*axis] = st;
+    w.count[*axis] = st > 0 ? std::max<int64_t>(0, (e - b + st - 1) / st) : std::max<int64_t>(0, (b - e - st - 1) / -st);
   }
-  if (std::all_of(step.begin(), step.end(), [](int64_t st) { return st == 1; }))
-    return one(m.emit1("Slice", {*x, Attribute(IntTuple(begin)), Attribute(IntTuple(count))}));
-  if (!x->isConstant()) {
-    // A strided slice of a computed tensor (GPT-J's rotate_every_two `x[..., ::2]`, Swin's
-    // `x[:, 0::2, 0::2, :]`): the dims of step 1 as one Slice, then each strided dim as a Gather
-    // of the positions it keeps (torch's index_select), which irc shards and verifies as any Gather.
-    std::vector<int64_t> windowBegin(rank, 0), windowCount(s.begin(), s.end());
-    bool window = false;
-    for (int64_t d = 0; d < rank; ++d)
-      if (step[d] == 1 && (begin[d] != 0 || count[d] != s[d])) {
-        windowBegin[d] = begin[d];
-        windowCount[d] = count[d];
-        window = true;
-      }
-    std::optional<Term> current = *x;
-    if (window) current = m.emit1("Slice", {*current, Attribute(IntTuple(windowBegin)), Attribute(IntTuple(windowCount))});
-    for (int64_t d = 0; d < rank; ++d) {
-      if (step[d] == 1) continue;
-      TensorValue positions = TensorValue::zeros({count[d]});
-      for (int64_t i = 0; i < count[d]; ++i) positions.data[i] = static_cast<double>(begin[d] + i * step[d]);
-      if (!current) return std::nullopt;
-      Term indices = m.constant({DType::Int64, {count[d]}}, positions, "positions");
-      current = m.emit1("Gather", {*current, indices, Attribute(d)});
+  return w;
+}
+
+// A strided slice of a computed tensor (GPT-J's rotate_every_two `x[..., ::2]`, Swin's
+// `x[:, 0::2, 0::2, :]`): the dims of step 1 as one Slice, then each strided dim as a Gather of
+// the positions it keeps (torch's index_select), which irc shards and verifies as any Gather.
+Terms stridedSliceOfComputed(NodeMapping& m, const Term& x, const Shape& s, const SliceWindow& w) {
+  int64_t rank = static_cast<int64_t>(s.size());
+  std::vector<int64_t> windowBegin(rank, 0), windowCount(s.begin(), s.end());
+  bool window = false;
+  for (int64_t d = 0; d < rank; ++d)
+    if (w.step[d] == 1 && (w.begin[d] != 0 || w.count[d] != s[d])) {
+      windowBegin[d] = w.begin[d];
+      windowCount[d] = w.count[d];
+      window = true;
     }
+  std::optional<Term> current = x;
+  if (window) current = m.emit1("Slice", {*current, Attribute(IntTuple(windowBegin)), Attribute(IntTuple(windowCount))});
+  for (int64_t d = 0; d < rank; ++d) {
+    if (w.step[d] == 1) continue;
+    TensorValue positions = TensorValue::zeros({w.count[d]});
+    for (int64_t i = 0; i < w.count[d]; ++i) positions.data[i] = static_cast<double>(w.begin[d] + i * w.step[d]);
     if (!current) return std::nullopt;
-    return one(*current);
+    Term indices = m.constant({DType::Int64, {w.count[d]}}, positions, "positions");
+    current = m.emit1("Gather", {*current, indices, Attribute(d)});
   }
-  const TensorValue* data = m.dataOf(*x);
+  if (!current) return std::nullopt;
+  return one(*current);
+}
+
+// A strided slice of a constant, folded.
+Terms foldStridedSlice(NodeMapping& m, const Term& x, const Shape& s, const SliceWindow& w) {
+  const TensorValue* data = m.dataOf(x);
   if (!data) return std::nullopt;
-  TensorValue out = TensorValue::zeros(count);
+  int64_t rank = static_cast<int64_t>(s.size());
+  TensorValue out = TensorValue::zeros(w.count);
   auto strides = stridesOf(s);
   std::vector<int64_t> idx(rank, 0);
   for (int64_t k = 0; k < out.size(); ++k) {
     int64_t offset = 0;
-    for (int64_t d = 0; d < rank; ++d) offset += (begin[d] + idx[d] * step[d]) * strides[d];
+    for (int64_t d = 0; d < rank; ++d) offset += (w.begin[d] + idx[d] * w.step[d]) * strides[d];
     out.data[k] = data->data[offset];
     for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < count[d]) break;
+      if (++idx[d] < w.count[d]) break;
       idx[d] = 0;
     }
   }
-  return std::vector<Term>{m.constant({m.typeOf(*x).dtype, count}, out, "")};
+  return std::vector<Term>{m.constant({m.typeOf(x).dtype, w.count}, out, "")};
+}
+
+// Slice: with steps of 1 irc's Slice(x, begin, size) (folded when x is constant: a mask buffer
+// cut to the sequence length, a shape's tail); other steps of a constant folded here, of a
+// computed tensor a Slice of its contiguous dims and a Gather per strided dim.
+Terms slice(NodeMapping& m) {
+  auto x = need(m, 0);
+  if (!x) return std::nullopt;
+  Shape s = shapeOf(m, *x);
+  std::optional<SliceWindow> w = sliceWindow(m, s);
+  if (!w) return std::nullopt;
+  if (std::all_of(w->step.begin(), w->step.end(), [](int64_t st) { return st == 1; }))
+    return one(m.emit1("Slice", {*x, Attribute(IntTuple(w->begin)), Attribute(IntTuple(w->count))}));
+  if (!x->isConstant()) return stridedSliceOfComputed(m, *x, s, *w);
+  return foldStridedSlice(m, *x, s, *w);
 }
 
 // Expand: irc's BroadcastTo to numpy's broadcast of x's shape and the requested one (ONNX's
@@ -215,6 +237,71 @@ Terms expand(NodeMapping& m) {
     target[target.size() - 1 - i] = a == 1 ? b : a;
   }
   return one(m.emit1("BroadcastTo", {*x, Attribute(IntTuple(target))}));
+}
+
+// The dims a Resize node resizes: its `axes` (opset 18), else every dim.
+std::optional<IntTuple> resizedAxes(NodeMapping& m, int64_t rank) {
+  IntTuple axes;
+  if (auto given = m.intsAttr("axes")) {
+    for (int64_t a : *given) {
+      if (a < -rank || a >= rank) {
+        m.error(fmt::format("axis {} is out of range for rank {}", a, rank));
+        return std::nullopt;
+      }
+      axes.push_back(a < 0 ? a + rank : a);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  return axes;
+}
+
+// A Resize node's output shape: its `sizes`, or each resized dim times its scale, which must
+// give a whole size.
+std::optional<IntTuple> resizedShape(NodeMapping& m, const Shape& in, bool legacy) {
+  std::optional<IntTuple> axes = resizedAxes(m, static_cast<int64_t>(in.size()));
+  if (!axes) return std::nullopt;
+  const size_t scalesInput = legacy ? 1 : 2, sizesInput = 3;
+  std::optional<TensorValue> scales, sizes;
+  if (!legacy && m.input(sizesInput)) {
+    sizes = m.constantInput(sizesInput, "sizes");
+    if (!sizes) return std::nullopt;
+    if (sizes->data.empty()) sizes.reset();
+  }
+  if (!sizes && m.input(scalesInput)) {
+    scales = m.constantInput(scalesInput, "scales");
+    if (!scales) return std::nullopt;
+  } else if (!sizes && legacy && m.attr("scales")) {
+    TensorValue v{{}, {}};
+    for (float f : m.attr("scales")->floats()) v.data.push_back(f);
+    v.shape = {static_cast<int64_t>(v.data.size())};
+    scales = v;
+  }
+  const TensorValue* given = sizes ? &*sizes : scales ? &*scales : nullptr;
+  if (!given || given->data.size() != axes->size()) {
+    m.error(fmt::format("needs scales or sizes with one entry per resized dim ({}); it has {}", axes->size(),
+                        given ? given->data.size() : 0));
+    return std::nullopt;
+  }
+  IntTuple out(in.begin(), in.end());
+  for (size_t i = 0; i < axes->size(); ++i) {
+    const int64_t d = (*axes)[i];
+    if (sizes) {
+      out[d] = static_cast<int64_t>(sizes->data[i]);
+      continue;
+    }
+    const double scale = scales->data[i];
+    out[d] = static_cast<int64_t>(std::floor(static_cast<double>(in[d]) * scale));
+    if (out[d] < 1 ||
+        std::fabs(static_cast<double>(out[d]) - static_cast<double>(in[d]) * scale) > 1e-6 * static_cast<double>(out[d])) {
+      m.error(
+          fmt::format("scale {} of dim {} ({} elements) gives {} elements; irc resizes by output over input size, so "
+                      "the scale must give a whole size (write the node with sizes instead)",
+                      scale, d, in[d], static_cast<double>(in[d]) * scale));
+      return std::nullopt;
+    }
+  }
+  return out;
 }
 
 // Resize (opset 11 on) and Upsample / Resize-10: irc's Resize to the output shape. The output
@@ -243,62 +330,10 @@ Terms resize(NodeMapping& m) {
     return std::nullopt;
   }
   if (mode == "linear" || mode == "bilinear" || mode == "trilinear") mode = "linear";  // Upsample-7's spellings
-  const Shape in = shapeOf(m, *x);
-  const int64_t rank = static_cast<int64_t>(in.size());
-  IntTuple axes;
-  if (auto given = m.intsAttr("axes")) {
-    for (int64_t a : *given) {
-      if (a < -rank || a >= rank) {
-        m.error(fmt::format("axis {} is out of range for rank {}", a, rank));
-        return std::nullopt;
-      }
-      axes.push_back(a < 0 ? a + rank : a);
-    }
-  } else {
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  }
-  const size_t scalesInput = legacy ? 1 : 2, sizesInput = 3;
-  std::optional<TensorValue> scales, sizes;
-  if (!legacy && m.input(sizesInput)) {
-    sizes = m.constantInput(sizesInput, "sizes");
-    if (!sizes) return std::nullopt;
-    if (sizes->data.empty()) sizes.reset();
-  }
-  if (!sizes && m.input(scalesInput)) {
-    scales = m.constantInput(scalesInput, "scales");
-    if (!scales) return std::nullopt;
-  } else if (!sizes && legacy && m.attr("scales")) {
-    TensorValue v{{}, {}};
-    for (float f : m.attr("scales")->floats()) v.data.push_back(f);
-    v.shape = {static_cast<int64_t>(v.data.size())};
-    scales = v;
-  }
-  const TensorValue* given = sizes ? &*sizes : scales ? &*scales : nullptr;
-  if (!given || given->data.size() != axes.size()) {
-    m.error(fmt::format("needs {} or sizes with one entry per resized dim ({}); it has {}", legacy ? "scales" : "scales",
-                        axes.size(), given ? given->data.size() : 0));
-    return std::nullopt;
-  }
-  IntTuple out(in.begin(), in.end());
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t d = axes[i];
-    if (sizes) {
-      out[d] = static_cast<int64_t>(sizes->data[i]);
-      continue;
-    }
-    const double scale = scales->data[i];
-    out[d] = static_cast<int64_t>(std::floor(static_cast<double>(in[d]) * scale));
-    if (out[d] < 1 ||
-        std::fabs(static_cast<double>(out[d]) - static_cast<double>(in[d]) * scale) > 1e-6 * static_cast<double>(out[d])) {
-      m.error(
-          fmt::format("scale {} of dim {} ({} elements) gives {} elements; irc resizes by output over input size, so "
-                      "the scale must give a whole size (write the node with sizes instead)",
-                      scale, d, in[d], static_cast<double>(in[d]) * scale));
-      return std::nullopt;
-    }
-  }
+  std::optional<IntTuple> out = resizedShape(m, shapeOf(m, *x), legacy);
+  if (!out) return std::nullopt;
   return one(m.emit1("Resize", {*x},
-                     {{"sizes", out},
+                     {{"sizes", *out},
                       {"mode", mode},
                       {"coordinate_transformation_mode", coordinates},
                       {"nearest_mode", nearest},
