@@ -6,8 +6,8 @@
 // collective time (passes/analysis/collective_time.h), the report and `irc diff` take it from here.
 #include <cstdint>
 #include <optional>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "ir/parallel_config.h"
 #include "ir/redist_step.h"

@@ -1,7 +1,8 @@
 #pragma once
 // Pipeline slot 1 (dump `step_parallel_begin`): gives every op a strategy, by the search mode
-// of the model (spec/model-format.md): sharding_propagation (MindSpore's cost-based BFS),
-// factor_propagation (Shardy), data_parallel, semi_auto.
+// of the model (spec/model-format.md), one PropagationMode each (passes/propagation/
+// propagation_mode.h): sharding_propagation (MindSpore's cost-based BFS), factor_propagation
+// (Shardy), data_parallel, semi_auto, auto (the operator-level search).
 #include <memory>
 
 #include "passes/manager/compile_options.h"
