@@ -55,8 +55,10 @@ struct Value {
   HeapOptional<TensorSharding> sharding;  // an input's or parameter's annotation
   // After layout inference, the layout consumers see the value in: an input's or parameter's
   // held layout (its annotation, else what its first consumer needs), a model op result's after
-  // the op's forward ops and any output constraint. An inserted op's result has none: it is the
-  // model value behind it, moved (layoutOfValue walks back to it).
+  // the op's forward ops and any output constraint. Before it, only a result propagation holds
+  // apart from what its op computes (OpSharding::conversions) has one: that decision, which
+  // layout inference reads. An inserted op's result has none: it is the model value behind it,
+  // moved (layoutOfValue walks back to it).
   HeapOptional<TensorLayout> layout;
   // In a rank's local graph, for inputs, parameters and graph outputs: what the dump's `# slice`
   // comments print. On the heap, made on first write: no other value has one.

@@ -18,14 +18,18 @@ struct OpSharding {
   DeviceMatrix mesh;
   std::vector<std::vector<int>> factorAxes;  // per factor of the op's rule, device axes major first
   bool layoutForm = false;                   // from in_layout / a named mesh: printed {in_layout: ...}
-  // out_strategy / out_layout: the output layouts the user asked for (MatMul reduce-scatter).
-  std::vector<std::optional<TensorLayout>> requestedOutputs;
-  // Per result, a layout the result is converted to right after the op (its forward ops), where
-  // the op computes another: factor propagation's fixed-point sharding of the tensor, or what a
-  // Reshape's consumer needs (MindSpore's ReshapeInfo redistributes at the Reshape).
-  std::vector<std::optional<TensorLayout>> convertedOutputs;
-  enum class Conversion { FactorFixedPoint, ReshapeConsumer };
-  Conversion conversion = Conversion::FactorFixedPoint;
+  // Per result, whether its partial sum is reduce-scattered on dim 0 instead of all-reduced
+  // (MindSpore's out_strategy on a MatMul, an out_layout asking for it): a choice of the forward
+  // ops; the layout it yields is derived (ops/op_sharding.h finalResultLayout).
+  std::vector<bool> reduceScattered;
+  // Per result, why it is held in another layout than the op computes and converted right after
+  // the op (its forward ops): factor propagation's fixed point, or what a Reshape's consumer
+  // needs (MindSpore's ReshapeInfo redistributes at the Reshape). The layout it is held in is the
+  // result value's own (Value::layout), which propagation writes together with this.
+  enum class Conversion { None, FactorFixedPoint, ReshapeConsumer };
+  std::vector<Conversion> conversions;
+  Conversion conversionOf(size_t result) const { return result < conversions.size() ? conversions[result] : Conversion::None; }
+  bool scatters(size_t result) const { return result < reduceScattered.size() && reduceScattered[result]; }
   bool operator==(const OpSharding&) const = default;
 };
 

@@ -165,9 +165,8 @@ class MatMul : public BatchMatMul {
   }
   void sample(const OpDef&, OpSample& s) const override { s.operands.push_back(s.operands[0]); }
   // MindSpore's out_strategy ((m*k, n)): the partial output reduce-scattered on dim 0.
-  std::variant<TensorLayout, StrategyError> outputFromOutStrategy(const OpRule& rule, const OpView& op,
-                                                                  const std::vector<int64_t>& splits, const OpSharding& s,
-                                                                  const ShardStrategy& out) const override {
+  std::optional<StrategyError> checkOutStrategy(const OpRule& rule, const OpView& op, const std::vector<int64_t>& splits,
+                                                const ShardStrategy& out) const override {
     int m = rule.results[0][0][0], n = rule.results[0][1][0];
     int k = -1;
     for (int f = 0; f < rule.factorCount(); ++f)
@@ -178,10 +177,7 @@ class MatMul : public BatchMatMul {
                                        "sum); got {}",
                                        op.name, formatIntTuple(expected[0]), formatIntTuple(out.at(0))),
                            -1};
-    TensorLayout layout = resultLayout(rule, s, 0, op.resultShapes[0]);
-    layout.dims[0].insert(layout.dims[0].end(), s.factorAxes[k].begin(), s.factorAxes[k].end());
-    layout.partialAxes.clear();
-    return layout;
+    return std::nullopt;
   }
 };
 

@@ -73,9 +73,8 @@ ShardStrategy OpFamilyRules::strategyOf(const OpRule& rule, const OpSharding& s)
   return out;
 }
 
-std::variant<TensorLayout, StrategyError> OpFamilyRules::outputFromOutStrategy(const OpRule&, const OpView& op,
-                                                                               const std::vector<int64_t>&, const OpSharding&,
-                                                                               const ShardStrategy&) const {
+std::optional<StrategyError> OpFamilyRules::checkOutStrategy(const OpRule&, const OpView& op, const std::vector<int64_t>&,
+                                                             const ShardStrategy&) const {
   return StrategyError{
       fmt::format("{} '{}' takes no out_strategy (only MatMul does, to reduce-scatter its output)", op.type, op.name), -1};
 }

@@ -125,10 +125,10 @@ class OpFamilyRules {
   }
   // True where MindSpore puts the repeated-calculation dim on the left of the device matrix.
   virtual bool repeatOnLeft(const OpRule&, const std::vector<int64_t>&) const { return false; }
-  // An out_strategy: the output layout it requests, or an error (only MatMul takes one).
-  virtual std::variant<TensorLayout, StrategyError> outputFromOutStrategy(const OpRule& rule, const OpView& op,
-                                                                          const std::vector<int64_t>& splits, const OpSharding& s,
-                                                                          const ShardStrategy& out) const;
+  // An out_strategy: nothing where the family takes it (it asks for result 0's partial sum
+  // reduce-scattered on dim 0), else why not (only MatMul takes one).
+  virtual std::optional<StrategyError> checkOutStrategy(const OpRule& rule, const OpView& op, const std::vector<int64_t>& splits,
+                                                        const ShardStrategy& out) const;
   // Shardy's op priority: elementwise-like ops (and reshapes, transposes) propagate at the first
   // levels, before ops that contract or reduce.
   virtual bool elementwiseForPropagation() const { return false; }

@@ -73,12 +73,10 @@ ShardingResult shardingFromStrategy(const OpRule& rule, const OpView& op, const 
   s.mesh = DeviceMatrix::unnamed(dev);
   s.factorAxes.assign(rule.factorCount(), {});
   for (size_t i = 0; i < rule.mindsporeOrder.size(); ++i) s.factorAxes[rule.mindsporeOrder[i]] = {static_cast<int>(i) + shift};
-  s.requestedOutputs.assign(rule.results.size(), std::nullopt);
-
+  s.reduceScattered.assign(rule.results.size(), false);
   if (outStrategy) {
-    auto requested = family.outputFromOutStrategy(rule, op, splits, s, *outStrategy);
-    if (auto* e = std::get_if<StrategyError>(&requested)) return *e;
-    s.requestedOutputs[0] = std::get<TensorLayout>(std::move(requested));
+    if (auto e = family.checkOutStrategy(rule, op, splits, *outStrategy)) return *e;
+    s.reduceScattered[0] = true;
   }
   return s;
 }
@@ -129,20 +127,16 @@ ShardingResult shardingFromLayouts(const OpRule& rule, const OpView& op, const s
     if (rule.isReplicated(f) && !s.factorAxes[f].empty())
       return err(fmt::format("{} '{}' cannot split {}: it is {}", op.type, op.name, factorRole(rule, op, f),
                              rulesOf(*op.def).replicatedWhy()));
-  s.requestedOutputs.assign(rule.results.size(), std::nullopt);
+  s.reduceScattered.assign(rule.results.size(), false);
   if (outLayouts) {
     for (size_t r = 0; r < outLayouts->size() && r < rule.results.size(); ++r) {
       TensorLayout want{mesh, op.resultShapes[r], (*outLayouts)[r], {}, ReduceOp::Sum};
       TensorLayout computed = resultLayout(rule, s, static_cast<int>(r), op.resultShapes[r]);
-      TensorLayout scattered = computed;
-      if (!scattered.dims.empty())
-        scattered.dims[0].insert(scattered.dims[0].end(), computed.partialAxes.begin(), computed.partialAxes.end());
-      scattered.partialAxes.clear();
-      if (!want.sameAs(scattered) && !want.sameAs(TensorLayout{computed.mesh, computed.shape, computed.dims, {}, ReduceOp::Sum}))
+      if (want.sameAs(finalResultLayout(rule, s, static_cast<int>(r), op.resultShapes[r]))) continue;
+      s.reduceScattered[r] = true;
+      if (!want.sameAs(finalResultLayout(rule, s, static_cast<int>(r), op.resultShapes[r])))
         return err(fmt::format("{} '{}': out_layout {} is neither the computed output {} nor its reduce-scatter", op.type,
                                op.name, printAliasLayout(want), printAliasLayout(computed)));
-      if (!want.sameAs(TensorLayout{computed.mesh, computed.shape, computed.dims, {}, ReduceOp::Sum}))
-        s.requestedOutputs[r] = want;
     }
   }
   return s;
@@ -182,9 +176,18 @@ TensorLayout resultLayout(const OpRule& rule, const OpSharding& s, int result, c
 }
 
 TensorLayout finalResultLayout(const OpRule& rule, const OpSharding& s, int result, const Shape& shape) {
-  if (static_cast<size_t>(result) < s.requestedOutputs.size() && s.requestedOutputs[result]) return *s.requestedOutputs[result];
   TensorLayout l = resultLayout(rule, s, result, shape);
+  if (s.scatters(static_cast<size_t>(result)) && !l.dims.empty()) {
+    // A reduce-scatter's group hands out its pieces in rank order: dim 0 takes the reduced axes
+    // ascending after its own (a size-1 one too, as MindSpore's tensor map keeps it).
+    std::vector<int> reduced;
+    for (int f = 0; f < rule.factorCount(); ++f)
+      if (rule.isReduction(f)) reduced.insert(reduced.end(), s.factorAxes[f].begin(), s.factorAxes[f].end());
+    std::sort(reduced.begin(), reduced.end());
+    l.dims[0].insert(l.dims[0].end(), reduced.begin(), reduced.end());
+  }
   l.partialAxes.clear();
+  l.partialOp = ReduceOp::Sum;
   return l;
 }
 
@@ -203,7 +206,7 @@ std::vector<ForwardOp> forwardOps(const OpRule& rule, const OpSharding& s, const
   reduce.step.axes = axes;
   reduce.step.reduceOp = rule.reduceOp;
   const OpFamilyRules& family = rulesOf(*op.def);
-  bool scatter = !s.requestedOutputs.empty() && s.requestedOutputs[0].has_value();
+  bool scatter = s.scatters(0);
   reduce.step.kind = scatter ? RedistStep::Kind::ReduceScatter : RedistStep::Kind::AllReduce;
   reduce.reason = fmt::format("{} {} {} ways ({}): the output is partial{}", op.name, family.partialWhy(), groupSize, where,
                               scatter ? "; out_strategy asks for it reduce-scattered on dim 0" : "");

@@ -46,8 +46,8 @@ ShardingResult shardingFromLayouts(const OpRule& rule, const OpView& op, const s
 
 TensorLayout operandLayout(const OpRule& rule, const OpSharding& s, int operand, const Shape& shape);
 TensorLayout resultLayout(const OpRule& rule, const OpSharding& s, int result, const Shape& shape);
-// The layout consumers see a result in: a requested output layout, else what the op computes
-// with its partial axes completed by its forward ops.
+// A result after its forward ops: what the op computes with its partial axes completed, all-reduced
+// or reduce-scattered on dim 0 (where the sharding asks for that).
 TensorLayout finalResultLayout(const OpRule& rule, const OpSharding& s, int result, const Shape& shape);
 // The factor axes that make results partial (reduction factors on axes of size > 1), ascending.
 std::vector<int> partialAxes(const OpRule& rule, const OpSharding& s);

@@ -1,4 +1,5 @@
-// Needs: every op with a rule has a sharding (strategy propagation). Guarantees: every such op
+// Needs: every op with a rule has a sharding (strategy propagation), and a result it holds apart
+// from what its op computes has that layout as its value's. Guarantees: every such op
 // knows the layout of each tensor operand as it needs it, of each result as it computes it
 // (partial included), its forward ops and each result's layout after them; every input and
 // parameter knows the layout it is held in (its annotation, else what its first consumer needs).
@@ -85,7 +86,7 @@ class LayoutInferencePass : public Pass {
                                                 op.name));
         return PassStatus::Failed;
       }
-      OpLayouts inferred = inferOpLayouts(op, viewOf(graph, op));
+      OpLayouts inferred = inferOpLayouts(graph, op, viewOf(graph, op));
       if (!inferred.error.empty()) {
         context.diags.error(inferred.errorLoc.valid() ? inferred.errorLoc : op.loc, inferred.error);
         return PassStatus::Failed;
@@ -99,7 +100,7 @@ class LayoutInferencePass : public Pass {
   }
 
  private:
-  OpLayouts inferOpLayouts(const Op& op, const OpView& view) const {
+  OpLayouts inferOpLayouts(const Graph& graph, const Op& op, const OpView& view) const {
     const OpRule& rule = *op.parallel->rule;
     const OpSharding& sharding = op.parallel->sharding;
     OpLayouts l;
@@ -107,7 +108,7 @@ class LayoutInferencePass : public Pass {
       l.inputs.push_back(operandLayout(rule, sharding, static_cast<int>(k), view.operandShapes[k]));
     for (size_t r = 0; r < rule.results.size(); ++r) {
       l.outputs.push_back(resultLayout(rule, sharding, static_cast<int>(r), view.resultShapes[r]));
-      auto [seen, before] = layoutConsumersSee(op, static_cast<int>(r), l.outputs.back(), view.resultShapes[r]);
+      auto [seen, before] = layoutConsumersSee(graph, op, static_cast<int>(r), view.resultShapes[r]);
       l.finals.push_back(std::move(seen));
       l.beforeConstraint.push_back(std::move(before));
     }
@@ -153,25 +154,20 @@ class LayoutInferencePass : public Pass {
 
   // The layout consumers see result `r` in, and where the op converts it right after itself,
   // the layout before that conversion.
-  std::pair<TensorLayout, std::optional<TensorLayout>> layoutConsumersSee(const Op& op, int r, const TensorLayout& computed,
+  std::pair<TensorLayout, std::optional<TensorLayout>> layoutConsumersSee(const Graph& graph, const Op& op, int r,
                                                                           const Shape& shape) const {
     const OpSharding& sharding = op.parallel->sharding;
     // Completed by the forward ops: whole, or reduce-scattered where out_strategy asks for it.
-    const auto& requested = sharding.requestedOutputs;
-    TensorLayout seen = computed;
-    if (r < static_cast<int>(requested.size()) && requested[r]) {
-      seen = *requested[r];
-    } else {
-      seen.partialAxes.clear();
-      seen.partialOp = ReduceOp::Sum;
-    }
+    TensorLayout seen = finalResultLayout(*op.parallel->rule, sharding, r, shape);
     std::optional<TensorLayout> before;
-    // The result is held in another layout than the op computes (factor propagation's fixed
-    // point, a Reshape's consumer): consumers see that; the op converts right after itself.
-    const auto& converted = sharding.convertedOutputs;
-    if (r < static_cast<int>(converted.size()) && converted[r] && !converted[r]->sameAs(seen)) {
+    // Propagation holds the result in another layout than the op computes (factor propagation's
+    // fixed point, a Reshape's consumer) and wrote it as the value's: consumers see that; the op
+    // converts right after itself. (Run again, this reads the pass's own earlier answer, which
+    // any output constraint below then leaves as it was.)
+    const HeapOptional<TensorLayout>& held = graph.value(op.results[r]).layout;
+    if (sharding.conversionOf(r) != OpSharding::Conversion::None && held && !held->sameAs(seen)) {
       before = seen;
-      seen = *converted[r];
+      seen = *held;
     }
     // An output `sharding` constraint: consumers see it; the op converts right after.
     const auto& constraints = op.annotation->outputSharding;

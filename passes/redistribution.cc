@@ -271,7 +271,7 @@ class RedistributionPass : public Pass {
       const auto& constraints = std::as_const(graph).op(id).annotation->outputSharding;
       bool constrained = r < constraints.size() && constraints[r];
       std::string why = constrained ? fmt::format("the sharding constraint on {}", v.name)
-                        : p.sharding.conversion == OpSharding::Conversion::ReshapeConsumer
+                        : p.sharding.conversionOf(r) == OpSharding::Conversion::ReshapeConsumer
                             ? fmt::format("{} hands its consumer the layout it needs (MindSpore's ReshapeInfo)", opName)
                             : fmt::format("factor propagation holds {} as {}; {} computes it as {}", v.name,
                                           printAliasLayout(*v.layout), opName, printAliasLayout(*p.beforeConstraint[r]));

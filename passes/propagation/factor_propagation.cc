@@ -95,7 +95,7 @@ class FactorPropagation {
         s.mesh = mesh_;
         s.layoutForm = in_.options.mesh.has_value();
         s.factorAxes = resolvedFactors(id, op, rule);
-        s.requestedOutputs.assign(rule.results.size(), std::nullopt);
+        s.reduceScattered.assign(rule.results.size(), false);
         enforceCompoundOrder(rule, s);
         StrategyOrigin origin;
         origin.kind = OriginKind::Propagated;
@@ -129,13 +129,15 @@ class FactorPropagation {
   // their own rule, so only propagated ops can disagree.
   void recordFixedPointResults(Op& op, const OpRule& rule) {
     OpSharding& s = op.parallel->sharding;
-    s.convertedOutputs.assign(rule.results.size(), std::nullopt);
+    s.conversions.assign(rule.results.size(), OpSharding::Conversion::None);
     for (size_t r = 0; r < rule.results.size(); ++r) {
       ValueId v = op.results[r];
       TensorLayout computed = resultLayout(rule, s, static_cast<int>(r), graph_.value(v).type.shape);
       computed.partialAxes.clear();
       TensorLayout fixedPoint = layoutOfState(v);
-      if (!fixedPoint.sameAs(computed)) s.convertedOutputs[r] = fixedPoint;
+      if (fixedPoint.sameAs(computed)) continue;
+      s.conversions[r] = OpSharding::Conversion::FactorFixedPoint;
+      graph_.value(v).layout = std::move(fixedPoint);
     }
   }
 

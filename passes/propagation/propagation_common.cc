@@ -51,6 +51,9 @@ PropagationInput preparePropagation(Graph& graph, PassContext& context, const Co
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
     op.parallel = OpParallelState{};
+    // A result's layout is this propagation's decision (a conversion after its op) or layout
+    // inference's answer, never an earlier compile's.
+    for (ValueId r : op.results) graph.value(r).layout = std::nullopt;
     op.parallel->rule = rules.ruleOf(graph, op);
     in.rules[id] = op.parallel->rule ? &*op.parallel->rule : nullptr;
     in.views[id] = viewOf(graph, op);
@@ -217,10 +220,10 @@ void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
       if (operandLayout(rule, fromProducer, 0, graph.value(op.operands[0].value).type.shape).sameAs(*given)) s = fromProducer;
     }
     TensorLayout produced = resultLayout(rule, s, 0, graph.value(out).type.shape);
-    s.convertedOutputs.assign(rule.results.size(), std::nullopt);
+    s.conversions.assign(rule.results.size(), OpSharding::Conversion::None);
     if (!produced.sameAs(need)) {
-      s.convertedOutputs[0] = need;
-      s.conversion = OpSharding::Conversion::ReshapeConsumer;
+      s.conversions[0] = OpSharding::Conversion::ReshapeConsumer;
+      graph.value(out).layout = std::move(need);
     }
     StrategyOrigin origin = op.parallel->origin;
     origin.kind = OriginKind::Propagated;

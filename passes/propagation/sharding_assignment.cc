@@ -41,7 +41,7 @@ OpSharding replicatedSharding(const OpRule& rule, int64_t deviceNum) {
   OpSharding s;
   s.mesh = DeviceMatrix::unnamed({deviceNum});
   s.factorAxes.assign(rule.factorCount(), {});
-  s.requestedOutputs.assign(rule.results.size(), std::nullopt);
+  s.reduceScattered.assign(rule.results.size(), false);
   return s;
 }
 
@@ -80,7 +80,7 @@ OpSharding shardingFromNeighbour(const OpRule& rule, int tensor, bool isResult, 
   OpSharding s;
   s.mesh = layout.mesh;
   s.factorAxes.assign(rule.factorCount(), {});
-  s.requestedOutputs.assign(rule.results.size(), std::nullopt);
+  s.reduceScattered.assign(rule.results.size(), false);
   const DimFactors& dims = isResult ? rule.results.at(tensor) : rule.operands.at(tensor);
   std::vector<bool> replicated(rule.factorCount());
   for (int f = 0; f < rule.factorCount(); ++f) replicated[f] = rule.isReplicated(f);
