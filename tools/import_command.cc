@@ -44,21 +44,19 @@ int64_t devicesUsedByStrategies(const Graph& imported) {
 }
 
 // An ONNX file as irc's YAML: the graph the ONNX frontend builds (nodes mapped, constants
-// folded), written back in the model format.
+// folded), loaded as every subcommand loads a file, written back in the model format.
 std::optional<std::string> importOnnx(const std::string& bytes, const std::string& path, const ImportOptions& options,
                                       const std::map<std::string, int64_t>& dims, ColorMode color) {
-  DiagnosticEngine diags(path == "-" ? "<stdin>" : path, "");
-  OnnxOptions onnx;
-  onnx.defaultName = options.name;
-  onnx.dims = dims;
-  auto loaded = loadOnnxModel(bytes, diags, onnx);
-  if (!loaded) {
-    diags.render(std::cerr, useColor(color, stderr));
+  LoadOptions load;
+  load.dims = dims;
+  ModelFile file = loadModelFile(path, bytes, load);
+  if (!file.graph) {
+    file.diags->render(std::cerr, useColor(color, stderr));
     return std::nullopt;
   }
-  if (!options.name.empty()) loaded->graph.name = options.name;
+  file.graph->name = options.name;
   ParallelSettings settings = onnxDefaultSettings(options.deviceNum > 0 ? options.deviceNum : 1);
-  return writeModelYaml(loaded->graph, settings);
+  return writeModelYaml(*file.graph, settings);
 }
 
 ExitStatus writeImported(const std::string& model, const std::string& output) {
