@@ -83,9 +83,10 @@ struct OpParallelState {
   std::vector<TensorLayout> outputLayouts;  // per result, as the op computes it (partial included)
   // What consumers see of each result (after forward ops and any constraint) is the result
   // value's own layout (Value::layout), the one home of every model value's layout.
-  // Per result, the layout after the forward ops where an output `sharding` constraint then
-  // asks for another one (the conversion is part of the op's forward ops).
-  std::vector<std::optional<TensorLayout>> beforeConstraint;
+  // Per result, the layout after the reducing forward ops where a conversion follows (an output
+  // `sharding` constraint, a result propagation holds apart): the conversion, to the value's
+  // layout, is part of the op's forward ops.
+  std::vector<std::optional<TensorLayout>> beforeConversion;
   std::vector<ForwardOp> forwardOps;
 };
 

@@ -43,14 +43,14 @@ struct OpLayouts {
   std::vector<TensorLayout> inputs;   // per tensor operand, as the op needs it
   std::vector<TensorLayout> outputs;  // per result, as the op computes it (partial included)
   std::vector<TensorLayout> finals;   // per result, what consumers see
-  std::vector<std::optional<TensorLayout>> beforeConstraint;
+  std::vector<std::optional<TensorLayout>> beforeConversion;
   std::vector<ForwardOp> forwardOps;
   std::string error;  // a constraint the op cannot honour, and where it was written
   SourceLoc errorLoc;
 
   bool sameAs(const Graph& graph, const Op& op) const {
     const OpParallelState& p = *op.parallel;
-    if (!(inputs == p.inputLayouts && outputs == p.outputLayouts && beforeConstraint == p.beforeConstraint &&
+    if (!(inputs == p.inputLayouts && outputs == p.outputLayouts && beforeConversion == p.beforeConversion &&
           forwardOps == p.forwardOps))
       return false;
     for (size_t r = 0; r < finals.size(); ++r)
@@ -62,7 +62,7 @@ struct OpLayouts {
     p.inputLayouts = std::move(inputs);
     p.outputLayouts = std::move(outputs);
     for (size_t r = 0; r < finals.size(); ++r) graph.value(op.results[r]).layout = std::move(finals[r]);
-    p.beforeConstraint = std::move(beforeConstraint);
+    p.beforeConversion = std::move(beforeConversion);
     p.forwardOps = std::move(forwardOps);
     p.layoutsInferred = true;
   }
@@ -110,7 +110,7 @@ class LayoutInferencePass : public Pass {
       l.outputs.push_back(resultLayout(rule, sharding, static_cast<int>(r), view.resultShapes[r]));
       auto [seen, before] = layoutConsumersSee(graph, op, static_cast<int>(r), view.resultShapes[r]);
       l.finals.push_back(std::move(seen));
-      l.beforeConstraint.push_back(std::move(before));
+      l.beforeConversion.push_back(std::move(before));
     }
     l.forwardOps = forwardOps(rule, sharding, view);
     keepPartialResults(op, view, l);
@@ -140,7 +140,7 @@ class LayoutInferencePass : public Pass {
         return;
       }
       l.finals[r] = l.outputs[r];
-      l.beforeConstraint[r].reset();
+      l.beforeConversion[r].reset();
       kept = true;
     }
     if (!kept) return;

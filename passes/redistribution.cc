@@ -207,7 +207,7 @@ class RedistributionPass : public Pass {
   void emitForwardOps(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current) {
     const OpParallelState& p = *std::as_const(graph).op(id).parallel;
     bool converts =
-        std::any_of(p.beforeConstraint.begin(), p.beforeConstraint.end(), [](const auto& l) { return l.has_value(); });
+        std::any_of(p.beforeConversion.begin(), p.beforeConversion.end(), [](const auto& l) { return l.has_value(); });
     int counter = 0;
     if (converts && emitReduceScatter(graph, ins, id, current, counter)) return;
     // (Most ops have neither: they are not copied then. Emitting appends to graph.ops, so the
@@ -221,8 +221,8 @@ class RedistributionPass : public Pass {
   // the AllReduce and the StridedSlice after it are one ReduceScatter, as both frameworks run it.
   bool emitReduceScatter(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
     const OpParallelState& p = *std::as_const(graph).op(id).parallel;
-    if (p.forwardOps.size() != 1 || p.forwardOps[0].step.kind != RedistStep::Kind::AllReduce || p.beforeConstraint.size() != 1 ||
-        !p.beforeConstraint[0])
+    if (p.forwardOps.size() != 1 || p.forwardOps[0].step.kind != RedistStep::Kind::AllReduce || p.beforeConversion.size() != 1 ||
+        !p.beforeConversion[0])
       return false;
     // Only the user's constraint: factor propagation's own fixed points keep Shardy's AllReduce
     // and slice (conformance with its worked examples).
@@ -230,7 +230,7 @@ class RedistributionPass : public Pass {
     if (constraints.empty() || !constraints[0]) return false;
     const ValueId result = graph.op(id).results[0];
     const Value v = graph.value(result);
-    const SharedSteps& steps = memoizedPlan(*p.beforeConstraint[0], *v.layout, {options_.enableAlltoall, byteSize(v.type.dtype)});
+    const SharedSteps& steps = memoizedPlan(*p.beforeConversion[0], *v.layout, {options_.enableAlltoall, byteSize(v.type.dtype)});
     if (steps.size() != 1 || steps[0]->kind != RedistStep::Kind::Split) return false;
     // The slice's mesh may be the unified one of the constraint: compare the groups rank by rank.
     const RedistStep& allReduce = p.forwardOps[0].step;
@@ -256,11 +256,11 @@ class RedistributionPass : public Pass {
     const OpParallelState p = *std::as_const(graph).op(id).parallel;
     const std::string opName = graph.op(id).name;
     const std::vector<ValueId> results = graph.op(id).results;
-    for (size_t r = 0; r < p.beforeConstraint.size(); ++r) {
-      if (!p.beforeConstraint[r]) continue;
+    for (size_t r = 0; r < p.beforeConversion.size(); ++r) {
+      if (!p.beforeConversion[r]) continue;
       const Value v = graph.value(results[r]);
       PlannerOptions options{options_.enableAlltoall, byteSize(v.type.dtype)};
-      const SharedSteps& steps = memoizedPlan(*p.beforeConstraint[r], *v.layout, options);
+      const SharedSteps& steps = memoizedPlan(*p.beforeConversion[r], *v.layout, options);
       auto names = [&](const std::string&) {
         int k = counter++;
         return std::make_pair(text::concat(opName, ".forward_op.", k), text::concat("forward_op_", opName, "_", k));
@@ -274,7 +274,7 @@ class RedistributionPass : public Pass {
                         : p.sharding.conversionOf(r) == OpSharding::Conversion::ReshapeConsumer
                             ? fmt::format("{} hands its consumer the layout it needs (MindSpore's ReshapeInfo)", opName)
                             : fmt::format("factor propagation holds {} as {}; {} computes it as {}", v.name,
-                                          printAliasLayout(*v.layout), opName, printAliasLayout(*p.beforeConstraint[r]));
+                                          printAliasLayout(*v.layout), opName, printAliasLayout(*p.beforeConversion[r]));
       for (const auto& step : steps)
         input = emitStep(ins, step, input, v.type.dtype, fmt::format("{}: {}", why, stepReason(*step, opName, 0, opName)), names);
       current[results[r]] = input;

@@ -36,7 +36,7 @@ class ReductionFusionPass : public Pass {
           !rulesOf(op).reductionMayMoveToEdge())
         continue;
       ValueId result = op.results[0];
-      if (uses[result].size() != 1 || isOutput[result] || p.beforeConstraint[0]) continue;
+      if (uses[result].size() != 1 || isOutput[result] || p.beforeConversion[0]) continue;
       p.forwardOps.clear();
       graph.value(result).layout = p.outputLayouts[0];  // partial: the edge's plan reduces it
     }

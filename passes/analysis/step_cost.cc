@@ -282,10 +282,10 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
               settings.training);
     // A result converted after the op (an output constraint, a Reshape handing its consumer the
     // layout it needs) pays that conversion too.
-    for (size_t r = 0; r < op.results.size() && r < op.parallel->beforeConstraint.size(); ++r) {
+    for (size_t r = 0; r < op.results.size() && r < op.parallel->beforeConversion.size(); ++r) {
       const Value& result = graph.value(op.results[r]);
-      if (op.parallel->beforeConstraint[r] && result.layout)
-        addRedistributionTime(t, redistribution(*op.parallel->beforeConstraint[r], *result.layout, result.type.dtype),
+      if (op.parallel->beforeConversion[r] && result.layout)
+        addRedistributionTime(t, redistribution(*op.parallel->beforeConversion[r], *result.layout, result.type.dtype),
                               settings.training);
     }
     take(op, t);

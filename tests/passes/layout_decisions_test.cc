@@ -47,7 +47,7 @@ TEST_CASE("factor propagation's fixed point is the result value's layout; layout
   CHECK(printAliasLayout(*p.held("s")) == "(None, None)");
   CHECK(!p.held("u"));  // held as computed: no decision, and no layout before inference
   REQUIRE(p.inferLayouts() == PassStatus::Annotated);
-  CHECK(printAliasLayout(*s.parallel->beforeConstraint[0]) == "(dp, None)");
+  CHECK(printAliasLayout(*s.parallel->beforeConversion[0]) == "(dp, None)");
   CHECK(printAliasLayout(*p.held("s")) == "(None, None)");
   // Run again, it reads its own answer as the decision and changes nothing.
   CHECK(p.inferLayouts() == PassStatus::Unchanged);
@@ -67,7 +67,7 @@ TEST_CASE("a Reshape's consumer decides the Reshape's result layout: converted a
   REQUIRE(p.held("unflat"));
   CHECK(p.held("unflat")->sliceShape() == Shape{32, 4, 1});
   REQUIRE(p.inferLayouts() == PassStatus::Annotated);
-  CHECK(p.op("unflat").parallel->beforeConstraint[0]->sliceShape() == Shape{4, 4, 8});
+  CHECK(p.op("unflat").parallel->beforeConversion[0]->sliceShape() == Shape{4, 4, 8});
   CHECK(p.inferLayouts() == PassStatus::Unchanged);
 }
 
