@@ -190,6 +190,8 @@ void runForwardFill(Graph& graph, const PropagationInput& in) {
                      return true;
                    }).value_or(replicatedSharding(*in.rules[id], devices));
     assignSharding(op, std::move(s), origin);
+    // The new sharding holds no result apart: a layout a conversion decided before is gone too.
+    for (ValueId r : op.results) graph.value(r).layout = std::nullopt;
   }
 }
 

@@ -15,11 +15,12 @@ namespace irc::test {
 namespace {
 
 struct Propagated {
-  explicit Propagated(std::string yaml) : text(std::move(yaml)) {
+  explicit Propagated(std::string yaml, bool modulesAsDTensor = false) : text(std::move(yaml)) {
     auto loaded = loadModel(text, diags, {"m"});
     REQUIRE(loaded);
     graph = std::move(loaded->graph);
     options = optionsFromModel(loaded->parallel);
+    options.modulesAsDTensor = modulesAsDTensor;
     REQUIRE(createStrategyPropagationPass(options)->run(graph, context) == PassStatus::Annotated);
   }
   const Op& op(const std::string& result) const { return graph.op(graph.value(*graph.findValue(result)).producer); }
@@ -57,6 +58,23 @@ TEST_CASE("factor propagation's fixed point is the result value's layout; layout
   REQUIRE(p.held("s"));
   CHECK(printAliasLayout(*p.held("s")) == "(None, None)");
   CHECK(!p.held("u"));
+}
+
+TEST_CASE("after propagation a result has a layout only where its op's sharding decided a conversion") {
+  // With DTensor's forward fill after factor propagation (a `modules:` plan's unlisted ops), s is
+  // filled again from its producers: the fixed point's conversion, and its layout, are gone.
+  std::string text = readFile(sourceDir() + "/tests/models/factor_add_disagree.yaml");
+  text.replace(text.find("search_mode: factor_propagation"), 31, "search_mode: factor_propagation, factor_strategy: basic");
+  for (bool fill : {false, true}) {
+    CAPTURE(fill);
+    Propagated p(text, fill);
+    CHECK(p.op("s").parallel->sharding.conversionOf(0) ==
+          (fill ? OpSharding::Conversion::None : OpSharding::Conversion::FactorFixedPoint));
+    for (OpId id : p.graph.order)
+      for (size_t r = 0; r < p.graph.op(id).results.size(); ++r)
+        CHECK(bool(p.graph.value(p.graph.op(id).results[r]).layout) ==
+              (p.graph.op(id).parallel->sharding.conversionOf(r) != OpSharding::Conversion::None));
+  }
 }
 
 TEST_CASE("a Reshape's consumer decides the Reshape's result layout: converted after the Reshape, run twice alike") {
