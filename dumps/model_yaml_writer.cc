@@ -140,6 +140,18 @@ std::string recomputeYaml(const Graph& graph) {
   return out;
 }
 
+// A model written from a torch graph keeps torch's training conventions (docs/memory.md): the
+// keys where they differ from a YAML model's defaults.
+std::string trainingConventions(const ParallelSettings& s) {
+  std::string out;
+  ParallelSettings yamlDefaults;
+  if (s.gradientBuffer != yamlDefaults.gradientBuffer)
+    out += fmt::format(", gradient_buffer: {}", gradientBufferName(s.gradientBuffer));
+  if (s.optimizerKernels != yamlDefaults.optimizerKernels)
+    out += fmt::format(", optimizer_kernels: {}", optimizerKernelsName(s.optimizerKernels));
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, int32_t>> stageEntries(const Graph& graph) {
@@ -198,6 +210,7 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
                        s.parallelOptimizerLevel, yamlNumber(s.parallelOptimizerThresholdKiB));
   if (s.zeroStage > 0) out += fmt::format(", zero_stage: {}", s.zeroStage);
   if (s.memoryBudget > 0) out += fmt::format(", memory_budget: {}", yamlNumber(s.memoryBudget));
+  out += trainingConventions(s);
   out += "}\n";
   if (s.cluster) out += clusterYaml(*s.cluster);
   writeGraph(out, graph);
@@ -209,7 +222,8 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
 std::string writeModelYaml(const Graph& graph, const ParallelSettings& parallel) {
   std::string out;
   out += fmt::format("name: {}\n", yamlName(graph.name));
-  out += fmt::format("parallel: {{device_num: {}, search_mode: {}}}\n", parallel.deviceNum, searchModeName(parallel.searchMode));
+  out += fmt::format("parallel: {{device_num: {}, search_mode: {}{}}}\n", parallel.deviceNum, searchModeName(parallel.searchMode),
+                     trainingConventions(parallel));
   writeGraph(out, graph);
   return out;
 }

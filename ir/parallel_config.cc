@@ -46,6 +46,15 @@ const std::pair<Optimizer, const char*> kOptimizers[] = {
     {Optimizer::Sgd, "sgd"},
     {Optimizer::Momentum, "momentum"},
 };
+const std::pair<GradientBuffer, const char*> kGradientBuffers[] = {
+    {GradientBuffer::Freed, "freed"},
+    {GradientBuffer::Persistent, "persistent"},
+};
+const std::pair<OptimizerKernels, const char*> kOptimizerKernels[] = {
+    {OptimizerKernels::ForLoop, "for_loop"},
+    {OptimizerKernels::Foreach, "foreach"},
+    {OptimizerKernels::Fused, "fused"},
+};
 
 }  // namespace
 
@@ -72,6 +81,19 @@ std::string_view optimizerName(Optimizer o) { return nameOf(o, kOptimizers); }
 std::optional<Optimizer> parseOptimizer(std::string_view s) { return lookup(s, kOptimizers); }
 const std::vector<std::string>& optimizerNames() {
   static const auto names = namesOf(kOptimizers);
+  return names;
+}
+
+std::string_view gradientBufferName(GradientBuffer b) { return nameOf(b, kGradientBuffers); }
+std::optional<GradientBuffer> parseGradientBuffer(std::string_view s) { return lookup(s, kGradientBuffers); }
+const std::vector<std::string>& gradientBufferNames() {
+  static const auto names = namesOf(kGradientBuffers);
+  return names;
+}
+std::string_view optimizerKernelsName(OptimizerKernels k) { return nameOf(k, kOptimizerKernels); }
+std::optional<OptimizerKernels> parseOptimizerKernels(std::string_view s) { return lookup(s, kOptimizerKernels); }
+const std::vector<std::string>& optimizerKernelsNames() {
+  static const auto names = namesOf(kOptimizerKernels);
   return names;
 }
 

@@ -17,6 +17,15 @@ enum class FactorStrategy { Aggressive, Basic, BasicThenAggressive };
 enum class RedistributionMode { MindSpore, Optimal };
 // A training step's optimizer: what state it keeps per parameter element.
 enum class Optimizer { AdamW, Adam, Sgd, Momentum };
+// What becomes of the parameters' gradients between training steps (`gradient_buffer`,
+// docs/memory.md): PyTorch frees them (`zero_grad(set_to_none=True)`, its default), Megatron-LM,
+// DeepSpeed and MindSpore accumulate into a buffer that lives for the whole run.
+enum class GradientBuffer { Freed, Persistent };
+// How the optimizer's update runs (`optimizer_kernels`): torch's per-parameter loop
+// (`foreach=False`: a parameter's update makes two temporaries of its size), torch's foreach
+// kernels (one temporary copy of every parameter for Adam's denominator), or one fused kernel
+// (apex/Transformer Engine FusedAdam, MindSpore's graph-mode AdamWeightDecay: no temporaries).
+enum class OptimizerKernels { ForLoop, Foreach, Fused };
 
 std::string_view searchModeName(SearchMode m);
 std::optional<SearchMode> parseSearchMode(std::string_view s);
@@ -32,6 +41,12 @@ std::optional<Optimizer> parseOptimizer(std::string_view s);
 const std::vector<std::string>& optimizerNames();
 // The float32 states an optimizer keeps per parameter element: AdamW/Adam two moments, momentum one.
 int optimizerStatesPerElement(Optimizer o);
+std::string_view gradientBufferName(GradientBuffer b);
+std::optional<GradientBuffer> parseGradientBuffer(std::string_view s);
+const std::vector<std::string>& gradientBufferNames();
+std::string_view optimizerKernelsName(OptimizerKernels k);
+std::optional<OptimizerKernels> parseOptimizerKernels(std::string_view s);
+const std::vector<std::string>& optimizerKernelsNames();
 
 // The machine a plan's time is estimated for (`parallel.cost_model`; docs/search.md). Defaults:
 // alpha 10 us per message, beta 0.1 ns/byte (10 GB/s links), gamma 0.01 ns/byte (100 GB/s local
@@ -69,6 +84,10 @@ struct ParallelSettings {
   // A training graph: replicated parameters get MindSpore's _MirrorOperator (gradient AllReduce).
   bool training = false;
   Optimizer optimizer = Optimizer::AdamW;  // a training step's (memory estimate)
+  // A YAML model trains as MindSpore does (a persistent gradient buffer, a fused update); an
+  // ONNX export, or a plan over one, as PyTorch does (onnxDefaultSettings, PlanReader).
+  GradientBuffer gradientBuffer = GradientBuffer::Persistent;
+  OptimizerKernels optimizerKernels = OptimizerKernels::Fused;
   // MindSpore's optimizer parallel (`enable_parallel_optimizer`, `optimizer_level`): 0 off, else
   // the level (docs/memory.md); parameters under `parallel_optimizer_threshold` KiB stay whole.
   int parallelOptimizerLevel = 0;

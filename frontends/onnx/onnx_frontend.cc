@@ -517,6 +517,10 @@ ParallelSettings onnxDefaultSettings(int64_t deviceNum) {
   ParallelSettings s;
   s.deviceNum = deviceNum;
   s.searchMode = SearchMode::DataParallel;
+  // A torch model trains as torch does (docs/memory.md): gradients freed between steps, the
+  // optimizer's update a loop over the parameters (as ../shared's measurements ran it).
+  s.gradientBuffer = GradientBuffer::Freed;
+  s.optimizerKernels = OptimizerKernels::ForLoop;
   return s;
 }
 

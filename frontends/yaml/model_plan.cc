@@ -64,6 +64,9 @@ std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
   auto file = reader_.string(*graphNode, "graph");
   std::map<std::string, int64_t> dims = options_.dims;
   if (auto d = reader_.optional(root, "dims")) readPlanDims(*d, dims);
+  // The plan's graph is a torch model's: it trains as torch does unless the block says otherwise.
+  parallel_.gradientBuffer = GradientBuffer::Freed;
+  parallel_.optimizerKernels = OptimizerKernels::ForLoop;
   if (auto p = reader_.required(root, "parallel", "the plan")) readParallel(*p);
   if (auto c = reader_.optional(root, "cluster")) readCluster(*c);
   if (!file || reader_.diags().hasErrors()) return std::nullopt;

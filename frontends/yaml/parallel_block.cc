@@ -26,6 +26,8 @@ const std::vector<std::string> kParallelKeys = {"device_num",
                                                 "strategy_ckpt_load",
                                                 "mesh",
                                                 "optimizer",
+                                                "gradient_buffer",
+                                                "optimizer_kernels",
                                                 "memory_budget",
                                                 "enable_parallel_optimizer",
                                                 "optimizer_level",
@@ -175,6 +177,11 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
     if (auto b = reader_.boolean(*n, "training")) p.training = *b;
   if (auto n = reader_.optional(node, "optimizer"))
     if (auto s = reader_.choice(*n, "optimizer", optimizerNames())) p.optimizer = *parseOptimizer(*s);
+  if (auto n = reader_.optional(node, "gradient_buffer"))
+    if (auto s = reader_.choice(*n, "gradient_buffer", gradientBufferNames())) p.gradientBuffer = *parseGradientBuffer(*s);
+  if (auto n = reader_.optional(node, "optimizer_kernels"))
+    if (auto s = reader_.choice(*n, "optimizer_kernels", optimizerKernelsNames()))
+      p.optimizerKernels = *parseOptimizerKernels(*s);
   if (auto n = reader_.optional(node, "enable_parallel_optimizer"))
     if (auto b = reader_.boolean(*n, "enable_parallel_optimizer")) p.parallelOptimizerLevel = *b ? 1 : 0;
   if (auto n = reader_.optional(node, "optimizer_level")) {
