@@ -354,6 +354,7 @@ json pipelineJson(const Graph& graph, const CompileOptions& options) {
                   {"inference_peak_bytes", m.inference.peakBytes}};
     if (m.training) {
       stage["training_peak_bytes"] = m.training->peakBytes;
+      stage["training_first_step_peak_bytes"] = m.training->firstStepPeakBytes;
       stage["in_flight_micro_batches"] = m.training->inFlightMicroBatches;
       stage["saved_activations_bytes"] = m.training->savedActivationBytes;
     }
@@ -519,7 +520,15 @@ json memoryJson(const MemoryEstimate& m, const CompileOptions& options) {
     out["training"] = {{"peak_bytes", m.training->peakBytes},
                        {"peak_phase", m.training->peakPhase},
                        {"peak_at", m.training->peakAt},
+                       {"first_step_peak_bytes", m.training->firstStepPeakBytes},
+                       {"first_step_peak_phase", m.training->firstStepPeakPhase},
+                       {"first_step_peak_at", m.training->firstStepPeakAt},
+                       {"resident_bytes", m.training->residentBytes},
+                       {"gradient_buffer", std::string(gradientBufferName(m.training->gradientBuffer))},
+                       {"gradients_resident", m.training->gradientsResident},
                        {"optimizer", std::string(optimizerName(m.training->optimizer))},
+                       {"optimizer_kernels", std::string(optimizerKernelsName(m.training->optimizerKernels))},
+                       {"optimizer_temporaries_bytes", m.training->optimizerTemporaryBytes},
                        {"parameters_bytes", m.training->parameterBytes},
                        {"constants_bytes", m.training->constantBytes},
                        {"gradients_bytes", m.training->gradientBytes},

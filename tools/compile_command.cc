@@ -275,7 +275,8 @@ void printMemory(const Summary& summary, const CompileOptions& options, int64_t 
   if (!quiet) {
     std::string line = fmt::format("irc: per rank: peak {} inference", formatBytes(m.inference.peakBytes));
     if (m.training)
-      line += fmt::format(", {} training step ({})", formatBytes(m.training->peakBytes), optimizerName(m.training->optimizer));
+      line += fmt::format(", {} training step ({}; the first step {})", formatBytes(m.training->peakBytes),
+                          optimizerName(m.training->optimizer), formatBytes(m.training->firstStepPeakBytes));
     std::cerr << line << "\n";
   }
   if (options.memoryBudget <= 0) return;
@@ -300,7 +301,8 @@ void printMemory(const Summary& summary, const CompileOptions& options, int64_t 
   std::vector<std::string> biggest;
   for (size_t i = 0; i < parts.size() && i < 3; ++i)
     if (parts[i].first > 0) biggest.push_back(fmt::format("{} {}", parts[i].second, formatBytes(parts[i].first)));
-  std::string where = m.training ? fmt::format("the training step's {}", m.training->peakPhase)
+  std::string where = m.training ? fmt::format("the training step's {}, from the second step on; the first step peaks at {}",
+                                               m.training->peakPhase, formatBytes(m.training->firstStepPeakBytes))
                                  : fmt::format("inference, at {}", m.inference.peakAt);
   std::cerr << fmt::format("irc: warning: rank {} needs {} at its peak ({}), over the memory budget of {}; biggest: {}\n", rank,
                            formatBytes(peak), where, formatBytes(options.memoryBudget), fmt::join(biggest, ", "));

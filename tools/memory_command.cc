@@ -59,12 +59,22 @@ std::string memoryTable(const MemoryEstimate& m, const Graph& graph, const Compi
   if (m.training) {
     const TrainingMemory& t = *m.training;
     out += fmt::format("  {:<24}{:>16}\n", fmt::format("training step ({})", optimizerName(t.optimizer)), "bytes");
-    out += row("peak", t.peakBytes, "in the " + t.peakPhase + (t.peakAt.empty() ? "" : ", at " + t.peakAt));
-    out += row("parameters", t.parameterBytes);
-    if (t.constantBytes > 0) out += row("constants", t.constantBytes, "held, not trained: masks, buffers");
-    out += row("gradients", t.gradientBytes);
-    out += row("optimizer states", t.optimizerStateBytes);
-    if (t.masterWeightBytes > 0) out += row("master weights", t.masterWeightBytes, "float32 copies the optimizer updates");
+    auto where = [](const std::string& phase, const std::string& at) { return phase + (at.empty() ? "" : ", at " + at); };
+    out += row("peak", t.peakBytes, "from the second step on: in the " + where(t.peakPhase, t.peakAt));
+    out += row("first step's peak", t.firstStepPeakBytes,
+               "no optimizer state before its update: in the " + where(t.firstStepPeakPhase, t.firstStepPeakAt));
+    out += row("resident", t.residentBytes, "what each step starts with (the rows marked *)");
+    out += row("  parameters *", t.parameterBytes);
+    if (t.constantBytes > 0) out += row("  constants *", t.constantBytes, "held, not trained: masks, buffers");
+    out += row(t.gradientsResident ? "  gradients *" : "  gradients", t.gradientBytes,
+               t.gradientBuffer == GradientBuffer::Persistent ? "a persistent buffer"
+               : t.gradientsResident                          ? "accumulated over micro-batches, freed after the update"
+                                                              : "made in backward, freed after the update");
+    out += row("  optimizer states *", t.optimizerStateBytes);
+    if (t.masterWeightBytes > 0) out += row("  master weights *", t.masterWeightBytes, "float32 copies the optimizer updates");
+    if (t.optimizerTemporaryBytes > 0)
+      out += row("  optimizer temporaries", t.optimizerTemporaryBytes,
+                 fmt::format("during the update ({} kernels)", optimizerKernelsName(t.optimizerKernels)));
     out += row("saved activations", t.savedActivationBytes, "kept for backward, the loss's included");
     out += row("outputs", t.outputBytes);
     if (t.recomputedOps > 0)

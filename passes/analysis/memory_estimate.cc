@@ -275,31 +275,31 @@ struct Sharding {
   std::vector<ValueId> gathered;  // optimizer parallel: each parameter's gathered copy, if any
 };
 
-// The step's memory over time, phase by phase (forward, loss, backward, update).
+// The step's memory over time, phase by phase (forward, loss, backward, update), walked once
+// with what only the step itself allocates (activations, their gradients, the parameters'
+// gradients as backward makes them); `settle` then lays what outlives a step underneath for the
+// steady state and for the first step.
 class TrainingWalk {
  public:
   TrainingWalk(const Graph& g, const Program& p, const Sharding& sharding, SavedForBackwardPlan plan)
       : g_(g), p_(p), sharding_(sharding), plan_(std::move(plan)) {}
 
-  TrainingMemory run(Optimizer optimizer, bool lossOnOutputs, bool mixedPrecision) {
-    m_.optimizer = optimizer;
+  TrainingMemory run(const ParallelSettings& settings, StepPlace place) {
+    m_.optimizer = settings.optimizer;
+    m_.gradientBuffer = settings.gradientBuffer;
+    m_.optimizerKernels = settings.optimizerKernels;
+    m_.inFlightMicroBatches = place.inFlightMicroBatches;
     m_.recomputedOps = plan_.recomputedOps;
     countKept();
     double live = forward();
-    live = loss(live, lossOnOutputs);
+    live = loss(live, place.lossOnOutputs);
     live = backward(live);
-    update(live, optimizer, mixedPrecision);
+    update(live, settings);
+    settle(settings);
     return m_;
   }
 
  private:
-  void consider(double bytes, const char* phase, const std::string& at) {
-    if (bytes <= m_.peakBytes) return;
-    m_.peakBytes = bytes;
-    m_.peakPhase = phase;
-    m_.peakAt = at;
-  }
-
   void countKept() {
     for (size_t v = 0; v < g_.values.size(); ++v) {
       if (plan_.saved[v]) plan_.dropped[v] = false;
@@ -310,11 +310,9 @@ class TrainingWalk {
   }
 
   double forward() {
-    m_.forwardLiveAtOp.reserve(p_.end);
-    Live afterForward = forwardWalk(g_, p_, plan_.saved, [&](int pos, const Live& live) {
-      m_.forwardLiveAtOp.push_back(live.total());
-      consider(live.total(), "forward", g_.op(g_.order[pos]).name);
-    });
+    m_.firstForwardLiveAtOp.reserve(p_.end);
+    Live afterForward =
+        forwardWalk(g_, p_, plan_.saved, [&](int, const Live& live) { m_.firstForwardLiveAtOp.push_back(live.total()); });
     return afterForward.total();
   }
 
@@ -331,8 +329,8 @@ class TrainingWalk {
       m_.outputBytes += p_.bytes[r];
       gradHeld_[r] = p_.needsGradient[r];
     }
-    m_.lossLiveBytes = live + (lossOnOutputs ? 3 : 1) * m_.outputBytes;
-    consider(m_.lossLiveBytes, lossOnOutputs ? "loss" : "backward", "");
+    m_.firstLossLiveBytes = live + (lossOnOutputs ? 3 : 1) * m_.outputBytes;
+    lossPhase_ = lossOnOutputs ? "loss" : "backward";
     if (lossOnOutputs) m_.savedActivationBytes += m_.outputBytes;  // the loss's log-softmax
     return live + m_.outputBytes;                                  // the outputs' gradients
   }
@@ -341,7 +339,8 @@ class TrainingWalk {
   // once, kept for the step; an activation's until its producer's backward), then drops its
   // results' gradients and what it alone still kept.
   double backward(double live) {
-    m_.backwardLiveAtOp.assign(p_.end, 0);
+    m_.firstBackwardLiveAtOp.assign(p_.end, 0);
+    gradientsMadeAtOp_.assign(p_.end, 0);
     for (int pos = p_.end - 1; pos >= 0; --pos) {
       const Op& op = g_.op(g_.order[pos]);
       addOperandGradients(op, live);
@@ -351,8 +350,8 @@ class TrainingWalk {
           plan_.saved[r] = true;
           live += p_.bytes[r];
         }
-      consider(live, "backward", op.name);
-      m_.backwardLiveAtOp[pos] = live;
+      m_.firstBackwardLiveAtOp[pos] = live;
+      gradientsMadeAtOp_[pos] = m_.gradientBytes;
       for (ValueId res : op.results) {
         ValueId r = p_.root[res];
         if (res == r && gradHeld_[r] && !resident(p_, r) && p_.bytes[r] > 0) {
@@ -388,50 +387,118 @@ class TrainingWalk {
     }
   }
 
-  // The update: the optimizer's float32 states per parameter element exist from the first step;
-  // under mixed precision it updates float32 master weights beside the 16-bit ones.
-  void update(double live, Optimizer optimizer, bool mixedPrecision) {
-    double elements = 0;
+  // The update: the optimizer's float32 states per parameter element; under mixed precision it
+  // updates float32 master weights beside the 16-bit ones; its kernels' temporaries on top.
+  void update(double live, const ParallelSettings& settings) {
+    double elements = 0, largest = 0;
     for (ValueId v : g_.parameters)
-      if (p_.needsGradient[v]) elements += p_.bytes[v] / byteSize(p_.dtype[v]) * sharding_.share[v];
-    m_.optimizerStateBytes = elements * 4 * optimizerStatesPerElement(optimizer);
-    if (mixedPrecision) m_.masterWeightBytes = elements * 4;
-    m_.stepLiveBytes = live + m_.optimizerStateBytes + m_.masterWeightBytes;
-    consider(m_.stepLiveBytes, "optimizer step", "");
+      if (p_.needsGradient[v]) {
+        double e = p_.bytes[v] / byteSize(p_.dtype[v]) * sharding_.share[v];
+        elements += e;
+        largest = std::max(largest, e);
+      }
+    m_.optimizerStateBytes = elements * 4 * optimizerStatesPerElement(settings.optimizer);
+    if (settings.precision != Precision::Fp32) m_.masterWeightBytes = elements * 4;
+    m_.optimizerTemporaryBytes = optimizerTemporaries(settings, elements, largest);
+    m_.stepLiveBytes = live + m_.optimizerStateBytes + m_.masterWeightBytes + m_.optimizerTemporaryBytes;
   }
+
+  // Adam's update divides by sqrt(v) + eps: torch's loop makes sqrt(v) and its quotient for one
+  // parameter at a time (two temporaries of its size; torch/optim/adamw.py,
+  // _single_tensor_adamw), its foreach kernels one copy of every parameter at once
+  // (_multi_tensor_adamw's _foreach_sqrt); SGD and momentum update in place, a fused kernel keeps
+  // its temporaries in registers. float32 elements: the optimizer works on float32 (master)
+  // weights.
+  static double optimizerTemporaries(const ParallelSettings& settings, double elements, double largest) {
+    bool adam = settings.optimizer == Optimizer::AdamW || settings.optimizer == Optimizer::Adam;
+    if (!adam) return 0;
+    switch (settings.optimizerKernels) {
+      case OptimizerKernels::ForLoop: return 2 * largest * 4;
+      case OptimizerKernels::Foreach: return elements * 4;
+      case OptimizerKernels::Fused: return 0;
+    }
+    return 0;
+  }
+
+  // What outlives a step, under every point of the walk. From the first step on: the parameters
+  // and constants (walked), the master weights (made when the optimizer is built), and the
+  // gradients where they are resident: a persistent buffer, or micro-batches accumulating into
+  // them (the second micro-batch starts with the first's). The steady state adds the optimizer's
+  // states, which the first step creates inside its update. A pipeline stage's other in-flight
+  // micro-batches' saved activations lie under its forward and backward.
+  void settle(const ParallelSettings& settings) {
+    m_.gradientsResident = settings.gradientBuffer == GradientBuffer::Persistent || settings.microBatches > 1;
+    const double inFlight = static_cast<double>(m_.inFlightMicroBatches - 1) * m_.savedActivationBytes;
+    const double under = inFlight + m_.masterWeightBytes + (m_.gradientsResident ? m_.gradientBytes : 0);
+    m_.residentBytes = m_.parameterBytes + m_.constantBytes + m_.optimizerStateBytes + m_.masterWeightBytes +
+                       (m_.gradientsResident ? m_.gradientBytes : 0);
+    Peak first, steady;
+    auto at = [&](double walked, double made, const char* phase, const std::string& op) {
+      double bytes = walked + under - (m_.gradientsResident ? made : 0);
+      first.consider(bytes, phase, op);
+      steady.consider(bytes + m_.optimizerStateBytes, phase, op);
+      return bytes;
+    };
+    m_.forwardLiveAtOp.resize(p_.end);
+    m_.backwardLiveAtOp.resize(p_.end);
+    for (int pos = 0; pos < p_.end; ++pos) {
+      m_.firstForwardLiveAtOp[pos] = at(m_.firstForwardLiveAtOp[pos], 0, "forward", g_.op(g_.order[pos]).name);
+      m_.forwardLiveAtOp[pos] = m_.firstForwardLiveAtOp[pos] + m_.optimizerStateBytes;
+    }
+    m_.firstLossLiveBytes = at(m_.firstLossLiveBytes, 0, lossPhase_, "");
+    m_.lossLiveBytes = m_.firstLossLiveBytes + m_.optimizerStateBytes;
+    for (int pos = p_.end - 1; pos >= 0; --pos) {
+      m_.firstBackwardLiveAtOp[pos] =
+          at(m_.firstBackwardLiveAtOp[pos], gradientsMadeAtOp_[pos], "backward", g_.op(g_.order[pos]).name);
+      m_.backwardLiveAtOp[pos] = m_.firstBackwardLiveAtOp[pos] + m_.optimizerStateBytes;
+    }
+    first.consider(m_.stepLiveBytes, "optimizer step", "");
+    steady.consider(m_.stepLiveBytes, "optimizer step", "");
+    m_.peakBytes = steady.bytes, m_.peakPhase = steady.phase, m_.peakAt = steady.at;
+    m_.firstStepPeakBytes = first.bytes, m_.firstStepPeakPhase = first.phase, m_.firstStepPeakAt = first.at;
+  }
+
+  struct Peak {
+    double bytes = 0;
+    std::string phase, at;
+    void consider(double b, const char* p, const std::string& op) {
+      if (b <= bytes) return;
+      bytes = b, phase = p, at = op;
+    }
+  };
 
   const Graph& g_;
   const Program& p_;
   const Sharding& sharding_;
   SavedForBackwardPlan plan_;
   std::vector<bool> gradHeld_;
+  std::vector<double> gradientsMadeAtOp_;  // per position: the parameter gradients made once its backward ran
+  const char* lossPhase_ = "loss";
   TrainingMemory m_;
 };
 
-TrainingMemory training(const Graph& g, const Program& p, Optimizer optimizer, int optimizerParallelLevel, int zeroStage,
-                        bool lossOnOutputs, bool mixedPrecision) {
-  Sharding sharding{optimizerParallelLevel, zeroStage, std::vector<double>(g.values.size(), 1.0), gatheredCopies(g, p)};
+TrainingMemory training(const Graph& g, const Program& p, const ParallelSettings& settings, StepPlace place) {
+  const int level = settings.parallelOptimizerLevel, zeroStage = settings.zeroStage;
+  Sharding sharding{level, zeroStage, std::vector<double>(g.values.size(), 1.0), gatheredCopies(g, p)};
   if (zeroStage > 0)
     for (ValueId v : g.parameters) sharding.share[v] = 1.0 / replicasOf(g, v);
   // Optimizer parallel: level 1 keeps each sharded parameter's gradient whole until the step
   // (reduce-scattered then), level 2 and 3 reduce-scatter it as it is made; level 3 also gathers
   // a weight again for its backward instead of keeping the gathered copy.
   std::vector<bool> regathered(g.values.size(), false);
-  if (optimizerParallelLevel == 3)
+  if (level == 3)
     for (ValueId copy : sharding.gathered)
       if (copy != kNoId) regathered[copy] = true;
-  return TrainingWalk(g, p, sharding, savedForBackward(g, p, regathered)).run(optimizer, lossOnOutputs, mixedPrecision);
+  return TrainingWalk(g, p, sharding, savedForBackward(g, p, regathered)).run(settings, place);
 }
 
 }  // namespace
 
-MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings, bool lossOnOutputs) {
+MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings, StepPlace place) {
   Program p = programOf(graph, settings.globalRank, settings.precision);
   MemoryEstimate e;
   e.inference = inference(graph, p);
-  if (settings.training)
-    e.training = training(graph, p, settings.optimizer, settings.parallelOptimizerLevel, settings.zeroStage, lossOnOutputs,
-                          settings.precision != Precision::Fp32);
+  if (settings.training) e.training = training(graph, p, settings, place);
   return e;
 }
 

@@ -27,26 +27,44 @@ struct InferenceMemory {
 // One step: forward keeping what each op's backward reads (its family's savedForBackward), a
 // cross-entropy loss over every floating graph output (its log-softmax kept), the backward sweep
 // in reverse order (an activation's gradient from its last consumer's backward to its
-// producer's, parameter gradients accumulating), and the optimizer's update with its states.
+// producer's, parameter gradients accumulating), and the optimizer's update with its states and
+// temporaries. Two peaks: the steady state's (every step from the second on: the optimizer's
+// states resident from the start) and the first step's (torch and MindSpore create the states
+// lazily, inside the first update, after backward has freed the activations).
 struct TrainingMemory {
+  // The steady state's peak: what "fits" means (the budget, the searches).
   double peakBytes = 0;
   std::string peakPhase;  // "forward", "loss", "backward" or "optimizer step"
   std::string peakAt;     // the op of forward or backward at the peak ("" in the other phases)
+  double firstStepPeakBytes = 0;
+  std::string firstStepPeakPhase, firstStepPeakAt;
   Optimizer optimizer = Optimizer::AdamW;
-  double parameterBytes = 0;        // what trains
-  double constantBytes = 0;         // what the model holds but does not train (masks, buffers)
-  double gradientBytes = 0;         // parameter gradients
-  double optimizerStateBytes = 0;   // AdamW/Adam: two float32 moments per element; momentum one
-  double masterWeightBytes = 0;     // mixed precision: a float32 copy of each trained element
-  double savedActivationBytes = 0;  // what the forward keeps for backward (the loss's included)
-  double outputBytes = 0;           // the graph outputs, live through the step
+  GradientBuffer gradientBuffer = GradientBuffer::Persistent;
+  OptimizerKernels optimizerKernels = OptimizerKernels::Fused;
+  // What a steady step starts with, before its first op: parameters, constants, optimizer
+  // states, master weights, and the gradients where they outlive a step (a persistent buffer)
+  // or a micro-batch (accumulation).
+  double residentBytes = 0;
+  bool gradientsResident = false;
+  double parameterBytes = 0;           // what trains
+  double constantBytes = 0;            // what the model holds but does not train (masks, buffers)
+  double gradientBytes = 0;            // parameter gradients
+  double optimizerStateBytes = 0;      // AdamW/Adam: two float32 moments per element; momentum one
+  double masterWeightBytes = 0;        // mixed precision: a float32 copy of each trained element
+  double optimizerTemporaryBytes = 0;  // live during the update only (optimizer_kernels)
+  double savedActivationBytes = 0;     // what the forward keeps for backward (the loss's included)
+  double outputBytes = 0;              // the graph outputs, live through the step
   // Recompute: what the recomputed ops would have kept (now not kept), and how many ops run
   // their forward twice.
   double recomputedActivationBytes = 0;
   int recomputedOps = 0;
-  // Live bytes during each op's forward and, in the same execution order, its backward.
+  // Live bytes during each op's forward and, in the same execution order, its backward, and at
+  // the loss and during the update: the steady state's, and the first step's (which lacks the
+  // optimizer states until the update).
   std::vector<double> forwardLiveAtOp, backwardLiveAtOp;
-  double lossLiveBytes = 0, stepLiveBytes = 0;  // live at the loss's backward and during the update
+  double lossLiveBytes = 0, stepLiveBytes = 0;
+  std::vector<double> firstForwardLiveAtOp, firstBackwardLiveAtOp;
+  double firstLossLiveBytes = 0;
   // A pipeline stage under 1F1B: the micro-batches whose saved activations its peak holds (the
   // peak counts the others' on top of the one walked).
   int64_t inFlightMicroBatches = 1;
@@ -61,10 +79,17 @@ struct MemoryEstimate {
 // gradient and the optimizer's float32 states (the search and the pipeline split count so).
 double parameterStepBytes(double bytes, DType dtype, const ParallelSettings& settings);
 
+// Where in a step the walked program sits: a pipeline stage before the last has no loss (its
+// outputs, what it sends on, get their gradients from the next stage), and under 1F1B a stage
+// holds the saved activations of several micro-batches at once.
+struct StepPlace {
+  bool lossOnOutputs = true;
+  int64_t inFlightMicroBatches = 1;
+};
+
 // Needs redistribution (layouts inferred, inserted ops in `order`). Reads the settings'
-// training, optimizer and optimizer-parallel level.
-// `lossOnOutputs` false: a pipeline stage before the last, whose outputs (what it sends on) get
-// their gradients from the next stage, not from a loss.
-MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings, bool lossOnOutputs = true);
+// training, optimizer, its kernels, the gradient buffer, micro-batches, precision and the
+// optimizer-parallel level and ZeRO stage.
+MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings, StepPlace place = {});
 
 }  // namespace irc

@@ -218,34 +218,21 @@ void keepPipelineStage(Graph& graph, int32_t stage) {
 MemoryEstimate estimateStageMemory(const Graph& graph, const ParallelSettings& settings, int32_t stage) {
   Graph view = graph;
   keepPipelineStage(view, stage);
-  MemoryEstimate m = estimateMemory(view, settings, stage == settings.pipelineStages - 1);
-  if (m.training) {
-    // 1F1B: while stage s runs forward and backward it holds the saved activations of
-    // min(P - s, M) micro-batches; the optimizer's update comes after the last one.
-    TrainingMemory& t = *m.training;
-    t.inFlightMicroBatches = inFlight(stage, settings);
-    double extra = static_cast<double>(t.inFlightMicroBatches - 1) * t.savedActivationBytes;
-    struct Phase {
-      double bytes;
-      const char* name;
-      std::string at;
-    };
-    Phase best{t.lossLiveBytes, "loss", ""};
-    for (size_t i = 0; i < t.forwardLiveAtOp.size(); ++i)
-      if (t.forwardLiveAtOp[i] > best.bytes) best = {t.forwardLiveAtOp[i], "forward", view.op(view.order[i]).name};
-    for (size_t i = t.backwardLiveAtOp.size(); i-- > 0;)
-      if (t.backwardLiveAtOp[i] > best.bytes) best = {t.backwardLiveAtOp[i], "backward", view.op(view.order[i]).name};
-    if (best.bytes + extra > t.stepLiveBytes) {
-      t.peakBytes = best.bytes + extra;
-      t.peakPhase = best.name;
-      t.peakAt = best.at;
-    } else {
-      t.peakBytes = t.stepLiveBytes;
-      t.peakPhase = "optimizer step";
-      t.peakAt = "";
-    }
-  }
-  return m;
+  // 1F1B: while stage s runs forward and backward it holds the saved activations of
+  // min(P - s, M) micro-batches; the optimizer's update comes after the last one.
+  return estimateMemory(view, settings, StepPlace{stage == settings.pipelineStages - 1, inFlight(stage, settings)});
+}
+
+RankPeaks fullestRankPeaks(const Graph& graph, const ParallelSettings& settings) {
+  RankPeaks peaks;
+  auto take = [&](const MemoryEstimate& m) {
+    peaks.steady = std::max(peaks.steady, m.training ? m.training->peakBytes : m.inference.peakBytes);
+    peaks.firstStep = std::max(peaks.firstStep, m.training ? m.training->firstStepPeakBytes : m.inference.peakBytes);
+  };
+  if (graph.stageDevices == 0) take(estimateMemory(graph, settings));
+  else
+    for (int32_t s = 0; s < settings.pipelineStages; ++s) take(estimateStageMemory(graph, settings, s));
+  return peaks;
 }
 
 std::vector<double> stageSeconds(const Graph& graph, const ParallelSettings& settings) {

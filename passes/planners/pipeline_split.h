@@ -31,6 +31,13 @@ void keepPipelineStage(Graph& graph, int32_t stage);
 // activations.
 MemoryEstimate estimateStageMemory(const Graph& graph, const ParallelSettings& settings, int32_t stage);
 
+// The fullest rank's peaks (of every stage's ranks when the graph is pipelined): a training
+// step's from the second step on and its first step's, or inference's peak for both.
+struct RankPeaks {
+  double steady = 0, firstStep = 0;
+};
+RankPeaks fullestRankPeaks(const Graph& graph, const ParallelSettings& settings);
+
 // Per stage of a compiled graph: its model ops' estimated step time.
 std::vector<double> stageSeconds(const Graph& graph, const ParallelSettings& settings);
 

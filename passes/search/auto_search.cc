@@ -125,11 +125,12 @@ class AutoSearch {
   struct Plan {
     std::vector<int> chosen;
     IlpSolution solution;
-    double peak = 0;
+    double peak = 0;  // from the second step on
+    double firstStepPeak = 0;
   };
 
-  Plan planOf(IlpSolution solution, double peak) const {
-    Plan p{{}, std::move(solution), peak};
+  Plan planOf(IlpSolution solution, RankPeaks peaks) const {
+    Plan p{{}, std::move(solution), peaks.steady, peaks.firstStep};
     for (const Class& c : classes_) p.chosen.push_back(c.chosen);
     return p;
   }
@@ -142,7 +143,7 @@ class AutoSearch {
       return std::nullopt;
     }
     decode(solution);
-    return planOf(std::move(solution), 0);
+    return planOf(std::move(solution), {});
   }
 
   // The ILP's memory is a linear model of the peak (resident bytes plus the largest op's live
@@ -163,7 +164,7 @@ class AutoSearch {
       }
     }
     std::optional<Plan> best;
-    double lastPeak = 0;
+    RankPeaks lastPeak;
     for (int round = 1; round <= kMaxRounds; ++round) {
       summary.memoryRounds = round;
       problem_.setRowUpper(memoryRow_, bound);
@@ -186,9 +187,10 @@ class AutoSearch {
         continue;
       }
       decode(solution);
-      double peak = estimatedPeak();
-      lastPeak = peak;
-      if (peak <= budget && (!best || solution.objective < best->solution.objective)) best = planOf(solution, peak);
+      RankPeaks peaks = estimatedPeak();
+      double peak = peaks.steady;
+      lastPeak = peaks;
+      if (peak <= budget && (!best || solution.objective < best->solution.objective)) best = planOf(solution, peaks);
       // The fastest plan of all fits, or one close enough to the budget.
       if (peak <= budget && (solution.objective <= unboundedObjective_ * (1 + 1e-9) || budget - peak < budget * kCloseEnough))
         break;
@@ -593,8 +595,8 @@ class AutoSearch {
     }
   }
 
-  // The plan's peak by irc's memory estimate: layouts and redistribution on a copy.
-  double estimatedPeak() {
+  // The plan's peaks by irc's memory estimate: layouts and redistribution on a copy.
+  RankPeaks estimatedPeak() {
     Graph copy = graph_;
     giveShardings(copy, nullptr);
     DiagnosticEngine scratch("", "");
@@ -604,13 +606,8 @@ class AutoSearch {
     // the pipeline's Send/Receive), through the pass manager.
     options.passes = {"layout_inference", "redistribution"};
     options.stopAfter.clear();
-    if (compile(copy, options, context, {}) != RunOutcome::Ok) return 0;
-    auto peakOf = [](const MemoryEstimate& m) { return m.training ? m.training->peakBytes : m.inference.peakBytes; };
-    if (copy.stageDevices == 0) return peakOf(estimateMemory(copy, options));
-    // Pipelined: the most any stage's rank holds.
-    double peak = 0;
-    for (int32_t s = 0; s < options.pipelineStages; ++s) peak = std::max(peak, peakOf(estimateStageMemory(copy, options, s)));
-    return peak;
+    if (compile(copy, options, context, {}) != RunOutcome::Ok) return {};
+    return fullestRankPeaks(copy, options);
   }
 
   // The step's time with class `ci` on candidate `k`, less its time on the chosen one.
@@ -692,18 +689,28 @@ class AutoSearch {
     for (size_t i = 0; i < shares.size() && i < 3 && shares[i].bytes > 0; ++i)
       top.push_back(fmt::format("{} ({})", shares[i].name, formatBytes(shares[i].bytes)));
     context_.diags.error(
-        modelLoc(), fmt::format("search_mode auto: no plan keeps every rank within memory_budget {}: the plan of least memory "
-                                "peaks at {} by irc's estimate{}{}",
-                                formatBytes(settings_.memoryBudget), formatBytes(least.peak),
-                                settings_.training ? " (parameters, gradients, optimizer states and saved activations)" : "",
-                                top.empty() ? "" : fmt::format(", mostly what these ops keep: {}", fmt::join(top, ", "))));
+        modelLoc(),
+        fmt::format("search_mode auto: no plan keeps every rank within memory_budget {}: the plan of least memory "
+                    "peaks at {}{} by irc's estimate{}{}",
+                    formatBytes(settings_.memoryBudget), formatBytes(least.peak), firstStepNote(least.peak, least.firstStepPeak),
+                    settings_.training ? " (parameters, gradients, optimizer states and saved activations)" : "",
+                    top.empty() ? "" : fmt::format(", mostly what these ops keep: {}", fmt::join(top, ", "))));
   }
 
-  bool reportOverBudget(double peak) {
+  bool reportOverBudget(RankPeaks peak) {
     context_.diags.error(modelLoc(), fmt::format("search_mode auto: no plan found within memory_budget {}: the closest plan's "
-                                                 "estimated peak is {} (irc memory MODEL says where it is)",
-                                                 formatBytes(settings_.memoryBudget), formatBytes(peak)));
+                                                 "estimated peak is {}{} (irc memory MODEL says where it is)",
+                                                 formatBytes(settings_.memoryBudget), formatBytes(peak.steady),
+                                                 firstStepNote(peak.steady, peak.firstStep)));
     return false;
+  }
+
+  // A training plan fits from its second step on or not at all: where the first step peaks
+  // lower, the user sees both (a run that passes its first step and then runs out of memory).
+  std::string firstStepNote(double steady, double firstStep) const {
+    if (!settings_.training || firstStep >= steady) return "";
+    return fmt::format(" from its second step on (its first step, before the optimizer's states exist, {})",
+                       formatBytes(firstStep));
   }
 
   struct FixedSource {

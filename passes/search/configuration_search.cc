@@ -43,6 +43,7 @@ struct Config {
   int optimizerLevel = 0;  // MindSpore's optimizer parallel: weights sharded, gathered each micro-batch
   const LayerModel* model = nullptr;
   double seconds = 0, tflops = 0, peak = 0;
+  double firstStepPeak = 0;  // compiled: the first step's (peak is from the second step on)
   bool compiled = false;
 };
 
@@ -309,14 +310,11 @@ class Search {
     if (compile(g, p.options, context, {}) != RunOutcome::Ok) return false;
     auto step = estimateClusterStep(g, p.options);
     if (!step) return false;
-    double peak = 0;
-    for (int32_t s = 0; s < p.options.pipelineStages; ++s) {
-      MemoryEstimate m = p.options.pipelineStages > 1 ? estimateStageMemory(g, p.options, s) : estimateMemory(g, p.options);
-      if (m.training) peak = std::max(peak, m.training->peakBytes);
-    }
+    RankPeaks peaks = fullestRankPeaks(g, p.options);
     c.seconds = step->total;
     c.tflops = step->tflopsPerDevice;
-    c.peak = peak;
+    c.peak = peaks.steady;
+    c.firstStepPeak = peaks.firstStep;
     c.compiled = true;
     return true;
   }
@@ -359,7 +357,11 @@ class Search {
       if (account.alternatives.size() >= 5) break;
       SearchConfiguration s = described(c);
       if (!fits(c.peak))
-        s.verdict = fmt::format("needs {:.1f} GiB, over the budget of {:.1f} GiB", c.peak / kGiB, options_.memoryBudget / kGiB);
+        s.verdict = fmt::format("needs {:.1f} GiB{}, over the budget of {:.1f} GiB", c.peak / kGiB,
+                                c.compiled && c.firstStepPeak < c.peak
+                                    ? fmt::format(" from the second step on (the first step {:.1f} GiB)", c.firstStepPeak / kGiB)
+                                    : "",
+                                options_.memoryBudget / kGiB);
       else
         s.verdict = fmt::format("{:.3g} s slower ({:+.1f}%)", c.seconds - chosen.seconds, 100 * (c.seconds / chosen.seconds - 1));
       account.alternatives.push_back(std::move(s));

@@ -11,6 +11,7 @@
 #include "dumps/explain.h"
 #include "dumps/ir_printer.h"
 #include "dumps/report.h"
+#include "ir/byte_size.h"
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"
 #include "passes/search/auto_search.h"
@@ -253,6 +254,32 @@ TEST_CASE("search paths: a budget no plan meets, an op with one candidate, confi
     CHECK(c.errors.find("no plan keeps every rank within memory_budget 100 MiB") != std::string::npos);
     CHECK(c.errors.find("the plan of least memory peaks at") != std::string::npos);
     CHECK(c.errors.find("mostly what these ops keep:") != std::string::npos);
+  }
+  SUBCASE("a plan that fits its first step but not the second is rejected, with both figures") {
+    // One device: the search has one plan. Its first step (AdamW's moments made in the update)
+    // peaks lower than every later step; a budget between the two is not met.
+    std::string one =
+        "parallel: {device_num: 1, training: true}\ninputs:\n  - {name: x, shape: [64, 64], dtype: float32}\n"
+        "parameters:\n  - {name: w1, shape: [64, 256], dtype: float32}\n  - {name: w2, shape: [256, 64], dtype: float32}\n"
+        "ops:\n  - {name: h, type: MatMul, inputs: [x, w1]}\n  - {name: a, type: ReLU, inputs: [h]}\n"
+        "  - {name: y, type: MatMul, inputs: [a, w2]}\noutputs: [y]\n";
+    Compiled free = compileAllRanks(one, SearchMode::Auto);
+    REQUIRE_MESSAGE(free.errors.empty(), free.errors);
+    TrainingMemory t = *estimateMemory(free.global, free.options).training;
+    REQUIRE(t.firstStepPeakBytes < t.peakBytes);
+    double budget = (t.firstStepPeakBytes + t.peakBytes) / 2;
+    std::string tight = one;
+    tight.replace(tight.find("training: true"), 14, fmt::format("training: true, memory_budget: {:.0f}", budget));
+    Compiled c = compileAllRanks(tight, SearchMode::Auto);
+    CHECK(c.errors.find(formatBytes(t.peakBytes) +
+                        " from its second step on (its first step, before the optimizer's states "
+                        "exist, " +
+                        formatBytes(t.firstStepPeakBytes) + ")") != std::string::npos);
+    // One byte over the steady peak, it is the plan.
+    tight = one;
+    tight.replace(tight.find("training: true"), 14, fmt::format("training: true, memory_budget: {:.0f}", t.peakBytes + 1));
+    Compiled fits = compileAllRanks(tight, SearchMode::Auto);
+    CHECK_MESSAGE(fits.errors.empty(), fits.errors);
   }
   SUBCASE("an op with one candidate keeps it, with no runner-up") {
     Compiled c = compileAllRanks(

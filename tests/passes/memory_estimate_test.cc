@@ -1,6 +1,9 @@
 // Will it fit (passes/analysis/memory_estimate.h): the FFN's peaks derived by hand, views, the optimizer's
 // states, and the budget warning.
+#include <algorithm>
+
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "dumps/report.h"
 #include "ir/byte_size.h"
@@ -16,6 +19,14 @@ ParallelSettings settings(bool training, Optimizer optimizer = Optimizer::AdamW,
   s.training = training;
   s.optimizer = optimizer;
   s.parallelOptimizerLevel = optimizerParallelLevel;
+  return s;
+}
+
+// As PyTorch trains: gradients freed between steps, the optimizer a loop over the parameters.
+ParallelSettings torchSettings(Optimizer optimizer = Optimizer::AdamW) {
+  ParallelSettings s = settings(true, optimizer);
+  s.gradientBuffer = GradientBuffer::Freed;
+  s.optimizerKernels = OptimizerKernels::ForLoop;
   return s;
 }
 
@@ -44,30 +55,99 @@ TEST_CASE("memory: the FFN's inference peak and training step, derived by hand")
   CHECK(m.inference.communicationBytes == 8192);
   CHECK(!m.training);
 
-  // Training (AdamW): matmul keeps x (8192), relu its result (2048, which matmul2 reads too);
-  // the loss keeps a log-softmax of add2 (2048): 12288 saved. Forward peak at the AllReduce:
-  // 8320 + 8192 + 2048 + 8192 + 8192 = 34944. Backward: at the AllReduce's backward, add2's
-  // bias gradient (64), the StridedSlice's input gradient (8192 on top of the add2 gradient
-  // freed) and matmul2's output gradient (8192) are live with the saved and the outputs:
-  // 8320 + 8192 + 2048 + 2048 + 64 + 8192 + 8192 = 37056, the step's peak. After backward:
-  // parameters, their gradients (8320) and add2; the update adds two float32 moments per
-  // element, 16640: 35328.
+  // Training (AdamW) as torch runs it (gradients freed between steps, a loop over the
+  // parameters): matmul keeps x (8192), relu its result (2048, which matmul2 reads too); the
+  // loss keeps a log-softmax of add2 (2048): 12288 saved. Forward peak at the AllReduce: 8320 +
+  // 8192 + 2048 + 8192 + 8192 = 34944. Backward: at the AllReduce's backward, add2's bias
+  // gradient (64), the StridedSlice's input gradient (8192 on top of the add2 gradient freed) and
+  // matmul2's output gradient (8192) are live with the saved and the outputs: 8320 + 8192 + 2048
+  // + 2048 + 64 + 8192 + 8192 = 37056. After backward: parameters, their gradients (8320) and
+  // add2 (2048); the update makes two float32 moments per element (16640) and the loop's two
+  // temporaries of the largest parameter (dense1.weight's 64x16 slice: 2 x 4096 = 8192): 43520,
+  // the first step's peak. From the second step on the moments are there from the start: 37056 +
+  // 16640 = 53696 in backward.
   Compiled t = compileAllRanks(ffnModel("  training: true\n"));
   REQUIRE_MESSAGE(t.errors.empty(), t.errors);
-  MemoryEstimate tm = estimateMemory(t.global, settings(true, Optimizer::AdamW));
+  MemoryEstimate tm = estimateMemory(t.global, torchSettings());
   REQUIRE(tm.training);
   CHECK(tm.training->savedActivationBytes == 12288);
   CHECK(tm.training->gradientBytes == 8320);
   CHECK(tm.training->optimizerStateBytes == 16640);
+  CHECK(tm.training->optimizerTemporaryBytes == 8192);
   CHECK(tm.training->outputBytes == 2048);
-  CHECK(tm.training->peakBytes == 37056);
+  CHECK(tm.training->stepLiveBytes == 43520);
+  CHECK(tm.training->firstStepPeakBytes == 43520);
+  CHECK(tm.training->firstStepPeakPhase == "optimizer step");
+  CHECK(tm.training->firstStepPeakAt.empty());
+  CHECK(tm.training->peakBytes == 53696);
   CHECK(tm.training->peakPhase == "backward");
   CHECK(tm.training->peakAt == "matmul2.forward_op.0");
+  CHECK(tm.training->residentBytes == 8320 + 16640);
+  CHECK(!tm.training->gradientsResident);
   // Inference of a training graph is the same program: its mirrors are views of the weights.
   CHECK(tm.inference.peakBytes == 24704);
-  // SGD keeps no state, momentum one float32 per element.
-  CHECK(estimateMemory(t.global, settings(true, Optimizer::Sgd)).training->optimizerStateBytes == 0);
-  CHECK(estimateMemory(t.global, settings(true, Optimizer::Momentum)).training->optimizerStateBytes == 8320);
+  // SGD keeps no state and the steady state is the first step; momentum keeps one float32 per
+  // element (8320): 37056 + 8320 from the second step on, its first update 18688 + 8320.
+  // Neither makes temporaries.
+  TrainingMemory sgd = *estimateMemory(t.global, torchSettings(Optimizer::Sgd)).training;
+  CHECK(sgd.optimizerStateBytes == 0);
+  CHECK(sgd.peakBytes == 37056);
+  CHECK(sgd.firstStepPeakBytes == 37056);
+  TrainingMemory momentum = *estimateMemory(t.global, torchSettings(Optimizer::Momentum)).training;
+  CHECK(momentum.optimizerStateBytes == 8320);
+  CHECK(momentum.optimizerTemporaryBytes == 0);
+  CHECK(momentum.peakBytes == 37056 + 8320);
+  CHECK(momentum.firstStepPeakBytes == 37056);
+  // torch's foreach kernels make one copy of every parameter (2080 elements, 8320 B) in the
+  // update: 35328 + 8320 = 43648, still under the backward's peak.
+  ParallelSettings foreach = torchSettings();
+  foreach
+    .optimizerKernels = OptimizerKernels::Foreach;
+  TrainingMemory f = *estimateMemory(t.global, foreach).training;
+  CHECK(f.optimizerTemporaryBytes == 8320);
+  CHECK(f.stepLiveBytes == 43648);
+  CHECK(f.peakBytes == 53696);
+}
+
+TEST_CASE("memory: a persistent gradient buffer and accumulated micro-batches hold every gradient from the step's start") {
+  // The FFN of the test above. Megatron-LM, DeepSpeed and MindSpore keep the gradients (8320 B)
+  // in a buffer for the whole run (a YAML model's default): under every point of the walk, less
+  // what the walk itself made by then. At the AllReduce's backward the walk had made add2's bias
+  // gradient (64): 37056 - 64 + 8320 = 45312 in the first step, + 16640 moments = 61952 after.
+  // The forward's peak at the AllReduce: 34944 + 8320 = 43264, under it. The update: 35328, a
+  // fused kernel makes no temporaries.
+  Compiled t = compileAllRanks(ffnModel("  training: true\n"));
+  REQUIRE_MESSAGE(t.errors.empty(), t.errors);
+  TrainingMemory kept = *estimateMemory(t.global, settings(true)).training;
+  CHECK(kept.gradientBuffer == GradientBuffer::Persistent);
+  CHECK(kept.gradientsResident);
+  CHECK(kept.optimizerTemporaryBytes == 0);
+  CHECK(kept.stepLiveBytes == 35328);
+  CHECK(kept.firstStepPeakBytes == 45312);
+  CHECK(kept.peakBytes == 61952);
+  CHECK(kept.peakAt == "matmul2.forward_op.0");
+  CHECK(kept.residentBytes == 8320 + 8320 + 16640);
+  CHECK(kept.forwardLiveAtOp.size() == kept.firstForwardLiveAtOp.size());
+  CHECK(*std::max_element(kept.forwardLiveAtOp.begin(), kept.forwardLiveAtOp.end()) == 43264 + 16640);
+  // torch with two micro-batches accumulating: the second starts with the first's gradients,
+  // the same figures but the update's temporaries (35328 + 8192).
+  ParallelSettings accumulating = torchSettings();
+  accumulating.microBatches = 2;
+  TrainingMemory acc = *estimateMemory(t.global, accumulating).training;
+  CHECK(acc.gradientsResident);
+  CHECK(acc.firstStepPeakBytes == 45312);
+  CHECK(acc.peakBytes == 61952);
+  CHECK(acc.stepLiveBytes == 43520);
+  // Mixed precision: the float32 master weights (2080 x 4 = 8320) exist from the optimizer's
+  // construction, so the first step holds them too; weights, activations and gradients are
+  // 16-bit, the moments float32 (16640).
+  ParallelSettings mixed = settings(true);
+  mixed.precision = Precision::Bf16Mixed;
+  TrainingMemory m = *estimateMemory(t.global, mixed).training;
+  CHECK(m.masterWeightBytes == 8320);
+  CHECK(m.optimizerStateBytes == 16640);
+  CHECK(m.lossLiveBytes - m.firstLossLiveBytes == 16640);
+  CHECK(m.residentBytes == m.parameterBytes + m.gradientBytes + 8320 + 16640);
 }
 
 TEST_CASE("memory: ops computed from inputs alone have no backward; a product keeps a factor only for a partner that trains") {
@@ -163,18 +243,22 @@ TEST_CASE("memory: the report's memory section, the summary line, and the budget
   writeFile(dir.path() + "/ffn.yaml", ffnModel("  training: true\n  optimizer: adamw\n"));
   RunResult r = runIrc({"ffn.yaml", "--report", "r.json"}, dir.path());
   REQUIRE(r.exitCode == 0);
-  CHECK(r.err.find("irc: per rank: peak 24.1 KiB inference, 36.2 KiB training step (adamw)\n") != std::string::npos);
+  // A YAML model trains as MindSpore does: the FFN's 61952 B from the second step on, 45312 B
+  // in the first (the persistent-buffer test above).
+  CHECK(r.err.find("irc: per rank: peak 24.1 KiB inference, 60.5 KiB training step (adamw; the first step 44.2 KiB)\n") !=
+        std::string::npos);
   std::string report = readFile(dir.path() + "/r.json");
   CHECK(report.find("\"memory\":{\"inference\":{\"peak_bytes\":24704.0,\"peak_at\":\"matmul2.forward_op.0\"") !=
         std::string::npos);
-  // 37056 B: a budget of 37056 is met, one byte less is not.
-  RunResult fits = runIrc({"ffn.yaml", "--memory-budget", "37056", "-q"}, dir.path());
+  // 61952 B: a budget of 61952 is met, one byte less is not, though the first step fits.
+  RunResult fits = runIrc({"ffn.yaml", "--memory-budget", "61952", "-q"}, dir.path());
   CHECK(fits.err.empty());
-  RunResult over = runIrc({"ffn.yaml", "--memory-budget", "37055B", "-q"}, dir.path());
+  RunResult over = runIrc({"ffn.yaml", "--memory-budget", "61951B", "-q"}, dir.path());
   CHECK(over.exitCode == 0);
   CHECK(over.err ==
-        "irc: warning: rank 0 needs 36.2 KiB at its peak (the training step's backward), over the memory budget "
-        "of 36.2 KiB; biggest: optimizer states 16.2 KiB, saved activations 12.0 KiB, parameters 8.12 KiB\n");
+        "irc: warning: rank 0 needs 60.5 KiB at its peak (the training step's backward, from the second step on; the first "
+        "step peaks at 44.2 KiB), over the memory budget of 60.5 KiB; biggest: optimizer states 16.2 KiB, saved "
+        "activations 12.0 KiB, parameters 8.12 KiB\n");
   CHECK(runIrc({"ffn.yaml", "--memory-budget", "lots"}, dir.path()).exitCode == 2);
   std::string error;
   CHECK(parseByteSize("16GiB", error) == 16.0 * 1073741824);
@@ -196,19 +280,26 @@ TEST_CASE("irc memory: the table, the budget's verdict, and an SVG with one line
   CHECK(r.out.find("irc memory: ffn, rank 0 of 8 (every rank holds the same shapes)\n") == 0);
   CHECK(r.out.find("  peak                               24704  24.1 KiB    at matmul2.forward_op.0\n") != std::string::npos);
   CHECK(r.out.find("  training step (sgd)                bytes\n") != std::string::npos);
-  CHECK(r.out.find("  optimizer states                       0  0 B\n") != std::string::npos);
-  // SGD: the backward peak of the FFN test above, 37056 B, over 24 KiB (24576 B) by 12480 B.
-  CHECK(r.out.find("  budget 24.0 KiB: OVER by 12.2 KiB\n") != std::string::npos);
+  CHECK(r.out.find("    optimizer states *                   0  0 B\n") != std::string::npos);
+  CHECK(r.out.find("    gradients *                       8320  8.12 KiB    a persistent buffer\n") != std::string::npos);
+  CHECK(r.out.find("  resident                           16640  16.2 KiB    what each step starts with") != std::string::npos);
+  // SGD with the FFN's persistent gradients (the test above): 45312 B in both steps, over 24 KiB
+  // (24576 B) by 20736 B.
+  CHECK(r.out.find("  peak                               45312  44.2 KiB    from the second step on: in the backward, at "
+                   "matmul2.forward_op.0\n") != std::string::npos);
+  CHECK(r.out.find("  budget 24.0 KiB: OVER by 20.2 KiB\n") != std::string::npos);
   std::string svg = readFile(dir.path() + "/m.svg");
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   size_t lines = 0, peaks = 0;
   for (size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++lines;
   for (size_t at = svg.find("<circle class=\"peak\""); at != std::string::npos; at = svg.find("<circle class=\"peak\"", at + 1))
     ++peaks;
-  CHECK(lines == 2);  // inference, the training step
-  CHECK(peaks == 2);
+  CHECK(lines == 3);  // inference, the training step from the second step on, its first step
+  CHECK(peaks == 3);
   CHECK(svg.find(">peak 24.1 KiB at matmul2.forward_op.0</text>") != std::string::npos);
-  CHECK(svg.find(">peak 36.2 KiB in the backward at matmul2.forward_op.0</text>") != std::string::npos);
+  CHECK(svg.find(">peak 44.2 KiB in the backward at matmul2.forward_op.0 (from the second step on)</text>") != std::string::npos);
+  CHECK(svg.find(">first step: 44.2 KiB in the backward at matmul2.forward_op.0</text>") != std::string::npos);
+  CHECK(svg.find(">resident 16.2 KiB</text>") != std::string::npos);
   // The inference line has a point per op of the rank's program (11: five model ops, the
   // AllReduce, the StridedSlice, and a training graph's four mirrors of the weights).
   size_t first = svg.find("points=\"") + 8;
@@ -299,6 +390,50 @@ TEST_CASE(
   Compiled small = compileAllRanks(ffnModel("  training: true\n  enable_parallel_optimizer: true\n"));
   REQUIRE_MESSAGE(small.errors.empty(), small.errors);
   CHECK(compileTotals(small.global).paramBytesPerRank == 8320);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("training conventions follow the model's source: torch's for an ONNX graph and its plans, MindSpore's for YAML") {
+  TempDir dir;
+  std::string onnx = std::string(IRC_SOURCE_DIR) + "/examples/gpt2.onnx";
+  auto memoryOf = [&](const std::vector<std::string>& args) {
+    RunResult r = runIrc(args, dir.path());
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    return nlohmann::json::parse(readFile(dir.path() + "/r.json"))["memory"]["training"];
+  };
+  // An ONNX graph alone: gradients freed between steps, AdamW a loop over the parameters.
+  writeFile(dir.path() + "/plan.yaml",
+            "graph: " + onnx +
+                "\ndims: {batch: 4, sequence: 8}\nparallel: {device_num: 2, training: true, search_mode: data_parallel}\n");
+  auto torch = memoryOf({"plan.yaml", "--report", "r.json", "-q"});
+  CHECK(torch["gradient_buffer"] == "freed");
+  CHECK(torch["optimizer_kernels"] == "for_loop");
+  CHECK(torch["gradients_resident"] == false);
+  CHECK(torch["optimizer_temporaries_bytes"].get<double>() > 0);
+  // The plan may say otherwise: the gradients are then resident from the step's start.
+  writeFile(dir.path() + "/kept.yaml",
+            "graph: " + onnx +
+                "\ndims: {batch: 4, sequence: 8}\nparallel: {device_num: 2, training: true, search_mode: data_parallel, "
+                "gradient_buffer: persistent, optimizer_kernels: fused}\n");
+  auto kept = memoryOf({"kept.yaml", "--report", "r.json", "-q"});
+  CHECK(kept["gradients_resident"] == true);
+  CHECK(kept["optimizer_temporaries_bytes"] == 0.0);
+  CHECK(kept["resident_bytes"].get<double>() == torch["resident_bytes"].get<double>() + torch["gradients_bytes"].get<double>());
+  CHECK(kept["peak_bytes"].get<double>() > torch["peak_bytes"].get<double>());
+  // irc import keeps torch's conventions in the YAML it writes, and the model trains by them.
+  RunResult imported = runIrc({"import", onnx, "--dim", "batch=4", "--dim", "sequence=8", "-o", "g.yaml"}, dir.path());
+  REQUIRE_MESSAGE(imported.exitCode == 0, imported.err);
+  std::string yaml = readFile(dir.path() + "/g.yaml");
+  CHECK(yaml.find("gradient_buffer: freed, optimizer_kernels: for_loop}") != std::string::npos);
+  yaml.replace(yaml.find("device_num: 1,"), 14, "device_num: 2, training: true,");
+  writeFile(dir.path() + "/g.yaml", yaml);
+  auto back = memoryOf({"g.yaml", "--report", "r.json", "-q"});
+  CHECK(back["gradient_buffer"] == "freed");
+  CHECK(back["optimizer_kernels"] == "for_loop");
+  CHECK(back["gradients_resident"] == false);
 }
 
 }  // namespace irc::test

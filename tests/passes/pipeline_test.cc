@@ -104,15 +104,18 @@ TEST_CASE("stages: auto balances the stages' estimated times, and moves the spli
 TEST_CASE("1F1B memory, derived by hand: stage 0 holds two micro-batches' saved activations, stage 1 one") {
   // Stage 0 (rank 0): a = MatMul(x, w0), then Send(a); stage 1 (rank 1): Receive, b = MatMul(.., w1).
   // All float32 [8, 8] = 256 B. MatMul keeps its input for backward (x on stage 0, the received a
-  // on stage 1); the weights are parameters.
+  // on stage 1); the weights are parameters. Four micro-batches accumulate into each stage's
+  // weight gradient (256 B, a YAML model's persistent buffer besides): it is there from the
+  // step's start. AdamW's states: 64 elements x 2 x 4 B = 512, from the second step on.
   //  stage 0: forward peak at the Send: w0 + x + a + the sent copy = 1024. No loss here: the sent
   //   value's gradient arrives (+256 = 1024). Backward of the Send: a's gradient (+256 = 1280);
-  //   of a: w0's gradient (+256) with a's gradient dropped after: 1280. AdamW's states (64
-  //   elements x 2 x 4 B = 512) come in the step: 768 + 512 = 1280. 1F1B: min(2 - 0, 4) = 2
-  //   micro-batches in flight, one more x (256): 1280 + 256 = 1536, in backward at the Send.
+  //   of a: w0's gradient, already in the buffer, with a's gradient dropped after: 1024. 1F1B:
+  //   min(2 - 0, 4) = 2 micro-batches in flight, one more x (256), and the gradient: 1280 + 256
+  //   + 256 = 1792 in the first step, in backward at the Send; 1792 + 512 = 2304 after. The
+  //   update: w0, its gradient, the sent copy and the states, 1280.
   //  stage 1: forward w1 + received + b = 768; the loss keeps b's log-softmax and makes two
   //   gradients: 768 + 3 x 256 = 1536; saved = received + log-softmax = 512. One micro-batch in
-  //   flight (min(2 - 1, 4)): 1536 at the loss.
+  //   flight (min(2 - 1, 4)): 1536 + 256 (the gradient) = 1792 at the loss, 2304 after.
   std::string yaml =
       "parallel: {device_num: 2, pipeline_stages: 2, micro_batches: 4, training: true}\n"
       "inputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
@@ -128,9 +131,13 @@ TEST_CASE("1F1B memory, derived by hand: stage 0 holds two micro-batches' saved 
   CHECK(s1.training->inFlightMicroBatches == 1);
   CHECK(s0.training->savedActivationBytes == 256);
   CHECK(s1.training->savedActivationBytes == 512);
-  CHECK(s0.training->peakBytes == 1536);
+  CHECK(s0.training->gradientsResident);
+  CHECK(s0.training->firstStepPeakBytes == 1792);
+  CHECK(s0.training->peakBytes == 2304);
   CHECK(s0.training->peakPhase == "backward");
-  CHECK(s1.training->peakBytes == 1536);
+  CHECK(s0.training->stepLiveBytes == 1280);
+  CHECK(s1.training->firstStepPeakBytes == 1792);
+  CHECK(s1.training->peakBytes == 2304);
   CHECK(s1.training->peakPhase == "loss");
   CHECK(verifyCompiled(c).ok);
 }
