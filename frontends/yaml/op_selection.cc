@@ -43,12 +43,14 @@ void ModelLoader::applyPlanRecompute(const YamlNode& node) {
   for (const YamlNode& entry : node) {
     // A list of names (or globs) is one checkpoint of every op they name (`--plan-out` writes a
     // layer's attention so); a single glob is one checkpoint, per module instance it matches.
-    std::vector<std::pair<std::string, const YamlNode*>> globs;
+    // Each name with its node by value: iterating a sequence yields items that end with their
+    // iteration, so a pointer to one would dangle by the time a name matching nothing is reported.
+    std::vector<std::pair<std::string, YamlNode>> globs;
     if (entry.IsSequence()) {
       for (const YamlNode& item : entry)
-        if (auto glob = reader_.string(item, "a recompute entry's name")) globs.emplace_back(*glob, &item);
+        if (auto glob = reader_.string(item, "a recompute entry's name")) globs.emplace_back(*glob, item);
     } else if (auto glob = reader_.string(entry, "a recompute entry")) {
-      globs.emplace_back(*glob, &entry);
+      globs.emplace_back(*glob, entry);
     }
     int32_t byName = nextCheckpoint++;
     std::map<std::string, int32_t> byInstance;
@@ -73,8 +75,8 @@ void ModelLoader::applyPlanRecompute(const YamlNode& node) {
       if (count == 0) {
         std::vector<std::string> names(graph_.modulePaths.begin(), graph_.modulePaths.end());
         for (const Op& op : graph_.ops) names.push_back(op.name);
-        reader_.error(*where, fmt::format("recompute entry '{}' matches no module or node of the graph; {}", glob,
-                                          closestNames(glob, names)));
+        reader_.error(where, fmt::format("recompute entry '{}' matches no module or node of the graph; {}", glob,
+                                         closestNames(glob, names)));
       }
     }
   }
