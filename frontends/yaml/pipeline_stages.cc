@@ -21,6 +21,16 @@ void ModelLoader::readStages(const std::optional<YamlNode>& node) {
     return;
   }
   if (node->IsScalar() && node->Scalar() == "auto") {
+    // Each stage runs at least one op: more stages than ops cannot be split (and would only
+    // cost time and memory for every stage pair).
+    int64_t ops = 0;
+    for (const Op& op : graph_.ops) ops += op.inserted() ? 0 : 1;
+    if (p.pipelineStages > ops) {
+      reader_.diags().error(p.loc, fmt::format("pipeline_stages {} is more than the graph's {} ops: stages: auto gives each "
+                                               "stage at least one (valid: 1 .. {})",
+                                               p.pipelineStages, ops, ops));
+      return;
+    }
     p.autoStages = true;
     return;
   }

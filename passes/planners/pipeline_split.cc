@@ -131,7 +131,7 @@ void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
   const int64_t stages = options.pipelineStages;
   OpInserter ins(graph);
   std::map<std::pair<ValueId, int32_t>, ValueId> received;  // (value, stage) -> its Receive's result
-  std::vector<int64_t> tags(stages * stages, 0);            // per (from, to) stage: Sends so far
+  std::map<std::pair<int32_t, int32_t>, int64_t> tags;      // per (from, to) stage pair with a Send: Sends so far
   std::vector<OpId> order = graph.order;
   graph.transfers.clear();
   graph.stageDevices = options.deviceNum;
@@ -155,7 +155,7 @@ void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
         step.axes = {0};
         step.localBefore = step.localAfter = layout.sliceShape();
         step.globalAfter = type.shape;
-        step.srTag = tags[from * stages + stage]++;
+        step.srTag = tags[{from, stage}]++;
         AttrMap attrs{{"dtype", std::string(dumpName(type.dtype))}};
         std::string valueName = graph.value(v).name;
         step.kind = RedistStep::Kind::Send;
