@@ -22,6 +22,10 @@ inline constexpr int64_t kMaxInsertedNodes = 1'000'000;
 // Ranks whose folders one run writes (`--all-ranks`) unless `--max-ranks` raises it, and rows
 // in `irc layout`'s table.
 inline constexpr int64_t kDefaultMaxRanks = 4096;
+// Elements an ONNX node's folded result may hold: a fold materializes every element (in float64),
+// and one whose size grows with a dim's value (a class token expanded to the batch) would make
+// loading scale with that value. Past it the node stays a computed op, as without its numbers.
+inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
 // Bytes of a model file read at most (a device or a huge file is refused, not slurped).
 inline constexpr int64_t kMaxModelBytes = int64_t{1} << 28;
 

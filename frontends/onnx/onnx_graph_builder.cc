@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "frontends/onnx/onnx_tensors.h"
+#include "ir/limits.h"
 #include "ir/graph_edit.h"
 #include "ops/reference_ops.h"
 #include "ops/shape_inference.h"
@@ -223,6 +224,7 @@ std::optional<std::vector<Term>> NodeMapping::emit(const std::string& type, std:
     return std::nullopt;
   }
   auto types = std::get<std::vector<TensorType>>(std::move(inferred));
+  for (const TensorType& t : types) fold = fold && elementCount(t.shape) <= kMaxFoldedElements;
   std::vector<Term> out;
   if (fold) {
     Op op;

@@ -287,6 +287,31 @@ TEST_CASE("onnx: Slice and Expand of computed tensors become Slice and Broadcast
   CHECK(g.value(g.outputs[0]).type.shape == Shape{2, 4, 6});
 }
 
+TEST_CASE("onnx: a fold whose result grows with a dim's value stays a computed op (loading never scales with it)") {
+  // ViT's class token expanded to the batch: with --dim batch=100000000 its fold held 6.4e9
+  // float64 elements (a fuzzer's 30 s and 50 GB). Past kMaxFoldedElements it stays BroadcastTo;
+  // a small batch still folds into a constant.
+  OnnxModel m;
+  m.input("x", {std::string("batch"), int64_t{1}, int64_t{64}});
+  m.floats("cls", {1, 1, 64}, std::vector<float>(64, 0.5f));
+  m.node("Shape", {"x"}, {"xs"}, "shape");
+  m.ints("zero", {1}, {0});
+  m.node("Gather", {"xs", "zero"}, {"b"}, "batch");
+  m.ints("rest", {2}, {1, 64});
+  m.node("Concat", {"b", "rest"}, {"want"}, "want");
+  OnnxModel::intAttr(m.graph->mutable_node(2), "axis", 0);
+  m.node("Expand", {"cls", "want"}, {"e"}, "expand");
+  m.node("Add", {"x", "e"}, {"y"}, "add");
+  m.output("y");
+  Loaded big = load(m.bytes(), {{"batch", 100000000}});
+  REQUIRE_MESSAGE(big.graph, big.errors);
+  CHECK(opTypes(big.graph->graph) == std::vector<std::string>{"BroadcastTo", "Add"});
+  CHECK(big.graph->graph.value(big.graph->graph.outputs[0]).type.shape == Shape{100000000, 1, 64});
+  Loaded small = load(m.bytes(), {{"batch", 4}});
+  REQUIRE_MESSAGE(small.graph, small.errors);
+  CHECK(opTypes(small.graph->graph) == std::vector<std::string>{"Add"});
+}
+
 TEST_CASE("onnx: a strided Slice of a computed tensor is a Slice of its contiguous dims and a Gather per strided dim") {
   // GPT-J's rotate_every_two x[..., ::2] and Swin's x[:, 1::2] (with a window on dim 0): x [4, 8]
   // -> rows 1..2, columns 1, 3, 5, 7; and a negative step, columns 7, 4, 1 (x[:, ::-3]).
