@@ -152,6 +152,33 @@ std::string trainingConventions(const ParallelSettings& s) {
   return out;
 }
 
+// What else decides the plan's compile, where it differs from the defaults: a plan written
+// back must compile to the same dumps and totals (the redistribution planner, how propagation
+// fills the ops the plan leaves open, the cost model the planner and the estimates use).
+std::string compileChoices(const ParallelSettings& s) {
+  std::string out;
+  ParallelSettings defaults;
+  if (s.globalRank != defaults.globalRank) out += fmt::format(", global_rank: {}", s.globalRank);
+  if (s.redistribution != defaults.redistribution)
+    out += fmt::format(", redistribution: {}", redistributionModeName(s.redistribution));
+  if (s.factorStrategy != defaults.factorStrategy)
+    out += fmt::format(", factor_strategy: {}", factorStrategyName(s.factorStrategy));
+  if (s.enableAlltoall) out += ", enable_alltoall: true";
+  const CostModel& c = s.costModel;
+  const CostModel& d = defaults.costModel;
+  std::string cost;
+  auto field = [&](const char* key, double value, double byDefault) {
+    if (value != byDefault) cost += fmt::format("{}{}: {}", cost.empty() ? "" : ", ", key, yamlNumber(value));
+  };
+  field("alpha", c.alpha, d.alpha);
+  field("beta", c.beta, d.beta);
+  field("gamma", c.gamma, d.gamma);
+  field("peak_flops", c.peakFlops, d.peakFlops);
+  field("memory_bandwidth", c.memoryBandwidth, d.memoryBandwidth);
+  if (!cost.empty()) out += fmt::format(", cost_model: {{{}}}", cost);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, int32_t>> stageEntries(const Graph& graph) {
@@ -204,7 +231,9 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
       "parallel: {{device_num: {}, search_mode: {}, fully_use_devices: {}, training: {}, optimizer: {}, precision: {}",
       s.rankCount(), searchModeName(s.searchMode), s.fullyUseDevices ? "true" : "false", s.training ? "true" : "false",
       optimizerName(s.optimizer), precisionName(s.precision));
-  if (s.pipelineStages > 1) out += fmt::format(", pipeline_stages: {}, micro_batches: {}", s.pipelineStages, s.microBatches);
+  if (s.pipelineStages > 1) out += fmt::format(", pipeline_stages: {}", s.pipelineStages);
+  if (s.pipelineStages > 1 || s.microBatches > 1) out += fmt::format(", micro_batches: {}", s.microBatches);
+  out += compileChoices(s);
   if (s.parallelOptimizerLevel > 0)
     out += fmt::format(", enable_parallel_optimizer: true, optimizer_level: level{}, parallel_optimizer_threshold: {}",
                        s.parallelOptimizerLevel, yamlNumber(s.parallelOptimizerThresholdKiB));
@@ -214,7 +243,8 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
   out += "}\n";
   if (s.cluster) out += clusterYaml(*s.cluster);
   writeGraph(out, graph);
-  out += stagesYaml(graph);
+  // The plan is written before stage assignment runs: `stages: auto` assigns them again, the same way.
+  out += s.autoStages && s.pipelineStages > 1 ? "stages: auto\n" : stagesYaml(graph);
   out += recomputeYaml(graph);
   return out;
 }
