@@ -1,4 +1,6 @@
 // `irc diff`: dumps matched by node name, strategy changes named, inserted communication shown.
+#include <filesystem>
+
 #include <doctest/doctest.h>
 
 #include "dumps/ir_diff.h"
@@ -322,6 +324,49 @@ TEST_CASE("irc diff of a model on 16,384 devices: a communication group of 16,38
   RunResult r = runIrc({"diff", tmp.path() + "/m.yaml", tmp.path() + "/m.yaml"});
   CHECK(r.exitCode == 0);
   CHECK(r.out.find("no differences\n") != std::string::npos);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("irc diff and import refuse what is no dump: a negative rank, a missing rank folder, garbage, a dump cut short") {
+  TempDir tmp;
+  const std::string a = tmp.path() + "/a", b = tmp.path() + "/b";
+  REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", a, "-q"}).exitCode == 0);
+  REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", b, "-q"}).exitCode == 0);
+  // --rank -1 was an internal error on models (exit 4) and compared nothing on folders (exit 0).
+  CHECK(runIrc({"diff", ffn(), ffn(), "--rank", "-1"}).exitCode == 2);
+  CHECK(runIrc({"diff", a, b, "--rank", "-1"}).exitCode == 2);
+  RunResult missing = runIrc({"diff", a, b, "--rank", "3"});
+  CHECK(missing.exitCode == 1);
+  CHECK(missing.err.find("has no folder rank_3") != std::string::npos);
+  CHECK(runIrc({"diff", a, b}).exitCode == 0);
+  // Two random files were "no differences"; a garbage .ir was read as an empty dump.
+  std::string garbage(3000, '\0');
+  for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>((i * 7919 + 13) % 251);
+  writeFile(tmp.path() + "/g1.bin", garbage);
+  writeFile(tmp.path() + "/g2.bin", garbage.substr(1) + "x");
+  RunResult random = runIrc({"diff", tmp.path() + "/g1.bin", tmp.path() + "/g2.bin"});
+  CHECK(random.exitCode == 1);
+  CHECK(random.err.find("g1.bin: not an .ir dump") != std::string::npos);
+  // A garbage .onnx is a model that does not load (it was compared as a dump: exit 0).
+  writeFile(tmp.path() + "/g.onnx", garbage);
+  CHECK(runIrc({"diff", tmp.path() + "/g.onnx", ffn()}).exitCode == 1);
+  // A dump cut in half: diff and import say so (import wrote a partial model).
+  std::string whole = readFile(a + "/rank_0/step_parallel_begin_0001.ir");
+  writeFile(tmp.path() + "/half.ir", whole.substr(0, whole.size() / 2));
+  RunResult cut = runIrc({"diff", tmp.path() + "/half.ir", a + "/rank_0/step_parallel_begin_0001.ir"});
+  CHECK(cut.exitCode == 1);
+  CHECK(cut.err.find("half.ir: the dump of @ffn ends without its graph's Return(...) and closing '}': it was cut short") !=
+        std::string::npos);
+  RunResult imported = runIrc({"import", tmp.path() + "/half.ir", "-o", tmp.path() + "/half.yaml"});
+  CHECK(imported.exitCode == 1);
+  CHECK(imported.err.find(tmp.path() + "/half.ir:") == 0);
+  CHECK(!std::filesystem::exists(tmp.path() + "/half.yaml"));
+  // An empty folder holds no dump.
+  std::filesystem::create_directories(tmp.path() + "/empty");
+  CHECK(runIrc({"diff", tmp.path() + "/empty", a}).exitCode == 1);
 }
 
 }  // namespace irc::test

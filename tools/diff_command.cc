@@ -66,26 +66,51 @@ std::optional<Stages> stagesOfModel(const std::string& path, int64_t rank, Color
   return capture.stages;
 }
 
-// The dumps of a directory (its rank_<r>/ folder when there is one): `<pass>_XXXX.ir` files.
-Stages stagesOfDir(const std::string& dir, int64_t rank) {
-  fs::path root =
-      fs::exists(fs::path(dir) / fmt::format("rank_{}", rank)) ? fs::path(dir) / fmt::format("rank_{}", rank) : fs::path(dir);
+// A dump file's text, or nullopt with the reason printed: what cannot be read, or is no whole
+// dump (garbage, a dump cut short), is not compared as an empty one.
+std::optional<std::string> dumpTextOf(const std::string& path) {
+  std::string error;
+  auto text = readModelText(path, error);
+  if (!text) {
+    std::cerr << fmt::format("irc: error: {}\n", error);
+    return std::nullopt;
+  }
+  if (auto defect = dumpDefect(readDumpText(*text), *text)) {
+    std::cerr << fmt::format("irc: error: {}: {}\n", path, *defect);
+    return std::nullopt;
+  }
+  return text;
+}
+
+// The dumps of a directory (its rank_<r>/ folder when there is one): `<pass>_XXXX.ir` files;
+// nullopt (said why) where it holds none for the rank or one is not a whole dump.
+std::optional<Stages> stagesOfDir(const std::string& dir, int64_t rank) {
+  fs::path rankDir = fs::path(dir) / fmt::format("rank_{}", rank);
+  if (!fs::exists(rankDir) && fs::exists(fs::path(dir) / "rank_0")) {
+    std::cerr << fmt::format("irc: error: {} has no folder rank_{} (--rank names one of its rank_<r> folders)\n", dir, rank);
+    return std::nullopt;
+  }
+  fs::path root = fs::exists(rankDir) ? rankDir : fs::path(dir);
   Stages stages;
   for (const auto& e : fs::directory_iterator(root)) {
     std::string name = e.path().filename().string();
     if (e.path().extension() != ".ir" || name.size() < 9 || name[name.size() - 8] != '_') continue;
     std::string digits = name.substr(name.size() - 7, 4);
     if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string error;
-    std::string text = readModelText(e.path().string(), error).value_or("");
-    stages[stageKey(std::stoi(digits), name.substr(0, name.size() - 8))] = text;
+    auto text = dumpTextOf(e.path().string());
+    if (!text) return std::nullopt;
+    stages[stageKey(std::stoi(digits), name.substr(0, name.size() - 8))] = *text;
+  }
+  if (stages.empty()) {
+    std::cerr << fmt::format("irc: error: {} holds no dump (<pass>_XXXX.ir files, as --dump-all writes them)\n", root.string());
+    return std::nullopt;
   }
   return stages;
 }
 
 bool isModel(const std::string& p) {
   std::string ext = fs::path(p).extension().string();
-  return ext == ".yaml" || ext == ".yml" || p == "-";
+  return ext == ".yaml" || ext == ".yml" || ext == ".onnx" || p == "-";
 }
 
 // The review summary of two sets of stages: strategies from the first dump that has them
@@ -238,8 +263,10 @@ ExitStatus runDiff(const std::vector<std::string>& args) {
   while (!scan.done()) {
     auto item = scan.next();
     if (item.flag.empty()) paths.push_back(item.value);
-    else if (item.flag == "--rank") rank = parseIntArg(item.flag, item.value);
-    else if (item.flag == "--color") color = parseColorMode(item.value);
+    else if (item.flag == "--rank") {
+      rank = parseIntArg(item.flag, item.value);
+      if (rank < 0) throw UsageError(fmt::format("--rank {} is not a rank: ranks count from 0", rank));
+    } else if (item.flag == "--color") color = parseColorMode(item.value);
     else if (item.flag == "--stat") stat = true;
     else if (item.flag == "--json") json = true;
     else if (item.flag == "--all-stages") allStages = true;
@@ -256,12 +283,15 @@ ExitStatus runDiff(const std::vector<std::string>& args) {
     a = *sa;
     b = *sb;
   } else if (fs::is_directory(paths[0]) && fs::is_directory(paths[1])) {
-    a = stagesOfDir(paths[0], rank);
-    b = stagesOfDir(paths[1], rank);
+    auto sa = stagesOfDir(paths[0], rank), sb = stagesOfDir(paths[1], rank);
+    if (!sa || !sb) return ExitStatus::Rejected;
+    a = *sa;
+    b = *sb;
   } else if (fs::is_regular_file(paths[0]) && fs::is_regular_file(paths[1]) && !isModel(paths[0]) && !isModel(paths[1])) {
-    std::string err;
-    a[stageKey(0, "dump")] = readModelText(paths[0], err).value_or("");
-    b[stageKey(0, "dump")] = readModelText(paths[1], err).value_or("");
+    auto ta = dumpTextOf(paths[0]), tb = dumpTextOf(paths[1]);
+    if (!ta || !tb) return ExitStatus::Rejected;
+    a[stageKey(0, "dump")] = *ta;
+    b[stageKey(0, "dump")] = *tb;
   } else {
     throw UsageError("irc diff compares two of a kind: two .ir dumps, two dump directories or two models");
   }

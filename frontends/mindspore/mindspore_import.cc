@@ -1,5 +1,6 @@
 #include "frontends/mindspore/mindspore_import.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <set>
@@ -440,6 +441,11 @@ std::optional<int64_t> deviceNumOf(const DumpText& d, const ImportOptions& optio
 
 std::optional<ImportedDump> importMindSporeDump(const std::string& text, const ImportOptions& options, DiagnosticEngine& diags) {
   DumpText d = readDumpText(text);
+  if (auto defect = dumpDefect(d, text)) {
+    int lastLine = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + (text.empty() || text.back() == '\n' ? 0 : 1);
+    diags.error({std::max(1, lastLine), 1}, *defect);
+    return std::nullopt;
+  }
   ImportedDump imported;
   DumpImporter importer(imported.graph, diags);
   if (!importer.importParams(d)) return std::nullopt;

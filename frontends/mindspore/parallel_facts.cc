@@ -124,6 +124,19 @@ std::string ParallelFact::text() const {
   return shape.empty() ? out : fmt::format("{} -> {}", out, shape);
 }
 
+std::optional<std::string> dumpDefect(const DumpText& d, const std::string& text) {
+  if (!d.entry.empty()) {
+    // A line `}` after the last Return (MindSpore may append `# Order:` comments after it).
+    size_t lastReturn = text.rfind("\n  Return(");
+    bool closed = lastReturn != std::string::npos && text.find("\n}", lastReturn) != std::string::npos;
+    if (!closed)
+      return fmt::format("the dump of @{} ends without its graph's Return(...) and closing '}}': it was cut short", d.entry);
+  }
+  if (d.entry.empty() && d.params.empty() && d.nodes.empty())
+    return std::string("not an .ir dump: no '# IR entry: @NAME' header, no '%para' parameter and no node line");
+  return std::nullopt;
+}
+
 DumpText readDumpText(const std::string& text) {
   DumpText d;
   std::istringstream in(text);

@@ -4,6 +4,7 @@
 // prefixes, `# scope:` / `# In file` comments, Load / UpdateState / Depend side nodes). Nodes
 // are not matched by debug name (`equivx`, `CNode_310$a` mean nothing) but by op type and
 // instance-name stem, in print order; `irc diff --parallel` compares two such lists.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct DumpText {
   size_t skippedLines = 0;
 };
 DumpText readDumpText(const std::string& text);
+// Why `text` (read as `d`) is no dump a reader can trust, nullopt when it is one: a file that
+// begins as a whole dump does (`# IR entry: @NAME`) ends its graph with Return and the closing
+// `}` (one cut short does not); a headless excerpt, as the seed documents quote one, holds a
+// parameter or a node at least.
+std::optional<std::string> dumpDefect(const DumpText& d, const std::string& text);
 // Splits "(a, (b, c), d)" into its top-level items.
 std::vector<std::string> splitArgs(const std::string& parenthesised);
 // The value of `key: ` in a "{...}" attribute group, "" when absent.
