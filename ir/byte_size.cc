@@ -26,8 +26,16 @@ std::optional<double> parseByteSize(std::string_view text, std::string& error) {
   static const std::pair<const char*, double> units[] = {
       {"", 1},      {"B", 1},        {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
       {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
-  for (const auto& [name, scale] : units)
-    if (unit == name) return value * scale;
+  for (const auto& [name, scale] : units) {
+    if (unit != name) continue;
+    // Bytes are whole, and a size of nothing fits nothing: 0 (or 0.5B) is no budget a user meant.
+    double bytes = std::round(value * scale);
+    if (bytes < 1) {
+      error = fmt::format("'{}' is less than one byte; a size is at least 1 B (leave the budget out for none)", text);
+      return std::nullopt;
+    }
+    return bytes;
+  }
   error = fmt::format("'{}' has the unit '{}'; valid: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB", text, unit);
   return std::nullopt;
 }

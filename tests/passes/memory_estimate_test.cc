@@ -266,6 +266,19 @@ TEST_CASE("memory: the report's memory section, the summary line, and the budget
   CHECK(parseByteSize("1.5e9", error) == 1.5e9);
   CHECK(!parseByteSize("16GiBs", error));
   CHECK(error.find("valid: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB") != std::string::npos);
+  // A budget of nothing was read as no budget: 0, 0GB and 0.4B (less than a byte) are errors;
+  // bytes are whole.
+  for (const char* nothing : {"0", "0GB", "0.4B", "0e9"}) {
+    CAPTURE(nothing);
+    CHECK(!parseByteSize(nothing, error));
+    CHECK(error.find("less than one byte") != std::string::npos);
+  }
+  CHECK(parseByteSize("0.1KiB", error) == 102);
+  CHECK(runIrc({"ffn.yaml", "--memory-budget", "0"}, dir.path()).exitCode == 2);
+  writeFile(dir.path() + "/zero.yaml", ffnModel("  memory_budget: 0GB\n"));
+  RunResult zero = runIrc({"zero.yaml"}, dir.path());
+  CHECK(zero.exitCode == 1);
+  CHECK(zero.err.find("zero.yaml:7:18: error: memory_budget: '0GB' is less than one byte") == 0);
 }
 
 }  // namespace irc::test
