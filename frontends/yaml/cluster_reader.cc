@@ -26,6 +26,21 @@ const std::vector<std::string> kClusterKeys = {"preset",
                                                "fused_attention"};
 const std::vector<std::string> kPeakKeys = {"fp32", "tf32", "bf16", "fp16", "fp8"};
 
+// What hardware does, generously bounded on both sides (a CPU core's GFLOP/s to far past an
+// exaFLOP device; a nanosecond to a second of latency): a figure outside is a unit mistake.
+struct Range {
+  double low, high;  // low 0: any positive figure
+  const char* unit;
+};
+constexpr Range kPerNode{1, 4096, "devices"};
+constexpr Range kFlops{1e9, 1e18, "FLOP/s"};
+constexpr Range kHbmBytes{1e6, 1e15, "bytes"};
+constexpr Range kBandwidth{1e6, 1e15, "bytes/s"};
+constexpr Range kComputeUnits{1, 1e6, "units"};
+constexpr Range kLatency{1e-9, 1, "s"};
+constexpr Range kNicGbps{1e-3, 1e6, "Gb/s"};
+constexpr Range kFraction{0, 1, "(a fraction)"};
+
 }  // namespace
 
 void ModelLoader::readCluster(const YamlNode& node) {
@@ -38,22 +53,24 @@ void ModelLoader::readCluster(const YamlNode& node) {
     c = *clusterPreset(*name);
     complete = true;
   }
-  // A positive figure; `fraction`: at most 1.
-  auto figure = [&](const char* key, double& into, bool fraction = false) {
+  // A figure within what hardware does (a figure outside it is a typo or a unit mistake, and
+  // would print NaN or absurd seconds): Range's bounds, each documented in docs/cluster.md.
+  auto figure = [&](const char* key, double& into, Range range) {
     auto n = reader_.optional(node, key);
     if (!n) return false;
     auto v = reader_.number(*n, fmt::format("cluster.{}", key));
     if (!v) return false;
-    if (!(*v > 0) || (fraction && *v > 1)) {
-      reader_.error(*n, fmt::format("cluster.{} must be {}; got {}", key, fraction ? "in (0, 1]" : "> 0", *v));
+    if (!(*v >= range.low && *v <= range.high) || (range.low == 0 && *v == 0)) {
+      reader_.error(*n, fmt::format("cluster.{} is {} {}, outside what hardware does; valid: {} .. {}", key, *v, range.unit,
+                                    range.low == 0 ? "> 0" : fmt::format("{:g}", range.low), fmt::format("{:g}", range.high)));
       return false;
     }
     into = *v;
     return true;
   };
-  auto count = [&](const char* key, int64_t& into) {
+  auto count = [&](const char* key, int64_t& into, Range range) {
     double v = 0;
-    if (!figure(key, v)) return false;
+    if (!figure(key, v, range)) return false;
     if (v != static_cast<double>(static_cast<int64_t>(v))) {
       reader_.error(*reader_.optional(node, key), fmt::format("cluster.{} must be a whole number; got {}", key, v));
       return false;
@@ -61,31 +78,41 @@ void ModelLoader::readCluster(const YamlNode& node) {
     into = static_cast<int64_t>(v);
     return true;
   };
-  count("devices_per_node", c.devicesPerNode);
+  if (count("devices_per_node", c.devicesPerNode, kPerNode)) {
+    // The ranks fill whole nodes, or part of one: 3 per node on 8 devices is no machine.
+    int64_t ranks = parallel_.rankCount();
+    if (ranks > c.devicesPerNode && ranks % c.devicesPerNode != 0)
+      reader_.error(*reader_.optional(node, "devices_per_node"),
+                    fmt::format("cluster.devices_per_node {} does not divide the model's {} devices: its nodes would not be "
+                                "whole (valid: a divisor of {}, or at least {})",
+                                c.devicesPerNode, ranks, ranks, ranks));
+  }
   if (auto peaks = reader_.optional(node, "peak_flops")) {
     if (reader_.checkMap(*peaks, "'cluster.peak_flops'", kPeakKeys)) {
       double* into[] = {&c.device.fp32Flops, &c.device.tf32Flops, &c.device.bf16Flops, &c.device.bf16Flops, &c.device.fp8Flops};
       for (size_t i = 0; i < kPeakKeys.size(); ++i)
         if (auto n = reader_.optional(*peaks, kPeakKeys[i]))
           if (auto v = reader_.number(*n, "cluster.peak_flops." + kPeakKeys[i])) {
-            if (*v > 0) *into[i] = *v;
-            else reader_.error(*n, fmt::format("cluster.peak_flops.{} is in FLOP/s and must be > 0; got {}", kPeakKeys[i], *v));
+            if (*v >= kFlops.low && *v <= kFlops.high) *into[i] = *v;
+            else
+              reader_.error(*n, fmt::format("cluster.peak_flops.{} is {} FLOP/s, outside what a device does; valid: {:g} .. {:g}",
+                                            kPeakKeys[i], *v, kFlops.low, kFlops.high));
           }
     }
   }
-  figure("hbm_bytes", c.device.hbmBytes);
-  figure("hbm_bandwidth", c.device.hbmBandwidth);
-  count("compute_units", c.device.computeUnits);
-  figure("intra_node_bandwidth", c.intraNodeBandwidth);
-  figure("intra_node_latency", c.intraNodeLatency);
-  count("nics_per_node", c.nicsPerNode);
-  figure("nic_gbps", c.nicGbps);
-  figure("inter_node_latency", c.interNodeLatency);
-  figure("gemm_efficiency", c.gemmEfficiency, true);
-  figure("memory_efficiency", c.memoryEfficiency, true);
-  figure("intra_node_efficiency", c.intraNodeEfficiency, true);
-  figure("inter_node_efficiency", c.interNodeEfficiency, true);
-  figure("kernel_launch_seconds", c.kernelLaunchSeconds);
+  figure("hbm_bytes", c.device.hbmBytes, kHbmBytes);
+  figure("hbm_bandwidth", c.device.hbmBandwidth, kBandwidth);
+  count("compute_units", c.device.computeUnits, kComputeUnits);
+  figure("intra_node_bandwidth", c.intraNodeBandwidth, kBandwidth);
+  figure("intra_node_latency", c.intraNodeLatency, kLatency);
+  count("nics_per_node", c.nicsPerNode, kPerNode);
+  figure("nic_gbps", c.nicGbps, kNicGbps);
+  figure("inter_node_latency", c.interNodeLatency, kLatency);
+  figure("gemm_efficiency", c.gemmEfficiency, kFraction);
+  figure("memory_efficiency", c.memoryEfficiency, kFraction);
+  figure("intra_node_efficiency", c.intraNodeEfficiency, kFraction);
+  figure("inter_node_efficiency", c.interNodeEfficiency, kFraction);
+  figure("kernel_launch_seconds", c.kernelLaunchSeconds, kLatency);
   if (auto n = reader_.optional(node, "fused_attention"))
     if (auto b = reader_.boolean(*n, "cluster.fused_attention")) c.fusedAttention = *b;
   if (!complete) {

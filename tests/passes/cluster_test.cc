@@ -92,7 +92,20 @@ TEST_CASE("cluster: presets, overrides and what is wrong with a cluster block") 
             .find("error: cluster needs a preset (dgx-a100-80gb, dgx-h100, h200-sxm, ascend-910b) or peak_flops, hbm_bandwidth, "
                   "intra_node_bandwidth, nics_per_node") != std::string::npos);
   CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-h100, gemm_efficiency: 1.5", "[[8, 1], [1, 1]]"))
-            .find("cluster.gemm_efficiency must be in (0, 1]; got 1.5") != std::string::npos);
+            .find("cluster.gemm_efficiency is 1.5 (a fraction), outside what hardware does; valid: > 0 .. 1") !=
+        std::string::npos);
+  // Figures outside physical sense printed "-nan s estimated" (a peak of 1e-300 FLOP/s) or 1e302
+  // s (a latency of 1e300 s); a node size that does not divide the devices made the step faster.
+  CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-h100, peak_flops: {bf16: 1e-300}", "[[8, 1], [1, 1]]"))
+            .find("cluster.peak_flops.bf16 is 1e-300 FLOP/s, outside what a device does; valid: 1e+09 .. 1e+18") !=
+        std::string::npos);
+  CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-h100, inter_node_latency: 1e300", "[[8, 1], [1, 1]]"))
+            .find("cluster.inter_node_latency is 1e+300 s, outside what hardware does; valid: 1e-09 .. 1") != std::string::npos);
+  CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-h100, devices_per_node: 3", "[[8, 1], [1, 1]]"))
+            .find("cluster.devices_per_node 3 does not divide the model's 8 devices") != std::string::npos);
+  CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-h100, devices_per_node: 16", "[[8, 1], [1, 1]]")).empty());
+  CHECK(modelErrors(matmulModel("device_num: 8, cost_model: {alpha: 1e300}", "preset: dgx-h100", "[[8, 1], [1, 1]]"))
+            .find("cost_model.alpha is 1e+300, outside what a machine does; valid: 1e-09 .. 1") != std::string::npos);
   CHECK(modelErrors(matmulModel("device_num: 8, precision: int4", "preset: dgx-h100", "[[8, 1], [1, 1]]"))
             .find("precision 'int4' is not known") != std::string::npos);
 }
