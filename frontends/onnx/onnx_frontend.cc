@@ -9,9 +9,11 @@
 #include <cstring>
 #include <memory_resource>
 #include <queue>
+#include <set>
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include "frontends/onnx/onnx_graph_builder.h"
@@ -159,6 +161,7 @@ bool OnnxLoader::parse(const std::string& bytes) {
 bool OnnxLoader::bindInputDims() {
   std::unordered_set<std::string> initializers;
   for (const auto& t : model_.graph().initializer()) initializers.insert(t.name());
+  std::set<std::string> symbolic;  // every named dim of the inputs, for the warning below
   bool ok = true;
   for (auto& input : *model_.mutable_graph()->mutable_input()) {
     if (initializers.count(input.name())) continue;
@@ -177,6 +180,7 @@ bool OnnxLoader::bindInputDims() {
       auto* dim = tensorType->mutable_shape()->mutable_dim(d);
       if (dim->has_dim_value()) continue;
       if (dim->has_dim_param()) {
+        symbolic.insert(dim->dim_param());
         auto it = options_.dims.find(dim->dim_param());
         if (it != options_.dims.end()) {
           dim->set_dim_value(it->second);
@@ -192,6 +196,15 @@ bool OnnxLoader::bindInputDims() {
       ok = false;
     }
   }
+  // A size given for a dim the graph does not have is a typo or the wrong file: said, not
+  // silently ignored (a warning: one command line may give sizes for several exports' dims).
+  for (const auto& [name, size] : options_.dims)
+    if (!symbolic.count(name))
+      diags_.warning(
+          {},
+          fmt::format(
+              "the size given for dim '{}' ({}) names no dynamic dim of the graph's inputs ({}); it is ignored", name, size,
+              symbolic.empty() ? std::string("they have none") : "they have " + fmt::format("{}", fmt::join(symbolic, ", "))));
   return ok;
 }
 

@@ -312,6 +312,18 @@ TEST_CASE("onnx: a fold whose result grows with a dim's value stays a computed o
   CHECK(opTypes(small.graph->graph) == std::vector<std::string>{"Add"});
 }
 
+TEST_CASE("onnx: a size given for a dim the graph's inputs do not have is said, not ignored silently") {
+  OnnxModel m;
+  m.input("x", {std::string("batch"), int64_t{4}});
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  m.output("y");
+  Loaded l = load(m.bytes(), {{"batch", 2}, {"sequnce", 16}});
+  REQUIRE_MESSAGE(l.graph, l.errors);
+  CHECK(l.errors.find("warning: the size given for dim 'sequnce' (16) names no dynamic dim of the graph's inputs (they have "
+                      "batch); it is ignored") != std::string::npos);
+  CHECK(load(m.bytes(), {{"batch", 2}}).errors.empty());
+}
+
 TEST_CASE("onnx: a strided Slice of a computed tensor is a Slice of its contiguous dims and a Gather per strided dim") {
   // GPT-J's rotate_every_two x[..., ::2] and Swin's x[:, 1::2] (with a window on dim 0): x [4, 8]
   // -> rows 1..2, columns 1, 3, 5, 7; and a negative step, columns 7, 4, 1 (x[:, ::-3]).
