@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ir/cluster.h"
 #include "ir/dtype.h"
@@ -113,7 +114,20 @@ class Search {
                          : splitLayers(layers_.count, c.pp, 0, 0);
       estimate(c);
     }
+    for (const Config& c : configs_)
+      if (!c.model && !timeUp())
+        unsplittable_.push_back(fmt::format("TP {}: the layers' products and heads do not split {} ways", c.tp, c.tp));
     std::erase_if(configs_, [](const Config& c) { return c.model == nullptr; });
+    if (configs_.empty() && !unsplittable_.empty()) {
+      // Nothing was over the budget: no degree splits what it must (a prime device count).
+      std::sort(unsplittable_.begin(), unsplittable_.end());
+      unsplittable_.erase(std::unique(unsplittable_.begin(), unsplittable_.end()), unsplittable_.end());
+      diags_.error(options_.settingsLoc,
+                   fmt::format("search: no configuration of {} devices splits this model: {} (a device count whose "
+                               "divisors split the batch, the heads and the layers does)",
+                               options_.deviceNum, fmt::join(unsplittable_, "; ")));
+      return ConfigurationSearchOutcome::Failed;
+    }
     std::stable_sort(configs_.begin(), configs_.end(), [](const Config& a, const Config& b) { return a.seconds < b.seconds; });
     std::optional<Prepared> best;
     int compiled = 0;
@@ -160,11 +174,21 @@ class Search {
   void enumerate() {
     const int64_t n = options_.deviceNum;
     for (int64_t tp : divisorsOf(n)) {
-      if (tp > cluster_.devicesPerNode) break;
+      if (tp > cluster_.devicesPerNode) {
+        unsplittable_.push_back(fmt::format("TP {} spans more than a node's {} devices", tp, cluster_.devicesPerNode));
+        break;
+      }
       for (int64_t pp : divisorsOf(n / tp)) {
-        if (pp > layers_.count) break;
+        if (pp > layers_.count) {
+          unsplittable_.push_back(fmt::format("PP {} is more stages than the {} layers", pp, layers_.count));
+          break;
+        }
         int64_t dp = n / tp / pp;
-        if (batch_ % dp != 0) continue;
+        if (batch_ % dp != 0) {
+          unsplittable_.push_back(
+              fmt::format("DP {} (with TP {}, PP {}) does not divide the step's batch of {}", dp, tp, pp, batch_));
+          continue;
+        }
         for (auto [zeroStage, level] : {std::pair{0, 0}, {1, 0}, {2, 0}, {0, 1}}) {
           if ((zeroStage > 0 || level > 0) && dp == 1) continue;
           Config base;
@@ -396,6 +420,7 @@ class Search {
   std::vector<Config> configs_;
   std::map<std::tuple<int64_t, int64_t, bool>, std::optional<LayerModel>> models_;
   int64_t considered_ = 0, pruned_ = 0, probes_ = 0;
+  std::vector<std::string> unsplittable_;  // why each mesh that could not split the model was left out
 };
 
 }  // namespace

@@ -202,6 +202,22 @@ TEST_CASE("configuration search: nothing fits a budget below the parameters' flo
   CHECK(diags.diagnostics()[0].message.find("no configuration of 16 devices") != std::string::npos);
 }
 
+TEST_CASE("configuration search: on 7 devices it says that no degree splits the model, not that memory is short") {
+  // 7 is prime: DP 7 does not divide the batch of 64, PP 7 is more than the 4 layers, TP 7 does
+  // not split the 4 heads. The error blamed the memory budget (80 GB, which the model is far under).
+  auto [g, gSettings] = parseModelAndSettings(smallGpt(7, 4, 64));
+  CompileOptions options = optionsFromModel(gSettings);
+  DiagnosticEngine diags("m.yaml", "");
+  CHECK(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Failed);
+  REQUIRE(diags.errorCount() == 1);
+  const std::string& message = diags.diagnostics()[0].message;
+  CHECK(message.find("no configuration of 7 devices splits this model") != std::string::npos);
+  CHECK(message.find("DP 7 (with TP 1, PP 1) does not divide the step's batch of 64") != std::string::npos);
+  CHECK(message.find("PP 7 is more stages than the 4 layers") != std::string::npos);
+  CHECK(message.find("TP 7: the layers' products and heads do not split 7 ways") != std::string::npos);
+  CHECK(message.find("memory_budget") == std::string::npos);
+}
+
 TEST_CASE("configuration search: not for models it does not fit (no cluster, a configured op, no layers)") {
   std::string noCluster = smallGpt(16, 4, 64);
   noCluster.erase(noCluster.find("cluster:"), noCluster.find('\n', noCluster.find("cluster:")) - noCluster.find("cluster:") + 1);
