@@ -4,6 +4,7 @@
 #include <istream>
 #include <streambuf>
 #include <string_view>
+#include <unordered_map>
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
@@ -122,6 +123,27 @@ YamlDocuments::YamlDocuments(const std::string& text) {
 }
 
 YamlNode YamlDocuments::root(size_t document) const { return YamlNode(this, roots_.at(document)); }
+
+std::optional<YamlDocuments::DuplicateKey> YamlDocuments::firstDuplicateKey() const {
+  std::optional<DuplicateKey> found;
+  std::unordered_map<std::string_view, uint32_t> seen;
+  for (const Node& n : nodes_) {
+    if (n.kind != Kind::Map || n.count < 4) continue;
+    seen.clear();
+    for (uint32_t k = 0; k + 1 < n.count; k += 2) {
+      const Node& key = nodes_[children_[n.first + k]];
+      if (key.kind != Kind::Scalar) continue;
+      auto [it, added] = seen.emplace(scalars_[key.first], children_[n.first + k]);
+      if (added) continue;
+      const Node& first = nodes_[it->second];
+      bool earlier = found && (key.mark.line < found->again.line ||
+                               (key.mark.line == found->again.line && key.mark.column < found->again.column));
+      if (!found || earlier) found = DuplicateKey{scalars_[key.first], key.mark, first.mark};
+      break;
+    }
+  }
+  return found;
+}
 
 const std::string& YamlNode::Scalar() const {
   static const std::string empty;

@@ -7,6 +7,7 @@
 //
 // YamlNode mirrors the part of YAML::Node's interface the frontends use.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,13 @@ class YamlDocuments {
   explicit YamlDocuments(const std::string& text);
   size_t size() const { return roots_.size(); }
   YamlNode root(size_t document) const;
+  // The first scalar key a mapping holds twice, in text order: the second occurrence and the
+  // first. yaml-cpp keeps both and a reader would take one silently; YAML allows each key once.
+  struct DuplicateKey {
+    std::string key;
+    YAML::Mark again, first;
+  };
+  std::optional<DuplicateKey> firstDuplicateKey() const;
 
  private:
   friend class YamlNode;

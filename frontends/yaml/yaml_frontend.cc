@@ -81,6 +81,13 @@ std::unique_ptr<YamlDocuments> parseModelDocument(const std::string& text, Diagn
     diags.error({e.mark.line + 1, e.mark.column + 1}, fmt::format("invalid YAML: {}", e.msg));
     return nullptr;
   }
+  if (auto dup = documents->firstDuplicateKey()) {
+    diags.error({dup->again.line + 1, dup->again.column + 1},
+                fmt::format("key '{}' appears twice in this mapping (first at line {}); YAML allows each key once, and "
+                            "irc would take one of the two silently",
+                            dup->key, dup->first.line + 1));
+    return nullptr;
+  }
   if (documents->size() > 1) {
     diags.error(secondDocumentLoc(text, documents->root(1)),
                 fmt::format("the file holds {} YAML documents; a model file holds exactly one (remove this "
