@@ -25,6 +25,7 @@ struct StyleSpec {
   Style style = Style::Colwise;
   int axis = 0;                     // the mesh axis it shards over
   std::optional<Placement> output;  // output_layouts, when given
+  std::optional<Placement> input;   // input_layouts, when given (checked against the module's input)
 };
 
 namespace {
@@ -152,6 +153,8 @@ std::optional<StyleSpec> readStyleSpec(YamlReader& reader, const std::string& ke
         placementsOk = false;
       } else if (std::string_view(which) == "output_layouts") {
         spec.output = placement;
+      } else {
+        spec.input = placement;
       }
       if (placement) placementText[std::string_view(which) == "output_layouts"] = entry->Scalar();
       // input_layouts say how DTensor should read a plain tensor; irc knows the producer's
@@ -221,7 +224,9 @@ void PlanReader::applyPlanModules(const YamlNode& node, std::vector<std::string>
                                                graph_.modulePaths[m], prior->second.first, key));
         continue;
       }
+      size_t errorsBefore = reader_.diags().errorCount();
       applyStyle(it->first, key, spec, opsOfModule[m], uses, claimedBy);
+      if (reader_.diags().errorCount() > errorsBefore) break;  // said once for the key, not per module it matches
       for (OpId id : opsOfModule[m]) graph_.op(id).annotation->inStyledModule = true;
       graph_.moduleStyles.push_back({graph_.modulePaths[m], kStyleNames[static_cast<size_t>(spec.style)], mesh.names[spec.axis],
                                      placementText[0], placementText[1]});
@@ -459,6 +464,19 @@ void PlanReader::applyStyle(const YamlNode& keyNode, const std::string& key, con
     reader_.error(keyNode, fmt::format("'{}': output_layouts Shard({}) is not a dim of the module's output {}", key,
                                        spec.output->dim, formatShape(y)));
     return;
+  }
+  // input_layouts: Shard(d) must name a dim of what the module reads (it was copied into
+  // --torch-out's code unchecked: Shard(9) of a 3-D input).
+  const Op& main = graph_.op(m.main);
+  if (spec.input && spec.input->kind == Placement::Kind::Shard && m.input >= 0 &&
+      static_cast<size_t>(m.input) < main.operands.size() && main.operands[m.input].isValue()) {
+    const Shape& x = graph_.value(main.operands[m.input].value).type.shape;
+    if (spec.input->dim < -static_cast<int64_t>(x.size()) || spec.input->dim >= static_cast<int64_t>(x.size())) {
+      reader_.error(keyNode, fmt::format("'{}': input_layouts Shard({}) is not a dim of the module's input {} (valid: {} .. {})",
+                                         key, spec.input->dim, formatShape(x), -static_cast<int64_t>(x.size()),
+                                         static_cast<int64_t>(x.size()) - 1));
+      return;
+    }
   }
   if (m.kind == ModuleOps::Kind::Embedding) apply.embedding(m);
   else apply.linear(m);

@@ -1334,6 +1334,12 @@ TEST_CASE("plan modules: bad keys, styles, placements and meshes are located err
   CHECK(errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.fc1\": {style: colwise, output_layouts: Partial()}\n")
             .find("output_layouts Partial() keeps a rowwise Linear's product unreduced; colwise module computes no partial") !=
         std::string::npos);
+  // input_layouts' Shard(d) names a dim of the module's input (Shard(9) of a 3-D input was copied
+  // into --torch-out's code), said once for the key.
+  std::string shard9 = errorsOf("parallel: {device_num: 2}\nmodules:\n  \"*.fc*\": {style: colwise, input_layouts: Shard(9)}\n");
+  CHECK(shard9.find("'*.fc*': input_layouts Shard(9) is not a dim of the module's input (4, 8, 16) (valid: -3 .. 2)") !=
+        std::string::npos);
+  CHECK(shard9.find("error:") == shard9.rfind("error:"));
   CHECK(errorsOf("parallel: {mesh: {dp: 2, tp: 2}}\nmodules:\n  \"*.fc1\": {style: colwise, axis: pp}\n")
             .find("axis 'pp' is not an axis of the mesh (dp, tp)") != std::string::npos);
   CHECK(errorsOf("parallel: {mesh: {tp: 3}}\nmodules:\n  \"*.fc2\": rowwise\n")
