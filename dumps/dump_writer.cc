@@ -192,19 +192,35 @@ void DumpWriter::passFailed(const PassStage& stage, const Graph& graph, int64_t 
     if (rank == kGlobalGraph || rank == r) dump(stage.position, stage.dumpName, graph, r, ".failed.ir");
 }
 
+// The folder holds this run's ranks only: an earlier run's rank_<r>/ folders that this one did not
+// write (a run over all ranks, then one over rank 0) would read as this run's.
+void DumpWriter::removeOtherRanks(const std::set<std::string>& written) const {
+  if (written.empty()) return;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(options_.dir, ec)) {
+    std::string name = entry.path().filename().string();
+    bool rankFolder = name.size() > 5 && name.rfind("rank_", 0) == 0 &&
+                      name.find_first_not_of("0123456789", 5) == std::string::npos && entry.is_directory(ec);
+    if (rankFolder && !written.count(name)) fs::remove_all(entry.path(), ec);
+  }
+}
+
 std::optional<std::string> DumpWriter::commit() {
   if (error_) {
     removeStaging();
     return error_;
   }
+  std::set<std::string> written;
   for (auto it = staging_.begin(); it != staging_.end();) {
     std::string target = fmt::format("{}/rank_{}", options_.dir, it->first);
     if (auto err = replaceFolder(it->second, target)) {
       removeStaging();
       return err;
     }
+    written.insert(fmt::format("rank_{}", it->first));
     it = staging_.erase(it);
   }
+  removeOtherRanks(written);
   for (const auto& [rank, name] : files_) written_.push_back(fmt::format("{}/rank_{}/{}", options_.dir, rank, name));
   return std::nullopt;
 }

@@ -61,6 +61,7 @@ class DumpWriter : public PassInstrumentation {
   void dump(int position, std::string_view dumpName, const Graph& graph, int64_t rank, std::string_view ending = ".ir");
   std::optional<std::string> stagingFolder(int64_t rank);
   void removeStaging();
+  void removeOtherRanks(const std::set<std::string>& written) const;
 
   DumpOptions options_;
   std::map<int64_t, std::string> staging_;              // rank -> its staging folder

@@ -205,8 +205,28 @@ TEST_CASE("--mindspore-out and the dumps say the compile's device count, not the
   RunResult r = runIrc({model, "--device-num", "8", "--dim", "batch=8", "--dim", "sequence=8", "--mindspore-out",
                         dir.path() + "/shard.py", "--dump-after", "validate", "--dump-dir", dir.path() + "/ir", "-q"});
   REQUIRE_MESSAGE(r.exitCode == 0, r.err);
-  CHECK(readFile(dir.path() + "/shard.py").rfind("# irc's plan for torch_jit on 8 devices as MindSpore shard() calls", 0) == 0);
+  CHECK(readFile(dir.path() + "/shard.py").rfind("# irc's plan for gpt2 on 8 devices as MindSpore shard() calls", 0) == 0);
   CHECK(readFile(dir.path() + "/ir/rank_0/validate_0004.ir").find("device_num: 8\n") != std::string::npos);
+  // The graph is named after its file (the exporter named it torch_jit, as it names every graph).
+  CHECK(readFile(dir.path() + "/ir/rank_0/validate_0004.ir").rfind("# IR entry: @gpt2\n", 0) == 0);
+  // Dumping one rank after all of them leaves the folder with that rank's dumps alone.
+  REQUIRE(runIrc({model, "--device-num", "8", "--dim", "batch=8", "--dim", "sequence=8", "--all-ranks", "--dump-after",
+                  "validate", "--dump-dir", dir.path() + "/ir", "-q"})
+              .exitCode == 0);
+  CHECK(std::filesystem::exists(dir.path() + "/ir/rank_7"));
+  REQUIRE(runIrc({model, "--device-num", "8", "--dim", "batch=8", "--dim", "sequence=8", "--dump-after", "validate", "--dump-dir",
+                  dir.path() + "/ir", "-q"})
+              .exitCode == 0);
+  CHECK(std::filesystem::exists(dir.path() + "/ir/rank_0/validate_0004.ir"));
+  CHECK(!std::filesystem::exists(dir.path() + "/ir/rank_7"));
+  // On a cluster, a small model's TFLOP/s and MFU keep their figures (they printed 0.0): the
+  // FFN's two 64x64x64 products and three [64, 64] elementwise ops, 2 x 2 x 64^3 + 3 x 64^2 =
+  // 1,060,864 FLOPs over 8 devices in the estimated 4.66e-05 s: 2.846e9 FLOP/s a device, 0.0146 %
+  // of the A100's 19.5 TFLOP/s fp32 peak.
+  RunResult cluster =
+      runIrc({std::string(IRC_SOURCE_DIR) + "/examples/ffn.yaml", "--cluster", "dgx-a100-80gb", "--dump-dir", dir.path() + "/c"});
+  REQUIRE(cluster.exitCode == 0);
+  CHECK(cluster.err.find("0.002846 TFLOP/s per device, MFU 0.0146%") != std::string::npos);
 }
 
 }  // namespace irc::test

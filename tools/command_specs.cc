@@ -44,7 +44,7 @@ std::vector<CommandSpec> build() {
                     "cat model.yaml | irc - --dump-all              the folder is named after the model's name"},
                    join({{{"--dump-all", "", "write a dump after every pass"},
                           {"--dump-after", "PASS[,PASS]", "write dumps after these passes only (pass or dump names)"},
-                          {"--dump-dir", "DIR", "where dumps go (default <model stem>_ir/); one rank_<r>/ folder per rank, replaced whole"},
+                          {"--dump-dir", "DIR", "where dumps go (default <model stem>_ir/); one rank_<r>/ folder per rank, replaced whole, and an earlier run's other rank folders removed"},
                           {"--dump-locations", "", "add '# In file MODEL:LINE:COL' lines under model ops"},
                           {"--dump-scopes", "", "add '# scope: MODULE' lines: the torch module path of an ONNX export's ops"},
                           {"--dump-dot", "", "also write <pass>_XXXX.dot (Graphviz) beside each dump: ops, strategies, shapes, bytes"},

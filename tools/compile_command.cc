@@ -346,7 +346,7 @@ void printPipeline(const std::vector<double>& seconds, const CompileOptions& opt
 // On a cluster: the step's time as it runs, and what each device computes.
 void printClusterStep(const ClusterStepEstimate& e, const CompileOptions& options) {
   std::cerr << fmt::format(
-      "irc: step on {} ({}): {:.4g} s estimated, {:.1f} TFLOP/s per device, MFU {:.1f}% "
+      "irc: step on {} ({}): {:.4g} s estimated, {:.4g} TFLOP/s per device, MFU {:.3g}% "
       "(compute {:.4g} s, exposed communication {:.4g} s, pipeline bubble {:.4g} s, optimizer {:.4g} s)\n",
       options.cluster->preset.empty() ? "the cluster" : options.cluster->preset, precisionName(options.precision), e.total,
       e.tflopsPerDevice, 100 * e.mfu, e.compute, e.exposedCommunication, e.pipelineBubble, e.optimizer);

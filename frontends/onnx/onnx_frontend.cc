@@ -467,7 +467,9 @@ std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
 
   GraphBuilder b(diags_, options_, opset_);
   const auto& g = model_.graph();
-  b.graph.name = g.name().empty() ? options_.defaultName : g.name();
+  // Named after the file: exporters name every graph alike (torch's "main_graph", "torch_jit"),
+  // which says nothing in a dump's `# IR entry` or a report.
+  b.graph.name = !options_.defaultName.empty() ? options_.defaultName : g.name().empty() ? "graph" : g.name();
   for (const auto& t : g.initializer()) {
     std::string problem;
     auto type = typeOfTensor(t, problem);

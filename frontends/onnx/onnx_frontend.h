@@ -17,7 +17,7 @@
 namespace irc {
 
 struct OnnxOptions {
-  std::string defaultName;              // the graph name when the file's graph has none
+  std::string defaultName;              // the graph's name (the file's stem), over the name the exporter wrote
   std::map<std::string, int64_t> dims;  // `--dim NAME=VALUE`: values of symbolic input dims
   bool keepParameterData = false;       // fill OnnxGraph::parameterData (verify --inputs, the node-test runner)
   // Run ONNX's own shape inference and report every tensor whose shape irc computes differently
