@@ -1,6 +1,7 @@
 #include "dumps/report.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "passes/planners/pipeline_split.h"
 #include "passes/analysis/step_cost.h"
@@ -131,6 +132,10 @@ CompileTotals compileTotals(const Graph& graph) {
     Shape local = v.layout ? v.layout->sliceShape() : v.type.shape;
     t.paramBytesPerRank += static_cast<double>(numElements(local)) * byteSize(v.type.dtype);
   }
+  // Bytes are whole: a ring's (n - 1) / n of a tensor is a fraction of a byte apart from what
+  // its steps move.
+  t.commBytesPerRank = std::round(t.commBytesPerRank);
+  t.gradBytesPerRank = std::round(t.gradBytesPerRank);
   return t;
 }
 

@@ -360,6 +360,11 @@ void printSummary(const Summary& summary, const CompileOptions& options, size_t 
   for (const auto& [type, n] : totals.insertedByType) inserted.push_back(fmt::format("{} {}", n, type));
   std::cerr << fmt::format("irc: {}: {} ops on {} devices; inserted: {}\n", summary.name, summary.modelOps, options.rankCount(),
                            inserted.empty() ? "nothing" : fmt::format("{}", fmt::join(inserted, ", ")));
+  // The rank's parameters as it holds them: its pipeline stage's, in the precision it computes
+  // in (the totals' figure is every stage's slices at their declared dtype).
+  double parameters = totals.paramBytesPerRank;
+  if (summary.memory)
+    parameters = summary.memory->training ? summary.memory->training->parameterBytes : summary.memory->inference.parameterBytes;
   if (options.training)
     std::cerr << fmt::format(
         "irc: per rank: {} bytes of forward communication, {} bytes of gradient {}, {} bytes of "
@@ -368,10 +373,10 @@ void printSummary(const Summary& summary, const CompileOptions& options, size_t 
         options.parallelOptimizerLevel > 0
             ? fmt::format("reduction ({} under optimizer parallel)", collectiveName(CollectiveKind::ReduceScatter))
             : std::string(collectiveName(CollectiveKind::AllReduce)),
-        formatNumber(totals.paramBytesPerRank));
+        formatNumber(parameters));
   else
     std::cerr << fmt::format("irc: per rank: {} bytes of communication, {} bytes of parameters\n",
-                             formatNumber(totals.commBytesPerRank), formatNumber(totals.paramBytesPerRank));
+                             formatNumber(totals.commBytesPerRank), formatNumber(parameters));
   if (summary.step) printClusterStep(*summary.step, options);
   if (dumpsWritten > 0)
     std::cerr << fmt::format("irc: wrote {} dump{} under {}/\n", dumpsWritten, dumpsWritten == 1 ? "" : "s", dumpDir);

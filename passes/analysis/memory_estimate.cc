@@ -1,6 +1,7 @@
 #include "passes/analysis/memory_estimate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "ops/inserted_ops.h"
@@ -267,6 +268,10 @@ SavedForBackwardPlan savedForBackward(const Graph& g, const Program& p, const st
   return plan;
 }
 
+// A rank's share of a sharded tensor's elements: whole elements, the last shard padded as
+// DeepSpeed's and MindSpore's partitions are (so every figure is whole bytes).
+double shardElements(double elements, double share) { return share >= 1 ? elements : std::ceil(elements * share); }
+
 // The sharding of optimizer state and gradients a step runs under.
 struct Sharding {
   int optimizerParallelLevel = 0;
@@ -381,7 +386,8 @@ class TrainingWalk {
       // reduce-scatters it as it is made: the rank keeps its share.
       double bytes =
           sharding_.optimizerParallelLevel == 1 && sharding_.gathered[r] != kNoId ? p_.bytes[sharding_.gathered[r]] : p_.bytes[r];
-      if (sharding_.zeroStage >= 2 && p_.holder[r] == Holder::Parameter) bytes *= sharding_.share[r];
+      if (sharding_.zeroStage >= 2 && p_.holder[r] == Holder::Parameter)
+        bytes = shardElements(bytes / byteSize(p_.dtype[r]), sharding_.share[r]) * byteSize(p_.dtype[r]);
       live += bytes;
       if (p_.holder[r] == Holder::Parameter) m_.gradientBytes += bytes;
     }
@@ -393,7 +399,7 @@ class TrainingWalk {
     double elements = 0, largest = 0;
     for (ValueId v : g_.parameters)
       if (p_.needsGradient[v]) {
-        double e = p_.bytes[v] / byteSize(p_.dtype[v]) * sharding_.share[v];
+        double e = shardElements(p_.bytes[v] / byteSize(p_.dtype[v]), sharding_.share[v]);
         elements += e;
         largest = std::max(largest, e);
       }

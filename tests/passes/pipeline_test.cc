@@ -142,6 +142,22 @@ TEST_CASE("1F1B memory, derived by hand: stage 0 holds two micro-batches' saved 
   CHECK(verifyCompiled(c).ok);
 }
 
+TEST_CASE("the summary's parameters per rank are the rank's: its stage's, in the precision it holds them") {
+  // The 1F1B model above in bf16_mixed: rank 0 holds w0 alone, [8, 8] in 16 bits = 128 B. The
+  // line said every stage's slices at float32, 512 B (176 GB a GPU for GPT-3 on 1,536 GPUs, where
+  // the memory estimate held 15.76 GB).
+  TempDir dir;
+  writeFile(dir.path() + "/m.yaml",
+            "parallel: {device_num: 2, pipeline_stages: 2, micro_batches: 4, training: true, precision: bf16_mixed}\n"
+            "inputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
+            "parameters:\n  - {name: w0, shape: [8, 8], dtype: float32}\n  - {name: w1, shape: [8, 8], dtype: float32}\n"
+            "ops:\n  - {name: a, type: MatMul, inputs: [x, w0]}\n  - {name: b, type: MatMul, inputs: [a, w1]}\n"
+            "outputs: [b]\nstages: {a: 0, b: 1}\n");
+  RunResult r = runIrc({"m.yaml", "--dump-dir", "m_ir"}, dir.path());
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  CHECK(r.err.find(", 128 bytes of parameters\n") != std::string::npos);
+}
+
 TEST_CASE("pipeline errors: a value flowing back, a stage out of range, no stages, an empty stage, an uneven device_num") {
   std::string head =
       "parallel: {device_num: 4, pipeline_stages: 2}\ninputs:\n  - {name: x, shape: [8, 8], dtype: float32}\n"
