@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -44,6 +45,7 @@ struct Config {
   int optimizerLevel = 0;  // MindSpore's optimizer parallel: weights sharded, gathered each micro-batch
   const LayerModel* model = nullptr;
   double seconds = 0, tflops = 0, peak = 0;
+  double modelSeconds = 0;   // the layer model's step, kept when a compile replaces `seconds`
   double firstStepPeak = 0;  // compiled: the first step's (peak is from the second step on)
   bool compiled = false;
 };
@@ -289,6 +291,7 @@ class Search {
       peak = std::max(peak, stagePeak);
     }
     c.seconds = (micro + static_cast<double>(c.pp - 1)) * slowest + exposedSync + update;
+    c.modelSeconds = c.seconds;
     c.peak = peak;
     double hardware = micro * static_cast<double>(c.dp) * m.flops * (3 + (full ? 1 : 0));
     c.tflops = c.seconds > 0 ? hardware / c.seconds / static_cast<double>(options_.deviceNum * 1) / 1e12 : 0;
@@ -343,6 +346,23 @@ class Search {
     return true;
   }
 
+  // Why `c` lost to `chosen`, by one estimate on both sides: the compiled step where both were
+  // compiled, else the layer model's (a layer-model figure against a compiled one read as
+  // "-0.2 s slower" when the two estimates disagree).
+  static std::string slowerVerdict(const Config& c, const Config& chosen, int compiled) {
+    if (c.compiled)
+      return fmt::format("{:.3g} s slower than the chosen plan, both compiled ({:+.1f}%)", c.seconds - chosen.seconds,
+                         100 * (c.seconds / chosen.seconds - 1));
+    double delta = c.modelSeconds - chosen.modelSeconds;
+    if (delta >= 0)
+      return fmt::format("{:.3g} s slower by the layer model, both sides ({:+.1f}%)", delta,
+                         100 * (c.modelSeconds / chosen.modelSeconds - 1));
+    return fmt::format(
+        "{:.3g} s faster by the layer model, not compiled: the search compiled the {} plans its layer model "
+        "ranked first that fit, and chose the fastest of those by their compiled estimates",
+        -delta, compiled);
+  }
+
   SearchConfiguration described(const Config& c) const {
     SearchConfiguration s;
     s.dp = c.dp, s.tp = c.tp, s.pp = c.pp, s.microBatchSize = c.mbs, s.microBatches = c.micro, s.sequenceParallel = c.sp;
@@ -368,7 +388,8 @@ class Search {
     summary->estimatedPeak = chosen.peak;
     ConfigurationSearch account;
     account.chosen = described(chosen);
-    account.chosen.verdict = "chosen";
+    account.chosen.verdict =
+        fmt::format("chosen: the fastest that fits by its compiled estimate, of the {} plans compiled", compiled);
     // The runners-up: those that fit first (by step), then the faster ones that do not.
     std::vector<const Config*> others;
     for (const Config& c : configs_)
@@ -376,18 +397,25 @@ class Search {
     std::stable_sort(others.begin(), others.end(), [&](const Config* a, const Config* b) {
       return std::make_pair(!fits(a->peak), a->seconds) < std::make_pair(!fits(b->peak), b->seconds);
     });
+    // A configuration that differs from one listed only where it changes nothing (a weighted
+    // split giving the same layers per stage) is the same plan: listed once.
+    auto planKey = [](const SearchConfiguration& d) {
+      return std::make_tuple(d.dp, d.tp, d.pp, d.cp, d.microBatchSize, d.microBatches, d.sequenceParallel, d.recompute,
+                             d.optimizerLevel, d.zeroStage, d.stageLayers);
+    };
+    std::set<decltype(planKey(account.chosen))> listed{planKey(account.chosen)};
     for (const Config* other : others) {
       const Config& c = *other;
       if (account.alternatives.size() >= 5) break;
       SearchConfiguration s = described(c);
+      if (!listed.insert(planKey(s)).second) continue;
       if (!fits(c.peak))
         s.verdict = fmt::format("needs {:.1f} GiB{}, over the budget of {:.1f} GiB", c.peak / kGiB,
                                 c.compiled && c.firstStepPeak < c.peak
                                     ? fmt::format(" from the second step on (the first step {:.1f} GiB)", c.firstStepPeak / kGiB)
                                     : "",
                                 options_.memoryBudget / kGiB);
-      else
-        s.verdict = fmt::format("{:.3g} s slower ({:+.1f}%)", c.seconds - chosen.seconds, 100 * (c.seconds / chosen.seconds - 1));
+      else s.verdict = slowerVerdict(c, chosen, compiled);
       account.alternatives.push_back(std::move(s));
     }
     account.considered = considered_;

@@ -4,6 +4,9 @@
 // that compiles again to the same estimate and verifies.
 #include <doctest/doctest.h>
 
+#include <set>
+#include <tuple>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -163,7 +166,21 @@ TEST_CASE("configuration search: a plan that fits, written back, compiles to the
   CHECK(c.compiled);
   CHECK(c.peakBytes <= 80e9);
   CHECK(g.search->configuration->alternatives.size() <= 5);
-  for (const SearchConfiguration& a : g.search->configuration->alternatives) CHECK_FALSE(a.verdict.empty());
+  // Each runner-up's verdict compares like with like: compiled against compiled, or the layer
+  // model on both sides (a layer-model figure against the chosen's compiled one read as "-36 %
+  // slower"); no two rows list the same plan.
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, std::string, int, int, bool>> rows;
+  for (const SearchConfiguration& a : g.search->configuration->alternatives) {
+    CHECK_FALSE(a.verdict.empty());
+    CHECK(a.verdict[0] != '-');
+    CHECK(a.verdict.find("(-") == std::string::npos);
+    if (a.compiled) CHECK(a.verdict.find("both compiled") != std::string::npos);
+    else if (a.verdict.find("GiB") == std::string::npos) CHECK(a.verdict.find("by the layer model") != std::string::npos);
+    if (a.compiled && a.verdict.find("slower") != std::string::npos) CHECK(a.stepSeconds >= c.stepSeconds);
+    CHECK(rows.insert({a.dp, a.tp, a.pp, a.microBatchSize, a.microBatches, a.recompute, a.optimizerLevel, a.zeroStage,
+                       a.sequenceParallel})
+              .second);
+  }
   std::string plan = writePlanModelYaml(g, options);
   // The compile of the search's plan is estimated as the search said.
   Graph compiled = g;
