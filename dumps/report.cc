@@ -410,18 +410,20 @@ json searchJson(const Graph& graph, const SearchSummary& s) {
     const ConfigurationSearch& c = *s.configuration;
     json alternatives = json::array();
     for (const SearchConfiguration& a : c.alternatives) alternatives.push_back(configurationJson(a));
-    return json{{"status", s.status},
-                {"objective_seconds", s.objective},
-                {"time_limit_seconds", s.timeLimit},
-                {"memory_budget_bytes", s.memoryBudget},
-                {"estimated_peak_bytes", s.estimatedPeak},
-                {"configuration", configurationJson(c.chosen)},
-                {"alternatives", alternatives},
-                {"layers", c.layers},
-                {"configurations_considered", c.considered},
-                {"pruned_by_memory_bound", c.prunedByMemory},
-                {"layer_models", c.probes},
-                {"plans_compiled", c.compiledPlans}};
+    return json{
+        {"status", s.status},
+        {"objective_seconds", s.objective},
+        {"time_limit_seconds", s.timeLimit},
+        {"memory_budget_bytes", s.memoryBudget},
+        {"estimated_peak_bytes", s.estimatedPeak},
+        {"configuration", configurationJson(c.chosen)},
+        {"alternatives", alternatives},
+        {"layers", c.layers},
+        {"configurations_considered", c.considered},
+        {"pruned_by_memory_bound", c.prunedByMemory},
+        {"layer_models", c.probes},
+        {"plans_compiled", c.compiledPlans},
+        {"unexplored", {{"configurations_without_an_estimate", c.unestimated}, {"best_candidates_not_compiled", c.uncompiled}}}};
   }
   json out = {
       {"objective_seconds", s.objective},  {"status", s.status},         {"gap", s.gap},   {"bound_seconds", s.bound},

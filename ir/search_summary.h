@@ -48,11 +48,14 @@ struct ConfigurationSearch {
   int64_t prunedByMemory = 0;                     // dropped by the memory lower bound before any compile
   int64_t probes = 0;                             // (tp, micro-batch size) layer models compiled
   int64_t compiledPlans = 0;                      // configurations compiled whole
-  int64_t layers = 0;                             // the repeated layers found
+  // search_time_limit stopped it (status time_limit): configurations left without an estimate,
+  // and the best candidates by the layer model left uncompiled.
+  int64_t unestimated = 0, uncompiled = 0;
+  int64_t layers = 0;  // the repeated layers found
 };
 
 struct SearchSummary {
-  std::string status;    // optimal, time_limit
+  std::string status;    // optimal, time_limit; the structural search: structural, or time_limit
   double objective = 0;  // estimated step seconds by the search's model
   double bound = 0;      // the solver's proven lower bound
   double gap = 0;

@@ -321,6 +321,11 @@ void printSearch(const SearchSummary& s) {
         k.zeroStage, k.optimizerLevel, k.stepSeconds, k.tflopsPerDevice, formatBytes(k.peakBytes),
         s.memoryBudget > 0 ? " within " + formatBytes(s.memoryBudget) : std::string(" (no memory budget)"), c.layers,
         c.considered, c.prunedByMemory, c.probes, c.compiledPlans);
+    if (s.status == "time_limit")
+      std::cerr << fmt::format(
+          "irc: search: search_time_limit {} s stopped it: {} configurations left without an estimate, {} of the best "
+          "candidates not compiled; the plan may be slower than the full search's (raise --search-time-limit)\n",
+          s.timeLimit, c.unestimated, c.uncompiled);
     return;
   }
   std::string line = fmt::format("irc: search: {} plan of {} ops ({} classes) in {:.2f} s of solver, estimated step {:.4g} s",

@@ -116,9 +116,12 @@ class Search {
                          : splitLayers(layers_.count, c.pp, 0, 0);
       estimate(c);
     }
-    for (const Config& c : configs_)
-      if (!c.model && !timeUp())
-        unsplittable_.push_back(fmt::format("TP {}: the layers' products and heads do not split {} ways", c.tp, c.tp));
+    for (const Config& c : configs_) {
+      if (c.model) continue;
+      // Without a layer model: the time limit came first (none was built for its key), or TP does not split the layers.
+      if (!models_.count(std::make_tuple(c.tp, c.mbs, c.sp))) ++unestimated_;
+      else unsplittable_.push_back(fmt::format("TP {}: the layers' products and heads do not split {} ways", c.tp, c.tp));
+    }
     std::erase_if(configs_, [](const Config& c) { return c.model == nullptr; });
     if (configs_.empty() && !unsplittable_.empty()) {
       // Nothing was over the budget: no degree splits what it must (a prime device count).
@@ -133,10 +136,16 @@ class Search {
     std::stable_sort(configs_.begin(), configs_.end(), [](const Config& a, const Config& b) { return a.seconds < b.seconds; });
     std::optional<Prepared> best;
     int compiled = 0;
-    for (Config& c : configs_) {
+    for (size_t i = 0; i < configs_.size(); ++i) {
+      Config& c = configs_[i];
       if (!fits(c.peak / kModelMargin)) continue;
-      // Past the time limit the search stops at the first plan that fits.
-      if (best && (compiled >= kCompiled || timeUp())) break;
+      // Past the time limit the search stops at the first plan that fits: it says what it left.
+      if (best && compiled >= kCompiled) break;
+      if (best && timeUp()) {
+        for (size_t j = i; j < configs_.size() && compiled + uncompiled_ < kCompiled; ++j)
+          uncompiled_ += fits(configs_[j].peak / kModelMargin) ? 1 : 0;
+        break;
+      }
       ++compiled;
       auto prepared = prepare(c);
       if (!prepared) continue;
@@ -381,7 +390,7 @@ class Search {
   void apply(Prepared best, int compiled) {
     const Config& chosen = *best.config;
     auto summary = std::make_shared<SearchSummary>();
-    summary->status = "structural";
+    summary->status = unestimated_ > 0 || uncompiled_ > 0 ? "time_limit" : "structural";
     summary->objective = chosen.seconds;
     summary->timeLimit = options_.searchTimeLimit;
     summary->memoryBudget = options_.memoryBudget;
@@ -422,6 +431,8 @@ class Search {
     account.prunedByMemory = pruned_;
     account.probes = probes_;
     account.compiledPlans = compiled;
+    account.unestimated = unestimated_;
+    account.uncompiled = uncompiled_;
     account.layers = layers_.count;
     summary->configuration = std::move(account);
     CompileOptions o = best.options;
@@ -449,6 +460,9 @@ class Search {
   std::map<std::tuple<int64_t, int64_t, bool>, std::optional<LayerModel>> models_;
   int64_t considered_ = 0, pruned_ = 0, probes_ = 0;
   std::vector<std::string> unsplittable_;  // why each mesh that could not split the model was left out
+  // What search_time_limit left unexplored: configurations without a layer model (so without an
+  // estimate), and candidates among the kCompiled best that were not compiled.
+  int64_t unestimated_ = 0, uncompiled_ = 0;
 };
 
 }  // namespace

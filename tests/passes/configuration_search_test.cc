@@ -219,6 +219,27 @@ TEST_CASE("configuration search: nothing fits a budget below the parameters' flo
   CHECK(diags.diagnostics()[0].message.find("no configuration of 16 devices") != std::string::npos);
 }
 
+TEST_CASE("configuration search: a time limit that stops it says so and what it left; a full search says it ran whole") {
+  // search_time_limit 1e-6 s: the first layer model is built (the search needs one plan), the
+  // others not; it returned a plan 4.7 times slower than the full search's, saying nothing.
+  auto run = [](const std::string& extra) {
+    auto [g, gSettings] = parseModelAndSettings(smallGpt(16, 4, 64, extra));
+    CompileOptions options = optionsFromModel(gSettings);
+    DiagnosticEngine diags("m.yaml", "");
+    REQUIRE(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Applied);
+    return g.search;
+  };
+  auto limited = run(", search_time_limit: 0.000001");
+  CHECK(limited->status == "time_limit");
+  CHECK(limited->configuration->unestimated > 0);
+  CHECK(limited->configuration->probes == 1);
+  auto full = run("");
+  CHECK(full->status == "structural");
+  CHECK(full->configuration->unestimated == 0);
+  CHECK(full->configuration->uncompiled == 0);
+  CHECK(full->objective <= limited->objective);
+}
+
 TEST_CASE("configuration search: on 7 devices it says that no degree splits the model, not that memory is short") {
   // 7 is prime: DP 7 does not divide the batch of 64, PP 7 is more than the 4 layers, TP 7 does
   // not split the 4 heads. The error blamed the memory budget (80 GB, which the model is far under).
