@@ -9,6 +9,7 @@
 
 #include "dumps/ir_printer.h"
 #include "dumps/report.h"
+#include "passes/analysis/step_schedule.h"
 #include "passes/planners/pipeline_split.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
@@ -214,6 +215,48 @@ TEST_CASE("irc memory --all-ranks: a line a rank, each pipeline stage's own peak
   CHECK(training[0] != training[4]);  // stage 0 holds two micro-batches' activations, stage 1 one
   CHECK(training[0].rfind("0 ", 0) == 0);
   CHECK(training[4].rfind("1 ", 0) == 0);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("the step schedule, derived by hand: 1F1B's bubble, the update at HBM bandwidth, the terms adding up") {
+  // Two stages of one rank each, four micro-batches, training, AdamW in float32 on a cluster whose
+  // figures are written here: stage 0 a = MatMul(x, w0), stage 1 b = MatMul(a, w1), each weight
+  // [256, 256]. 1F1B runs M + P - 1 slots of the slowest stage's micro-batch: the bubble is
+  // (P - 1) x one micro-batch = (P - 1) / M of the M micro-batches' compute and communication
+  // (Narayanan et al. 2021), whatever the kernels take. The update streams each element's
+  // gradient (4 B), weight (read and write, 8 B) and two moments (read and write, 16 B): 28 B an
+  // element, 65,536 elements a stage, at 2.0e12 B/s x 0.5 memory efficiency: 1.835008e-6 s.
+  auto model = [](int64_t micro) {
+    return fmt::format(
+        "parallel: {{device_num: 2, pipeline_stages: 2, micro_batches: {}, training: true, optimizer: adamw}}\n"
+        "cluster: {{devices_per_node: 2, peak_flops: {{fp32: 20e12}}, hbm_bandwidth: 2.0e12, memory_efficiency: 0.5, "
+        "intra_node_bandwidth: 3e11, nics_per_node: 1, nic_gbps: 200}}\n"
+        "inputs:\n  - {{name: x, shape: [512, 256], dtype: float32}}\n"
+        "parameters:\n  - {{name: w0, shape: [256, 256], dtype: float32}}\n  - {{name: w1, shape: [256, 256], dtype: float32}}\n"
+        "ops:\n  - {{name: a, type: MatMul, inputs: [x, w0]}}\n  - {{name: b, type: MatMul, inputs: [a, w1]}}\n"
+        "outputs: [b]\nstages: {{a: 0, b: 1}}\n",
+        micro);
+  };
+  for (int64_t micro : {4, 8}) {
+    CAPTURE(micro);
+    Compiled c = compileAllRanks(model(micro));
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    auto e = estimateClusterStep(c.global, c.options);
+    REQUIRE(e);
+    const double m = static_cast<double>(micro);
+    // One rank a stage: no gradient reduction, so nothing of it is exposed.
+    CHECK(e->gradientSync == 0);
+    CHECK(e->pipelineBubble > 0);
+    CHECK(e->pipelineBubble == doctest::Approx((e->compute + e->exposedCommunication) / m).epsilon(1e-12));
+    CHECK(e->optimizer == doctest::Approx(65536.0 * 28 / (2.0e12 * 0.5)).epsilon(1e-12));
+    CHECK(e->total == doctest::Approx(e->compute + e->exposedCommunication + e->pipelineBubble + e->optimizer).epsilon(1e-12));
+    // The Send/Receive between the stages: each micro-batch's activation a ([512, 256] float32,
+    // 512 KiB) forward and its gradient back, on the critical path.
+    CHECK(e->exposedCommunication > 0);
+  }
 }
 
 }  // namespace irc::test
