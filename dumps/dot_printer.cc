@@ -26,7 +26,7 @@ struct DotEdge {
 using DotGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, DotNode, DotEdge>;
 
 // DOT string contents: quotes and backslashes escaped (names are free of control characters).
-std::string escaped(const std::string& s) {
+std::string dotEscaped(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
@@ -62,13 +62,13 @@ std::string printDot(const Graph& graph, const PrintOptions& options) {
     for (ValueId v : *list) {
       const Value& value = graph.value(v);
       auto vertex =
-          boost::add_vertex(DotNode{fmt::format("{}\\n{}", escaped(value.name), shapeText(graph, v)), "", "ellipse"}, g);
+          boost::add_vertex(DotNode{fmt::format("{}\\n{}", dotEscaped(value.name), shapeText(graph, v)), "", "ellipse"}, g);
       producerOf[v] = vertex;
     }
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     const OpForRank view(graph, op, options.rank);
-    std::string label = fmt::format("{}\\n{}", escaped(op.printedName.empty() ? op.name : op.printedName), op.type);
+    std::string label = fmt::format("{}\\n{}", dotEscaped(op.printedName.empty() ? op.name : op.printedName), op.type);
     if (!op.inserted() && op.parallel->hasSharding && !takesLayoutsFromNeighbours(op))
       label += "\\n" + formatStrategy(strategyOf(op));
     if (auto it = view.attrs().find("group_ranks"); it != view.attrs().end())
@@ -99,7 +99,7 @@ std::string printDot(const Graph& graph, const PrintOptions& options) {
         if (!g[e].label.empty()) os << "[label=\"" << g[e].label << "\"]";
       },
       [&](std::ostream& os) {
-        os << "graph [label=\"" << escaped(graph.name) << " (rank " << options.rank << ")\", rankdir=TB];\n";
+        os << "graph [label=\"" << dotEscaped(graph.name) << " (rank " << options.rank << ")\", rankdir=TB];\n";
       });
   return out.str();
 }

@@ -12,7 +12,7 @@ namespace {
 constexpr double kWidth = 960, kHeight = 400, kLeft = 90, kRight = 170, kTop = 40, kBottom = 50;
 
 // Escapes text for an SVG text node (op names may hold '<' or '&').
-std::string escaped(const std::string& text) {
+std::string svgEscaped(const std::string& text) {
   std::string out;
   for (char c : text) {
     if (c == '<') out += "&lt;";
@@ -73,14 +73,14 @@ std::string memoryPlotSvg(const MemoryEstimate& m, const std::string& title) {
       "font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n"
       "<text x=\"{2}\" y=\"22\" font-size=\"15\">{3}</text>\n",
-      kWidth, kHeight, kLeft, escaped(title));
+      kWidth, kHeight, kLeft, svgEscaped(title));
   // Axes: bytes on the left (0, half, the top), the op sequence below.
   svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n", kLeft, kTop, kTop + plotH);
   svg +=
       fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/>\n", kLeft, kTop + plotH, kLeft + plotW);
   for (double f : {0.0, 0.5, 1.0})
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kLeft - 6, y(top * f) + 4,
-                       escaped(formatBytes(top * f)));
+                       svgEscaped(formatBytes(top * f)));
   svg += fmt::format(
       "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">op sequence (execution order; a training step: forward, loss, "
       "backward in reverse, update)</text>\n",
@@ -91,7 +91,7 @@ std::string memoryPlotSvg(const MemoryEstimate& m, const std::string& title) {
     svg += fmt::format(
         "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#7f7f7f\" stroke-dasharray=\"4 3\"/>\n"
         "<text x=\"{3}\" y=\"{4:.1f}\" fill=\"#7f7f7f\">resident {5}</text>\n",
-        kLeft, r, kLeft + plotW, kLeft + 6, r - 4, escaped(formatBytes(m.training->residentBytes)));
+        kLeft, r, kLeft + plotW, kLeft + 6, r - 4, svgEscaped(formatBytes(m.training->residentBytes)));
   }
   for (const Series& s : series) {
     if (s.live.empty()) continue;
@@ -104,12 +104,12 @@ std::string memoryPlotSvg(const MemoryEstimate& m, const std::string& title) {
     svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n", s.color, points);
     // The line's name at its end, its peak marked where it is.
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", x(s.live.size() - 1) + 6,
-                       y(s.live.back()) + 4 + s.labelShift, s.color, escaped(s.label));
+                       y(s.live.back()) + 4 + s.labelShift, s.color, svgEscaped(s.label));
     svg += fmt::format("<circle class=\"peak\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", x(peakAt), y(s.live[peakAt]),
                        s.color);
     double labelX = std::min(x(peakAt) + 8, kLeft + plotW - 200);
     svg += fmt::format("<text class=\"peak\" x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", labelX,
-                       std::max(kTop + 12, y(s.live[peakAt]) - 8) + s.labelShift, s.color, escaped(s.peakText));
+                       std::max(kTop + 12, y(s.live[peakAt]) - 8) + s.labelShift, s.color, svgEscaped(s.peakText));
   }
   svg += "</svg>\n";
   return svg;

@@ -8,12 +8,12 @@
 
 namespace irc::test {
 namespace {
-std::string ffn() { return sourceDir() + "/examples/ffn.yaml"; }
+std::string ffnModel() { return sourceDir() + "/examples/ffn.yaml"; }
 }  // namespace
 
 TEST_CASE("identical dump directories: no differences, status 0") {
   TempDir tmp;
-  REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", tmp.path() + "/a", "-q"}).exitCode == 0);
+  REQUIRE(runIrc({ffnModel(), "--dump-all", "--dump-dir", tmp.path() + "/a", "-q"}).exitCode == 0);
   RunResult r = runIrc({"diff", tmp.path() + "/a", tmp.path() + "/a"});
   CHECK(r.exitCode == 0);
   CHECK(r.out.find("no differences\n") != std::string::npos);
@@ -21,8 +21,8 @@ TEST_CASE("identical dump directories: no differences, status 0") {
 
 TEST_CASE("the optimal planner's FFN: the forward AllReduce and the slice become one ReduceScatter on the edge") {
   TempDir tmp;
-  REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", tmp.path() + "/a", "-q"}).exitCode == 0);
-  REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", tmp.path() + "/b", "-q", "--redistribution", "optimal"}).exitCode == 0);
+  REQUIRE(runIrc({ffnModel(), "--dump-all", "--dump-dir", tmp.path() + "/a", "-q"}).exitCode == 0);
+  REQUIRE(runIrc({ffnModel(), "--dump-all", "--dump-dir", tmp.path() + "/b", "-q", "--redistribution", "optimal"}).exitCode == 0);
   RunResult r = runIrc({"diff", tmp.path() + "/a", tmp.path() + "/b"});
   CHECK(r.exitCode == 1);
   CHECK(r.out.find("== step_parallel_end\n- matmul2.forward_op.0 = AllReduce(matmul2)") != std::string::npos);
@@ -34,17 +34,17 @@ TEST_CASE("the optimal planner's FFN: the forward AllReduce and the slice become
 
 TEST_CASE("two models: a strategy change is named as such, in every stage it shows") {
   TempDir tmp;
-  std::string other = readFile(ffn());
+  std::string other = readFile(ffnModel());
   other.replace(other.find("in_strategy: [[2, 1], [1, 4]]"), 29, "in_strategy: [[8, 1], [1, 1]]");
   writeFile(tmp.path() + "/ffn_dp.yaml", other);
-  RunResult r = runIrc({"diff", ffn(), tmp.path() + "/ffn_dp.yaml"});
+  RunResult r = runIrc({"diff", ffnModel(), tmp.path() + "/ffn_dp.yaml"});
   CHECK(r.exitCode == 1);
   CHECK(r.out.find("== step_parallel_begin\n") != std::string::npos);
   CHECK(r.out.find("strategy matmul: ((2, 1), (1, 4)) -> ((8, 1), (1, 1))\n") != std::string::npos);
   CHECK(r.out.find(
             "~ param x: <Tensor[Float32], (32, 64)>  # slice [0:32, 0:64] of (64, 64) -> <Tensor[Float32], (8, 64)>  # slice "
             "[0:8, 0:64] of (64, 64)\n") != std::string::npos);
-  CHECK(runIrc({"diff", ffn(), tmp.path()}).exitCode == 2);  // a model and a directory
+  CHECK(runIrc({"diff", ffnModel(), tmp.path()}).exitCode == 2);  // a model and a directory
 }
 
 TEST_CASE("nodes are matched by name, so an inserted op does not shift every later line") {
@@ -333,10 +333,10 @@ namespace irc::test {
 TEST_CASE("irc diff and import refuse what is no dump: a negative rank, a missing rank folder, garbage, a dump cut short") {
   TempDir tmp;
   const std::string a = tmp.path() + "/a", b = tmp.path() + "/b";
-  REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", a, "-q"}).exitCode == 0);
-  REQUIRE(runIrc({ffn(), "--dump-all", "--dump-dir", b, "-q"}).exitCode == 0);
+  REQUIRE(runIrc({ffnModel(), "--dump-all", "--dump-dir", a, "-q"}).exitCode == 0);
+  REQUIRE(runIrc({ffnModel(), "--dump-all", "--dump-dir", b, "-q"}).exitCode == 0);
   // --rank -1 was an internal error on models (exit 4) and compared nothing on folders (exit 0).
-  CHECK(runIrc({"diff", ffn(), ffn(), "--rank", "-1"}).exitCode == 2);
+  CHECK(runIrc({"diff", ffnModel(), ffnModel(), "--rank", "-1"}).exitCode == 2);
   CHECK(runIrc({"diff", a, b, "--rank", "-1"}).exitCode == 2);
   RunResult missing = runIrc({"diff", a, b, "--rank", "3"});
   CHECK(missing.exitCode == 1);
@@ -352,7 +352,7 @@ TEST_CASE("irc diff and import refuse what is no dump: a negative rank, a missin
   CHECK(random.err.find("g1.bin: not an .ir dump") != std::string::npos);
   // A garbage .onnx is a model that does not load (it was compared as a dump: exit 0).
   writeFile(tmp.path() + "/g.onnx", garbage);
-  CHECK(runIrc({"diff", tmp.path() + "/g.onnx", ffn()}).exitCode == 1);
+  CHECK(runIrc({"diff", tmp.path() + "/g.onnx", ffnModel()}).exitCode == 1);
   // A dump cut in half: diff and import say so (import wrote a partial model).
   std::string whole = readFile(a + "/rank_0/step_parallel_begin_0001.ir");
   writeFile(tmp.path() + "/half.ir", whole.substr(0, whole.size() / 2));

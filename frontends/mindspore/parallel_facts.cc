@@ -46,7 +46,7 @@ namespace {
 
 // The strategy `{in_strategy: ((...))}` of a line (the last such brace group: 2.x prints it at
 // the end of the node line, 1.x before the type line's colon).
-std::string strategyOf(const std::string& line) {
+std::string strategyTextOf(const std::string& line) {
   size_t p = line.rfind("{in_strategy: ");
   if (p == std::string::npos) return "";
   size_t open = p + 14;
@@ -97,7 +97,7 @@ bool parseNode(const std::string& line, DumpNode& n) {
   }
   size_t attrs = line.find("primitive_attrs: {");
   if (attrs != std::string::npos) n.attrs = balanced(line, attrs + 17);
-  n.strategy = strategyOf(line);
+  n.strategy = strategyTextOf(line);
   return true;
 }
 
@@ -187,7 +187,7 @@ DumpText readDumpText(const std::string& text) {
       d.nodes.back().comments.push_back(std::string(trimmed(line)));
     } else if (!d.nodes.empty() && d.nodes.back().typeLine.empty() && line.find("      : ") != std::string::npos) {
       d.nodes.back().typeLine = line;
-      if (d.nodes.back().strategy.empty()) d.nodes.back().strategy = strategyOf(line);
+      if (d.nodes.back().strategy.empty()) d.nodes.back().strategy = strategyTextOf(line);
     } else if (trimmed(line).rfind("#", 0) != 0 && !trimmed(line).empty()) {
       ++d.skippedLines;  // `...`, subgraph lines, prose: not what the readers need
     }

@@ -7,11 +7,12 @@
 
 namespace irc::test {
 namespace {
-const char* kIn = "  - {name: t, shape: [64, 16], dtype: float32}\n  - {name: i, shape: [4, 6], dtype: int32}\n";
+const char* kGatherInputs = "  - {name: t, shape: [64, 16], dtype: float32}\n  - {name: i, shape: [4, 6], dtype: int32}\n";
 }
 
 TEST_CASE("Gather with split indices: dev = params strategy ++ indices strategy") {
-  OpFacts f = opFacts(oneOpModel(8, kIn, "{name: g, type: Gather, inputs: [t, i, 0], in_strategy: [[1, 1], [4, 2]]}"), "g");
+  OpFacts f =
+      opFacts(oneOpModel(8, kGatherInputs, "{name: g, type: Gather, inputs: [t, i, 0], in_strategy: [[1, 1], [4, 2]]}"), "g");
   REQUIRE(f.errors == "");
   CHECK(f.devMatrix == "(1, 1, 4, 2)");
   CHECK(f.inputMaps == std::vector<std::string>{"[3, 2]", "[1, 0]"});
@@ -21,13 +22,15 @@ TEST_CASE("Gather with split indices: dev = params strategy ++ indices strategy"
 }
 
 TEST_CASE("Gather with a split vocabulary: partial output, AllReduce(sum); repeat on the left") {
-  OpFacts f = opFacts(oneOpModel(8, kIn, "{name: g, type: Gather, inputs: [t, i, 0], in_strategy: [[4, 1], [1, 1]]}"), "g");
+  OpFacts f =
+      opFacts(oneOpModel(8, kGatherInputs, "{name: g, type: Gather, inputs: [t, i, 0], in_strategy: [[4, 1], [1, 1]]}"), "g");
   REQUIRE(f.errors == "");
   CHECK(f.devMatrix == "(2, 4, 1, 1, 1)");
   CHECK(f.inputMaps == std::vector<std::string>{"[3, 2]", "[1, 0]"});
   CHECK(f.outputPartial == std::vector<std::vector<int>>{{3}});
   CHECK(f.forward == std::vector<std::string>{"AllReduce sum over 0-1-2-3"});
-  OpFacts bad = opFacts(oneOpModel(8, kIn, "{name: g, type: Gather, inputs: [t, i, 0], in_strategy: [[2, 1], [2, 1]]}"), "g");
+  OpFacts bad =
+      opFacts(oneOpModel(8, kGatherInputs, "{name: g, type: Gather, inputs: [t, i, 0], in_strategy: [[2, 1], [2, 1]]}"), "g");
   CHECK(bad.errors.find("Gather 'g' splits its params' axis dim 2 ways; MindSpore then requires the indices unsplit") !=
         std::string::npos);
 }

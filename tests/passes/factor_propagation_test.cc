@@ -11,7 +11,7 @@
 #include "tests/test_util.h"
 #include "ops/op_sharding.h"
 
-namespace irc::test {
+namespace irc::test::factor_propagation_cases {
 namespace {
 
 const Op& opNamed(const Graph& g, const std::string& name) { return g.op(g.value(*g.findValue(name)).producer); }
@@ -130,9 +130,9 @@ TEST_CASE("an unannotated input is held in the layout its first consumer compute
   CHECK(c.global.redistributions.empty());
 }
 
-}  // namespace irc::test
+}  // namespace irc::test::factor_propagation_cases
 
-namespace irc::test {
+namespace irc::test::factor_propagation_cases {
 
 TEST_CASE("a partial result under a constraint that splits it over the same axes is reduce-scattered, not all-reduced and cut") {
   // DTensor's RowwiseParallel with output_layouts [Shard(1)]: the contracted dim is split over
@@ -168,9 +168,9 @@ TEST_CASE("a partial result under a constraint that splits it over the same axes
   CHECK(verifyCompiled(o).ok);
 }
 
-}  // namespace irc::test
+}  // namespace irc::test::factor_propagation_cases
 
-namespace irc::test {
+namespace irc::test::factor_propagation_cases {
 
 TEST_CASE("an op's result constrained Partial() (Shardy: unreduced) stays partial until a consumer needs it whole") {
   // DTensor's RowwiseParallel(output_layouts=Partial()): no AllReduce after the MatMul; the
@@ -198,4 +198,4 @@ TEST_CASE("an op's result constrained Partial() (Shardy: unreduced) stays partia
   CHECK(input.errors.find("only an op's result may be unreduced") != std::string::npos);
 }
 
-}  // namespace irc::test
+}  // namespace irc::test::factor_propagation_cases

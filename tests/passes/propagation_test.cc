@@ -8,7 +8,7 @@
 #include "tests/pipeline_util.h"
 #include "ops/op_sharding.h"
 
-namespace irc::test {
+namespace irc::test::propagation_cases {
 namespace {
 
 const Op& opNamed(const Graph& g, const std::string& name) { return g.op(g.value(*g.findValue(name)).producer); }
@@ -143,9 +143,9 @@ TEST_CASE("factor propagation through compound reshape factors") {
   CHECK(split.global.redistributions.empty());
 }
 
-}  // namespace irc::test
+}  // namespace irc::test::propagation_cases
 
-namespace irc::test {
+namespace irc::test::propagation_cases {
 
 TEST_CASE("factor propagation: replicated axes are never used on that tensor; open dims may grow") {
   std::string head = "parallel: {device_num: 8, search_mode: factor_propagation, device_matrix: [2, 4], alias_name: [dp, mp]}\n";
@@ -178,9 +178,9 @@ TEST_CASE("factor propagation: basic stops a factor for everyone at a conflict, 
   CHECK(printAliasLayout(opNamed(both.global, "z").parallel->outputLayouts[0]) == "(dp, None)");
 }
 
-}  // namespace irc::test
+}  // namespace irc::test::propagation_cases
 
-namespace irc::test {
+namespace irc::test::propagation_cases {
 
 // An op's annotation is on the heap, made on first write (ir/heap_default.h): a pass that reads
 // it through a non-const op would give every op one. Only the configured ops may have one.
@@ -206,9 +206,9 @@ TEST_CASE("after a whole compile, only the ops the model configured hold an anno
   }
 }
 
-}  // namespace irc::test
+}  // namespace irc::test::propagation_cases
 
-namespace irc::test {
+namespace irc::test::propagation_cases {
 
 TEST_CASE(
     "sharding propagation: on 12 devices a 3 x 4 strategy reaches its neighbours (any integer split, not only powers of two)") {
@@ -225,9 +225,9 @@ TEST_CASE(
   for (const Op& op : c.global.ops) CHECK_MESSAGE(!op.inserted(), op.name);
 }
 
-}  // namespace irc::test
+}  // namespace irc::test::propagation_cases
 
-namespace irc::test {
+namespace irc::test::propagation_cases {
 
 TEST_CASE("data_parallel: the batch stays split through transposes, scalars and weights, and nothing communicates") {
   // T5's rsqrt as TorchScript writes it, Div(1, Sqrt(var)): the scalar numerator does not decide
@@ -253,4 +253,4 @@ TEST_CASE("data_parallel: the batch stays split through transposes, scalars and 
   for (const Op& op : c.global.ops) CHECK_MESSAGE(!op.inserted(), op.name);
 }
 
-}  // namespace irc::test
+}  // namespace irc::test::propagation_cases
