@@ -195,8 +195,10 @@ void runForwardFill(Graph& graph, const PropagationInput& in) {
   }
 }
 
-void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
+void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in, ReshapeOutput unconsumed) {
   auto uses = computeUses(graph);
+  std::vector<char> isOutput(graph.values.size(), 0);
+  for (ValueId v : graph.outputs) isOutput[v] = 1;
   for (auto it = graph.order.rbegin(); it != graph.order.rend(); ++it) {
     Op& op = graph.op(*it);
     if (!takesLayoutsFromNeighbours(op) || !in.rules[*it] || std::as_const(op).annotation->configured()) continue;
@@ -207,31 +209,41 @@ void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in) {
         first = &u;
         break;
       }
-    if (!first) continue;
-    const Op& consumer = graph.op(first->op);
-    int k = 0;
-    for (int i = 0; i < first->operandIndex; ++i) k += consumer.operands[i].isValue() ? 1 : 0;
-    TensorLayout need = operandLayout(*in.rules[first->op], consumer.parallel->sharding, k, graph.value(out).type.shape);
     const OpRule& rule = *in.rules[*it];
+    std::optional<TensorLayout> need;
+    if (first) {
+      const Op& consumer = graph.op(first->op);
+      int k = 0;
+      for (int i = 0; i < first->operandIndex; ++i) k += consumer.operands[i].isValue() ? 1 : 0;
+      need = operandLayout(*in.rules[first->op], consumer.parallel->sharding, k, graph.value(out).type.shape);
+    } else if (unconsumed == ReshapeOutput::Replicated && isOutput[out] && uses[out].empty()) {
+      // MindSpore's ReshapeInfo with no next op: its output layout stays the default, replicated
+      // ([32, 512, 7, 7] -> [32, 25088] under (4, 1, 1, 1) on 32 devices leaves [32, 25088] a rank).
+      need = TensorLayout::replicated(resultLayout(rule, op.parallel->sharding, 0, graph.value(out).type.shape).mesh,
+                                      graph.value(out).type.shape);
+    }
+    if (!need) continue;
     // MindSpore's ReshapeInfo: the input layout is the producer's (as far as it passes through
     // the reshape's factors), the output the consumer's; what differs is the Reshape's own
     // conversion after it, not a gather before it.
-    OpSharding s = shardingFromNeighbour(rule, 0, true, need);
+    OpSharding s = shardingFromNeighbour(rule, 0, true, *need);
     if (std::optional<TensorLayout> given = producedLayout(graph, in, op.operands[0].value)) {
       OpSharding fromProducer = shardingFromNeighbour(rule, 0, false, *given);
       if (operandLayout(rule, fromProducer, 0, graph.value(op.operands[0].value).type.shape).sameAs(*given)) s = fromProducer;
     }
     TensorLayout produced = resultLayout(rule, s, 0, graph.value(out).type.shape);
     s.conversions.assign(rule.results.size(), OpSharding::Conversion::None);
-    if (!produced.sameAs(need)) {
+    if (!produced.sameAs(*need)) {
       s.conversions[0] = OpSharding::Conversion::ReshapeConsumer;
-      graph.value(out).layout = std::move(need);
+      graph.value(out).layout = std::move(*need);
     }
     StrategyOrigin origin = op.parallel->origin;
-    origin.kind = OriginKind::Propagated;
-    origin.fromOp = first->op;
-    origin.fromValue = kNoId;
-    origin.edge = StrategyOrigin::Edge::FromConsumer;
+    if (first) {
+      origin.kind = OriginKind::Propagated;
+      origin.fromOp = first->op;
+      origin.fromValue = kNoId;
+      origin.edge = StrategyOrigin::Edge::FromConsumer;
+    }
     assignSharding(op, s, origin);
   }
 }

@@ -65,8 +65,11 @@ void runForwardFill(Graph& graph, const PropagationInput& in);
 // consumer takes its output layout from its first consumer's need and its input layout from
 // its producer, the redistribution done at the Reshape: before it (to the layout that reshapes
 // locally into the consumer's, as far as the reshape's factors express it) and, for what they
-// cannot express, right after it. Reshapes are visited consumers first. A Reshape without a
-// consumer keeps the projection of its input.
-void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in);
+// cannot express, right after it. Reshapes are visited consumers first. A Reshape whose result
+// is only a graph output keeps the projection of its input (spec §5 item 7: KeepSplit) or, as
+// MindSpore's ReshapeInfo leaves a layout no next op asked for, is replicated after it
+// (Replicated: the modes that mirror MindSpore's strategy-driven compile, docs/deviations.md).
+enum class ReshapeOutput { KeepSplit, Replicated };
+void reshapeLayoutsFromConsumers(Graph& graph, const PropagationInput& in, ReshapeOutput unconsumed);
 
 }  // namespace irc

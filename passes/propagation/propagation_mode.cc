@@ -17,7 +17,7 @@ class SemiAutoMode : public PropagationMode {
  public:
   bool fill(Graph& graph, const PropagationInput& in, PassContext&, const CompileOptions& options) const override {
     replicateTheRest(graph, in, options.deviceNum);
-    reshapeLayoutsFromConsumers(graph, in);
+    reshapeLayoutsFromConsumers(graph, in, ReshapeOutput::Replicated);
     return true;
   }
 };
@@ -27,7 +27,7 @@ class DataParallelMode : public PropagationMode {
  public:
   bool fill(Graph& graph, const PropagationInput& in, PassContext&, const CompileOptions&) const override {
     runDataParallel(graph, in);
-    reshapeLayoutsFromConsumers(graph, in);
+    reshapeLayoutsFromConsumers(graph, in, ReshapeOutput::KeepSplit);
     return true;
   }
 };
@@ -38,7 +38,8 @@ class ShardingPropagationMode : public PropagationMode {
   bool usesAllDevices() const override { return true; }
   bool fill(Graph& graph, const PropagationInput& in, PassContext&, const CompileOptions& options) const override {
     runShardingPropagation(graph, in);
-    reshapeLayoutsFromConsumers(graph, in);
+    // DTensor hands a module's output on as its style left it (a modules: plan keeps the split).
+    reshapeLayoutsFromConsumers(graph, in, options.modulesAsDTensor ? ReshapeOutput::KeepSplit : ReshapeOutput::Replicated);
     if (options.modulesAsDTensor) runForwardFill(graph, in);
     return true;
   }

@@ -2,6 +2,8 @@
 // verifies (the program computes what one device does).
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include "dumps/ir_printer.h"
 #include "dumps/origin_text.h"
 #include "ir/layout_notation.h"
@@ -106,6 +108,38 @@ TEST_CASE("semi_auto replicates every unconfigured op; data_parallel splits dim 
   Compiled dp = compiled(yaml, SearchMode::DataParallel);
   CHECK(strategyOf(dp, "b") == "((8, 1))");
   CHECK(strategyOf(dp, "a") == "((2, 1), (1, 4))");  // configured ops keep theirs in every mode
+}
+
+// MindSpore's ReshapeInfo leaves the output of a Reshape no op reads at its default, replicated
+// (issue 58 item 10: [32, 512, 7, 7] -> [32, 25088] under (4, 1, 1, 1) on 32 devices gives each
+// rank [32, 25088], tensor map [-1, -1]); data parallelism keeps each rank's batch slice.
+TEST_CASE("a Reshape whose result is only a graph output is replicated in MindSpore's modes, kept split in data_parallel") {
+  auto model = [](int split) {
+    return fmt::format(
+        "parallel: {{device_num: 32, fully_use_devices: false}}\ninputs:\n  - {{name: x, shape: [32, 512, 7, 7], dtype: "
+        "float32}}\n"
+        "ops:\n  - {{name: r, type: ReLU, inputs: [x], in_strategy: [[{}, 1, 1, 1]]}}\n"
+        "  - {{name: flat, type: Reshape, inputs: [r, [32, 25088]]}}\n",
+        split);
+  };
+  auto opsOfType = [](const Graph& g, const std::string& type) {
+    return std::count_if(g.order.begin(), g.order.end(), [&](OpId id) { return g.op(id).type == type; });
+  };
+  // Each rank's graph output (after any conversion the Reshape makes).
+  auto outputOf = [](const Compiled& c, int64_t rank) {
+    const Graph& local = c.locals.at(rank);
+    return local.value(local.outputs.at(0)).type.shape;
+  };
+  for (SearchMode mode : {SearchMode::SemiAuto, SearchMode::ShardingPropagation})
+    for (int split : {4, 32}) {
+      CAPTURE(split);
+      Compiled c = compiled(model(split), mode);
+      for (int64_t rank : {0, 31}) CHECK(outputOf(c, rank) == Shape{32, 25088});
+      CHECK(opsOfType(c.locals.at(0), "AllGather") == 1);  // the gather after the Reshape
+    }
+  Compiled dp = compiled(model(32), SearchMode::DataParallel);
+  CHECK(outputOf(dp, 5) == Shape{1, 25088});
+  CHECK(opsOfType(dp.locals.at(0), "AllGather") == 0);
 }
 
 TEST_CASE("factor propagation: user priorities decide a conflict") {
