@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "dumps/module_outputs.h"
+#include "dumps/plan_code_dims.h"
+#include "dumps/python_literal.h"
 #include "ops/collective.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
@@ -16,16 +19,6 @@
 
 namespace irc {
 namespace {
-
-// A Python string literal (module paths and op names are UTF-8 text without control characters).
-std::string pyString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // A tuple as Python writes it: (8,) for one entry.
 std::string pyTuple(const std::vector<int64_t>& t) {
@@ -131,12 +124,12 @@ std::string prepareSection(const ModuleOutputs& boundaries) {
   for (const auto& c : boundaries.conversions)
     if (std::find(axes.begin(), axes.end(), c.axis) == axes.end()) axes.push_back(c.axis);
   for (const std::string& axis : axes) {
-    out += fmt::format("    {}: {{\n", pyString(axis));
+    out += fmt::format("    {}: {{\n", pythonString(axis));
     for (const auto& c : boundaries.conversions)
       if (c.axis == axis)
         out +=
             fmt::format("        {}: PrepareModuleOutput(output_layouts={}, desired_output_layouts={}, use_local_output={}),\n",
-                        pyString(c.module), c.from, c.to, c.keepDTensor ? "False" : "True");
+                        pythonString(c.module), c.from, c.to, c.keepDTensor ? "False" : "True");
     out += "    },\n";
   }
   return out + "}\n\n";
@@ -145,7 +138,7 @@ std::string prepareSection(const ModuleOutputs& boundaries) {
 // LOSS_PARALLEL: the colwise modules whose vocabulary-split output leaves the model as a DTensor.
 std::string lossSection(const ModuleOutputs& boundaries) {
   std::vector<std::string> modules;
-  for (const std::string& m : boundaries.lossParallel) modules.push_back(pyString(m));
+  for (const std::string& m : boundaries.lossParallel) modules.push_back(pythonString(m));
   std::string out =
       "# Modules whose output leaves the model split on its last dim (the vocabulary), as a DTensor:\n"
       "# compute the loss on it inside loss_context() (DTensor's loss_parallel), which never gathers it.\n";
@@ -199,17 +192,79 @@ std::string planSection(const std::vector<Graph::ModuleStyle>& styles, const Mod
   for (const auto& s : styles)
     if (std::find(axes.begin(), axes.end(), s.axis) == axes.end()) axes.push_back(s.axis);
   for (const std::string& axis : axes) {
-    out += fmt::format("    {}: {{\n", pyString(axis));
+    out += fmt::format("    {}: {{\n", pythonString(axis));
     for (const auto& s : styles) {
       if (s.axis != axis) continue;
       if (s.style == "replicate") out += fmt::format("        # {}: replicate (a plain module: nothing to apply)\n", s.module);
       else
-        out += fmt::format("        {}: {},\n", pyString(s.module),
+        out += fmt::format("        {}: {},\n", pythonString(s.module),
                            styleCall(s, lossParallel.count(s.module) > 0, inputOf(s.module)));
     }
     out += "    },\n";
   }
   return out + "}\n\n";
+}
+
+// The file's device mesh: its named dims (ranks row-major) and which of them carry data
+// parallelism and pipeline stages ("" for none).
+struct TorchMesh {
+  std::vector<std::string> names;
+  std::vector<int64_t> dims;
+  std::string dp, pp;
+  int64_t dpSize = 1;
+};
+
+// A pipelined plan's stages lead ("pp", outermost: irc numbers ranks stage by stage). Within a
+// stage: the plan's named mesh; a modules: plan's axis over every device; else the batch's split
+// ("dp"; with Linears split, every device they leave), the Linears' ("tp"), and what splits
+// other ops over the rest of the devices (named, with a warning: DTensor's styles carry only the
+// Linears').
+TorchMesh torchMesh(const Graph& graph, const CompileOptions& options, bool given,
+                    const std::vector<Graph::ModuleStyle>& styles, int64_t tpSize, std::vector<std::string>& warnings) {
+  TorchMesh m;
+  auto add = [&](const std::string& name, int64_t size) {
+    m.names.push_back(name);
+    m.dims.push_back(size);
+  };
+  if (options.pipelineStages > 1) {
+    m.pp = "pp";
+    add(m.pp, options.pipelineStages);
+  }
+  int64_t batchWays = batchSplitWays(graph);
+  if (options.mesh) {
+    for (size_t a = 0; a < options.mesh->names.size(); ++a) {
+      add(options.mesh->names[a], options.mesh->dims[a]);
+      if (m.dp.empty() && options.mesh->names[a] == "dp" && options.mesh->dims[a] == batchWays && batchWays > 1) {
+        m.dp = "dp";
+        m.dpSize = batchWays;
+      }
+    }
+    return m;
+  }
+  if (given) {
+    add(styles.empty() ? "tp" : styles[0].axis, options.deviceNum);
+    return m;
+  }
+  int64_t others = std::max<int64_t>(1, options.deviceNum / std::max<int64_t>(1, tpSize));
+  // With Linears split, the devices they leave hold replicas (a Megatron plan splits the batch
+  // at its first product, not necessarily at the input); else the batch's split says.
+  int64_t dp = tpSize > 1 ? others : std::gcd(batchWays, others);
+  int64_t rest = others / dp;
+  if (dp > 1) {
+    m.dp = "dp";
+    m.dpSize = dp;
+    add(m.dp, dp);
+  }
+  if (tpSize > 1) add("tp", tpSize);
+  if (rest > 1) {
+    add(tpSize > 1 ? "mp" : "tp", rest);
+    warnings.push_back(fmt::format(
+        "the plan splits ops {} ways over the devices the batch's {}-way split and the Linears' {}-way split leave "
+        "(ops outside torch modules, or dims no DTensor style splits); mesh dim '{}' carries no style",
+        rest, dp, tpSize, m.names.back()));
+  }
+  if (m.names.size() == (m.pp.empty() ? 0u : 1u)) add("tp", options.deviceNum);  // one device per stage
+  return m;
 }
 
 const char* const kParallelize =
@@ -223,6 +278,35 @@ const char* const kParallelize =
     "        parallelize_module(model, sub, plan)\n"
     "    return model\n";
 
+
+const char* const kDataParallel =
+    "\n\n"
+    "def data_parallel(model: torch.nn.Module, mesh: DeviceMesh) -> torch.nn.Module:\n"
+    "    \"\"\"Replicates `model` (after parallelize) over DATA_PARALLEL's mesh dim: FSDP's fully_shard for\n"
+    "    zero_stage 2 and 3 (3 frees the parameters after forward), else DDP's replicate (zero_stage 1: wrap\n"
+    "    the optimizer in ZeroRedundancyOptimizer over the same group).\"\"\"\n"
+    "    if DATA_PARALLEL is None:\n"
+    "        return model\n"
+    "    sub = mesh[DATA_PARALLEL[\"dim\"]] if mesh.ndim > 1 else mesh\n"
+    "    if DATA_PARALLEL[\"zero_stage\"] >= 2:\n"
+    "        try:\n"
+    "            from torch.distributed.fsdp import fully_shard\n"
+    "        except ImportError:  # torch < 2.6\n"
+    "            from torch.distributed._composable.fsdp import fully_shard\n"
+    "        return fully_shard(model, mesh=sub, reshard_after_forward=DATA_PARALLEL[\"zero_stage\"] >= 3)\n"
+    "    from torch.distributed._composable.replicate import replicate\n"
+    "    return replicate(model, device_mesh=sub)\n";
+
+const char* const kPipelineSplitSpec =
+    "\n\n"
+    "def pipeline_split_spec() -> dict:\n"
+    "    \"\"\"torch.distributed.pipelining.pipeline(model, mb_args, split_spec=pipeline_split_spec()): each\n"
+    "    later stage begins at its module (PIPELINE's split_points).\"\"\"\n"
+    "    if PIPELINE is None:\n"
+    "        return {}\n"
+    "    from torch.distributed.pipelining import SplitPoint\n"
+    "    return {path: SplitPoint.BEGINNING for path in PIPELINE[\"split_points\"]}\n";
+
 }  // namespace
 
 PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const CompileTotals& totals,
@@ -231,32 +315,32 @@ PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const 
   bool given = !graph.moduleStyles.empty();
   int64_t tpSize = options.deviceNum;
   std::vector<Graph::ModuleStyle> styles = given ? graph.moduleStyles : derivedStyles(graph, code.warnings, tpSize);
-  // The mesh: the plan's named mesh, else one axis of every device.
-  std::vector<std::string> meshNames;
-  std::vector<int64_t> meshDims;
-  if (options.mesh) {
-    meshNames = options.mesh->names;
-    meshDims = options.mesh->dims;
-  } else if (given || tpSize == options.deviceNum) {
-    meshNames = {styles.empty() ? "tp" : styles[0].axis};
-    meshDims = {options.deviceNum};
-  } else {  // the other devices hold data-parallel replicas (DDP or FSDP over "dp", outside this plan)
-    meshNames = {"dp", "tp"};
-    meshDims = {options.deviceNum / tpSize, tpSize};
-  }
-  ModuleOutputs boundaries = moduleOutputConversions(graph, styles, meshNames, meshDims);
+  if (!given && styles.empty()) tpSize = 1;  // no Linear or Embedding split: no tensor-parallel dim
+  TorchMesh mesh = torchMesh(graph, options, given, styles, tpSize, code.warnings);
+  std::vector<std::string> splitPoints;
+  if (!mesh.pp.empty()) splitPoints = pipelineSplitPoints(graph, options.pipelineStages, code.warnings);
+  // A layout's device matrix is a stage's: the conversions are read without the pipeline's dim.
+  size_t stageDims = mesh.pp.empty() ? 0 : 1;
+  ModuleOutputs boundaries =
+      moduleOutputConversions(graph, styles, std::vector<std::string>(mesh.names.begin() + stageDims, mesh.names.end()),
+                              std::vector<int64_t>(mesh.dims.begin() + stageDims, mesh.dims.end()));
   code.warnings.insert(code.warnings.end(), boundaries.warnings.begin(), boundaries.warnings.end());
   std::string& out = code.text;
   out += predictionHeader(graph, options, totals, memory, given, code.warnings);
   std::vector<std::string> dims;
-  for (size_t a = 0; a < meshNames.size(); ++a) dims.push_back(fmt::format("{}: {}", pyString(meshNames[a]), meshDims[a]));
+  for (size_t a = 0; a < mesh.names.size(); ++a) dims.push_back(fmt::format("{}: {}", pythonString(mesh.names[a]), mesh.dims[a]));
   out += "# The device mesh's named dims, ranks row-major: init_device_mesh(\"cuda\", sizes, mesh_dim_names=names).\n";
   out += fmt::format("MESH_DIMS = {{{}}}\n\n", fmt::join(dims, ", "));
   out += planSection(styles, boundaries);
   out += prepareSection(boundaries);
   out += lossSection(boundaries);
   out += "\n";
+  out += dataParallelSection(mesh.dp, mesh.dpSize, options.zeroStage);
+  out += pipelineSection(mesh.pp, options.pipelineStages, options.microBatches, splitPoints);
+  out += "\n";
   out += kParallelize;
+  out += kDataParallel;
+  out += kPipelineSplitSpec;
   return code;
 }
 
@@ -272,7 +356,7 @@ std::string mindsporeShardCode(const Graph& graph, const CompileOptions& options
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted() || !op.parallel->hasSharding || takesLayoutsFromNeighbours(op)) continue;
-    out += fmt::format("    {}: ops.{}().shard({}),\n", pyString(op.msName.empty() ? op.name : op.msName), op.type,
+    out += fmt::format("    {}: ops.{}().shard({}),\n", pythonString(op.msName.empty() ? op.name : op.msName), op.type,
                        pyStrategy(strategyOf(op)));
   }
   out += "}\n";

@@ -315,7 +315,7 @@ void printSearch(const SearchSummary& s) {
     const SearchConfiguration& k = c.chosen;
     std::cerr << fmt::format(
         "irc: search: DP {} x TP {} x PP {}{}, micro-batch {} x {}, recompute {}, ZeRO stage {}, optimizer level {}: "
-        "estimated step {:.4g} s, {:.1f} TFLOP/s per device, peak {}{} ({} layers; {} "
+        "estimated step {:.4g} s, {:.4g} TFLOP/s per device, peak {}{} ({} layers; {} "
         "configurations, {} dropped by the memory bound, {} layer models, {} plans compiled)\n",
         k.dp, k.tp, k.pp, k.sequenceParallel ? " (sequence parallel)" : "", k.microBatchSize, k.microBatches, k.recompute,
         k.zeroStage, k.optimizerLevel, k.stepSeconds, k.tflopsPerDevice, formatBytes(k.peakBytes),
