@@ -219,8 +219,8 @@ struct TorchMesh {
 // ("dp"; with Linears split, every device they leave), the Linears' ("tp"), and what splits
 // other ops over the rest of the devices (named, with a warning: DTensor's styles carry only the
 // Linears').
-TorchMesh torchMesh(const Graph& graph, const CompileOptions& options, bool given,
-                    const std::vector<Graph::ModuleStyle>& styles, int64_t tpSize, std::vector<std::string>& warnings) {
+TorchMesh torchMesh(const Graph& graph, const CompileOptions& options, bool given, const std::vector<Graph::ModuleStyle>& styles,
+                    int64_t tpSize, std::vector<std::string>& warnings) {
   TorchMesh m;
   auto add = [&](const std::string& name, int64_t size) {
     m.names.push_back(name);
@@ -258,10 +258,10 @@ TorchMesh torchMesh(const Graph& graph, const CompileOptions& options, bool give
   if (tpSize > 1) add("tp", tpSize);
   if (rest > 1) {
     add(tpSize > 1 ? "mp" : "tp", rest);
-    warnings.push_back(fmt::format(
-        "the plan splits ops {} ways over the devices the batch's {}-way split and the Linears' {}-way split leave "
-        "(ops outside torch modules, or dims no DTensor style splits); mesh dim '{}' carries no style",
-        rest, dp, tpSize, m.names.back()));
+    warnings.push_back(
+        fmt::format("the plan splits ops {} ways over the devices the batch's {}-way split and the Linears' {}-way split leave "
+                    "(ops outside torch modules, or dims no DTensor style splits); mesh dim '{}' carries no style",
+                    rest, dp, tpSize, m.names.back()));
   }
   if (m.names.size() == (m.pp.empty() ? 0u : 1u)) add("tp", options.deviceNum);  // one device per stage
   return m;
@@ -277,7 +277,6 @@ const char* const kParallelize =
     "        sub = mesh[dim] if mesh.ndim > 1 else mesh\n"
     "        parallelize_module(model, sub, plan)\n"
     "    return model\n";
-
 
 const char* const kDataParallel =
     "\n\n"

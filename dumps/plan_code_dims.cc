@@ -60,8 +60,7 @@ std::vector<std::string> pipelineSplitPoints(const Graph& graph, int64_t stages,
           "pipeline stage {} begins at op '{}', {}: torch.distributed.pipelining splits only where a module begins; "
           "PIPELINE leaves that split point out",
           s, first.name,
-          first.modulePath < 0 ? "which belongs to no torch module"
-                               : fmt::format("inside module '{}'", graph.moduleOf(first))));
+          first.modulePath < 0 ? "which belongs to no torch module" : fmt::format("inside module '{}'", graph.moduleOf(first))));
       continue;
     }
     std::string path = graph.moduleOf(first);
