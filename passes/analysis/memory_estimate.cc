@@ -8,6 +8,7 @@
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
 #include "ops/shape_inference.h"
+#include "passes/analysis/attention_fusion.h"
 
 namespace irc {
 namespace {
@@ -483,6 +484,37 @@ class TrainingWalk {
   TrainingMemory m_;
 };
 
+// A fused attention kernel (FlashAttention; MindSpore's FlashAttentionScore) never writes the
+// scores, what the scale and mask make of them, or the probabilities: they take no memory, and
+// neither do their gradients (backward recomputes them on chip, block by block). What it keeps
+// for backward besides its output is one float32 statistic per row of the scores, the
+// log-sum-exp of each query's scores (FlashAttention-2's `L`, Dao 2023 Algorithm 1; backward
+// makes one more of the same size, D = rowsum(dO * O)): the probabilities' value stands for it,
+// with that size, so that what the second product saves is the statistic.
+void keepAttentionOnChip(const Graph& g, Program& p) {
+  std::vector<bool> onChip = fusedAttentionValues(g);
+  using Part = OpFamilyRules::AttentionPart;
+  for (size_t v = 0; v < onChip.size(); ++v) {
+    if (!onChip[v]) continue;
+    const Value& value = g.values[v];
+    bool probabilities =
+        value.producer != kNoId && rulesOf(g.op(value.producer)).attentionPart(g.op(value.producer)) == Part::Softmax;
+    if (!probabilities) {
+      p.bytes[v] = 0;
+      continue;
+    }
+    // Rows: the local elements over the local length of the last dim (the keys).
+    const Op& softmax = g.op(value.producer);
+    int64_t keys = value.type.shape.empty() ? 1 : value.type.shape.back();
+    if (softmax.parallel->layoutsInferred && !softmax.parallel->outputLayouts.empty()) {
+      Shape slice = softmax.parallel->outputLayouts[0].sliceShape();
+      if (!slice.empty()) keys = slice.back();
+    }
+    const double rows = p.bytes[v] / byteSize(p.dtype[v]) / static_cast<double>(std::max<int64_t>(1, keys));
+    p.bytes[v] = rows * 4;
+  }
+}
+
 TrainingMemory training(const Graph& g, const Program& p, const ParallelSettings& settings, StepPlace place) {
   const int level = settings.parallelOptimizerLevel, zeroStage = settings.zeroStage;
   Sharding sharding{level, zeroStage, std::vector<double>(g.values.size(), 1.0), gatheredCopies(g, p)};
@@ -502,6 +534,7 @@ TrainingMemory training(const Graph& g, const Program& p, const ParallelSettings
 
 MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings, StepPlace place) {
   Program p = programOf(graph, settings.globalRank, settings.precision);
+  if (settings.cluster && settings.cluster->fusedAttention) keepAttentionOnChip(graph, p);
   MemoryEstimate e;
   e.inference = inference(graph, p);
   if (settings.training) e.training = training(graph, p, settings, place);
