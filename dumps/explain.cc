@@ -96,8 +96,9 @@ std::string explainModelOp(const Graph& graph, OpId id) {
   std::string out = fmt::format("{} ({}), model op at {}\n", op.name, op.type, formatLoc(op.loc));
   if (const std::string& module = graph.moduleOf(op); !module.empty()) out += fmt::format("  module: {}\n", module);
   if (graph.stageDevices > 0)
-    out += fmt::format("  pipeline stage: {} (ranks {} .. {})\n", op.stage, op.stage * graph.stageDevices,
-                       (op.stage + 1) * graph.stageDevices - 1);
+    out += fmt::format("  pipeline stage: {} (ranks {} .. {}){}\n", op.stage, op.stage * graph.stageDevices,
+                       (op.stage + 1) * graph.stageDevices - 1,
+                       op.chunk > 0 ? fmt::format(", its model chunk {}", op.chunk) : std::string());
   if (!p.hasSharding) return out + "  no strategy (the strategy propagation pass did not run)\n";
   if (takesLayoutsFromNeighbours(op)) out += "  strategy: none (a Reshape takes its layouts from its neighbours)\n";
   else out += fmt::format("  strategy: {}\n", formatStrategy(strategyOf(op)));

@@ -121,9 +121,9 @@ std::string clusterYaml(const ClusterDescription& c) {
   return out;
 }
 
-std::string stagesYaml(const Graph& graph) {
+std::string stagesYaml(const Graph& graph, int64_t pipelineStages) {
   std::string out;
-  for (const auto& [name, stage] : stageEntries(graph)) out += fmt::format("  {}: {}\n", yamlName(name), stage);
+  for (const auto& [name, stage] : stageEntries(graph, pipelineStages)) out += fmt::format("  {}: {}\n", yamlName(name), stage);
   return out.empty() ? out : "stages:\n" + out;
 }
 
@@ -181,15 +181,16 @@ std::string compileChoices(const ParallelSettings& s) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, int32_t>> stageEntries(const Graph& graph) {
+std::vector<std::pair<std::string, int32_t>> stageEntries(const Graph& graph, int64_t pipelineStages) {
   std::vector<std::pair<std::string, int32_t>> out;
+  auto virtualStage = [&](const Op& op) { return static_cast<int32_t>(op.chunk * pipelineStages + op.stage); };
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     int32_t latest = 0;
     for (const Operand& o : op.operands)
       if (o.isValue() && graph.value(o.value).producer != kNoId)
-        latest = std::max(latest, graph.op(graph.value(o.value).producer).stage);
-    if (op.stage != latest) out.emplace_back(op.name, op.stage);
+        latest = std::max(latest, virtualStage(graph.op(graph.value(o.value).producer)));
+    if (virtualStage(op) != latest) out.emplace_back(op.name, virtualStage(op));
   }
   return out;
 }
@@ -233,6 +234,7 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
       optimizerName(s.optimizer), precisionName(s.precision));
   if (s.pipelineStages > 1) out += fmt::format(", pipeline_stages: {}", s.pipelineStages);
   if (s.pipelineStages > 1 || s.microBatches > 1) out += fmt::format(", micro_batches: {}", s.microBatches);
+  if (s.virtualStages > 1) out += fmt::format(", virtual_stages: {}", s.virtualStages);
   out += compileChoices(s);
   if (s.parallelOptimizerLevel > 0)
     out += fmt::format(", enable_parallel_optimizer: true, optimizer_level: level{}, parallel_optimizer_threshold: {}",
@@ -244,7 +246,7 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
   if (s.cluster) out += clusterYaml(*s.cluster);
   writeGraph(out, graph);
   // The plan is written before stage assignment runs: `stages: auto` assigns them again, the same way.
-  out += s.autoStages && s.pipelineStages > 1 ? "stages: auto\n" : stagesYaml(graph);
+  out += s.autoStages && s.pipelineStages > 1 ? "stages: auto\n" : stagesYaml(graph, s.pipelineStages);
   out += recomputeYaml(graph);
   return out;
 }

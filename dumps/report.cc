@@ -1,6 +1,5 @@
 #include "dumps/report.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "passes/planners/pipeline_split.h"
@@ -26,6 +25,13 @@ namespace irc {
 namespace {
 
 using json = nlohmann::ordered_json;
+
+// Micro-batches in flight: whole under 1F1B (written as an integer), a fraction with virtual
+// stages (a chunk holds part of its stage).
+json microBatchCount(double n) {
+  if (n == std::floor(n)) return static_cast<int64_t>(n);
+  return n;
+}
 
 // A searched op's runner-up strategies with what each would add to the step's estimated time.
 void writeRunnersUp(JsonStream& js, const Graph& graph, OpId id) {
@@ -215,6 +221,7 @@ void writeOp(JsonStream& js, const Graph& graph, const Op& op, const std::vector
   js.member("type"_key, op.type);
   if (const std::string& module = graph.moduleOf(op); !module.empty()) js.member("module"_key, module);
   if (graph.stageDevices > 0) js.member("stage"_key, op.stage);
+  if (op.chunk > 0) js.member("chunk"_key, op.chunk);  // virtual stages: its stage's model chunk
   js.key("in_strategy"_key);
   if (takesLayoutsFromNeighbours(op) || !p.hasSharding) js.value(nullptr);
   else writeStrategy(js, strategyOf(op));
@@ -360,7 +367,7 @@ json pipelineJson(const Graph& graph, const CompileOptions& options) {
     if (m.training) {
       stage["training_peak_bytes"] = m.training->peakBytes;
       stage["training_first_step_peak_bytes"] = m.training->firstStepPeakBytes;
-      stage["in_flight_micro_batches"] = m.training->inFlightMicroBatches;
+      stage["in_flight_micro_batches"] = microBatchCount(m.training->inFlightMicroBatches);
       stage["saved_activations_bytes"] = m.training->savedActivationBytes;
     }
     list.push_back(stage);
@@ -373,12 +380,14 @@ json pipelineJson(const Graph& graph, const CompileOptions& options) {
                          {"sr_tag", t.tag},
                          {"bytes_per_rank", t.bytesPerRank}});
   size_t slowest = std::max_element(seconds.begin(), seconds.end()) - seconds.begin();
-  return {{"stages", stages},
-          {"micro_batches", micro},
-          {"bubble_fraction", static_cast<double>(stages - 1) / static_cast<double>(micro + stages - 1)},
-          {"slowest_stage", slowest},
-          {"stage_list", list},
-          {"transfers", transfers}};
+  json out = {{"stages", stages}};
+  if (options.virtualStages > 1) out["virtual_stages"] = options.virtualStages;
+  out["micro_batches"] = micro;
+  out["bubble_fraction"] = bubbleFraction(options);
+  out["slowest_stage"] = slowest;
+  out["stage_list"] = list;
+  out["transfers"] = transfers;
+  return out;
 }
 
 // search_mode auto's account: the objective and the solver's status, the memory against the
@@ -549,7 +558,8 @@ json memoryJson(const MemoryEstimate& m, const CompileOptions& options) {
     out["training"]["precision"] = std::string(precisionName(options.precision));
     out["training"]["master_weights_bytes"] = m.training->masterWeightBytes;
   }
-  if (m.training && options.pipelineStages > 1) out["training"]["in_flight_micro_batches"] = m.training->inFlightMicroBatches;
+  if (m.training && options.pipelineStages > 1)
+    out["training"]["in_flight_micro_batches"] = microBatchCount(m.training->inFlightMicroBatches);
   if (options.memoryBudget > 0) {
     double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;
     out["budget_bytes"] = options.memoryBudget;

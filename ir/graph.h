@@ -118,6 +118,9 @@ struct Op {
   // The pipeline stage that runs it (0 without pipeline parallelism): a model op's from the
   // model's `stages:`, an inserted op's from the op it works for (a Send's, its producer's).
   int32_t stage = 0;
+  // With virtual stages (`virtual_stages`): which of its stage's model chunks it belongs to; its
+  // virtual stage is chunk * pipeline_stages + stage.
+  int32_t chunk = 0;
 
   bool inserted() const { return modelIndex < 0; }
 

@@ -69,6 +69,10 @@ struct ParallelSettings {
   // s * deviceNum .. (s + 1) * deviceNum - 1), micro-batches per step, and `stages: auto`.
   int64_t pipelineStages = 1;
   int64_t microBatches = 1;
+  // The interleaved pipeline (`virtual_stages` v; Megatron's virtual pipeline, MindSpore's
+  // pipeline_interleave): the model is cut into P * v virtual stages, virtual stage k running on
+  // pipeline stage k mod P as its model chunk k / P (Op::stage, Op::chunk).
+  int64_t virtualStages = 1;
   bool autoStages = false;
   // What the inputs' leading dimension holds (`input_batch`): one micro-batch (irc's default; the
   // step is micro_batches of it), or the whole step's batch, which the compile splits into

@@ -340,12 +340,12 @@ void printSearch(const SearchSummary& s) {
 // Pipeline stages: the schedule's bubble and the stage that sets the pace.
 void printPipeline(const std::vector<double>& seconds, const CompileOptions& options) {
   size_t slowest = std::max_element(seconds.begin(), seconds.end()) - seconds.begin();
-  double bubble =
-      static_cast<double>(options.pipelineStages - 1) / static_cast<double>(options.microBatches + options.pipelineStages - 1);
   std::cerr << fmt::format(
-      "irc: pipeline: {} stages of {} ranks, {} micro-batches, bubble {:.1f}%; slowest stage {} "
+      "irc: pipeline: {} stages of {} ranks{}, {} micro-batches, bubble {:.1f}%; slowest stage {} "
       "({:.4g} s estimated a micro-batch)\n",
-      options.pipelineStages, options.deviceNum, options.microBatches, 100 * bubble, slowest, seconds[slowest]);
+      options.pipelineStages, options.deviceNum,
+      options.virtualStages > 1 ? fmt::format(" ({} virtual stages each, interleaved)", options.virtualStages) : "",
+      options.microBatches, 100 * bubbleFraction(options), slowest, seconds[slowest]);
 }
 
 // On a cluster: the step's time as it runs, and what each device computes.

@@ -86,7 +86,7 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
       parallel["enable_parallel_optimizer"] = true;
       parallel["optimizer_level"] = "level" + std::to_string(written.parallelOptimizerLevel);
     }
-    for (const auto& [name, stage] : stageEntries(graph)) root["stages"][name] = stage;
+    for (const auto& [name, stage] : stageEntries(graph, written.pipelineStages)) root["stages"][name] = stage;
     for (const std::vector<std::string>& names : recomputeEntries(graph)) {
       YAML::Node entry(YAML::NodeType::Sequence);
       for (const std::string& n : names) entry.push_back(n);

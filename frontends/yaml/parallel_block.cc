@@ -36,6 +36,7 @@ const std::vector<std::string> kParallelKeys = {"device_num",
                                                 "search_time_limit",
                                                 "pipeline_stages",
                                                 "micro_batches",
+                                                "virtual_stages",
                                                 "precision",
                                                 "input_batch",
                                                 "zero_stage"};
@@ -212,6 +213,19 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
       if (*v < 1 || *v > kMaxDeviceNum)
         reader_.error(*n, fmt::format("micro_batches must be in 1 .. {}; got {}", kMaxDeviceNum, *v));
       else p.microBatches = *v;
+    }
+  if (auto n = reader_.optional(node, "virtual_stages"))
+    if (auto v = reader_.integer(*n, "virtual_stages")) {
+      if (*v < 1 || *v > kMaxDeviceNum)
+        reader_.error(*n, fmt::format("virtual_stages must be in 1 .. {}; got {}", kMaxDeviceNum, *v));
+      else if (*v > 1 && p.pipelineStages <= 1)
+        reader_.error(*n, fmt::format("virtual_stages {} interleaves pipeline stages: it needs pipeline_stages > 1", *v));
+      else if (*v > 1 && p.microBatches % p.pipelineStages != 0)
+        // Megatron's interleaved schedule runs micro-batches in groups of P (its own check).
+        reader_.error(*n, fmt::format("virtual_stages {} needs micro_batches a multiple of pipeline_stages {}; got {} "
+                                      "micro-batches (valid: {}, {}, ...)",
+                                      *v, p.pipelineStages, p.microBatches, p.pipelineStages, 2 * p.pipelineStages));
+      else p.virtualStages = *v;
     }
   if (auto n = reader_.optional(node, "precision"))
     if (auto s = reader_.choice(*n, "precision", precisionNames())) p.precision = *parsePrecision(*s);

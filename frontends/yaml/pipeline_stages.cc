@@ -1,6 +1,8 @@
 // `stages:` (docs/pipeline.md): which pipeline stage runs each op. Globs name ops (or, in a plan,
 // torch modules); an op no glob names runs in the latest stage of the ops it reads (a chain's
 // unnamed ops follow the op before them). Values flow from earlier stages to later ones only.
+// With virtual_stages v the numbers are virtual stages 0 .. P * v - 1 in model order, virtual
+// stage k running on pipeline stage k mod P as its chunk k / P.
 #include <fmt/format.h>
 
 #include "frontends/yaml/model_loader.h"
@@ -25,10 +27,14 @@ void ModelLoader::readStages(const std::optional<YamlNode>& node) {
     // cost time and memory for every stage pair).
     int64_t ops = 0;
     for (const Op& op : graph_.ops) ops += op.inserted() ? 0 : 1;
-    if (p.pipelineStages > ops) {
-      reader_.diags().error(p.loc, fmt::format("pipeline_stages {} is more than the graph's {} ops: stages: auto gives each "
-                                               "stage at least one (valid: 1 .. {})",
-                                               p.pipelineStages, ops, ops));
+    if (p.pipelineStages * p.virtualStages > ops) {
+      reader_.diags().error(p.loc, p.virtualStages > 1
+                                       ? fmt::format("pipeline_stages {} x virtual_stages {} is more than the graph's {} ops: "
+                                                     "stages: auto gives each virtual stage at least one",
+                                                     p.pipelineStages, p.virtualStages, ops)
+                                       : fmt::format("pipeline_stages {} is more than the graph's {} ops: stages: auto gives "
+                                                     "each stage at least one (valid: 1 .. {})",
+                                                     p.pipelineStages, ops, ops));
       return;
     }
     p.autoStages = true;
@@ -39,14 +45,16 @@ void ModelLoader::readStages(const std::optional<YamlNode>& node) {
                                      describeNode(*node)));
     return;
   }
+  const int64_t virtualStages = p.pipelineStages * p.virtualStages;
+  const char* kind = p.virtualStages > 1 ? "virtual stage" : "stage";
   std::vector<int32_t> stageOf(graph_.ops.size(), -1);
   for (auto it = node->begin(); it != node->end(); ++it) {
     std::string glob = it->first.Scalar();
     auto stage = reader_.integer(it->second, fmt::format("stages.{}", glob));
     if (!stage) continue;
-    if (*stage < 0 || *stage >= p.pipelineStages) {
-      reader_.error(it->second, fmt::format("stage {} of '{}' is not a stage of {} (valid: 0 .. {})", *stage, glob,
-                                            p.pipelineStages, p.pipelineStages - 1));
+    if (*stage < 0 || *stage >= virtualStages) {
+      reader_.error(it->second, fmt::format("{} {} of '{}' is not a {} of {} (valid: 0 .. {})", kind, *stage, glob, kind,
+                                            virtualStages, virtualStages - 1));
       continue;
     }
     // The first key naming an op wins.
@@ -65,7 +73,7 @@ void ModelLoader::readStages(const std::optional<YamlNode>& node) {
     }
   }
   if (reader_.diags().hasErrors()) return;
-  std::vector<int> opsIn(p.pipelineStages, 0);
+  std::vector<int> opsIn(virtualStages, 0);
   for (OpId id : graph_.order) {
     Op& op = graph_.op(id);
     int32_t latest = 0;
@@ -79,18 +87,19 @@ void ModelLoader::readStages(const std::optional<YamlNode>& node) {
     }
     if (stageOf[id] < 0) stageOf[id] = latest;
     if (stageOf[id] < latest) {
-      reader_.diags().error(op.loc, fmt::format("op '{}' is in pipeline stage {} but reads '{}' of stage {}: a stage reads only "
+      reader_.diags().error(op.loc, fmt::format("op '{}' is in pipeline {} {} but reads '{}' of {} {}: a stage reads only "
                                                 "what earlier stages (or its own) computed",
-                                                op.name, stageOf[id], lateProducer->name, latest));
+                                                op.name, kind, stageOf[id], lateProducer->name, kind, latest));
       continue;
     }
-    op.stage = stageOf[id];
-    ++opsIn[op.stage];
+    op.stage = static_cast<int32_t>(stageOf[id] % p.pipelineStages);
+    op.chunk = static_cast<int32_t>(stageOf[id] / p.pipelineStages);
+    ++opsIn[stageOf[id]];
   }
-  for (int s = 0; s < p.pipelineStages; ++s)
+  for (int s = 0; s < virtualStages; ++s)
     if (opsIn[s] == 0)
       reader_.error(*node,
-                    fmt::format("pipeline stage {} has no op: each of the {} stages needs at least one", s, p.pipelineStages));
+                    fmt::format("pipeline {} {} has no op: each of the {} {}s needs at least one", kind, s, virtualStages, kind));
 }
 
 }  // namespace irc::model_loading

@@ -67,7 +67,7 @@ struct TrainingMemory {
   double firstLossLiveBytes = 0;
   // A pipeline stage under 1F1B: the micro-batches whose saved activations its peak holds (the
   // peak counts the others' on top of the one walked).
-  int64_t inFlightMicroBatches = 1;
+  double inFlightMicroBatches = 1;
 };
 
 struct MemoryEstimate {
@@ -84,7 +84,7 @@ double parameterStepBytes(double bytes, DType dtype, const ParallelSettings& set
 // holds the saved activations of several micro-batches at once.
 struct StepPlace {
   bool lossOnOutputs = true;
-  int64_t inFlightMicroBatches = 1;
+  double inFlightMicroBatches = 1;  // fractional with virtual stages (a chunk holds a part of the stage)
 };
 
 // Needs redistribution (layouts inferred, inserted ops in `order`). Reads the settings'

@@ -1,6 +1,7 @@
 #include "passes/analysis/step_schedule.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "passes/analysis/collective_time.h"
 #include "passes/analysis/kernel_time.h"
@@ -55,7 +56,8 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   // its gradient back, on the sending stage's critical path.
   int64_t stageDevices = graph.stageDevices > 0 ? graph.stageDevices : settings.deviceNum;
   for (const PipelineTransfer& transfer : graph.transfers) {
-    GroupSpan span = pairSpan(stageDevices * (transfer.toStage - transfer.fromStage), c.devicesPerNode);
+    // (From the last stage back to the first with virtual stages.)
+    GroupSpan span = pairSpan(stageDevices * std::abs(transfer.toStage - transfer.fromStage), c.devicesPerNode);
     DType dtype = graph.value(transfer.value).type.dtype;
     double bytes = transfer.bytesPerRank / byteSize(dtype) * byteSize(computeDType(dtype, settings.precision));
     double seconds = collectiveSeconds(CollectiveKind::PointToPoint, bytes, span, c);
@@ -68,7 +70,10 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   const StageWork& slowest = work[e.slowestStage];
   e.compute = micro * slowest.compute;
   e.exposedCommunication = micro * slowest.communication;
-  e.pipelineBubble = static_cast<double>(stages - 1) * slowest.seconds();
+  // 1F1B idles P - 1 stage slots; the interleaved schedule's slots are a chunk's, a v-th of a
+  // stage's micro-batch (Narayanan et al. 2021, §2.2.2).
+  e.pipelineBubble =
+      static_cast<double>(stages - 1) * slowest.seconds() / static_cast<double>(std::max<int64_t>(1, settings.virtualStages));
   if (training) {
     // Each stage reduces its gradients as its last micro-batch's backward makes them (Megatron's
     // and FSDP's overlap): what the backward cannot hide is exposed; the worst stage decides.

@@ -54,25 +54,39 @@ std::vector<OpLoad> loadsOf(const Graph& g, const CompileOptions& o) {
   return loads;
 }
 
-// 1F1B: stage s has min(P - s, M) micro-batches' activations in flight at its peak.
-int64_t inFlight(int64_t stage, const ParallelSettings& s) { return std::min(s.pipelineStages - stage, s.microBatches); }
+}  // namespace
 
-// The cut of `ops` (in order) into at most P runs each within `limit` seconds and the budget;
-// returns each op's stage, or empty when more runs are needed.
+double inFlightMicroBatches(int64_t stage, const ParallelSettings& s) {
+  const int64_t P = s.pipelineStages, v = s.virtualStages;
+  if (v <= 1) return static_cast<double>(std::min(P - stage, s.microBatches));
+  // Megatron's interleaved 1F1B: rank s warms up with (P - s - 1) * 2 + (v - 1) * P chunk
+  // micro-batches, then holds one more in its steady state, of M * v in all; a chunk holds a
+  // v-th of the stage's layers (stage 0: P + (P - 1) / v, Korthikanti et al. 2022, §4.2.3).
+  const int64_t chunks = std::min((P - stage - 1) * 2 + (v - 1) * P + 1, s.microBatches * v);
+  return static_cast<double>(chunks) / static_cast<double>(v);
+}
+
+namespace {
+
+double inFlight(int64_t stage, const ParallelSettings& s) { return inFlightMicroBatches(stage, s); }
+
+// The cut of `ops` (in order) into at most P * v runs (virtual stages) each within `limit`
+// seconds and the budget; returns each op's virtual stage, or empty when more runs are needed.
 std::vector<int32_t> greedyCut(const std::vector<OpId>& ops, const std::vector<OpLoad>& loads, double limit,
                                const CompileOptions& o) {
+  const int64_t runs = o.pipelineStages * o.virtualStages;
   std::vector<int32_t> stage(ops.size(), 0);
   int32_t s = 0;
   double seconds = 0, resident = 0, saved = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     const OpLoad& l = loads[ops[i]];
     auto fits = [&](int32_t at, double t, double r, double sv) {
-      return t <= limit && (o.memoryBudget <= 0 || r + static_cast<double>(inFlight(at, o)) * sv <= o.memoryBudget);
+      return t <= limit && (o.memoryBudget <= 0 || r + inFlight(at % o.pipelineStages, o) * sv <= o.memoryBudget);
     };
     if (i > 0 && !fits(s, seconds + l.seconds, resident + l.resident, saved + l.savedPerMicroBatch)) {
       ++s;
       seconds = resident = saved = 0;
-      if (s >= o.pipelineStages) return {};
+      if (s >= runs) return {};
     }
     if (!fits(s, l.seconds, l.resident, l.savedPerMicroBatch) && seconds == 0) return {};
     seconds += l.seconds;
@@ -83,12 +97,12 @@ std::vector<int32_t> greedyCut(const std::vector<OpId>& ops, const std::vector<O
   // Fewer runs than stages: split the last runs (a later stage holds fewer micro-batches, so
   // moving ops later keeps the memory within the budget and no stage gets slower).
   int32_t used = s + 1;
-  for (size_t i = ops.size(); used < o.pipelineStages && i-- > 1;) {
+  for (size_t i = ops.size(); used < runs && i-- > 1;) {
     if (stage[i] != stage[i - 1]) continue;
     for (size_t j = i; j < ops.size(); ++j) ++stage[j];
     ++used;
   }
-  if (used < o.pipelineStages) return {};
+  if (used < runs) return {};
   return stage;
 }
 
@@ -124,7 +138,10 @@ void assignAutoStages(Graph& graph, const CompileOptions& options) {
       }
     }
   }
-  for (size_t i = 0; i < ops.size() && !best.empty(); ++i) graph.op(ops[i]).stage = best[i];
+  for (size_t i = 0; i < ops.size() && !best.empty(); ++i) {
+    graph.op(ops[i]).stage = static_cast<int32_t>(best[i] % options.pipelineStages);
+    graph.op(ops[i]).chunk = static_cast<int32_t>(best[i] / options.pipelineStages);
+  }
 }
 
 void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
@@ -142,7 +159,11 @@ void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
       if (!o.isValue()) continue;
       ValueId v = o.value;
       OpId producer = graph.value(v).producer;
-      if (producer == kNoId || graph.op(producer).stage >= stage) continue;
+      // A value crosses to another stage's ranks where a later virtual stage reads it (with
+      // virtual stages, from the last stage back to the first too).
+      if (producer == kNoId || virtualStageOf(graph.op(producer), stages) >= virtualStageOf(graph.op(id), stages) ||
+          graph.op(producer).stage == stage)
+        continue;
       auto key = std::make_pair(v, stage);
       auto it = received.find(key);
       if (it == received.end()) {

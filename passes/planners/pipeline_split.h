@@ -3,6 +3,7 @@
 // in one stage of `deviceNum` ranks; a value read by a later stage crosses by a Send on the
 // producing stage's ranks and a Receive on the consuming stage's, the rank at the same position
 // in both; redistribution to what the consumer needs happens after the Receive.
+#include <algorithm>
 #include <vector>
 
 #include "ir/graph.h"
@@ -25,6 +26,22 @@ void insertPipelineTransfers(Graph& graph, const CompileOptions& options);
 // parameters they read; a Receive gets its data from the other stage, not from its Send; the
 // stage returns what leaves it (its Sends) unless it computes graph outputs.
 void keepPipelineStage(Graph& graph, int32_t stage);
+
+// An op's virtual stage (chunk * P + stage; its stage without virtual stages).
+inline int64_t virtualStageOf(const Op& op, int64_t pipelineStages) {
+  return static_cast<int64_t>(op.chunk) * pipelineStages + op.stage;
+}
+
+// The micro-batches whose saved activations stage `stage` holds at its peak, in whole-stage
+// units: 1F1B's min(P - stage, M); the interleaved schedule's chunks in flight over v.
+double inFlightMicroBatches(int64_t stage, const ParallelSettings& settings);
+
+// The schedule's idle share of a step: (P - 1) / v stage-slots of bubble against M of work
+// (Narayanan et al. 2021: the interleaved schedule divides 1F1B's bubble by v).
+inline double bubbleFraction(const ParallelSettings& s) {
+  const double bubble = static_cast<double>(s.pipelineStages - 1) / static_cast<double>(std::max<int64_t>(1, s.virtualStages));
+  return bubble / (static_cast<double>(s.microBatches) + bubble);
+}
 
 // One rank of `stage`'s memory (passes/analysis/memory_estimate.h on the stage's ops; the shapes are one
 // micro-batch's): in training under 1F1B the peak holds min(P - stage, M) micro-batches' saved

@@ -260,3 +260,73 @@ TEST_CASE("the step schedule, derived by hand: 1F1B's bubble, the update at HBM 
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("virtual stages, derived by hand: the interleaved schedule's transfers, bubble and chunks in flight") {
+  // The 4-layer GPT over 2 stages with 2 virtual stages each: l0 and l2 on stage 0 (chunks 0 and
+  // 1), l1 and l3 on stage 1. The activations cross 0 -> 1, 1 -> 0 (back to the first stage for
+  // its second chunk) and 0 -> 1 again: three Send/Receive pairs where 1F1B had one.
+  Compiled c = compileAllRanks(pipelinedGpt(R"({"l0.*": 0, "l1.*": 1, "l2.*": 2, "l3.*": 3})", ", virtual_stages: 2"));
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  REQUIRE(c.global.transfers.size() == 3);
+  CHECK(c.global.transfers[1].fromStage == 1);
+  CHECK(c.global.transfers[1].toStage == 0);
+  CHECK(stageOf(c.global, "l2.out") == 0);
+  CHECK(c.global.op(c.global.value(*c.global.findValue("l2.out")).producer).chunk == 1);
+  CHECK(verifyCompiled(c).ok);
+  // Megatron's interleaved 1F1B: rank s warms up with (P - s - 1) * 2 + (v - 1) * P chunk
+  // micro-batches and holds one more: stage 0 (1 * 2 + 1 * 2 + 1) = 5 chunks = 2.5 stage
+  // micro-batches (P + (P - 1) / v), stage 1 (0 + 2 + 1) = 3 = 1.5; 1F1B held 2 and 1.
+  CHECK(inFlightMicroBatches(0, c.options) == 2.5);
+  CHECK(inFlightMicroBatches(1, c.options) == 1.5);
+  ParallelSettings plain = c.options;
+  plain.virtualStages = 1;
+  CHECK(inFlightMicroBatches(0, plain) == 2);
+  CHECK(inFlightMicroBatches(1, plain) == 1);
+  // The bubble: (P - 1) / v = 0.5 slots of a stage's micro-batch against M = 4: 0.5 / 4.5.
+  CHECK(bubbleFraction(c.options) == doctest::Approx(1.0 / 9).epsilon(1e-15));
+  CHECK(bubbleFraction(plain) == doctest::Approx(1.0 / 5).epsilon(1e-15));
+}
+
+TEST_CASE("virtual stages on a cluster: the bubble is a v-th of 1F1B's; micro-batches must be a multiple of the stages") {
+  auto model = [](int64_t v, int64_t micro) {
+    return fmt::format(
+        "parallel: {{device_num: 2, pipeline_stages: 2, micro_batches: {}, virtual_stages: {}, training: true}}\n"
+        "cluster: {{devices_per_node: 2, peak_flops: {{fp32: 20e12}}, hbm_bandwidth: 2.0e12, intra_node_bandwidth: 3e11, "
+        "nics_per_node: 1, nic_gbps: 200}}\n"
+        "inputs:\n  - {{name: x, shape: [512, 256], dtype: float32}}\n"
+        "parameters:\n  - {{name: w0, shape: [256, 256], dtype: float32}}\n  - {{name: w1, shape: [256, 256], dtype: float32}}\n"
+        "  - {{name: w2, shape: [256, 256], dtype: float32}}\n  - {{name: w3, shape: [256, 256], dtype: float32}}\n"
+        "ops:\n  - {{name: a, type: MatMul, inputs: [x, w0]}}\n  - {{name: b, type: MatMul, inputs: [a, w1]}}\n"
+        "  - {{name: c, type: MatMul, inputs: [b, w2]}}\n  - {{name: d, type: MatMul, inputs: [c, w3]}}\n"
+        "outputs: [d]\nstages: {{{}}}\n",
+        micro, v, v == 2 ? "a: 0, b: 1, c: 2, d: 3" : "a: 0, b: 0, c: 1, d: 1");
+  };
+  Compiled plain = compileAllRanks(model(1, 4)), interleaved = compileAllRanks(model(2, 4));
+  REQUIRE_MESSAGE(plain.errors.empty(), plain.errors);
+  REQUIRE_MESSAGE(interleaved.errors.empty(), interleaved.errors);
+  auto a = estimateClusterStep(plain.global, plain.options), b = estimateClusterStep(interleaved.global, interleaved.options);
+  REQUIRE(a);
+  REQUIRE(b);
+  // Each stage computes the same two products either way; the bubble is one slot of the slowest
+  // stage's micro-batch (compute and communication, over M) under 1F1B, half a slot interleaved.
+  CHECK(a->compute == doctest::Approx(b->compute).epsilon(1e-12));
+  CHECK(a->pipelineBubble == doctest::Approx((a->compute + a->exposedCommunication) / 4).epsilon(1e-12));
+  CHECK(b->pipelineBubble ==
+        doctest::Approx((b->compute + b->exposedCommunication - b->gradientSyncExposed) / 4 / 2).epsilon(1e-12));
+  // Interleaving sends three activations a micro-batch where 1F1B sends one.
+  CHECK(interleaved.global.transfers.size() == 3);
+  CHECK(plain.global.transfers.size() == 1);
+  CHECK(b->exposedCommunication > a->exposedCommunication);
+  CHECK(compileAllRanks(model(2, 3)).errors.find("virtual_stages 2 needs micro_batches a multiple of pipeline_stages 2") !=
+        std::string::npos);
+  CHECK(compileAllRanks(model(2, 4).replace(model(2, 4).find("d: 3"), 4, "d: 4"))
+            .errors.find("virtual stage 4 of 'd' is not a virtual stage of 4 (valid: 0 .. 3)") != std::string::npos);
+  std::string single = model(2, 4);
+  single.replace(single.find("pipeline_stages: 2"), 18, "pipeline_stages: 1");
+  CHECK(compileAllRanks(single).errors.find("virtual_stages 2 interleaves pipeline stages: it needs pipeline_stages > 1") !=
+        std::string::npos);
+}
+
+}  // namespace irc::test
