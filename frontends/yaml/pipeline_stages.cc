@@ -96,10 +96,15 @@ void ModelLoader::readStages(const std::optional<YamlNode>& node) {
     op.chunk = static_cast<int32_t>(stageOf[id] / p.pipelineStages);
     ++opsIn[stageOf[id]];
   }
-  for (int s = 0; s < virtualStages; ++s)
-    if (opsIn[s] == 0)
+  // Every stage needs an op; a virtual stage may be empty (126 layers over 128 virtual stages:
+  // its stage's other chunks run, and the activation goes on to the next virtual stage's stage).
+  for (int s = 0; s < p.pipelineStages; ++s) {
+    int ops = 0;
+    for (int64_t k = s; k < virtualStages; k += p.pipelineStages) ops += opsIn[k];
+    if (ops == 0)
       reader_.error(*node,
-                    fmt::format("pipeline {} {} has no op: each of the {} {}s needs at least one", kind, s, virtualStages, kind));
+                    fmt::format("pipeline stage {} has no op: each of the {} stages needs at least one", s, p.pipelineStages));
+  }
 }
 
 }  // namespace irc::model_loading

@@ -287,6 +287,16 @@ TEST_CASE("virtual stages, derived by hand: the interleaved schedule's transfers
   // The bubble: (P - 1) / v = 0.5 slots of a stage's micro-batch against M = 4: 0.5 / 4.5.
   CHECK(bubbleFraction(c.options) == doctest::Approx(1.0 / 9).epsilon(1e-15));
   CHECK(bubbleFraction(plain) == doctest::Approx(1.0 / 5).epsilon(1e-15));
+  // A virtual stage may be empty (the generator's 126 layers over 128 virtual stages): with
+  // three a stage, l0 on stage 0 and l1, l2, l3 on stage 1's chunks 0, 1, 2, one value crosses
+  // (l0 -> l1); l1 -> l2 -> l3 stay on stage 1's ranks.
+  Compiled sparse = compileAllRanks(pipelinedGpt(R"({"l0.*": 0, "l1.*": 1, "l2.*": 3, "l3.*": 5})", ", virtual_stages: 3"));
+  REQUIRE_MESSAGE(sparse.errors.empty(), sparse.errors);
+  CHECK(sparse.global.transfers.size() == 1);
+  CHECK(sparse.global.op(sparse.global.value(*sparse.global.findValue("l3.out")).producer).chunk == 2);
+  CHECK(verifyCompiled(sparse).ok);
+  CHECK(compileAllRanks(pipelinedGpt(R"({"l0.*": 1, "l1.*": 3, "l2.*": 3, "l3.*": 5})", ", virtual_stages: 3"))
+            .errors.find("pipeline stage 0 has no op") != std::string::npos);
 }
 
 TEST_CASE("virtual stages on a cluster: the bubble is a v-th of 1F1B's; micro-batches must be a multiple of the stages") {
