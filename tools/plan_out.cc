@@ -30,6 +30,19 @@ YAML::Node strategyNode(const ShardStrategy& s) {
   return n;
 }
 
+// What the command line may have set over the plan's own `parallel` and `cluster`.
+void applyCommandLineSettings(YAML::Node& root, const ParallelSettings& written) {
+  YAML::Node parallel = root["parallel"];
+  parallel["search_mode"] = std::string(searchModeName(written.searchMode));
+  if (written.redistribution != RedistributionMode::MindSpore)
+    parallel["redistribution"] = std::string(redistributionModeName(written.redistribution));
+  if (written.memoryBudget > 0) parallel["memory_budget"] = written.memoryBudget;
+  if (written.precision != Precision::Fp32) parallel["precision"] = std::string(precisionName(written.precision));
+  if (written.training) parallel["training"] = true;
+  if (written.cluster && !written.cluster->preset.empty() && !root["cluster"].IsDefined())
+    root["cluster"]["preset"] = written.cluster->preset;
+}
+
 }  // namespace
 
 std::optional<std::string> planOutText(const Graph& graph, const ParallelSettings& settings, const std::string& modelPath,
@@ -50,6 +63,25 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
   // The operator-level search's plan stays search_mode auto with every op it chose configured:
   // the search keeps configured ops, and Reshapes are finished as that mode finishes them.
   const ParallelSettings& written = settings;
+  const bool structural = graph.search && graph.search->configuration;
+  if (!onnxPlan && !structural && root.IsMap() && root["ops"].IsSequence()) {
+    // A YAML model compiled as written: the model itself, with what the command line set and the
+    // operator-level search chose written in, keeps everything that decided the compile (a named
+    // mesh, layout annotations, out_strategy, input shardings), which a model rebuilt from the
+    // graph lost (a factor-propagation model's plan recompiled replicated).
+    applyCommandLineSettings(root, written);
+    for (YAML::Node op : root["ops"]) {
+      if (!op.IsMap() || !op["name"].IsScalar()) continue;
+      std::optional<ValueId> v = graph.findValue(op["name"].Scalar());
+      if (!v || graph.value(*v).producer == kNoId) continue;
+      const Op& compiled = graph.op(graph.value(*v).producer);
+      if (searched(compiled)) op["in_strategy"] = strategyNode(strategyOf(compiled));
+    }
+    YAML::Emitter out;
+    out << root;
+    text = std::string(out.c_str()) + "\n";
+    return std::nullopt;
+  }
   if (!onnxPlan) {
     // A YAML model or an ONNX file given alone: the graph as a model with the plan written in.
     Graph plan = graph;
@@ -63,16 +95,8 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
   fs::path graphPath = fs::path(modelPath).parent_path() / root["graph"].as<std::string>();
   fs::path outDir = fs::absolute(fs::path(outPath)).parent_path();
   root["graph"] = fs::relative(fs::absolute(graphPath), outDir).generic_string();
-  // What the command line may have set over the plan's own `parallel` and `cluster`.
+  applyCommandLineSettings(root, written);
   YAML::Node parallel = root["parallel"];
-  parallel["search_mode"] = std::string(searchModeName(written.searchMode));
-  if (written.redistribution != RedistributionMode::MindSpore)
-    parallel["redistribution"] = std::string(redistributionModeName(written.redistribution));
-  if (written.memoryBudget > 0) parallel["memory_budget"] = written.memoryBudget;
-  if (written.precision != Precision::Fp32) parallel["precision"] = std::string(precisionName(written.precision));
-  if (written.cluster && !written.cluster->preset.empty() && !root["cluster"].IsDefined())
-    root["cluster"]["preset"] = written.cluster->preset;
-  const bool structural = graph.search && graph.search->configuration;
   if (structural) {
     // The structural search's settings; the plan's graph is the step's, split again on loading.
     parallel["fully_use_devices"] = written.fullyUseDevices;
