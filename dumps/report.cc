@@ -396,22 +396,24 @@ json pipelineJson(const Graph& graph, const CompileOptions& options) {
 json configurationJson(const SearchConfiguration& c) {
   json stages = json::array();
   for (int64_t n : c.stageLayers) stages.push_back(n);
-  return json{{"dp", c.dp},
-              {"tp", c.tp},
-              {"pp", c.pp},
-              {"cp", c.cp},
-              {"sequence_parallel", c.sequenceParallel},
-              {"micro_batch_size", c.microBatchSize},
-              {"micro_batches", c.microBatches},
-              {"recompute", c.recompute},
-              {"optimizer_level", c.optimizerLevel},
-              {"zero_stage", c.zeroStage},
-              {"stages", stages},
-              {"estimated_step_seconds", c.stepSeconds},
-              {"tflops_per_device", c.tflopsPerDevice},
-              {"peak_bytes", c.peakBytes},
-              {"estimated_by", c.compiled ? "compile" : "layer_model"},
-              {"verdict", c.verdict}};
+  json out = json{{"dp", c.dp},
+                  {"tp", c.tp},
+                  {"pp", c.pp},
+                  {"cp", c.cp},
+                  {"sequence_parallel", c.sequenceParallel},
+                  {"micro_batch_size", c.microBatchSize},
+                  {"micro_batches", c.microBatches},
+                  {"recompute", c.recompute},
+                  {"optimizer_level", c.optimizerLevel},
+                  {"zero_stage", c.zeroStage},
+                  {"stages", stages},
+                  {"estimated_step_seconds", c.stepSeconds},
+                  {"tflops_per_device", c.tflopsPerDevice},
+                  {"peak_bytes", c.peakBytes},
+                  {"estimated_by", c.compiled ? "compile" : "layer_model"},
+                  {"verdict", c.verdict}};
+  if (c.virtualStages > 1) out["virtual_stages"] = c.virtualStages;  // the interleaved schedule's
+  return out;
 }
 
 json searchJson(const Graph& graph, const SearchSummary& s) {

@@ -101,6 +101,7 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
     // The structural search's settings; the plan's graph is the step's, split again on loading.
     parallel["fully_use_devices"] = written.fullyUseDevices;
     if (written.pipelineStages > 1) parallel["pipeline_stages"] = written.pipelineStages;
+    if (written.virtualStages > 1) parallel["virtual_stages"] = written.virtualStages;
     if (written.microBatches > 1) {
       parallel["micro_batches"] = written.microBatches;
       parallel["input_batch"] = "step";

@@ -37,9 +37,10 @@ constexpr double kModelMargin = 0.97;
 
 struct Config {
   int64_t tp = 1, pp = 1, dp = 1, mbs = 1, micro = 1;
+  int64_t v = 1;  // virtual stages a pipeline stage (the interleaved schedule)
   bool sp = false;
-  bool weightedSplit = false;  // first and last stages lightened by the embedding and head
-  std::vector<int64_t> layerStage;
+  bool weightedSplit = false;       // first and last stages lightened by the embedding and head
+  std::vector<int64_t> layerStage;  // each layer's virtual stage (its stage: mod pp)
   Recompute recompute = Recompute::None;
   int zeroStage = 0;       // ZeRO-1/2: optimizer states (and gradients) sharded, no extra traffic
   int optimizerLevel = 0;  // MindSpore's optimizer parallel: weights sharded, gathered each micro-batch
@@ -111,9 +112,9 @@ class Search {
       double perLayer = 0;
       for (int64_t l = 0; l < layers_.count; ++l) perLayer += c.model->trained[l] / static_cast<double>(layers_.count);
       c.layerStage = c.weightedSplit && perLayer > 0
-                         ? splitLayers(layers_.count, c.pp, c.model->trained[layers_.pre()] / perLayer,
+                         ? splitLayers(layers_.count, c.pp * c.v, c.model->trained[layers_.pre()] / perLayer,
                                        c.model->trained[layers_.post()] / perLayer)
-                         : splitLayers(layers_.count, c.pp, 0, 0);
+                         : splitLayers(layers_.count, c.pp * c.v, 0, 0);
       estimate(c);
     }
     for (const Config& c : configs_) {
@@ -218,20 +219,26 @@ class Search {
 
   // One mesh, optimizer sharding and micro-batching with each stage split, sequence parallelism
   // and recompute; those whose parameters alone exceed the budget (`floor`) are only counted.
+  // With pipeline stages, the interleaved schedule's virtual stages too: v of 2, 4, 8 where the
+  // micro-batches are a multiple of the stages (Megatron's condition) and every virtual stage
+  // gets a layer.
   void addVariants(const Config& base, double floor) {
-    for (bool weighted : {false, true})
-      for (bool sp : {false, true})
-        for (Recompute r : kRecomputes) {
-          if ((sp && base.tp == 1) || (weighted && base.pp == 1)) continue;
-          ++considered_;
-          if (!fits(floor)) {
-            ++pruned_;
-            continue;
+    for (int64_t v : {1, 2, 4, 8}) {
+      if (v > 1 && (base.pp == 1 || base.micro % base.pp != 0 || base.pp * v > layers_.count)) continue;
+      for (bool weighted : {false, true})
+        for (bool sp : {false, true})
+          for (Recompute r : kRecomputes) {
+            if ((sp && base.tp == 1) || (weighted && base.pp == 1)) continue;
+            ++considered_;
+            if (!fits(floor)) {
+              ++pruned_;
+              continue;
+            }
+            Config c = base;
+            c.v = v, c.weightedSplit = weighted, c.sp = sp, c.recompute = r;
+            configs_.push_back(c);
           }
-          Config c = base;
-          c.weightedSplit = weighted, c.sp = sp, c.recompute = r;
-          configs_.push_back(c);
-        }
+    }
   }
 
   // --- the layer model ---
@@ -272,14 +279,16 @@ class Search {
         trained += m.trained[slot];
       };
       for (int64_t l = 0; l < layers_.count; ++l)
-        if (c.layerStage[l] == s) {
+        if (c.layerStage[l] % c.pp == s) {
           add(static_cast<int32_t>(l), true);
           layersHere += 1;
         }
       if (s == 0) add(layers_.pre(), false);
       if (s == c.pp - 1) add(layers_.post(), false);
-      if (s > 0) comm += p2p;
-      if (s < c.pp - 1) comm += p2p;
+      // A micro-batch crosses each virtual-stage boundary once: stage s receives at the start of
+      // each of its v chunks (but the first stage's first) and sends at each end (but the last's).
+      comm += static_cast<double>(s > 0 ? c.v : c.v - 1) * p2p;
+      comm += static_cast<double>(s < c.pp - 1 ? c.v : c.v - 1) * p2p;
       // Optimizer parallel gathers the stage's weights for each micro-batch's forward and
       // reduce-scatters their gradients after its backward.
       if (c.optimizerLevel > 0) {
@@ -294,12 +303,15 @@ class Search {
       update = std::max(update, trained / shard * optimizerBytes() / (cluster_.device.hbmBandwidth * cluster_.memoryEfficiency));
       // Memory: the stage's parameters with their step state, the saved activations of the
       // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
-      double inFlight = static_cast<double>(std::min<int64_t>(c.pp - s, c.micro));
+      ParallelSettings schedule;
+      schedule.pipelineStages = c.pp, schedule.microBatches = c.micro, schedule.virtualStages = c.v;
+      double inFlight = inFlightMicroBatches(s, schedule);
       double stagePeak = trained * bytesPerElement(c) + inFlight * layersHere * m.savedPerLayer[static_cast<int>(c.recompute)] +
                          m.transient[static_cast<int>(c.recompute)];
       peak = std::max(peak, stagePeak);
     }
-    c.seconds = (micro + static_cast<double>(c.pp - 1)) * slowest + exposedSync + update;
+    // 1F1B's P - 1 idle slots; interleaved, (P - 1) / v (Narayanan et al. 2021).
+    c.seconds = (micro + static_cast<double>(c.pp - 1) / static_cast<double>(c.v)) * slowest + exposedSync + update;
     c.modelSeconds = c.seconds;
     c.peak = peak;
     double hardware = micro * static_cast<double>(c.dp) * m.flops * (3 + (full ? 1 : 0));
@@ -327,11 +339,14 @@ class Search {
     for (OpId id : p.graph.order) {
       Op& op = p.graph.op(id);
       int32_t slot = layers_.slot[id];
-      op.stage = static_cast<int32_t>(slot == layers_.pre() ? 0 : slot == layers_.post() ? c.pp - 1 : c.layerStage[slot]);
+      int64_t virtualStage = slot == layers_.pre() ? 0 : slot == layers_.post() ? c.pp * c.v - 1 : c.layerStage[slot];
+      op.stage = static_cast<int32_t>(virtualStage % c.pp);
+      op.chunk = static_cast<int32_t>(virtualStage / c.pp);
     }
     CompileOptions& o = p.options;
     o = searchCompileOptions(options_, c.dp * c.tp);
     o.pipelineStages = c.pp;
+    o.virtualStages = c.v;
     o.microBatches = c.micro;
     o.parallelOptimizerLevel = c.optimizerLevel;
     o.zeroStage = c.zeroStage;
@@ -375,12 +390,13 @@ class Search {
   SearchConfiguration described(const Config& c) const {
     SearchConfiguration s;
     s.dp = c.dp, s.tp = c.tp, s.pp = c.pp, s.microBatchSize = c.mbs, s.microBatches = c.micro, s.sequenceParallel = c.sp;
+    s.virtualStages = c.v;
     s.recompute = recomputeName(c.recompute);
     s.optimizerLevel = c.optimizerLevel;
     s.zeroStage = c.zeroStage;
     for (int64_t st = 0; st < c.pp; ++st) {
       int64_t n = 0;
-      for (int64_t l = 0; l < layers_.count; ++l) n += c.layerStage[l] == st;
+      for (int64_t l = 0; l < layers_.count; ++l) n += c.layerStage[l] % c.pp == st;
       s.stageLayers.push_back(n);
     }
     s.stepSeconds = c.seconds, s.tflopsPerDevice = c.tflops, s.peakBytes = c.peak, s.compiled = c.compiled;
@@ -409,8 +425,8 @@ class Search {
     // A configuration that differs from one listed only where it changes nothing (a weighted
     // split giving the same layers per stage) is the same plan: listed once.
     auto planKey = [](const SearchConfiguration& d) {
-      return std::make_tuple(d.dp, d.tp, d.pp, d.cp, d.microBatchSize, d.microBatches, d.sequenceParallel, d.recompute,
-                             d.optimizerLevel, d.zeroStage, d.stageLayers);
+      return std::make_tuple(d.dp, d.tp, d.pp, d.cp, d.virtualStages, d.microBatchSize, d.microBatches, d.sequenceParallel,
+                             d.recompute, d.optimizerLevel, d.zeroStage, d.stageLayers);
     };
     std::set<decltype(planKey(account.chosen))> listed{planKey(account.chosen)};
     for (const Config* other : others) {

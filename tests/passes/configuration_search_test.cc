@@ -208,6 +208,34 @@ TEST_CASE("configuration search: a plan that fits, written back, compiles to the
   CHECK(verifyCompiled(all).ok);
 }
 
+TEST_CASE("configuration search: the interleaved schedule is a dimension, and its plan compiles to its estimate and verifies") {
+  // 16 layers on 16 devices under a budget that needs pipeline stages: with 4 micro-batches over
+  // 2 stages the interleaved schedule (8 virtual stages a stage: a layer each) shrinks the bubble
+  // from one stage slot to an eighth, and is chosen.
+  std::string text = smallGpt(16, 16, 256);
+  text.replace(text.find("memory_budget: 80GB"), 19, "memory_budget: 10MB");
+  auto [g, gSettings] = parseModelAndSettings(text);
+  CompileOptions options = optionsFromModel(gSettings);
+  DiagnosticEngine diags("m.yaml", "");
+  REQUIRE(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Applied);
+  const SearchConfiguration& c = g.search->configuration->chosen;
+  CHECK(c.pp > 1);
+  CHECK(c.virtualStages > 1);
+  CHECK(options.virtualStages == c.virtualStages);
+  CHECK(c.microBatches % c.pp == 0);  // Megatron's condition for the interleaved schedule
+  int32_t chunks = 0;
+  for (OpId id : g.order) chunks = std::max(chunks, g.op(id).chunk + 1);
+  CHECK(chunks == c.virtualStages);
+  std::string plan = writePlanModelYaml(g, options);
+  CHECK(plan.find(fmt::format("virtual_stages: {}", c.virtualStages)) != std::string::npos);
+  Compiled all = compileAllRanks(plan);
+  REQUIRE_MESSAGE(all.errors.empty(), all.errors);
+  auto step = estimateClusterStep(all.global, all.options);
+  REQUIRE(step);
+  CHECK(step->total == doctest::Approx(c.stepSeconds).epsilon(1e-12));
+  CHECK(verifyCompiled(all).ok);
+}
+
 TEST_CASE("configuration search: nothing fits a budget below the parameters' floor") {
   std::string text = smallGpt(16, 4, 64);
   text.replace(text.find("80GB"), 4, "100KB");
