@@ -15,6 +15,7 @@ struct StageWork {
   double compute = 0;          // forward, backward, recomputed forward
   double communication = 0;    // collectives and redistributions on the critical path, transfers
   double backwardCompute = 0;  // what a gradient reduction can hide behind (one micro-batch)
+  double forwardCompute = 0;   // what ZeRO's weight gather can hide behind (the next step's first forward)
   double gradientSync = 0;     // the stage's gradient reductions, once per step
   double trainedElements = 0;  // parameter elements a rank of the stage updates
   double seconds() const { return compute + communication; }
@@ -47,6 +48,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     w.compute += t.compute * (training ? 3 : 1) + (again ? t.compute : 0);
     w.communication += comm * (training ? 2 : 1) + (again ? comm : 0);
     if (training) w.backwardCompute += 2 * t.compute + (again ? t.compute : 0);
+    w.forwardCompute += t.compute;
     w.gradientSync += t.gradientSync;
     w.trainedElements += t.trainedElements;
     forwardFlops += t.globalFlops;
@@ -77,8 +79,16 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   if (training) {
     // Each stage reduces its gradients as its last micro-batch's backward makes them (Megatron's
     // and FSDP's overlap): what the backward cannot hide is exposed; the worst stage decides.
+    // With ZeRO the reduction is a ReduceScatter (each rank keeps its shard's sum) and, after the
+    // update, an AllGather of the updated weights, each moving half of what the AllReduce does
+    // (ring: (n - 1)/n of the bytes each): the ReduceScatter hides behind the last backward, the
+    // AllGather behind the next step's first forward (Megatron's distributed optimizer with
+    // --overlap-grad-reduce and --overlap-param-gather; FSDP's prefetch).
+    const bool zero = settings.zeroStage > 0 && settings.parallelOptimizerLevel == 0;
     for (const StageWork& w : work) {
-      double exposed = std::max(0.0, w.gradientSync - w.backwardCompute);
+      double exposed = zero ? std::max(0.0, w.gradientSync / 2 - w.backwardCompute) +
+                                  std::max(0.0, w.gradientSync / 2 - w.forwardCompute)
+                            : std::max(0.0, w.gradientSync - w.backwardCompute);
       if (exposed >= e.gradientSyncExposed) {
         e.gradientSyncExposed = exposed;
         e.gradientSync = w.gradientSync;

@@ -340,3 +340,36 @@ TEST_CASE("virtual stages on a cluster: the bubble is a v-th of 1F1B's; micro-ba
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE(
+    "the step schedule with ZeRO: the gradients' ReduceScatter hides behind backward, the weights' AllGather behind forward") {
+  // One stage of 2 data-parallel ranks, one micro-batch, a slow network: the gradient reduction
+  // (R, an AllReduce's time) outlasts the backward (2F). Without ZeRO, R - 2F is exposed; with
+  // ZeRO-1 the reduction is a ReduceScatter (R/2) behind the backward and an AllGather of the
+  // updated weights (R/2) behind the next step's forward (F): (R/2 - 2F)+ + (R/2 - F)+.
+  auto model = [](int zero) {
+    return fmt::format(
+        "parallel: {{device_num: 2, training: true, optimizer: adamw, zero_stage: {}}}\n"
+        "cluster: {{devices_per_node: 1, peak_flops: {{fp32: 20e12}}, hbm_bandwidth: 2.0e12, intra_node_bandwidth: 3e11, "
+        "nics_per_node: 1, nic_gbps: 1}}\n"
+        "inputs:\n  - {{name: x, shape: [64, 512], dtype: float32}}\n"
+        "parameters:\n  - {{name: w, shape: [512, 512], dtype: float32}}\n"
+        "ops:\n  - {{name: y, type: MatMul, inputs: [x, w], in_strategy: [[2, 1], [1, 1]]}}\noutputs: [y]\n",
+        zero);
+  };
+  for (int zero : {0, 1}) {
+    CAPTURE(zero);
+    Compiled c = compileAllRanks(model(zero));
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    auto e = estimateClusterStep(c.global, c.options);
+    REQUIRE(e);
+    const double R = e->gradientSync, F = e->compute / 3;
+    REQUIRE(R > 3 * F);  // the network is slow enough that both forms expose some
+    const double want = zero ? std::max(0.0, R / 2 - 2 * F) + std::max(0.0, R / 2 - F) : R - 2 * F;
+    CHECK(e->gradientSyncExposed == doctest::Approx(want).epsilon(1e-12));
+  }
+}
+
+}  // namespace irc::test
