@@ -86,9 +86,9 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     // --overlap-grad-reduce and --overlap-param-gather; FSDP's prefetch).
     const bool zero = settings.zeroStage > 0 && settings.parallelOptimizerLevel == 0;
     for (const StageWork& w : work) {
-      double exposed = zero ? std::max(0.0, w.gradientSync / 2 - w.backwardCompute) +
-                                  std::max(0.0, w.gradientSync / 2 - w.forwardCompute)
-                            : std::max(0.0, w.gradientSync - w.backwardCompute);
+      double exposed =
+          zero ? std::max(0.0, w.gradientSync / 2 - w.backwardCompute) + std::max(0.0, w.gradientSync / 2 - w.forwardCompute)
+               : std::max(0.0, w.gradientSync - w.backwardCompute);
       if (exposed >= e.gradientSyncExposed) {
         e.gradientSyncExposed = exposed;
         e.gradientSync = w.gradientSync;
