@@ -9,7 +9,6 @@
 
 #include "ir/device_matrix.h"
 #include "ir/parallel_config.h"
-#include "passes/planners/optimal_planner.h"
 
 namespace irc {
 
