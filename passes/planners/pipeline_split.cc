@@ -54,24 +54,10 @@ std::vector<OpLoad> loadsOf(const Graph& g, const CompileOptions& o) {
   return loads;
 }
 
-}  // namespace
-
-double inFlightMicroBatches(int64_t stage, const ParallelSettings& s) {
-  const int64_t P = s.pipelineStages, v = s.virtualStages;
-  if (v <= 1) return static_cast<double>(std::min(P - stage, s.microBatches));
-  // Megatron's interleaved 1F1B: rank s warms up with (P - s - 1) * 2 + (v - 1) * P chunk
-  // micro-batches, then holds one more in its steady state, of M * v in all; a chunk holds a
-  // v-th of the stage's layers (stage 0: P + (P - 1) / v, Korthikanti et al. 2022, §4.2.3).
-  const int64_t chunks = std::min((P - stage - 1) * 2 + (v - 1) * P + 1, s.microBatches * v);
-  return static_cast<double>(chunks) / static_cast<double>(v);
-}
-
-namespace {
-
-double inFlight(int64_t stage, const ParallelSettings& s) { return inFlightMicroBatches(stage, s); }
-
 // The cut of `ops` (in order) into at most P * v runs (virtual stages) each within `limit`
 // seconds and the budget; returns each op's virtual stage, or empty when more runs are needed.
+// With virtual stages the budget is checked per run, not per stage (a stage holds v runs): an
+// approximation the compiled plan's memory estimate corrects.
 std::vector<int32_t> greedyCut(const std::vector<OpId>& ops, const std::vector<OpLoad>& loads, double limit,
                                const CompileOptions& o) {
   const int64_t runs = o.pipelineStages * o.virtualStages;
@@ -81,7 +67,7 @@ std::vector<int32_t> greedyCut(const std::vector<OpId>& ops, const std::vector<O
   for (size_t i = 0; i < ops.size(); ++i) {
     const OpLoad& l = loads[ops[i]];
     auto fits = [&](int32_t at, double t, double r, double sv) {
-      return t <= limit && (o.memoryBudget <= 0 || r + inFlight(at % o.pipelineStages, o) * sv <= o.memoryBudget);
+      return t <= limit && (o.memoryBudget <= 0 || r + inFlightMicroBatches(at % o.pipelineStages, o) * sv <= o.memoryBudget);
     };
     if (i > 0 && !fits(s, seconds + l.seconds, resident + l.resident, saved + l.savedPerMicroBatch)) {
       ++s;
@@ -107,6 +93,16 @@ std::vector<int32_t> greedyCut(const std::vector<OpId>& ops, const std::vector<O
 }
 
 }  // namespace
+
+double inFlightMicroBatches(int64_t stage, const ParallelSettings& s) {
+  const int64_t P = s.pipelineStages, v = s.virtualStages;
+  if (v <= 1) return static_cast<double>(std::min(P - stage, s.microBatches));
+  // Megatron's interleaved 1F1B: rank s warms up with (P - s - 1) * 2 + (v - 1) * P chunk
+  // micro-batches, then holds one more in its steady state, of M * v in all; a chunk holds a
+  // v-th of the stage's layers (stage 0: P + (P - 1) / v, Korthikanti et al. 2022, §4.2.3).
+  const int64_t chunks = std::min((P - stage - 1) * 2 + (v - 1) * P + 1, s.microBatches * v);
+  return static_cast<double>(chunks) / static_cast<double>(v);
+}
 
 void assignAutoStages(Graph& graph, const CompileOptions& options) {
   std::vector<OpLoad> loads = loadsOf(graph, options);
@@ -241,7 +237,7 @@ MemoryEstimate estimateStageMemory(const Graph& graph, const ParallelSettings& s
   keepPipelineStage(view, stage);
   // 1F1B: while stage s runs forward and backward it holds the saved activations of
   // min(P - s, M) micro-batches; the optimizer's update comes after the last one.
-  return estimateMemory(view, settings, StepPlace{stage == settings.pipelineStages - 1, inFlight(stage, settings)});
+  return estimateMemory(view, settings, StepPlace{stage == settings.pipelineStages - 1, inFlightMicroBatches(stage, settings)});
 }
 
 RankPeaks fullestRankPeaks(const Graph& graph, const ParallelSettings& settings) {
