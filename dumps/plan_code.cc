@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <set>
 
 #include <fmt/format.h>
@@ -203,68 +202,6 @@ std::string planSection(const std::vector<Graph::ModuleStyle>& styles, const Mod
     out += "    },\n";
   }
   return out + "}\n\n";
-}
-
-// The file's device mesh: its named dims (ranks row-major) and which of them carry data
-// parallelism and pipeline stages ("" for none).
-struct TorchMesh {
-  std::vector<std::string> names;
-  std::vector<int64_t> dims;
-  std::string dp, pp;
-  int64_t dpSize = 1;
-};
-
-// A pipelined plan's stages lead ("pp", outermost: irc numbers ranks stage by stage). Within a
-// stage: the plan's named mesh; a modules: plan's axis over every device; else the batch's split
-// ("dp"; with Linears split, every device they leave), the Linears' ("tp"), and what splits
-// other ops over the rest of the devices (named, with a warning: DTensor's styles carry only the
-// Linears').
-TorchMesh torchMesh(const Graph& graph, const CompileOptions& options, bool given, const std::vector<Graph::ModuleStyle>& styles,
-                    int64_t tpSize, std::vector<std::string>& warnings) {
-  TorchMesh m;
-  auto add = [&](const std::string& name, int64_t size) {
-    m.names.push_back(name);
-    m.dims.push_back(size);
-  };
-  if (options.pipelineStages > 1) {
-    m.pp = "pp";
-    add(m.pp, options.pipelineStages);
-  }
-  int64_t batchWays = batchSplitWays(graph);
-  if (options.mesh) {
-    for (size_t a = 0; a < options.mesh->names.size(); ++a) {
-      add(options.mesh->names[a], options.mesh->dims[a]);
-      if (m.dp.empty() && options.mesh->names[a] == "dp" && options.mesh->dims[a] == batchWays && batchWays > 1) {
-        m.dp = "dp";
-        m.dpSize = batchWays;
-      }
-    }
-    return m;
-  }
-  if (given) {
-    add(styles.empty() ? "tp" : styles[0].axis, options.deviceNum);
-    return m;
-  }
-  int64_t others = std::max<int64_t>(1, options.deviceNum / std::max<int64_t>(1, tpSize));
-  // With Linears split, the devices they leave hold replicas (a Megatron plan splits the batch
-  // at its first product, not necessarily at the input); else the batch's split says.
-  int64_t dp = tpSize > 1 ? others : std::gcd(batchWays, others);
-  int64_t rest = others / dp;
-  if (dp > 1) {
-    m.dp = "dp";
-    m.dpSize = dp;
-    add(m.dp, dp);
-  }
-  if (tpSize > 1) add("tp", tpSize);
-  if (rest > 1) {
-    add(tpSize > 1 ? "mp" : "tp", rest);
-    warnings.push_back(
-        fmt::format("the plan splits ops {} ways over the devices the batch's {}-way split and the Linears' {}-way split leave "
-                    "(ops outside torch modules, or dims no DTensor style splits); mesh dim '{}' carries no style",
-                    rest, dp, tpSize, m.names.back()));
-  }
-  if (m.names.size() == (m.pp.empty() ? 0u : 1u)) add("tp", options.deviceNum);  // one device per stage
-  return m;
 }
 
 const char* const kParallelize =

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -72,6 +73,54 @@ std::vector<std::string> pipelineSplitPoints(const Graph& graph, int64_t stages,
     points.push_back(path);
   }
   return points;
+}
+
+TorchMesh torchMesh(const Graph& graph, const CompileOptions& options, bool given, const std::vector<Graph::ModuleStyle>& styles,
+                    int64_t tpSize, std::vector<std::string>& warnings) {
+  TorchMesh m;
+  auto add = [&](const std::string& name, int64_t size) {
+    m.names.push_back(name);
+    m.dims.push_back(size);
+  };
+  if (options.pipelineStages > 1) {
+    m.pp = "pp";
+    add(m.pp, options.pipelineStages);
+  }
+  int64_t batchWays = batchSplitWays(graph);
+  if (options.mesh) {
+    for (size_t a = 0; a < options.mesh->names.size(); ++a) {
+      add(options.mesh->names[a], options.mesh->dims[a]);
+      if (m.dp.empty() && options.mesh->names[a] == "dp" && options.mesh->dims[a] == batchWays && batchWays > 1) {
+        m.dp = "dp";
+        m.dpSize = batchWays;
+      }
+    }
+    return m;
+  }
+  if (given) {
+    add(styles.empty() ? "tp" : styles[0].axis, options.deviceNum);
+    return m;
+  }
+  int64_t others = std::max<int64_t>(1, options.deviceNum / std::max<int64_t>(1, tpSize));
+  // With Linears split, the devices they leave hold replicas (a Megatron plan splits the batch
+  // at its first product, not necessarily at the input); else the batch's split says.
+  int64_t dp = tpSize > 1 ? others : std::gcd(batchWays, others);
+  int64_t rest = others / dp;
+  if (dp > 1) {
+    m.dp = "dp";
+    m.dpSize = dp;
+    add(m.dp, dp);
+  }
+  if (tpSize > 1) add("tp", tpSize);
+  if (rest > 1) {
+    add(tpSize > 1 ? "mp" : "tp", rest);
+    warnings.push_back(
+        fmt::format("the plan splits ops {} ways over the devices the batch's {}-way split and the Linears' {}-way split leave "
+                    "(ops outside torch modules, or dims no DTensor style splits); mesh dim '{}' carries no style",
+                    rest, dp, tpSize, m.names.back()));
+  }
+  if (m.names.size() == (m.pp.empty() ? 0u : 1u)) add("tp", options.deviceNum);  // one device per stage
+  return m;
 }
 
 std::string dataParallelSection(const std::string& dpDim, int64_t dpSize, int zeroStage) {

@@ -11,6 +11,23 @@
 
 namespace irc {
 
+// The file's device mesh: its named dims (ranks row-major) and which of them carry data
+// parallelism and pipeline stages ("" for none).
+struct TorchMesh {
+  std::vector<std::string> names;
+  std::vector<int64_t> dims;
+  std::string dp, pp;
+  int64_t dpSize = 1;
+};
+
+// A pipelined plan's stages lead ("pp", outermost: irc numbers ranks stage by stage). Within a
+// stage: the plan's named mesh; a modules: plan's axis over every device; else the batch's split
+// ("dp"; with Linears split, every device they leave), the Linears' ("tp"), and what splits
+// other ops over the rest of the devices (named, with a warning: DTensor's styles carry only the
+// Linears').
+TorchMesh torchMesh(const Graph& graph, const CompileOptions& options, bool given, const std::vector<Graph::ModuleStyle>& styles,
+                    int64_t tpSize, std::vector<std::string>& warnings);
+
 // How many ways the plan splits the batch: dim 0 of the graph's data inputs (1 when unsplit).
 int64_t batchSplitWays(const Graph& graph);
 
