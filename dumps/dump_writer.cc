@@ -116,6 +116,16 @@ std::string dumpFileName(std::string_view dumpName, int position, std::string_vi
   return fmt::format("{}_{:04d}{}", dumpName, position, ending);
 }
 
+std::optional<DumpFileName> parseDumpFileName(std::string_view fileName) {
+  constexpr std::string_view kEnding = ".ir";
+  // <name> '_' DDDD ".ir": at least one character of name.
+  if (fileName.size() < kEnding.size() + 6 || !fileName.ends_with(kEnding)) return std::nullopt;
+  std::string_view stem = fileName.substr(0, fileName.size() - kEnding.size());
+  std::string_view digits = stem.substr(stem.size() - 4);
+  if (stem[stem.size() - 5] != '_' || digits.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  return DumpFileName{std::string(stem.substr(0, stem.size() - 5)), std::stoi(std::string(digits))};
+}
+
 DumpWriter::~DumpWriter() { removeStaging(); }
 
 void DumpWriter::removeStaging() {

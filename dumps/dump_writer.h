@@ -38,6 +38,14 @@ struct DumpOptions {
 // ".failed.ir" for the input of a pass that rejected the model).
 std::string dumpFileName(std::string_view dumpName, int position, std::string_view ending = ".ir");
 
+// The reverse of dumpFileName for a `.ir` dump: its pass's dump name and position; nullopt for a
+// file name that is not one (`<pass>_XXXX.ir`, four digits).
+struct DumpFileName {
+  std::string dumpName;
+  int position = 0;
+};
+std::optional<DumpFileName> parseDumpFileName(std::string_view fileName);
+
 class DumpWriter : public PassInstrumentation {
  public:
   explicit DumpWriter(DumpOptions options) : options_(std::move(options)) {}

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "dumps/dump_writer.h"
 #include "dumps/ir_diff.h"
 #include "dumps/ir_printer.h"
 #include "frontends/mindspore/parallel_facts.h"
@@ -93,13 +94,11 @@ std::optional<Stages> stagesOfDir(const std::string& dir, int64_t rank) {
   fs::path root = fs::exists(rankDir) ? rankDir : fs::path(dir);
   Stages stages;
   for (const auto& e : fs::directory_iterator(root)) {
-    std::string name = e.path().filename().string();
-    if (e.path().extension() != ".ir" || name.size() < 9 || name[name.size() - 8] != '_') continue;
-    std::string digits = name.substr(name.size() - 7, 4);
-    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::optional<DumpFileName> dump = parseDumpFileName(e.path().filename().string());
+    if (!dump) continue;
     auto text = dumpTextOf(e.path().string());
     if (!text) return std::nullopt;
-    stages[stageKey(std::stoi(digits), name.substr(0, name.size() - 8))] = *text;
+    stages[stageKey(dump->position, dump->dumpName)] = *text;
   }
   if (stages.empty()) {
     std::cerr << fmt::format("irc: error: {} holds no dump (<pass>_XXXX.ir files, as --dump-all writes them)\n", root.string());
