@@ -17,7 +17,7 @@ class ReductionFusionPass : public Pass {
     if (!readyForRedistribution(graph, context)) return PassStatus::Failed;
     // Forward ops and layouts change, not the graph's structure.
     fuseReductionsIntoEdges(graph);
-    return PassStatus::Unchanged;
+    return PassStatus::Annotated;
   }
 
  private:

@@ -17,7 +17,7 @@ class StageAssignmentPass : public Pass {
     if (!readyForRedistribution(graph, context)) return PassStatus::Failed;
     // Each op's stage changes, not the graph's structure.
     assignAutoStages(graph, options_);
-    return PassStatus::Unchanged;
+    return PassStatus::Annotated;
   }
 
  private:

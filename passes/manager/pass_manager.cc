@@ -1,5 +1,6 @@
 #include "passes/manager/pass_manager.h"
 
+#include <cstdint>
 #include <optional>
 
 #include <fmt/format.h>
@@ -8,6 +9,29 @@
 #include "ops/verifier.h"
 
 namespace irc {
+namespace {
+
+// The graph's structure: its ops in order with their types, operands and results (FNV-1a).
+// Parallel state (strategies, layouts, stages) is not structure.
+[[maybe_unused]] uint64_t structuralHash(const Graph& graph) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](uint64_t x) {
+    h ^= x;
+    h *= 1099511628211ull;
+  };
+  mix(graph.ops.size());
+  mix(graph.values.size());
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    mix(static_cast<uint64_t>(id));
+    for (char c : op.type) mix(static_cast<unsigned char>(c));
+    for (const Operand& o : op.operands) mix(o.isValue() ? static_cast<uint64_t>(o.value) : ~0ull);
+    for (ValueId r : op.results) mix(static_cast<uint64_t>(r));
+  }
+  return h;
+}
+
+}  // namespace
 
 void PassManager::addPass(int position, std::unique_ptr<Pass> pass) { passes_.push_back({position, std::move(pass)}); }
 
@@ -25,12 +49,22 @@ bool PassManager::runStage(int position, const std::vector<Pass*>& passes, const
   for (auto* i : instrumentations_) i->beforePass(stage);
   Graph& graph = graphToRun();
   for (Pass* pass : passes) {
+#ifdef IRC_SANITIZED
+    const uint64_t before = structuralHash(graph);
+#endif
     PassStatus status = pass->run(graph, context);
     if (status == PassStatus::Failed) {
       if (!context.diags.hasErrors()) throw InternalError(fmt::format("pass '{}' failed without a diagnostic", pass->name()));
       for (auto* i : instrumentations_) i->passFailed(stage, graph, rank);
       return false;
     }
+#ifdef IRC_SANITIZED
+    // The sanitizer builds hold each pass to its word: Unchanged or Annotated leaves the ops,
+    // their order and their operands as they were.
+    if ((status == PassStatus::Unchanged || status == PassStatus::Annotated) && structuralHash(graph) != before)
+      throw InternalError(fmt::format("pass '{}' said {} but changed the graph's structure", pass->name(),
+                                      status == PassStatus::Unchanged ? "Unchanged" : "Annotated"));
+#endif
     // A rank pass makes a new graph, so it is always verified; a global pass only when it
     // changed the graph's structure.
     if (status == PassStatus::Changed || rank != kGlobalGraph) {
