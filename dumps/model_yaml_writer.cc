@@ -102,8 +102,10 @@ void writeGraph(std::string& out, const Graph& graph) {
 
 std::string clusterYaml(const ClusterDescription& c) {
   const DeviceFigures& d = c.device;
-  std::string peaks =
-      fmt::format("{{fp32: {}, tf32: {}, bf16: {}", yamlNumber(d.fp32Flops), yamlNumber(d.tf32Flops), yamlNumber(d.bf16Flops));
+  // A rate the device lacks (Ascend 910B has no TF32) is left out: 0 FLOP/s is not a figure.
+  std::string peaks = fmt::format("{{fp32: {}", yamlNumber(d.fp32Flops));
+  if (d.tf32Flops > 0) peaks += fmt::format(", tf32: {}", yamlNumber(d.tf32Flops));
+  peaks += fmt::format(", bf16: {}", yamlNumber(d.bf16Flops));
   if (d.fp8Flops > 0) peaks += fmt::format(", fp8: {}", yamlNumber(d.fp8Flops));
   peaks += "}";
   std::string out = "cluster: {";
@@ -180,6 +182,13 @@ std::string compileChoices(const ParallelSettings& s) {
 }
 
 }  // namespace
+
+std::string compileChoicesYaml(const ParallelSettings& settings) {
+  std::string choices = compileChoices(settings);
+  return "{" + (choices.empty() ? std::string() : choices.substr(2)) + "}";
+}
+
+std::string clusterBlockYaml(const ClusterDescription& cluster) { return clusterYaml(cluster); }
 
 std::vector<std::pair<std::string, int32_t>> stageEntries(const Graph& graph, int64_t pipelineStages) {
   std::vector<std::pair<std::string, int32_t>> out;

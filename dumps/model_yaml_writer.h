@@ -25,6 +25,12 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& setti
 // The plan's `stages:` entries: the ops that run in a later stage than every op they read (the
 // loader puts an unnamed op in the latest stage of what it reads), with their stage.
 std::vector<std::pair<std::string, int32_t>> stageEntries(const Graph& graph, int64_t pipelineStages);
+
+// The compile's choices that differ from the defaults (global_rank, redistribution,
+// factor_strategy, enable_alltoall, cost_model) as a YAML flow map, and a cluster as its
+// `cluster: {...}` line with every figure: what a plan writes so that it compiles the same.
+std::string compileChoicesYaml(const ParallelSettings& settings);
+std::string clusterBlockYaml(const ClusterDescription& cluster);
 // The plan's `recompute:` entries, one per checkpoint: the glob of its ops' common name prefix
 // when it names exactly them ("l3_*"), else their names (one checkpoint of a list entry).
 std::vector<std::vector<std::string>> recomputeEntries(const Graph& graph);

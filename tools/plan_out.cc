@@ -70,12 +70,19 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
     // mesh, layout annotations, out_strategy, input shardings), which a model rebuilt from the
     // graph lost (a factor-propagation model's plan recompiled replicated).
     applyCommandLineSettings(root, written);
+    // What --alpha/--beta/--gamma, --cluster and the like set over the model's own.
+    YAML::Node choices = YAML::Load(compileChoicesYaml(written));
+    for (auto it = choices.begin(); it != choices.end(); ++it) root["parallel"][it->first.Scalar()] = it->second;
+    if (written.cluster) root["cluster"] = YAML::Load(clusterBlockYaml(*written.cluster))["cluster"];
     for (YAML::Node op : root["ops"]) {
       if (!op.IsMap() || !op["name"].IsScalar()) continue;
       std::optional<ValueId> v = graph.findValue(op["name"].Scalar());
       if (!v || graph.value(*v).producer == kNoId) continue;
       const Op& compiled = graph.op(graph.value(*v).producer);
       if (searched(compiled)) op["in_strategy"] = strategyNode(strategyOf(compiled));
+      // A strategy the model does not write (a --strategy-ckpt-in checkpoint's) is written in.
+      else if (compiled.annotation->inStrategy && !op["in_strategy"].IsDefined() && !op["in_layout"].IsDefined())
+        op["in_strategy"] = strategyNode(*compiled.annotation->inStrategy);
     }
     YAML::Emitter out;
     out << root;
