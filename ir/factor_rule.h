@@ -24,6 +24,10 @@ struct OpRule {
   std::vector<DimFactors> results;
   std::vector<int> mindsporeOrder;    // a permutation of the factor indices
   ReduceOp reduceOp = ReduceOp::Sum;  // how partial results combine
+  // Replicated factors the op reads at positions its indices give (a permutation's tokens and
+  // choices): they add no iteration points, as a lookup's table rows do not (its work is per
+  // element it writes, not per element it could read).
+  std::vector<int> readByIndex;
 
   int factorCount() const { return static_cast<int>(factorSizes.size()); }
   bool isReduction(int f) const { return factorKinds[f] == FactorKind::Reduction; }

@@ -56,6 +56,8 @@ const OpFamilyRules& cumulative();  // CumSum
 const OpFamilyRules& argReduce();   // Argmax, Argmin
 const OpFamilyRules& einsum();
 const OpFamilyRules& topK();
+const OpFamilyRules& moeDispatch();  // MoeDispatch, MoeCombine (moe_routing.cc)
+const OpFamilyRules& moeCombine();
 const OpFamilyRules& pad();  // constant, reflect, edge and wrap padding
 const OpFamilyRules& scatterElements();
 const OpFamilyRules& scatterND();

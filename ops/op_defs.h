@@ -82,6 +82,8 @@ enum class OpFamily {
   ConvTranspose,
   // (irc) ONNX's Resize (MindSpore's ResizeNearestNeighbor, ResizeBilinearV2, ResizeBicubic)
   Resize,
+  // (irc) a mixture-of-experts layer's token permutation: MoeDispatch, MoeCombine
+  MoeRouting,
   // (irc) an ONNX node kept without semantics (--opaque-unsupported)
   Opaque,
   // inserted by the passes, never written in a model

@@ -50,8 +50,11 @@ bool operandHolds(const OpRule& rule, size_t operand, int factor) {
 }
 
 // Whether a factor counts toward the op's iteration space: every factor but one reduced within
-// a single operand (a lookup's vocabulary).
-bool spansPoints(const OpRule& rule, int f) { return !rule.isReduction(f) || operandsHolding(rule, f) >= 2; }
+// a single operand (a lookup's vocabulary) or read by index (a permutation's tokens).
+bool spansPoints(const OpRule& rule, int f) {
+  if (std::find(rule.readByIndex.begin(), rule.readByIndex.end(), f) != rule.readByIndex.end()) return false;
+  return !rule.isReduction(f) || operandsHolding(rule, f) >= 2;
+}
 
 // One op's kernel on its slice: its FLOPs (2 a point where a factor is contracted between two
 // operands, else 1), the bytes of its operands and results not kept on chip, and a product's

@@ -27,7 +27,8 @@ inline std::vector<TensorValue> evaluateOne(const std::string& type, const std::
     if (!attrs.count(a.name) && a.defaultValue) attrs[a.name] = *a.defaultValue;
   op.attrs = attrs;
   std::vector<TensorType> types;
-  const bool indexed = type.rfind("Gather", 0) == 0 || type.rfind("Scatter", 0) == 0;  // operand 1 holds indices
+  const bool indexed =
+      type.rfind("Gather", 0) == 0 || type.rfind("Scatter", 0) == 0 || type.rfind("Moe", 0) == 0;  // operand 1 holds indices
   for (size_t i = 0; i < operands.size(); ++i)
     types.push_back({i == 1 && indexed ? DType::Int64 : DType::Float32, operands[i].shape});
   std::vector<InferOperand> in;
