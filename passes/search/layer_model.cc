@@ -26,8 +26,10 @@ std::optional<int64_t> layerIndexOf(const Graph& graph, const Op& op) {
     }
     size_t j = i;
     while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
-    if (i > 0 && j < name.size() && (name[j] == '.' || name[j] == '/' || name[j] == '_') && j - i < 9)
-      return std::stoll(name.substr(i, j - i));
+    // A module path may end at the layer itself (`model.layers.3`: the decoder layer's own ops,
+    // its residual adds).
+    bool closes = j < name.size() ? name[j] == '.' || name[j] == '/' || name[j] == '_' : !module.empty() && name[i - 1] == '.';
+    if (i > 0 && closes && j - i < 9) return std::stoll(name.substr(i, j - i));
     i = j;
   }
   return std::nullopt;

@@ -14,7 +14,8 @@
 namespace irc {
 
 // The layer a model op belongs to: the index in its module path or name (the first digit run
-// followed by '.', '/' or '_': `l3_qkv`, `layers.3.mlp`), or nullopt.
+// followed by '.', '/' or '_': `l3_qkv`, `layers.3.mlp`; or ending a module path: `model.layers.3`),
+// or nullopt.
 std::optional<int64_t> layerIndexOf(const Graph& graph, const Op& op);
 
 // Where each model op sits: layer ordinal k (0 .. count - 1), or before the first layer (slot

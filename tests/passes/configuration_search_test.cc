@@ -147,6 +147,17 @@ TEST_CASE("configuration search: layers by the index in their names") {
   CHECK(layerIndexOf(g, opNamed(g, "l1_fc2")) == 1);
   CHECK_FALSE(layerIndexOf(g, opNamed(g, "embed")).has_value());
   CHECK_FALSE(layerIndexOf(g, opNamed(g, "lm_head")).has_value());
+  // By module path: a decoder layer's own ops (its residual adds) sit at the path ending in its
+  // index (they went to the ops before the layers, and a searched pipeline put layer 1's
+  // residual on stage 0 reading stage 1: an internal error).
+  Graph m = parseModel(
+      "parallel: {device_num: 1}\ninputs:\n  - {name: x, shape: [4, 8], dtype: float32}\nops:\n"
+      "  - {name: r1, type: Add, inputs: [x, x], module: model.layers.12}\n"
+      "  - {name: v2, type: Neg, inputs: [r1], module: model.layers.2.mlp}\n"
+      "  - {name: x2, type: Neg, inputs: [v2], module: model.norm2}\n");
+  CHECK(layerIndexOf(m, opNamed(m, "r1")) == 12);
+  CHECK(layerIndexOf(m, opNamed(m, "v2")) == 2);
+  CHECK_FALSE(layerIndexOf(m, opNamed(m, "x2")).has_value());
 }
 
 TEST_CASE("configuration search: a plan that fits, written back, compiles to the same estimate and verifies") {
