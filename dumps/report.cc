@@ -305,14 +305,40 @@ json clusterJson(const ClusterDescription& c, Precision precision) {
           {"nic_bandwidth_per_device", c.nicBandwidthPerDevice()}};
 }
 
+// Every trainable weight, and the weights one token's forward pass multiplies with: all of
+// them but a lookup table's other rows, unless the frontend knows the routing (a mixture of
+// experts' config.json: its chosen experts only).
+std::pair<int64_t, int64_t> parameterCounts(const Graph& graph) {
+  std::vector<int64_t> readRows(graph.values.size(), -1);  // a lookup table: the elements of one row
+  for (const Op& op : graph.ops) {
+    if (op.inserted()) continue;
+    ModulePart part = rulesOf(op).modulePart(op);
+    if (part.kind != ModulePart::Kind::Lookup || part.weight < 0) continue;
+    ValueId table = op.operands[part.weight].value;
+    const Shape& shape = graph.value(table).type.shape;
+    if (!shape.empty() && shape[0] > 0) readRows[table] = numElements(shape) / shape[0];
+  }
+  int64_t all = 0, active = 0;
+  for (ValueId v : graph.parameters) {
+    const Value& value = graph.value(v);
+    if (!value.trainable) continue;
+    all += numElements(value.type.shape);
+    active += readRows[v] >= 0 ? readRows[v] : numElements(value.type.shape);
+  }
+  return {all, graph.activeParameters >= 0 ? graph.activeParameters : active};
+}
+
 json totalsJson(const Graph& graph, const CompileOptions& options) {
   CompileTotals totals = compileTotals(graph);
+  auto [parameters, activeParameters] = parameterCounts(graph);
   int inserted = 0;
   for (const auto& [type, n] : totals.insertedByType) inserted += n;
   json out = {{"comm_bytes_per_rank", totals.commBytesPerRank},
               {"param_bytes_per_rank", totals.paramBytesPerRank},
               {"inserted_ops", inserted},
-              {"grad_comm_bytes_per_rank", totals.gradBytesPerRank}};
+              {"grad_comm_bytes_per_rank", totals.gradBytesPerRank},
+              {"parameters", parameters},
+              {"active_parameters", activeParameters}};
   if (std::all_of(graph.ops.begin(), graph.ops.end(),
                   [](const Op& op) { return op.inserted() || op.parallel->layoutsInferred; })) {
     StepTime t = estimateStepTime(graph, options);

@@ -121,10 +121,21 @@ struct ParallelSettings {
 };
 
 // The model's `parallel` block as written.
+// A config.json plan's parallel degrees in MindFormers' words (`data_parallel`, `model_parallel`,
+// `expert_parallel`, `context_parallel`, `sequence_parallel`; docs/config-json.md): the graph's
+// builder writes the strategies Megatron and MindFormers run for them. 0 where not given.
+struct ParallelDegrees {
+  int64_t data = 0, model = 0, expert = 0, context = 0;
+  bool sequence = false;
+  SourceLoc dataLoc, modelLoc, expertLoc, contextLoc, sequenceLoc;
+  bool given() const { return data > 0 || model > 0 || expert > 0 || context > 0 || sequenceLoc.valid(); }
+};
+
 struct ParallelConfig : ParallelSettings {
   // `strategy_ckpt_load`: a MindSpore strategy checkpoint configuring ops (relative to the model).
   std::string strategyCkptLoad;
   SourceLoc loc;  // the `parallel` mapping
+  ParallelDegrees degrees;
 };
 
 }  // namespace irc

@@ -141,15 +141,16 @@ std::vector<CommandSpec> build() {
                     kHelp},
                    "Exit status as diff(1): 0 identical, 1 different (a rejected model is 1 too), 2 usage."});
   specs.back().handler = runDiff;
-  specs.push_back({"import", "a MindSpore (or irc) parse / step_parallel_begin dump, or an ONNX file, as irc's YAML model",
-                   "irc import DUMP.ir|MODEL.onnx [-o MODEL.yaml] [options]",
+  specs.push_back({"import", "a MindSpore (or irc) parse / step_parallel_begin dump, an ONNX file or a Hugging Face config.json, as irc's YAML model",
+                   "irc import DUMP.ir|MODEL.onnx|config.json [-o MODEL.yaml] [options]",
                    {"irc import rank_0/step_parallel_begin_0010.ir -o net.yaml",
                     "irc import examples/gpt2.onnx --dim batch=2 -o gpt2.yaml",
-                    "irc import begin_excerpt.ir --device-num 8            an excerpt without the header's device_num"},
+                    "irc import begin_excerpt.ir --device-num 8            an excerpt without the header's device_num",
+                    "irc import mixtral.config.json --dim sequence=4096   a decoder from its config (docs/config-json.md)"},
                    {{"-o|--output", "FILE", "write the model to FILE (default: stdout)"},
                     {"--device-num", "N", "device_num of the model (default: the dump's, else its largest configured strategy)"},
                     {"--name", "NAME", "the model's name (default: the dump file's stem)"},
-                    {"--dim", "NAME=VALUE", "an ONNX file's symbolic input dim (repeatable)"},
+                    {"--dim", "NAME=VALUE", "an ONNX file's symbolic input dim, or a config's batch or sequence (repeatable)"},
                     kColor,
                     kHelp},
                    "Side nodes (Load, UpdateState, Depend, MakeTuple, TupleGetItem) are followed, not imported; an op irc\n"

@@ -7,6 +7,8 @@
 
 #include "dumps/dump_writer.h"
 #include "dumps/model_yaml_writer.h"
+#include "frontends/hf_config/decoder_model.h"
+#include "frontends/hf_config/hf_config.h"
 #include "frontends/mindspore/mindspore_import.h"
 #include "frontends/onnx/onnx_frontend.h"
 #include "ops/op_sharding.h"
@@ -59,6 +61,26 @@ std::optional<std::string> importOnnx(const std::string& bytes, const std::strin
   return writeModelYaml(*file.graph, settings);
 }
 
+// A Hugging Face config.json as the decoder irc builds from it (docs/config-json.md).
+std::optional<std::string> importConfig(const std::string& text, const std::string& path, const ImportOptions& options,
+                                        const std::map<std::string, int64_t>& dims, ColorMode color) {
+  DiagnosticEngine diags(path, text);
+  std::optional<DecoderConfig> config = readDecoderConfig(text, diags);
+  if (!config) {
+    diags.render(std::cerr, useColor(color, stderr));
+    return std::nullopt;
+  }
+  DecoderShape shape = defaultShape(*config, 1);
+  for (const auto& [name, size] : dims) {
+    if (name == "batch") shape.batch = size;
+    else if (name == "sequence") shape.sequence = size;
+    else throw UsageError(fmt::format("--dim {}: a config.json model has the dims batch and sequence", name));
+  }
+  if (shape.sequence % 2 != 0)
+    throw UsageError(fmt::format("--dim sequence={}: rotary embeddings need an even sequence", shape.sequence));
+  return decoderModelYaml(*config, shape, nullptr, options.name, options.deviceNum > 0 ? options.deviceNum : 1);
+}
+
 ExitStatus writeImported(const std::string& model, const std::string& output) {
   if (output.empty() || output == "-") {
     std::cout << model;
@@ -97,7 +119,7 @@ ExitStatus runImport(const std::vector<std::string>& args) {
       color = parseColorMode(item.value);
     }
   }
-  if (dump.empty()) throw UsageError("usage: irc import DUMP.ir|MODEL.onnx [-o MODEL.yaml] [--device-num N]");
+  if (dump.empty()) throw UsageError("usage: irc import DUMP.ir|MODEL.onnx|config.json [-o MODEL.yaml] [--device-num N]");
   std::string error;
   auto text = readModelText(dump, error);
   if (!text) {
@@ -105,6 +127,11 @@ ExitStatus runImport(const std::vector<std::string>& args) {
     return ExitStatus::Rejected;
   }
   if (options.name.empty()) options.name = modelStem(dump);
+  if (dump.size() > 5 && dump.compare(dump.size() - 5, 5, ".json") == 0) {
+    std::optional<std::string> model = importConfig(*text, dump, options, dims, color);
+    if (!model) return ExitStatus::Rejected;
+    return writeImported(*model, output);
+  }
   if (isOnnxFile(dump, *text)) {
     std::optional<std::string> model = importOnnx(*text, dump, options, dims, color);
     if (!model) return ExitStatus::Rejected;

@@ -53,6 +53,7 @@ class ModelLoader {
   bool readDeviceCount(const YamlNode& node, const std::optional<DeviceMatrix>& mesh);
   std::optional<DeviceMatrix> readNamedMesh(const YamlNode& node);
   void readParallelSettings(const YamlNode& node);
+  void readDegrees(const YamlNode& node);
   void readCostModel(const YamlNode& node);
   void readCluster(const YamlNode& node);  // frontends/yaml/cluster_reader.cc
   bool readMesh(const YamlNode& node, bool deviceNumOk);
@@ -107,6 +108,7 @@ class ModelReader : public ModelLoader {
   std::set<std::string> rejectedNames_;
   std::vector<OpSource> sources_;
   std::vector<std::pair<ValueId, YamlNode>> tensorShardingNodes_;
+  std::unordered_map<std::string, int> moduleIndex_;  // a module path's index in Graph::modulePaths
 };
 
 // A plan (docs/onnx.md): the graph from an ONNX file, strategies by node-name glob, DTensor's
@@ -118,6 +120,14 @@ class PlanReader : public ModelLoader {
 
  private:
   bool readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims);
+  // The plan's graph from its file into graph_; false after reporting at the `graph:` line.
+  bool loadOnnxGraph(const YamlNode& graphNode, const std::string& file, const std::string& path, const std::string& bytes,
+                     const std::map<std::string, int64_t>& dims);
+  // frontends/yaml/config_plan.cc: a config.json's decoder, with the strategies and stages its
+  // parallel degrees stand for (sets degreeStages_ where it assigned the stages).
+  bool loadConfigGraph(const YamlNode& graphNode, const std::string& file, const std::string& bytes,
+                       const std::map<std::string, int64_t>& dims);
+  bool degreeStages_ = false;
   void applyPlanStrategies(const YamlNode& node, std::vector<std::string>& claimedBy);
   void applyPlanShardings(const YamlNode& node);
   // `modules:`: DTensor's parallel styles on torch module paths (frontends/yaml/plan_modules.cc).

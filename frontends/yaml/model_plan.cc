@@ -79,29 +79,16 @@ std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
     reader_.error(*graphNode, readError);
     return std::nullopt;
   }
-  std::string stem = modelStem(*file);
-  DiagnosticEngine onnxDiags(path, "");
-  OnnxOptions onnxOptions;
-  onnxOptions.defaultName = stem;
-  onnxOptions.dims = dims;
-  onnxOptions.checkShapesWithOnnx = options_.onnxShapeCheck;
-  onnxOptions.opaqueUnsupported = options_.opaqueUnsupported;
-  onnxOptions.keepParameterData = options_.parameterData != nullptr;
-  if (auto slash = path.rfind('/'); slash != std::string::npos) onnxOptions.externalDataDir = path.substr(0, slash);
-  auto onnx = loadOnnxModel(*bytes, onnxDiags, onnxOptions);
-  if (!onnx) {
-    // The ONNX file's problems, each located in it, reported at the plan's `graph:` line.
-    for (const Diagnostic& d : onnxDiags.diagnostics())
-      reader_.error(*graphNode, fmt::format("{}{}: {}", *file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
+  const bool config = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  if (parallel_.degrees.given() && !config) {
+    reader_.diags().error(parallel_.loc,
+                          "data_parallel, model_parallel, expert_parallel, context_parallel and "
+                          "sequence_parallel are a config.json plan's degrees (graph: config.json); over an "
+                          "ONNX graph give strategies or modules:");
     return std::nullopt;
   }
-  // Warnings of the ONNX load (shapes-only external data) at the plan's `graph:` line.
-  for (const Diagnostic& d : onnxDiags.diagnostics())
-    if (d.severity == Severity::Warning)
-      reader_.diags().warning(locOf(*graphNode),
-                              fmt::format("{}{}: {}", *file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
-  if (options_.parameterData) *options_.parameterData = std::move(onnx->parameterData);
-  graph_ = std::move(onnx->graph);
+  if (!(config ? loadConfigGraph(*graphNode, *file, *bytes, dims) : loadOnnxGraph(*graphNode, *file, path, *bytes, dims)))
+    return std::nullopt;
   if (auto n = reader_.optional(root, "name"))
     if (auto s = reader_.string(*n, "name")) graph_.name = *s;
   if (parallelOk_) {
@@ -120,9 +107,37 @@ std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
     }
     if (auto s = reader_.optional(root, "strategies")) applyPlanStrategies(*s, claimedBy);
     if (auto r = reader_.optional(root, "recompute")) applyPlanRecompute(*r);
-    readStages(reader_.optional(root, "stages"));
+    // Stages the degrees assigned stand unless the plan gives its own.
+    if (auto stages = reader_.optional(root, "stages"); stages || !degreeStages_) readStages(stages);
   }
   return finish();
+}
+
+bool PlanReader::loadOnnxGraph(const YamlNode& graphNode, const std::string& file, const std::string& path,
+                               const std::string& bytes, const std::map<std::string, int64_t>& dims) {
+  DiagnosticEngine onnxDiags(path, "");
+  OnnxOptions onnxOptions;
+  onnxOptions.defaultName = modelStem(file);
+  onnxOptions.dims = dims;
+  onnxOptions.checkShapesWithOnnx = options_.onnxShapeCheck;
+  onnxOptions.opaqueUnsupported = options_.opaqueUnsupported;
+  onnxOptions.keepParameterData = options_.parameterData != nullptr;
+  if (auto slash = path.rfind('/'); slash != std::string::npos) onnxOptions.externalDataDir = path.substr(0, slash);
+  auto onnx = loadOnnxModel(bytes, onnxDiags, onnxOptions);
+  if (!onnx) {
+    // The ONNX file's problems, each located in it, reported at the plan's `graph:` line.
+    for (const Diagnostic& d : onnxDiags.diagnostics())
+      reader_.error(graphNode, fmt::format("{}{}: {}", file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
+    return false;
+  }
+  // Warnings of the ONNX load (shapes-only external data) at the plan's `graph:` line.
+  for (const Diagnostic& d : onnxDiags.diagnostics())
+    if (d.severity == Severity::Warning)
+      reader_.diags().warning(locOf(graphNode),
+                              fmt::format("{}{}: {}", file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
+  if (options_.parameterData) *options_.parameterData = std::move(onnx->parameterData);
+  graph_ = std::move(onnx->graph);
+  return true;
 }
 
 // `strategies: {"*/attn/c_attn/MatMul": {in_strategy: ...}}`: each key names ops by their node

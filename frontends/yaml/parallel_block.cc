@@ -2,6 +2,7 @@
 // the search and redistribution modes, training, optimizer, precision, pipeline and cost model.
 #include <algorithm>
 #include <iterator>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -39,8 +40,37 @@ const std::vector<std::string> kParallelKeys = {"device_num",
                                                 "virtual_stages",
                                                 "precision",
                                                 "input_batch",
-                                                "zero_stage"};
+                                                "zero_stage",
+                                                "data_parallel",
+                                                "model_parallel",
+                                                "expert_parallel",
+                                                "context_parallel",
+                                                "sequence_parallel"};
 const std::vector<std::string> kCostModelKeys = {"alpha", "beta", "gamma", "peak_flops", "memory_bandwidth"};
+
+// MindFormers' parallel degrees (a config.json plan's; their checks against the model and the
+// device count are the graph builder's, frontends/hf_config/parallel_degrees.cc).
+void ModelLoader::readDegrees(const YamlNode& node) {
+  ParallelDegrees& d = parallel_.degrees;
+  for (auto [key, value, loc] : {std::tuple{"data_parallel", &d.data, &d.dataLoc},
+                                 {"model_parallel", &d.model, &d.modelLoc},
+                                 {"expert_parallel", &d.expert, &d.expertLoc},
+                                 {"context_parallel", &d.context, &d.contextLoc}})
+    if (auto n = reader_.optional(node, key))
+      if (auto v = reader_.integer(*n, key)) {
+        if (*v < 1 || *v > kMaxDeviceNum) {
+          reader_.error(*n, fmt::format("{} must be in 1 .. {}; got {}", key, kMaxDeviceNum, *v));
+          continue;
+        }
+        *value = *v;
+        *loc = locOf(*n);
+      }
+  if (auto n = reader_.optional(node, "sequence_parallel"))
+    if (auto b = reader_.boolean(*n, "sequence_parallel")) {
+      d.sequence = *b;
+      d.sequenceLoc = locOf(*n);
+    }
+}
 
 void ModelLoader::readParallel(const YamlNode& node) {
   if (!reader_.checkMap(node, "'parallel'", kParallelKeys)) return;
@@ -229,6 +259,7 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
     }
   if (auto n = reader_.optional(node, "precision"))
     if (auto s = reader_.choice(*n, "precision", precisionNames())) p.precision = *parsePrecision(*s);
+  readDegrees(node);
   if (auto n = reader_.optional(node, "zero_stage"))
     if (auto v = reader_.integer(*n, "zero_stage")) {
       if (*v < 0 || *v > 2)

@@ -28,8 +28,9 @@ namespace irc::model_loading {
 const std::vector<std::string> kTopKeys = {"name", "parallel", "cluster", "inputs",   "parameters",
                                            "ops",  "outputs",  "stages",  "recompute"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "sharding"};
-const std::vector<std::string> kOpKeys = {"name",      "type",       "inputs",   "attrs",    "in_strategy", "out_strategy",
-                                          "in_layout", "out_layout", "priority", "sharding", "ms_name",     "recompute"};
+const std::vector<std::string> kOpKeys = {"name",         "type",      "inputs",     "attrs",    "in_strategy",
+                                          "out_strategy", "in_layout", "out_layout", "priority", "sharding",
+                                          "ms_name",      "recompute", "module"};
 
 // Where the second YAML document of `text` starts: the line that opens it (`---`), else its
 // node's mark.
@@ -117,6 +118,11 @@ std::optional<LoadedGraph> ModelReader::read(const YamlNode& root) {
   if (auto n = reader_.optional(root, "name"))
     if (auto s = reader_.string(*n, "name")) graph_.name = *s;
   if (auto p = reader_.required(root, "parallel", "the model")) readParallel(*p);
+  if (parallel_.degrees.given())
+    reader_.diags().error(parallel_.loc,
+                          "data_parallel, model_parallel, expert_parallel, context_parallel and "
+                          "sequence_parallel are a config.json plan's degrees (graph: config.json); a model "
+                          "file gives strategies");
   if (auto c = reader_.optional(root, "cluster")) readCluster(*c);
   if (auto i = reader_.optional(root, "inputs")) readTensors(*i, ValueKind::Input);
   if (auto p = reader_.optional(root, "parameters")) readTensors(*p, ValueKind::Parameter);
@@ -238,6 +244,14 @@ void ModelReader::declareOps(const YamlNode& list) {
     op.instanceName = *name;
     if (auto ms = reader_.optional(node, "ms_name"))
       if (auto s = reader_.string(*ms, "ms_name")) op.msName = *s;
+    // The torch module the op belongs to (a model written from a config.json or an export):
+    // `modules:`, `recompute:` and `stages:` globs find it by that path.
+    if (auto m = reader_.optional(node, "module"))
+      if (auto s = reader_.string(*m, "module")) {
+        auto [it, added] = moduleIndex_.emplace(*s, static_cast<int>(graph_.modulePaths.size()));
+        if (added) graph_.modulePaths.push_back(*s);
+        op.modulePath = it->second;
+      }
     op.loc = locOf(node);
     op.modelIndex = index++;
     OpId id = graph_.addOp(std::move(op), std::vector<TensorType>(resultCount(*def, node)));

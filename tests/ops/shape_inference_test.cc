@@ -15,17 +15,17 @@ std::string oneOp(const std::string& inputs, const std::string& op) {
   return model("inputs:\n" + inputs + "ops:\n  - " + op + "\n");
 }
 
-const char* kX = "  - {name: x, shape: [8, 16], dtype: float32}\n  - {name: w, shape: [16, 4], dtype: float32}\n";
+const char* kXAndW = "  - {name: x, shape: [8, 16], dtype: float32}\n  - {name: w, shape: [16, 4], dtype: float32}\n";
 
 }  // namespace
 
 TEST_CASE("matmul: plain and transposed operands") {
-  Graph g = parseModel(oneOp(kX, "{name: y, type: MatMul, inputs: [x, w]}"));
+  Graph g = parseModel(oneOp(kXAndW, "{name: y, type: MatMul, inputs: [x, w]}"));
   CHECK(typeOf(g, "y") == TensorType{DType::Float32, {8, 4}});
   Graph t = parseModel(oneOp("  - {name: x, shape: [16, 8], dtype: float32}\n  - {name: w, shape: [4, 16], dtype: float32}\n",
                              "{name: y, type: MatMul, inputs: [x, w], attrs: {transpose_a: true, transpose_b: true}}"));
   CHECK(typeOf(t, "y").shape == Shape{8, 4});
-  CHECK(modelErrors(oneOp(kX, "{name: y, type: MatMul, inputs: [w, x]}"))
+  CHECK(modelErrors(oneOp(kXAndW, "{name: y, type: MatMul, inputs: [w, x]}"))
             .find("contracted dims differ: x (16, 4) contracts 4, w (8, 16) contracts 8") != std::string::npos);
 }
 

@@ -1,0 +1,36 @@
+#pragma once
+// A decoder read from a config.json, written as an irc YAML model (docs/config-json.md): the
+// graph transformers builds for one micro-batch of `batch` sequences of `sequence` tokens, in irc's
+// ops, each op carrying the torch module it belongs to (`model.layers.3.mlp.experts`), so plans'
+// `modules:`, `recompute:` and `stages:` globs apply as to an ONNX export of the same model. Given
+// parallel degrees, the model also carries the strategies Megatron-Core and MindFormers run
+// (column/row pairs, vocabulary-parallel head, experts over the expert-parallel group folded
+// inside data parallelism, tokens dispatched to them by AlltoAll) and the layers' pipeline stages.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "frontends/hf_config/hf_config.h"
+
+namespace irc {
+
+struct DecoderShape {
+  int64_t batch = 1, sequence = 1;
+};
+
+// Checked parallel degrees (frontends/hf_config/parallel_degrees.h).
+struct DegreePlan {
+  int64_t data = 1, model = 1, expert = 1;
+  int64_t pipelineStages = 1, virtualStages = 1, microBatches = 1;
+  int64_t devices() const { return data * model * pipelineStages; }
+};
+
+// A micro-batch of `batch` sequences of the positions the model was trained for, at most 4,096
+// (the dims a plan or `irc import --dim` does not give).
+DecoderShape defaultShape(const DecoderConfig& config, int64_t batch);
+
+// The YAML model; `degrees` null: no strategies, on `deviceNum` devices.
+std::string decoderModelYaml(const DecoderConfig& config, const DecoderShape& shape, const DegreePlan* degrees,
+                             const std::string& name, int64_t deviceNum = 1);
+
+}  // namespace irc

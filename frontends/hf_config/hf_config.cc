@@ -1,0 +1,266 @@
+#include "frontends/hf_config/hf_config.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <yaml-cpp/exceptions.h>
+
+#include "frontends/yaml/yaml_document.h"
+#include "frontends/yaml/yaml_reader.h"
+#include "ir/suggest.h"
+
+namespace irc {
+namespace {
+
+const std::map<std::string, DecoderFamily>& families() {
+  static const std::map<std::string, DecoderFamily> f = {
+      {"llama", DecoderFamily::Llama},       {"mistral", DecoderFamily::Mistral}, {"qwen2", DecoderFamily::Qwen2},
+      {"qwen3", DecoderFamily::Qwen3},       {"mixtral", DecoderFamily::Mixtral}, {"qwen2_moe", DecoderFamily::Qwen2Moe},
+      {"qwen3_moe", DecoderFamily::Qwen3Moe}};
+  return f;
+}
+
+// transformers' architecture class names, for a config that names only `architectures`.
+const std::map<std::string, std::string>& architectureTypes() {
+  static const std::map<std::string, std::string> a = {{"LlamaForCausalLM", "llama"},       {"MistralForCausalLM", "mistral"},
+                                                       {"Qwen2ForCausalLM", "qwen2"},       {"Qwen3ForCausalLM", "qwen3"},
+                                                       {"MixtralForCausalLM", "mixtral"},   {"Qwen2MoeForCausalLM", "qwen2_moe"},
+                                                       {"Qwen3MoeForCausalLM", "qwen3_moe"}};
+  return a;
+}
+
+// Families irc knows of but does not build yet: said as such, not as unknown.
+const std::map<std::string, std::string>& notBuilt() {
+  static const std::map<std::string, std::string> n = {
+      {"deepseek_v3", "DeepSeek-V3's multi-head latent attention and group-limited routing"},
+      {"gpt_oss", "GPT-OSS's attention sinks and sliding windows"}};
+  return n;
+}
+
+class ConfigReader {
+ public:
+  ConfigReader(const YamlNode& root, DiagnosticEngine& diags) : root_(root), reader_(diags) {}
+
+  std::optional<int64_t> positive(const char* key, std::optional<int64_t> fallback = std::nullopt) {
+    YamlNode n = root_.find(key);
+    if (!n.IsDefined() || n.IsNull()) {
+      if (!fallback)
+        reader_.diags().error(locOf(root_), fmt::format("the config has no '{}', which the model's shape needs", key));
+      return fallback;
+    }
+    auto v = reader_.integer(n, key);
+    if (v && *v < 1) {
+      reader_.error(n, fmt::format("{} must be >= 1; got {}", key, *v));
+      return std::nullopt;
+    }
+    return v;
+  }
+  bool flag(const char* key, bool fallback) {
+    YamlNode n = root_.find(key);
+    if (!n.IsDefined() || n.IsNull()) return fallback;
+    return reader_.boolean(n, key).value_or(fallback);
+  }
+  double number(const char* key, double fallback) {
+    YamlNode n = root_.find(key);
+    if (!n.IsDefined() || n.IsNull()) return fallback;
+    return reader_.number(n, key).value_or(fallback);
+  }
+  std::optional<std::string> modelType() {
+    YamlNode t = root_.find("model_type");
+    if (t.IsDefined() && !t.IsNull()) {
+      auto s = reader_.string(t, "model_type");
+      if (s && !families().count(*s)) rejectFamily(t, *s);
+      return s && families().count(*s) ? s : std::nullopt;
+    }
+    YamlNode a = root_.find("architectures");
+    if (a.IsSequence() && a.size() > 0 && a[0].IsScalar()) {
+      auto it = architectureTypes().find(a[0].Scalar());
+      if (it != architectureTypes().end()) return it->second;
+      reader_.error(a[0], fmt::format("architecture '{}' is not one irc builds; supported: {}", a[0].Scalar(),
+                                      joinNames(supportedModelTypes())));
+      return std::nullopt;
+    }
+    reader_.diags().error(locOf(root_), fmt::format("the config names no model_type (nor architectures); supported: {}",
+                                                    joinNames(supportedModelTypes())));
+    return std::nullopt;
+  }
+  void rejectFamily(const YamlNode& at, const std::string& type) {
+    auto nb = notBuilt().find(type);
+    if (nb != notBuilt().end())
+      reader_.error(at, fmt::format("model_type '{}' is not built yet ({}); supported: {}", type, nb->second,
+                                    joinNames(supportedModelTypes())));
+    else
+      reader_.error(
+          at, fmt::format("model_type '{}' is not a family irc builds; supported: {}", type, joinNames(supportedModelTypes())));
+  }
+  // Keys that would change the graph in a way irc does not build.
+  void rejectUnbuilt() {
+    if (YamlNode q = root_.find("quantization_config"); q.IsDefined() && !q.IsNull())
+      reader_.error(q,
+                    "quantization_config: quantized weights are not built (irc plans bf16/fp32 training); remove the key "
+                    "to plan the unquantized model");
+    for (const char* key : {"sliding_window", "use_sliding_window"}) {
+      YamlNode n = root_.find(key);
+      bool on = n.IsScalar() && n.Scalar() != "false" && n.Scalar() != "null";
+      if (on && std::string(key) == "sliding_window" && root_.find("use_sliding_window").IsScalar() &&
+          root_.find("use_sliding_window").Scalar() == "false")
+        on = false;  // Qwen writes a window it does not use
+      if (on)
+        reader_.error(n, fmt::format("{}: sliding-window attention is not built (irc computes full attention); set it to "
+                                     "null to plan full attention",
+                                     key));
+    }
+  }
+  YamlReader& reader() { return reader_; }
+  const YamlNode& root() const { return root_; }
+
+ private:
+  YamlNode root_;
+  YamlReader reader_;
+};
+
+bool isMoe(DecoderFamily f) {
+  return f == DecoderFamily::Mixtral || f == DecoderFamily::Qwen2Moe || f == DecoderFamily::Qwen3Moe;
+}
+
+void readExperts(ConfigReader& r, DecoderConfig& c) {
+  const bool mixtral = c.family == DecoderFamily::Mixtral;
+  auto experts = r.positive(mixtral ? "num_local_experts" : "num_experts");
+  auto perToken = r.positive("num_experts_per_tok");
+  auto ffn = mixtral ? std::optional<int64_t>(c.intermediate) : r.positive("moe_intermediate_size");
+  if (!experts || !perToken || !ffn) return;
+  c.experts = *experts;
+  c.expertsPerToken = *perToken;
+  c.expertFfn = *ffn;
+  if (c.expertsPerToken > c.experts)
+    r.reader().error(r.root().find("num_experts_per_tok"),
+                     fmt::format("num_experts_per_tok {} is more than the {} experts", c.expertsPerToken, c.experts));
+  // Mixtral renormalises the top-k softmax weights; Qwen's MoE only with norm_topk_prob.
+  c.normTopK = mixtral || r.flag("norm_topk_prob", false);
+  if (c.family == DecoderFamily::Qwen2Moe) c.sharedExpertFfn = r.positive("shared_expert_intermediate_size", 0).value_or(0);
+  c.sparseLayer.assign(static_cast<size_t>(c.layers), true);
+  if (mixtral) return;
+  // Qwen's MoE layers: every decoder_sparse_step-th (1-based), except mlp_only_layers.
+  int64_t step = r.positive("decoder_sparse_step", 1).value_or(1);
+  for (int64_t l = 0; l < c.layers; ++l) c.sparseLayer[l] = (l + 1) % step == 0;
+  if (YamlNode only = r.root().find("mlp_only_layers"); only.IsDefined() && !only.IsNull())
+    if (auto list = r.reader().intList(only, "mlp_only_layers"))
+      for (int64_t l : *list) {
+        if (l < 0 || l >= c.layers) {
+          r.reader().error(only, fmt::format("mlp_only_layers names layer {}; the model has layers 0 .. {}", l, c.layers - 1));
+          continue;
+        }
+        c.sparseLayer[l] = false;
+      }
+}
+
+}  // namespace
+
+const std::vector<std::string>& supportedModelTypes() {
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> t;
+    for (const auto& [name, family] : families()) t.push_back(name);
+    return t;
+  }();
+  return types;
+}
+
+std::optional<DecoderConfig> readDecoderConfig(const std::string& text, DiagnosticEngine& diags) {
+  std::unique_ptr<YamlDocuments> doc;
+  try {
+    doc = std::make_unique<YamlDocuments>(text);  // JSON is YAML's flow style: one parser, located marks
+  } catch (const YamlRunaway& e) {
+    diags.error({std::max(e.mark.line, 0) + 1, std::max(e.mark.column, 0) + 1},
+                "invalid JSON: the parser makes no progress here");
+    return std::nullopt;
+  } catch (const YAML::Exception& e) {
+    diags.error({e.mark.line + 1, e.mark.column + 1}, fmt::format("invalid JSON: {}", e.msg));
+    return std::nullopt;
+  }
+  if (doc->size() != 1 || !doc->root(0).IsMap()) {
+    diags.error({1, 1}, "a config.json holds one JSON object (Hugging Face's PretrainedConfig.to_json_file)");
+    return std::nullopt;
+  }
+  ConfigReader r(doc->root(0), diags);
+  auto type = r.modelType();
+  if (!type) return std::nullopt;
+  DecoderConfig c;
+  c.modelType = *type;
+  c.family = families().at(*type);
+  r.rejectUnbuilt();
+  auto hidden = r.positive("hidden_size"), layers = r.positive("num_hidden_layers"), heads = r.positive("num_attention_heads");
+  auto vocab = r.positive("vocab_size"), intermediate = r.positive("intermediate_size");
+  if (!hidden || !layers || !heads || !vocab || !intermediate) return std::nullopt;
+  c.hidden = *hidden;
+  c.layers = *layers;
+  c.heads = *heads;
+  c.vocab = *vocab;
+  c.intermediate = *intermediate;
+  c.kvHeads = r.positive("num_key_value_heads", c.heads).value_or(c.heads);
+  c.headDim = r.positive("head_dim", c.hidden / c.heads).value_or(c.hidden / c.heads);
+  c.maxPositions = r.positive("max_position_embeddings", 4096).value_or(4096);
+  c.rmsEps = r.number("rms_norm_eps", 1e-6);
+  c.tiedEmbeddings = r.flag("tie_word_embeddings", false);
+  if (c.heads % c.kvHeads != 0)
+    r.reader().error(r.root().find("num_key_value_heads"),
+                     fmt::format("num_attention_heads {} is not a multiple of num_key_value_heads {}", c.heads, c.kvHeads));
+  if (!r.root().find("head_dim").IsDefined() && c.hidden % c.heads != 0)
+    r.reader().error(r.root().find("num_attention_heads"),
+                     fmt::format("hidden_size {} is not a multiple of num_attention_heads {} (and the config gives no head_dim)",
+                                 c.hidden, c.heads));
+  switch (c.family) {
+    case DecoderFamily::Llama:
+    case DecoderFamily::Mistral:
+      c.attentionBias = c.outputBias = r.flag("attention_bias", false);
+      c.mlpBias = r.flag("mlp_bias", false);
+      break;
+    case DecoderFamily::Qwen2:
+    case DecoderFamily::Qwen2Moe: c.attentionBias = true; break;  // q, k, v biases; o_proj none
+    case DecoderFamily::Qwen3:
+    case DecoderFamily::Qwen3Moe:
+      c.attentionBias = c.outputBias = r.flag("attention_bias", false);
+      c.qkNorm = true;
+      break;
+    case DecoderFamily::Mixtral: break;
+  }
+  if (isMoe(c.family)) readExperts(r, c);
+  if (diags.hasErrors()) return std::nullopt;
+  return c;
+}
+
+namespace {
+
+int64_t swiglu(int64_t h, int64_t f, bool bias) { return 3 * h * f + (bias ? 2 * f + h : 0); }
+
+int64_t attentionParameters(const DecoderConfig& c) {
+  int64_t q = c.heads * c.headDim, kv = c.kvHeads * c.headDim;
+  int64_t n = c.hidden * q + 2 * c.hidden * kv + q * c.hidden;
+  if (c.attentionBias) n += q + 2 * kv;
+  if (c.outputBias) n += c.hidden;
+  if (c.qkNorm) n += 2 * c.headDim;
+  return n;
+}
+
+// One layer's MLP weights: all of them, or one token's (`active`).
+int64_t mlpParameters(const DecoderConfig& c, int64_t layer, bool active) {
+  if (c.experts == 0 || !c.sparseLayer[layer]) return swiglu(c.hidden, c.intermediate, c.mlpBias);
+  int64_t n = c.experts * c.hidden;  // the router
+  n += (active ? c.expertsPerToken : c.experts) * swiglu(c.hidden, c.expertFfn, false);
+  if (c.sharedExpertFfn > 0) n += swiglu(c.hidden, c.sharedExpertFfn, false) + c.hidden;  // and its gate
+  return n;
+}
+
+int64_t countParameters(const DecoderConfig& c, bool active) {
+  int64_t n = (active ? 1 : c.vocab) * c.hidden + c.hidden;  // the embedding (one row read), the final norm
+  if (!c.tiedEmbeddings || active) n += c.vocab * c.hidden;  // the output head
+  for (int64_t l = 0; l < c.layers; ++l) n += 2 * c.hidden + attentionParameters(c) + mlpParameters(c, l, active);
+  return n;
+}
+
+}  // namespace
+
+int64_t parameterCount(const DecoderConfig& c) { return countParameters(c, false); }
+int64_t activeParameterCount(const DecoderConfig& c) { return countParameters(c, true); }
+
+}  // namespace irc

@@ -1,0 +1,62 @@
+#include "frontends/hf_config/parallel_degrees.h"
+
+#include <fmt/format.h>
+
+#include "ir/tensor_layout.h"
+
+namespace irc {
+
+std::optional<DegreePlan> checkDegrees(const ParallelConfig& p, const DecoderConfig& c, const DecoderShape& shape,
+                                       DiagnosticEngine& diags) {
+  const ParallelDegrees& g = p.degrees;
+  const size_t before = diags.errorCount();
+  DegreePlan d;
+  d.pipelineStages = p.pipelineStages;
+  d.virtualStages = p.virtualStages;
+  d.microBatches = p.microBatches;
+  d.model = g.model > 0 ? g.model : 1;
+  d.expert = g.expert > 0 ? g.expert : 1;
+  const int64_t stageDevices = p.deviceNum;  // one pipeline stage's devices (device_num / pipeline_stages)
+  d.data = g.data > 0 ? g.data : stageDevices / d.model;
+  SourceLoc at = g.dataLoc.valid() ? g.dataLoc : p.loc;
+  if (g.context > 1)
+    diags.error(g.contextLoc, fmt::format("context_parallel {} is not built yet for config.json models (valid: 1)", g.context));
+  if (g.sequence && d.model > 1)
+    diags.error(g.sequenceLoc,
+                "sequence_parallel: true is not built yet for config.json models (valid: false); the norms "
+                "and residuals run replicated over model_parallel");
+  if (d.data * d.model != stageDevices)
+    diags.error(at, fmt::format("data_parallel {} x model_parallel {} x pipeline_stages {} is {} devices; device_num is {} "
+                                "(data_parallel {} would fill them)",
+                                d.data, d.model, d.pipelineStages, d.data * d.model * d.pipelineStages, p.rankCount(),
+                                stageDevices % d.model == 0 ? stageDevices / d.model : 0));
+  if (d.data > 0 && shape.batch % d.data != 0)
+    diags.error(at, fmt::format("data_parallel {} does not divide the micro-batch's {} sequences (dims.batch); valid: {}", d.data,
+                                shape.batch, divisorsText(shape.batch)));
+  auto divides = [&](int64_t size, const char* what) {
+    if (size % d.model != 0)
+      diags.error(g.modelLoc, fmt::format("model_parallel {} does not divide the model's {} {}; valid: {}", d.model, size, what,
+                                          divisorsText(size)));
+  };
+  divides(c.heads, "attention heads");
+  divides(c.kvHeads, "key-value heads");
+  divides(c.vocab, "vocabulary entries");
+  divides(c.intermediate, "MLP columns");
+  if (c.sharedExpertFfn > 0) divides(c.sharedExpertFfn, "shared-expert columns");
+  if (d.expert > 1 && c.experts == 0)
+    diags.error(g.expertLoc, fmt::format("expert_parallel {}: {} has no experts (valid: 1)", d.expert, c.modelType));
+  if (c.experts > 0 && c.experts % d.expert != 0)
+    diags.error(g.expertLoc, fmt::format("expert_parallel {} does not divide the {} experts; valid: {}", d.expert, c.experts,
+                                         divisorsText(c.experts)));
+  // The experts' group is folded inside data parallelism (MindFormers: expert_parallel divides
+  // data_parallel; Megatron's parallel folding with the expert tensor-parallel size 1).
+  if (d.data > 0 && d.data % d.expert != 0)
+    diags.error(g.expertLoc, fmt::format("expert_parallel {} does not divide data_parallel {}; valid: {}", d.expert, d.data,
+                                         divisorsText(d.data)));
+  if (p.pipelineStages > 1 && c.layers < p.pipelineStages)
+    diags.error(p.loc, fmt::format("pipeline_stages {} is more than the model's {} layers", p.pipelineStages, c.layers));
+  if (diags.errorCount() > before) return std::nullopt;
+  return d;
+}
+
+}  // namespace irc

@@ -1,0 +1,61 @@
+// A plan whose `graph:` is a Hugging Face config.json (docs/config-json.md): the decoder built
+// from it as a YAML model (frontends/hf_config/decoder_model.h), loaded as any model file is; the
+// plan's parallel degrees, when given, become that model's strategies and pipeline stages.
+#include <fmt/format.h>
+
+#include "frontends/hf_config/decoder_model.h"
+#include "frontends/hf_config/hf_config.h"
+#include "frontends/hf_config/parallel_degrees.h"
+#include "frontends/load_model.h"
+#include "frontends/yaml/model_loader.h"
+
+namespace irc::model_loading {
+
+bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& file, const std::string& bytes,
+                                 const std::map<std::string, int64_t>& dims) {
+  DiagnosticEngine configDiags(file, bytes);
+  std::optional<DecoderConfig> config = readDecoderConfig(bytes, configDiags);
+  if (!config) {
+    for (const Diagnostic& d : configDiags.diagnostics())
+      reader_.error(graphNode, fmt::format("{}{}: {}", file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
+    return false;
+  }
+  // dims: a micro-batch of `batch` sequences (data_parallel's, one each, by default) of
+  // `sequence` tokens (the positions the model was trained for, at most 4,096, by default).
+  DecoderShape shape = defaultShape(*config, parallel_.degrees.data > 0 ? parallel_.degrees.data : 1);
+  for (const auto& [name, size] : dims) {
+    if (name == "batch") shape.batch = size;
+    else if (name == "sequence") shape.sequence = size;
+    else reader_.error(graphNode, fmt::format("dims.{}: a config.json model has the dims batch and sequence", name));
+  }
+  if (shape.sequence % 2 != 0 || config->headDim % 2 != 0)
+    reader_.error(graphNode, fmt::format("rotary embeddings rotate halves: sequence {} and head_dim {} must be even",
+                                         shape.sequence, config->headDim));
+  std::optional<DegreePlan> degrees;
+  if (parallel_.degrees.given()) {
+    degrees = checkDegrees(parallel_, *config, shape, reader_.diags());
+    // The frameworks' plans leave devices a strategy does not use replicated, and MindFormers
+    // dispatches tokens to their experts by AlltoAll (`enable_alltoall`).
+    parallel_.fullyUseDevices = false;
+    parallel_.enableAlltoall = true;
+  }
+  if (reader_.diags().hasErrors()) return false;
+  const std::string text = decoderModelYaml(*config, shape, degrees ? &*degrees : nullptr, modelStem(file));
+  DiagnosticEngine modelDiags(file + " (as a model)", text);
+  FrontendOptions modelOptions;
+  modelOptions.defaultName = modelStem(file);
+  auto loaded = loadModel(text, modelDiags, modelOptions);
+  if (!loaded) {
+    // The builder wrote a model the loader rejects: irc's fault, said as such.
+    for (const Diagnostic& d : modelDiags.diagnostics())
+      reader_.error(graphNode, fmt::format("internal error: the model built from {} is rejected at {}: {}", file,
+                                           formatLoc(d.loc), d.message));
+    return false;
+  }
+  graph_ = std::move(loaded->graph);
+  graph_.activeParameters = activeParameterCount(*config);
+  degreeStages_ = degrees && degrees->pipelineStages > 1;
+  return true;
+}
+
+}  // namespace irc::model_loading

@@ -1,0 +1,108 @@
+// A Hugging Face config.json as a plan's graph: the families' parameter counts as torch and the
+// model cards give them, located errors for what is not built, MindFormers' degrees checked, and
+// a tiny Mixtral with expert parallelism dispatching by AlltoAll and verifying on every rank.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "frontends/hf_config/hf_config.h"
+#include "tests/test_util.h"
+
+namespace irc::test::hf_config {
+namespace {
+
+// ../shared/configs' files as they are (the suite runs without ../shared).
+const char* kLlamaMid = R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
+  "intermediate_size": 2816, "num_hidden_layers": 8, "num_attention_heads": 16, "num_key_value_heads": 8,
+  "vocab_size": 32000, "max_position_embeddings": 1024, "rms_norm_eps": 1e-06, "tie_word_embeddings": false,
+  "hidden_act": "silu", "attention_bias": false, "mlp_bias": false, "torch_dtype": "float32"})";
+const char* kMixtral = R"({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "hidden_size": 4096,
+  "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+  "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2, "max_position_embeddings": 32768,
+  "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "tie_word_embeddings": false, "hidden_act": "silu",
+  "sliding_window": null, "router_aux_loss_coef": 0.02, "output_router_logits": false, "torch_dtype": "bfloat16"})";
+const char* kTinyMixtral = R"({"model_type": "mixtral", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64, "num_local_experts": 4,
+  "num_experts_per_tok": 2, "max_position_embeddings": 64})";
+
+std::optional<DecoderConfig> read(const std::string& text, std::string* errors = nullptr) {
+  DiagnosticEngine diags("config.json", text);
+  auto c = readDecoderConfig(text, diags);
+  if (errors)
+    for (const Diagnostic& d : diags.diagnostics()) *errors += formatLoc(d.loc) + ": " + d.message + "\n";
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("config.json: parameters as torch counts them, active parameters as the model card gives them") {
+  // ../shared/configs/README.md: llama_mid has 159,925,248 parameters as torch counts them.
+  auto llama = read(kLlamaMid);
+  REQUIRE(llama);
+  CHECK(parameterCount(*llama) == 159925248);
+  // Mixtral 8x7B's model card: 46.7 B parameters, 12.9 B active per token (rounded; the card
+  // counts the input embedding whole, irc one row of it: 131 M less).
+  auto mixtral = read(kMixtral);
+  REQUIRE(mixtral);
+  CHECK(mixtral->experts == 8);
+  CHECK(std::abs(static_cast<double>(parameterCount(*mixtral)) / 46.7e9 - 1) < 0.025);
+  CHECK(std::abs(static_cast<double>(activeParameterCount(*mixtral)) / 12.9e9 - 1) < 0.05);
+  // Per layer by hand: attention 4096 x (4096 + 1024 + 1024) + 4096 x 4096, router 8 x 4096, two
+  // norms, 8 experts of 3 x 4096 x 14336; embedding and head 32000 x 4096 each; the final norm.
+  const int64_t layer = 4096LL * 6144 + 4096LL * 4096 + 8 * 4096 + 2 * 4096 + 8 * 3 * 4096LL * 14336;
+  CHECK(parameterCount(*mixtral) == 32 * layer + 2 * 32000LL * 4096 + 4096);
+}
+
+TEST_CASE("config.json: what is not built or not known is a located error naming the supported families") {
+  std::string errors;
+  CHECK_FALSE(read(R"({"model_type": "gpt_neox", "hidden_size": 8})", &errors));
+  CHECK(errors.find("1:16: model_type 'gpt_neox' is not a family irc builds; supported: ") != std::string::npos);
+  CHECK(errors.find("llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe") != std::string::npos);
+  errors.clear();
+  CHECK_FALSE(read(R"({"model_type": "deepseek_v3"})", &errors));
+  CHECK(errors.find("is not built yet (DeepSeek-V3's multi-head latent attention") != std::string::npos);
+  errors.clear();
+  CHECK_FALSE(read(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"bits": 4}})",
+                   &errors));
+  CHECK(errors.find("2:68: quantization_config: quantized weights are not built") != std::string::npos);
+  errors.clear();
+  CHECK_FALSE(read(R"({"model_type": "llama", "hidden_size": 64})", &errors));
+  CHECK(errors.find("the config has no 'num_hidden_layers'") != std::string::npos);
+}
+
+TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's experts over 4 ranks by AlltoAll, verified") {
+  TempDir dir;
+  writeFile(dir.path() + "/tiny.config.json", kTinyMixtral);
+  writeFile(dir.path() + "/plan.yaml",
+            "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
+            "parallel: {device_num: 4, data_parallel: 4, expert_parallel: 4, training: true}\n");
+  RunResult compiled = runIrc({"plan.yaml"}, dir.path());
+  REQUIRE(compiled.exitCode == 0);
+  // Per layer one AlltoAll to the experts and one back.
+  CHECK(compiled.err.find("inserted: 4 AlltoAll") != std::string::npos);
+  CHECK(runIrc({"verify", "plan.yaml"}, dir.path()).exitCode == 0);
+  // The module paths transformers gives: recompute and stages globs find them.
+  RunResult imported = runIrc({"import", "tiny.config.json", "--dim", "batch=2", "--dim", "sequence=8"}, dir.path());
+  REQUIRE(imported.exitCode == 0);
+  CHECK(imported.out.find("type: MoeDispatch, inputs: [L1.tokens, L1.route_experts], attrs: {num_experts: 4, capacity: 4}, "
+                          "module: model.layers.1.mlp.experts}") != std::string::npos);
+
+  // Degrees the model or the devices do not allow: located at the key, naming the valid values.
+  writeFile(dir.path() + "/bad.yaml",
+            "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
+            "parallel: {device_num: 4, data_parallel: 4, expert_parallel: 3}\n");
+  RunResult bad = runIrc({"bad.yaml"}, dir.path());
+  CHECK(bad.exitCode == 1);
+  CHECK(bad.err.find("bad.yaml:3:62: error: expert_parallel 3 does not divide the 4 experts; valid: 1, 2, 4") !=
+        std::string::npos);
+  writeFile(dir.path() + "/count.yaml",
+            "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
+            "parallel: {device_num: 8, data_parallel: 2, model_parallel: 2}\n");
+  RunResult count = runIrc({"count.yaml"}, dir.path());
+  CHECK(count.exitCode == 1);
+  CHECK(count.err.find("data_parallel 2 x model_parallel 2 x pipeline_stages 1 is 4 devices; device_num is 8 "
+                       "(data_parallel 4 would fill them)") != std::string::npos);
+}
+
+}  // namespace irc::test::hf_config
