@@ -23,16 +23,16 @@ class DecoderWriter {
     input("input_ids", {s_.batch, s_.sequence}, "int32");
     // model.rotary_emb's tables for each sequence's positions, [batch, sequence, head_dim] as
     // transformers computes them from position_ids (not trained: inputs), unsqueezed over the heads.
-    input("position_cos", {s_.batch, s_.sequence, c_.headDim});
-    input("position_sin", {s_.batch, s_.sequence, c_.headDim});
+    input("position_cos", {s_.batch, s_.sequence, c_.rotaryDim()});
+    input("position_sin", {s_.batch, s_.sequence, c_.rotaryDim()});
     param("model.embed_tokens.weight", {c_.vocab, c_.hidden});
     module_ = "model.embed_tokens";
     bool vocabSplit = d_ && d_->model > 1;  // Megatron's vocabulary-parallel embedding (MindSpore: whole indices)
     op("embed", "Gather", {"model.embed_tokens.weight", "input_ids"}, "{axis: 0}",
        vocabSplit ? Strategy{{tp(), 1}, {1, 1}} : Strategy{{1, 1}, {dp(), 1}});
     module_ = "model.rotary_emb";
-    op("rotary_cos", "Reshape", {"position_cos", shapeText({s_.batch, 1, s_.sequence, c_.headDim})});
-    op("rotary_sin", "Reshape", {"position_sin", shapeText({s_.batch, 1, s_.sequence, c_.headDim})});
+    op("rotary_cos", "Reshape", {"position_cos", shapeText({s_.batch, 1, s_.sequence, c_.rotaryDim()})});
+    op("rotary_sin", "Reshape", {"position_sin", shapeText({s_.batch, 1, s_.sequence, c_.rotaryDim()})});
     module_ = "model";
     std::string x = op("embed_flat", "Reshape", {"embed", shapeText({T, c_.hidden})});
     for (int64_t l = 0; l < c_.layers; ++l) x = layer(l, x);
@@ -81,11 +81,14 @@ class DecoderWriter {
   }
   // torch's nn.Linear: x [tokens, in] times weight [out, in] (+ bias); `column` splits out over
   // the model-parallel group, else in (Megatron's column and row pairs).
-  std::string linear(const std::string& n, const std::string& module, const std::string& x, int64_t in, int64_t out, bool column,
+  enum class Split { Column, Row, None };
+  std::string linear(const std::string& n, const std::string& module, const std::string& x, int64_t in, int64_t out, Split split,
                      bool bias) {
     module_ = module;
     param(module + ".weight", {out, in});
-    Strategy s = column ? Strategy{{dp(), 1}, {tp(), 1}} : Strategy{{dp(), tp()}, {1, tp()}};
+    Strategy s = split == Split::Column ? Strategy{{dp(), 1}, {tp(), 1}}
+                 : split == Split::Row  ? Strategy{{dp(), tp()}, {1, tp()}}
+                                        : Strategy{{dp(), 1}, {1, 1}};
     std::string y = op(n, "MatMul", {x, module + ".weight"}, "{transpose_b: true}", s);
     if (!bias) return y;
     param(module + ".bias", {out});
@@ -104,7 +107,7 @@ class DecoderWriter {
   }
   // Rotary position embedding of [batch, heads, sequence, head_dim]: x cos + rotate_half(x) sin.
   std::string rope(const std::string& n, const std::string& x, int64_t heads) {
-    const int64_t B = s_.batch, S = s_.sequence, d = c_.headDim, half = d / 2;
+    const int64_t B = s_.batch, S = s_.sequence, d = c_.rotaryDim(), half = d / 2;
     std::string lo = op(n + ".x1", "Slice", {x, "[0, 0, 0, 0]", shapeText({B, heads, S, half})});
     std::string hi = op(n + ".x2", "Slice", {x, fmt::format("[0, 0, 0, {}]", half), shapeText({B, heads, S, d - half})});
     std::string neg = op(n + ".neg", "Neg", {hi});
@@ -135,87 +138,219 @@ class DecoderWriter {
 
   std::string attention(const std::string& at, const std::string& x) {
     const int64_t B = s_.batch, S = s_.sequence, d = c_.headDim, q = c_.heads * d, kv = c_.kvHeads * d;
-    std::string qp = linear("q_proj", at + ".q_proj", x, c_.hidden, q, true, c_.attentionBias);
-    std::string kp = linear("k_proj", at + ".k_proj", x, c_.hidden, kv, true, c_.attentionBias);
-    std::string vp = linear("v_proj", at + ".v_proj", x, c_.hidden, kv, true, c_.attentionBias);
+    std::string qp = linear("q_proj", at + ".q_proj", x, c_.hidden, q, Split::Column, c_.attentionBias);
+    std::string kp = linear("k_proj", at + ".k_proj", x, c_.hidden, kv, Split::Column, c_.attentionBias);
+    std::string vp = linear("v_proj", at + ".v_proj", x, c_.hidden, kv, Split::Column, c_.attentionBias);
     std::string qh = heads("q", at + ".q_proj", qp, c_.heads, c_.qkNorm);
     std::string kh = heads("k", at + ".k_proj", kp, c_.kvHeads, c_.qkNorm);
     module_ = at + ".v_proj";
     std::string vr = op("v_heads", "Reshape", {vp, shapeText({B, S, c_.kvHeads, d})});
     std::string vh = op("v_t", "Transpose", {vr, "[0, 2, 1, 3]"});
     module_ = at;
-    std::string k = repeatKv("k", kh), v = repeatKv("v", vh);
+    return attend(at, qh, repeatKv("k", kh), repeatKv("v", vh), d, d);
+  }
+
+  // softmax(q kᵀ / √d) v over [batch, heads, sequence, ·] (GPT-OSS: with each head's sink logit
+  // in the denominator), then o_proj.
+  std::string attend(const std::string& at, const std::string& q, const std::string& k, const std::string& v, int64_t qkDim,
+                     int64_t vDim) {
+    const int64_t B = s_.batch, S = s_.sequence, A = c_.heads;
+    module_ = at;
     Strategy heads{{dp(), tp(), 1, 1}, {dp(), tp(), 1, 1}};
-    std::string scores = op("scores", "BatchMatMul", {qh, k}, "{transpose_b: true}", heads);
-    std::string scaled = op("scaled", "Mul", {scores, fmt::format("{}", 1.0 / std::sqrt(static_cast<double>(d)))});
-    std::string probs = op("probs", "Softmax", {scaled}, "{axis: -1}");
+    std::string scores = op("scores", "BatchMatMul", {q, k}, "{transpose_b: true}", heads);
+    std::string scaled = op("scaled", "Mul", {scores, fmt::format("{}", 1.0 / std::sqrt(static_cast<double>(qkDim)))});
+    std::string probs;
+    if (c_.sinks) {
+      param(at + ".sinks", {A});
+      std::string sink = op("sink_heads", "Reshape", {at + ".sinks", "[1, " + std::to_string(A) + ", 1, 1]"});
+      std::string column = op("sink_column", "BroadcastTo", {sink, shapeText({B, A, S, 1})});
+      std::string logits = op("with_sink", "Concat", {scaled, column}, "{axis: -1}");
+      std::string all = op("probs_with_sink", "Softmax", {logits}, "{axis: -1}");
+      probs = op("probs", "Slice", {all, "[0, 0, 0, 0]", shapeText({B, A, S, S})});
+    } else {
+      probs = op("probs", "Softmax", {scaled}, "{axis: -1}");
+    }
     std::string ctx = op("context", "BatchMatMul", {probs, v}, "", heads);
     std::string ct = op("context_t", "Transpose", {ctx, "[0, 2, 1, 3]"});
-    std::string merged = op("context_flat", "Reshape", {ct, shapeText({tokens(), q})});
-    return linear("o_proj", at + ".o_proj", merged, q, c_.hidden, false, c_.outputBias);
+    std::string merged = op("context_flat", "Reshape", {ct, shapeText({tokens(), A * vDim})});
+    return linear("o_proj", at + ".o_proj", merged, A * vDim, c_.hidden, Split::Row, c_.outputBias);
+  }
+
+  // DeepSeek's multi-head latent attention: queries through a low-rank compression (q_a, norm,
+  // q_b), keys and values from one compressed latent (kv_a_proj_with_mqa, norm, kv_b) plus a
+  // rotary key part shared by every head; the rotary parts of q and k rotated.
+  std::string latentAttention(const std::string& at, const std::string& x) {
+    const int64_t B = s_.batch, S = s_.sequence, A = c_.heads, T = tokens();
+    const int64_t nope = c_.qkNope, rot = c_.qkRope, qk = nope + rot, vd = c_.vHead;
+    std::string q;
+    if (c_.qLora > 0) {
+      std::string qa = linear("q_a_proj", at + ".q_a_proj", x, c_.hidden, c_.qLora, Split::None, false);
+      std::string qn = rmsNorm("q_a_norm", at + ".q_a_layernorm", qa, c_.qLora);
+      q = linear("q_b_proj", at + ".q_b_proj", qn, c_.qLora, A * qk, Split::Column, false);
+    } else {
+      q = linear("q_proj", at + ".q_proj", x, c_.hidden, A * qk, Split::Column, false);
+    }
+    module_ = at;
+    std::string qh = op("q_heads", "Reshape", {q, shapeText({B, S, A, qk})});
+    std::string qt = op("q_t", "Transpose", {qh, "[0, 2, 1, 3]"});
+    std::string qNope = op("q_nope", "Slice", {qt, "[0, 0, 0, 0]", shapeText({B, A, S, nope})});
+    std::string qPe = op("q_pe", "Slice", {qt, fmt::format("[0, 0, 0, {}]", nope), shapeText({B, A, S, rot})});
+    std::string qRot = rope("q_rope", qPe, A);
+    std::string qAll = op("q_all", "Concat", {qNope, qRot}, "{axis: -1}");
+    std::string kva = linear("kv_a_proj", at + ".kv_a_proj_with_mqa", x, c_.hidden, c_.kvLora + rot, Split::None, false);
+    module_ = at;
+    std::string latent = op("kv_latent", "Slice", {kva, "[0, 0]", shapeText({T, c_.kvLora})});
+    std::string kPe = op("k_pe", "Slice", {kva, fmt::format("[0, {}]", c_.kvLora), shapeText({T, rot})});
+    std::string kPeH = op("k_pe_heads", "Reshape", {kPe, shapeText({B, S, 1, rot})});
+    std::string kPeT = op("k_pe_t", "Transpose", {kPeH, "[0, 2, 1, 3]"});
+    std::string kRot = rope("k_rope", kPeT, 1);
+    std::string kRotAll = op("k_rope_heads", "BroadcastTo", {kRot, shapeText({B, A, S, rot})});
+    std::string kvn = rmsNorm("kv_a_norm", at + ".kv_a_layernorm", latent, c_.kvLora);
+    std::string kv = linear("kv_b_proj", at + ".kv_b_proj", kvn, c_.kvLora, A * (nope + vd), Split::Column, false);
+    module_ = at;
+    std::string kvh = op("kv_heads", "Reshape", {kv, shapeText({B, S, A, nope + vd})});
+    std::string kvt = op("kv_t", "Transpose", {kvh, "[0, 2, 1, 3]"});
+    std::string kNope = op("k_nope", "Slice", {kvt, "[0, 0, 0, 0]", shapeText({B, A, S, nope})});
+    std::string v = op("v", "Slice", {kvt, fmt::format("[0, 0, 0, {}]", nope), shapeText({B, A, S, vd})});
+    std::string k = op("k_all", "Concat", {kNope, kRotAll}, "{axis: -1}");
+    return attend(at, qAll, k, v, qk, vd);
   }
 
   std::string denseMlp(const std::string& at, const std::string& x, int64_t ffn, bool bias, const std::string& n = "") {
-    std::string gate = linear(n + "gate_proj", at + ".gate_proj", x, c_.hidden, ffn, true, bias);
-    std::string up = linear(n + "up_proj", at + ".up_proj", x, c_.hidden, ffn, true, bias);
+    std::string gate = linear(n + "gate_proj", at + ".gate_proj", x, c_.hidden, ffn, Split::Column, bias);
+    std::string up = linear(n + "up_proj", at + ".up_proj", x, c_.hidden, ffn, Split::Column, bias);
     module_ = at;
     std::string act = op(n + "act", "SiLU", {gate});
     std::string gated = op(n + "gated", "Mul", {act, up});
-    return linear(n + "down_proj", at + ".down_proj", gated, ffn, c_.hidden, false, bias);
+    return linear(n + "down_proj", at + ".down_proj", gated, ffn, c_.hidden, Split::Row, bias);
   }
 
-  // The sparse MoE block (transformers 5's MixtralSparseMoeBlock / Qwen*MoeSparseMoeBlock): the
-  // router's softmax top-k (renormalised where the family does), the tokens permuted into their
-  // experts' slots, the experts as one grouped product over the expert dim, combined back.
+  // The router's choice of K experts per token: [tokens, K] weights and indices.
+  std::pair<std::string, std::string> route(const std::string& at, const std::string& x) {
+    const int64_t E = c_.experts, K = c_.expertsPerToken, T = tokens();
+    const std::string router = at + (c_.family == DecoderFamily::GptOss ? ".router" : ".gate");
+    module_ = router;
+    param(router + ".weight", {E, c_.hidden});
+    std::string logits = op("router", "MatMul", {x, router + ".weight"}, "{transpose_b: true}", Strategy{{dp(), 1}, {1, 1}});
+    if (c_.routerBias) {
+      param(router + ".bias", {E});
+      logits = op("router_bias", "Add", {logits, router + ".bias"});
+    }
+    std::string weights, indices;
+    switch (c_.routing) {
+      case Routing::SoftmaxTopK: {
+        std::string probs = op("router_probs", "Softmax", {logits}, "{axis: -1}");
+        std::string topk = op("topk", "TopK", {probs, std::to_string(K)});
+        weights = topk + ":0", indices = topk + ":1";
+        break;
+      }
+      case Routing::TopKSoftmax: {
+        std::string topk = op("topk", "TopK", {logits, std::to_string(K)});
+        weights = op("topk_probs", "Softmax", {topk + ":0"}, "{axis: -1}"), indices = topk + ":1";
+        break;
+      }
+      case Routing::SigmoidGroupLimited: {
+        // Each group scored by its two best experts; the topk_group best groups kept, the top K
+        // experts of those chosen; the weights are their sigmoid scores. (The per-expert
+        // correction bias moves selection only, not the work: balanced routing is assumed.)
+        const int64_t G = c_.groups, per = E / G;
+        std::string scores = op("router_scores", "Sigmoid", {logits});
+        std::string grouped = op("groups", "Reshape", {scores, shapeText({T, G, per})});
+        std::string best2 = op("group_best2", "TopK", {grouped, std::to_string(std::min<int64_t>(2, per))});
+        std::string groupScore = op("group_scores", "ReduceSum", {best2 + ":0", "-1"});
+        std::string keptGroups = op("group_topk", "TopK", {groupScore, std::to_string(c_.groupsKept)});
+        std::string hot = op("group_onehot", "OneHot", {keptGroups + ":1", std::to_string(G), "1.0", "0.0"});
+        std::string mask = op("group_mask", "ReduceSum", {hot, "1"});
+        std::string mask3 = op("group_mask_b", "Reshape", {mask, shapeText({T, G, 1})});
+        std::string masked = op("masked_groups", "Mul", {grouped, mask3});
+        std::string flat = op("masked_scores", "Reshape", {masked, shapeText({T, E})});
+        std::string topk = op("topk", "TopK", {flat, std::to_string(K)});
+        indices = topk + ":1";
+        weights = op("topk_scores", "GatherElements", {scores, indices}, "{axis: 1}");
+        break;
+      }
+    }
+    if (c_.normTopK) {
+      std::string sum = op("topk_sum", "ReduceSum", {weights, "-1"}, "{keep_dims: true}");
+      weights = op("topk_norm", "RealDiv", {weights, sum});
+    }
+    if (c_.routedScaling != 1) weights = op("topk_scaled", "Mul", {weights, fmt::format("{}", c_.routedScaling)});
+    return {weights, indices};
+  }
+
+  // A grouped expert product over [G, E, C, in] (E split by expert parallelism): transformers 5's
+  // fused weights [E, out, in] (GPT-OSS: [E, in, out] and a bias [E, out]).
+  std::string expertProduct(const std::string& n, const std::string& x, const std::string& weight, int64_t in, int64_t out) {
+    const int64_t E = c_.experts;
+    const bool gptOss = c_.family == DecoderFamily::GptOss;
+    param(weight, gptOss ? std::vector<int64_t>{E, in, out} : std::vector<int64_t>{E, out, in});
+    Strategy grouped{{dp() / ep(), ep(), 1, 1}, {ep(), 1, 1}};
+    std::string y = op(n, "BatchMatMul", {x, weight}, gptOss ? "" : "{transpose_b: true}", grouped);
+    if (!c_.expertBias) return y;
+    param(weight + "_bias", {E, out});
+    std::string b = op(n + "_bias_b", "Reshape", {weight + "_bias", shapeText({E, 1, out})});
+    return op(n + "_bias", "Add", {y, b});
+  }
+
+  // The sparse MoE block (transformers 5's MixtralSparseMoeBlock, Qwen*MoeSparseMoeBlock,
+  // DeepseekV3MoE, GptOssMLP): the router, the tokens permuted into their experts' slots, the
+  // experts as one grouped product over the expert dim, combined back; shared experts beside.
   std::string moe(const std::string& at, const std::string& x) {
     const int64_t B = s_.batch, S = s_.sequence, E = c_.experts, K = c_.expertsPerToken, F = c_.expertFfn, H = c_.hidden;
     // Balanced routing, the published benchmarks' forced balance: each expert gets its share of
     // a sequence's S * K choices (docs/config-json.md).
     const int64_t capacity = (S * K + E - 1) / E;
-    module_ = at + ".gate";
-    param(at + ".gate.weight", {E, H});
-    std::string logits = op("router", "MatMul", {x, at + ".gate.weight"}, "{transpose_b: true}", Strategy{{dp(), 1}, {1, 1}});
-    std::string probs = op("router_probs", "Softmax", {logits}, "{axis: -1}");
-    std::string topk = op("topk", "TopK", {probs, std::to_string(K)});
-    std::string weights = topk + ":0";
-    if (c_.normTopK) {
-      std::string sum = op("topk_sum", "ReduceSum", {weights, "-1"}, "{keep_dims: true}");
-      weights = op("topk_norm", "RealDiv", {weights, sum});
-    }
+    auto [weights, indices] = route(at, x);
     module_ = at + ".experts";
     std::string w3 = op("route_weights", "Reshape", {weights, shapeText({B, S, K})});
-    std::string i3 = op("route_experts", "Reshape", {topk + ":1", shapeText({B, S, K})});
+    std::string i3 = op("route_experts", "Reshape", {indices, shapeText({B, S, K})});
     std::string x3 = op("tokens", "Reshape", {x, shapeText({B, S, H})});
     std::string slots = op("dispatch", "MoeDispatch", {x3, i3}, fmt::format("{{num_experts: {}, capacity: {}}}", E, capacity),
                            Strategy{{dp(), 1, 1}, {dp(), 1, 1}});
-    param(at + ".experts.gate_up_proj", {E, 2 * F, H});
-    param(at + ".experts.down_proj", {E, H, F});
-    Strategy grouped{{dp() / ep(), ep(), 1, 1}, {ep(), 1, 1}};
-    std::string gu = op("gate_up", "BatchMatMul", {slots, at + ".experts.gate_up_proj"}, "{transpose_b: true}", grouped);
+    std::string gu = expertProduct("gate_up", slots, at + ".experts.gate_up_proj", H, 2 * F);
     std::string parts = op("gate_up_split", "Split", {gu}, "{axis: -1, output_num: 2}");
-    std::string act = op("act", "SiLU", {parts + ":0"});
-    std::string gated = op("gated", "Mul", {act, parts + ":1"});
-    std::string down = op("down", "BatchMatMul", {gated, at + ".experts.down_proj"}, "{transpose_b: true}", grouped);
+    std::string gated;
+    if (c_.swigluLimit > 0) {
+      // GPT-OSS's clamped SwiGLU: (clamp(up, ±limit) + 1) · gate · sigmoid(1.702 gate), gate <= limit.
+      const std::string limit = fmt::format("{}", c_.swigluLimit);
+      std::string gate = op("gate_clamp", "Minimum", {parts + ":0", limit});
+      std::string upHigh = op("up_clamp_high", "Minimum", {parts + ":1", limit});
+      std::string up = op("up_clamp", "Maximum", {upHigh, fmt::format("{}", -c_.swigluLimit)});
+      std::string scaled = op("gate_scaled", "Mul", {gate, "1.702"});
+      std::string sig = op("gate_sigmoid", "Sigmoid", {scaled});
+      std::string glu = op("glu", "Mul", {gate, sig});
+      std::string up1 = op("up_plus_one", "Add", {up, "1.0"});
+      gated = op("gated", "Mul", {up1, glu});
+    } else {
+      std::string act = op("act", "SiLU", {parts + ":0"});
+      gated = op("gated", "Mul", {act, parts + ":1"});
+    }
+    std::string down = expertProduct("down", gated, at + ".experts.down_proj", F, H);
     std::string combined = op("combine", "MoeCombine", {down, i3, w3}, "", Strategy{{dp(), 1, 1, 1}, {dp(), 1, 1}, {dp(), 1, 1}});
     std::string y = op("experts_out", "Reshape", {combined, shapeText({tokens(), H})});
     if (c_.sharedExpertFfn == 0) return y;
-    // Qwen2-MoE's shared expert, scaled by its sigmoid gate, added to every token.
-    std::string shared = denseMlp(at + ".shared_expert", x, c_.sharedExpertFfn, false, "shared_");
-    module_ = at + ".shared_expert_gate";
-    param(at + ".shared_expert_gate.weight", {1, H});
-    std::string g =
-        op("shared_gate", "MatMul", {x, at + ".shared_expert_gate.weight"}, "{transpose_b: true}", Strategy{{dp(), 1}, {1, 1}});
-    std::string sg = op("shared_gate_sigmoid", "Sigmoid", {g});
+    // Shared experts on every token (DeepSeek's n_shared_experts as one SwiGLU of their summed
+    // width; Qwen2-MoE's scaled by its sigmoid gate).
+    const std::string sharedAt = at + (c_.family == DecoderFamily::DeepseekV3 ? ".shared_experts" : ".shared_expert");
+    std::string shared = denseMlp(sharedAt, x, c_.sharedExpertFfn, false, "shared_");
+    if (c_.sharedExpertGate) {
+      module_ = at + ".shared_expert_gate";
+      param(at + ".shared_expert_gate.weight", {1, H});
+      std::string g =
+          op("shared_gate", "MatMul", {x, at + ".shared_expert_gate.weight"}, "{transpose_b: true}", Strategy{{dp(), 1}, {1, 1}});
+      std::string sg = op("shared_gate_sigmoid", "Sigmoid", {g});
+      module_ = at;
+      shared = op("shared_scaled", "Mul", {shared, sg});
+    }
     module_ = at;
-    std::string scaled = op("shared_scaled", "Mul", {shared, sg});
-    return op("moe_out", "Add", {y, scaled});
+    return op("moe_out", "Add", {y, shared});
   }
 
   std::string layer(int64_t l, const std::string& x) {
     const std::string at = fmt::format("model.layers.{}", l);
     prefix_ = fmt::format("L{}.", l);
     std::string h = rmsNorm("input_norm", at + ".input_layernorm", x, c_.hidden);
-    std::string a = attention(at + ".self_attn", h);
+    std::string a = c_.kvLora > 0 ? latentAttention(at + ".self_attn", h) : attention(at + ".self_attn", h);
     module_ = at;
     std::string r1 = op("residual_attn", "Add", {x, a});
     std::string h2 = rmsNorm("post_norm", at + ".post_attention_layernorm", r1, c_.hidden);

@@ -15,26 +15,25 @@ namespace {
 
 const std::map<std::string, DecoderFamily>& families() {
   static const std::map<std::string, DecoderFamily> f = {
-      {"llama", DecoderFamily::Llama},       {"mistral", DecoderFamily::Mistral}, {"qwen2", DecoderFamily::Qwen2},
-      {"qwen3", DecoderFamily::Qwen3},       {"mixtral", DecoderFamily::Mixtral}, {"qwen2_moe", DecoderFamily::Qwen2Moe},
-      {"qwen3_moe", DecoderFamily::Qwen3Moe}};
+      {"llama", DecoderFamily::Llama},        {"mistral", DecoderFamily::Mistral},        {"qwen2", DecoderFamily::Qwen2},
+      {"qwen3", DecoderFamily::Qwen3},        {"mixtral", DecoderFamily::Mixtral},        {"qwen2_moe", DecoderFamily::Qwen2Moe},
+      {"qwen3_moe", DecoderFamily::Qwen3Moe}, {"deepseek_v3", DecoderFamily::DeepseekV3}, {"gpt_oss", DecoderFamily::GptOss}};
   return f;
 }
 
 // transformers' architecture class names, for a config that names only `architectures`.
 const std::map<std::string, std::string>& architectureTypes() {
-  static const std::map<std::string, std::string> a = {{"LlamaForCausalLM", "llama"},       {"MistralForCausalLM", "mistral"},
-                                                       {"Qwen2ForCausalLM", "qwen2"},       {"Qwen3ForCausalLM", "qwen3"},
-                                                       {"MixtralForCausalLM", "mixtral"},   {"Qwen2MoeForCausalLM", "qwen2_moe"},
-                                                       {"Qwen3MoeForCausalLM", "qwen3_moe"}};
+  static const std::map<std::string, std::string> a = {
+      {"LlamaForCausalLM", "llama"},        {"MistralForCausalLM", "mistral"},        {"Qwen2ForCausalLM", "qwen2"},
+      {"Qwen3ForCausalLM", "qwen3"},        {"MixtralForCausalLM", "mixtral"},        {"Qwen2MoeForCausalLM", "qwen2_moe"},
+      {"Qwen3MoeForCausalLM", "qwen3_moe"}, {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"GptOssForCausalLM", "gpt_oss"}};
   return a;
 }
 
 // Families irc knows of but does not build yet: said as such, not as unknown.
 const std::map<std::string, std::string>& notBuilt() {
-  static const std::map<std::string, std::string> n = {
-      {"deepseek_v3", "DeepSeek-V3's multi-head latent attention and group-limited routing"},
-      {"gpt_oss", "GPT-OSS's attention sinks and sliding windows"}};
+  static const std::map<std::string, std::string> n = {{"deepseek_v2", "DeepSeek-V2's device-limited routing"},
+                                                       {"qwen3_next", "Qwen3-Next's linear attention layers"}};
   return n;
 }
 
@@ -100,17 +99,6 @@ class ConfigReader {
       reader_.error(q,
                     "quantization_config: quantized weights are not built (irc plans bf16/fp32 training); remove the key "
                     "to plan the unquantized model");
-    for (const char* key : {"sliding_window", "use_sliding_window"}) {
-      YamlNode n = root_.find(key);
-      bool on = n.IsScalar() && n.Scalar() != "false" && n.Scalar() != "null";
-      if (on && std::string(key) == "sliding_window" && root_.find("use_sliding_window").IsScalar() &&
-          root_.find("use_sliding_window").Scalar() == "false")
-        on = false;  // Qwen writes a window it does not use
-      if (on)
-        reader_.error(n, fmt::format("{}: sliding-window attention is not built (irc computes full attention); set it to "
-                                     "null to plan full attention",
-                                     key));
-    }
   }
   YamlReader& reader() { return reader_; }
   const YamlNode& root() const { return root_; }
@@ -121,14 +109,58 @@ class ConfigReader {
 };
 
 bool isMoe(DecoderFamily f) {
-  return f == DecoderFamily::Mixtral || f == DecoderFamily::Qwen2Moe || f == DecoderFamily::Qwen3Moe;
+  return f == DecoderFamily::Mixtral || f == DecoderFamily::Qwen2Moe || f == DecoderFamily::Qwen3Moe ||
+         f == DecoderFamily::DeepseekV3 || f == DecoderFamily::GptOss;
+}
+
+// Sliding-window attention (Mistral's `sliding_window`; Qwen's unless use_sliding_window is
+// false; GPT-OSS's `layer_types`): which layers, over how many tokens.
+void readSlidingWindows(ConfigReader& r, DecoderConfig& c) {
+  c.slidingLayer.assign(static_cast<size_t>(c.layers), false);
+  YamlNode window = r.root().find("sliding_window");
+  if (!window.IsDefined() || window.IsNull()) return;
+  YamlNode use = r.root().find("use_sliding_window");
+  if (use.IsScalar() && use.Scalar() == "false") return;
+  auto w = r.positive("sliding_window");
+  if (!w) return;
+  c.slidingWindow = *w;
+  YamlNode types = r.root().find("layer_types");
+  if (!types.IsSequence()) {
+    c.slidingLayer.assign(static_cast<size_t>(c.layers), true);
+    return;
+  }
+  if (static_cast<int64_t>(types.size()) != c.layers) {
+    r.reader().error(types, fmt::format("layer_types lists {} layers; the model has {}", types.size(), c.layers));
+    return;
+  }
+  for (int64_t l = 0; l < c.layers; ++l)
+    if (auto t = r.reader().choice(types[l], "layer_types", {"sliding_attention", "full_attention"}))
+      c.slidingLayer[l] = *t == "sliding_attention";
+}
+
+// DeepSeek-V3's multi-head latent attention and its routing.
+void readDeepseek(ConfigReader& r, DecoderConfig& c) {
+  YamlNode q = r.root().find("q_lora_rank");
+  c.qLora = q.IsDefined() && !q.IsNull() ? r.positive("q_lora_rank").value_or(0) : 0;
+  c.kvLora = r.positive("kv_lora_rank").value_or(0);
+  c.qkNope = r.positive("qk_nope_head_dim").value_or(0);
+  c.qkRope = r.positive("qk_rope_head_dim").value_or(0);
+  c.vHead = r.positive("v_head_dim").value_or(0);
+  c.headDim = c.qkNope + c.qkRope;
+  c.routing = Routing::SigmoidGroupLimited;
+  c.groups = r.positive("n_group", 1).value_or(1);
+  c.groupsKept = r.positive("topk_group", 1).value_or(1);
+  c.routedScaling = r.number("routed_scaling_factor", 1.0);
+  c.sharedExpertCount = r.positive("n_shared_experts", 0).value_or(0);
 }
 
 void readExperts(ConfigReader& r, DecoderConfig& c) {
-  const bool mixtral = c.family == DecoderFamily::Mixtral;
-  auto experts = r.positive(mixtral ? "num_local_experts" : "num_experts");
-  auto perToken = r.positive("num_experts_per_tok");
-  auto ffn = mixtral ? std::optional<int64_t>(c.intermediate) : r.positive("moe_intermediate_size");
+  const bool mixtral = c.family == DecoderFamily::Mixtral, deepseek = c.family == DecoderFamily::DeepseekV3,
+             gptOss = c.family == DecoderFamily::GptOss;
+  const char* expertsKey = mixtral || gptOss ? "num_local_experts" : deepseek ? "n_routed_experts" : "num_experts";
+  auto experts = r.positive(expertsKey);
+  auto perToken = r.positive(gptOss ? "num_experts_per_tok" : "num_experts_per_tok");
+  auto ffn = mixtral || gptOss ? std::optional<int64_t>(c.intermediate) : r.positive("moe_intermediate_size");
   if (!experts || !perToken || !ffn) return;
   c.experts = *experts;
   c.expertsPerToken = *perToken;
@@ -136,10 +168,34 @@ void readExperts(ConfigReader& r, DecoderConfig& c) {
   if (c.expertsPerToken > c.experts)
     r.reader().error(r.root().find("num_experts_per_tok"),
                      fmt::format("num_experts_per_tok {} is more than the {} experts", c.expertsPerToken, c.experts));
-  // Mixtral renormalises the top-k softmax weights; Qwen's MoE only with norm_topk_prob.
-  c.normTopK = mixtral || r.flag("norm_topk_prob", false);
-  if (c.family == DecoderFamily::Qwen2Moe) c.sharedExpertFfn = r.positive("shared_expert_intermediate_size", 0).value_or(0);
+  // Mixtral renormalises the top-k softmax weights; Qwen's MoE and DeepSeek with norm_topk_prob;
+  // GPT-OSS's softmax runs over the chosen logits alone.
+  c.normTopK = mixtral || r.flag("norm_topk_prob", deepseek);
   c.sparseLayer.assign(static_cast<size_t>(c.layers), true);
+  if (c.family == DecoderFamily::Qwen2Moe) {
+    c.sharedExpertFfn = r.positive("shared_expert_intermediate_size", 0).value_or(0);
+    c.sharedExpertCount = c.sharedExpertFfn > 0 ? 1 : 0;
+    c.sharedExpertGate = c.sharedExpertFfn > 0;
+  }
+  if (deepseek) {
+    readDeepseek(r, c);
+    c.sharedExpertFfn = c.sharedExpertCount * c.expertFfn;
+    if (c.groups < 1 || c.experts % c.groups != 0 || c.groupsKept > c.groups)
+      r.reader().error(r.root().find("n_group"), fmt::format("n_group {} must divide the {} experts and hold topk_group {}",
+                                                             c.groups, c.experts, c.groupsKept));
+    // The first first_k_dense_replace layers are dense (the rest every moe_layer_freq-th).
+    int64_t dense = r.positive("first_k_dense_replace", 0).value_or(0);
+    int64_t freq = r.positive("moe_layer_freq", 1).value_or(1);
+    for (int64_t l = 0; l < c.layers; ++l) c.sparseLayer[l] = l >= dense && l % freq == 0;
+    return;
+  }
+  if (gptOss) {
+    c.routing = Routing::TopKSoftmax;
+    c.normTopK = false;
+    c.routerBias = c.expertBias = true;
+    c.swigluLimit = r.number("swiglu_limit", 7.0);
+    return;
+  }
   if (mixtral) return;
   // Qwen's MoE layers: every decoder_sparse_step-th (1-based), except mlp_only_layers.
   int64_t step = r.positive("decoder_sparse_step", 1).value_or(1);
@@ -205,7 +261,7 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
   if (c.heads % c.kvHeads != 0)
     r.reader().error(r.root().find("num_key_value_heads"),
                      fmt::format("num_attention_heads {} is not a multiple of num_key_value_heads {}", c.heads, c.kvHeads));
-  if (!r.root().find("head_dim").IsDefined() && c.hidden % c.heads != 0)
+  if (!r.root().find("head_dim").IsDefined() && c.family != DecoderFamily::DeepseekV3 && c.hidden % c.heads != 0)
     r.reader().error(r.root().find("num_attention_heads"),
                      fmt::format("hidden_size {} is not a multiple of num_attention_heads {} (and the config gives no head_dim)",
                                  c.hidden, c.heads));
@@ -222,8 +278,14 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
       c.attentionBias = c.outputBias = r.flag("attention_bias", false);
       c.qkNorm = true;
       break;
-    case DecoderFamily::Mixtral: break;
+    case DecoderFamily::Mixtral:
+    case DecoderFamily::DeepseekV3: break;
+    case DecoderFamily::GptOss:
+      c.attentionBias = c.outputBias = r.flag("attention_bias", true);
+      c.sinks = true;
+      break;
   }
+  readSlidingWindows(r, c);
   if (isMoe(c.family)) readExperts(r, c);
   if (diags.hasErrors()) return std::nullopt;
   return c;
@@ -234,20 +296,33 @@ namespace {
 int64_t swiglu(int64_t h, int64_t f, bool bias) { return 3 * h * f + (bias ? 2 * f + h : 0); }
 
 int64_t attentionParameters(const DecoderConfig& c) {
+  if (c.kvLora > 0) {  // DeepSeek's latent attention
+    int64_t qHead = c.heads * (c.qkNope + c.qkRope);
+    int64_t n = c.qLora > 0 ? c.hidden * c.qLora + c.qLora + c.qLora * qHead : c.hidden * qHead;
+    n += c.hidden * (c.kvLora + c.qkRope) + c.kvLora + c.kvLora * c.heads * (c.qkNope + c.vHead);
+    return n + c.heads * c.vHead * c.hidden;
+  }
   int64_t q = c.heads * c.headDim, kv = c.kvHeads * c.headDim;
   int64_t n = c.hidden * q + 2 * c.hidden * kv + q * c.hidden;
   if (c.attentionBias) n += q + 2 * kv;
   if (c.outputBias) n += c.hidden;
   if (c.qkNorm) n += 2 * c.headDim;
+  if (c.sinks) n += c.heads;
   return n;
+}
+
+// One routed expert's weights (GPT-OSS's with their biases).
+int64_t expertParameters(const DecoderConfig& c) {
+  return 3 * c.hidden * c.expertFfn + (c.expertBias ? 2 * c.expertFfn + c.hidden : 0);
 }
 
 // One layer's MLP weights: all of them, or one token's (`active`).
 int64_t mlpParameters(const DecoderConfig& c, int64_t layer, bool active) {
   if (c.experts == 0 || !c.sparseLayer[layer]) return swiglu(c.hidden, c.intermediate, c.mlpBias);
-  int64_t n = c.experts * c.hidden;  // the router
-  n += (active ? c.expertsPerToken : c.experts) * swiglu(c.hidden, c.expertFfn, false);
-  if (c.sharedExpertFfn > 0) n += swiglu(c.hidden, c.sharedExpertFfn, false) + c.hidden;  // and its gate
+  int64_t n = c.experts * c.hidden + (c.routerBias ? c.experts : 0);  // the router
+  n += (active ? c.expertsPerToken : c.experts) * expertParameters(c);
+  if (c.sharedExpertFfn > 0) n += swiglu(c.hidden, c.sharedExpertFfn, false);
+  if (c.sharedExpertGate) n += c.hidden;
   return n;
 }
 

@@ -12,7 +12,14 @@
 namespace irc {
 
 // The families' decoder layers (transformers' `model_type`).
-enum class DecoderFamily { Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2Moe, Qwen3Moe };
+enum class DecoderFamily { Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2Moe, Qwen3Moe, DeepseekV3, GptOss };
+
+// How a MoE router scores and picks its experts.
+enum class Routing {
+  SoftmaxTopK,          // softmax over all experts, the top k (Mixtral, Qwen-MoE)
+  TopKSoftmax,          // the top k logits, softmax over them (GPT-OSS)
+  SigmoidGroupLimited,  // sigmoid scores, top groups then top k by score + bias (DeepSeek-V3)
+};
 
 struct DecoderConfig {
   DecoderFamily family = DecoderFamily::Llama;
@@ -31,6 +38,21 @@ struct DecoderConfig {
   int64_t experts = 0, expertsPerToken = 0, expertFfn = 0, sharedExpertFfn = 0;
   bool normTopK = true;
   std::vector<bool> sparseLayer;
+  Routing routing = Routing::SoftmaxTopK;
+  int64_t sharedExpertCount = 0;       // DeepSeek's shared experts: summed as one SwiGLU of sharedExpertFfn
+  bool sharedExpertGate = false;       // Qwen2-MoE's sigmoid gate on its shared expert
+  int64_t groups = 1, groupsKept = 1;  // DeepSeek's n_group, topk_group
+  double routedScaling = 1;
+  bool routerBias = false, expertBias = false;  // GPT-OSS
+  double swigluLimit = 0;                       // GPT-OSS's clamped SwiGLU (0: plain)
+  // DeepSeek-V3's multi-head latent attention (kvLora > 0): query and key-value compressions,
+  // the per-head dims without and with rotary embedding, and the value head dim.
+  int64_t qLora = 0, kvLora = 0, qkNope = 0, qkRope = 0, vHead = 0;
+  int64_t rotaryDim() const { return kvLora > 0 ? qkRope : headDim; }
+  // Attention: GPT-OSS's learned per-head sink logits; sliding windows (0: none) per layer.
+  bool sinks = false;
+  int64_t slidingWindow = 0;
+  std::vector<bool> slidingLayer;
 };
 
 const std::vector<std::string>& supportedModelTypes();

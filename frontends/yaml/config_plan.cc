@@ -1,6 +1,8 @@
 // A plan whose `graph:` is a Hugging Face config.json (docs/config-json.md): the decoder built
 // from it as a YAML model (frontends/hf_config/decoder_model.h), loaded as any model file is; the
 // plan's parallel degrees, when given, become that model's strategies and pipeline stages.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "frontends/hf_config/decoder_model.h"
@@ -31,6 +33,16 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
   if (shape.sequence % 2 != 0 || config->headDim % 2 != 0)
     reader_.error(graphNode, fmt::format("rotary embeddings rotate halves: sequence {} and head_dim {} must be even",
                                          shape.sequence, config->headDim));
+  // Sliding-window layers attend over all the sequence here (the window's mask is not built):
+  // said where the window is shorter than the sequence, as it then overstates their attention.
+  int64_t sliding = std::count(config->slidingLayer.begin(), config->slidingLayer.end(), true);
+  if (sliding > 0 && config->slidingWindow < shape.sequence)
+    reader_.diags().warning(
+        locOf(graphNode), fmt::format("{}: {} of the {} layers attend within a window of {} tokens; irc computes their attention "
+                                      "over all {} tokens (sliding windows are not built), which overstates its FLOPs, time "
+                                      "and memory up to {:.3g}x",
+                                      file, sliding, config->layers, config->slidingWindow, shape.sequence,
+                                      static_cast<double>(shape.sequence) / static_cast<double>(config->slidingWindow)));
   std::optional<DegreePlan> degrees;
   if (parallel_.degrees.given()) {
     degrees = checkDegrees(parallel_, *config, shape, reader_.diags());

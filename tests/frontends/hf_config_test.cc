@@ -21,6 +21,16 @@ const char* kMixtral = R"({"architectures": ["MixtralForCausalLM"], "model_type"
   "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2, "max_position_embeddings": 32768,
   "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "tie_word_embeddings": false, "hidden_act": "silu",
   "sliding_window": null, "router_aux_loss_coef": 0.02, "output_router_logits": false, "torch_dtype": "bfloat16"})";
+const char* kDeepseekV3 = R"({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
+  "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128,
+  "num_key_value_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256, "routed_scaling_factor": 2.5, "kv_lora_rank": 512,
+  "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "topk_method": "noaux_tc",
+  "n_group": 8, "topk_group": 4, "num_experts_per_tok": 8, "moe_layer_freq": 1, "first_k_dense_replace": 3,
+  "norm_topk_prob": true, "scoring_func": "sigmoid", "vocab_size": 129280, "max_position_embeddings": 163840,
+  "tie_word_embeddings": false, "num_nextn_predict_layers": 1})";
+const char* kGptOss120b = R"({"model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36,
+  "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "num_local_experts": 128, "num_experts_per_tok": 4,
+  "vocab_size": 201088, "sliding_window": 128, "swiglu_limit": 7.0, "attention_bias": true, "tie_word_embeddings": false})";
 const char* kTinyMixtral = R"({"model_type": "mixtral", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
   "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64, "num_local_experts": 4,
   "num_experts_per_tok": 2, "max_position_embeddings": 64})";
@@ -53,14 +63,36 @@ TEST_CASE("config.json: parameters as torch counts them, active parameters as th
   CHECK(parameterCount(*mixtral) == 32 * layer + 2 * 32000LL * 4096 + 4096);
 }
 
+TEST_CASE("config.json: DeepSeek-V3 (latent attention, shared experts, dense first layers) and GPT-OSS (biases, sinks)") {
+  // DeepSeek-V3's card: 671 B parameters, 37 B activated. By hand, per layer: latent attention
+  // 7168 x 1536 + 1536 + 1536 x 128 x 192 + 7168 x 576 + 512 + 512 x 128 x 256 + 128 x 128 x 7168;
+  // 3 dense MLPs of 3 x 7168 x 18432; 58 MoE layers of 256 routed + 1 shared expert (3 x 7168 x
+  // 2048 each) and a router of 256 x 7168; two norms a layer; embedding and head 129280 x 7168.
+  auto ds = read(kDeepseekV3);
+  REQUIRE(ds);
+  const int64_t attention =
+      7168LL * 1536 + 1536 + 1536LL * 128 * 192 + 7168LL * 576 + 512 + 512LL * 128 * 256 + 128LL * 128 * 7168;
+  const int64_t expert = 3 * 7168LL * 2048;
+  CHECK(parameterCount(*ds) ==
+        61 * (attention + 2 * 7168) + 3 * 3 * 7168LL * 18432 + 58 * (257 * expert + 256 * 7168) + 2 * 129280LL * 7168 + 7168);
+  CHECK(std::abs(static_cast<double>(parameterCount(*ds)) / 671e9 - 1) < 0.025);
+  CHECK(std::abs(static_cast<double>(activeParameterCount(*ds)) / 37e9 - 1) < 0.05);
+  // gpt-oss-120b's card: 116.8 B total, 5.1 B active.
+  auto oss = read(kGptOss120b);
+  REQUIRE(oss);
+  CHECK(std::abs(static_cast<double>(parameterCount(*oss)) / 116.8e9 - 1) < 0.025);
+  CHECK(std::abs(static_cast<double>(activeParameterCount(*oss)) / 5.1e9 - 1) < 0.05);
+  CHECK(oss->slidingWindow == 128);
+}
+
 TEST_CASE("config.json: what is not built or not known is a located error naming the supported families") {
   std::string errors;
   CHECK_FALSE(read(R"({"model_type": "gpt_neox", "hidden_size": 8})", &errors));
   CHECK(errors.find("1:16: model_type 'gpt_neox' is not a family irc builds; supported: ") != std::string::npos);
   CHECK(errors.find("llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe") != std::string::npos);
   errors.clear();
-  CHECK_FALSE(read(R"({"model_type": "deepseek_v3"})", &errors));
-  CHECK(errors.find("is not built yet (DeepSeek-V3's multi-head latent attention") != std::string::npos);
+  CHECK_FALSE(read(R"({"model_type": "deepseek_v2"})", &errors));
+  CHECK(errors.find("model_type 'deepseek_v2' is not built yet (DeepSeek-V2's device-limited routing)") != std::string::npos);
   errors.clear();
   CHECK_FALSE(read(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
   "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"bits": 4}})",
@@ -82,6 +114,28 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
   // Per layer one AlltoAll to the experts and one back.
   CHECK(compiled.err.find("inserted: 4 AlltoAll") != std::string::npos);
   CHECK(runIrc({"verify", "plan.yaml"}, dir.path()).exitCode == 0);
+  // DeepSeek's and GPT-OSS's blocks split every way the degrees allow, on every rank.
+  writeFile(dir.path() + "/ds.config.json",
+            R"({"model_type": "deepseek_v3", "hidden_size": 16, "intermediate_size": 16, "moe_intermediate_size": 8,
+  "num_hidden_layers": 2, "num_attention_heads": 4, "n_shared_experts": 1, "n_routed_experts": 8, "routed_scaling_factor": 2.5,
+  "kv_lora_rank": 8, "q_lora_rank": 8, "qk_rope_head_dim": 4, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_group": 4,
+  "topk_group": 2, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "vocab_size": 32})");
+  writeFile(dir.path() + "/oss.config.json",
+            R"({"model_type": "gpt_oss", "hidden_size": 16, "intermediate_size": 8, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 4, "num_local_experts": 4, "num_experts_per_tok": 2,
+  "vocab_size": 32, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"]})");
+  for (const char* model : {"ds", "oss"})
+    for (const char* degrees : {"data_parallel: 2, model_parallel: 2, expert_parallel: 2",
+                                "data_parallel: 2, expert_parallel: 2, pipeline_stages: 2, micro_batches: 2"}) {
+      writeFile(dir.path() + "/v.yaml", std::string("graph: ") + model + ".config.json\ndims: {batch: 4, sequence: 8}\n" +
+                                            "parallel: {device_num: 4, training: true, " + degrees + "}\n");
+      RunResult v = runIrc({"verify", "v.yaml"}, dir.path());
+      CHECK_MESSAGE(v.exitCode == 0, model, " ", degrees, ": ", v.err);
+      // The sliding layer's window (4) is shorter than the sequence (8): said, not hidden.
+      if (std::string(model) == "oss")
+        CHECK(v.err.find("1 of the 2 layers attend within a window of 4 tokens; irc computes their attention over all 8") !=
+              std::string::npos);
+    }
   // The module paths transformers gives: recompute and stages globs find them.
   RunResult imported = runIrc({"import", "tiny.config.json", "--dim", "batch=2", "--dim", "sequence=8"}, dir.path());
   REQUIRE(imported.exitCode == 0);
