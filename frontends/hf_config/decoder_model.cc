@@ -56,6 +56,12 @@ class DecoderWriter {
   int64_t dp() const { return d_ ? d_->data : 1; }
   int64_t tp() const { return d_ ? d_->model : 1; }
   int64_t ep() const { return d_ ? d_->expert : 1; }
+  // The residual stream: with sequence parallelism split over DP and TP by tokens (the norms
+  // follow it; column products gather it over TP, row products reduce-scatter into it).
+  std::optional<Strategy> residualStrategy() const {
+    if (!d_ || !d_->sequence) return std::nullopt;
+    return Strategy{{dp() * tp(), 1}, {dp() * tp(), 1}};
+  }
 
   static std::string shapeText(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
@@ -352,12 +358,12 @@ class DecoderWriter {
     std::string h = rmsNorm("input_norm", at + ".input_layernorm", x, c_.hidden);
     std::string a = c_.kvLora > 0 ? latentAttention(at + ".self_attn", h) : attention(at + ".self_attn", h);
     module_ = at;
-    std::string r1 = op("residual_attn", "Add", {x, a});
+    std::string r1 = op("residual_attn", "Add", {x, a}, "", residualStrategy());
     std::string h2 = rmsNorm("post_norm", at + ".post_attention_layernorm", r1, c_.hidden);
     bool sparse = c_.experts > 0 && c_.sparseLayer[l];
     std::string m = sparse ? moe(at + ".mlp", h2) : denseMlp(at + ".mlp", h2, c_.intermediate, c_.mlpBias);
     module_ = at;
-    std::string out = op("residual_mlp", "Add", {r1, m});
+    std::string out = op("residual_mlp", "Add", {r1, m}, "", residualStrategy());
     prefix_.clear();
     return out;
   }

@@ -22,6 +22,7 @@ struct DecoderShape {
 struct DegreePlan {
   int64_t data = 1, model = 1, expert = 1;
   int64_t pipelineStages = 1, virtualStages = 1, microBatches = 1;
+  bool sequence = false;  // Megatron's sequence parallelism: norms and residuals split over TP by tokens
   int64_t devices() const { return data * model * pipelineStages; }
 };
 

@@ -21,10 +21,11 @@ std::optional<DegreePlan> checkDegrees(const ParallelConfig& p, const DecoderCon
   SourceLoc at = g.dataLoc.valid() ? g.dataLoc : p.loc;
   if (g.context > 1)
     diags.error(g.contextLoc, fmt::format("context_parallel {} is not built yet for config.json models (valid: 1)", g.context));
-  if (g.sequence && d.model > 1)
-    diags.error(g.sequenceLoc,
-                "sequence_parallel: true is not built yet for config.json models (valid: false); the norms "
-                "and residuals run replicated over model_parallel");
+  d.sequence = g.sequence && d.model > 1;  // with one model-parallel rank there is nothing to split
+  if (d.sequence && shape.sequence % d.model != 0)
+    diags.error(g.sequenceLoc, fmt::format("sequence_parallel splits each sequence's {} tokens over model_parallel {}, which "
+                                           "does not divide them",
+                                           shape.sequence, d.model));
   if (d.data * d.model != stageDevices)
     diags.error(at, fmt::format("data_parallel {} x model_parallel {} x pipeline_stages {} is {} devices; device_num is {} "
                                 "(data_parallel {} would fill them)",

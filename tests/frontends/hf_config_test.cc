@@ -126,6 +126,7 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
   "vocab_size": 32, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"]})");
   for (const char* model : {"ds", "oss"})
     for (const char* degrees : {"data_parallel: 2, model_parallel: 2, expert_parallel: 2",
+                                "data_parallel: 2, model_parallel: 2, expert_parallel: 2, sequence_parallel: true",
                                 "data_parallel: 2, expert_parallel: 2, pipeline_stages: 2, micro_batches: 2"}) {
       writeFile(dir.path() + "/v.yaml", std::string("graph: ") + model + ".config.json\ndims: {batch: 4, sequence: 8}\n" +
                                             "parallel: {device_num: 4, training: true, " + degrees + "}\n");
