@@ -11,6 +11,7 @@
 #include "dumps/plan_code_dims.h"
 #include "dumps/python_literal.h"
 #include "ops/collective.h"
+#include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
 #include "passes/layout_inference.h"
@@ -56,6 +57,7 @@ std::vector<Graph::ModuleStyle> derivedStyles(const Graph& graph, std::vector<st
   };
   std::vector<Found> found;
   std::map<std::string, size_t> seen;
+  std::set<std::string> expertModules;
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted() || op.modulePath < 0 || !op.parallel->layoutsInferred) continue;
@@ -65,6 +67,18 @@ std::vector<Graph::ModuleStyle> derivedStyles(const Graph& graph, std::vector<st
     if (table < 0 || static_cast<size_t>(table) >= op.operands.size()) continue;
     // Size-1 device axes split nothing.
     TensorLayout w = op.parallel->inputLayouts[tensorOperandIndex(op, table)].standardForm();
+    const Operand& weight = op.operands[table];
+    if (w.dims.size() == 3 && !w.dims[0].empty() && part.kind == ModulePart::Kind::Product && weight.isValue() &&
+        graph.value(modelValueBehind(graph, weight.value)).kind == ValueKind::Parameter) {
+      // A grouped product's weights [experts, ., .] split by the expert dim: expert parallelism,
+      // which torchtitan applies with its own ExpertParallel style, not a DTensor one.
+      if (expertModules.insert(graph.moduleOf(op)).second)
+        warnings.push_back(
+            fmt::format("{} ('{}'): its experts are split over {} ranks by the expert dim (expert parallelism: "
+                        "torchtitan's ExpertParallel style), which this file does not write; left replicated",
+                        graph.moduleOf(op), op.name, w.mesh.dims[w.dims[0][0]]));
+      continue;
+    }
     if (w.dims.size() != 2) continue;
     // The weight's out-features dim ([in, out] as MatMul reads it, [out, in] transposed); an
     // Embedding's table is [vocabulary, embedding].

@@ -114,6 +114,11 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
   // Per layer one AlltoAll to the experts and one back.
   CHECK(compiled.err.find("inserted: 4 AlltoAll") != std::string::npos);
   CHECK(runIrc({"verify", "plan.yaml"}, dir.path()).exitCode == 0);
+  // --torch-out writes DTensor's styles, not torchtitan's expert parallelism: it says so.
+  RunResult torch = runIrc({"plan.yaml", "-q", "--torch-out", "plan.py"}, dir.path());
+  CHECK(torch.err.find("model.layers.1.mlp.experts ('L1.gate_up'): its experts are split over 4 ranks by the expert dim") !=
+        std::string::npos);
+  CHECK(readFile(dir.path() + "/plan.py").find("# not expressible: model.layers.0.mlp.experts") != std::string::npos);
   // DeepSeek's and GPT-OSS's blocks split every way the degrees allow, on every rank.
   writeFile(dir.path() + "/ds.config.json",
             R"({"model_type": "deepseek_v3", "hidden_size": 16, "intermediate_size": 16, "moe_intermediate_size": 8,
