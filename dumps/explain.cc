@@ -197,11 +197,12 @@ std::string configurationRow(const SearchConfiguration& c) {
                           : c.optimizerLevel > 0 ? fmt::format("opt. parallel {}", c.optimizerLevel)
                                                  : "unsharded";
   return fmt::format(
-      "  DP {:>4} x TP {:>2} x PP {:>3}{}{}  micro-batch {} x {:<4} recompute {:<9} optimizer {:<15}  "
+      "  DP {:>4} x TP {:>2} x PP {:>3}{}{}{}  micro-batch {} x {:<4} recompute {:<9} optimizer {:<15}  "
       "{:8.4g} s  {:6.1f} TFLOP/s  peak {:6.1f} GiB  ({})\n      layers per stage: {}; {}\n",
-      c.dp, c.tp, c.pp, c.virtualStages > 1 ? fmt::format(" (v {})", c.virtualStages) : "", c.sequenceParallel ? " +SP" : "    ",
-      c.microBatchSize, c.microBatches, c.recompute, optimizer, c.stepSeconds, c.tflopsPerDevice,
-      c.peakBytes / (1024.0 * 1024 * 1024), c.compiled ? "compiled" : "layer model", stages, c.verdict);
+      c.dp, c.tp, c.pp, c.virtualStages > 1 ? fmt::format(" (v {})", c.virtualStages) : "",
+      c.ep > 1 ? fmt::format(" EP {}", c.ep) : "", c.sequenceParallel ? " +SP" : "    ", c.microBatchSize, c.microBatches,
+      c.recompute, optimizer, c.stepSeconds, c.tflopsPerDevice, c.peakBytes / (1024.0 * 1024 * 1024),
+      c.compiled ? "compiled" : "layer model", stages, c.verdict);
 }
 
 }  // namespace

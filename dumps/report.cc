@@ -439,6 +439,7 @@ json configurationJson(const SearchConfiguration& c) {
                   {"estimated_by", c.compiled ? "compile" : "layer_model"},
                   {"verdict", c.verdict}};
   if (c.virtualStages > 1) out["virtual_stages"] = c.virtualStages;  // the interleaved schedule's
+  if (c.ep > 1) out["expert_parallel"] = c.ep;
   return out;
 }
 

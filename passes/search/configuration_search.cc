@@ -37,7 +37,8 @@ constexpr double kModelMargin = 0.97;
 
 struct Config {
   int64_t tp = 1, pp = 1, dp = 1, mbs = 1, micro = 1;
-  int64_t v = 1;  // virtual stages a pipeline stage (the interleaved schedule)
+  int64_t ep = 1;  // expert parallelism: the experts split over ep of the dp ranks
+  int64_t v = 1;   // virtual stages a pipeline stage (the interleaved schedule)
   bool sp = false;
   bool weightedSplit = false;       // first and last stages lightened by the embedding and head
   std::vector<int64_t> layerStage;  // each layer's virtual stage (its stage: mod pp)
@@ -93,6 +94,7 @@ class Search {
     layers_ = findLayers(graph_);
     batch_ = inputBatchOf(graph_);
     if (layers_.count < 2 || batch_ < 1) return ConfigurationSearchOutcome::NotApplicable;
+    std::tie(experts_, expertElements_) = expertsOf(graph_);
     totalTrained_ = 0;
     for (ValueId v : graph_.parameters)
       if (graph_.value(v).trainable && isFloat(graph_.value(v).type.dtype))
@@ -107,7 +109,7 @@ class Search {
       return ConfigurationSearchOutcome::Failed;
     }
     for (Config& c : configs_) {
-      c.model = modelFor(c.tp, c.mbs, c.sp);
+      c.model = modelFor(c.tp, c.mbs, c.sp, c.ep);
       if (!c.model) continue;
       double perLayer = 0;
       for (int64_t l = 0; l < layers_.count; ++l) perLayer += c.model->trained[l] / static_cast<double>(layers_.count);
@@ -120,7 +122,7 @@ class Search {
     for (const Config& c : configs_) {
       if (c.model) continue;
       // Without a layer model: the time limit came first (none was built for its key), or TP does not split the layers.
-      if (!models_.count(std::make_tuple(c.tp, c.mbs, c.sp))) ++unestimated_;
+      if (!models_.count(std::make_tuple(c.tp, c.mbs, c.sp, c.ep))) ++unestimated_;
       else unsplittable_.push_back(fmt::format("TP {}: the layers' products and heads do not split {} ways", c.tp, c.tp));
     }
     std::erase_if(configs_, [](const Config& c) { return c.model == nullptr; });
@@ -203,18 +205,33 @@ class Search {
         }
         for (auto [zeroStage, level] : {std::pair{0, 0}, {1, 0}, {2, 0}, {0, 1}}) {
           if ((zeroStage > 0 || level > 0) && dp == 1) continue;
-          Config base;
-          base.tp = tp, base.pp = pp, base.dp = dp, base.zeroStage = zeroStage, base.optimizerLevel = level;
-          // The lower bound: every parameter once over the tensor and pipeline ranks.
-          double floor = totalTrained_ / static_cast<double>(tp * pp) * bytesPerElement(base);
-          for (int64_t mbs : divisorsOf(batch_ / dp)) {
-            if (mbs > kMaxMicroBatchSize) break;
-            base.mbs = mbs, base.micro = batch_ / dp / mbs;
-            addVariants(base, floor);
+          for (int64_t ep : expertParallelChoices(dp, tp)) {
+            Config base;
+            base.tp = tp, base.pp = pp, base.dp = dp, base.ep = ep, base.zeroStage = zeroStage, base.optimizerLevel = level;
+            // The lower bound: every parameter once over the tensor and pipeline ranks (the
+            // experts' once over the expert ranks too).
+            double trained = totalTrained_ - expertElements_ * (1 - 1.0 / static_cast<double>(ep));
+            double floor = trained / static_cast<double>(tp * pp) * bytesPerElement(base);
+            for (int64_t mbs : divisorsOf(batch_ / dp)) {
+              if (mbs > kMaxMicroBatchSize) break;
+              base.mbs = mbs, base.micro = batch_ / dp / mbs;
+              addVariants(base, floor);
+            }
           }
         }
       }
     }
+  }
+
+  // Expert parallelism for a model with grouped experts: none, or the experts over the most
+  // data-parallel ranks that divide them and keep the group (with its TP ranks) within a node,
+  // where the AlltoAll runs over NVLink (Megatron-Core's and DeepSeek's intra-node EP groups);
+  // a model without experts, none.
+  std::vector<int64_t> expertParallelChoices(int64_t dp, int64_t tp) const {
+    int64_t most = 1;
+    for (int64_t ep : divisorsOf(dp))
+      if (experts_ > 0 && experts_ % ep == 0 && ep * tp <= cluster_.devicesPerNode) most = ep;
+    return most > 1 ? std::vector<int64_t>{1, most} : std::vector<int64_t>{1};
   }
 
   // One mesh, optimizer sharding and micro-batching with each stage split, sequence parallelism
@@ -243,13 +260,13 @@ class Search {
 
   // --- the layer model ---
 
-  const LayerModel* modelFor(int64_t tp, int64_t mbs, bool sp) {
-    auto key = std::make_tuple(tp, mbs, sp);
+  const LayerModel* modelFor(int64_t tp, int64_t mbs, bool sp, int64_t ep) {
+    auto key = std::make_tuple(tp, mbs, sp, ep);
     auto it = models_.find(key);
     // Past the time limit no new layer model is made (the configurations needing one drop out).
     if (it == models_.end() && probes_ > 0 && timeUp()) return nullptr;
     if (it == models_.end()) {
-      it = models_.emplace(key, buildLayerModel(graph_, options_, layers_, tp, mbs, sp, attention_)).first;
+      it = models_.emplace(key, buildLayerModel(graph_, options_, layers_, tp, mbs, sp, attention_, ep)).first;
       if (it->second) ++probes_;
     }
     return it->second ? &*it->second : nullptr;
@@ -333,7 +350,7 @@ class Search {
 
   std::optional<Prepared> prepare(Config& c) const {
     Prepared p{graph_, options_, &c};
-    if (splitBatch(p.graph, c.dp * c.mbs) || seedTensorParallel(p.graph, c.dp, c.tp, c.sp)) return std::nullopt;
+    if (splitBatch(p.graph, c.dp * c.mbs) || seedTensorParallel(p.graph, c.dp, c.tp, c.sp, c.ep)) return std::nullopt;
     clearRecompute(p.graph);
     markRecompute(p.graph, layers_, c.recompute, attention_);
     for (OpId id : p.graph.order) {
@@ -351,6 +368,7 @@ class Search {
     o.parallelOptimizerLevel = c.optimizerLevel;
     o.zeroStage = c.zeroStage;
     o.memoryBudget = options_.memoryBudget;
+    o.enableAlltoall = o.enableAlltoall || c.ep > 1;  // the tokens to their experts and back
     return p;
   }
 
@@ -389,7 +407,8 @@ class Search {
 
   SearchConfiguration described(const Config& c) const {
     SearchConfiguration s;
-    s.dp = c.dp, s.tp = c.tp, s.pp = c.pp, s.microBatchSize = c.mbs, s.microBatches = c.micro, s.sequenceParallel = c.sp;
+    s.dp = c.dp, s.tp = c.tp, s.pp = c.pp, s.ep = c.ep, s.microBatchSize = c.mbs, s.microBatches = c.micro,
+    s.sequenceParallel = c.sp;
     s.virtualStages = c.v;
     s.recompute = recomputeName(c.recompute);
     s.optimizerLevel = c.optimizerLevel;
@@ -425,7 +444,7 @@ class Search {
     // A configuration that differs from one listed only where it changes nothing (a weighted
     // split giving the same layers per stage) is the same plan: listed once.
     auto planKey = [](const SearchConfiguration& d) {
-      return std::make_tuple(d.dp, d.tp, d.pp, d.cp, d.virtualStages, d.microBatchSize, d.microBatches, d.sequenceParallel,
+      return std::make_tuple(d.dp, d.tp, d.pp, d.cp, d.ep, d.virtualStages, d.microBatchSize, d.microBatches, d.sequenceParallel,
                              d.recompute, d.optimizerLevel, d.zeroStage, d.stageLayers);
     };
     std::set<decltype(planKey(account.chosen))> listed{planKey(account.chosen)};
@@ -472,8 +491,10 @@ class Search {
   int64_t batch_ = 0;
   std::vector<bool> attention_;
   double totalTrained_ = 0;
+  int64_t experts_ = 0;        // the grouped experts' count (0: no experts)
+  double expertElements_ = 0;  // their weights' elements
   std::vector<Config> configs_;
-  std::map<std::tuple<int64_t, int64_t, bool>, std::optional<LayerModel>> models_;
+  std::map<std::tuple<int64_t, int64_t, bool, int64_t>, std::optional<LayerModel>> models_;
   int64_t considered_ = 0, pruned_ = 0, probes_ = 0;
   std::vector<std::string> unsplittable_;  // why each mesh that could not split the model was left out
   // What search_time_limit left unexplored: configurations without a layer model (so without an

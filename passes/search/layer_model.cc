@@ -108,11 +108,12 @@ CompileOptions searchCompileOptions(const CompileOptions& base, int64_t devices)
 }
 
 std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers, int64_t tp,
-                                          int64_t mbs, bool sp, std::vector<bool>& attention) {
+                                          int64_t mbs, bool sp, std::vector<bool>& attention, int64_t ep) {
   Graph g = graph;
   // A tensor-parallel size or micro-batch the shapes do not divide has no model.
-  if (splitBatch(g, mbs) || seedTensorParallel(g, 1, tp, sp)) return std::nullopt;
-  CompileOptions o = searchCompileOptions(base, tp);
+  if (splitBatch(g, mbs * ep) || seedTensorParallel(g, ep, tp, sp, ep)) return std::nullopt;
+  CompileOptions o = searchCompileOptions(base, tp * ep);
+  o.enableAlltoall = o.enableAlltoall || ep > 1;  // the tokens to their experts and back
   DiagnosticEngine quiet("search", "");
   PassContext context{quiet};
   if (compile(g, o, context, {}) != RunOutcome::Ok) return std::nullopt;
@@ -140,7 +141,7 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
       m.commSelective[slot] += comm;
     }
     m.trained[slot] += t.trainedElements;
-    m.flops += t.globalFlops;
+    m.flops += t.globalFlops / static_cast<double>(ep);
   });
   // What layer 0 hands layer 1: the values layer 1 reads from it, at their local slices.
   std::vector<bool> counted(g.values.size(), false);

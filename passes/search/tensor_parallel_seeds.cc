@@ -39,9 +39,30 @@ bool isTokenwise(const Graph& graph, const Op& op, const std::vector<bool>& feat
   return graph.value(op.operands[0].value).type.shape == graph.value(op.operands[1].value).type.shape;
 }
 
+// A grouped expert product: dispatched tokens [groups, E, slots, in] by weights [E, ., .].
+bool isExpertProduct(const Graph& graph, const Op& op) {
+  if (op.type != "BatchMatMul" || op.operands.size() < 2 || !op.operands[0].isValue() || !isWeight(graph, op.operands[1], 3) ||
+      flag(op, "transpose_a"))
+    return false;
+  const Shape& x = graph.value(op.operands[0].value).type.shape;
+  return x.size() == 4 && x[1] == graph.value(op.operands[1].value).type.shape[0];
+}
+
 }  // namespace
 
-std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel) {
+std::pair<int64_t, double> expertsOf(const Graph& graph) {
+  int64_t experts = 0;
+  double elements = 0;
+  for (const Op& op : graph.ops) {
+    if (op.inserted() || !isExpertProduct(graph, op)) continue;
+    const Shape& w = graph.value(op.operands[1].value).type.shape;
+    experts = std::max(experts, w[0]);
+    elements += static_cast<double>(numElements(w));
+  }
+  return {experts, elements};
+}
+
+std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel, int64_t ep) {
   // Per value: split on its features by a column-parallel product upstream.
   std::vector<bool> featureSplit(graph.values.size(), false);
   for (OpId id : graph.order) {
@@ -50,8 +71,12 @@ std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t 
     bool split = false;
     std::optional<ShardStrategy> seed;
     std::vector<const Shape*> shapes;
-    if (op.type == "MatMul" && op.operands.size() >= 2 && op.operands[0].isValue() && isWeight(graph, op.operands[1], 2) &&
-        !flag(op, "transpose_a") && !isWeight(graph, op.operands[0], graph.value(op.operands[0].value).type.shape.size())) {
+    if (ep > 1 && isExpertProduct(graph, op)) {
+      seed = ShardStrategy{IntTuple{dp / ep, ep, 1, 1}, IntTuple{ep, 1, 1}};
+      shapes = {&graph.value(op.operands[0].value).type.shape, &graph.value(op.operands[1].value).type.shape};
+    } else if (op.type == "MatMul" && op.operands.size() >= 2 && op.operands[0].isValue() && isWeight(graph, op.operands[1], 2) &&
+               !flag(op, "transpose_a") &&
+               !isWeight(graph, op.operands[0], graph.value(op.operands[0].value).type.shape.size())) {
       const Shape& x = graph.value(op.operands[0].value).type.shape;
       bool row = featureSplit[op.operands[0].value];
       bool transposed = flag(op, "transpose_b");

@@ -19,8 +19,18 @@
 
 namespace irc {
 
+// Expert parallelism (`ep`, dividing `dp`): a grouped product of dispatched tokens [groups, E,
+// slots, .] by per-expert weights [E, ., .] splits the experts over ep of the data-parallel
+// ranks (the groups over the other dp / ep), as Megatron-Core folds EP inside DP; the tokens reach
+// their experts by AlltoAll. The experts stay whole over TP (expert tensor parallelism 1).
+//
 // Sets in_strategy on the graph's weight products and lookups; the error when a split does not
 // divide a dimension it splits (the graph is then partly seeded: use a copy).
-std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel = false);
+std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel = false,
+                                              int64_t ep = 1);
+
+// The experts of the graph's grouped expert products (the largest E), 0 without any, and the
+// elements of their weights.
+std::pair<int64_t, double> expertsOf(const Graph& graph);
 
 }  // namespace irc
