@@ -76,8 +76,7 @@ std::optional<std::string> importConfig(const std::string& text, const std::stri
     else if (name == "sequence") shape.sequence = size;
     else throw UsageError(fmt::format("--dim {}: a config.json model has the dims batch and sequence", name));
   }
-  if (shape.sequence % 2 != 0)
-    throw UsageError(fmt::format("--dim sequence={}: rotary embeddings need an even sequence", shape.sequence));
+  if (auto e = shapeError(*config, shape)) throw UsageError("--dim: " + *e);
   return decoderModelYaml(*config, shape, nullptr, options.name, options.deviceNum > 0 ? options.deviceNum : 1);
 }
 

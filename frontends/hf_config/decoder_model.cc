@@ -397,6 +397,17 @@ class DecoderWriter {
 
 }  // namespace
 
+std::optional<std::string> shapeError(const DecoderConfig& config, const DecoderShape& shape) {
+  constexpr int64_t kMaxDim = int64_t{1} << 24;  // far past any run's, inside what shapes hold
+  if (shape.batch > kMaxDim || shape.sequence > kMaxDim)
+    return fmt::format(
+        "a micro-batch of {} sequences of {} tokens is more than irc builds a config's model for (each at most {})", shape.batch,
+        shape.sequence, kMaxDim);
+  if (config.rotaryDim() % 2 != 0)
+    return fmt::format("rotary embeddings rotate halves: the rotary head dim {} must be even", config.rotaryDim());
+  return std::nullopt;
+}
+
 DecoderShape defaultShape(const DecoderConfig& config, int64_t batch) {
   return {batch, std::min<int64_t>(config.maxPositions, 4096)};
 }

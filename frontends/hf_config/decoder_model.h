@@ -30,6 +30,10 @@ struct DegreePlan {
 // (the dims a plan or `irc import --dim` does not give).
 DecoderShape defaultShape(const DecoderConfig& config, int64_t batch);
 
+// Why the model cannot be built for `shape` (a micro-batch past 2^24 sequences or tokens, an odd
+// rotary dim), or nullopt.
+std::optional<std::string> shapeError(const DecoderConfig& config, const DecoderShape& shape);
+
 // The YAML model; `degrees` null: no strategies, on `deviceNum` devices.
 std::string decoderModelYaml(const DecoderConfig& config, const DecoderShape& shape, const DegreePlan* degrees,
                              const std::string& name, int64_t deviceNum = 1);

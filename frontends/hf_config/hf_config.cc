@@ -1,6 +1,7 @@
 #include "frontends/hf_config/hf_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -37,10 +38,19 @@ const std::map<std::string, std::string>& notBuilt() {
   return n;
 }
 
+// Every weight (or one token's, `active`), as a double: defined with the public counts below.
+double countParameters(const DecoderConfig& c, bool active);
+
+constexpr int64_t kMaxConfigSize = int64_t{1} << 20;
+// Layers, experts and heads: published models have at most a few hundred of each.
+constexpr int64_t kMaxConfigCount = 4096;
+
 class ConfigReader {
  public:
   ConfigReader(const YamlNode& root, DiagnosticEngine& diags) : root_(root), reader_(diags) {}
 
+  // A size key: 1 .. kMaxConfigSize (published models' largest sizes are 2^18 vocabulary
+  // entries; the bound keeps every count the model is built from far inside int64).
   std::optional<int64_t> positive(const char* key, std::optional<int64_t> fallback = std::nullopt) {
     YamlNode n = root_.find(key);
     if (!n.IsDefined() || n.IsNull()) {
@@ -49,8 +59,8 @@ class ConfigReader {
       return fallback;
     }
     auto v = reader_.integer(n, key);
-    if (v && *v < 1) {
-      reader_.error(n, fmt::format("{} must be >= 1; got {}", key, *v));
+    if (v && (*v < 1 || *v > kMaxConfigSize)) {
+      reader_.error(n, fmt::format("{} must be in 1 .. {}; got {}", key, kMaxConfigSize, *v));
       return std::nullopt;
     }
     return v;
@@ -165,6 +175,9 @@ void readExperts(ConfigReader& r, DecoderConfig& c) {
   c.experts = *experts;
   c.expertsPerToken = *perToken;
   c.expertFfn = *ffn;
+  if (c.experts > kMaxConfigCount)
+    r.reader().error(r.root().find(expertsKey),
+                     fmt::format("{} must be in 1 .. {}; got {}", expertsKey, kMaxConfigCount, c.experts));
   if (c.expertsPerToken > c.experts)
     r.reader().error(r.root().find("num_experts_per_tok"),
                      fmt::format("num_experts_per_tok {} is more than the {} experts", c.expertsPerToken, c.experts));
@@ -254,7 +267,10 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
   c.vocab = *vocab;
   c.intermediate = *intermediate;
   c.kvHeads = r.positive("num_key_value_heads", c.heads).value_or(c.heads);
-  c.headDim = r.positive("head_dim", c.hidden / c.heads).value_or(c.hidden / c.heads);
+  c.headDim = r.positive("head_dim", std::max<int64_t>(1, c.hidden / c.heads)).value_or(1);
+  for (auto [key, value] : {std::pair{"num_hidden_layers", c.layers}, {"num_attention_heads", c.heads}})
+    if (value > kMaxConfigCount)
+      r.reader().error(r.root().find(key), fmt::format("{} must be in 1 .. {}; got {}", key, kMaxConfigCount, value));
   c.maxPositions = r.positive("max_position_embeddings", 4096).value_or(4096);
   c.rmsEps = r.number("rms_norm_eps", 1e-6);
   c.tiedEmbeddings = r.flag("tie_word_embeddings", false);
@@ -288,22 +304,30 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
   readSlidingWindows(r, c);
   if (isMoe(c.family)) readExperts(r, c);
   if (diags.hasErrors()) return std::nullopt;
+  if (double n = countParameters(c, false); n > 9e15)
+    diags.error(locOf(r.root()), fmt::format("the config describes {:.3g} parameters; irc plans models of up to 9e15", n));
+  if (diags.hasErrors()) return std::nullopt;
   return c;
 }
 
 namespace {
 
-int64_t swiglu(int64_t h, int64_t f, bool bias) { return 3 * h * f + (bias ? 2 * f + h : 0); }
+// Counted in double: with sizes up to 2^20 and counts up to 4,096 a model can exceed int64 (it is
+// then rejected), and every realistic count is exact below 2^53.
+double swiglu(double h, double f, bool bias) { return 3 * h * f + (bias ? 2 * f + h : 0); }
 
-int64_t attentionParameters(const DecoderConfig& c) {
+double attentionParameters(const DecoderConfig& c) {
   if (c.kvLora > 0) {  // DeepSeek's latent attention
-    int64_t qHead = c.heads * (c.qkNope + c.qkRope);
-    int64_t n = c.qLora > 0 ? c.hidden * c.qLora + c.qLora + c.qLora * qHead : c.hidden * qHead;
-    n += c.hidden * (c.kvLora + c.qkRope) + c.kvLora + c.kvLora * c.heads * (c.qkNope + c.vHead);
-    return n + c.heads * c.vHead * c.hidden;
+    double qHead = static_cast<double>(c.heads) * static_cast<double>(c.qkNope + c.qkRope);
+    const double h = static_cast<double>(c.hidden), a = static_cast<double>(c.heads), q = static_cast<double>(c.qLora);
+    const double kv = static_cast<double>(c.kvLora), rope = static_cast<double>(c.qkRope);
+    double n = c.qLora > 0 ? h * q + q + q * qHead : h * qHead;
+    n += h * (kv + rope) + kv + kv * a * static_cast<double>(c.qkNope + c.vHead);
+    return n + a * static_cast<double>(c.vHead) * h;
   }
-  int64_t q = c.heads * c.headDim, kv = c.kvHeads * c.headDim;
-  int64_t n = c.hidden * q + 2 * c.hidden * kv + q * c.hidden;
+  double h = static_cast<double>(c.hidden), q = static_cast<double>(c.heads) * static_cast<double>(c.headDim);
+  double kv = static_cast<double>(c.kvHeads) * static_cast<double>(c.headDim);
+  double n = h * q + 2 * h * kv + q * h;
   if (c.attentionBias) n += q + 2 * kv;
   if (c.outputBias) n += c.hidden;
   if (c.qkNorm) n += 2 * c.headDim;
@@ -312,30 +336,32 @@ int64_t attentionParameters(const DecoderConfig& c) {
 }
 
 // One routed expert's weights (GPT-OSS's with their biases).
-int64_t expertParameters(const DecoderConfig& c) {
-  return 3 * c.hidden * c.expertFfn + (c.expertBias ? 2 * c.expertFfn + c.hidden : 0);
+double expertParameters(const DecoderConfig& c) {
+  return swiglu(static_cast<double>(c.hidden), static_cast<double>(c.expertFfn), c.expertBias);
 }
 
 // One layer's MLP weights: all of them, or one token's (`active`).
-int64_t mlpParameters(const DecoderConfig& c, int64_t layer, bool active) {
-  if (c.experts == 0 || !c.sparseLayer[layer]) return swiglu(c.hidden, c.intermediate, c.mlpBias);
-  int64_t n = c.experts * c.hidden + (c.routerBias ? c.experts : 0);  // the router
-  n += (active ? c.expertsPerToken : c.experts) * expertParameters(c);
-  if (c.sharedExpertFfn > 0) n += swiglu(c.hidden, c.sharedExpertFfn, false);
-  if (c.sharedExpertGate) n += c.hidden;
+double mlpParameters(const DecoderConfig& c, int64_t layer, bool active) {
+  const double h = static_cast<double>(c.hidden), e = static_cast<double>(c.experts);
+  if (c.experts == 0 || !c.sparseLayer[layer]) return swiglu(h, static_cast<double>(c.intermediate), c.mlpBias);
+  double n = e * h + (c.routerBias ? e : 0);  // the router
+  n += static_cast<double>(active ? c.expertsPerToken : c.experts) * expertParameters(c);
+  if (c.sharedExpertFfn > 0) n += swiglu(h, static_cast<double>(c.sharedExpertFfn), false);
+  if (c.sharedExpertGate) n += h;
   return n;
 }
 
-int64_t countParameters(const DecoderConfig& c, bool active) {
-  int64_t n = (active ? 1 : c.vocab) * c.hidden + c.hidden;  // the embedding (one row read), the final norm
-  if (!c.tiedEmbeddings || active) n += c.vocab * c.hidden;  // the output head
-  for (int64_t l = 0; l < c.layers; ++l) n += 2 * c.hidden + attentionParameters(c) + mlpParameters(c, l, active);
+double countParameters(const DecoderConfig& c, bool active) {
+  const double h = static_cast<double>(c.hidden), v = static_cast<double>(c.vocab);
+  double n = (active ? 1 : v) * h + h;          // the embedding (one row read), the final norm
+  if (!c.tiedEmbeddings || active) n += v * h;  // the output head
+  for (int64_t l = 0; l < c.layers; ++l) n += 2 * h + attentionParameters(c) + mlpParameters(c, l, active);
   return n;
 }
 
 }  // namespace
 
-int64_t parameterCount(const DecoderConfig& c) { return countParameters(c, false); }
-int64_t activeParameterCount(const DecoderConfig& c) { return countParameters(c, true); }
+int64_t parameterCount(const DecoderConfig& c) { return std::llround(countParameters(c, false)); }
+int64_t activeParameterCount(const DecoderConfig& c) { return std::llround(countParameters(c, true)); }
 
 }  // namespace irc

@@ -30,9 +30,7 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
     else if (name == "sequence") shape.sequence = size;
     else reader_.error(graphNode, fmt::format("dims.{}: a config.json model has the dims batch and sequence", name));
   }
-  if (shape.sequence % 2 != 0 || config->headDim % 2 != 0)
-    reader_.error(graphNode, fmt::format("rotary embeddings rotate halves: sequence {} and head_dim {} must be even",
-                                         shape.sequence, config->headDim));
+  if (auto e = shapeError(*config, shape)) reader_.error(graphNode, *e);
   // Sliding-window layers attend over all the sequence here (the window's mask is not built):
   // said where the window is shorter than the sequence, as it then overstates their attention.
   int64_t sliding = std::count(config->slidingLayer.begin(), config->slidingLayer.end(), true);
@@ -58,10 +56,10 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
   modelOptions.defaultName = modelStem(file);
   auto loaded = loadModel(text, modelDiags, modelOptions);
   if (!loaded) {
-    // The builder wrote a model the loader rejects: irc's fault, said as such.
+    // The built model is rejected: a size past the limits on shapes (docs/limits.md).
     for (const Diagnostic& d : modelDiags.diagnostics())
-      reader_.error(graphNode, fmt::format("internal error: the model built from {} is rejected at {}: {}", file,
-                                           formatLoc(d.loc), d.message));
+      reader_.error(graphNode,
+                    fmt::format("the model built from {} is rejected (at {} of it): {}", file, formatLoc(d.loc), d.message));
     return false;
   }
   graph_ = std::move(loaded->graph);

@@ -101,6 +101,18 @@ TEST_CASE("config.json: what is not built or not known is a located error naming
   errors.clear();
   CHECK_FALSE(read(R"({"model_type": "llama", "hidden_size": 64})", &errors));
   CHECK(errors.find("the config has no 'num_hidden_layers'") != std::string::npos);
+  // Sizes past what any model has are refused before anything is built or counted (a fuzzer's
+  // 10^9 layers would write a model of 10^11 ops; 4,096 experts of 2^20 x 2^20 overflow int64).
+  errors.clear();
+  CHECK_FALSE(read(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 1000000000, "num_attention_heads": 4,
+  "vocab_size": 10, "intermediate_size": 8})",
+                   &errors));
+  CHECK(errors.find("num_hidden_layers must be in 1 .. 1048576; got 1000000000") != std::string::npos);
+  errors.clear();
+  CHECK_FALSE(read(R"({"model_type": "mixtral", "hidden_size": 1048576, "num_hidden_layers": 4096, "num_attention_heads": 4096,
+  "vocab_size": 1048576, "intermediate_size": 1048576, "num_local_experts": 4096, "num_experts_per_tok": 2})",
+                   &errors));
+  CHECK(errors.find("the config describes 5.54e+19 parameters; irc plans models of up to 9e15") != std::string::npos);
 }
 
 TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's experts over 4 ranks by AlltoAll, verified") {
