@@ -306,8 +306,11 @@ std::string mindsporeShardCode(const Graph& graph, const CompileOptions& options
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted() || !op.parallel->hasSharding || takesLayoutsFromNeighbours(op)) continue;
-    out += fmt::format("    {}: ops.{}().shard({}),\n", pythonString(op.msName.empty() ? op.name : op.msName), op.type,
-                       pyStrategy(strategyOf(op)));
+    const std::string name = pythonString(op.msName.empty() ? op.name : op.msName);
+    if (defOf(op).notMindSporePrimitive)
+      out += fmt::format("    # {}: {} is irc's op, no MindSpore primitive (its cell's own ops take it): {}\n", name, op.type,
+                         pyStrategy(strategyOf(op)));
+    else out += fmt::format("    {}: ops.{}().shard({}),\n", name, op.type, pyStrategy(strategyOf(op)));
   }
   out += "}\n";
   return out;

@@ -51,6 +51,7 @@ class MoeDispatch : public OpFamilyRules {
                     OpFamily::MoeRouting,
                     {tensor("x"), tensor("indices")},
                     {attr("num_experts", AttrKind::Int, std::nullopt), attr("capacity", AttrKind::Int, std::nullopt)}});
+    defs.back().notMindSporePrimitive = true;  // MindFormers' MoE dispatches inside its own cell
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
     const TensorType& x = *in[0].tensor;
@@ -105,6 +106,7 @@ class MoeCombine : public OpFamilyRules {
   SavedForBackward savedForBackward(const Op&) const override { return {{0, 1, 2}, {}, {}}; }
   void define(std::vector<OpDef>& defs) const override {
     defs.push_back({"MoeCombine", OpFamily::MoeRouting, {tensor("y"), tensor("indices"), tensor("weights")}, {}});
+    defs.back().notMindSporePrimitive = true;
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap&) const override {
     const TensorType &y = *in[0].tensor, &indices = *in[1].tensor, &weights = *in[2].tensor;

@@ -135,6 +135,9 @@ struct OpDef {
   // this index on (Add(int_x, 1) adds an int, as MindSpore converts a Python number); -1: a
   // scalar keeps the dtype it was written with (OneHot's on/off values).
   int scalarDtypeFrom = -1;
+  // No MindSpore primitive of this name exists (an op of irc's own, such as MoeDispatch): a
+  // MindSpore shard() file names its strategy in a comment instead of calling ops.<type>().
+  bool notMindSporePrimitive = false;
   const OpFamilyRules* rules = nullptr;  // its family's object; set by the registry
 
   bool hasAttr(std::string_view name) const;

@@ -131,6 +131,11 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
   CHECK(torch.err.find("model.layers.1.mlp.experts ('L1.gate_up'): its experts are split over 4 ranks by the expert dim") !=
         std::string::npos);
   CHECK(readFile(dir.path() + "/plan.py").find("# not expressible: model.layers.0.mlp.experts") != std::string::npos);
+  // --mindspore-out calls no MindSpore primitive that does not exist: irc's MoE ops are comments.
+  REQUIRE(runIrc({"plan.yaml", "-q", "--mindspore-out", "shard.py"}, dir.path()).exitCode == 0);
+  std::string shard = readFile(dir.path() + "/shard.py");
+  CHECK(shard.find("ops.MoeDispatch") == std::string::npos);
+  CHECK(shard.find("# \"L0.dispatch\": MoeDispatch is irc's op, no MindSpore primitive") != std::string::npos);
   // DeepSeek's and GPT-OSS's blocks split every way the degrees allow, on every rank.
   writeFile(dir.path() + "/ds.config.json",
             R"({"model_type": "deepseek_v3", "hidden_size": 16, "intermediate_size": 16, "moe_intermediate_size": 8,
