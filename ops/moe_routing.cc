@@ -15,21 +15,28 @@
 // and the slots are needed whole; groups and the hidden dim pass through. Expert parallelism is
 // the product over the experts that follows, split by its expert dim: the tokens move there by
 // AlltoAll (dispatch's result G-split → E-split) and back.
+#include <algorithm>
+
 #include "ops/families.h"
 #include "ops/rule_builder.h"
 
 namespace irc::families {
 namespace {
 
-// The slot of each (token, choice) of group `g`, -1 where dropped; in token-major order.
-std::vector<int64_t> slotsOf(const Op& op, const TensorValue& indices, int64_t g, int64_t experts, int64_t capacity) {
-  const int64_t S = indices.shape[1], K = indices.shape[2];
-  std::vector<int64_t> filled(static_cast<size_t>(experts), 0), slots(static_cast<size_t>(S * K), -1);
-  for (int64_t t = 0; t < S * K; ++t) {
-    int64_t e = indexWithin(op, indices.data[g * S * K + t], experts);
-    if (filled[e] < capacity) slots[t] = filled[e]++;
+// Calls `kept(row, token, slot)` for each kept choice, in token-major order: `row` the choice's
+// offset in the [G, S, K] routing tensors, `token` its token's row of [G * S, H], `slot` its
+// row of the slots [G * E * C, H]. A choice past its expert's capacity is dropped.
+template <typename Kept>
+void forEachKeptChoice(const Op& op, const TensorValue& indices, int64_t experts, int64_t capacity, Kept kept) {
+  const int64_t G = indices.shape[0], S = indices.shape[1], K = indices.shape[2];
+  std::vector<int64_t> filled(static_cast<size_t>(experts));
+  for (int64_t g = 0; g < G; ++g) {
+    std::fill(filled.begin(), filled.end(), 0);
+    for (int64_t t = 0; t < S * K; ++t) {
+      int64_t e = indexWithin(op, indices.data[g * S * K + t], experts);
+      if (filled[e] < capacity) kept(g * S * K + t, g * S + t / K, (g * experts + e) * capacity + filled[e]++);
+    }
   }
-  return slots;
 }
 
 InferResult checkRouting(const TensorType& tokens, const TensorType& indices, int indicesOperand) {
@@ -64,17 +71,11 @@ class MoeDispatch : public OpFamilyRules {
   }
   std::vector<TensorValue> evaluate(const Op& op, const KernelInputs& in, const std::vector<TensorType>& results) const override {
     const TensorValue &x = *in[0], &indices = *in[1];
-    const int64_t G = x.shape[0], S = x.shape[1], H = x.shape[2], K = indices.shape[2];
-    const int64_t E = results[0].shape[1], C = results[0].shape[2];
+    const int64_t H = x.shape[2];
     TensorValue out = TensorValue::zeros(results[0].shape);
-    for (int64_t g = 0; g < G; ++g) {
-      std::vector<int64_t> slots = slotsOf(op, indices, g, E, C);
-      for (int64_t t = 0; t < S * K; ++t) {
-        if (slots[t] < 0) continue;
-        int64_t e = static_cast<int64_t>(indices.data[g * S * K + t]), s = t / K;
-        for (int64_t h = 0; h < H; ++h) out.data[((g * E + e) * C + slots[t]) * H + h] = x.data[(g * S + s) * H + h];
-      }
-    }
+    forEachKeptChoice(op, indices, results[0].shape[1], results[0].shape[2], [&](int64_t, int64_t token, int64_t slot) {
+      std::copy_n(x.data.begin() + token * H, H, out.data.begin() + slot * H);
+    });
     return {out};
   }
   void sample(const OpDef&, OpSample& s) const override {
@@ -127,18 +128,11 @@ class MoeCombine : public OpFamilyRules {
   }
   std::vector<TensorValue> evaluate(const Op& op, const KernelInputs& in, const std::vector<TensorType>& results) const override {
     const TensorValue &y = *in[0], &indices = *in[1], &weights = *in[2];
-    const int64_t G = y.shape[0], E = y.shape[1], C = y.shape[2], H = y.shape[3];
-    const int64_t S = indices.shape[1], K = indices.shape[2];
+    const int64_t H = y.shape[3];
     TensorValue out = TensorValue::zeros(results[0].shape);
-    for (int64_t g = 0; g < G; ++g) {
-      std::vector<int64_t> slots = slotsOf(op, indices, g, E, C);
-      for (int64_t t = 0; t < S * K; ++t) {
-        if (slots[t] < 0) continue;
-        int64_t e = static_cast<int64_t>(indices.data[g * S * K + t]), s = t / K;
-        double w = weights.data[g * S * K + t];
-        for (int64_t h = 0; h < H; ++h) out.data[(g * S + s) * H + h] += w * y.data[((g * E + e) * C + slots[t]) * H + h];
-      }
-    }
+    forEachKeptChoice(op, indices, y.shape[1], y.shape[2], [&](int64_t row, int64_t token, int64_t slot) {
+      for (int64_t h = 0; h < H; ++h) out.data[token * H + h] += weights.data[row] * y.data[slot * H + h];
+    });
     return {out};
   }
   void sample(const OpDef&, OpSample& s) const override {
