@@ -305,7 +305,8 @@ class DecoderWriter {
     const int64_t B = s_.batch, S = s_.sequence, E = c_.experts, K = c_.expertsPerToken, F = c_.expertFfn, H = c_.hidden;
     // Balanced routing, the published benchmarks' forced balance: each expert gets its share of
     // a sequence's S * K choices (docs/config-json.md).
-    const int64_t capacity = (S * K + E - 1) / E;
+    const double share = static_cast<double>(S * K) / static_cast<double>(E);
+    const int64_t capacity = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(s_.capacityFactor * share - 1e-9)), 1, S * K);
     auto [weights, indices] = route(at, x);
     module_ = at + ".experts";
     std::string w3 = op("route_weights", "Reshape", {weights, shapeText({B, S, K})});

@@ -16,6 +16,10 @@ namespace irc {
 
 struct DecoderShape {
   int64_t batch = 1, sequence = 1;
+  // Each expert's slots per sequence, as a multiple of its balanced share S·k/E: MindSpore's
+  // `capacity_factor` (choices past it dropped), or a dropless run's busiest expert over the
+  // mean (`imbalance`: every expert's grouped product then runs the busiest's tokens). 1: balanced.
+  double capacityFactor = 1;
 };
 
 // Checked parallel degrees (frontends/hf_config/parallel_degrees.h).

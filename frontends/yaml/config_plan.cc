@@ -14,7 +14,7 @@
 namespace irc::model_loading {
 
 bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& file, const std::string& bytes,
-                                 const std::map<std::string, int64_t>& dims) {
+                                 const std::map<std::string, int64_t>& dims, const std::optional<YamlNode>& moe) {
   DiagnosticEngine configDiags(file, bytes);
   std::optional<DecoderConfig> config = readDecoderConfig(bytes, configDiags);
   if (!config) {
@@ -31,6 +31,7 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
     else reader_.error(graphNode, fmt::format("dims.{}: a config.json model has the dims batch and sequence", name));
   }
   if (auto e = shapeError(*config, shape)) reader_.error(graphNode, *e);
+  if (moe) readMoe(*moe, config->experts > 0, shape);
   // Sliding-window layers attend over all the sequence here (the window's mask is not built):
   // said where the window is shorter than the sequence, as it then overstates their attention.
   int64_t sliding = std::count(config->slidingLayer.begin(), config->slidingLayer.end(), true);
@@ -66,6 +67,31 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
   graph_.activeParameters = activeParameterCount(*config);
   degreeStages_ = degrees && degrees->pipelineStages > 1;
   return true;
+}
+
+void PlanReader::readMoe(const YamlNode& node, bool hasExperts, DecoderShape& shape) {
+  if (!reader_.checkMap(node, "moe", {"capacity_factor", "imbalance"})) return;
+  if (!hasExperts) {
+    reader_.error(node, "moe: the config's model has no experts");
+    return;
+  }
+  auto factor = reader_.optional(node, "capacity_factor"), imbalance = reader_.optional(node, "imbalance");
+  if (factor && imbalance) {
+    reader_.error(*imbalance,
+                  "moe gives both capacity_factor (choices past it dropped) and imbalance (dropless, the busiest "
+                  "expert's load): give one");
+    return;
+  }
+  for (auto [key, given] : {std::pair{"capacity_factor", factor}, {"imbalance", imbalance}}) {
+    if (!given) continue;
+    auto f = reader_.number(*given, key);
+    if (!f) continue;
+    // A capacity below the balanced share drops choices even when routing is balanced (MindSpore
+    // allows it); an imbalance is the busiest expert's load over the mean, at least 1.
+    double least = std::string(key) == "imbalance" ? 1.0 : 1e-3;
+    if (!(*f >= least) || *f > 1024) reader_.error(*given, fmt::format("moe.{} must be in {} .. 1024; got {}", key, least, *f));
+    else shape.capacityFactor = *f;
+  }
 }
 
 }  // namespace irc::model_loading

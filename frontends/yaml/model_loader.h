@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "frontends/hf_config/decoder_model.h"
 #include "frontends/yaml/yaml_document.h"
 #include "frontends/yaml/yaml_frontend.h"
 #include "frontends/yaml/yaml_reader.h"
@@ -126,7 +127,9 @@ class PlanReader : public ModelLoader {
   // frontends/yaml/config_plan.cc: a config.json's decoder, with the strategies and stages its
   // parallel degrees stand for (sets degreeStages_ where it assigned the stages).
   bool loadConfigGraph(const YamlNode& graphNode, const std::string& file, const std::string& bytes,
-                       const std::map<std::string, int64_t>& dims);
+                       const std::map<std::string, int64_t>& dims, const std::optional<YamlNode>& moe);
+  // `moe: {capacity_factor: F}` or `moe: {imbalance: F}` into the shape's capacity factor.
+  void readMoe(const YamlNode& node, bool hasExperts, DecoderShape& shape);
   bool degreeStages_ = false;
   void applyPlanStrategies(const YamlNode& node, std::vector<std::string>& claimedBy);
   void applyPlanShardings(const YamlNode& node);

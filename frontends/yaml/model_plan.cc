@@ -19,8 +19,8 @@
 namespace irc::model_loading {
 namespace {
 
-const std::vector<std::string> kPlanKeys = {"name",     "graph",     "dims",   "parallel", "modules", "strategies",
-                                            "sharding", "recompute", "stages", "cluster",  "unlisted"};
+const std::vector<std::string> kPlanKeys = {"name",     "graph",     "dims",   "parallel", "modules",  "strategies",
+                                            "sharding", "recompute", "stages", "cluster",  "unlisted", "moe"};
 const std::vector<std::string> kPlanStrategyKeys = {"in_strategy", "out_strategy", "in_layout",
                                                     "out_layout",  "priority",     "sharding"};
 
@@ -87,7 +87,12 @@ std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
                           "ONNX graph give strategies or modules:");
     return std::nullopt;
   }
-  if (!(config ? loadConfigGraph(*graphNode, *file, *bytes, dims) : loadOnnxGraph(*graphNode, *file, path, *bytes, dims)))
+  auto moe = reader_.optional(root, "moe");
+  if (moe && !config) {
+    reader_.error(*moe, "moe: sets a config.json's mixture-of-experts routing (graph: config.json)");
+    return std::nullopt;
+  }
+  if (!(config ? loadConfigGraph(*graphNode, *file, *bytes, dims, moe) : loadOnnxGraph(*graphNode, *file, path, *bytes, dims)))
     return std::nullopt;
   if (auto n = reader_.optional(root, "name"))
     if (auto s = reader_.string(*n, "name")) graph_.name = *s;

@@ -165,6 +165,19 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
   CHECK(imported.out.find("type: MoeDispatch, inputs: [L1.tokens, L1.route_experts], attrs: {num_experts: 4, capacity: 4}, "
                           "module: model.layers.1.mlp.experts}") != std::string::npos);
 
+  // MindSpore's capacity factor: each expert's slots 1.5 x its balanced share (8 tokens x 2
+  // choices / 4 experts = 4 -> 6); verified with the drops it makes.
+  writeFile(dir.path() + "/capacity.yaml",
+            "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
+            "parallel: {device_num: 4, data_parallel: 4, expert_parallel: 4, training: true}\n"
+            "moe: {capacity_factor: 1.5}\n");
+  REQUIRE(runIrc({"capacity.yaml", "-q", "--dump-after", "parse", "--dump-dir", "cap"}, dir.path()).exitCode == 0);
+  CHECK(readFile(dir.path() + "/cap/rank_0/parse_0000.ir").find("capacity: 6, in_strategy") != std::string::npos);
+  CHECK(runIrc({"verify", "capacity.yaml"}, dir.path()).exitCode == 0);
+  writeFile(dir.path() + "/both.yaml",
+            "graph: tiny.config.json\nparallel: {device_num: 1}\nmoe: {capacity_factor: 1, imbalance: 2}\n");
+  CHECK(runIrc({"both.yaml"}, dir.path()).err.find("both.yaml:3:38: error: moe gives both capacity_factor") != std::string::npos);
+
   // Degrees the model or the devices do not allow: located at the key, naming the valid values.
   writeFile(dir.path() + "/bad.yaml",
             "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
