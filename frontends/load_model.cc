@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "frontends/hf_config/decoder_model.h"
 #include "frontends/onnx/onnx_frontend.h"
 #include "frontends/yaml/yaml_frontend.h"
 #include "ir/limits.h"
@@ -59,9 +60,28 @@ bool isOnnxFile(const std::string& path, const std::string& bytes) {
   return std::filesystem::path(path).extension() == ".onnx" || looksLikeOnnx(bytes);
 }
 
+bool isConfigFile(const std::string& path) { return std::filesystem::path(path).extension() == ".json"; }
+
 ModelFile loadModelFile(const std::string& path, const std::string& text, const LoadOptions& options) {
   ModelFile file;
   const std::string shownPath = path == "-" ? "<stdin>" : path;
+  file.config = isConfigFile(path);
+  if (file.config) {
+    file.diags = std::make_unique<DiagnosticEngine>(shownPath, text);
+    int64_t active = -1;
+    auto model = decoderModelText(text, options.dims, modelStem(path), 1, *file.diags, &active);
+    if (!model) return file;
+    DiagnosticEngine modelDiags(shownPath + " (as a model)", *model);
+    if (auto loaded = loadModel(*model, modelDiags, {modelStem(path)})) {
+      file.graph = std::move(loaded->graph);
+      file.graph->activeParameters = active;
+    } else {
+      for (const Diagnostic& d : modelDiags.diagnostics())
+        file.diags->error(
+            {}, fmt::format("the model built from {} is rejected (at {} of it): {}", shownPath, formatLoc(d.loc), d.message));
+    }
+    return file;
+  }
   file.onnx = isOnnxFile(path, text);
   if (file.onnx) {
     file.diags = std::make_unique<DiagnosticEngine>(shownPath, "");

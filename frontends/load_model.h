@@ -21,6 +21,8 @@ std::optional<std::string> readModelText(const std::string& path, std::string& e
 std::string modelStem(const std::string& path);  // "examples/ffn.yaml" -> "ffn"; "-" -> "stdin"
 // An ONNX file: named .onnx, or starting as a serialized ModelProto does.
 bool isOnnxFile(const std::string& path, const std::string& bytes);
+// A Hugging Face config.json (docs/config-json.md): named .json.
+bool isConfigFile(const std::string& path);
 
 struct LoadOptions {
   std::map<std::string, int64_t> dims;  // an ONNX graph's symbolic dims
@@ -31,6 +33,7 @@ struct LoadOptions {
 
 struct ModelFile {
   bool onnx = false;
+  bool config = false;                      // a config.json's decoder: like an ONNX graph, no settings of its own
   std::unique_ptr<DiagnosticEngine> diags;  // located at the file (an ONNX file's by node)
   std::optional<Graph> graph;               // nullopt: rejected, `diags` says why
   ParallelConfig parallel;                  // a YAML model's or plan's settings; an ONNX graph has none
@@ -38,7 +41,7 @@ struct ModelFile {
 };
 
 // The graph `text` (read from `path`) holds, and a YAML model's or plan's settings; an ONNX
-// graph's are left for the caller (data parallel, onnxDefaultSettings).
+// graph's and a config.json's are left for the caller (data parallel, onnxDefaultSettings).
 ModelFile loadModelFile(const std::string& path, const std::string& text, const LoadOptions& options);
 
 // The strategy checkpoint a model loads: `given` (the command line's), else its

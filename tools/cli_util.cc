@@ -126,9 +126,10 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     return std::nullopt;
   }
   const std::string shownPath = path == "-" ? "<stdin>" : path;
-  bool onnx = isOnnxFile(path, *text);
+  // An ONNX graph or a config.json's decoder: a torch model's graph without settings of its own.
+  bool onnx = isOnnxFile(path, *text) || isConfigFile(path);
   if (overrides.deviceNum && !onnx)
-    throw UsageError("--device-num applies to an ONNX graph; a YAML model or plan sets parallel.device_num");
+    throw UsageError("--device-num applies to an ONNX graph or a config.json; a YAML model or plan sets parallel.device_num");
   ModelFile file = loadModelFile(
       path, *text, {overrides.dims, overrides.onnxShapeCheck, overrides.opaqueUnsupported, overrides.keepParameterData});
   std::unique_ptr<DiagnosticEngine>& diags = file.diags;

@@ -8,7 +8,6 @@
 #include "dumps/dump_writer.h"
 #include "dumps/model_yaml_writer.h"
 #include "frontends/hf_config/decoder_model.h"
-#include "frontends/hf_config/hf_config.h"
 #include "frontends/mindspore/mindspore_import.h"
 #include "frontends/onnx/onnx_frontend.h"
 #include "ops/op_sharding.h"
@@ -65,19 +64,9 @@ std::optional<std::string> importOnnx(const std::string& bytes, const std::strin
 std::optional<std::string> importConfig(const std::string& text, const std::string& path, const ImportOptions& options,
                                         const std::map<std::string, int64_t>& dims, ColorMode color) {
   DiagnosticEngine diags(path, text);
-  std::optional<DecoderConfig> config = readDecoderConfig(text, diags);
-  if (!config) {
-    diags.render(std::cerr, useColor(color, stderr));
-    return std::nullopt;
-  }
-  DecoderShape shape = defaultShape(*config, 1);
-  for (const auto& [name, size] : dims) {
-    if (name == "batch") shape.batch = size;
-    else if (name == "sequence") shape.sequence = size;
-    else throw UsageError(fmt::format("--dim {}: a config.json model has the dims batch and sequence", name));
-  }
-  if (auto e = shapeError(*config, shape)) throw UsageError("--dim: " + *e);
-  return decoderModelYaml(*config, shape, nullptr, options.name, options.deviceNum > 0 ? options.deviceNum : 1);
+  auto model = decoderModelText(text, dims, options.name, options.deviceNum > 0 ? options.deviceNum : 1, diags);
+  if (!model) diags.render(std::cerr, useColor(color, stderr));
+  return model;
 }
 
 ExitStatus writeImported(const std::string& model, const std::string& output) {
@@ -126,7 +115,7 @@ ExitStatus runImport(const std::vector<std::string>& args) {
     return ExitStatus::Rejected;
   }
   if (options.name.empty()) options.name = modelStem(dump);
-  if (dump.size() > 5 && dump.compare(dump.size() - 5, 5, ".json") == 0) {
+  if (isConfigFile(dump)) {
     std::optional<std::string> model = importConfig(*text, dump, options, dims, color);
     if (!model) return ExitStatus::Rejected;
     return writeImported(*model, output);

@@ -409,6 +409,23 @@ std::optional<std::string> shapeError(const DecoderConfig& config, const Decoder
   return std::nullopt;
 }
 
+std::optional<std::string> decoderModelText(const std::string& configText, const std::map<std::string, int64_t>& dims,
+                                            const std::string& name, int64_t deviceNum, DiagnosticEngine& diags,
+                                            int64_t* activeParameters) {
+  std::optional<DecoderConfig> config = readDecoderConfig(configText, diags);
+  if (!config) return std::nullopt;
+  DecoderShape shape = defaultShape(*config, 1);
+  for (const auto& [dim, size] : dims) {
+    if (dim == "batch") shape.batch = size;
+    else if (dim == "sequence") shape.sequence = size;
+    else diags.error({}, fmt::format("--dim {}: a config.json model has the dims batch and sequence", dim));
+  }
+  if (auto e = shapeError(*config, shape)) diags.error({}, "--dim: " + *e);
+  if (diags.hasErrors()) return std::nullopt;
+  if (activeParameters) *activeParameters = activeParameterCount(*config);
+  return decoderModelYaml(*config, shape, nullptr, name, deviceNum);
+}
+
 DecoderShape defaultShape(const DecoderConfig& config, int64_t batch) {
   return {batch, std::min<int64_t>(config.maxPositions, 4096)};
 }

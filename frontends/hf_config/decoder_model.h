@@ -7,6 +7,7 @@
 // (column/row pairs, vocabulary-parallel head, experts over the expert-parallel group folded
 // inside data parallelism, tokens dispatched to them by AlltoAll) and the layers' pipeline stages.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,14 @@ DecoderShape defaultShape(const DecoderConfig& config, int64_t batch);
 // Why the model cannot be built for `shape` (a micro-batch past 2^24 sequences or tokens, an odd
 // rotary dim), or nullopt.
 std::optional<std::string> shapeError(const DecoderConfig& config, const DecoderShape& shape);
+
+// A config file's decoder as a YAML model without strategies on `deviceNum` devices, its dims
+// (`batch`, `sequence`) from `dims` or the defaults; nullopt after reporting in `diags` (the
+// config's text): `irc CONFIG.json` and `irc import CONFIG.json`. `activeParameters` gets the
+// config's count.
+std::optional<std::string> decoderModelText(const std::string& configText, const std::map<std::string, int64_t>& dims,
+                                            const std::string& name, int64_t deviceNum, DiagnosticEngine& diags,
+                                            int64_t* activeParameters = nullptr);
 
 // The YAML model; `degrees` null: no strategies, on `deviceNum` devices.
 std::string decoderModelYaml(const DecoderConfig& config, const DecoderShape& shape, const DegreePlan* degrees,

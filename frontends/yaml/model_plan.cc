@@ -79,7 +79,7 @@ std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
     reader_.error(*graphNode, readError);
     return std::nullopt;
   }
-  const bool config = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  const bool config = isConfigFile(path);
   if (parallel_.degrees.given() && !config) {
     reader_.diags().error(parallel_.loc,
                           "data_parallel, model_parallel, expert_parallel, context_parallel and "

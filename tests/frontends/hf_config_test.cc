@@ -159,6 +159,13 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
         CHECK(v.err.find("1 of the 2 layers attend within a window of 4 tokens; irc computes their attention over all 8") !=
               std::string::npos);
     }
+  // The config itself, as an ONNX graph is given: data parallel over --device-num.
+  RunResult direct =
+      runIrc({"verify", "tiny.config.json", "--device-num", "4", "--dim", "batch=4", "--dim", "sequence=8"}, dir.path());
+  CHECK(direct.exitCode == 0);
+  CHECK(direct.out.find("all 4 ranks agree") != std::string::npos);
+  CHECK(runIrc({"tiny.config.json", "--dim", "foo=3"}, dir.path())
+            .err.find("--dim foo: a config.json model has the dims batch and sequence") != std::string::npos);
   // The module paths transformers gives: recompute and stages globs find them.
   RunResult imported = runIrc({"import", "tiny.config.json", "--dim", "batch=2", "--dim", "sequence=8"}, dir.path());
   REQUIRE(imported.exitCode == 0);
