@@ -290,7 +290,7 @@ class DecoderWriter {
     const int64_t E = c_.experts;
     const bool gptOss = c_.family == DecoderFamily::GptOss;
     param(weight, gptOss ? std::vector<int64_t>{E, in, out} : std::vector<int64_t>{E, out, in});
-    Strategy grouped{{dp() / ep(), ep(), 1, 1}, {ep(), 1, 1}};
+    Strategy grouped{{dp() * tp() / ep(), ep(), 1, 1}, {ep(), 1, 1}};
     std::string y = op(n, "BatchMatMul", {x, weight}, gptOss ? "" : "{transpose_b: true}", grouped);
     if (!c_.expertBias) return y;
     param(weight + "_bias", {E, out});
@@ -302,18 +302,23 @@ class DecoderWriter {
   // DeepseekV3MoE, GptOssMLP): the router, the tokens permuted into their experts' slots, the
   // experts as one grouped product over the expert dim, combined back; shared experts beside.
   std::string moe(const std::string& at, const std::string& x) {
-    const int64_t B = s_.batch, S = s_.sequence, E = c_.experts, K = c_.expertsPerToken, F = c_.expertFfn, H = c_.hidden;
+    const int64_t E = c_.experts, K = c_.expertsPerToken, F = c_.expertFfn, H = c_.hidden;
+    // The dispatch's groups: each sequence, cut into one chunk per model-parallel rank, so every
+    // rank of the DP x TP grid dispatches its own tokens (Megatron-Core's dispatcher runs on the
+    // sequence-parallel tokens; the experts' group is folded over DP x TP, expert tensor
+    // parallelism 1), and no TP rank repeats another's experts.
+    const int64_t G = s_.batch * tp(), S = s_.sequence / tp();
     // Balanced routing, the published benchmarks' forced balance: each expert gets its share of
-    // a sequence's S * K choices (docs/config-json.md).
+    // a group's S * K choices (docs/config-json.md).
     const double share = static_cast<double>(S * K) / static_cast<double>(E);
     const int64_t capacity = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(s_.capacityFactor * share - 1e-9)), 1, S * K);
     auto [weights, indices] = route(at, x);
     module_ = at + ".experts";
-    std::string w3 = op("route_weights", "Reshape", {weights, shapeText({B, S, K})});
-    std::string i3 = op("route_experts", "Reshape", {indices, shapeText({B, S, K})});
-    std::string x3 = op("tokens", "Reshape", {x, shapeText({B, S, H})});
+    std::string w3 = op("route_weights", "Reshape", {weights, shapeText({G, S, K})});
+    std::string i3 = op("route_experts", "Reshape", {indices, shapeText({G, S, K})});
+    std::string x3 = op("tokens", "Reshape", {x, shapeText({G, S, H})});
     std::string slots = op("dispatch", "MoeDispatch", {x3, i3}, fmt::format("{{num_experts: {}, capacity: {}}}", E, capacity),
-                           Strategy{{dp(), 1, 1}, {dp(), 1, 1}});
+                           Strategy{{dp() * tp(), 1, 1}, {dp() * tp(), 1, 1}});
     std::string gu = expertProduct("gate_up", slots, at + ".experts.gate_up_proj", H, 2 * F);
     std::string parts = op("gate_up_split", "Split", {gu}, "{axis: -1, output_num: 2}");
     std::string gated;
@@ -333,7 +338,8 @@ class DecoderWriter {
       gated = op("gated", "Mul", {act, parts + ":1"});
     }
     std::string down = expertProduct("down", gated, at + ".experts.down_proj", F, H);
-    std::string combined = op("combine", "MoeCombine", {down, i3, w3}, "", Strategy{{dp(), 1, 1, 1}, {dp(), 1, 1}, {dp(), 1, 1}});
+    std::string combined = op("combine", "MoeCombine", {down, i3, w3}, "",
+                              Strategy{{dp() * tp(), 1, 1, 1}, {dp() * tp(), 1, 1}, {dp() * tp(), 1, 1}});
     std::string y = op("experts_out", "Reshape", {combined, shapeText({tokens(), H})});
     if (c_.sharedExpertFfn == 0) return y;
     // Shared experts on every token (DeepSeek's n_shared_experts as one SwiGLU of their summed

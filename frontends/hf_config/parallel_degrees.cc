@@ -49,11 +49,16 @@ std::optional<DegreePlan> checkDegrees(const ParallelConfig& p, const DecoderCon
   if (c.experts > 0 && c.experts % d.expert != 0)
     diags.error(g.expertLoc, fmt::format("expert_parallel {} does not divide the {} experts; valid: {}", d.expert, c.experts,
                                          divisorsText(c.experts)));
-  // The experts' group is folded inside data parallelism (MindFormers: expert_parallel divides
-  // data_parallel; Megatron's parallel folding with the expert tensor-parallel size 1).
-  if (d.data > 0 && d.data % d.expert != 0)
-    diags.error(g.expertLoc, fmt::format("expert_parallel {} does not divide data_parallel {}; valid: {}", d.expert, d.data,
-                                         divisorsText(d.data)));
+  // The experts' group is folded inside the DP x TP grid (Megatron-Core's parallel folding with
+  // expert tensor parallelism 1; MindFormers' expert_parallel dividing data_parallel is a case).
+  if (d.data > 0 && (d.data * d.model) % d.expert != 0)
+    diags.error(g.expertLoc, fmt::format("expert_parallel {} does not divide data_parallel {} x model_parallel {}; valid: {}",
+                                         d.expert, d.data, d.model, divisorsText(d.data * d.model)));
+  // Each sequence is dispatched in one chunk per model-parallel rank.
+  if (c.experts > 0 && shape.sequence % d.model != 0)
+    diags.error(g.modelLoc, fmt::format("model_parallel {} does not divide the {} tokens of a sequence, which a mixture of "
+                                        "experts dispatches in one chunk per model-parallel rank",
+                                        d.model, shape.sequence));
   if (p.pipelineStages > 1 && c.layers < p.pipelineStages)
     diags.error(p.loc, fmt::format("pipeline_stages {} is more than the model's {} layers", p.pipelineStages, c.layers));
   if (diags.errorCount() > before) return std::nullopt;
