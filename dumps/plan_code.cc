@@ -169,7 +169,9 @@ std::string predictionHeader(const Graph& graph, const CompileOptions& options, 
                                 graph.name, options.rankCount());
   out += given ? "# The plan's modules: styles, as written.\n"
                : "# Each Linear's and Embedding's style as its weight's layout in irc's plan says it.\n";
-  out += "# Module paths are those of the module torch.onnx.export saw (the exported root).\n#\n";
+  out += graph.modulesFromConfig
+             ? "# Module paths are those of the model transformers builds from the config.json (from_config).\n#\n"
+             : "# Module paths are those of the module torch.onnx.export saw (the exported root).\n#\n";
   out += "# irc's prediction for one forward pass on every rank:\n";
   std::vector<std::string> collectives;
   for (CollectiveKind kind : kGroupCollectives)

@@ -75,6 +75,7 @@ ModelFile loadModelFile(const std::string& path, const std::string& text, const 
     if (auto loaded = loadModel(*model, modelDiags, {modelStem(path)})) {
       file.graph = std::move(loaded->graph);
       file.graph->activeParameters = active;
+      file.graph->modulesFromConfig = true;
     } else {
       for (const Diagnostic& d : modelDiags.diagnostics())
         file.diags->error(

@@ -65,6 +65,7 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
   }
   graph_ = std::move(loaded->graph);
   graph_.activeParameters = activeParameterCount(*config);
+  graph_.modulesFromConfig = true;
   degreeStages_ = degrees && degrees->pipelineStages > 1;
   return true;
 }

@@ -131,6 +131,9 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
   CHECK(torch.err.find("model.layers.1.mlp.experts ('L1.gate_up'): its experts are split over 4 ranks by the expert dim") !=
         std::string::npos);
   CHECK(readFile(dir.path() + "/plan.py").find("# not expressible: model.layers.0.mlp.experts") != std::string::npos);
+  CHECK(
+      readFile(dir.path() + "/plan.py").find("# Module paths are those of the model transformers builds from the config.json") !=
+      std::string::npos);
   // --mindspore-out calls no MindSpore primitive that does not exist: irc's MoE ops are comments.
   REQUIRE(runIrc({"plan.yaml", "-q", "--mindspore-out", "shard.py"}, dir.path()).exitCode == 0);
   std::string shard = readFile(dir.path() + "/shard.py");
