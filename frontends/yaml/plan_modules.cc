@@ -107,10 +107,37 @@ ModuleOps classify(const Graph& g, const std::vector<OpId>& ops, const std::vect
 
 }  // namespace
 
-// Does a key name the module at `path`? Whole, or relative to any module above it (a plan
-// written for the inner model matches the export's `m.model.` prefix); `*` crosses dots.
-bool modulePathMatches(const std::string& key, const std::string& path) {
+namespace {
+
+// transformers 4.x named Mixtral's MoE block `block_sparse_moe`, 5.x names it `mlp` (the same
+// structure, docs/config-json.md): a key's segment in one spelling, rewritten in the other.
+std::string otherMoeSpelling(const std::string& key) {
+  std::string out;
+  size_t start = 0;
+  while (start <= key.size()) {
+    size_t dot = key.find('.', start);
+    std::string segment = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    out += segment == "block_sparse_moe" ? "mlp" : segment == "mlp" ? "block_sparse_moe" : segment;
+    if (dot == std::string::npos) break;
+    out += '.';
+    start = dot + 1;
+  }
+  return out;
+}
+
+bool globMatches(const std::string& key, const std::string& path) {
   return fnmatch(key.c_str(), path.c_str(), 0) == 0 || fnmatch(("*." + key).c_str(), path.c_str(), 0) == 0;
+}
+
+}  // namespace
+
+// Does a key name the module at `path`? Whole, or relative to any module above it (a plan
+// written for the inner model matches the export's `m.model.` prefix); `*` crosses dots. A MoE
+// block's key matches in either transformers spelling.
+bool modulePathMatches(const std::string& key, const std::string& path) {
+  if (globMatches(key, path)) return true;
+  std::string other = otherMoeSpelling(key);
+  return other != key && globMatches(other, path);
 }
 
 namespace {

@@ -188,6 +188,15 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
             "graph: tiny.config.json\nparallel: {device_num: 1}\nmoe: {capacity_factor: 1, imbalance: 2}\n");
   CHECK(runIrc({"both.yaml"}, dir.path()).err.find("both.yaml:3:38: error: moe gives both capacity_factor") != std::string::npos);
 
+  // transformers 4.x's spelling of the MoE block names the same modules (it matched nothing).
+  for (const char* glob : {"*.block_sparse_moe", "*.mlp"}) {
+    writeFile(dir.path() + "/rc.yaml", std::string("graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n") +
+                                           "parallel: {device_num: 1, training: true}\nrecompute: [\"" + glob + "\"]\n");
+    RunResult rc = runIrc({"memory", "rc.yaml"}, dir.path());
+    CHECK_MESSAGE(rc.exitCode == 0, rc.err);
+    CHECK(rc.out.find("recomputed") != std::string::npos);
+  }
+
   // Degrees the model or the devices do not allow: located at the key, naming the valid values.
   writeFile(dir.path() + "/bad.yaml",
             "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
