@@ -437,6 +437,7 @@ json configurationJson(const SearchConfiguration& c) {
                   {"tflops_per_device", c.tflopsPerDevice},
                   {"peak_bytes", c.peakBytes},
                   {"estimated_by", c.compiled ? "compile" : "layer_model"},
+                  {"layer_model_step_seconds", c.layerModelSeconds},
                   {"verdict", c.verdict}};
   if (c.virtualStages > 1) out["virtual_stages"] = c.virtualStages;  // the interleaved schedule's
   if (c.ep > 1) out["expert_parallel"] = c.ep;

@@ -36,6 +36,7 @@ struct SearchConfiguration {
   int zeroStage = 0;                 // ZeRO-1/2 (parallel.zero_stage); 0 off
   std::vector<int64_t> stageLayers;  // layers per pipeline stage
   double stepSeconds = 0;            // estimated step
+  double layerModelSeconds = 0;      // the layer model's step (before any compile), for comparing the two
   double tflopsPerDevice = 0;
   double peakBytes = 0;   // the fullest rank's training peak
   bool compiled = false;  // estimated by compiling the plan (else by the layer model)

@@ -60,4 +60,12 @@ double collectiveSeconds(CollectiveKind kind, double localBytes, const GroupSpan
   return ringTraffic(kind, n) * localBytes / link.busBandwidth + ringPasses(kind) * hops;
 }
 
+double gradientReductionSeconds(double bytes, double elementBytes, const GroupSpan& span, const ClusterDescription& c) {
+  if (span.ranks <= 1 || bytes <= 0) return 0;
+  double bucketBytes =
+      std::max(kGradientBucketElements, kGradientBucketElementsPerReplica * static_cast<double>(span.ranks)) * elementBytes;
+  double buckets = std::max(1.0, std::ceil(bytes / bucketBytes));
+  return buckets * collectiveSeconds(CollectiveKind::AllReduce, bytes / buckets, span, c);
+}
+
 }  // namespace irc

@@ -40,4 +40,16 @@ LinkShare linkOf(const GroupSpan& span, const ClusterDescription& cluster);
 // AllReduce, ReduceScatter, AlltoAll: its whole buffer; PointToPoint: what it sends).
 double collectiveSeconds(CollectiveKind kind, double localBytes, const GroupSpan& span, const ClusterDescription& cluster);
 
+// Megatron-LM's gradient buckets (megatron/core/distributed/distributed_data_parallel.py, the
+// default when --ddp-bucket-size is unset): max(40,000,000, 1,000,000 x the data-parallel size)
+// elements. A bucket is one AllReduce (ReduceScatter under ZeRO), launched when its last gradient
+// is made; PyTorch DDP (25 MiB buckets) and FSDP (a unit's parameters) launch as few.
+constexpr double kGradientBucketElements = 40e6;
+constexpr double kGradientBucketElementsPerReplica = 1e6;
+
+// Seconds to all-reduce `bytes` of one rank's gradients of `elementBytes` each over `span`, in
+// buckets: one collective's latency per bucket, not per parameter (irc summed a latency per
+// parameter, which on a 64-device model of 67 small parameters was twice its compute).
+double gradientReductionSeconds(double bytes, double elementBytes, const GroupSpan& span, const ClusterDescription& cluster);
+
 }  // namespace irc

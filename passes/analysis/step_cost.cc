@@ -133,6 +133,7 @@ OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view
       GroupSpan span = groupSpan(s.mesh, replicaAxes, c.devicesPerNode);
       // ZeRO's ReduceScatter and AllGather move what the AllReduce does; each rank updates its share.
       t.gradientSync += collectiveSeconds(CollectiveKind::AllReduce, sliceBytes(layout, held), span, c);
+      t.gradients.push_back({span, sliceBytes(layout, held), static_cast<double>(byteSize(held))});
       t.trainedElements += static_cast<double>(numElements(layout.sliceShape())) /
                            (settings.zeroStage > 0 ? static_cast<double>(span.ranks) : 1.0);
     }
@@ -232,6 +233,7 @@ void addOpTime(StepTime& t, const OpTime& op, bool training) {
   if (!training) return;
   t.backward += 2 * op.compute + op.forwardComm;
   t.gradientSync += op.gradientSync;
+  t.gradients.insert(t.gradients.end(), op.gradients.begin(), op.gradients.end());
 }
 
 void addRedistributionTime(StepTime& t, double seconds, bool training) {

@@ -11,16 +11,27 @@
 #include "ir/redist_step.h"
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"
+#include "passes/analysis/collective_time.h"
 #include "passes/planners/optimal_planner.h"
 
 namespace irc {
 
+// On a cluster, a rank's gradient bytes of one parameter slice, reduced over its replicas: the
+// schedule buckets a stage's shares by group (passes/analysis/step_schedule.h).
+struct GradientShare {
+  GroupSpan span;
+  double bytes = 0;
+  double elementBytes = 0;
+};
+
 // An op's own share: its compute on its slice, the forward ops completing its results, and in
-// training the gradient AllReduce of the parameters it is the first to read.
+// training the gradient AllReduce of the parameters it is the first to read (`gradientSync`: each
+// parameter's alone; `gradients`: what they are, for bucketing).
 struct OpTime {
   double compute = 0;
   double forwardComm = 0;
   double gradientSync = 0;
+  std::vector<GradientShare> gradients;
   double globalFlops = 0;      // the op's FLOPs on its whole shapes (every rank's share together)
   double trainedElements = 0;  // elements of the parameter slices whose gradient it syncs
 };
@@ -35,6 +46,7 @@ struct StepTime {
   double redistribution = 0;
   double backward = 0;
   double gradientSync = 0;
+  std::vector<GradientShare> gradients;  // on a cluster, in training
   double globalFlops = 0;      // the forward's FLOPs on whole shapes
   double trainedElements = 0;  // parameter elements a rank updates
   double total() const { return compute + forwardComm + redistribution + backward + gradientSync; }

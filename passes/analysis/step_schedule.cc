@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <tuple>
 
 #include "passes/analysis/collective_time.h"
 #include "passes/analysis/kernel_time.h"
@@ -16,7 +18,10 @@ struct StageWork {
   double communication = 0;    // collectives and redistributions on the critical path, transfers
   double backwardCompute = 0;  // what a gradient reduction can hide behind (one micro-batch)
   double forwardCompute = 0;   // what ZeRO's weight gather can hide behind (the next step's first forward)
-  double gradientSync = 0;     // the stage's gradient reductions, once per step
+  // The stage's gradient bytes by the group they are reduced over ((ranks, nodes) -> bytes,
+  // element bytes): reduced once per step, in buckets.
+  std::map<std::tuple<int64_t, int64_t, double>, double> gradientBytes;
+  double gradientSync = 0;     // their seconds
   double trainedElements = 0;  // parameter elements a rank of the stage updates
   double seconds() const { return compute + communication; }
 };
@@ -49,7 +54,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     w.communication += comm * (training ? 2 : 1) + (again ? comm : 0);
     if (training) w.backwardCompute += 2 * t.compute + (again ? t.compute : 0);
     w.forwardCompute += t.compute;
-    w.gradientSync += t.gradientSync;
+    for (const GradientShare& g : t.gradients) w.gradientBytes[{g.span.ranks, g.span.nodes, g.elementBytes}] += g.bytes;
     w.trainedElements += t.trainedElements;
     forwardFlops += t.globalFlops;
     if (again) recomputeFlops += t.globalFlops;
@@ -66,6 +71,11 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     work[std::clamp<int64_t>(transfer.fromStage, 0, stages - 1)].communication += seconds;
     if (training) work[std::clamp<int64_t>(transfer.toStage, 0, stages - 1)].communication += seconds;
   }
+  for (StageWork& w : work)
+    for (const auto& [group, bytes] : w.gradientBytes) {
+      auto [ranks, nodes, elementBytes] = group;
+      w.gradientSync += gradientReductionSeconds(bytes, elementBytes, GroupSpan{ranks, nodes}, c);
+    }
   ClusterStepEstimate e;
   for (int64_t s = 0; s < stages; ++s)
     if (work[s].seconds() > work[e.slowestStage].seconds()) e.slowestStage = static_cast<int32_t>(s);

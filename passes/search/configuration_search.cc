@@ -313,7 +313,7 @@ class Search {
         comm += 2 * collectiveSeconds(CollectiveKind::AllGather, weights / static_cast<double>(c.dp), dpSpan, cluster_);
       }
       slowest = std::max(slowest, compute + comm);
-      double sync = c.dp > 1 ? collectiveSeconds(CollectiveKind::AllReduce, trained * gradientBytes, dpSpan, cluster_) : 0;
+      double sync = gradientReductionSeconds(trained * gradientBytes, gradientBytes, dpSpan, cluster_);
       if (c.optimizerLevel > 0) sync = 0;  // reduce-scattered with each micro-batch above
       exposedSync = std::max(exposedSync, std::max(0.0, sync - backward));
       double shard = c.zeroStage > 0 || c.optimizerLevel > 0 ? static_cast<double>(c.dp) : 1.0;
@@ -419,6 +419,7 @@ class Search {
       s.stageLayers.push_back(n);
     }
     s.stepSeconds = c.seconds, s.tflopsPerDevice = c.tflops, s.peakBytes = c.peak, s.compiled = c.compiled;
+    s.layerModelSeconds = c.modelSeconds;
     return s;
   }
 
