@@ -22,6 +22,9 @@ struct CompileOptions : ParallelSettings {
   std::vector<int64_t> ranks;
   // Where the model's `parallel` block is, for errors about the settings (none for an ONNX graph).
   SourceLoc settingsLoc;
+  // The structural search compiles every configuration that fits, not its layer model's best
+  // few: the tests' brute-force oracle for its choice (no command-line spelling).
+  bool searchCompilesEverything = false;
 
   std::vector<int64_t> ranksToMaterialize() const { return ranks.empty() ? std::vector<int64_t>{globalRank} : ranks; }
   std::vector<int64_t> everyRank() const;

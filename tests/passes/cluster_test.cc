@@ -265,3 +265,47 @@ TEST_CASE("cluster: a fused attention kernel keeps the scores and probabilities 
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("cluster: fused attention's kernel seconds, derived by hand, against the unfused chain's") {
+  // q, k, v [2, 8, 512, 64] float32 split 2 ways by batch: a rank's [8, 512, 64] each. Every
+  // figure of the cluster written here (1e14 FLOP/s, 32 SMs, 1e12 B/s, efficiencies 1, 1 us a
+  // kernel). Each product is 2 x 8 x 512 x 512 x 64 FLOPs; q k^T's output is 8 x 4 x 4 tiles of
+  // 128 x 128 (4 full waves of 32), probs v's 8 x 8 x 1 tiles of 64 x 64 (2 full waves): at the
+  // peak. Fused, the products read q, k, v (1 MiB each) and write ctx (1 MiB): under the math,
+  // and the scale and softmax launch nothing. Unfused, the [8, 512, 512] scores (8 MiB) are
+  // written, read and written by the scale, read and written by the softmax, read by the second
+  // product: every kernel streams more than it computes.
+  auto computeOf = [](const char* fused) {
+    Compiled c = compileAllRanks(fmt::format(
+        "parallel: {{device_num: 2, training: true}}\n"
+        "cluster: {{devices_per_node: 2, peak_flops: {{fp32: 1e14}}, compute_units: 32, gemm_efficiency: 1, "
+        "hbm_bandwidth: 1e12, memory_efficiency: 1, intra_node_bandwidth: 1e11, nics_per_node: 1, nic_gbps: 100, "
+        "kernel_launch_seconds: 1e-6, fused_attention: {}}}\n"
+        "inputs:\n  - {{name: q, shape: [2, 8, 512, 64], dtype: float32}}\n  - {{name: k, shape: [2, 8, 512, 64], dtype: "
+        "float32}}\n"
+        "  - {{name: v, shape: [2, 8, 512, 64], dtype: float32}}\n"
+        "parameters:\n  - {{name: scale, shape: [], dtype: float32}}\n"
+        "ops:\n  - {{name: scores, type: BatchMatMul, inputs: [q, k], attrs: {{transpose_b: true}}, in_strategy: [[2, 1, 1, 1], "
+        "[2, 1, 1, 1]]}}\n"
+        "  - {{name: scaled, type: Mul, inputs: [scores, scale]}}\n  - {{name: probs, type: Softmax, inputs: [scaled], attrs: "
+        "{{axis: -1}}}}\n"
+        "  - {{name: ctx, type: BatchMatMul, inputs: [probs, v]}}\noutputs: [ctx]\n",
+        fused));
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    return estimateClusterStep(c.global, c.options)->compute;
+  };
+  const double MiB = 1024 * 1024, launch = 1e-6;
+  const double product = 2.0 * 8 * 512 * 512 * 64 / 1e14;
+  const double fusedForward = 2 * (product + launch);
+  const double unfusedForward = (2 * MiB + 8 * MiB) / 1e12 + launch  // q k^T: reads q, k; writes the scores
+                                + (16 * MiB + 4) / 1e12 + launch     // the scale: the scores in and out, the scalar
+                                + 16 * MiB / 1e12 + launch           // the softmax
+                                + (8 * MiB + 2 * MiB) / 1e12 + launch;  // probs v: reads probs, v; writes ctx
+  // Training: the backward computes twice the forward.
+  CHECK(computeOf("true") == doctest::Approx(3 * fusedForward).epsilon(1e-9));
+  CHECK(computeOf("false") == doctest::Approx(3 * unfusedForward).epsilon(1e-6));
+}
+
+}  // namespace irc::test

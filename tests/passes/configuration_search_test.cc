@@ -504,6 +504,43 @@ TEST_CASE("input_batch: step splits the inputs' batch into micro_batches before 
   CHECK(bad.err == "irc: error: bad.yaml: input_batch: step: micro_batches 3 does not divide the step's batch of 8 samples\n");
 }
 
+TEST_CASE("configuration search: a brute-force oracle compiling every configuration finds no faster plan that fits") {
+  // The search compiles the few its layer model ranks first; the oracle compiles every
+  // configuration it enumerates (each mesh, micro-batching, recompute, ZeRO and optimizer level,
+  // virtual stages, split) and takes the fastest that fits by the compile's own estimate and
+  // peak. Tiny models, so that every one compiles: a budget that fits all, and one that forces
+  // a trade of memory for time.
+  struct Case {
+    int devices, layers, batch;
+    std::string budget;
+  };
+  for (const Case& k : std::vector<Case>{{4, 2, 8, "80GB"}, {4, 4, 16, "80GB"}, {8, 4, 16, "1.2MB"}}) {
+    CAPTURE(k.devices);
+    CAPTURE(k.budget);
+    std::string text = smallGpt(k.devices, k.layers, k.batch);
+    text.replace(text.find("memory_budget: 80GB"), 19, "memory_budget: " + k.budget);
+    auto search = [&](bool everything) {
+      auto [g, gSettings] = parseModelAndSettings(text);
+      CompileOptions options = optionsFromModel(gSettings);
+      options.searchCompilesEverything = everything;
+      options.searchTimeLimit = 1e9;
+      DiagnosticEngine diags("m.yaml", "");
+      REQUIRE(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Applied);
+      return *g.search->configuration;
+    };
+    ConfigurationSearch chosen = search(false), oracle = search(true);
+    MESSAGE(k.devices << " devices: " << oracle.compiledPlans << " plans compiled by the oracle, " << chosen.compiledPlans
+                      << " by the search");
+    CHECK(oracle.compiledPlans > 2 * chosen.compiledPlans);
+    for (const SearchConfiguration* c : {&chosen.chosen, &oracle.chosen})
+      MESSAGE(fmt::format("DP {} TP {} PP {} v {}, {} x {}, recompute {}, ZeRO {}, level {}: {} s, peak {} B", c->dp, c->tp, c->pp,
+                          c->virtualStages, c->microBatchSize, c->microBatches, c->recompute, c->zeroStage, c->optimizerLevel,
+                          c->stepSeconds, c->peakBytes));
+    CHECK(chosen.chosen.stepSeconds <= oracle.chosen.stepSeconds * (1 + 1e-12));
+    CHECK(chosen.chosen.peakBytes <= (k.budget == "80GB" ? 80e9 : 1.2e6));
+  }
+}
+
 TEST_CASE("configuration search: the layer model agrees with the compile on the plans it lists") {
   // The layer model ranks the configurations; a few are compiled. Where the two disagreed by
   // tens of percent the ranking was wrong: the compile summed a collective's latency per

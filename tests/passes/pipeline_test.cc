@@ -373,3 +373,71 @@ TEST_CASE(
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("the step schedule, derived by hand in seconds: 2 stages x DP 2, 4 micro-batches, hidden and exposed reduction") {
+  // Stage 0 (ranks 0-1, node 0): a = x w0, a2 = a w2; stage 1 (ranks 2-3, node 1): b = a2 w1.
+  // Data parallel 2 in each stage; float32; every figure of the cluster written here, each
+  // efficiency 1. A rank's product: [256, 256] x [256, 256] (x is [512, 256], split 2 ways),
+  // 2 x 256^3 FLOPs at 1e13 FLOP/s on 4 SMs (4 output tiles of 128 x 128: one full wave), 1 us
+  // of launch; its 768 KiB of operands and result at 1e12 B/s take less than the math.
+  auto model = [](const char* intraBandwidth) {
+    return fmt::format(
+        "parallel: {{device_num: 4, pipeline_stages: 2, micro_batches: 4, training: true, optimizer: adamw}}\n"
+        "cluster: {{devices_per_node: 2, peak_flops: {{fp32: 1e13}}, compute_units: 4, gemm_efficiency: 1, "
+        "hbm_bandwidth: 1e12, memory_efficiency: 1, intra_node_bandwidth: {}, intra_node_efficiency: 1, "
+        "intra_node_latency: 2e-6, nics_per_node: 2, nic_gbps: 100, inter_node_efficiency: 1, inter_node_latency: 5e-6, "
+        "kernel_launch_seconds: 1e-6}}\n"
+        "inputs:\n  - {{name: x, shape: [512, 256], dtype: float32}}\n"
+        "parameters:\n  - {{name: w0, shape: [256, 256], dtype: float32}}\n  - {{name: w2, shape: [256, 256], dtype: float32}}\n"
+        "  - {{name: w1, shape: [256, 256], dtype: float32}}\n"
+        "ops:\n  - {{name: a, type: MatMul, inputs: [x, w0], in_strategy: [[2, 1], [1, 1]]}}\n"
+        "  - {{name: a2, type: MatMul, inputs: [a, w2], in_strategy: [[2, 1], [1, 1]]}}\n"
+        "  - {{name: b, type: MatMul, inputs: [a2, w1], in_strategy: [[2, 1], [1, 1]]}}\n"
+        "outputs: [b]\nstages: {{a: 0, a2: 0, b: 1}}\n",
+        intraBandwidth);
+  };
+  const double F = 2.0 * 256 * 256 * 256 / 1e13 + 1e-6;  // one product's forward on a rank
+  // a2's slice, [256, 256] float32 (256 KiB), crosses from node 0 to node 1 over a NIC of
+  // 100 Gb/s (2 NICs for 2 devices: one each), plus one hop's latency; forward on stage 0's
+  // path, its gradient back on stage 1's.
+  const double p2p = 262144 / 12.5e9 + 5e-6;
+  const double stage0 = 3 * 2 * F + p2p, stage1 = 3 * F + p2p;  // forward + twice for backward
+  const double M = 4;
+  // AdamW in float32: 28 B an element (gradient read, weight and two moments read and written),
+  // stage 0's two weights of 65,536 elements at 1e12 B/s.
+  const double optimizer = 2 * 65536.0 * 28 / 1e12;
+  for (const char* bandwidth : {"1e11", "1e10"}) {
+    CAPTURE(bandwidth);
+    const double bw = std::stod(bandwidth);
+    Compiled c = compileAllRanks(model(bandwidth));
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    auto e = estimateClusterStep(c.global, c.options);
+    REQUIRE(e);
+    CHECK(e->slowestStage == 0);
+    CHECK(e->compute == doctest::Approx(M * 3 * 2 * F).epsilon(1e-9));
+    // 1F1B: M + P - 1 slots of the slowest stage's micro-batch.
+    CHECK(e->pipelineBubble == doctest::Approx(stage0).epsilon(1e-9));
+    CHECK(stage1 < stage0);
+    // Each stage all-reduces its weights' gradients over its 2 replicas inside its node, in one
+    // bucket (under Megatron's 40 M elements): 2 (n - 1)/n = 1 of the bytes at the intra-node
+    // bandwidth plus 2 ring passes of one step's latency. Stage 0: 512 KiB with one latency pair,
+    // not one a parameter; behind its last backward (2 products' backward, 4F).
+    const double R0 = 524288 / bw + 2 * 2e-6, R1 = 262144 / bw + 2 * 2e-6;
+    const double exposed0 = std::max(0.0, R0 - 4 * F), exposed1 = std::max(0.0, R1 - 2 * F);
+    if (bandwidth == std::string("1e11")) {
+      CHECK(R0 < 4 * F);  // hidden: nothing exposed
+      CHECK(e->gradientSyncExposed == 0);
+    } else {
+      CHECK(exposed0 > exposed1);
+      CHECK(e->gradientSyncExposed == doctest::Approx(exposed0).epsilon(1e-9));
+      CHECK(e->gradientSync == doctest::Approx(R0).epsilon(1e-9));
+    }
+    CHECK(e->exposedCommunication == doctest::Approx(M * p2p + std::max(exposed0, exposed1)).epsilon(1e-9));
+    CHECK(e->optimizer == doctest::Approx(optimizer).epsilon(1e-9));
+    CHECK(e->total == doctest::Approx(M * stage0 + stage0 + std::max(exposed0, exposed1) + optimizer).epsilon(1e-9));
+  }
+}
+
+}  // namespace irc::test
