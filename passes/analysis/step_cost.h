@@ -47,8 +47,8 @@ struct StepTime {
   double backward = 0;
   double gradientSync = 0;
   std::vector<GradientShare> gradients;  // on a cluster, in training
-  double globalFlops = 0;      // the forward's FLOPs on whole shapes
-  double trainedElements = 0;  // parameter elements a rank updates
+  double globalFlops = 0;                // the forward's FLOPs on whole shapes
+  double trainedElements = 0;            // parameter elements a rank updates
   double total() const { return compute + forwardComm + redistribution + backward + gradientSync; }
 };
 

@@ -25,6 +25,10 @@ struct CompileOptions : ParallelSettings {
   // The structural search compiles every configuration that fits, not its layer model's best
   // few: the tests' brute-force oracle for its choice (no command-line spelling).
   bool searchCompilesEverything = false;
+  // The operator-level search's time limit, made deterministic for tests: it falls after this
+  // many solver solutions in all (0: before the first solve; CBC is told to stop at its n-th
+  // solution instead of at a wall-clock second). Unset: search_time_limit's wall clock.
+  std::optional<int> searchLimitAtSolution;
 
   std::vector<int64_t> ranksToMaterialize() const { return ranks.empty() ? std::vector<int64_t>{globalRank} : ranks; }
   std::vector<int64_t> everyRank() const;

@@ -112,10 +112,22 @@ class AutoSearch {
   // search_time_limit bounds the whole search: each solve gets what the earlier ones left (a
   // solve given none still returns the solver's first plan, if it finds one at once).
   // The wall clock since the search began, building the problem included.
+  // (Tests: searchLimitAtSolution puts the limit at a count of the solver's solutions instead.)
   double timeLeft(const SearchSummary&) const {
+    if (settings_.searchLimitAtSolution) return solutionsSeen_ < *settings_.searchLimitAtSolution ? settings_.searchTimeLimit : 0;
     return settings_.searchTimeLimit - std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
-  IlpSolution solve(const IlpProblem& problem, SearchSummary& summary) const {
+  IlpSolution solve(const IlpProblem& problem, SearchSummary& summary) {
+    if (settings_.searchLimitAtSolution) {
+      int left = *settings_.searchLimitAtSolution - solutionsSeen_;
+      if (left <= 0) return IlpSolution{.status = IlpSolution::Status::TimeLimit};  // the limit fell before this solve
+      IlpSolution s = solveIlp(problem, settings_.searchTimeLimit, left);
+      summary.solverSeconds += s.seconds;
+      // A solve stopped by the limit spends it; one that finished used a solution.
+      solutionsSeen_ =
+          s.status == IlpSolution::Status::TimeLimit ? *settings_.searchLimitAtSolution : solutionsSeen_ + (s.x.empty() ? 0 : 1);
+      return s;
+    }
     IlpSolution s = solveIlp(problem, std::max(timeLeft(summary), 1e-3));
     summary.solverSeconds += s.seconds;
     return s;
@@ -152,6 +164,7 @@ class AutoSearch {
   std::optional<Plan> searchWithinBudget(SearchSummary& summary) {
     const double budget = settings_.memoryBudget;
     double bound = budget;
+    std::optional<Plan> best;
     {
       // The fastest plan regardless of memory: once a plan that fits is as fast, no round helps.
       IlpProblem free = problem_;
@@ -162,8 +175,19 @@ class AutoSearch {
         reportNoPlan(s);  // the time limit is spent: no round could solve
         return std::nullopt;
       }
+      // It may fit as it is: then it is the plan to beat (and, proven optimal, the plan), and a
+      // time limit spent on it still returns it (the rounds' first solve ran out of time and
+      // the search said it found no plan).
+      if (!s.x.empty()) {
+        decode(s);
+        RankPeaks peaks = estimatedPeak();
+        if (peaks.steady <= budget) {
+          summary.memoryRounds = 1;  // the first solve met the budget
+          if (s.status == IlpSolution::Status::Optimal) return planOf(std::move(s), peaks);
+          best = planOf(std::move(s), peaks);
+        }
+      }
     }
-    std::optional<Plan> best;
     RankPeaks lastPeak;
     for (int round = 1; round <= kMaxRounds; ++round) {
       summary.memoryRounds = round;
@@ -724,6 +748,7 @@ class AutoSearch {
   const PropagationInput& in_;
   PassContext& context_;
   const CompileOptions& settings_;
+  int solutionsSeen_ = 0;  // with searchLimitAtSolution
   std::vector<std::vector<Use>> uses_;
   std::chrono::steady_clock::time_point start_;
   std::vector<Class> classes_;

@@ -55,7 +55,7 @@ struct IlpSolver {
     return bound * scale;
   }
 
-  static IlpSolution solve(const IlpProblem& p, double timeLimitSeconds) {
+  static IlpSolution solve(const IlpProblem& p, double timeLimitSeconds, int maxSolutions) {
     auto start = std::chrono::steady_clock::now();
     std::unique_ptr<Cbc_Model, void (*)(Cbc_Model*)> model(Cbc_newModel(), Cbc_deleteModel);
     Cbc_Model* m = model.get();
@@ -99,6 +99,7 @@ struct IlpSolver {
     for (int c = 0; c < n; ++c)
       if (p.integer_[c]) Cbc_setInteger(m, c);
     Cbc_setMaximumSeconds(m, timeLimitSeconds);
+    if (maxSolutions > 0) Cbc_setMaximumSolutions(m, maxSolutions);
     Cbc_setAllowableFractionGap(m, 1e-9);
     Cbc_solve(m);
     IlpSolution s;
@@ -145,18 +146,18 @@ struct SolutionHeader {
   int64_t columns = 0;
 };
 
-IlpSolution solveInChild(const IlpProblem& problem, double timeLimitSeconds) {
+IlpSolution solveInChild(const IlpProblem& problem, double timeLimitSeconds, int maxSolutions) {
   int fds[2];
-  if (pipe(fds) != 0) return IlpSolver::solve(problem, timeLimitSeconds);
+  if (pipe(fds) != 0) return IlpSolver::solve(problem, timeLimitSeconds, maxSolutions);
   auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]), close(fds[1]);
-    return IlpSolver::solve(problem, timeLimitSeconds);
+    return IlpSolver::solve(problem, timeLimitSeconds, maxSolutions);
   }
   if (pid == 0) {
     close(fds[0]);
-    IlpSolution s = IlpSolver::solve(problem, timeLimitSeconds);
+    IlpSolution s = IlpSolver::solve(problem, timeLimitSeconds, maxSolutions);
     SolutionHeader h{static_cast<int>(s.status), s.objective, s.bound, s.seconds, static_cast<int64_t>(s.x.size())};
     bool ok = writeAll(fds[1], &h, sizeof h) && writeAll(fds[1], s.x.data(), s.x.size() * sizeof(double));
     _exit(ok ? 0 : 1);
@@ -204,9 +205,9 @@ IlpSolution solveInChild(const IlpProblem& problem, double timeLimitSeconds) {
 // most of all under the sanitizers, whose shadow memory the child's page tables copy.
 constexpr int kChildProcessColumns = 20000;
 
-IlpSolution solveIlp(const IlpProblem& problem, double timeLimitSeconds) {
-  if (problem.columns() < kChildProcessColumns) return IlpSolver::solve(problem, timeLimitSeconds);
-  return solveInChild(problem, timeLimitSeconds);
+IlpSolution solveIlp(const IlpProblem& problem, double timeLimitSeconds, int maxSolutions) {
+  if (problem.columns() < kChildProcessColumns) return IlpSolver::solve(problem, timeLimitSeconds, maxSolutions);
+  return solveInChild(problem, timeLimitSeconds, maxSolutions);
 }
 
 }  // namespace irc

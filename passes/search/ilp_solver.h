@@ -46,6 +46,8 @@ struct IlpSolution {
 
 std::string_view statusName(IlpSolution::Status s);
 
-IlpSolution solveIlp(const IlpProblem& problem, double timeLimitSeconds);
+// Stops at `timeLimitSeconds` of wall clock, or (`maxSolutions` > 0) at CBC's n-th solution: a
+// limit that falls at the same point on every run, for tests.
+IlpSolution solveIlp(const IlpProblem& problem, double timeLimitSeconds, int maxSolutions = 0);
 
 }  // namespace irc

@@ -299,9 +299,9 @@ TEST_CASE("cluster: fused attention's kernel seconds, derived by hand, against t
   const double MiB = 1024 * 1024, launch = 1e-6;
   const double product = 2.0 * 8 * 512 * 512 * 64 / 1e14;
   const double fusedForward = 2 * (product + launch);
-  const double unfusedForward = (2 * MiB + 8 * MiB) / 1e12 + launch  // q k^T: reads q, k; writes the scores
-                                + (16 * MiB + 4) / 1e12 + launch     // the scale: the scores in and out, the scalar
-                                + 16 * MiB / 1e12 + launch           // the softmax
+  const double unfusedForward = (2 * MiB + 8 * MiB) / 1e12 + launch     // q k^T: reads q, k; writes the scores
+                                + (16 * MiB + 4) / 1e12 + launch        // the scale: the scores in and out, the scalar
+                                + 16 * MiB / 1e12 + launch              // the softmax
                                 + (8 * MiB + 2 * MiB) / 1e12 + launch;  // probs v: reads probs, v; writes ctx
   // Training: the backward computes twice the forward.
   CHECK(computeOf("true") == doctest::Approx(3 * fusedForward).epsilon(1e-9));

@@ -537,9 +537,9 @@ TEST_CASE("configuration search: a brute-force oracle compiling every configurat
                       << " by the search");
     CHECK(oracle.compiledPlans > 2 * chosen.compiledPlans);
     for (const SearchConfiguration* c : {&chosen.chosen, &oracle.chosen})
-      MESSAGE(fmt::format("DP {} TP {} PP {} v {}, {} x {}, recompute {}, ZeRO {}, level {}: {} s, peak {} B", c->dp, c->tp, c->pp,
-                          c->virtualStages, c->microBatchSize, c->microBatches, c->recompute, c->zeroStage, c->optimizerLevel,
-                          c->stepSeconds, c->peakBytes));
+      MESSAGE(fmt::format("DP {} TP {} PP {} v {}, {} x {}, recompute {}, ZeRO {}, level {}: {} s, peak {} B", c->dp, c->tp,
+                          c->pp, c->virtualStages, c->microBatchSize, c->microBatches, c->recompute, c->zeroStage,
+                          c->optimizerLevel, c->stepSeconds, c->peakBytes));
     CHECK(chosen.chosen.stepSeconds <= oracle.chosen.stepSeconds * (1 + 1e-12));
     CHECK(chosen.chosen.peakBytes <= (k.budget == "80GB" ? 80e9 : 1.2e6));
   }
