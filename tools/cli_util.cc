@@ -15,6 +15,7 @@
 #include "frontends/onnx/onnx_frontend.h"
 #include "frontends/mindspore/strategy_checkpoint.h"
 #include "ir/suggest.h"
+#include "passes/manager/compile.h"
 #include "passes/search/batch_split.h"
 #include "passes/search/configuration_search.h"
 
@@ -176,7 +177,8 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
 }
 
 bool searchConfigurationOrReport(LoadedModel& loaded, CompileOptions& options, ColorMode color) {
-  if (runConfigurationSearch(loaded.graph, options, *loaded.diags) != ConfigurationSearchOutcome::Failed) return true;
+  if (runConfigurationSearch(loaded.graph, options, *loaded.diags, compileForTrials()) != ConfigurationSearchOutcome::Failed)
+    return true;
   loaded.diags->render(std::cerr, useColor(color, stderr));
   return false;
 }

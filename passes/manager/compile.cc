@@ -17,7 +17,14 @@ CompileOptions optionsFromModel(const ParallelConfig& model) {
   return o;
 }
 
-RunOutcome compile(Graph& graph, const CompileOptions& options, PassContext& context, const CompileHooks& hooks) {
+TrialCompile compileForTrials() {
+  return [](Graph& graph, const CompileOptions& options, PassContext& context) { return compile(graph, options, context); };
+}
+
+RunOutcome compile(Graph& graph, const CompileOptions& given, PassContext& context, const CompileHooks& hooks) {
+  // The operator-level search (a stage of this pipeline) compiles its candidates with this.
+  CompileOptions options = given;
+  if (!options.trialCompile) options.trialCompile = compileForTrials();
   PassManager manager;
   schedulePipeline(manager, options);
   manager.setRanks(options.ranksToMaterialize());

@@ -24,4 +24,7 @@ struct CompileHooks {
 // once per rank to materialize). Rejections are diagnostics in `context`.
 RunOutcome compile(Graph& graph, const CompileOptions& options, PassContext& context, const CompileHooks& hooks = {});
 
+// compile() as a search's trial compile (the structural search's callers hand it this).
+TrialCompile compileForTrials();
+
 }  // namespace irc

@@ -3,6 +3,7 @@
 // model's `parallel` block reaches them through optionsFromModel(), and the command line's
 // overrides are applied to the options, not written into the model.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,15 @@ namespace irc {
 
 // The parallel settings in effect (the model's, then the command line's overrides), and what to
 // run.
+class Graph;
+struct PassContext;
+struct CompileOptions;
+enum class RunOutcome;  // passes/manager/pass_manager.h
+
+// How a search compiles a candidate plan: compile() (passes/manager/compile.h), handed to the
+// searches by the compile they are a stage of, so that no search includes the pipeline.
+using TrialCompile = std::function<RunOutcome(Graph&, const CompileOptions&, PassContext&)>;
+
 struct CompileOptions : ParallelSettings {
   // What to run: every stage, only the passes named in `passes`, or up to `stopAfter`.
   std::vector<std::string> passes;
@@ -22,6 +32,8 @@ struct CompileOptions : ParallelSettings {
   std::vector<int64_t> ranks;
   // Where the model's `parallel` block is, for errors about the settings (none for an ONNX graph).
   SourceLoc settingsLoc;
+  // compile() itself, set by compile() for the operator-level search that runs inside it.
+  TrialCompile trialCompile;
   // The structural search compiles every configuration that fits, not its layer model's best
   // few: the tests' brute-force oracle for its choice (no command-line spelling).
   bool searchCompilesEverything = false;

@@ -1,3 +1,4 @@
+#include "passes/manager/pass_manager.h"
 #include "passes/search/configuration_search.h"
 
 #include <algorithm>
@@ -14,7 +15,6 @@
 #include "ir/tensor_layout.h"
 #include "passes/search/batch_split.h"
 #include "passes/analysis/collective_time.h"
-#include "passes/manager/compile.h"
 #include "passes/search/layer_model.h"
 #include "passes/analysis/memory_estimate.h"
 #include "passes/planners/pipeline_split.h"
@@ -89,8 +89,8 @@ std::vector<int64_t> splitLayers(int64_t count, int64_t pp, double pre, double p
 
 class Search {
  public:
-  Search(Graph& graph, CompileOptions& options, DiagnosticEngine& diags)
-      : graph_(graph), options_(options), diags_(diags), cluster_(*options.cluster), start_(Clock::now()) {}
+  Search(Graph& graph, CompileOptions& options, DiagnosticEngine& diags, const TrialCompile& compile)
+      : graph_(graph), options_(options), diags_(diags), compile_(compile), cluster_(*options.cluster), start_(Clock::now()) {}
 
   ConfigurationSearchOutcome run() {
     layers_ = findLayers(graph_);
@@ -269,7 +269,7 @@ class Search {
     // Past the time limit no new layer model is made (the configurations needing one drop out).
     if (it == models_.end() && probes_ > 0 && timeUp()) return nullptr;
     if (it == models_.end()) {
-      it = models_.emplace(key, buildLayerModel(graph_, options_, layers_, tp, mbs, sp, attention_, ep)).first;
+      it = models_.emplace(key, buildLayerModel(graph_, options_, layers_, tp, mbs, sp, attention_, ep, compile_)).first;
       if (it->second) ++probes_;
     }
     return it->second ? &*it->second : nullptr;
@@ -379,7 +379,7 @@ class Search {
     Graph g = p.graph;
     DiagnosticEngine quiet("search", "");
     PassContext context{quiet};
-    if (compile(g, p.options, context, {}) != RunOutcome::Ok) return false;
+    if (compile_(g, p.options, context) != RunOutcome::Ok) return false;
     auto step = estimateClusterStep(g, p.options);
     if (!step) return false;
     RankPeaks peaks = fullestRankPeaks(g, p.options);
@@ -489,6 +489,7 @@ class Search {
   Graph& graph_;
   CompileOptions& options_;
   DiagnosticEngine& diags_;
+  const TrialCompile& compile_;
   const ClusterDescription& cluster_;
   Clock::time_point start_;
   LayerMap layers_;
@@ -508,13 +509,14 @@ class Search {
 
 }  // namespace
 
-ConfigurationSearchOutcome runConfigurationSearch(Graph& graph, CompileOptions& options, DiagnosticEngine& diags) {
+ConfigurationSearchOutcome runConfigurationSearch(Graph& graph, CompileOptions& options, DiagnosticEngine& diags,
+                                                  const TrialCompile& compile) {
   if (options.searchMode != SearchMode::Auto || !options.cluster || !options.training || options.pipelineStages > 1 ||
       options.microBatches > 1)
     return ConfigurationSearchOutcome::NotApplicable;
   for (const Op& op : graph.ops)
     if (!op.inserted() && std::as_const(op).annotation->configured()) return ConfigurationSearchOutcome::NotApplicable;
-  return Search(graph, options, diags).run();
+  return Search(graph, options, diags, compile).run();
 }
 
 }  // namespace irc

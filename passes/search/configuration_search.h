@@ -28,6 +28,8 @@ enum class ConfigurationSearchOutcome {
   Failed,         // nothing fits (a diagnostic says why)
 };
 
-ConfigurationSearchOutcome runConfigurationSearch(Graph& graph, CompileOptions& options, DiagnosticEngine& diags);
+// Its trial compiles run `compile` (compileForTrials(): passes/manager/compile.h).
+ConfigurationSearchOutcome runConfigurationSearch(Graph& graph, CompileOptions& options, DiagnosticEngine& diags,
+                                                  const TrialCompile& compile);
 
 }  // namespace irc

@@ -1,3 +1,4 @@
+#include "passes/manager/pass_manager.h"
 #include "passes/search/layer_model.h"
 
 #include <algorithm>
@@ -9,7 +10,6 @@
 #include "ir/tensor_layout.h"
 #include "passes/analysis/attention_fusion.h"
 #include "passes/search/batch_split.h"
-#include "passes/manager/compile.h"
 #include "passes/analysis/memory_estimate.h"
 #include "passes/analysis/step_cost.h"
 #include "passes/search/tensor_parallel_seeds.h"
@@ -108,7 +108,8 @@ CompileOptions searchCompileOptions(const CompileOptions& base, int64_t devices)
 }
 
 std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers, int64_t tp,
-                                          int64_t mbs, bool sp, std::vector<bool>& attention, int64_t ep) {
+                                          int64_t mbs, bool sp, std::vector<bool>& attention, int64_t ep,
+                                          const TrialCompile& compile) {
   Graph g = graph;
   // A tensor-parallel size or micro-batch the shapes do not divide has no model.
   if (splitBatch(g, mbs * ep) || seedTensorParallel(g, ep, tp, sp, ep)) return std::nullopt;
@@ -116,7 +117,7 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
   o.enableAlltoall = o.enableAlltoall || ep > 1;  // the tokens to their experts and back
   DiagnosticEngine quiet("search", "");
   PassContext context{quiet};
-  if (compile(g, o, context, {}) != RunOutcome::Ok) return std::nullopt;
+  if (compile(g, o, context) != RunOutcome::Ok) return std::nullopt;
   // The scores and probabilities of attention (what selective recompute does not keep): the
   // chains a fused kernel would keep on chip, found on the first compiled model.
   if (attention.empty()) {

@@ -164,7 +164,7 @@ TEST_CASE("configuration search: a plan that fits, written back, compiles to the
   auto [g, gSettings] = parseModelAndSettings(smallGpt(16, 4, 64));
   CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
-  REQUIRE(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Applied);
+  REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
   REQUIRE(g.search);
   REQUIRE(g.search->configuration);
   const SearchConfiguration& c = g.search->configuration->chosen;
@@ -229,7 +229,7 @@ TEST_CASE("configuration search: the interleaved schedule is a dimension, and it
   auto [g, gSettings] = parseModelAndSettings(text);
   CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
-  REQUIRE(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Applied);
+  REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
   const SearchConfiguration& c = g.search->configuration->chosen;
   CHECK(c.pp > 1);
   CHECK(c.virtualStages > 1);
@@ -254,7 +254,7 @@ TEST_CASE("configuration search: nothing fits a budget below the parameters' flo
   auto [g, gSettings] = parseModelAndSettings(text);
   CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
-  CHECK(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Failed);
+  CHECK(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Failed);
   REQUIRE(diags.errorCount() == 1);
   CHECK(diags.diagnostics()[0].message.find("no configuration of 16 devices") != std::string::npos);
 }
@@ -266,7 +266,7 @@ TEST_CASE("configuration search: a time limit that stops it says so and what it 
     auto [g, gSettings] = parseModelAndSettings(smallGpt(16, 4, 64, extra));
     CompileOptions options = optionsFromModel(gSettings);
     DiagnosticEngine diags("m.yaml", "");
-    REQUIRE(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Applied);
+    REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
     return g.search;
   };
   auto limited = run(", search_time_limit: 0.000001");
@@ -286,7 +286,7 @@ TEST_CASE("configuration search: on 7 devices it says that no degree splits the 
   auto [g, gSettings] = parseModelAndSettings(smallGpt(7, 4, 64));
   CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
-  CHECK(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Failed);
+  CHECK(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Failed);
   REQUIRE(diags.errorCount() == 1);
   const std::string& message = diags.diagnostics()[0].message;
   CHECK(message.find("no configuration of 7 devices splits this model") != std::string::npos);
@@ -302,10 +302,10 @@ TEST_CASE("configuration search: not for models it does not fit (no cluster, a c
   auto [g, gSettings] = parseModelAndSettings(noCluster);
   CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
-  CHECK(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::NotApplicable);
+  CHECK(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::NotApplicable);
   auto [one, oneSettings] = parseModelAndSettings(smallGpt(16, 1, 64));
   CompileOptions oneOptions = optionsFromModel(oneSettings);
-  CHECK(runConfigurationSearch(one, oneOptions, diags) == ConfigurationSearchOutcome::NotApplicable);
+  CHECK(runConfigurationSearch(one, oneOptions, diags, compileForTrials()) == ConfigurationSearchOutcome::NotApplicable);
 }
 
 TEST_CASE("recompute: a list entry is one checkpoint of every op it names") {
@@ -529,7 +529,7 @@ TEST_CASE("configuration search: a brute-force oracle compiling every configurat
       options.searchCompilesEverything = everything;
       options.searchTimeLimit = 1e9;
       DiagnosticEngine diags("m.yaml", "");
-      REQUIRE(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Applied);
+      REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
       return *g.search->configuration;
     };
     ConfigurationSearch chosen = search(false), oracle = search(true);
@@ -562,7 +562,7 @@ TEST_CASE("configuration search: the layer model agrees with the compile on the 
     auto [g, gSettings] = parseModelAndSettings(text);
     CompileOptions options = optionsFromModel(gSettings);
     DiagnosticEngine diags("m.yaml", "");
-    REQUIRE(runConfigurationSearch(g, options, diags) == ConfigurationSearchOutcome::Applied);
+    REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
     const ConfigurationSearch& account = *g.search->configuration;
     REQUIRE(account.chosen.compiled);
     int compiledRunnersUp = 0;
