@@ -162,12 +162,12 @@ std::string explainInserted(const Graph& graph, OpId id, int64_t rank, const Par
       out += fmt::format("  rank {} keeps {} .. {}\n", rank, formatAttribute(*view.operands()[1].constant),
                          formatAttribute(*view.operands()[2].constant));
     int dtypeBytes = byteSize(graph.value(op.results[0]).type.dtype);
-    if (s.kind == RedistStep::Kind::Mirror)
+    if (isMirror(s))
       out += fmt::format("  forward: the identity; backward: {} (mean) of the gradient, {} bytes sent per rank\n",
                          collectiveName(mirrorGradientCollective(s)), formatNumber(mirrorGradientBytes(s, dtypeBytes)));
     else if (opTypeOfStep(s) == op.type)
       out += fmt::format("  bytes sent per rank: {}\n", formatNumber(stepSendBytes(s, dtypeBytes)));
-    if (settings && s.kind != RedistStep::Kind::Mirror)
+    if (settings && !isMirror(s))
       if (auto timed = stepOnCluster(s, graph.value(op.results[0]).type.dtype, *settings))
         out += fmt::format("  time on {}: {:.4g} s over {}\n",
                            settings->cluster->preset.empty() ? "the cluster" : settings->cluster->preset, timed->seconds,

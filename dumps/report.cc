@@ -105,8 +105,7 @@ void writeInsertedOpMembers(JsonStream& js, const Graph& graph, OpId id, int64_t
     js.member("strides"_key, std::get<IntTuple>(*operands[3].constant));
   }
   if (familyOf(op) == OpFamily::Reshape) js.member("shape"_key, std::get<IntTuple>(*operands[1].constant));
-  if (op.step && op.step->kind == RedistStep::Kind::RealDiv)
-    js.member("divisor"_key, std::get<ScalarTensor>(*operands[1].constant).value);
+  if (op.step && isMeanDivision(*op.step)) js.member("divisor"_key, std::get<ScalarTensor>(*operands[1].constant).value);
   js.endObject();
   if (!op.reason.empty()) js.member("reason"_key, op.reason);
 }
@@ -520,7 +519,7 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
   js.beginArray();
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
-    if (op.inserted() && op.step && op.step->kind == RedistStep::Kind::Mirror) writeMirror(js, graph, id, rank);
+    if (op.inserted() && op.step && isMirror(*op.step)) writeMirror(js, graph, id, rank);
   }
   js.endArray();
 

@@ -1,5 +1,7 @@
 #include "ops/collective.h"
 
+#include <algorithm>
+
 namespace irc {
 
 std::string_view collectiveName(CollectiveKind kind) {
@@ -138,6 +140,50 @@ double mirrorGradientBytes(const RedistStep& step, int dtypeBytes) {
   if (step.kind != RedistStep::Kind::Mirror) return 0;
   return ringTraffic(mirrorGradientCollective(step), static_cast<double>(step.groupSize())) *
          static_cast<double>(numElements(step.localBefore)) * dtypeBytes;
+}
+
+bool isMirror(const RedistStep& step) { return step.kind == RedistStep::Kind::Mirror; }
+bool isMeanDivision(const RedistStep& step) { return step.kind == RedistStep::Kind::RealDiv; }
+bool completesPartial(const RedistStep& step) { return step.kind == RedistStep::Kind::AllReduce; }
+bool isLocalReshape(const RedistStep& step) { return step.kind == RedistStep::Kind::Reshape; }
+
+RedistStep mirrorStep(const TensorLayout& as) {
+  RedistStep mirror;
+  mirror.kind = RedistStep::Kind::Mirror;
+  mirror.mesh = as.mesh;
+  for (int a = 0; a < as.mesh.rank(); ++a) {
+    bool used = std::any_of(as.dims.begin(), as.dims.end(),
+                            [&](const std::vector<int>& axes) { return std::find(axes.begin(), axes.end(), a) != axes.end(); });
+    if (!used && as.mesh.dims[a] > 1) mirror.axes.push_back(a);
+  }
+  mirror.localBefore = mirror.localAfter = as.sliceShape();
+  mirror.globalAfter = as.shape;
+  return mirror;
+}
+
+RedistStep completionStep(const DeviceMatrix& mesh, std::vector<int> axes, Shape localBefore) {
+  RedistStep step;
+  step.kind = RedistStep::Kind::AllReduce;
+  step.mesh = mesh;
+  step.axes = std::move(axes);
+  step.localBefore = std::move(localBefore);
+  return step;
+}
+
+std::optional<RedistStep> fuseReduceThenSlice(const RedistStep& reduce, const RedistStep& slice, const Shape& localBefore) {
+  if (!completesPartial(reduce) || slice.kind != RedistStep::Kind::Split) return std::nullopt;
+  for (int64_t rank = 0; rank < reduce.mesh.deviceCount(); ++rank)
+    if (stepGroup(reduce, rank) != stepGroup(slice, rank)) return std::nullopt;
+  RedistStep step = slice;
+  step.kind = RedistStep::Kind::ReduceScatter;
+  step.reduceOp = reduce.reduceOp;
+  step.localBefore = localBefore;
+  return step;
+}
+
+Shape forwardStepLocalAfter(const RedistStep& step, Shape localBefore) {
+  if (step.kind == RedistStep::Kind::ReduceScatter && !localBefore.empty()) localBefore[0] /= step.groupSize();
+  return localBefore;
 }
 
 }  // namespace irc

@@ -11,6 +11,7 @@
 
 #include "ir/parallel_config.h"
 #include "ir/redist_step.h"
+#include "ir/tensor_layout.h"
 #include "ops/op_defs.h"
 
 namespace irc {
@@ -72,5 +73,25 @@ double stepSendBytes(const RedistStep& step, int dtypeBytes);
 // optimizer parallel; and the bytes a rank sends for it.
 CollectiveKind mirrorGradientCollective(const RedistStep& step);
 double mirrorGradientBytes(const RedistStep& step, int dtypeBytes);
+
+// What a step is, for the passes and dumps that branch on it: its kind is compared here and in
+// the planners, nowhere else.
+bool isMirror(const RedistStep& step);          // a training graph's _MirrorOperator
+bool isMeanDivision(const RedistStep& step);    // the RealDiv after a ReduceMean's AllReduce
+bool completesPartial(const RedistStep& step);  // the AllReduce summing a partial result over its axes
+bool isLocalReshape(const RedistStep& step);
+
+// The steps made outside the planners. The mirror of a parameter as an op reads it (`as`): the
+// axes of its mesh (above 1) that split no dim, its replica group (a group of one: no mirror).
+RedistStep mirrorStep(const TensorLayout& as);
+// The AllReduce completing a result partial over `axes` of `mesh`, from its local shape.
+RedistStep completionStep(const DeviceMatrix& mesh, std::vector<int> axes, Shape localBefore);
+// An AllReduce followed by a Split over the same group, rank by rank (the Split's mesh may be
+// the unified one of a constraint), as one ReduceScatter entering at `localBefore` (MindSpore's
+// reduce-scattered output, DTensor's Partial -> Shard); nullopt when the two do not fuse.
+std::optional<RedistStep> fuseReduceThenSlice(const RedistStep& reduce, const RedistStep& slice, const Shape& localBefore);
+// The local shape a forward op leaves: a ReduceScatter's dim 0 split over its group, else as it
+// entered.
+Shape forwardStepLocalAfter(const RedistStep& step, Shape localBefore);
 
 }  // namespace irc

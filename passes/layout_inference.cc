@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ops/collective.h"
 #include "ops/inserted_ops.h"
 #include "ir/layout_notation.h"
 #include "ops/op_rule.h"
@@ -145,7 +146,7 @@ class LayoutInferencePass : public Pass {
     }
     if (!kept) return;
     for (const ForwardOp& f : l.forwardOps)
-      if (f.step.kind != RedistStep::Kind::AllReduce) {
+      if (!completesPartial(f.step)) {
         l.error = fmt::format("{} completes its result with more than a sum ({}); it cannot stay partial", op.name, f.reason);
         return;
       }

@@ -136,7 +136,7 @@ class RedistributionPass : public Pass {
           size_t before = ins.order.size();
           for (size_t k = 0; k < steps.size(); ++k) {
             const RedistStep& step = *steps[k];
-            std::string reason = k > 0 && k + 1 == steps.size() && step.kind == RedistStep::Kind::Reshape
+            std::string reason = k > 0 && k + 1 == steps.size() && isLocalReshape(step)
                                      ? fmt::format("reshape the local tensor back to {}", formatShape(step.localAfter))
                                      : stepReason(step, consumerName, static_cast<int>(i), rec.producer);
             rec.reasons.push_back(reason);
@@ -177,17 +177,8 @@ class RedistributionPass : public Pass {
   // parameter's gradient over that replica group.
   static ValueId emitMirror(OpInserter& ins, const TensorLayout& as, ValueId input, const Value& param,
                             const std::string& consumer, int operand, bool optimizerParallel) {
-    RedistStep mirror;
-    mirror.kind = RedistStep::Kind::Mirror;
-    mirror.mesh = as.mesh;
-    for (int a = 0; a < as.mesh.rank(); ++a) {
-      bool used = std::any_of(as.dims.begin(), as.dims.end(),
-                              [&](const std::vector<int>& axes) { return std::find(axes.begin(), axes.end(), a) != axes.end(); });
-      if (!used && as.mesh.dims[a] > 1) mirror.axes.push_back(a);
-    }
+    RedistStep mirror = mirrorStep(as);
     if (mirror.groupSize() <= 1) return input;
-    mirror.localBefore = mirror.localAfter = as.sliceShape();
-    mirror.globalAfter = as.shape;
     auto names = [&](const std::string&) {
       return std::make_pair(fmt::format("{}.in{}.mirror_op.0", consumer, operand),
                             fmt::format("mirror_op_{}_{}_0", param.name, consumer));
@@ -221,7 +212,7 @@ class RedistributionPass : public Pass {
   // the AllReduce and the StridedSlice after it are one ReduceScatter, as both frameworks run it.
   bool emitReduceScatter(Graph& graph, OpInserter& ins, OpId id, std::vector<ValueId>& current, int& counter) {
     const OpParallelState& p = *std::as_const(graph).op(id).parallel;
-    if (p.forwardOps.size() != 1 || p.forwardOps[0].step.kind != RedistStep::Kind::AllReduce || p.beforeConversion.size() != 1 ||
+    if (p.forwardOps.size() != 1 || !completesPartial(p.forwardOps[0].step) || p.beforeConversion.size() != 1 ||
         !p.beforeConversion[0])
       return false;
     // Only the user's constraint: factor propagation's own fixed points keep Shardy's AllReduce
@@ -231,15 +222,10 @@ class RedistributionPass : public Pass {
     const ValueId result = graph.op(id).results[0];
     const Value v = graph.value(result);
     const SharedSteps& steps = memoizedPlan(*p.beforeConversion[0], *v.layout, {options_.enableAlltoall, byteSize(v.type.dtype)});
-    if (steps.size() != 1 || steps[0]->kind != RedistStep::Kind::Split) return false;
-    // The slice's mesh may be the unified one of the constraint: compare the groups rank by rank.
-    const RedistStep& allReduce = p.forwardOps[0].step;
-    for (int64_t rank = 0; rank < allReduce.mesh.deviceCount(); ++rank)
-      if (stepGroup(allReduce, rank) != stepGroup(*steps[0], rank)) return false;
-    RedistStep step = *steps[0];
-    step.kind = RedistStep::Kind::ReduceScatter;
-    step.reduceOp = allReduce.reduceOp;
-    step.localBefore = p.outputLayouts[0].sliceShape();
+    if (steps.size() != 1) return false;
+    std::optional<RedistStep> fused = fuseReduceThenSlice(p.forwardOps[0].step, *steps[0], p.outputLayouts[0].sliceShape());
+    if (!fused) return false;
+    RedistStep step = std::move(*fused);
     const std::string opName = graph.op(id).name;
     auto names = [&](const std::string&) {
       int k = counter++;
@@ -297,7 +283,7 @@ class RedistributionPass : public Pass {
       RedistStep step = f.step;
       step.localBefore = local;
       step.globalAfter = v.type.shape;
-      if (step.kind == RedistStep::Kind::ReduceScatter) local[0] /= step.groupSize();
+      local = forwardStepLocalAfter(step, local);
       step.localAfter = local;
       input = emitStep(ins, std::make_shared<const RedistStep>(std::move(step)), input, dtype, f.reason, names);
     }

@@ -1,5 +1,6 @@
 #include "passes/reduction_fusion.h"
 
+#include "ops/collective.h"
 #include "ops/op_family.h"
 #include "passes/redistribution.h"
 
@@ -32,9 +33,7 @@ class ReductionFusionPass : public Pass {
     for (OpId id : graph.order) {
       Op& op = graph.op(id);
       OpParallelState& p = *op.parallel;
-      if (p.forwardOps.size() != 1 || p.forwardOps[0].step.kind != RedistStep::Kind::AllReduce ||
-          !rulesOf(op).reductionMayMoveToEdge())
-        continue;
+      if (p.forwardOps.size() != 1 || !completesPartial(p.forwardOps[0].step) || !rulesOf(op).reductionMayMoveToEdge()) continue;
       ValueId result = op.results[0];
       if (uses[result].size() != 1 || isOutput[result] || p.beforeConversion[0]) continue;
       p.forwardOps.clear();

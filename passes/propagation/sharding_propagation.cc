@@ -183,11 +183,7 @@ class ShardingPropagation {
   double forwardComm(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype) {
     std::vector<int> axes = partialAxes(rule, s);
     if (axes.empty() || view.resultShapes.empty()) return 0;
-    RedistStep step;
-    step.kind = RedistStep::Kind::AllReduce;
-    step.mesh = s.mesh;
-    step.axes = axes;
-    step.localBefore = resultLayout(rule, s, 0, view.resultShapes[0]).sliceShape();
+    RedistStep step = completionStep(s.mesh, axes, resultLayout(rule, s, 0, view.resultShapes[0]).sliceShape());
     return correctComm(stepCost(step, byteSize(dtype)).comm);
   }
 

@@ -67,3 +67,37 @@ TEST_CASE("collectives' home: alpha-beta-gamma seconds, a reduction paying its a
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("collectives' home: the steps passes make and the AllReduce + slice fusion") {
+  // An [8, 8] parameter on a (2, 4) mesh split 4 ways on dim 1 only: its replica group is axis 0,
+  // two ranks; one split over every axis has no mirror.
+  DeviceMatrix mesh = DeviceMatrix::unnamed({2, 4});
+  RedistStep mirror = mirrorStep(TensorLayout{mesh, {8, 8}, {{}, {1}}, {}, ReduceOp::Sum});
+  CHECK(isMirror(mirror));
+  CHECK(mirror.axes == std::vector<int>{0});
+  CHECK(mirror.localBefore == Shape{8, 2});
+  CHECK(mirror.groupSize() == 2);
+  CHECK(mirrorStep(TensorLayout{mesh, {8, 8}, {{0}, {1}}, {}, ReduceOp::Sum}).groupSize() == 1);
+  // A result partial over axis 1 ([4, 6] a rank), completed by an AllReduce over the 4 ranks;
+  // sliced on dim 0 over the same axis it is one ReduceScatter leaving [1, 6].
+  RedistStep reduce = completionStep(mesh, {1}, {4, 6});
+  CHECK(completesPartial(reduce));
+  CHECK(stepGroup(reduce, 5) == std::vector<int64_t>{4, 5, 6, 7});
+  RedistStep slice;
+  slice.kind = RedistStep::Kind::Split;
+  slice.mesh = mesh;
+  slice.axes = {1};
+  slice.dim = 0;
+  auto fused = fuseReduceThenSlice(reduce, slice, {4, 6});
+  REQUIRE(fused);
+  CHECK(fused->kind == RedistStep::Kind::ReduceScatter);
+  CHECK(forwardStepLocalAfter(*fused, {4, 6}) == Shape{1, 6});
+  CHECK(forwardStepLocalAfter(reduce, {4, 6}) == Shape{4, 6});
+  // Sliced over the other axis (another group): no fusion.
+  slice.axes = {0};
+  CHECK_FALSE(fuseReduceThenSlice(reduce, slice, {4, 6}));
+}
+
+}  // namespace irc::test
