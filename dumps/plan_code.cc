@@ -14,7 +14,7 @@
 #include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
-#include "passes/layout_inference.h"
+#include "passes/plan/plan_queries.h"
 #include "ops/op_sharding.h"
 
 namespace irc {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "passes/planners/pipeline_split.h"
+#include "passes/analysis/pipeline_split.h"
 #include "passes/analysis/step_cost.h"
 #include "passes/analysis/step_schedule.h"
 

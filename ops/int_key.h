@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "ir/tensor_layout.h"
+
 namespace irc {
 
 using IntKey = std::vector<int64_t>;
@@ -23,6 +25,15 @@ template <typename List>
 void appendList(IntKey& key, const List& list) {
   key.push_back(static_cast<int64_t>(list.size()));
   for (auto x : list) key.push_back(static_cast<int64_t>(x));
+}
+
+// A layout in standard form (the same data, the same key).
+inline void appendLayoutKey(IntKey& key, const TensorLayout& l) {
+  TensorLayout s = l.standardForm();
+  appendList(key, s.mesh.dims);
+  appendList(key, s.shape);
+  for (const auto& axes : s.dims) appendList(key, axes);
+  appendList(key, s.partialAxes);
 }
 
 }  // namespace irc

@@ -1,6 +1,6 @@
 #include "passes/pipeline_transfers.h"
 
-#include "passes/planners/pipeline_split.h"
+#include "passes/analysis/pipeline_split.h"
 
 namespace irc {
 namespace {

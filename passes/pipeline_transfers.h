@@ -1,7 +1,7 @@
 #pragma once
 // A step of pipeline slot 3 (after redistribution, no dump of its own: the stage dumps after it),
 // with pipeline stages: the Send/Receive pair of every value crossing
-// stages (passes/planners/pipeline_split.h).
+// stages (passes/analysis/pipeline_split.h).
 #include <memory>
 
 #include "passes/manager/compile_options.h"

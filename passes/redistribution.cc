@@ -19,7 +19,7 @@
 
 #include "ops/inserted_ops.h"
 #include "ir/int_text.h"
-#include "passes/layout_inference.h"
+#include "passes/plan/plan_queries.h"
 #include "ops/op_family.h"
 #include "ops/int_key.h"
 #include "ops/op_inserter.h"
@@ -27,7 +27,7 @@
 #include "ops/step_emission.h"
 #include "passes/planners/optimal_planner.h"
 #include "passes/analysis/step_cost.h"
-#include "passes/planners/pipeline_split.h"
+#include "passes/analysis/pipeline_split.h"
 #include "passes/planners/redistribution_planner.h"
 
 namespace irc {

@@ -13,8 +13,8 @@
 #include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/shape_inference.h"
-#include "passes/layout_inference.h"
-#include "passes/planners/pipeline_split.h"
+#include "passes/plan/plan_queries.h"
+#include "passes/analysis/pipeline_split.h"
 #include "ops/op_family.h"
 
 namespace irc {

@@ -1,6 +1,6 @@
 #include "passes/stage_assignment.h"
 
-#include "passes/planners/pipeline_split.h"
+#include "passes/analysis/pipeline_split.h"
 #include "passes/redistribution.h"
 
 namespace irc {

@@ -1,6 +1,6 @@
 #pragma once
 // A step of pipeline slot 3 (before redistribution, no dump of its own): `stages: auto` splits
-// the execution order into pipeline stages from the layouts' costs (passes/planners/pipeline_split.h).
+// the execution order into pipeline stages from the layouts' costs (passes/analysis/pipeline_split.h).
 #include <memory>
 
 #include "passes/manager/compile_options.h"

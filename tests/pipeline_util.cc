@@ -5,7 +5,7 @@
 #include "frontends/yaml/yaml_frontend.h"
 #include "ir/layout_notation.h"
 #include "ops/inserted_ops.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 
 namespace irc::test {
 

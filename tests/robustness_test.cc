@@ -7,7 +7,7 @@
 #include <random>
 
 #include "frontends/yaml/yaml_frontend.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 #include "tests/test_util.h"
 
 namespace irc::test {

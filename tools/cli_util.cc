@@ -15,7 +15,7 @@
 #include "frontends/onnx/onnx_frontend.h"
 #include "frontends/mindspore/strategy_checkpoint.h"
 #include "ir/suggest.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 #include "passes/search/batch_split.h"
 #include "passes/search/configuration_search.h"
 

@@ -16,7 +16,7 @@
 #include "dumps/ir_printer.h"
 #include "frontends/mindspore/parallel_facts.h"
 #include "ir/attribute.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
 #include "tools/commands.h"

@@ -7,7 +7,7 @@
 #include "ops/op_family.h"
 #include "ops/op_rule.h"
 #include "ops/shape_inference.h"
-#include "passes/manager/pipeline.h"
+#include "passes/pipeline/pipeline.h"
 #include "tools/commands.h"
 
 namespace irc::cli {

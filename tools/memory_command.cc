@@ -10,7 +10,7 @@
 #include "dumps/report.h"
 #include "ir/byte_size.h"
 #include "ir/suggest.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
 #include "tools/commands.h"

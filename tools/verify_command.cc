@@ -10,7 +10,7 @@
 #include "frontends/npz_reader.h"
 #include "ir/limits.h"
 #include "ir/suggest.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 #include "passes/analysis/spmd_simulator.h"
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"

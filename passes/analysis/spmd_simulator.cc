@@ -11,7 +11,7 @@
 #include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/reference_ops.h"
-#include "passes/layout_inference.h"
+#include "passes/plan/plan_queries.h"
 #include "ops/op_family.h"
 
 namespace irc {

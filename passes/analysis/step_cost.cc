@@ -9,9 +9,9 @@
 #include "passes/analysis/attention_fusion.h"
 #include "passes/analysis/collective_time.h"
 #include "passes/analysis/kernel_time.h"
-#include "passes/layout_inference.h"
+#include "passes/plan/plan_queries.h"
 #include "passes/planners/optimal_planner.h"
-#include "passes/propagation/propagation_common.h"
+#include "ops/int_key.h"
 #include "passes/planners/redistribution_planner.h"
 
 namespace irc {

@@ -18,11 +18,16 @@ namespace irc {
 class Graph;
 struct PassContext;
 struct CompileOptions;
-enum class RunOutcome;  // passes/manager/pass_manager.h
+struct PropagationInput;  // passes/propagation/propagation_common.h
+enum class RunOutcome;    // passes/manager/pass_manager.h
 
-// How a search compiles a candidate plan: compile() (passes/manager/compile.h), handed to the
+// How a search compiles a candidate plan: compile() (passes/pipeline/compile.h), handed to the
 // searches by the compile they are a stage of, so that no search includes the pipeline.
 using TrialCompile = std::function<RunOutcome(Graph&, const CompileOptions&, PassContext&)>;
+// search_mode auto's operator-level search (passes/search/auto_search.h), as strategy
+// propagation runs it: set by compile(), whose pipeline the search is a stage of, so that
+// propagation does not include the search above it.
+using OperatorLevelSearch = std::function<bool(Graph&, const PropagationInput&, PassContext&)>;
 
 struct CompileOptions : ParallelSettings {
   // What to run: every stage, only the passes named in `passes`, or up to `stopAfter`.
@@ -34,6 +39,7 @@ struct CompileOptions : ParallelSettings {
   SourceLoc settingsLoc;
   // compile() itself, set by compile() for the operator-level search that runs inside it.
   TrialCompile trialCompile;
+  OperatorLevelSearch operatorLevelSearch;
   // The structural search compiles every configuration that fits, not its layer model's best
   // few: the tests' brute-force oracle for its choice (no command-line spelling).
   bool searchCompilesEverything = false;

@@ -1,25 +1,11 @@
 #include "passes/propagation/propagation_common.h"
 #include "ops/op_defs.h"
-#include "passes/layout_inference.h"
+#include "passes/plan/plan_queries.h"
 #include "passes/propagation/sharding_assignment.h"
 
 #include <functional>
 
 namespace irc {
-
-void appendLayoutKey(IntKey& key, const TensorLayout& l) {
-  TensorLayout s = l.standardForm();
-  key.push_back(static_cast<int64_t>(s.mesh.dims.size()));
-  key.insert(key.end(), s.mesh.dims.begin(), s.mesh.dims.end());
-  key.push_back(static_cast<int64_t>(s.shape.size()));
-  key.insert(key.end(), s.shape.begin(), s.shape.end());
-  for (const auto& axes : s.dims) {
-    key.push_back(static_cast<int64_t>(axes.size()));
-    key.insert(key.end(), axes.begin(), axes.end());
-  }
-  key.push_back(static_cast<int64_t>(s.partialAxes.size()));
-  key.insert(key.end(), s.partialAxes.begin(), s.partialAxes.end());
-}
 
 IntKey candidateKeyOf(const OpRule& rule, const OpView& view) {
   IntKey key;

@@ -26,10 +26,9 @@ struct PropagationInput {
 // Rules and views of all ops; configured ops get their sharding (origin user).
 PropagationInput preparePropagation(Graph& graph, PassContext& context, const CompileOptions& options, bool fullyUseDevices);
 
-// Memo keys (layers repeat: every layer's ops ask the same questions). A layout in standard
-// form, appended to `key`:
-void appendLayoutKey(IntKey& key, const TensorLayout& layout);
-// What an op's candidate shardings depend on: its definition, rule and shapes.
+// Memo keys (layers repeat: every layer's ops ask the same questions; a layout's:
+// appendLayoutKey, ops/int_key.h). What an op's candidate shardings depend on: its definition,
+// rule and shapes.
 IntKey candidateKeyOf(const OpRule& rule, const OpView& view);
 
 // The layout an input/parameter annotation or an op-output constraint stands for.

@@ -2,7 +2,6 @@
 
 #include "passes/propagation/sharding_assignment.h"
 #include "passes/propagation/sharding_propagation.h"
-#include "passes/search/auto_search.h"
 
 namespace irc {
 namespace {
@@ -61,7 +60,9 @@ class AutoSearchMode : public PropagationMode {
  public:
   bool usesAllDevices() const override { return true; }
   bool fill(Graph& graph, const PropagationInput& in, PassContext& context, const CompileOptions& options) const override {
-    if (!runAutoSearch(graph, in, context)) return false;
+    if (!options.operatorLevelSearch)
+      throw InternalError("search_mode auto runs inside compile(), which hands strategy propagation the search");
+    if (!options.operatorLevelSearch(graph, in, context)) return false;
     replicateTheRest(graph, in, options.deviceNum);
     return true;
   }

@@ -8,11 +8,11 @@
 #include <fmt/format.h>
 
 #include "ops/int_key.h"
-#include "passes/layout_inference.h"
+#include "passes/plan/plan_queries.h"
 #include "ops/collective.h"
 #include "passes/planners/redistribution_planner.h"
 #include "passes/propagation/sharding_propagation.h"
-#include "passes/search/strategy_candidates.h"
+#include "passes/propagation/strategy_candidates.h"
 #include "ops/op_defs.h"
 
 namespace irc {

@@ -14,12 +14,12 @@
 #include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
-#include "passes/layout_inference.h"
+#include "passes/plan/plan_queries.h"
 #include "passes/search/ilp_solver.h"
 #include "passes/analysis/memory_estimate.h"
-#include "passes/planners/pipeline_split.h"
+#include "passes/analysis/pipeline_split.h"
 #include "passes/analysis/step_cost.h"
-#include "passes/search/strategy_candidates.h"
+#include "passes/propagation/strategy_candidates.h"
 #include "ops/op_sharding.h"
 
 namespace irc {

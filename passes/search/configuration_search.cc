@@ -17,7 +17,7 @@
 #include "passes/analysis/collective_time.h"
 #include "passes/search/layer_model.h"
 #include "passes/analysis/memory_estimate.h"
-#include "passes/planners/pipeline_split.h"
+#include "passes/analysis/pipeline_split.h"
 #include "passes/analysis/step_cost.h"
 #include "passes/analysis/step_schedule.h"
 #include "passes/search/tensor_parallel_seeds.h"

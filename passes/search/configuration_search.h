@@ -28,7 +28,7 @@ enum class ConfigurationSearchOutcome {
   Failed,         // nothing fits (a diagnostic says why)
 };
 
-// Its trial compiles run `compile` (compileForTrials(): passes/manager/compile.h).
+// Its trial compiles run `compile` (compileForTrials(): passes/pipeline/compile.h).
 ConfigurationSearchOutcome runConfigurationSearch(Graph& graph, CompileOptions& options, DiagnosticEngine& diags,
                                                   const TrialCompile& compile);
 

@@ -13,7 +13,7 @@
 #include "frontends/yaml/yaml_frontend.h"
 #include "ops/reference_ops.h"
 #include "ops/shape_inference.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 #include "tests/model_util.h"
 #include "tests/npz_util.h"
 #include "tests/pipeline_util.h"

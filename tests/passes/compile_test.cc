@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "frontends/yaml/yaml_frontend.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 
 namespace irc::test {
 

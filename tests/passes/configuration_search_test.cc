@@ -12,7 +12,7 @@
 
 #include "dumps/model_yaml_writer.h"
 #include "passes/search/batch_split.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 #include "passes/search/configuration_search.h"
 #include "passes/search/layer_model.h"
 #include "passes/analysis/memory_estimate.h"

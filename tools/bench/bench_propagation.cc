@@ -18,7 +18,7 @@
 
 #include "dumps/report.h"
 #include "frontends/yaml/yaml_frontend.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 #include "tools/bench/transformer_model.h"
 
 namespace {

@@ -21,7 +21,7 @@
 #include "frontends/onnx/onnx_frontend.h"
 #include "frontends/yaml/yaml_frontend.h"
 #include "ops/verifier.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 #include "passes/analysis/spmd_simulator.h"
 
 namespace {

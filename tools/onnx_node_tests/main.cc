@@ -24,7 +24,7 @@
 #include "frontends/onnx/onnx_frontend.h"
 #include "frontends/onnx/onnx_tensors.h"
 #include "ops/reference_ops.h"
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 #include "passes/analysis/spmd_simulator.h"
 #include "ops/op_defs.h"
 

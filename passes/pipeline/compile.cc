@@ -1,6 +1,7 @@
-#include "passes/manager/compile.h"
+#include "passes/pipeline/compile.h"
 
-#include "passes/manager/pipeline.h"
+#include "passes/pipeline/pipeline.h"
+#include "passes/search/auto_search.h"
 
 namespace irc {
 
@@ -25,6 +26,7 @@ RunOutcome compile(Graph& graph, const CompileOptions& given, PassContext& conte
   // The operator-level search (a stage of this pipeline) compiles its candidates with this.
   CompileOptions options = given;
   if (!options.trialCompile) options.trialCompile = compileForTrials();
+  if (!options.operatorLevelSearch) options.operatorLevelSearch = runAutoSearch;
   PassManager manager;
   schedulePipeline(manager, options);
   manager.setRanks(options.ranksToMaterialize());

@@ -1,4 +1,4 @@
-#include "passes/manager/pipeline.h"
+#include "passes/pipeline/pipeline.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "passes/planners/pipeline_split.h"
+#include "passes/analysis/pipeline_split.h"
 
 #include <algorithm>
 #include <map>
@@ -9,7 +9,7 @@
 #include "ops/op_family.h"
 #include "ops/op_inserter.h"
 #include "ops/op_sharding.h"
-#include "passes/layout_inference.h"
+#include "passes/plan/plan_queries.h"
 #include "passes/analysis/memory_estimate.h"
 #include "passes/analysis/step_cost.h"
 

@@ -1,4 +1,4 @@
-#include "passes/search/strategy_candidates.h"
+#include "passes/propagation/strategy_candidates.h"
 
 #include <functional>
 #include <vector>

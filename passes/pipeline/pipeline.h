@@ -28,7 +28,7 @@ const std::vector<PipelineStage>& pipelineStages();
 
 class PassManager;
 // Schedules the pipeline's stages on `manager`: all of them, only those in `options.passes`, or
-// up to and including `options.stopAfter` (compile() does this; see passes/manager/compile.h).
+// up to and including `options.stopAfter` (compile() does this; see passes/pipeline/compile.h).
 void schedulePipeline(PassManager& manager, const CompileOptions& options);
 
 // The stage a pass or dump name refers to, or null.
