@@ -13,8 +13,6 @@
 
 namespace irc {
 
-// The parallel settings in effect (the model's, then the command line's overrides), and what to
-// run.
 class Graph;
 struct PassContext;
 struct CompileOptions;
@@ -29,6 +27,8 @@ using TrialCompile = std::function<RunOutcome(Graph&, const CompileOptions&, Pas
 // propagation does not include the search above it.
 using OperatorLevelSearch = std::function<bool(Graph&, const PropagationInput&, PassContext&)>;
 
+// The parallel settings in effect (the model's, then the command line's overrides), and what to
+// run.
 struct CompileOptions : ParallelSettings {
   // What to run: every stage, only the passes named in `passes`, or up to `stopAfter`.
   std::vector<std::string> passes;
