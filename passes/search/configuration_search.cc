@@ -489,7 +489,7 @@ class Search {
   Graph& graph_;
   CompileOptions& options_;
   DiagnosticEngine& diags_;
-  const TrialCompile& compile_;
+  TrialCompile compile_;  // a copy: the caller may hand a temporary
   const ClusterDescription& cluster_;
   Clock::time_point start_;
   LayerMap layers_;
