@@ -74,6 +74,19 @@ std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t 
     if (ep > 1 && isExpertProduct(graph, op)) {
       seed = ShardStrategy{IntTuple{dp / ep, ep, 1, 1}, IntTuple{ep, 1, 1}};
       shapes = {&graph.value(op.operands[0].value).type.shape, &graph.value(op.operands[1].value).type.shape};
+    } else if (ep > 1 && (op.type == "MoeDispatch" || op.type == "MoeCombine")) {
+      // The token permutation around them: each data-parallel rank dispatches and combines its
+      // own groups (every operand's dim 0), so the tokens reach the AlltoAll as they left the
+      // router, as MindFormers' and Megatron's dispatchers run (frontends/hf_config's plan).
+      seed = ShardStrategy{};
+      for (const Operand& o : op.operands) {
+        if (!o.isValue()) continue;
+        const Shape& shape = graph.value(o.value).type.shape;
+        IntTuple t(shape.size(), 1);
+        if (!t.empty()) t[0] = dp;
+        seed->push_back(std::move(t));
+        shapes.push_back(&shape);
+      }
     } else if (op.type == "MatMul" && op.operands.size() >= 2 && op.operands[0].isValue() && isWeight(graph, op.operands[1], 2) &&
                !flag(op, "transpose_a") &&
                !isWeight(graph, op.operands[0], graph.value(op.operands[0].value).type.shape.size())) {

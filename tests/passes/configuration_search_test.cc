@@ -4,6 +4,7 @@
 // that compiles again to the same estimate and verifies.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -140,6 +141,39 @@ TEST_CASE("configuration search: Megatron's column and row products are found in
   Graph bad = parseModel(smallGpt(8, 2, 32));
   // (3 divides q/k/v's 192 output features; the row product's 64 features it does not.)
   CHECK(seedTensorParallel(bad, 2, 3).value() == "op 'l0_proj': 3 ranks do not divide dimension 1 of size 64");
+}
+
+TEST_CASE("configuration search: expert parallelism's seeds dispatch each rank's own tokens, moving them by AlltoAll only") {
+  // A tiny Mixtral as `irc import` builds it from its config.json, seeded EP 4 over 4 ranks as the
+  // search's layer model and plans are: the dispatch and combine keep each rank's token groups.
+  // Left to propagation, they reached the dispatch through a redistribution of the tokens (0.54 ms
+  // a layer on Mixtral 8x7B's 64 H100s, which hid the authors' EP 8 plan from the search).
+  TempDir dir;
+  writeFile(dir.path() + "/tiny.config.json",
+            R"({"model_type": "mixtral", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64, "num_local_experts": 4, "num_experts_per_tok": 2})");
+  RunResult imported = runIrc({"import", "tiny.config.json", "--dim", "batch=4", "--dim", "sequence=8"}, dir.path());
+  REQUIRE(imported.exitCode == 0);
+  std::string text = imported.out;
+  REQUIRE(text.find("parallel: {device_num: 1}") != std::string::npos);
+  text.replace(text.find("parallel: {device_num: 1}"), 25, "parallel: {device_num: 4, training: true, fully_use_devices: false}");
+  auto [g, settings] = parseModelAndSettings(text);
+  REQUIRE_FALSE(seedTensorParallel(g, 4, 1, false, 4).has_value());
+  CHECK(seedOf(g, "L0.dispatch") == ShardStrategy{{4, 1, 1}, {4, 1, 1}});
+  CHECK(seedOf(g, "L1.combine") == ShardStrategy{{4, 1, 1, 1}, {4, 1, 1}, {4, 1, 1}});
+  CHECK(seedOf(g, "L0.gate_up") == ShardStrategy{{1, 4, 1, 1}, {4, 1, 1}});
+  CompileOptions options = optionsFromModel(settings);
+  options.enableAlltoall = true;
+  options.stopAfter = "redistribution";
+  DiagnosticEngine diags("m.yaml", "");
+  PassContext context{diags};
+  REQUIRE(compile(g, options, context, {}) == RunOutcome::Ok);
+  std::map<std::string, int> inserted;
+  for (OpId id : g.order)
+    if (g.op(id).inserted()) ++inserted[g.op(id).type];
+  // Per layer one AlltoAll to the experts and one back; their gradients' reductions aside, nothing else.
+  CHECK(inserted["AlltoAll"] == 4);
+  for (const auto& [type, count] : inserted) CHECK_MESSAGE((type == "AlltoAll" || type == "_MirrorOperator"), type, " x ", count);
 }
 
 TEST_CASE("configuration search: layers by the index in their names") {
