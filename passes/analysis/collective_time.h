@@ -52,4 +52,15 @@ constexpr double kGradientBucketElementsPerReplica = 1e6;
 // parameter, which on a 64-device model of 67 small parameters was twice its compute).
 double gradientReductionSeconds(double bytes, double elementBytes, const GroupSpan& span, const ClusterDescription& cluster);
 
+// The part of one pipeline Send/Receive of `transferSeconds` a stage waits for. 1F1B
+// (`virtualStages` 1) exchanges each micro-batch's activation and gradient as blocking batched
+// isend/irecv pairs: all of it. The interleaved schedule overlaps each chunk's exchange with the
+// next chunk's compute on the same stage (Megatron-Core's `overlap_p2p_comm`, on by default and
+// only with virtual stages, megatron/core/pipeline_parallel/schedules.py; the NIC moves the
+// bytes while the SMs compute): what a chunk's compute, `chunkCompute`, does not cover.
+inline double exposedTransferSeconds(double transferSeconds, double chunkCompute, int64_t virtualStages) {
+  if (virtualStages <= 1) return transferSeconds;
+  return transferSeconds > chunkCompute ? transferSeconds - chunkCompute : 0.0;
+}
+
 }  // namespace irc

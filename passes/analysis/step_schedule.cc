@@ -60,16 +60,21 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     if (again) recomputeFlops += t.globalFlops;
   });
   // Send/Receive at stage boundaries: each micro-batch's activation forward and, in training,
-  // its gradient back, on the sending stage's critical path.
+  // its gradient back, on the sending stage's critical path; with virtual stages, what the
+  // stage's next chunk (a v-th of its forward, or of its backward) does not hide.
   int64_t stageDevices = graph.stageDevices > 0 ? graph.stageDevices : settings.deviceNum;
+  const int64_t chunks = std::max<int64_t>(1, settings.virtualStages);
   for (const PipelineTransfer& transfer : graph.transfers) {
     // (From the last stage back to the first with virtual stages.)
     GroupSpan span = pairSpan(stageDevices * std::abs(transfer.toStage - transfer.fromStage), c.devicesPerNode);
     DType dtype = graph.value(transfer.value).type.dtype;
     double bytes = transfer.bytesPerRank / byteSize(dtype) * byteSize(computeDType(dtype, settings.precision));
     double seconds = collectiveSeconds(CollectiveKind::PointToPoint, bytes, span, c);
-    work[std::clamp<int64_t>(transfer.fromStage, 0, stages - 1)].communication += seconds;
-    if (training) work[std::clamp<int64_t>(transfer.toStage, 0, stages - 1)].communication += seconds;
+    StageWork& sender = work[std::clamp<int64_t>(transfer.fromStage, 0, stages - 1)];
+    sender.communication += exposedTransferSeconds(seconds, sender.forwardCompute / static_cast<double>(chunks), chunks);
+    if (!training) continue;
+    StageWork& receiver = work[std::clamp<int64_t>(transfer.toStage, 0, stages - 1)];
+    receiver.communication += exposedTransferSeconds(seconds, receiver.backwardCompute / static_cast<double>(chunks), chunks);
   }
   for (StageWork& w : work)
     for (const auto& [group, bytes] : w.gradientBytes) {

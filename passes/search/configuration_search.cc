@@ -289,11 +289,12 @@ class Search {
     const double gradientBytes = options_.precision == Precision::Fp32 ? 4 : 2;
     double slowest = 0, exposedSync = 0, update = 0, peak = 0;
     for (int64_t s = 0; s < c.pp; ++s) {
-      double compute = 0, comm = 0, backward = 0, trained = 0, layersHere = 0;
+      double compute = 0, comm = 0, forward = 0, backward = 0, trained = 0, layersHere = 0;
       auto add = [&](int32_t slot, bool layer) {
         double again = layer ? (full ? m.compute[slot] : selective ? m.recomputeSelective[slot] : 0) : 0;
         double againComm = layer ? (full ? m.comm[slot] : selective ? m.commSelective[slot] : 0) : 0;
         compute += 3 * m.compute[slot] + again;
+        forward += m.compute[slot];
         comm += 2 * m.comm[slot] + againComm;
         backward += 2 * m.compute[slot] + again;
         trained += m.trained[slot];
@@ -307,8 +308,11 @@ class Search {
       if (s == c.pp - 1) add(layers_.post(), false);
       // A micro-batch crosses each virtual-stage boundary once: stage s receives at the start of
       // each of its v chunks (but the first stage's first) and sends at each end (but the last's).
-      comm += static_cast<double>(s > 0 ? c.v : c.v - 1) * p2p;
-      comm += static_cast<double>(s < c.pp - 1 ? c.v : c.v - 1) * p2p;
+      // Interleaved, each hides behind the next chunk's forward (activations) or backward
+      // (gradients) as far as it can (exposedTransferSeconds).
+      const double chunks = static_cast<double>(c.v);
+      comm += static_cast<double>(s > 0 ? c.v : c.v - 1) * exposedTransferSeconds(p2p, backward / chunks, c.v);
+      comm += static_cast<double>(s < c.pp - 1 ? c.v : c.v - 1) * exposedTransferSeconds(p2p, forward / chunks, c.v);
       // Optimizer parallel gathers the stage's weights for each micro-batch's forward and
       // reduce-scatters their gradients after its backward.
       if (c.optimizerLevel > 0) {
