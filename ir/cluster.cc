@@ -39,7 +39,10 @@ ClusterDescription dgxH100() {
   c.nicsPerNode = 8;  // one ConnectX-7 NDR per GPU
   c.nicGbps = 400;
   c.interNodeLatency = 5e-6;
-  c.gemmEfficiency = 0.675;     // cuBLAS bf16: 60-75 % of the dense peak
+  // cuBLAS bf16 on Hopper's 132 SMs: 705-765 TFLOP/s for products of 8192 x 4096 x 4096 and
+  // larger on an H200 (../shared/measured/h200_step_time.json: the H100's SMs, clocks and power),
+  // 0.72-0.79 of the peak once wave quantization is taken out; ../shared/hardware.md: 60-75 %.
+  c.gemmEfficiency = 0.75;
   c.intraNodeEfficiency = 1.0;  // nccl-tests: 450 GB/s bus bandwidth (NVLink SHARP reduces in the switch)
   c.fusedAttention = true;      // H100-era stacks (Megatron-Core, NeMo, TransformerEngine) run FlashAttention
   return c;
