@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "frontends/mindspore/dump_values.h"
 #include "frontends/mindspore/parallel_facts.h"
 #include "ops/collective.h"
 #include "ir/trim.h"
@@ -15,17 +16,15 @@
 namespace irc {
 namespace {
 
-// One dumped node: its op line (references by name), type line and comment lines.
+// One dumped node as the reader gives it, its op line with references rewritten to names.
 struct Node {
-  std::string name;
-  std::string body;      // "Op(args) {instance name: ...} primitive_attrs: {...}" with names for %N
-  std::string strategy;  // the {in_strategy: ...} or {in_layout: ...} part of the type line, if any
-  std::string types;     // the types after the colon
-  std::vector<std::string> comments;
+  std::string body;  // "Op(args) {instance name: ...} primitive_attrs: {...}" with names for %N
+  const DumpNode* read;
+  const std::string& name() const { return read->name; }
 };
 
 struct Dump {
-  std::vector<std::string> headerAttrs;       // "device_num: 8"
+  DumpText text;                              // what the reader read (the nodes point into it)
   std::map<std::string, std::string> params;  // name -> rest of the line
   std::vector<std::string> paramOrder;
   std::vector<Node> nodes;
@@ -82,9 +81,9 @@ std::string renamed(const std::string& s, const std::map<std::string, std::strin
 // The dump as the diff compares it: the one dump-text reader's nodes (frontends/mindspore/parallel_facts.h)
 // with references rewritten to names, in text order (a subgraph's `%0` is its own).
 Dump parse(const std::string& text) {
-  DumpText t = readDumpText(text);
   Dump d;
-  d.headerAttrs = t.headerAttrs;
+  d.text = readDumpText(text);
+  const DumpText& t = d.text;
   std::map<std::string, std::string> refNames;  // "%3" -> "matmul2"
   size_t p = 0;
   auto paramsBefore = [&](int line) {
@@ -102,35 +101,11 @@ Dump parse(const std::string& text) {
       continue;
     }
     refNames[n.ref] = n.name;
-    Node node{n.name, renamed(n.rest, refNames), "", "", n.comments};
-    if (size_t colon = n.typeLine.find("      : "); colon != std::string::npos) {
-      node.strategy = std::string(trimmed(n.typeLine.substr(0, colon)));
-      node.types = std::string(trimmed(n.typeLine.substr(colon + 8)));
-    }
-    d.nodes.push_back(std::move(node));
+    d.nodes.push_back(Node{renamed(n.rest, refNames), &n});
   }
   paramsBefore(std::numeric_limits<int>::max());
   return d;
 }
-
-std::string strategyPart(const std::string& s) {
-  // "{in_strategy: ((2, 4), (4)), device_matrix: ...}" -> "((2, 4), (4))"
-  for (const char* key : {"in_strategy: ", "in_layout: "}) {
-    size_t p = s.find(key);
-    if (p == std::string::npos) continue;
-    p += std::string(key).size();
-    int depth = 0;
-    size_t e = p;
-    for (; e < s.size(); ++e) {
-      depth += (s[e] == '(') - (s[e] == ')');
-      if (depth == 0) break;
-    }
-    return s.substr(p, e - p + 1);
-  }
-  return "";
-}
-
-std::string opOf(const std::string& body) { return body.substr(0, body.find('(')); }
 
 }  // namespace
 
@@ -138,104 +113,58 @@ IrDiff diffIrText(const std::string& aText, const std::string& bText) {
   Dump a = parse(aText), b = parse(bText);
   IrDiff diff;
   auto& out = diff.lines;
-  if (a.headerAttrs != b.headerAttrs)
-    for (size_t i = 0; i < std::max(a.headerAttrs.size(), b.headerAttrs.size()); ++i) {
-      std::string x = i < a.headerAttrs.size() ? a.headerAttrs[i] : "", y = i < b.headerAttrs.size() ? b.headerAttrs[i] : "";
+  const auto &attrsA = a.text.headerAttrs, &attrsB = b.text.headerAttrs;
+  if (attrsA != attrsB)
+    for (size_t i = 0; i < std::max(attrsA.size(), attrsB.size()); ++i) {
+      std::string x = i < attrsA.size() ? attrsA[i] : "", y = i < attrsB.size() ? attrsB[i] : "";
       if (x != y) out.push_back(fmt::format("attr: {} -> {}", x.empty() ? "(none)" : x, y.empty() ? "(none)" : y));
     }
   for (const auto& name : a.paramOrder) {
-    auto it = b.params.find(name);
-    if (it == b.params.end()) out.push_back(fmt::format("- param {}: {}", name, a.params[name]));
-    else if (it->second != a.params[name]) out.push_back(fmt::format("~ param {}: {} -> {}", name, a.params[name], it->second));
+    if (!b.params.count(name)) out.push_back(fmt::format("- param {}: {}", name, a.params[name]));
+    else if (b.params[name] != a.params[name])
+      out.push_back(fmt::format("~ param {}: {} -> {}", name, a.params[name], b.params[name]));
   }
   for (const auto& name : b.paramOrder)
     if (!a.params.count(name)) out.push_back(fmt::format("+ param {}: {}", name, b.params[name]));
 
   std::map<std::string, const Node*> inB;
-  for (const Node& n : b.nodes) inB[n.name] = &n;
+  for (const Node& n : b.nodes) inB[n.name()] = &n;
   std::map<std::string, bool> seen;
   for (const Node& n : a.nodes) {
-    seen[n.name] = true;
-    auto it = inB.find(n.name);
-    if (it == inB.end()) {
-      out.push_back(fmt::format("- {} = {}", n.name, n.body));
+    seen[n.name()] = true;
+    if (!inB.count(n.name())) {
+      out.push_back(fmt::format("- {} = {}", n.name(), n.body));
       continue;
     }
-    const Node& o = *it->second;
-    std::string sa = strategyPart(n.strategy), sb = strategyPart(o.strategy);
-    if (sa != sb) out.push_back(fmt::format("strategy {}: {} -> {}", n.name, sa.empty() ? "none" : sa, sb.empty() ? "none" : sb));
-    if (opOf(n.body) != opOf(o.body)) {
+    const Node& o = *inB[n.name()];
+    const DumpNode &x = *n.read, &y = *o.read;
+    const std::string &sa = x.layoutStrategy, &sb = y.layoutStrategy;
+    if (sa != sb)
+      out.push_back(fmt::format("strategy {}: {} -> {}", n.name(), sa.empty() ? "none" : sa, sb.empty() ? "none" : sb));
+    if (x.type != y.type) {
       // Another op under the same name (inserted ops are numbered per edge): the new one whole.
-      out.push_back(fmt::format("~ {}: {} -> {}\n    now {}", n.name, opOf(n.body), opOf(o.body), o.body));
+      out.push_back(fmt::format("~ {}: {} -> {}\n    now {}", n.name(), x.type, y.type, o.body));
       continue;
     }
-    if (n.body != o.body) out.push_back(fmt::format("~ {}: {}\n    -> {}", n.name, n.body, o.body));
-    if (n.strategy != o.strategy && sa == sb)
-      out.push_back(fmt::format("~ {} layouts: {}\n    -> {}", n.name, n.strategy, o.strategy));
-    if (n.types != o.types) out.push_back(fmt::format("~ {} types: {}\n    -> {}", n.name, n.types, o.types));
-    std::vector<std::string> ca, cb;
-    for (const auto& c : n.comments)
-      if (c.rfind("# strategy:", 0) == 0) ca.push_back(c);
-    for (const auto& c : o.comments)
-      if (c.rfind("# strategy:", 0) == 0) cb.push_back(c);
-    if (ca != cb && !ca.empty() && !cb.empty())
-      out.push_back(fmt::format("~ {} origin: {}\n    -> {}", n.name, ca[0].substr(12), cb[0].substr(12)));
+    if (n.body != o.body) out.push_back(fmt::format("~ {}: {}\n    -> {}", n.name(), n.body, o.body));
+    if (x.layoutAttrs != y.layoutAttrs && sa == sb)
+      out.push_back(fmt::format("~ {} layouts: {}\n    -> {}", n.name(), x.layoutAttrs, y.layoutAttrs));
+    if (x.types != y.types) out.push_back(fmt::format("~ {} types: {}\n    -> {}", n.name(), x.types, y.types));
+    if (x.origin != y.origin && !x.origin.empty() && !y.origin.empty())
+      out.push_back(fmt::format("~ {} origin: {}\n    -> {}", n.name(), x.origin, y.origin));
   }
   for (const Node& n : b.nodes)
-    if (!seen.count(n.name)) {
-      std::string reason;
-      for (const auto& c : n.comments)
-        if (c.rfind("# reason:", 0) == 0) reason = "  " + c;
-      out.push_back(fmt::format("+ {} = {}{}", n.name, n.body, reason));
-    }
+    if (!seen.count(n.name()))
+      out.push_back(fmt::format("+ {} = {}{}", n.name(), n.body, n.read->reason.empty() ? "" : "  # reason: " + n.read->reason));
   if (a.ret != b.ret) out.push_back(fmt::format("~ {} -> {}", a.ret, b.ret));
   return diff;
 }
 
 namespace {
 
-// Bytes of one element of a printed dtype (`Float32`).
-int dtypeBytes(std::string_view name) {
-  if (name == "Float64" || name == "Int64") return 8;
-  if (name == "Float16" || name == "BFloat16") return 2;
-  if (name == "Int8" || name == "UInt8" || name == "Bool") return 1;
-  return 4;
-}
-
-// Bytes of the first tensor type in `types` (`<Tensor[Float32], (32, 64)>...`), 0 if none.
-double firstTensorBytes(const std::string& types) {
-  size_t t = types.find("<Tensor[");
-  if (t == std::string::npos) return 0;
-  size_t close = types.find(']', t);
-  size_t open = types.find('(', close), end = types.find(')', open);
-  if (close == std::string::npos || open == std::string::npos || end == std::string::npos) return 0;
-  double elements = 1;
-  std::string dims = types.substr(open + 1, end - open - 1);
-  size_t start = 0;
-  while (start < dims.size()) {
-    size_t comma = dims.find(',', start);
-    std::string d = std::string(trimmed(dims.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-    if (!d.empty() && d.find_first_not_of("0123456789") == std::string::npos) elements *= std::stod(d);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return elements * dtypeBytes(std::string_view(types).substr(t + 8, close - t - 8));
-}
-
-// The size of the group an inserted collective's body names (`group_ranks: 0-1-2-3`).
-double groupSize(const std::string& body) {
-  size_t p = body.find("group_ranks: ");
-  if (p == std::string::npos) return 1;
-  size_t end = body.find_first_of(",}", p);
-  std::string ranks = body.substr(p + 13, end - p - 13);
-  return 1 + static_cast<double>(std::count(ranks.begin(), ranks.end(), '-'));
-}
-
-bool isInsertedInstance(const std::string& body) {
-  for (const char* prefix : {"{instance name: forward_op_", "{instance name: redistribution_op_", "{instance name: replace_op_",
-                             "{instance name: mirror_op_"})
-    if (body.find(prefix) != std::string::npos) return true;
-  return false;
+// Bytes of one rank's tensor, 0 for what is no tensor.
+double tensorBytes(const std::optional<TensorType>& t) {
+  return t ? static_cast<double>(numElements(t->shape)) * static_cast<double>(byteSize(t->dtype)) : 0;
 }
 
 }  // namespace
@@ -243,22 +172,23 @@ bool isInsertedInstance(const std::string& body) {
 DumpSummary summarizeDump(const std::string& text) {
   DumpSummary s;
   Dump d = parse(text);
-  for (const auto& [name, rest] : d.params)
-    if (rest.find(": has_default") != std::string::npos) s.paramBytesPerRank += firstTensorBytes(rest);
-  for (const Node& n : d.nodes) {
-    std::string strategy = strategyPart(n.strategy);
-    if (!strategy.empty()) {
-      s.strategies[n.name] = strategy;
+  for (const DumpParam& p : d.text.params)
+    if (p.hasDefault) s.paramBytesPerRank += tensorBytes(p.tensor);
+  for (const Node& node : d.nodes) {
+    const DumpNode& n = *node.read;
+    if (!n.layoutStrategy.empty()) {
+      s.strategies[n.name] = n.layoutStrategy;
       s.strategyOrder.push_back(n.name);
     }
-    if (!isInsertedInstance(n.body)) continue;
-    std::string op = opOf(n.body);
-    ++s.insertedByType[op];
+    if (!n.inserted) continue;
+    ++s.insertedByType[n.type];
     ++s.insertedOps;
-    double bytes = firstTensorBytes(n.types), g = groupSize(n.body);
-    std::optional<CollectiveKind> kind = collectiveOfType(op);
+    // What a collective moves: its first operand, over its group.
+    double bytes = n.operandTensors.empty() ? 0 : tensorBytes(n.operandTensors[0]);
+    double g = n.groupRanks.empty() ? 1 : static_cast<double>(n.groupRanks.size());
+    std::optional<CollectiveKind> kind = collectiveOfType(n.type);
     if (kind && *kind != CollectiveKind::PointToPoint) s.commBytesPerRank += ringTraffic(*kind, g) * bytes;
-    else if (const OpDef* def = findOpDef(op); def && def->family == OpFamily::Mirror)
+    else if (const OpDef* def = findOpDef(n.type); def && def->family == OpFamily::Mirror)
       s.gradBytesPerRank += ringTraffic(CollectiveKind::AllReduce, g) * bytes;
   }
   return s;
@@ -269,13 +199,12 @@ std::vector<std::string> sentTransfers(const std::string* text) {
   if (!text) return out;
   for (const DumpNode& n : readDumpText(*text).nodes) {
     if (collectiveOfType(n.type) != CollectiveKind::PointToPoint) continue;
-    // A Send's name ends in `.send.<stage>`, the stage it sends to.
-    std::string_view name = n.name;
-    size_t marker = name.rfind(".send.");
-    if (marker == std::string_view::npos || marker == 0) continue;
-    std::string_view stage = name.substr(marker + 6);
-    if (stage.empty() || stage.find_first_not_of("0123456789") != std::string_view::npos) continue;
-    out.push_back(fmt::format("{} -> stage {}", name.substr(0, marker), stage));
+    // A Send names the stage it sends to (`dest_rank`) and is named `<value>.send.<stage>`.
+    auto stage = dumpInt(attrValueOf(n.attrs, "dest_rank"));
+    if (!stage) continue;
+    std::string suffix = fmt::format(".send.{}", *stage);
+    if (n.name.size() <= suffix.size() || !n.name.ends_with(suffix)) continue;
+    out.push_back(fmt::format("{} -> stage {}", std::string(n.name, 0, n.name.size() - suffix.size()), *stage));
   }
   return out;
 }

@@ -25,12 +25,13 @@ namespace irc::cli {
 namespace {
 namespace fs = std::filesystem;
 
-// Every stage's dump text, by "XXXX_<pass>" (the pipeline position first, so that stages sort in
-// pipeline order); printed as the pass name.
-using Stages = std::map<std::string, std::string>;
+// Every stage's dump text, by (pipeline position, pass) so that stages sort in pipeline order;
+// printed as the pass name.
+using StageKey = std::pair<int, std::string>;
+using Stages = std::map<StageKey, std::string>;
 
-std::string stageKey(int position, std::string_view pass) { return fmt::format("{:04d}_{}", position, pass); }
-std::string stageName(const std::string& key) { return key.substr(5); }
+StageKey stageKey(int position, std::string_view pass) { return {position, std::string(pass)}; }
+const std::string& stageName(const StageKey& key) { return key.second; }
 
 class TextCapture : public PassInstrumentation {
  public:
@@ -130,10 +131,8 @@ struct DiffSummary {
 
 bool sameStages(const Stages& a, const Stages& b) {
   if (a.size() != b.size()) return false;
-  for (const auto& [stage, text] : a) {
-    auto it = b.find(stage);
-    if (it == b.end() || !diffIrText(text, it->second).empty()) return false;
-  }
+  for (const auto& [stage, text] : a)
+    if (!b.contains(stage) || !diffIrText(text, b.at(stage)).empty()) return false;
   return true;
 }
 
@@ -154,8 +153,8 @@ DiffSummary summarize(const Stages& a, const Stages& b) {
   if (sa && sb) {
     DumpSummary x = summarizeDump(*sa), y = summarizeDump(*sb);
     for (const std::string& op : x.strategyOrder) {
-      auto it = y.strategies.find(op);
-      if (it != y.strategies.end() && it->second != x.strategies[op]) d.strategies.emplace_back(op, x.strategies[op], it->second);
+      if (y.strategies.contains(op) && y.strategies[op] != x.strategies[op])
+        d.strategies.emplace_back(op, x.strategies[op], y.strategies[op]);
     }
   }
   const std::string *ta = stageText(a, {"validate", "step_parallel_end"}, true),
@@ -309,14 +308,13 @@ ExitStatus runDiff(const std::vector<std::string>& args) {
   size_t differences = 0;
   std::set<std::string> shown;
   for (const auto& [stage, text] : a) {
-    auto it = b.find(stage);
-    if (it == b.end()) {
+    if (!b.contains(stage)) {
       std::cout << fmt::format("== {}: only in {}\n", stageName(stage), paths[0]);
       ++differences;
       continue;
     }
     std::vector<std::string> lines;
-    for (const auto& line : diffIrText(text, it->second).lines)
+    for (const auto& line : diffIrText(text, b.at(stage)).lines)
       if (allStages || shown.insert(line).second) lines.push_back(line);
     if (lines.empty()) continue;
     std::cout << fmt::format("== {}\n", stageName(stage));

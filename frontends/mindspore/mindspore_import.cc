@@ -1,12 +1,12 @@
 #include "frontends/mindspore/mindspore_import.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "frontends/mindspore/dump_values.h"
 #include "frontends/mindspore/parallel_facts.h"
 #include "ir/limits.h"
 #include "ir/names.h"
@@ -18,124 +18,22 @@
 namespace irc {
 namespace {
 
-// The whole of `s` as a number, nothing before or after it.
-template <typename T>
-std::optional<T> parsed(std::string_view s) {
-  T v{};
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
-// `I64(3)` / `I32(3)` / `3`.
-std::optional<int64_t> intOf(std::string_view s) {
-  s = trimmed(s);
-  if ((s.rfind("I64(", 0) == 0 || s.rfind("I32(", 0) == 0) && s.back() == ')') s = s.substr(4, s.size() - 5);
-  return parsed<int64_t>(s);
-}
-
-// `(1, 2)`, `[1, 2]`, `()`.
-std::optional<IntTuple> tupleOf(std::string_view s) {
-  s = trimmed(s);
-  if (s.size() < 2 || !((s.front() == '(' && s.back() == ')') || (s.front() == '[' && s.back() == ']'))) return std::nullopt;
-  IntTuple out;
-  std::string_view items = trimmed(s.substr(1, s.size() - 2));
-  while (!items.empty()) {
-    size_t comma = items.find(',');
-    auto v = intOf(items.substr(0, comma));
-    if (!v) return std::nullopt;
-    out.push_back(*v);
-    if (comma == std::string_view::npos) break;
-    items = trimmed(items.substr(comma + 1));
-  }
-  return out;
-}
-
-// `((2, 1), (1, 4))`: a strategy, one tuple per operand.
-std::optional<ShardStrategy> strategyOf(const std::string& s) {
-  std::string_view t = trimmed(s);
-  if (t.size() < 2 || t.front() != '(' || t.back() != ')') return std::nullopt;
-  ShardStrategy out;
-  for (const std::string& item : splitArgs(std::string(t)))
-    if (auto tuple = tupleOf(item)) out.push_back(*tuple);
-    else return std::nullopt;
-  return out;
-}
-
-std::optional<double> numberOf(std::string_view s) {
-  s = trimmed(s);
-  if (s.rfind("F32(", 0) == 0 || s.rfind("F64(", 0) == 0) s = s.substr(4, s.size() - 5);
-  return parsed<double>(s);
-}
-
-std::optional<bool> boolOf(std::string_view s) {
-  s = trimmed(s);
-  if (s == "true" || s == "True" || s == "Bool(1)") return true;
-  if (s == "false" || s == "False" || s == "Bool(0)") return false;
-  return std::nullopt;
-}
-
-// A dtype as dumps print it: `Float32` (irc, MindSpore 1.x), `F32` (2.x).
-std::optional<DType> dtypeOf(std::string_view s) {
-  static const std::map<std::string_view, std::string_view> shortNames = {
-      {"F32", "float32"}, {"F16", "float16"}, {"BF16", "bfloat16"}, {"F64", "float64"},
-      {"I32", "int32"},   {"I64", "int64"},   {"I8", "int8"},       {"U8", "uint8"}};
-  s = trimmed(s);
-  if (auto it = shortNames.find(s); it != shortNames.end()) return parseDType(it->second);
-  return parseDumpDType(s);
-}
-
-// `<Tensor[Float32], (64, 64)>` / `<Ref[Tensor(F32)], (64)>` / `<Tensor[Float32], ()>`.
-std::optional<TensorType> tensorTypeOf(const std::string& type) {
-  size_t open = type.find_first_of("[(", type.find("Tensor"));
-  if (type.find("Tensor") == std::string::npos || open == std::string::npos) return std::nullopt;
-  size_t close = type.find_first_of("])", open + 1);
-  if (close == std::string::npos) return std::nullopt;
-  std::string_view name(type.data() + open + 1, close - open - 1);
-  if (name.rfind("Tensor(", 0) == 0) name.remove_prefix(7);
-  auto dtype = dtypeOf(name);
-  if (!dtype) return std::nullopt;
-  size_t dims = type.find(", (", close);
-  if (dims == std::string::npos) return TensorType{*dtype, {}};
-  size_t end = type.find(')', dims);
-  auto shape = tupleOf(std::string_view(type).substr(dims + 2, end == std::string::npos ? std::string::npos : end - dims - 1));
-  if (!shape || !withinElementLimit(*shape)) return std::nullopt;
-  for (int64_t d : *shape)
-    if (d < 1) return std::nullopt;
-  return TensorType{*dtype, *shape};
-}
-
-// `Tensor(shape=[], dtype=Float32, value=0.25)` or a plain number.
-std::optional<ScalarTensor> scalarOf(std::string_view s) {
-  s = trimmed(s);
-  if (s.rfind("Tensor(shape=[]", 0) != 0) {
-    if (auto v = numberOf(s)) return ScalarTensor{DType::Float32, *v};
-    return std::nullopt;
-  }
-  size_t d = s.find("dtype="), v = s.find("value=");
-  if (d == std::string_view::npos || v == std::string_view::npos) return std::nullopt;
-  auto dtype = dtypeOf(s.substr(d + 6, s.find(',', d) - d - 6));
-  auto value = numberOf(s.substr(v + 6, s.find(')', v) - v - 6));
-  if (!dtype || !value) return std::nullopt;
-  return ScalarTensor{*dtype, *value};
-}
-
 std::optional<Attribute> constantOf(const std::string& text, OperandKind kind) {
   switch (kind) {
     case OperandKind::Int:
-      if (auto v = intOf(text)) return Attribute(*v);
+      if (auto v = dumpInt(text)) return Attribute(*v);
       return std::nullopt;
     case OperandKind::IntOrTuple:
-      if (auto v = intOf(text)) return Attribute(*v);
+      if (auto v = dumpInt(text)) return Attribute(*v);
       [[fallthrough]];
     case OperandKind::Tuple:
-      if (auto v = tupleOf(text)) return Attribute(*v);
+      if (auto v = dumpIntTuple(text)) return Attribute(*v);
       return std::nullopt;
     case OperandKind::DTypeConst:
-      if (auto v = dtypeOf(text)) return Attribute(*v);
+      if (auto v = dumpDType(text)) return Attribute(*v);
       return std::nullopt;
     case OperandKind::TensorOrScalar:
-      if (auto v = scalarOf(text)) return Attribute(*v);
+      if (auto v = dumpScalarTensor(text)) return Attribute(*v);
       return std::nullopt;
     default: return std::nullopt;
   }
@@ -166,17 +64,17 @@ std::string_view expected(AttrKind kind) {
 std::optional<Attribute> attrOf(const std::string& text, AttrKind kind) {
   switch (kind) {
     case AttrKind::Bool:
-      if (auto v = boolOf(text)) return Attribute(*v);
+      if (auto v = dumpBool(text)) return Attribute(*v);
       return std::nullopt;
     case AttrKind::Int:
-      if (auto v = intOf(text)) return Attribute(*v);
+      if (auto v = dumpInt(text)) return Attribute(*v);
       return std::nullopt;
     case AttrKind::Float:
-      if (auto v = numberOf(text)) return Attribute(*v);
+      if (auto v = dumpNumber(text)) return Attribute(*v);
       return std::nullopt;
     case AttrKind::IntOrTuple:
-      if (auto v = intOf(text)) return Attribute(*v);
-      if (auto v = tupleOf(text)) return Attribute(*v);
+      if (auto v = dumpInt(text)) return Attribute(*v);
+      if (auto v = dumpIntTuple(text)) return Attribute(*v);
       return std::nullopt;
     case AttrKind::String: {
       std::string_view s = trimmed(text);
@@ -185,17 +83,6 @@ std::optional<Attribute> attrOf(const std::string& text, AttrKind kind) {
     }
   }
   return std::nullopt;
-}
-
-// A parameter reference: `%paraK_NAME` or 2.x's `$(@graph:paraK_NAME)`.
-std::optional<std::string> paramName(const std::string& ref) {
-  size_t p = ref.find("para");
-  if (p == std::string::npos || (ref[0] != '%' && ref[0] != '$')) return std::nullopt;
-  size_t underscore = ref.find('_', p);
-  if (underscore == std::string::npos) return std::nullopt;
-  std::string name = ref.substr(underscore + 1);
-  if (!name.empty() && name.back() == ')') name.pop_back();
-  return name;
 }
 
 bool isReference(const std::string& arg) { return !arg.empty() && (arg[0] == '%' || arg[0] == '$'); }
@@ -209,8 +96,8 @@ class DumpImporter {
     // An excerpt's parameters are declared where a node first reads them: their names are
     // reserved first, so that no op takes one (a parameter keeps its name, the op gets another).
     for (const DumpNode& n : d.nodes)
-      for (const std::string& arg : splitArgs(n.args))
-        if (auto name = paramName(arg)) names_.insert(*name);
+      for (const std::string& arg : n.operands)
+        if (auto name = dumpParamName(arg)) names_.insert(*name);
     for (const DumpParam& p : d.params) {
       auto v = declare(p.hasDefault ? ValueKind::Parameter : ValueKind::Input, p.name, p.type, p.line);
       if (!v) return false;
@@ -220,7 +107,7 @@ class DumpImporter {
   }
 
   void importNode(const DumpNode& n) {
-    std::vector<std::string> args = splitArgs(n.args);
+    const std::vector<std::string>& args = n.operands;
     // MindSpore's structural nodes name values, tuples and the outputs; they are no ops.
     if (n.type == "Load" || n.type == "Depend") {  // the value it reads, under another %N
       if (!args.empty())
@@ -239,8 +126,8 @@ class DumpImporter {
     }
     if (n.type == "Return") {
       for (size_t i = 0; i < args.size(); ++i) {
-        if (auto t = tuples_.find(args[i]); t != tuples_.end())
-          graph_.outputs.insert(graph_.outputs.end(), t->second.begin(), t->second.end());
+        if (tuples_.contains(args[i]))
+          graph_.outputs.insert(graph_.outputs.end(), tuples_.at(args[i]).begin(), tuples_.at(args[i]).end());
         else if (auto v = resolve(n, args, i)) graph_.outputs.push_back(*v);
       }
       return;
@@ -260,9 +147,9 @@ class DumpImporter {
   }
 
   std::optional<ValueId> declare(ValueKind kind, const std::string& name, const std::string& type, int line) {
-    if (auto it = declared_.find(name); it != declared_.end()) return it->second;
+    if (declared_.contains(name)) return declared_.at(name);
     if (!nameOk(name, {line, 1})) return std::nullopt;
-    auto t = tensorTypeOf(type);
+    auto t = dumpTensorType(type);
     if (!t) {
       diags_.error({line, 1}, fmt::format("the type of '{}' is not a tensor type irc knows: {}", name, escapedName(type)));
       return std::nullopt;
@@ -277,10 +164,11 @@ class DumpImporter {
   // an input (or parameter) of the type it has here.
   std::optional<ValueId> resolve(const DumpNode& n, const std::vector<std::string>& args, size_t i) {
     const std::string& a = args[i];
-    if (auto it = valueOf_.find(a); it != valueOf_.end()) return it->second;
-    if (auto p = paramName(a)) return declare(ValueKind::Parameter, *p, operandTypeOf(n.typeLine, i), n.line);
-    if (a.rfind("%", 0) == 0) {
-      auto v = declare(ValueKind::Input, uniqueName("in" + a.substr(1)), operandTypeOf(n.typeLine, i), n.line);
+    if (valueOf_.contains(a)) return valueOf_.at(a);
+    const std::string& type = i < n.operandTypes.size() ? n.operandTypes[i] : std::string();
+    if (auto p = dumpParamName(a)) return declare(ValueKind::Parameter, *p, type, n.line);
+    if (!a.empty() && a[0] == '%') {
+      auto v = declare(ValueKind::Input, uniqueName("in" + std::string(a, 1)), type, n.line);
       if (v) valueOf_[a] = *v;
       return v;
     }
@@ -288,7 +176,7 @@ class DumpImporter {
   }
 
   void getItem(const DumpNode& n, const std::vector<std::string>& args) {
-    auto index = intOf(args[1]);
+    auto index = dumpInt(args[1]);
     auto v = resolve(n, args, 0);
     if (!v || !index) return;
     const Value& tuple = graph_.value(*v);
@@ -330,7 +218,7 @@ class DumpImporter {
     if (!readOperands(n, args, *def, op) || !readAttrs(n, *def, op)) return;
     // A configured strategy is in primitive_attrs; a propagated one only on the type line.
     if (std::string s = attrValueOf(n.attrs, "in_strategy"); !s.empty() && s != "None") {
-      auto strategy = strategyOf(s);
+      auto strategy = dumpStrategy(s);
       if (!strategy) {
         diags_.error(loc, fmt::format("{}'s in_strategy {} is not a tuple of tuples of ints", n.ref, s));
         return;
@@ -370,8 +258,8 @@ class DumpImporter {
         return false;
       }
       const OperandSpec& spec = def.operands[std::min(i, def.operands.size() - 1)];
-      if (auto t = tuples_.find(args[i]); t != tuples_.end()) {
-        for (ValueId v : t->second) op.operands.push_back(Operand::ofValue(v));
+      if (tuples_.contains(args[i])) {
+        for (ValueId v : tuples_.at(args[i])) op.operands.push_back(Operand::ofValue(v));
       } else if (isReference(args[i])) {
         auto v = resolve(n, args, i);
         if (!v) return false;
@@ -398,8 +286,7 @@ class DumpImporter {
   bool readAttrs(const DumpNode& n, const OpDef& def, Op& op) {
     for (const AttrSpec& spec : def.attrs) {
       std::string text = attrValueOf(n.attrs, spec.name);
-      if (auto it = positionalAttrs_.find(spec.name); it != positionalAttrs_.end() && (text.empty() || text == "None"))
-        text = it->second;
+      if (positionalAttrs_.contains(spec.name) && (text.empty() || text == "None")) text = positionalAttrs_.at(spec.name);
       if (text.empty() || text == "None") {
         if (!spec.defaultValue) {
           diags_.error({n.line, 3}, fmt::format("{} ({}) lacks attribute '{}'", n.ref, def.type, spec.name));
@@ -431,9 +318,8 @@ class DumpImporter {
 // The device count: the option, else the dump's header.
 std::optional<int64_t> deviceNumOf(const DumpText& d, const ImportOptions& options) {
   if (options.deviceNum > 0) return options.deviceNum;
-  for (const std::string& a : d.headerAttrs)
-    if (a.rfind("device_num: ", 0) == 0)
-      if (auto v = intOf(a.substr(12)); v && *v > 0 && *v < 1'000'000'000) return *v;
+  if (auto text = d.headerAttr("device_num"))
+    if (auto v = dumpInt(*text); v && *v > 0 && *v < 1'000'000'000) return *v;
   return std::nullopt;
 }
 

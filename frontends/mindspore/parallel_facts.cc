@@ -1,4 +1,6 @@
 #include "frontends/mindspore/parallel_facts.h"
+
+#include "frontends/mindspore/dump_values.h"
 #include "ir/trim.h"
 
 #include <algorithm>
@@ -22,6 +24,30 @@ std::string balanced(const std::string& s, size_t open) {
   return "";
 }
 
+}  // namespace
+
+namespace {
+// The items of a bracketed list, split at its top-level commas; `opens`/`closes` are the
+// brackets that nest (the list's own outer pair is dropped).
+std::vector<std::string> splitTopLevelItems(const std::string& list, const std::string& opens, const std::string& closes) {
+  std::vector<std::string> out;
+  if (list.size() < 2) return out;
+  std::string cur;
+  int depth = 0;
+  for (size_t i = 1; i + 1 < list.size(); ++i) {
+    char ch = list[i];
+    if (opens.find(ch) != std::string::npos) ++depth;
+    if (closes.find(ch) != std::string::npos) --depth;
+    if (ch == ',' && depth == 0) {
+      out.push_back(std::string(trimmed(cur)));
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (!trimmed(cur).empty()) out.push_back(std::string(trimmed(cur)));
+  return out;
+}
 }  // namespace
 
 std::string attrValueOf(const std::string& group, const std::string& key) {
@@ -137,6 +163,48 @@ std::optional<std::string> dumpDefect(const DumpText& d, const std::string& text
   return std::nullopt;
 }
 
+namespace {
+
+// What a node's text means, read once: operands, the type line's layout attributes and types,
+// a collective's group, whether the passes inserted it, its origin and reason comments.
+void completeNode(DumpNode& n) {
+  n.operands = splitArgs(n.args);
+  for (const char* prefix : {"forward_op_", "redistribution_op_", "replace_op_", "mirror_op_"})
+    n.inserted = n.inserted || n.instance.rfind(prefix, 0) == 0;
+  if (std::string g = attrValueOf(n.attrs, "group_ranks"); !g.empty()) {
+    std::istringstream ranks(g);
+    std::string rank;
+    while (std::getline(ranks, rank, '-'))
+      if (auto r = dumpInt(rank)) n.groupRanks.push_back(*r);
+  }
+  if (size_t colon = n.typeLine.find("      : "); colon != std::string::npos) {
+    n.layoutAttrs = std::string(trimmed(n.typeLine.substr(0, colon)));
+    n.types = std::string(trimmed(n.typeLine.substr(colon + 8)));
+    for (const char* key : {"in_strategy", "in_layout"})
+      if (n.layoutStrategy.empty()) n.layoutStrategy = attrValueOf(n.layoutAttrs, key);
+    if (std::string s = attrValueOf(n.layoutAttrs, "in_strategy"); !s.empty()) n.inStrategy = dumpStrategy(s);
+    // Types are <...> groups: split at the commas outside them.
+    size_t arrow = n.types.find(") -> (");
+    if (!n.types.empty() && n.types[0] == '(') n.operandTypes = splitTopLevelItems(balanced(n.types, 0), "<", ">");
+    if (arrow != std::string::npos) n.resultTypes = splitTopLevelItems(balanced(n.types, arrow + 5), "<", ">");
+  }
+  for (const std::string& t : n.operandTypes) n.operandTensors.push_back(dumpTensorType(t));
+  for (const std::string& t : n.resultTypes) n.resultTensors.push_back(dumpTensorType(t));
+  for (const std::string& c : n.comments) {
+    if (n.origin.empty() && c.rfind("# strategy: ", 0) == 0) n.origin = c.substr(12);
+    if (n.reason.empty() && c.rfind("# reason: ", 0) == 0) n.reason = c.substr(10);
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> DumpText::headerAttr(std::string_view key) const {
+  for (const std::string& a : headerAttrs)
+    if (a.size() > key.size() + 1 && a.compare(0, key.size(), key) == 0 && a.compare(key.size(), 2, ": ") == 0)
+      return a.substr(key.size() + 2);
+  return std::nullopt;
+}
+
 DumpText readDumpText(const std::string& text) {
   DumpText d;
   std::istringstream in(text);
@@ -171,6 +239,7 @@ DumpText readDumpText(const std::string& text) {
         p.rest = line.substr(colon + 2);
         size_t typeEnd = line.find('>', colon);
         p.type = line.substr(colon + 2, typeEnd == std::string::npos ? std::string::npos : typeEnd - colon - 1);
+        p.tensor = dumpTensorType(p.type);
         p.hasDefault = line.find(": has_default") != std::string::npos;
         d.params.push_back(p);
         continue;
@@ -192,50 +261,11 @@ DumpText readDumpText(const std::string& text) {
       ++d.skippedLines;  // `...`, subgraph lines, prose: not what the readers need
     }
   }
+  for (DumpNode& n : d.nodes) completeNode(n);
   return d;
 }
 
-namespace {
-// The items of a bracketed list, split at its top-level commas; `opens`/`closes` are the
-// brackets that nest (the list's own outer pair is dropped).
-std::vector<std::string> splitTopLevelItems(const std::string& list, const std::string& opens, const std::string& closes) {
-  std::vector<std::string> out;
-  if (list.size() < 2) return out;
-  std::string cur;
-  int depth = 0;
-  for (size_t i = 1; i + 1 < list.size(); ++i) {
-    char ch = list[i];
-    if (opens.find(ch) != std::string::npos) ++depth;
-    if (closes.find(ch) != std::string::npos) --depth;
-    if (ch == ',' && depth == 0) {
-      out.push_back(std::string(trimmed(cur)));
-      cur.clear();
-    } else {
-      cur += ch;
-    }
-  }
-  if (!trimmed(cur).empty()) out.push_back(std::string(trimmed(cur)));
-  return out;
-}
-}  // namespace
-
 std::vector<std::string> splitArgs(const std::string& p) { return splitTopLevelItems(p, "([{", ")]}"); }
-
-std::string operandTypeOf(const std::string& typeLine, size_t index) {
-  // The operand list follows the type line's "      : " (a 1.x strategy before it has colons too).
-  size_t colon = typeLine.find("      : (");
-  if (colon == std::string::npos) return "";
-  // Types are <...> groups: split at the commas outside them.
-  std::vector<std::string> types = splitTopLevelItems(balanced(typeLine, colon + 8), "<", ">");
-  return index < types.size() ? types[index] : "";
-}
-
-std::string outputTypeOf(const std::string& typeLine) {
-  size_t arrow = typeLine.find("-> (");
-  if (arrow == std::string::npos) return "";
-  std::string group = balanced(typeLine, arrow + 3);
-  return group.size() > 2 ? group.substr(1, group.size() - 2) : "";
-}
 
 ParallelFacts readParallelFacts(const std::string& text) {
   DumpText d = readDumpText(text);
@@ -246,12 +276,10 @@ ParallelFacts readParallelFacts(const std::string& text) {
     ParallelFact f;
     f.type = n.type;
     f.shape = outputShape(n.typeLine);
-    bool inserted = n.instance.rfind("forward_op_", 0) == 0 || n.instance.rfind("redistribution_op_", 0) == 0 ||
-                    n.instance.rfind("replace_op_", 0) == 0 || n.instance.rfind("mirror_op_", 0) == 0;
     if (isApart(n.type)) {
       f.kind = ParallelFact::Kind::Apart;
       f.details = insertedDetails(n);
-    } else if (inserted) {
+    } else if (n.inserted) {
       f.kind = ParallelFact::Kind::Inserted;
       f.details = insertedDetails(n);
     } else {

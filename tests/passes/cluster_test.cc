@@ -3,6 +3,8 @@
 // every expected figure derived by hand from the preset's datasheet figures.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include "dumps/explain.h"
 #include "passes/analysis/attention_fusion.h"
 #include "passes/analysis/collective_time.h"
