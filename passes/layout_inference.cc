@@ -57,6 +57,8 @@ class LayoutInferencePass : public Pass {
   explicit LayoutInferencePass(const CompileOptions& options) : options_(options) {}
   std::string_view name() const override { return "layout_inference"; }
   std::string_view dumpName() const override { return "tensor_layout"; }
+  GraphFacts needs() const override { return {GraphFact::Strategies}; }
+  GraphFacts gives() const override { return {GraphFact::Layouts}; }
 
   PassStatus run(Graph& graph, PassContext& context) override {
     bool changed = false;

@@ -66,6 +66,8 @@ class RedistributionPass : public Pass {
 
   std::string_view name() const override { return "redistribution"; }
   std::string_view dumpName() const override { return "step_parallel_end"; }
+  GraphFacts needs() const override { return {GraphFact::Layouts}; }
+  GraphFacts gives() const override { return {GraphFact::Communication}; }
 
   PassStatus run(Graph& graph, PassContext& context) override {
     if (!readyForRedistribution(graph, context)) return PassStatus::Failed;

@@ -7,47 +7,36 @@
 namespace irc {
 namespace {
 
-class ReductionFusionPass : public Pass {
- public:
-  explicit ReductionFusionPass(const CompileOptions& options) : options_(options) {}
-  std::string_view name() const override { return "reduction_fusion"; }
-  std::string_view dumpName() const override { return ""; }  // a step of redistribution's stage
-
-  PassStatus run(Graph& graph, PassContext& context) override {
-    if (options_.redistribution != RedistributionMode::Optimal) return PassStatus::Unchanged;
-    if (!readyForRedistribution(graph, context)) return PassStatus::Failed;
-    // Forward ops and layouts change, not the graph's structure.
-    fuseReductionsIntoEdges(graph);
-    return PassStatus::Annotated;
+// The optimal planner plans a partial result's reduction together with its one consumer's
+// redistribution (AllReduce + StridedSlice becomes ReduceScatter): such an op keeps no forward
+// op and its value reaches the edge partial. Values with several consumers, graph outputs and
+// ReduceMean (whose RealDiv must follow the sum) keep their forward ops.
+void fuseReductionsIntoEdges(Graph& graph) {
+  auto uses = computeUses(graph);
+  std::vector<bool> isOutput(graph.values.size(), false);
+  for (ValueId v : graph.outputs) isOutput[v] = true;
+  for (OpId id : graph.order) {
+    Op& op = graph.op(id);
+    OpParallelState& p = *op.parallel;
+    if (p.forwardOps.size() != 1 || !completesPartial(p.forwardOps[0].step) || !rulesOf(op).reductionMayMoveToEdge()) continue;
+    ValueId result = op.results[0];
+    if (uses[result].size() != 1 || isOutput[result] || p.beforeConversion[0]) continue;
+    p.forwardOps.clear();
+    graph.value(result).layout = p.outputLayouts[0];  // partial: the edge's plan reduces it
   }
-
- private:
-  // The optimal planner plans a partial result's reduction together with its one consumer's
-  // redistribution (AllReduce + StridedSlice becomes ReduceScatter): such an op keeps no forward
-  // op and its value reaches the edge partial. Values with several consumers, graph outputs and
-  // ReduceMean (whose RealDiv must follow the sum) keep their forward ops.
-  static void fuseReductionsIntoEdges(Graph& graph) {
-    auto uses = computeUses(graph);
-    std::vector<bool> isOutput(graph.values.size(), false);
-    for (ValueId v : graph.outputs) isOutput[v] = true;
-    for (OpId id : graph.order) {
-      Op& op = graph.op(id);
-      OpParallelState& p = *op.parallel;
-      if (p.forwardOps.size() != 1 || !completesPartial(p.forwardOps[0].step) || !rulesOf(op).reductionMayMoveToEdge()) continue;
-      ValueId result = op.results[0];
-      if (uses[result].size() != 1 || isOutput[result] || p.beforeConversion[0]) continue;
-      p.forwardOps.clear();
-      graph.value(result).layout = p.outputLayouts[0];  // partial: the edge's plan reduces it
-    }
-  }
-
-  CompileOptions options_;
-};
+}
 
 }  // namespace
 
 std::unique_ptr<Pass> createReductionFusionPass(const CompileOptions& options) {
-  return std::make_unique<ReductionFusionPass>(options);
+  // A step of redistribution's stage, with --redistribution optimal.
+  return makePass({"reduction_fusion", "", {GraphFact::Layouts}, {}}, [options](Graph& graph, PassContext& context) {
+    if (options.redistribution != RedistributionMode::Optimal) return PassStatus::Unchanged;
+    if (!readyForRedistribution(graph, context)) return PassStatus::Failed;
+    // Forward ops and layouts change, not the graph's structure.
+    fuseReductionsIntoEdges(graph);
+    return PassStatus::Annotated;
+  });
 }
 
 }  // namespace irc

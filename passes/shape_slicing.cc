@@ -25,6 +25,7 @@ class ShapeSlicingPass : public Pass {
   explicit ShapeSlicingPass(int64_t rank) : rank_(rank) {}
   std::string_view name() const override { return "shape_slicing"; }
   std::string_view dumpName() const override { return "validate"; }
+  GraphFacts needs() const override { return {GraphFact::Layouts, GraphFact::Communication}; }
 
   PassStatus run(Graph& graph, PassContext& context) override {
     graph.localShapes = true;

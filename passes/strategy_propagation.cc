@@ -16,6 +16,7 @@ class StrategyPropagationPass : public Pass {
       : options_(options), mode_(propagationModeFor(options.searchMode)) {}
   std::string_view name() const override { return mode_->passName(); }
   std::string_view dumpName() const override { return "step_parallel_begin"; }
+  GraphFacts gives() const override { return {GraphFact::Strategies}; }
 
   PassStatus run(Graph& graph, PassContext& context) override {
     // A model without ops (inputs returned as they are) has nothing to shard.

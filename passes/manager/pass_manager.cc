@@ -31,7 +31,57 @@ namespace {
   return h;
 }
 
+class FunctionPass : public Pass {
+ public:
+  FunctionPass(PassSpec spec, std::function<PassStatus(Graph&, PassContext&)> run) : spec_(spec), run_(std::move(run)) {}
+  std::string_view name() const override { return spec_.name; }
+  std::string_view dumpName() const override { return spec_.dumpName; }
+  GraphFacts needs() const override { return spec_.needs; }
+  GraphFacts gives() const override { return spec_.gives; }
+  PassStatus run(Graph& graph, PassContext& context) override { return run_(graph, context); }
+
+ private:
+  PassSpec spec_;
+  std::function<PassStatus(Graph&, PassContext&)> run_;
+};
+
+// What the graph already holds when the run starts: strategies and layouts on every op (a graph
+// the operator-level search gave strategies to, compiled on from layout inference).
+GraphFacts factsHeldBy(const Graph& graph) {
+  bool strategies = !graph.order.empty(), layouts = !graph.order.empty();
+  for (OpId id : graph.order) {
+    const OpParallelState& p = *graph.op(id).parallel;
+    strategies = strategies && p.hasSharding;
+    layouts = layouts && p.layoutsInferred;
+  }
+  GraphFacts held;
+  if (strategies) held = held.with({GraphFact::Strategies});
+  if (layouts) held = held.with({GraphFact::Layouts});
+  return held;
+}
+
 }  // namespace
+
+std::string GraphFacts::text() const {
+  std::vector<std::string> names;
+  if (has(GraphFact::Strategies)) names.push_back("strategies (sharding_propagation gives them)");
+  if (has(GraphFact::Layouts)) names.push_back("layouts (layout_inference)");
+  if (has(GraphFact::Communication)) names.push_back("communication (redistribution)");
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::unique_ptr<Pass> makePass(PassSpec spec, std::function<PassStatus(Graph&, PassContext&)> run) {
+  return std::make_unique<FunctionPass>(spec, std::move(run));
+}
+
+bool PassManager::satisfied(const Pass& pass, PassContext& context) const {
+  GraphFacts missing = pass.needs().without(held_);
+  if (missing.empty()) return true;
+  context.diags.error(SourceLoc{}, fmt::format("pass '{}' needs the graph's {}, which no pass before it gave: run the pipeline "
+                                               "from the start, or name those passes in --passes too",
+                                               pass.name(), missing.text()));
+  return false;
+}
 
 void PassManager::addPass(int position, std::unique_ptr<Pass> pass) { passes_.push_back({position, std::move(pass)}); }
 
@@ -49,6 +99,10 @@ bool PassManager::runStage(int position, const std::vector<Pass*>& passes, const
   for (auto* i : instrumentations_) i->beforePass(stage);
   Graph& graph = graphToRun();
   for (Pass* pass : passes) {
+    if (!satisfied(*pass, context)) {
+      for (auto* i : instrumentations_) i->passFailed(stage, graph, rank);
+      return false;
+    }
 #ifdef IRC_SANITIZED
     const uint64_t before = structuralHash(graph);
 #endif
@@ -65,6 +119,7 @@ bool PassManager::runStage(int position, const std::vector<Pass*>& passes, const
       throw InternalError(fmt::format("pass '{}' said {} but changed the graph's structure", pass->name(),
                                       status == PassStatus::Unchanged ? "Unchanged" : "Annotated"));
 #endif
+    if (rank == kGlobalGraph) held_ = held_.with(pass->gives());
     // A rank pass makes a new graph, so it is always verified; a global pass only when it
     // changed the graph's structure.
     if (status == PassStatus::Changed || rank != kGlobalGraph) {
@@ -84,6 +139,7 @@ bool PassManager::runStage(int position, const std::vector<Pass*>& passes, const
 }
 
 RunOutcome PassManager::run(Graph& graph, PassContext& context) {
+  held_ = factsHeldBy(graph);
   for (auto* i : instrumentations_) i->afterPass(PassStage::loaded(), graph);
   // Consecutive passes of one position are one pipeline stage: one dump, one timing, after the last.
   for (size_t first = 0; first < passes_.size();) {

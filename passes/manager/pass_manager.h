@@ -73,6 +73,9 @@ class PassManager {
   // rejected the model.
   bool runStage(int position, const std::vector<Pass*>& passes, const std::function<Graph&()>& graphToRun, PassContext& context,
                 int64_t rank);
+  // Whether the graph holds what `pass` needs (the pass contract); an error naming what is
+  // missing when not.
+  bool satisfied(const Pass& pass, PassContext& context) const;
 
   std::vector<ScheduledPass> passes_;
   std::vector<std::pair<int, RankPassFactory>> rankPasses_;
@@ -81,6 +84,7 @@ class PassManager {
   std::function<void(const Graph&)> globalHook_;
   bool keepGlobal_ = true;
   std::vector<PassInstrumentation*> instrumentations_;
+  GraphFacts held_;  // what the global passes run so far gave
 };
 
 }  // namespace irc

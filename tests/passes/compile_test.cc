@@ -165,3 +165,45 @@ TEST_CASE(
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("the pass contract: the manager refuses a schedule whose pass needs what no earlier pass gave, naming it") {
+  // Layout inference alone (--passes layout_inference): no strategies yet.
+  {
+    Loaded l;
+    PassContext context{l.diags};
+    CompileOptions options = optionsFromModel(l.model.parallel);
+    PassManager manager;
+    manager.addPass(2, createLayoutInferencePass(options));
+    CHECK(manager.run(l.graph, context) == RunOutcome::Rejected);
+    REQUIRE(l.diags.hasErrors());
+    CHECK(l.diags.diagnostics()[0].message ==
+          "pass 'layout_inference' needs the graph's strategies (sharding_propagation gives them), which no pass before it gave: "
+          "run the pipeline from the start, or name those passes in --passes too");
+    CHECK_FALSE(l.graph.op(0).parallel->layoutsInferred);  // it did not run
+  }
+  // A thin pass made from a function declares the same contract; with propagation before it,
+  // the schedule holds.
+  {
+    Loaded l;
+    PassContext context{l.diags};
+    CompileOptions options = optionsFromModel(l.model.parallel);
+    int ran = 0;
+    PassManager manager;
+    manager.addPass(1, createStrategyPropagationPass(options));
+    manager.addPass(2, makePass({"count", "", {GraphFact::Strategies}, {}}, [&](Graph&, PassContext&) {
+                      ++ran;
+                      return PassStatus::Unchanged;
+                    }));
+    manager.addPass(3, makePass({"needs_layouts", "", {GraphFact::Layouts}, {}}, [&](Graph&, PassContext&) {
+                      ++ran;
+                      return PassStatus::Unchanged;
+                    }));
+    CHECK(manager.run(l.graph, context) == RunOutcome::Rejected);
+    CHECK(ran == 1);
+    CHECK(l.diags.diagnostics()[0].message.find("pass 'needs_layouts' needs the graph's layouts (layout_inference)") == 0);
+  }
+}
+
+}  // namespace irc::test
