@@ -120,7 +120,11 @@ class AutoSearch {
   IlpSolution solve(const IlpProblem& problem, SearchSummary& summary) {
     if (settings_.searchLimitAtSolution) {
       int left = *settings_.searchLimitAtSolution - solutionsSeen_;
-      if (left <= 0) return IlpSolution{.status = IlpSolution::Status::TimeLimit};  // the limit fell before this solve
+      if (left <= 0) {  // the limit fell before this solve
+        IlpSolution none;
+        none.status = IlpSolution::Status::TimeLimit;
+        return none;
+      }
       IlpSolution s = solveIlp(problem, settings_.searchTimeLimit, left);
       summary.solverSeconds += s.seconds;
       // A solve stopped by the limit spends it; one that finished used a solution.

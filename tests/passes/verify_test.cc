@@ -252,7 +252,13 @@ TEST_CASE("hundreds of random models verify on 2-16 devices under both propagati
   std::mt19937 rng(4243);
   int verified = 0, rejected = 0;
   std::set<std::string> opTypesSeen;
-  for (int i = 0; i < 250; ++i) {
+  // The sanitizer builds run the first 150 (CI's time: this test is a tenth of their unit run).
+#ifdef IRC_SANITIZED
+  constexpr int kModels = 150, kVerified = 360;
+#else
+  constexpr int kModels = 250, kVerified = 600;
+#endif
+  for (int i = 0; i < kModels; ++i) {
     int devices = 2 << (rng() % 4);  // 2, 4, 8, 16
     std::string yaml = randomModel(rng, devices);
     for (SearchMode mode : {SearchMode::ShardingPropagation, SearchMode::FactorPropagation, SearchMode::Auto}) {
@@ -275,7 +281,7 @@ TEST_CASE("hundreds of random models verify on 2-16 devices under both propagati
     }
   }
   MESSAGE(fmt::format("{} random compiles verified, {} rejected by fully_use_devices", verified, rejected));
-  CHECK(verified >= 600);
+  CHECK(verified >= kVerified);
   MESSAGE(fmt::format("op types seen: {}", fmt::join(opTypesSeen, ", ")));
   for (const char* t : {"MatMul", "BatchMatMul", "Gather", "LayerNorm", "Concat", "Split", "Softmax", "ReduceMean", "Reshape",
                         "Transpose", "AllReduce", "AllGather", "StridedSlice", "_MirrorOperator"})
