@@ -146,6 +146,50 @@ bool isMirror(const RedistStep& step) { return step.kind == RedistStep::Kind::Mi
 bool isMeanDivision(const RedistStep& step) { return step.kind == RedistStep::Kind::RealDiv; }
 bool completesPartial(const RedistStep& step) { return step.kind == RedistStep::Kind::AllReduce; }
 bool isLocalReshape(const RedistStep& step) { return step.kind == RedistStep::Kind::Reshape; }
+std::string stepShapeProblem(const RedistStep& step) {
+  const Shape& in = step.localBefore;
+  const Shape& out = step.localAfter;
+  const int64_t group = step.groupSize();
+  if (step.kind == RedistStep::Kind::Reshape)
+    return numElements(in) == numElements(out) ? "" : "a Reshape changes the element count";
+  // The dims the step scales: (dim, divided by the group) or (dim, multiplied by it).
+  std::vector<std::pair<int, bool>> scaled;
+  switch (step.kind) {
+    case RedistStep::Kind::Split: scaled = {{step.dim, true}}; break;
+    case RedistStep::Kind::Gather: scaled = {{step.dim, false}}; break;
+    case RedistStep::Kind::AlltoAll: scaled = {{step.dim, true}, {step.concatDim, false}}; break;
+    case RedistStep::Kind::ReduceScatter: scaled = {{std::max(step.dim, 0), true}}; break;
+    default: break;
+  }
+  if (in.size() != out.size()) return "the step changes the tensor's rank";
+  for (size_t d = 0; d < in.size(); ++d) {
+    auto it = std::find_if(scaled.begin(), scaled.end(), [&](const auto& s) { return s.first == static_cast<int>(d); });
+    bool fits = it == scaled.end() ? in[d] == out[d] : it->second ? in[d] == out[d] * group : out[d] == in[d] * group;
+    if (!fits) return "dim " + std::to_string(d) + " does not match the step's group of " + std::to_string(group);
+  }
+  for (const auto& s : scaled)
+    if (s.first < 0 || static_cast<size_t>(s.first) >= in.size()) return "the step's dim is outside the tensor";
+  return "";
+}
+
+bool isSend(const RedistStep& step) { return step.kind == RedistStep::Kind::Send; }
+bool isReceive(const RedistStep& step) { return step.kind == RedistStep::Kind::Receive; }
+
+TransferSteps transferSteps(int64_t stages, int64_t deviceNum, int64_t from, int64_t to, const Shape& local, const Shape& global,
+                            int64_t tag) {
+  RedistStep step;
+  step.mesh = DeviceMatrix::unnamed({stages, deviceNum});
+  step.axes = {0};
+  step.localBefore = step.localAfter = local;
+  step.globalAfter = global;
+  step.srTag = tag;
+  TransferSteps t{step, step};
+  t.send.kind = RedistStep::Kind::Send;
+  t.send.peerStage = to;
+  t.receive.kind = RedistStep::Kind::Receive;
+  t.receive.peerStage = from;
+  return t;
+}
 
 RedistStep mirrorStep(const TensorLayout& as) {
   RedistStep mirror;

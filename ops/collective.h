@@ -6,6 +6,7 @@
 // collective time (passes/analysis/collective_time.h), the report and `irc diff` take it from here.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -80,12 +81,28 @@ bool isMirror(const RedistStep& step);          // a training graph's _MirrorOpe
 bool isMeanDivision(const RedistStep& step);    // the RealDiv after a ReduceMean's AllReduce
 bool completesPartial(const RedistStep& step);  // the AllReduce summing a partial result over its axes
 bool isLocalReshape(const RedistStep& step);
+bool isSend(const RedistStep& step);     // a pipeline stage's Send of a value another stage reads
+bool isReceive(const RedistStep& step);  // its Receive, in the reading stage
+
+// What is wrong with the local shapes a step says it turns one into the other ("" when nothing):
+// a Split divides its dim by the group, an AllGather multiplies it, an AlltoAll does both on its
+// two dims, a ReduceScatter divides its dim (dim 0 when it names none), a Reshape keeps the
+// element count and every other step the shape.
+std::string stepShapeProblem(const RedistStep& step);
 
 // The steps made outside the planners. The mirror of a parameter as an op reads it (`as`): the
 // axes of its mesh (above 1) that split no dim, its replica group (a group of one: no mirror).
 RedistStep mirrorStep(const TensorLayout& as);
 // The AllReduce completing a result partial over `axes` of `mesh`, from its local shape.
 RedistStep completionStep(const DeviceMatrix& mesh, std::vector<int> axes, Shape localBefore);
+// The pipeline split's Send and Receive of a value between stages `from` and `to` of `stages`
+// over `deviceNum` ranks a stage, its slice `local` of `global` (unchanged by the transfer), with
+// the tag that pairs them.
+struct TransferSteps {
+  RedistStep send, receive;
+};
+TransferSteps transferSteps(int64_t stages, int64_t deviceNum, int64_t from, int64_t to, const Shape& local, const Shape& global,
+                            int64_t tag);
 // An AllReduce followed by a Split over the same group, rank by rank (the Split's mesh may be
 // the unified one of a constraint), as one ReduceScatter entering at `localBefore` (MindSpore's
 // reduce-scattered output, DTensor's Partial -> Shard); nullopt when the two do not fuse.

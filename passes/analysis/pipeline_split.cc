@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "ops/collective.h"
 #include "ops/inserted_ops.h"
 #include "ops/op_family.h"
 #include "ops/op_inserter.h"
@@ -167,31 +168,25 @@ void insertPipelineTransfers(Graph& graph, const CompileOptions& options) {
         // A copy: adding the ops below may move the graph's ops and values.
         TensorLayout layout = layoutOfValue(graph, v);
         TensorType type = graph.value(v).type;
-        RedistStep step;
-        step.mesh = DeviceMatrix::unnamed({stages, options.deviceNum});
-        step.axes = {0};
-        step.localBefore = step.localAfter = layout.sliceShape();
-        step.globalAfter = type.shape;
-        step.srTag = tags[{from, stage}]++;
+        TransferSteps steps =
+            transferSteps(stages, options.deviceNum, from, stage, layout.sliceShape(), type.shape, tags[{from, stage}]++);
         AttrMap attrs{{"dtype", std::string(dumpName(type.dtype))}};
         std::string valueName = graph.value(v).name;
-        step.kind = RedistStep::Kind::Send;
-        step.peerStage = stage;
         ins.setOwner(producer, InsertedRole::Transfer);
         std::string name = fmt::format("{}.send.{}", valueName, stage);
-        ValueId sent = ins.add(name, fmt::format("send_{}_{}", valueName, stage), std::string(opTypeOfStep(step)),
-                               {Operand::ofValue(v)}, attrs, {type}, std::make_shared<const RedistStep>(step),
+        ValueId sent = ins.add(name, fmt::format("send_{}_{}", valueName, stage), std::string(opTypeOfStep(steps.send)),
+                               {Operand::ofValue(v)}, attrs, {type}, std::make_shared<const RedistStep>(steps.send),
                                fmt::format("'{}' of stage {} is read by '{}' in stage {}: its ranks send their slices", valueName,
                                            from, graph.op(id).name, stage));
         OpId send = graph.value(sent).producer;
-        step.kind = RedistStep::Kind::Receive;
-        step.peerStage = from;
         ins.setOwner(graph.op(id).inserted() ? graph.op(id).owner : id, InsertedRole::Transfer);
-        ValueId got = ins.add(
-            fmt::format("{}.receive.{}", valueName, stage), fmt::format("receive_{}_{}", valueName, stage),
-            std::string(opTypeOfStep(step)), {Operand::ofValue(sent)}, attrs, {type}, std::make_shared<const RedistStep>(step),
-            fmt::format("stage {} receives '{}' from the rank at its position in stage {}", stage, valueName, from));
-        graph.transfers.push_back({send, graph.value(got).producer, v, from, stage, step.srTag, sliceBytes(layout, type.dtype)});
+        ValueId got =
+            ins.add(fmt::format("{}.receive.{}", valueName, stage), fmt::format("receive_{}_{}", valueName, stage),
+                    std::string(opTypeOfStep(steps.receive)), {Operand::ofValue(sent)}, attrs, {type},
+                    std::make_shared<const RedistStep>(steps.receive),
+                    fmt::format("stage {} receives '{}' from the rank at its position in stage {}", stage, valueName, from));
+        graph.transfers.push_back(
+            {send, graph.value(got).producer, v, from, stage, steps.send.srTag, sliceBytes(layout, type.dtype)});
         it = received.emplace(key, got).first;
       }
       graph.op(id).operands[i] = Operand::ofValue(it->second);
@@ -212,7 +207,7 @@ void keepPipelineStage(Graph& graph, int32_t stage) {
     Op& op = graph.op(id);
     if (op.stage != stage) continue;
     // A stage's Receive reads no value of this stage: its Send's result is another stage's.
-    if (op.step && op.step->kind == RedistStep::Kind::Receive) op.operands.clear();
+    if (op.step && isReceive(*op.step)) op.operands.clear();
     for (const Operand& o : op.operands)
       if (o.isValue()) read[o.value] = true;
     kept.push_back(id);
@@ -222,7 +217,7 @@ void keepPipelineStage(Graph& graph, int32_t stage) {
   std::vector<ValueId> sends;
   for (OpId id : graph.order) {
     for (ValueId r : graph.op(id).results) produced[r] = true;
-    if (graph.op(id).step && graph.op(id).step->kind == RedistStep::Kind::Send) sends.push_back(graph.op(id).results[0]);
+    if (graph.op(id).step && isSend(*graph.op(id).step)) sends.push_back(graph.op(id).results[0]);
   }
   for (auto* list : {&graph.inputs, &graph.parameters})
     list->erase(std::remove_if(list->begin(), list->end(), [&](ValueId v) { return !read[v]; }), list->end());
