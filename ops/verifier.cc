@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ops/collective.h"
 #include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/shape_inference.h"
@@ -84,6 +85,51 @@ void checkResultTypes(const Graph& graph, const Op& op, const OpDef& def, const 
                                      formatShape(types[i].shape)));
 }
 
+// Each inserted step against its own shapes, and each edge's redistribution as a chain: it
+// starts from the producer's slice, each step takes what the one before left, and it ends at the
+// slice the consumer needs, having completed the partial sums the layouts say.
+void checkRedistributions(const Graph& graph, std::vector<std::string>& problems) {
+  for (OpId id : graph.order)
+    if (const Op& op = graph.op(id); op.step)
+      if (std::string why = stepShapeProblem(*op.step); !why.empty())
+        problems.push_back(fmt::format("inserted op '{}' ({}) takes {} to {}: {}", op.name, op.type,
+                                       formatShape(op.step->localBefore), formatShape(op.step->localAfter), why));
+  for (const RedistributionRecord& rec : graph.redistributions) {
+    Shape local = rec.from.sliceShape();
+    int64_t completed = 1;
+    // A step emitted as several ops (an AllGather off dim 0 with its Split and Concat) is one
+    // step: its ops share it.
+    const RedistStep* previous = nullptr;
+    for (OpId id : rec.ops) {
+      if (id < 0 || static_cast<size_t>(id) >= graph.ops.size() || !graph.op(id).step || graph.op(id).step.get() == previous)
+        continue;
+      const RedistStep& step = *graph.op(id).step;
+      previous = &step;
+      if (step.localBefore != local) {
+        problems.push_back(fmt::format("the redistribution of '{}' into '{}' hands '{}' a {} slice; it takes {}",
+                                       graph.value(rec.value).name, rec.consumer, graph.op(id).name, formatShape(local),
+                                       formatShape(step.localBefore)));
+        break;
+      }
+      local = step.localAfter;
+      if (completesPartial(step) || collectiveOf(step) == CollectiveKind::ReduceScatter) completed *= step.groupSize();
+    }
+    if (local != rec.to.sliceShape())
+      problems.push_back(fmt::format("the redistribution of '{}' into '{}' ends at a {} slice; '{}' needs {}",
+                                     graph.value(rec.value).name, rec.consumer, formatShape(local), rec.consumer,
+                                     formatShape(rec.to.sliceShape())));
+    auto partialRanks = [](const TensorLayout& l) {
+      int64_t n = 1;
+      for (int a : l.partialAxes) n *= l.mesh.dims[a];
+      return n;
+    };
+    if (partialRanks(rec.from) != completed * partialRanks(rec.to))
+      problems.push_back(fmt::format("the redistribution of '{}' into '{}' sums over {} ranks; its layouts need {}",
+                                     graph.value(rec.value).name, rec.consumer, completed,
+                                     partialRanks(rec.from) / partialRanks(rec.to)));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> verifyGraph(const Graph& graph) {
@@ -135,6 +181,7 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
     checkResultTypes(graph, op, *def, in, problems);
     for (ValueId r2 : op.results) defined[r2] = true;
   }
+  checkRedistributions(graph, problems);
   // A pipelined rank's graph runs its own stage's ops only.
   auto elsewhere = [&](const Op& op) { return graph.localShapes && graph.stageDevices > 0 && op.stage != graph.stage; };
   for (size_t id = 0; id < graph.ops.size(); ++id)
