@@ -100,7 +100,9 @@ void writeGraph(std::string& out, const Graph& graph) {
   if (!outputs.empty()) out += fmt::format("outputs: [{}]\n", fmt::join(outputs, ", "));
 }
 
-std::string clusterYaml(const ClusterDescription& c) {
+// `dispatch` is written where it is eager (a YAML model's default is graph) or when asked: a
+// plan over an ONNX graph defaults to eager, so its plan file says which.
+std::string clusterYaml(const ClusterDescription& c, bool writeDispatch = false) {
   const DeviceFigures& d = c.device;
   // A rate the device lacks (Ascend 910B has no TF32) is left out: 0 FLOP/s is not a figure.
   std::string peaks = fmt::format("{{fp32: {}", yamlNumber(d.fp32Flops));
@@ -120,6 +122,11 @@ std::string clusterYaml(const ClusterDescription& c) {
       yamlNumber(c.interNodeLatency), yamlNumber(c.gemmEfficiency), yamlNumber(c.memoryEfficiency),
       yamlNumber(c.intraNodeEfficiency), yamlNumber(c.interNodeEfficiency), yamlNumber(c.kernelLaunchSeconds),
       c.fusedAttention ? "true" : "false");
+  if (writeDispatch || c.dispatch == Dispatch::Eager) {
+    out.pop_back();  // the newline
+    out.pop_back();  // the closing brace
+    out += fmt::format(", dispatch: {}, host_op_seconds: {}}}\n", dispatchName(c.dispatch), yamlNumber(c.hostOpSeconds));
+  }
   return out;
 }
 
@@ -188,7 +195,7 @@ std::string compileChoicesYaml(const ParallelSettings& settings) {
   return "{" + (choices.empty() ? std::string() : choices.substr(2)) + "}";
 }
 
-std::string clusterBlockYaml(const ClusterDescription& cluster) { return clusterYaml(cluster); }
+std::string clusterBlockYaml(const ClusterDescription& cluster) { return clusterYaml(cluster, true); }
 
 std::vector<std::pair<std::string, int32_t>> stageEntries(const Graph& graph, int64_t pipelineStages) {
   std::vector<std::pair<std::string, int32_t>> out;

@@ -75,6 +75,14 @@ ClusterDescription ascend910b() {
 
 }  // namespace
 
+std::string_view dispatchName(Dispatch d) { return d == Dispatch::Eager ? "eager" : "graph"; }
+
+std::optional<Dispatch> parseDispatch(std::string_view s) {
+  if (s == "eager") return Dispatch::Eager;
+  if (s == "graph") return Dispatch::Graph;
+  return std::nullopt;
+}
+
 std::string_view precisionName(Precision p) {
   for (const auto& [value, name] : kPrecisions)
     if (value == p) return name;

@@ -17,6 +17,12 @@ namespace irc {
 // in the 16-bit dtype (weights and gradients too), with float32 master weights beside the
 // optimizer's moments, as Megatron-LM and DeepSpeed do.
 enum class Precision { Fp32, Bf16Mixed, Fp16Mixed };
+// How the host issues the step's kernels (`cluster.dispatch`, docs/cluster.md): eager PyTorch
+// dispatches every op from Python one by one, and the device waits whenever the host is behind;
+// a compiled graph (MindSpore's graph mode, CUDA graphs, torch.compile) pays the launch only.
+enum class Dispatch { Graph, Eager };
+std::string_view dispatchName(Dispatch d);
+std::optional<Dispatch> parseDispatch(std::string_view s);
 std::string_view precisionName(Precision p);
 std::optional<Precision> parsePrecision(std::string_view s);
 const std::vector<std::string>& precisionNames();
@@ -57,6 +63,10 @@ struct ClusterDescription {
   // The software stack's attention: fused (FlashAttention: the scores and probabilities stay on
   // chip, passes/analysis/attention_fusion.h) or one kernel per op with the scores in HBM.
   bool fusedAttention = false;
+  Dispatch dispatch = Dispatch::Graph;
+  // Eager dispatch: the host's seconds per op it issues (Python, the dispatcher, autocast,
+  // the allocator, the launch call), from the H200's single small kernels (docs/cluster.md).
+  double hostOpSeconds = 20e-6;
 
   // A device's share of its node's NICs, in bytes/s.
   double nicBandwidthPerDevice() const;

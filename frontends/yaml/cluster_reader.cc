@@ -23,7 +23,9 @@ const std::vector<std::string> kClusterKeys = {"preset",
                                                "intra_node_efficiency",
                                                "inter_node_efficiency",
                                                "kernel_launch_seconds",
-                                               "fused_attention"};
+                                               "fused_attention",
+                                               "dispatch",
+                                               "host_op_seconds"};
 const std::vector<std::string> kPeakKeys = {"fp32", "tf32", "bf16", "fp16", "fp8"};
 
 // What hardware does, generously bounded on both sides (a CPU core's GFLOP/s to far past an
@@ -115,6 +117,9 @@ void ModelLoader::readCluster(const YamlNode& node) {
   figure("kernel_launch_seconds", c.kernelLaunchSeconds, kLatency);
   if (auto n = reader_.optional(node, "fused_attention"))
     if (auto b = reader_.boolean(*n, "cluster.fused_attention")) c.fusedAttention = *b;
+  if (auto n = reader_.optional(node, "dispatch"))
+    if (auto d = reader_.choice(*n, "cluster.dispatch", {"eager", "graph"})) c.dispatch = *parseDispatch(*d);
+  figure("host_op_seconds", c.hostOpSeconds, kLatency);
   if (!complete) {
     // Without a preset every figure the model needs must be given.
     std::vector<std::string> missing;

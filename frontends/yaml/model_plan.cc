@@ -92,6 +92,12 @@ std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
     reader_.error(*moe, "moe: sets a config.json's mixture-of-experts routing (graph: config.json)");
     return std::nullopt;
   }
+  // A torch export runs in eager PyTorch unless the cluster block says otherwise; a config.json's
+  // decoder is planned as Megatron-Core or MindFormers run it (compiled, or long kernels).
+  if (!config && parallel_.cluster) {
+    auto c = reader_.optional(root, "cluster");
+    if (!reader_.optional(*c, "dispatch")) parallel_.cluster->dispatch = Dispatch::Eager;
+  }
   if (!(config ? loadConfigGraph(*graphNode, *file, *bytes, dims, moe) : loadOnnxGraph(*graphNode, *file, path, *bytes, dims)))
     return std::nullopt;
   if (auto n = reader_.optional(root, "name"))

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "passes/analysis/collective_time.h"
+#include "passes/analysis/eager_dispatch.h"
 #include "passes/analysis/kernel_time.h"
 #include "passes/analysis/step_cost.h"
 
@@ -23,6 +24,13 @@ struct StageWork {
   std::map<std::tuple<int64_t, int64_t, double>, double> gradientBytes;
   double gradientSync = 0;     // their seconds
   double trainedElements = 0;  // parameter elements a rank of the stage updates
+  // Eager dispatch: each op's host and device seconds, forward and backward, in forward order;
+  // and the parameter tensors the optimizer's loop visits.
+  struct EagerOp {
+    double hostForward, deviceForward, hostBackward, deviceBackward;
+  };
+  std::vector<EagerOp> eagerOps;
+  int64_t parameters = 0;
   double seconds() const { return compute + communication; }
 };
 
@@ -45,9 +53,18 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   const bool training = settings.training;
   std::vector<StageWork> work(stages);
   double forwardFlops = 0, recomputeFlops = 0;
+  const bool eager = c.dispatch == Dispatch::Eager;
+  EagerDispatchCounter dispatches(graph, settings);
   forEachOpTime(graph, settings, [&](const Op& op, const StepTime& t) {
     StageWork& w = work[std::clamp<int64_t>(op.stage, 0, stages - 1)];
     bool again = training && std::as_const(op).annotation->recompute;
+    if (eager) {
+      // A recomputed op is issued again before its backward.
+      OpDispatches d = dispatches.next(op);
+      w.eagerOps.push_back({d.forward * c.hostOpSeconds, t.compute, (d.backward + (again ? d.forward : 0)) * c.hostOpSeconds,
+                            2 * t.compute + (again ? t.compute : 0)});
+      w.parameters += d.parameters;
+    }
     double comm = t.forwardComm + t.redistribution;
     // Backward: twice the forward's compute, and each forward collective's dual.
     w.compute += t.compute * (training ? 3 : 1) + (again ? t.compute : 0);
@@ -59,6 +76,18 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     forwardFlops += t.globalFlops;
     if (again) recomputeFlops += t.globalFlops;
   });
+  // Eager dispatch: the host issues each micro-batch's forward, then its backward in reverse,
+  // and the device runs each kernel once issued: the stream's time replaces the kernels' sum.
+  if (eager)
+    for (StageWork& w : work) {
+      EagerStream stream;
+      for (const auto& op : w.eagerOps) stream.issue(op.hostForward, op.deviceForward);
+      w.forwardCompute = stream.finish();
+      if (training)
+        for (auto op = w.eagerOps.rbegin(); op != w.eagerOps.rend(); ++op) stream.issue(op->hostBackward, op->deviceBackward);
+      w.backwardCompute = stream.finish() - w.forwardCompute;
+      w.compute = stream.finish();
+    }
   // Send/Receive at stage boundaries: each micro-batch's activation forward and, in training,
   // its gradient back, on the sending stage's critical path; with virtual stages, what the
   // stage's next chunk (a v-th of its forward, or of its backward) does not hide.
@@ -109,6 +138,8 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
         e.gradientSync = w.gradientSync;
       }
       double update = w.trainedElements * optimizerBytesPerElement(settings) / (c.device.hbmBandwidth * c.memoryEfficiency);
+      // Eager, the host issues the update's ops too; the device waits for the slower.
+      if (eager) update = std::max(update, optimizerDispatches(settings, w.parameters) * c.hostOpSeconds);
       e.optimizer = std::max(e.optimizer, update);
     }
     e.exposedCommunication += e.gradientSyncExposed;

@@ -1,0 +1,78 @@
+// Eager dispatch (`cluster.dispatch: eager`, docs/cluster.md): the host issues every op, the
+// device runs each kernel once issued; the expected seconds are derived by hand with a host so
+// slow (1 ms an op) that the kernels' microseconds only show where the device waits for nothing.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "passes/analysis/eager_dispatch.h"
+#include "passes/analysis/kernel_time.h"
+#include "passes/analysis/step_schedule.h"
+#include "tests/pipeline_util.h"
+
+namespace irc::test {
+namespace {
+
+ClusterStepEstimate estimate(const std::string& parallel, const std::string& dispatch) {
+  Compiled c = compileAllRanks("parallel: {device_num: 1, " + parallel +
+                               "}\n"
+                               "cluster: {preset: h200-sxm, dispatch: " +
+                               dispatch +
+                               ", host_op_seconds: 0.001}\n"
+                               "inputs: [{name: x, shape: [4, 4], dtype: float32}]\n"
+                               "parameters: [{name: w, shape: [4, 4], dtype: float32}]\n"
+                               "ops:\n  - {name: mm, type: MatMul, inputs: [x, w]}\n"
+                               "  - {name: r, type: ReLU, inputs: [mm]}\noutputs: [r]\n");
+  REQUIRE(c.errors.empty());
+  return *estimateClusterStep(c.global, c.options);
+}
+
+}  // namespace
+
+TEST_CASE("eager dispatch: the host's ops against the device's kernels, derived by hand") {
+  // Each kernel of this model takes microseconds (the launch's 4 us and a few bytes): call the
+  // product's m and the ReLU's r, under 10 us each.
+  SUBCASE("inference: two ops, the device idle until each is issued") {
+    ClusterStepEstimate graph = estimate("training: false", "graph");
+    ClusterStepEstimate eager = estimate("training: false", "eager");
+    CHECK(graph.total < 20e-6);  // m + r
+    // host: 1 ms, 2 ms; the ReLU starts at 2 ms: 2 ms + r.
+    CHECK(eager.total > 2e-3);
+    CHECK(eager.total < 2e-3 + 10e-6);
+  }
+  SUBCASE("training: the backward in reverse, then the optimizer's loop") {
+    ClusterStepEstimate eager = estimate("training: true, optimizer: sgd, optimizer_kernels: for_loop", "eager");
+    // Forward: 2 ops (2 ms). Backward: the ReLU's operand takes a gradient (1 op); w's gradient
+    // is x^T G (x transposed and the product: 2 ops); x takes none: 3 ms. The device's last kernel, w's gradient (2m), starts
+    // at 5 ms: compute 5 ms + 2m. SGD's loop: one add_ for w: 1 ms of host, the device's update
+    // far shorter.
+    CHECK(eager.compute > 5e-3);
+    CHECK(eager.compute < 5e-3 + 20e-6);
+    CHECK(eager.optimizer == doctest::Approx(1e-3));
+    CHECK(eager.total == doctest::Approx(eager.compute + eager.optimizer));
+  }
+  SUBCASE("AdamW's per-parameter loop issues 11 ops, foreach one set for all") {
+    CHECK(estimate("training: true, optimizer: adamw, optimizer_kernels: for_loop", "eager").optimizer == doctest::Approx(11e-3));
+    CHECK(estimate("training: true, optimizer: adamw, optimizer_kernels: foreach", "eager").optimizer == doctest::Approx(11e-3));
+    CHECK(estimate("training: true, optimizer: adamw, optimizer_kernels: fused", "eager").optimizer == doctest::Approx(1e-3));
+  }
+  SUBCASE("bf16 autocast casts the product's two float32 operands, and w's gradient back") {
+    ClusterStepEstimate eager =
+        estimate("training: true, optimizer: sgd, optimizer_kernels: for_loop, precision: bf16_mixed", "eager");
+    // Forward: the product and its two casts, the ReLU: 4 ms. Backward: the ReLU (1), w's
+    // gradient, transpose and cast back (3): 8 ms.
+    CHECK(eager.compute > 8e-3);
+    CHECK(eager.compute < 8e-3 + 20e-6);
+  }
+}
+
+TEST_CASE("eager dispatch: a stream waits for the slower of host and device, op by op") {
+  EagerStream s;
+  s.issue(1, 5);  // host 1, device 1..6
+  s.issue(1, 1);  // host 2, device 6..7: the host ran ahead
+  CHECK(s.finish() == 7);
+  s.issue(10, 1);  // host 12, device 12..13: the device waited
+  CHECK(s.finish() == 13);
+}
+
+}  // namespace irc::test
