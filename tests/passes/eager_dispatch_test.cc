@@ -5,10 +5,13 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "passes/analysis/eager_dispatch.h"
 #include "passes/analysis/kernel_time.h"
 #include "passes/analysis/step_schedule.h"
 #include "tests/pipeline_util.h"
+#include "tests/test_util.h"
 
 namespace irc::test {
 namespace {
@@ -73,6 +76,29 @@ TEST_CASE("eager dispatch: a stream waits for the slower of host and device, op 
   CHECK(s.finish() == 7);
   s.issue(10, 1);  // host 12, device 12..13: the device waited
   CHECK(s.finish() == 13);
+}
+
+}  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("eager dispatch is a torch export's default: a plan over an ONNX graph, unless its cluster says graph") {
+  TempDir dir;
+  const std::string onnx = std::string(IRC_SOURCE_DIR) + "/examples/gpt2.onnx";
+  auto stepOf = [&](const std::string& cluster) {
+    writeFile(dir.path() + "/plan.yaml", "graph: " + onnx +
+                                             "\ndims: {batch: 4, sequence: 8}\nparallel: {device_num: 1, training: true}\n"
+                                             "cluster: {" +
+                                             cluster + "}\n");
+    RunResult r = runIrc({"plan.yaml", "--report", "r.json", "-q"}, dir.path());
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    return nlohmann::json::parse(readFile(dir.path() + "/r.json"))["totals"]["estimated_step_seconds"].get<double>();
+  };
+  double byDefault = stepOf("preset: h200-sxm");
+  CHECK(stepOf("preset: h200-sxm, dispatch: eager") == byDefault);
+  double graph = stepOf("preset: h200-sxm, dispatch: graph");
+  // A tiny GPT-2 issues hundreds of ops: the host's 20 us each outweigh its microsecond kernels.
+  CHECK(byDefault > 5 * graph);
 }
 
 }  // namespace irc::test
