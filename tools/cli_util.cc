@@ -16,7 +16,7 @@
 #include "frontends/mindspore/strategy_checkpoint.h"
 #include "ir/suggest.h"
 #include "passes/pipeline/compile.h"
-#include "passes/search/batch_split.h"
+#include "ops/batch_split.h"
 #include "passes/search/configuration_search.h"
 
 namespace irc::cli {
@@ -126,54 +126,27 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
     std::cerr << "irc: error: " << readError << "\n";
     return std::nullopt;
   }
-  const std::string shownPath = path == "-" ? "<stdin>" : path;
   // An ONNX graph or a config.json's decoder: a torch model's graph without settings of its own.
   bool onnx = isOnnxFile(path, *text) || isConfigFile(path);
   if (overrides.deviceNum && !onnx)
     throw UsageError("--device-num applies to an ONNX graph or a config.json; a YAML model or plan sets parallel.device_num");
-  ModelFile file = loadModelFile(
-      path, *text, {overrides.dims, overrides.onnxShapeCheck, overrides.opaqueUnsupported, overrides.keepParameterData});
-  std::unique_ptr<DiagnosticEngine>& diags = file.diags;
-  std::optional<Graph>& graph = file.graph;
-  std::map<ValueId, TensorValue>& parameterData = file.parameterData;
-  if (!graph) {
-    diags->render(std::cerr, useColor(color, stderr));
+  LoadOptions load{overrides.dims,      overrides.onnxShapeCheck, overrides.opaqueUnsupported, overrides.keepParameterData,
+                   overrides.deviceNum, overrides.strategyCkptIn};
+  ModelFile file = loadModelFile(path, *text, load);
+  if (!file.error.empty()) {
+    std::cerr << "irc: error: " << file.error << "\n";
     return std::nullopt;
   }
-  if (!diags->diagnostics().empty()) diags->render(std::cerr, useColor(color, stderr));  // warnings
-  CompileOptions options = optionsFromModel(file.parallel);
-  // An ONNX graph has no parallel block: data parallel over --device-num devices (docs/onnx.md).
-  if (onnx) static_cast<ParallelSettings&>(options) = onnxDefaultSettings(overrides.deviceNum.value_or(1));
+  if (!file.loaded) {
+    file.diags->render(std::cerr, useColor(color, stderr));
+    return std::nullopt;
+  }
+  if (!file.diags->diagnostics().empty()) file.diags->render(std::cerr, useColor(color, stderr));  // warnings
+  CompileOptions options = optionsFromModel(file.loaded->parallel);
   if (overrides.searchMode) options.searchMode = *overrides.searchMode;
   if (overrides.redistribution) options.redistribution = *overrides.redistribution;
-  // `input_batch: step`: the program is one micro-batch's.
-  if (options.inputsHoldStep && options.microBatches > 1) {
-    int64_t step = inputBatchOf(*graph);
-    auto error = step % options.microBatches != 0
-                     ? std::optional<std::string>(fmt::format("micro_batches {} does not divide the step's batch of {} samples",
-                                                              options.microBatches, step))
-                     : splitBatch(*graph, step / options.microBatches);
-    if (error) {
-      std::cerr << fmt::format("irc: error: {}: input_batch: step: {}\n", shownPath, *error);
-      return std::nullopt;
-    }
-  }
-  // A strategy checkpoint: `--strategy-ckpt-in`, else the model's `strategy_ckpt_load`
-  // (relative to the model file).
-  std::string ckpt = strategyCheckpointPath(file.parallel, path, overrides.strategyCkptIn);
-  if (!ckpt.empty()) {
-    std::string error;
-    auto text = readModelText(ckpt, error);
-    if (!text) {
-      std::cerr << "irc: error: " << error << "\n";
-      return std::nullopt;
-    }
-    if (!applyStrategyCheckpoint(*graph, *text, ckpt, *diags)) {
-      for (const auto& d : diags->diagnostics()) std::cerr << d.message;
-      return std::nullopt;
-    }
-  }
-  return LoadedModel{std::move(diags), std::move(*graph), std::move(options), std::move(parameterData)};
+  return LoadedModel{std::move(file.diags), std::move(file.loaded->graph), std::move(options),
+                     std::move(file.loaded->parameterData)};
 }
 
 bool searchConfigurationOrReport(LoadedModel& loaded, CompileOptions& options, ColorMode color) {

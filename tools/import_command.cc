@@ -21,43 +21,20 @@
 namespace irc::cli {
 namespace {
 
-// The most devices any strategy of the imported dump uses (a dump configures ops by strategies
-// only), each measured by its op's own rule on as many devices as its entries multiply to: at
-// least what it uses, and a multiple of it. A strategy the op rejects is reported when the
-// model is compiled.
-int64_t devicesUsedByStrategies(const Graph& imported) {
-  RuleCache rules;
-  int64_t most = 1;
-  for (OpId id : imported.order) {
-    const Op& op = imported.op(id);
-    if (!op.annotation->inStrategy || ignoresConfiguredStrategy(defOf(op))) continue;
-    std::optional<OpRule> rule = rules.ruleOf(imported, op);
-    if (!rule) continue;
-    int64_t entries = 1;
-    for (const auto& dims : *op.annotation->inStrategy)
-      for (int64_t n : dims) entries = n > 0 && entries <= kMaxDeviceNum / n ? entries * n : kMaxDeviceNum + 1;
-    if (entries > kMaxDeviceNum) continue;
-    ShardingResult r =
-        shardingFromStrategy(*rule, viewOf(imported, op), *op.annotation->inStrategy, entries, op.annotation->outStrategy);
-    if (const OpSharding* s = std::get_if<OpSharding>(&r)) most = std::max(most, devicesUsed(*rule, *s));
-  }
-  return most;
-}
-
 // An ONNX file as irc's YAML: the graph the ONNX frontend builds (nodes mapped, constants
 // folded), loaded as every subcommand loads a file, written back in the model format.
 std::optional<std::string> importOnnx(const std::string& bytes, const std::string& path, const ImportOptions& options,
                                       const std::map<std::string, int64_t>& dims, ColorMode color) {
   LoadOptions load;
   load.dims = dims;
+  if (options.deviceNum > 0) load.deviceNum = options.deviceNum;
   ModelFile file = loadModelFile(path, bytes, load);
-  if (!file.graph) {
+  if (!file.loaded) {
     file.diags->render(std::cerr, useColor(color, stderr));
     return std::nullopt;
   }
-  file.graph->name = options.name;
-  ParallelSettings settings = onnxDefaultSettings(options.deviceNum > 0 ? options.deviceNum : 1);
-  return writeModelYaml(*file.graph, settings);
+  file.loaded->graph.name = options.name;
+  return writeModelYaml(file.loaded->graph, file.loaded->parallel);
 }
 
 // A Hugging Face config.json as the decoder irc builds from it (docs/config-json.md).
@@ -126,16 +103,13 @@ ExitStatus runImport(const std::vector<std::string>& args) {
     return writeImported(*model, output);
   }
   DiagnosticEngine diags(dump == "-" ? "<stdin>" : dump, *text);
-  std::optional<ImportedDump> imported = importMindSporeDump(*text, options, diags);
+  std::optional<LoadedGraph> imported = importMindSporeDump(*text, options, diags);
   if (!imported) {
     diags.render(std::cerr, useColor(color, stderr));
     return ExitStatus::Rejected;
   }
-  // A dump that does not say how many devices runs on as many as its strategies use.
-  ParallelSettings settings;
-  settings.deviceNum = imported->deviceNum ? *imported->deviceNum : devicesUsedByStrategies(imported->graph);
   return writeImported("# Imported by `irc import` from a dump; strategies are those the dump configured.\n" +
-                           writeModelYaml(imported->graph, settings),
+                           writeModelYaml(imported->graph, imported->parallel),
                        output);
 }
 

@@ -12,6 +12,8 @@
 #include "ir/names.h"
 #include "ir/suggest.h"
 #include "ops/op_defs.h"
+#include "ops/op_rule.h"
+#include "ops/op_sharding.h"
 #include "ops/shape_inference.h"
 #include "ir/trim.h"
 
@@ -315,24 +317,47 @@ class DumpImporter {
   std::map<std::string, std::string> positionalAttrs_;  // the node's attributes given as inputs (2.x)
 };
 
-// The device count: the option, else the dump's header.
-std::optional<int64_t> deviceNumOf(const DumpText& d, const ImportOptions& options) {
+// The most devices any strategy of the imported dump uses (a dump configures ops by strategies
+// only), each measured by its op's own rule on as many devices as its entries multiply to: at
+// least what it uses, and a multiple of it. A strategy the op rejects is reported when the
+// model is compiled.
+int64_t devicesUsedByStrategies(const Graph& imported) {
+  RuleCache rules;
+  int64_t most = 1;
+  for (OpId id : imported.order) {
+    const Op& op = imported.op(id);
+    if (!op.annotation->inStrategy || ignoresConfiguredStrategy(defOf(op))) continue;
+    std::optional<OpRule> rule = rules.ruleOf(imported, op);
+    if (!rule) continue;
+    int64_t entries = 1;
+    for (const auto& dims : *op.annotation->inStrategy)
+      for (int64_t n : dims) entries = n > 0 && entries <= kMaxDeviceNum / n ? entries * n : kMaxDeviceNum + 1;
+    if (entries > kMaxDeviceNum) continue;
+    ShardingResult r =
+        shardingFromStrategy(*rule, viewOf(imported, op), *op.annotation->inStrategy, entries, op.annotation->outStrategy);
+    if (const OpSharding* s = std::get_if<OpSharding>(&r)) most = std::max(most, devicesUsed(*rule, *s));
+  }
+  return most;
+}
+
+// The device count: the option, else the dump's header, else as many as its strategies use.
+int64_t deviceNumOf(const DumpText& d, const ImportOptions& options, const Graph& imported) {
   if (options.deviceNum > 0) return options.deviceNum;
   if (auto text = d.headerAttr("device_num"))
     if (auto v = dumpInt(*text); v && *v > 0 && *v < 1'000'000'000) return *v;
-  return std::nullopt;
+  return devicesUsedByStrategies(imported);
 }
 
 }  // namespace
 
-std::optional<ImportedDump> importMindSporeDump(const std::string& text, const ImportOptions& options, DiagnosticEngine& diags) {
+std::optional<LoadedGraph> importMindSporeDump(const std::string& text, const ImportOptions& options, DiagnosticEngine& diags) {
   DumpText d = readDumpText(text);
   if (auto defect = dumpDefect(d, text)) {
     int lastLine = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + (text.empty() || text.back() == '\n' ? 0 : 1);
     diags.error({std::max(1, lastLine), 1}, *defect);
     return std::nullopt;
   }
-  ImportedDump imported;
+  LoadedGraph imported;
   DumpImporter importer(imported.graph, diags);
   if (!importer.importParams(d)) return std::nullopt;
   for (const DumpNode& n : d.nodes) importer.importNode(n);
@@ -346,7 +371,7 @@ std::optional<ImportedDump> importMindSporeDump(const std::string& text, const I
     diags.error({1, 1}, fmt::format("the model's name {}; give one with --name", *problem));
     return std::nullopt;
   }
-  imported.deviceNum = deviceNumOf(d, options);
+  imported.parallel.deviceNum = deviceNumOf(d, options, imported.graph);
   return imported;
 }
 

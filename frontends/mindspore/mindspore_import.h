@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ir/diagnostics.h"
+#include "frontends/loaded_graph.h"
 #include "ir/graph.h"
 
 namespace irc {
@@ -18,14 +19,9 @@ struct ImportOptions {
   int64_t deviceNum = 0;  // 0: the dump's `device_num`
 };
 
-// An imported dump: the model (its parallel block not set), and the device count when the
-// options or the dump's header give one (else the caller measures what the strategies use).
-struct ImportedDump {
-  Graph graph;
-  std::optional<int64_t> deviceNum;
-};
-
-// The imported model, or nullopt with located diagnostics in `diags` (its file is the dump).
-std::optional<ImportedDump> importMindSporeDump(const std::string& text, const ImportOptions& options, DiagnosticEngine& diags);
+// The imported model with its device count (the options', else the dump's header's, else as many
+// as its strategies use: a dump configures ops by strategies only), or nullopt with located
+// diagnostics in `diags` (its file is the dump).
+std::optional<LoadedGraph> importMindSporeDump(const std::string& text, const ImportOptions& options, DiagnosticEngine& diags);
 
 }  // namespace irc

@@ -56,13 +56,9 @@ std::string strategyCheckpointJson(const Graph& graph, int64_t globalRank) {
   return ckpt.dump(2) + "\n";
 }
 
-bool applyStrategyCheckpoint(Graph& graph, const std::string& text, const std::string& fileName, DiagnosticEngine& diags) {
-  // Each problem is rendered against the checkpoint's own text (its line and caret) and handed
-  // to the model's engine whole.
+bool applyStrategyCheckpoint(Graph& graph, const std::string& text, DiagnosticEngine& diags) {
   auto fail = [&](SourceLoc loc, const std::string& message) {
-    DiagnosticEngine file(fileName, text);
-    file.error(loc, message);
-    diags.error({}, file.renderToString());
+    diags.error(loc, message);
     return false;
   };
   json ckpt;

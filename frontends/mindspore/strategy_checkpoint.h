@@ -21,8 +21,9 @@ namespace irc {
 // current_stage is that of `globalRank` (the compile's parallel.global_rank).
 std::string strategyCheckpointJson(const Graph& graph, int64_t globalRank);
 
-// Configures the graph's ops from a checkpoint's text. Problems with the file are reported as
-// `fileName:LINE:COL` diagnostics into `diags`; returns false when any was found.
-bool applyStrategyCheckpoint(Graph& graph, const std::string& text, const std::string& fileName, DiagnosticEngine& diags);
+// Configures the graph's ops from a checkpoint's text. Problems with the file are located
+// diagnostics in `diags` (an engine holding the checkpoint's name and text); returns false when
+// any was found.
+bool applyStrategyCheckpoint(Graph& graph, const std::string& text, DiagnosticEngine& diags);
 
 }  // namespace irc

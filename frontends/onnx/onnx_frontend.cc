@@ -105,7 +105,7 @@ class OnnxLoader {
  public:
   OnnxLoader(DiagnosticEngine& diags, const OnnxOptions& options) : diags_(diags), options_(options) {}
 
-  std::optional<OnnxGraph> load(const std::string& bytes);
+  std::optional<LoadedGraph> load(const std::string& bytes);
 
  private:
   bool parse(const std::string& bytes);
@@ -135,8 +135,7 @@ class OnnxLoader {
   std::unordered_map<std::string, int> moduleIndex_;  // a module path's index in Graph::modulePaths
   std::pmr::unordered_map<std::string_view, int32_t> onnxElemTypes_{&pool_};
   bool inferred_ = false;
-  std::unordered_set<std::string> failed_;              // outputs of nodes that could not be mapped
-  std::map<std::string, TensorValue> constantOutputs_;  // with OnnxOptions::keepConstantOutputs
+  std::unordered_set<std::string> failed_;  // outputs of nodes that could not be mapped
 };
 
 bool OnnxLoader::parse(const std::string& bytes) {
@@ -443,8 +442,8 @@ void OnnxLoader::readOutputs(GraphBuilder& b) {
       error(fmt::format("graph output '{}' is not defined by any node, input or initializer", out.name()));
       continue;
     }
-    if (it->second.isConstant() && options_.keepConstantOutputs) {
-      if (const TensorValue* data = b.dataOf(*it->second.constant, -1)) constantOutputs_[out.name()] = *data;
+    if (it->second.isConstant() && options_.constantOutputs) {
+      if (const TensorValue* data = b.dataOf(*it->second.constant, -1)) (*options_.constantOutputs)[out.name()] = *data;
       continue;
     }
     if (it->second.isConstant()) {
@@ -457,7 +456,7 @@ void OnnxLoader::readOutputs(GraphBuilder& b) {
   if (model_.graph().output_size() == 0) error("the graph has no outputs");
 }
 
-std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
+std::optional<LoadedGraph> OnnxLoader::load(const std::string& bytes) {
   if (!parse(bytes)) return std::nullopt;
   if (!bindInputDims()) return std::nullopt;
   if (options_.checkShapesWithOnnx) runOnnxShapeInference();
@@ -523,7 +522,7 @@ std::optional<OnnxGraph> OnnxLoader::load(const std::string& bytes) {
   rewrite(fuseWrittenOutActivations);
   rewrite(onnx_import::unmergeBatchRegions);
   onnx_import::markUntrainedConstants(b.graph);
-  return OnnxGraph{std::move(b.graph), std::move(b.parameterData), std::move(constantOutputs_)};
+  return LoadedGraph{std::move(b.graph), {}, std::move(b.parameterData)};
 }
 
 }  // namespace
@@ -544,7 +543,7 @@ bool looksLikeOnnx(const std::string& bytes) {
   return !bytes.empty() && bytes[0] == '\x08';
 }
 
-std::optional<OnnxGraph> loadOnnxModel(const std::string& bytes, DiagnosticEngine& diags, const OnnxOptions& options) {
+std::optional<LoadedGraph> loadOnnxModel(const std::string& bytes, DiagnosticEngine& diags, const OnnxOptions& options) {
   OnnxLoader loader(diags, options);
   return loader.load(bytes);
 }

@@ -12,6 +12,7 @@
 
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
+#include "frontends/loaded_graph.h"
 #include "ir/tensor_value.h"
 
 namespace irc {
@@ -19,7 +20,7 @@ namespace irc {
 struct OnnxOptions {
   std::string defaultName;              // the graph's name (the file's stem), over the name the exporter wrote
   std::map<std::string, int64_t> dims;  // `--dim NAME=VALUE`: values of symbolic input dims
-  bool keepParameterData = false;       // fill OnnxGraph::parameterData (verify --inputs, the node-test runner)
+  bool keepParameterData = false;       // fill LoadedGraph::parameterData (verify --inputs, the node-test runner)
   // Run ONNX's own shape inference and report every tensor whose shape irc computes differently
   // (a check of the mapping; `--onnx-shape-check`).
   bool checkShapesWithOnnx = false;
@@ -29,24 +30,16 @@ struct OnnxOptions {
   // Graph inputs given values at import: they become constants (folded like initializers). The
   // node-test runner binds the shape, axes and starts inputs ONNX's tests pass as inputs.
   std::map<std::string, TensorValue> constantInputs;
-  // Keep a graph output that folded to a constant in OnnxGraph::constantOutputs instead of
-  // rejecting the file: the node-test runner checks folding on ONNX's tests this way.
-  bool keepConstantOutputs = false;
+  // Where to keep each graph output that folded to a constant instead of rejecting the file
+  // (null: reject): the node-test runner checks folding on ONNX's tests this way.
+  std::map<std::string, TensorValue>* constantOutputs = nullptr;
   // The folder external data files are named relative to (the model's); without the files the
   // model loads with shapes only: external initializers are parameters of their declared shape,
   // and an op that would fold over their numbers stays computed, with a warning.
   std::string externalDataDir;
 };
 
-struct OnnxGraph {
-  Graph graph;
-  // The data of every parameter that came from the file (initializers and folded constants), for
-  // running the reference on the file's own numbers; verify seeds parameters itself.
-  std::map<ValueId, TensorValue> parameterData;
-  std::map<std::string, TensorValue> constantOutputs;  // with OnnxOptions::keepConstantOutputs
-};
-
-std::optional<OnnxGraph> loadOnnxModel(const std::string& bytes, DiagnosticEngine& diags, const OnnxOptions& options);
+std::optional<LoadedGraph> loadOnnxModel(const std::string& bytes, DiagnosticEngine& diags, const OnnxOptions& options);
 
 // The ONNX op types the frontend maps (for the "supported" list of an error and docs).
 const std::vector<std::string>& supportedOnnxOps();

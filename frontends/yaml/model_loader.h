@@ -72,7 +72,8 @@ class ModelLoader {
   YamlReader reader_;
   FrontendOptions options_;
   Graph graph_;
-  ParallelConfig parallel_;  // the `parallel` block (and `cluster`) as read
+  ParallelConfig parallel_;                       // the `parallel` block (and `cluster`) as read
+  std::map<ValueId, TensorValue> parameterData_;  // a plan's ONNX file's, when kept
   bool parallelOk_ = false;
 };
 

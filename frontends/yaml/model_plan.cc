@@ -132,7 +132,7 @@ bool PlanReader::loadOnnxGraph(const YamlNode& graphNode, const std::string& fil
   onnxOptions.dims = dims;
   onnxOptions.checkShapesWithOnnx = options_.onnxShapeCheck;
   onnxOptions.opaqueUnsupported = options_.opaqueUnsupported;
-  onnxOptions.keepParameterData = options_.parameterData != nullptr;
+  onnxOptions.keepParameterData = options_.keepParameterData;
   if (auto slash = path.rfind('/'); slash != std::string::npos) onnxOptions.externalDataDir = path.substr(0, slash);
   auto onnx = loadOnnxModel(bytes, onnxDiags, onnxOptions);
   if (!onnx) {
@@ -146,7 +146,7 @@ bool PlanReader::loadOnnxGraph(const YamlNode& graphNode, const std::string& fil
     if (d.severity == Severity::Warning)
       reader_.diags().warning(locOf(graphNode),
                               fmt::format("{}{}: {}", file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
-  if (options_.parameterData) *options_.parameterData = std::move(onnx->parameterData);
+  parameterData_ = std::move(onnx->parameterData);
   graph_ = std::move(onnx->graph);
   return true;
 }

@@ -10,6 +10,7 @@
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
 #include "ir/parallel_config.h"
+#include "frontends/loaded_graph.h"
 #include "ir/tensor_value.h"
 
 namespace irc {
@@ -22,16 +23,9 @@ struct FrontendOptions {
   std::map<std::string, int64_t> dims;
   bool onnxShapeCheck = false;     // OnnxOptions::checkShapesWithOnnx for a plan's graph
   bool opaqueUnsupported = false;  // OnnxOptions::opaqueUnsupported for a plan's graph
-  // Where a plan's ONNX file leaves its weights (OnnxGraph::parameterData), for `irc verify
-  // --inputs`, which runs the file's own numbers; null: not kept.
-  std::map<ValueId, TensorValue>* parameterData = nullptr;
-};
-
-// What a model file or plan holds: the graph, and the settings its `parallel` (and `cluster`)
-// block gives, which a compile's settings start from (passes/manager/compile_options.h).
-struct LoadedGraph {
-  Graph graph;
-  ParallelConfig parallel;
+  // Keep a plan's ONNX file's weights (LoadedGraph::parameterData), for `irc verify --inputs`,
+  // which runs the file's own numbers.
+  bool keepParameterData = false;
 };
 
 std::optional<LoadedGraph> loadModel(const std::string& text, DiagnosticEngine& diags, const FrontendOptions& options);

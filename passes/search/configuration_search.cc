@@ -13,7 +13,7 @@
 #include "ir/cluster.h"
 #include "ir/dtype.h"
 #include "ir/tensor_layout.h"
-#include "passes/search/batch_split.h"
+#include "ops/batch_split.h"
 #include "passes/analysis/collective_time.h"
 #include "passes/search/layer_model.h"
 #include "passes/analysis/memory_estimate.h"

@@ -9,7 +9,7 @@
 #include "ir/cluster.h"
 #include "ir/tensor_layout.h"
 #include "passes/analysis/attention_fusion.h"
-#include "passes/search/batch_split.h"
+#include "ops/batch_split.h"
 #include "passes/analysis/memory_estimate.h"
 #include "passes/analysis/step_cost.h"
 #include "passes/search/tensor_parallel_seeds.h"

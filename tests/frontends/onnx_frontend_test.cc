@@ -97,7 +97,7 @@ struct OnnxModel {
 };
 
 struct Loaded {
-  std::optional<OnnxGraph> graph;
+  std::optional<LoadedGraph> graph;
   std::string errors;
 };
 

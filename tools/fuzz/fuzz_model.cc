@@ -77,9 +77,7 @@ bool fuzzDump(std::string& text) {
   }
   if (auto problems = irc::verifyGraph(imported->graph); !problems.empty())
     fail("an imported graph is invalid: " + problems[0], text);
-  irc::ParallelSettings settings;
-  settings.deviceNum = imported->deviceNum.value_or(1);
-  text = irc::writeModelYaml(imported->graph, settings);
+  text = irc::writeModelYaml(imported->graph, imported->parallel);
   return true;
 }
 

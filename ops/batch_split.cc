@@ -1,4 +1,4 @@
-#include "passes/search/batch_split.h"
+#include "ops/batch_split.h"
 
 #include <fmt/format.h>
 
