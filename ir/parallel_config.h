@@ -76,7 +76,7 @@ struct ParallelSettings {
   bool autoStages = false;
   // What the inputs' leading dimension holds (`input_batch`): one micro-batch (irc's default; the
   // step is micro_batches of it), or the whole step's batch, which the compile splits into
-  // micro_batches as MindSpore's PipelineCell does (`input_batch: step`; passes/search/batch_split.h).
+  // micro_batches as MindSpore's PipelineCell does (`input_batch: step`; ops/batch_split.h).
   bool inputsHoldStep = false;
   int64_t rankCount() const { return deviceNum * pipelineStages; }
   int64_t globalRank = 0;
