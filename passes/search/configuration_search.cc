@@ -40,6 +40,7 @@ constexpr double kModelMargin = 0.97;
 struct Config {
   int64_t tp = 1, pp = 1, dp = 1, mbs = 1, micro = 1;
   int64_t ep = 1;  // expert parallelism: the experts split over ep of the dp ranks
+  int64_t cp = 1;  // context parallelism: each sequence's tokens over cp ranks (dp * cp replicas)
   int64_t v = 1;   // virtual stages a pipeline stage (the interleaved schedule)
   bool sp = false;
   bool weightedSplit = false;       // first and last stages lightened by the embedding and head
@@ -53,6 +54,19 @@ struct Config {
   double firstStepPeak = 0;  // compiled: the first step's (peak is from the second step on)
   bool compiled = false;
 };
+
+// The tokens of a sequence and the hidden size: the token ids [B, S] a 2-D table [V, H] is looked
+// up by; {0, 0} when the graph has no such lookup.
+std::pair<int64_t, int64_t> sequenceAndHiddenOf(const Graph& graph) {
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    if (op.type != "Gather" || op.operands.size() < 2 || !op.operands[0].isValue() || !op.operands[1].isValue()) continue;
+    const Shape& table = graph.value(op.operands[0].value).type.shape;
+    const Shape& ids = graph.value(op.operands[1].value).type.shape;
+    if (table.size() == 2 && ids.size() == 2) return {ids[1], table[1]};
+  }
+  return {0, 0};
+}
 
 std::vector<int64_t> divisorsOf(int64_t n) {
   std::vector<int64_t> out;
@@ -97,6 +111,9 @@ class Search {
     batch_ = inputBatchOf(graph_);
     if (layers_.count < 2 || batch_ < 1) return ConfigurationSearchOutcome::NotApplicable;
     std::tie(experts_, expertElements_) = expertsOf(graph_);
+    std::tie(sequence_, hidden_) = sequenceAndHiddenOf(graph_);
+    attentionProducts_ = std::any_of(graph_.ops.begin(), graph_.ops.end(),
+                                     [&](const Op& op) { return !op.inserted() && isAttentionProduct(graph_, op); });
     totalTrained_ = 0;
     for (ValueId v : graph_.parameters)
       if (graph_.value(v).trainable && isFloat(graph_.value(v).type.dtype))
@@ -111,7 +128,7 @@ class Search {
       return ConfigurationSearchOutcome::Failed;
     }
     for (Config& c : configs_) {
-      c.model = modelFor(c.tp, c.mbs, c.sp, c.ep);
+      c.model = modelFor(c.tp, c.mbs, c.sp, c.ep, c.cp);
       if (!c.model) continue;
       double perLayer = 0;
       for (int64_t l = 0; l < layers_.count; ++l) perLayer += c.model->trained[l] / static_cast<double>(layers_.count);
@@ -124,7 +141,7 @@ class Search {
     for (const Config& c : configs_) {
       if (c.model) continue;
       // Without a layer model: the time limit came first (none was built for its key), or TP does not split the layers.
-      if (!models_.count(std::make_tuple(c.tp, c.mbs, c.sp, c.ep))) ++unestimated_;
+      if (!models_.count(std::make_tuple(c.tp, c.mbs, c.sp, c.ep, c.cp))) ++unestimated_;
       else unsplittable_.push_back(fmt::format("TP {}: the layers' products and heads do not split {} ways", c.tp, c.tp));
     }
     std::erase_if(configs_, [](const Config& c) { return c.model == nullptr; });
@@ -183,7 +200,9 @@ class Search {
     bool mixed = options_.precision != Precision::Fp32;
     double weight = mixed ? 2 : 4, gradient = weight, master = mixed ? 4 : 0;
     double states = 4.0 * optimizerStatesPerElement(options_.optimizer);
-    double dp = static_cast<double>(c.dp);
+    // The replicas of a weight: data and context ranks (Megatron's distributed optimizer shards
+    // over both).
+    double dp = static_cast<double>(c.dp * c.cp);
     if (c.optimizerLevel > 0) return (weight + master + states) / dp + gradient;
     return weight + gradient / (c.zeroStage >= 2 ? dp : 1.0) + (master + states) / (c.zeroStage >= 1 ? dp : 1.0);
   }
@@ -200,27 +219,51 @@ class Search {
           unsplittable_.push_back(fmt::format("PP {} is more stages than the {} layers", pp, layers_.count));
           break;
         }
-        int64_t dp = n / tp / pp;
-        if (batch_ % dp != 0) {
-          unsplittable_.push_back(
-              fmt::format("DP {} (with TP {}, PP {}) does not divide the step's batch of {}", dp, tp, pp, batch_));
-          continue;
-        }
-        for (auto [zeroStage, level] : {std::pair{0, 0}, {1, 0}, {2, 0}, {0, 1}}) {
-          if ((zeroStage > 0 || level > 0) && dp == 1) continue;
-          for (int64_t ep : expertParallelChoices(dp, tp)) {
-            Config base;
-            base.tp = tp, base.pp = pp, base.dp = dp, base.ep = ep, base.zeroStage = zeroStage, base.optimizerLevel = level;
-            // The lower bound: every parameter once over the tensor and pipeline ranks (the
-            // experts' once over the expert ranks too).
-            double trained = totalTrained_ - expertElements_ * (1 - 1.0 / static_cast<double>(ep));
-            double floor = trained / static_cast<double>(tp * pp) * bytesPerElement(base);
-            for (int64_t mbs : divisorsOf(batch_ / dp)) {
-              if (mbs > kMaxMicroBatchSize) break;
-              base.mbs = mbs, base.micro = batch_ / dp / mbs;
-              addVariants(base, floor);
-            }
-          }
+        for (int64_t cp : contextParallelChoices(n / tp / pp)) enumerateMesh(tp, pp, cp);
+      }
+    }
+  }
+
+  // Context parallelism splits what no other dimension can, one sequence's attention, whose
+  // work and memory grow as S^2 against the rest of the layer's S x H: it is considered for
+  // long sequences, S >= H (attention's quadratic FLOPs at least a sixth of the layer's:
+  // Megatron's 1 + S/6H), where attention is there to split, each sequence's 2 x CP chunks (the
+  // causal balance Llama 3 and Megatron use) divide it, and there are no experts (their dispatch
+  // groups are the data-parallel ranks'). Shorter sequences leave the ranks to data parallelism,
+  // which splits the same tokens without gathering keys and values each layer.
+  std::vector<int64_t> contextParallelChoices(int64_t ranks) const {
+    const bool longSequences = attentionProducts_ && experts_ == 0 && sequence_ > 0 && sequence_ >= hidden_;
+    std::vector<int64_t> out;
+    for (int64_t cp : divisorsOf(ranks))
+      if (cp == 1 || (longSequences && sequence_ % (2 * cp) == 0)) out.push_back(cp);
+    return out;
+  }
+
+  // One mesh: the data-parallel degree the others leave, its optimizer sharding, expert
+  // parallelism and micro-batching.
+  void enumerateMesh(int64_t tp, int64_t pp, int64_t cp) {
+    int64_t dp = options_.deviceNum / tp / pp / cp;
+    if (batch_ % dp != 0) {
+      unsplittable_.push_back(fmt::format("DP {} (with TP {}, PP {}{}) does not divide the step's batch of {}", dp, tp, pp,
+                                          cp > 1 ? fmt::format(", CP {}", cp) : "", batch_));
+      return;
+    }
+    for (auto [zeroStage, level] : {std::pair{0, 0}, {1, 0}, {2, 0}, {0, 1}}) {
+      if ((zeroStage > 0 || level > 0) && dp * cp == 1) continue;
+      for (int64_t ep : expertParallelChoices(dp, tp)) {
+        Config base;
+        base.tp = tp, base.pp = pp, base.dp = dp, base.ep = ep, base.cp = cp, base.zeroStage = zeroStage,
+        base.optimizerLevel = level;
+        // The lower bound: every parameter once over the tensor and pipeline ranks (the
+        // experts' once over the expert ranks too).
+        double trained = totalTrained_ - expertElements_ * (1 - 1.0 / static_cast<double>(ep));
+        double floor = trained / static_cast<double>(tp * pp) * bytesPerElement(base);
+        for (int64_t mbs : divisorsOf(batch_ / dp)) {
+          // With context parallelism a micro-batch is one sequence (its chunks are what the
+          // ranks share; Megatron's and Llama 3's long-context runs use micro-batch 1).
+          if (mbs > kMaxMicroBatchSize || (cp > 1 && mbs > 1)) break;
+          base.mbs = mbs, base.micro = batch_ / dp / mbs;
+          addVariants(base, floor);
         }
       }
     }
@@ -248,7 +291,9 @@ class Search {
       for (bool weighted : {false, true})
         for (bool sp : {false, true})
           for (Recompute r : kRecomputes) {
-            if ((sp && base.tp == 1) || (weighted && base.pp == 1)) continue;
+            // (Sequence parallelism with context parallelism is not planned: their token splits
+            // would have to nest.)
+            if ((sp && (base.tp == 1 || base.cp > 1)) || (weighted && base.pp == 1)) continue;
             ++considered_;
             if (!fits(floor)) {
               ++pruned_;
@@ -263,13 +308,13 @@ class Search {
 
   // --- the layer model ---
 
-  const LayerModel* modelFor(int64_t tp, int64_t mbs, bool sp, int64_t ep) {
-    auto key = std::make_tuple(tp, mbs, sp, ep);
+  const LayerModel* modelFor(int64_t tp, int64_t mbs, bool sp, int64_t ep, int64_t cp) {
+    auto key = std::make_tuple(tp, mbs, sp, ep, cp);
     auto it = models_.find(key);
     // Past the time limit no new layer model is made (the configurations needing one drop out).
     if (it == models_.end() && probes_ > 0 && timeUp()) return nullptr;
     if (it == models_.end()) {
-      it = models_.emplace(key, buildLayerModel(graph_, options_, layers_, tp, mbs, sp, attention_, ep, compile_)).first;
+      it = models_.emplace(key, buildLayerModel(graph_, options_, layers_, tp, mbs, sp, attention_, ep, compile_, cp)).first;
       if (it->second) ++probes_;
     }
     return it->second ? &*it->second : nullptr;
@@ -281,8 +326,9 @@ class Search {
     const LayerModel& m = *c.model;
     const bool selective = c.recompute == Recompute::Selective, full = c.recompute == Recompute::Full;
     const double micro = static_cast<double>(c.micro);
-    const int64_t stageDevices = c.dp * c.tp;
-    const GroupSpan dpSpan = groupSpan(DeviceMatrix::unnamed({c.dp, c.tp}), {0}, cluster_.devicesPerNode);
+    const int64_t stageDevices = c.dp * c.cp * c.tp;
+    // A weight's replicas (its gradient's reduction group): the data and context ranks.
+    const GroupSpan dpSpan = groupSpan(DeviceMatrix::unnamed({c.dp * c.cp, c.tp}), {0}, cluster_.devicesPerNode);
     const double p2p = c.pp > 1 ? collectiveSeconds(CollectiveKind::PointToPoint, m.boundaryBytes,
                                                     pairSpan(stageDevices, cluster_.devicesPerNode), cluster_)
                                 : 0;
@@ -317,13 +363,13 @@ class Search {
       // reduce-scatters their gradients after its backward.
       if (c.optimizerLevel > 0) {
         double weights = trained * gradientBytes;
-        comm += 2 * collectiveSeconds(CollectiveKind::AllGather, weights / static_cast<double>(c.dp), dpSpan, cluster_);
+        comm += 2 * collectiveSeconds(CollectiveKind::AllGather, weights / static_cast<double>(c.dp * c.cp), dpSpan, cluster_);
       }
       slowest = std::max(slowest, compute + comm);
       double sync = gradientReductionSeconds(trained * gradientBytes, gradientBytes, dpSpan, cluster_);
       if (c.optimizerLevel > 0) sync = 0;  // reduce-scattered with each micro-batch above
       exposedSync = std::max(exposedSync, std::max(0.0, sync - backward));
-      double shard = c.zeroStage > 0 || c.optimizerLevel > 0 ? static_cast<double>(c.dp) : 1.0;
+      double shard = c.zeroStage > 0 || c.optimizerLevel > 0 ? static_cast<double>(c.dp * c.cp) : 1.0;
       update = std::max(update, trained / shard * optimizerBytes() / (cluster_.device.hbmBandwidth * cluster_.memoryEfficiency));
       // Memory: the stage's parameters with their step state, the saved activations of the
       // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
@@ -357,7 +403,7 @@ class Search {
 
   std::optional<Prepared> prepare(Config& c) const {
     Prepared p{graph_, options_, &c};
-    if (splitBatch(p.graph, c.dp * c.mbs) || seedTensorParallel(p.graph, c.dp, c.tp, c.sp, c.ep)) return std::nullopt;
+    if (splitBatch(p.graph, c.dp * c.mbs) || seedTensorParallel(p.graph, c.dp, c.tp, c.sp, c.ep, c.cp)) return std::nullopt;
     clearRecompute(p.graph);
     markRecompute(p.graph, layers_, c.recompute, attention_);
     for (OpId id : p.graph.order) {
@@ -368,7 +414,7 @@ class Search {
       op.chunk = static_cast<int32_t>(virtualStage / c.pp);
     }
     CompileOptions& o = p.options;
-    o = searchCompileOptions(options_, c.dp * c.tp);
+    o = searchCompileOptions(options_, c.dp * c.cp * c.tp);
     o.pipelineStages = c.pp;
     o.virtualStages = c.v;
     o.microBatches = c.micro;
@@ -414,7 +460,7 @@ class Search {
 
   SearchConfiguration described(const Config& c) const {
     SearchConfiguration s;
-    s.dp = c.dp, s.tp = c.tp, s.pp = c.pp, s.ep = c.ep, s.microBatchSize = c.mbs, s.microBatches = c.micro,
+    s.dp = c.dp, s.tp = c.tp, s.pp = c.pp, s.cp = c.cp, s.ep = c.ep, s.microBatchSize = c.mbs, s.microBatches = c.micro,
     s.sequenceParallel = c.sp;
     s.virtualStages = c.v;
     s.recompute = recomputeName(c.recompute);
@@ -503,7 +549,10 @@ class Search {
   int64_t experts_ = 0;        // the grouped experts' count (0: no experts)
   double expertElements_ = 0;  // their weights' elements
   std::vector<Config> configs_;
-  std::map<std::tuple<int64_t, int64_t, bool, int64_t>, std::optional<LayerModel>> models_;
+  int64_t sequence_ = 0;            // the tokens a sequence holds (0: no lookup of token ids found)
+  int64_t hidden_ = 0;              // the lookup's hidden size
+  bool attentionProducts_ = false;  // context parallelism splits their queries
+  std::map<std::tuple<int64_t, int64_t, bool, int64_t, int64_t>, std::optional<LayerModel>> models_;
   int64_t considered_ = 0, pruned_ = 0, probes_ = 0;
   std::vector<std::string> unsplittable_;  // why each mesh that could not split the model was left out
   // What search_time_limit left unexplored: configurations without a layer model (so without an

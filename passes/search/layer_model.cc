@@ -109,11 +109,11 @@ CompileOptions searchCompileOptions(const CompileOptions& base, int64_t devices)
 
 std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers, int64_t tp,
                                           int64_t mbs, bool sp, std::vector<bool>& attention, int64_t ep,
-                                          const TrialCompile& compile) {
+                                          const TrialCompile& compile, int64_t cp) {
   Graph g = graph;
   // A tensor-parallel size or micro-batch the shapes do not divide has no model.
-  if (splitBatch(g, mbs * ep) || seedTensorParallel(g, ep, tp, sp, ep)) return std::nullopt;
-  CompileOptions o = searchCompileOptions(base, tp * ep);
+  if (splitBatch(g, mbs * ep) || seedTensorParallel(g, ep, tp, sp, ep, cp)) return std::nullopt;
+  CompileOptions o = searchCompileOptions(base, tp * ep * cp);
   o.enableAlltoall = o.enableAlltoall || ep > 1;  // the tokens to their experts and back
   DiagnosticEngine quiet("search", "");
   PassContext context{quiet};

@@ -50,6 +50,16 @@ bool isExpertProduct(const Graph& graph, const Op& op) {
 
 }  // namespace
 
+bool isAttentionProduct(const Graph& graph, const Op& op) {
+  if (op.type != "BatchMatMul" || op.operands.size() < 2 || flag(op, "transpose_a")) return false;
+  for (size_t i = 0; i < 2; ++i) {
+    const Operand& o = op.operands[i];
+    if (!o.isValue() || graph.value(o.value).kind == ValueKind::Parameter || graph.value(o.value).type.shape.size() != 4)
+      return false;
+  }
+  return true;
+}
+
 std::pair<int64_t, double> expertsOf(const Graph& graph) {
   int64_t experts = 0;
   double elements = 0;
@@ -62,7 +72,8 @@ std::pair<int64_t, double> expertsOf(const Graph& graph) {
   return {experts, elements};
 }
 
-std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel, int64_t ep) {
+std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel, int64_t ep,
+                                              int64_t cp) {
   // Per value: split on its features by a column-parallel product upstream.
   std::vector<bool> featureSplit(graph.values.size(), false);
   for (OpId id : graph.order) {
@@ -94,7 +105,10 @@ std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t 
       bool row = featureSplit[op.operands[0].value];
       bool transposed = flag(op, "transpose_b");
       IntTuple xs(x.size(), 1), ws{1, 1};
+      // The tokens: [B, S, .] over data and context ranks on two dims, [B * S, .] on one.
       xs[0] = dp;
+      if (x.size() >= 3) xs[1] = cp;
+      else xs[0] *= cp;
       if (row) xs.back() = tp;
       // The weight's output features (column-parallel) or its contraction (row-parallel).
       ws[(row != transposed) ? 0 : 1] = tp;
@@ -106,9 +120,17 @@ std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t 
       if (!indices.empty()) {
         IntTuple is(indices.size(), 1);
         is[0] = dp;
+        if (indices.size() >= 2) is[1] = cp;
+        else is[0] *= cp;
         seed = ShardStrategy{IntTuple{1, 1}, is};
         shapes = {&graph.value(op.operands[0].value).type.shape, &indices};
       }
+    } else if (cp > 1 && isAttentionProduct(graph, op)) {
+      // The rank's query chunk against every key (and value): heads over the tensor ranks.
+      seed = ShardStrategy{IntTuple{dp, tp, cp, 1}, IntTuple{dp, tp, 1, 1}};
+      shapes = {&graph.value(op.operands[0].value).type.shape, &graph.value(op.operands[1].value).type.shape};
+      // Its heads stay split as the column-parallel projections left them.
+      split = featureSplit[op.operands[0].value] || featureSplit[op.operands[1].value];
     } else if (sequenceParallel && tp > 1 && isTokenwise(graph, op, featureSplit)) {
       // Tokens split over data and tensor ranks; parameters (a norm's gain and bias) whole.
       for (const Operand& o : op.operands) {

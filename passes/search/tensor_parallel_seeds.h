@@ -24,10 +24,20 @@ namespace irc {
 // ranks (the groups over the other dp / ep), as Megatron-Core folds EP inside DP; the tokens reach
 // their experts by AlltoAll. The experts stay whole over TP (expert tensor parallelism 1).
 //
+// Context parallelism (`cp`, Megatron's and MindFormers' context_parallel; Llama 3's 131k run):
+// every sequence's tokens split cp ways for the whole layer — the activations' token dim over
+// the cp ranks after the data-parallel ones — and attention's products computing their query
+// chunk against keys and values whole over the cp ranks (gathered by the redistribution: Llama
+// 3's all-gather variant): [B, heads, S, d] seeded [dp, tp, cp, 1] by [dp, tp, 1, 1].
+//
 // Sets in_strategy on the graph's weight products and lookups; the error when a split does not
 // divide a dimension it splits (the graph is then partly seeded: use a copy).
-std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel = false,
-                                              int64_t ep = 1);
+std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel = false, int64_t ep = 1,
+                                              int64_t cp = 1);
+
+// An attention product: a BatchMatMul of two 4-D activations [B, heads, S, .] (the scores from
+// queries and keys, the context from probabilities and values).
+bool isAttentionProduct(const Graph& graph, const Op& op);
 
 // The experts of the graph's grouped expert products (the largest E), 0 without any, and the
 // elements of their weights.

@@ -28,8 +28,8 @@ namespace {
 
 // A GPT of `layers` layers as ../shared/tools/gen_cluster_model.py writes one (hidden 64, 4 heads,
 // sequence 16, vocabulary 256, tied head), the step's `batch` sequences in its input.
-std::string smallGpt(int64_t devices, int layers, int64_t batch, const std::string& parallelExtra = "") {
-  const int H = 64, A = 4, hd = 16, S = 16, V = 256;
+std::string smallGpt(int64_t devices, int layers, int64_t batch, const std::string& parallelExtra = "", int64_t S = 16) {
+  const int H = 64, A = 4, hd = 16, V = 256;
   const int64_t T = batch * S;
   std::string out = fmt::format(
       "name: gpt\nparallel: {{device_num: {}, search_mode: auto, training: true, optimizer: adamw, "
@@ -280,6 +280,38 @@ TEST_CASE("configuration search: the interleaved schedule is a dimension, and it
   REQUIRE(step);
   CHECK(step->total == doctest::Approx(c.stepSeconds).epsilon(1e-12));
   CHECK(verifyCompiled(all).ok);
+}
+
+TEST_CASE("configuration search: context parallelism is a dimension, and its plan compiles to its estimate and verifies") {
+  // One sequence of 256 tokens on 8 devices: data parallelism has one sequence to split, so
+  // the devices go to tensor, pipeline or context ranks; the seeds of a CP plan split every
+  // activation's tokens over the context ranks and keep the keys and values whole for the
+  // attention products.
+  auto [seeded, seededSettings, seededData] = parseModelAndSettings(smallGpt(8, 2, 1, "", 256));
+  REQUIRE_FALSE(seedTensorParallel(seeded, 1, 2, false, 1, 4).has_value());
+  CHECK(seedOf(seeded, "l0_qkv") == ShardStrategy{{4, 1}, {1, 2}});
+  CHECK(seedOf(seeded, "l0_scores") == ShardStrategy{{1, 2, 4, 1}, {1, 2, 1, 1}});
+  CHECK(seedOf(seeded, "l0_ctx") == ShardStrategy{{1, 2, 4, 1}, {1, 2, 1, 1}});
+  CHECK(seedOf(seeded, "l0_proj") == ShardStrategy{{4, 2}, {2, 1}});
+  CHECK(seedOf(seeded, "embed") == ShardStrategy{{1, 1}, {1, 4}});
+
+  auto [g, gSettings, gData] = parseModelAndSettings(smallGpt(8, 2, 1, "", 256));
+  CompileOptions options = optionsFromModel(gSettings);
+  DiagnosticEngine diags("m.yaml", "");
+  REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
+  const ConfigurationSearch& account = *g.search->configuration;
+  // Considered: a CP plan is listed (chosen or a runner-up) with its estimate.
+  bool listed = account.chosen.cp > 1;
+  for (const SearchConfiguration& a : account.alternatives) listed = listed || a.cp > 1;
+  CHECK(listed);
+  const SearchConfiguration& c = account.chosen;
+  CHECK(c.dp * c.tp * c.pp * c.cp == 8);
+  CHECK(256 % (2 * c.cp) == 0);  // each sequence in 2 x CP chunks
+  Compiled all = compileAllRanks(writePlanModelYaml(g, options));
+  REQUIRE_MESSAGE(all.errors.empty(), all.errors);
+  CHECK(estimateClusterStep(all.global, all.options)->total == doctest::Approx(c.stepSeconds).epsilon(1e-12));
+  CHECK(verifyCompiled(all).ok);
+  MESSAGE("chosen: DP ", c.dp, " TP ", c.tp, " PP ", c.pp, " CP ", c.cp, ", ", c.stepSeconds, " s");
 }
 
 TEST_CASE("configuration search: nothing fits a budget below the parameters' floor") {
