@@ -54,13 +54,14 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   std::vector<StageWork> work(stages);
   double forwardFlops = 0, recomputeFlops = 0;
   const bool eager = c.dispatch == Dispatch::Eager;
-  EagerDispatchCounter dispatches(graph, settings);
+  std::optional<EagerDispatchCounter> dispatches;
+  if (eager) dispatches.emplace(graph, settings);
   forEachOpTime(graph, settings, [&](const Op& op, const StepTime& t) {
     StageWork& w = work[std::clamp<int64_t>(op.stage, 0, stages - 1)];
     bool again = training && std::as_const(op).annotation->recompute;
     if (eager) {
       // A recomputed op is issued again before its backward.
-      OpDispatches d = dispatches.next(op);
+      OpDispatches d = dispatches->next(op);
       w.eagerOps.push_back({d.forward * c.hostOpSeconds, t.compute, (d.backward + (again ? d.forward : 0)) * c.hostOpSeconds,
                             2 * t.compute + (again ? t.compute : 0)});
       w.parameters += d.parameters;

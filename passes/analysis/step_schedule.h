@@ -4,7 +4,9 @@
 // checkpointed ops — with tensor-parallel collectives and redistributions on the critical path;
 // the pipeline's 1F1B schedule, (M + P - 1) slots of its slowest stage; the data-parallel
 // gradient reduction overlapped with the last micro-batch's backward, what does not hide
-// exposed; the optimizer's update at HBM bandwidth. And what it computes: model FLOPs (forward
+// exposed; the optimizer's update at HBM bandwidth. With eager dispatch (`cluster.dispatch`)
+// each stage's micro-batch is the host issuing its ops and the device running them
+// (passes/analysis/eager_dispatch.h), and the optimizer's loop is issued op by op too. And what it computes: model FLOPs (forward
 // and backward) and hardware FLOPs (with recompute), TFLOP/s per device and MFU.
 #include <optional>
 
