@@ -1,7 +1,7 @@
 #pragma once
 // The YAML readers (private to frontends/): ModelReader reads a model file, PlanReader a plan
-// over an ONNX graph (`graph: FILE.onnx`); what they share (parallel, cluster, strategies,
-// recompute, stages) is their base's.
+// over an ONNX graph or a config.json (`graph: FILE`); each holds the block readers they share
+// (parallel, cluster, strategies, recompute, stages: ModelLoader) and the state those read into.
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,12 +40,11 @@ std::string closestNames(const std::string& key, const std::vector<std::string>&
 // What model files and plans share: the parsed document, the `parallel` and `cluster` blocks
 // (frontends/yaml/parallel_block.cc, cluster_reader.cc), an op's strategies and shardings,
 // `recompute:` and `stages:` by op or module glob. The graph and the settings read are two
-// results: finish() hands both over.
+// results: finish() hands both over. Each reader holds one (no reader inherits it).
 class ModelLoader {
  public:
   ModelLoader(DiagnosticEngine& diags, const FrontendOptions& options) : reader_(diags), options_(options) {}
 
- protected:
   // The graph and settings read, or nullopt when anything was reported.
   std::optional<LoadedGraph> finish();
   bool stop() const { return reader_.diags().capReached(); }
@@ -78,12 +77,19 @@ class ModelLoader {
 };
 
 // A model file (spec/model-format.md): inputs, parameters and ops in YAML (yaml_frontend.cc).
-class ModelReader : public ModelLoader {
+class ModelReader {
  public:
-  using ModelLoader::ModelLoader;
+  ModelReader(DiagnosticEngine& diags, const FrontendOptions& options) : blocks_(diags, options) {}
   std::optional<LoadedGraph> read(const YamlNode& root);
 
  private:
+  ModelLoader blocks_;  // the shared block readers and what they read into
+  // Its state by the names the reader's methods use.
+  YamlReader& reader_ = blocks_.reader_;
+  const FrontendOptions& options_ = blocks_.options_;
+  Graph& graph_ = blocks_.graph_;
+  ParallelConfig& parallel_ = blocks_.parallel_;
+
   void reserveTables(const YamlNode& root);
   void readTensors(const YamlNode& list, ValueKind kind);
   void declareOps(const YamlNode& list);
@@ -115,12 +121,19 @@ class ModelReader : public ModelLoader {
 
 // A plan (docs/onnx.md): the graph from an ONNX file, strategies by node-name glob, DTensor's
 // styles on module paths (model_plan.cc, plan_modules.cc).
-class PlanReader : public ModelLoader {
+class PlanReader {
  public:
-  using ModelLoader::ModelLoader;
+  PlanReader(DiagnosticEngine& diags, const FrontendOptions& options) : blocks_(diags, options) {}
   std::optional<LoadedGraph> read(const YamlNode& root);
 
  private:
+  ModelLoader blocks_;  // the shared block readers and what they read into
+  // Its state by the names the reader's methods use.
+  YamlReader& reader_ = blocks_.reader_;
+  const FrontendOptions& options_ = blocks_.options_;
+  Graph& graph_ = blocks_.graph_;
+  ParallelConfig& parallel_ = blocks_.parallel_;
+
   bool readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims);
   // The plan's graph from its file into graph_; false after reporting at the `graph:` line.
   bool loadOnnxGraph(const YamlNode& graphNode, const std::string& file, const std::string& path, const std::string& bytes,

@@ -67,8 +67,8 @@ std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
   // The plan's graph is a torch model's: it trains as torch does unless the block says otherwise.
   parallel_.gradientBuffer = GradientBuffer::Freed;
   parallel_.optimizerKernels = OptimizerKernels::ForLoop;
-  if (auto p = reader_.required(root, "parallel", "the plan")) readParallel(*p);
-  if (auto c = reader_.optional(root, "cluster")) readCluster(*c);
+  if (auto p = reader_.required(root, "parallel", "the plan")) blocks_.readParallel(*p);
+  if (auto c = reader_.optional(root, "cluster")) blocks_.readCluster(*c);
   if (!file || reader_.diags().hasErrors()) return std::nullopt;
 
   std::string path = *file;
@@ -102,7 +102,7 @@ std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
     return std::nullopt;
   if (auto n = reader_.optional(root, "name"))
     if (auto s = reader_.string(*n, "name")) graph_.name = *s;
-  if (parallelOk_) {
+  if (blocks_.parallelOk_) {
     if (auto s = reader_.optional(root, "sharding")) applyPlanShardings(*s);
     // A node is configured once: by a module's style or by its name.
     std::vector<std::string> claimedBy(graph_.ops.size());
@@ -117,11 +117,11 @@ std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
       reader_.error(*u, "unlisted says how ops no module style names are sharded; the plan has no modules:");
     }
     if (auto s = reader_.optional(root, "strategies")) applyPlanStrategies(*s, claimedBy);
-    if (auto r = reader_.optional(root, "recompute")) applyPlanRecompute(*r);
+    if (auto r = reader_.optional(root, "recompute")) blocks_.applyPlanRecompute(*r);
     // Stages the degrees assigned stand unless the plan gives its own.
-    if (auto stages = reader_.optional(root, "stages"); stages || !degreeStages_) readStages(stages);
+    if (auto stages = reader_.optional(root, "stages"); stages || !degreeStages_) blocks_.readStages(stages);
   }
-  return finish();
+  return blocks_.finish();
 }
 
 bool PlanReader::loadOnnxGraph(const YamlNode& graphNode, const std::string& file, const std::string& path,
@@ -146,7 +146,7 @@ bool PlanReader::loadOnnxGraph(const YamlNode& graphNode, const std::string& fil
     if (d.severity == Severity::Warning)
       reader_.diags().warning(locOf(graphNode),
                               fmt::format("{}{}: {}", file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
-  parameterData_ = std::move(onnx->parameterData);
+  blocks_.parameterData_ = std::move(onnx->parameterData);
   graph_ = std::move(onnx->graph);
   return true;
 }
@@ -181,7 +181,7 @@ void PlanReader::applyPlanStrategies(const YamlNode& node, std::vector<std::stri
       }
       claimedBy[id] = key;
       OpSource src{id, entry, true, true};
-      readAnnotations(src);
+      blocks_.readAnnotations(src);
     }
   }
 }

@@ -117,31 +117,31 @@ std::optional<LoadedGraph> ModelReader::read(const YamlNode& root) {
   reserveTables(root);
   if (auto n = reader_.optional(root, "name"))
     if (auto s = reader_.string(*n, "name")) graph_.name = *s;
-  if (auto p = reader_.required(root, "parallel", "the model")) readParallel(*p);
+  if (auto p = reader_.required(root, "parallel", "the model")) blocks_.readParallel(*p);
   if (parallel_.degrees.given())
     reader_.diags().error(parallel_.loc,
                           "data_parallel, model_parallel, expert_parallel, context_parallel and "
                           "sequence_parallel are a config.json plan's degrees (graph: config.json); a model "
                           "file gives strategies");
-  if (auto c = reader_.optional(root, "cluster")) readCluster(*c);
+  if (auto c = reader_.optional(root, "cluster")) blocks_.readCluster(*c);
   if (auto i = reader_.optional(root, "inputs")) readTensors(*i, ValueKind::Input);
   if (auto p = reader_.optional(root, "parameters")) readTensors(*p, ValueKind::Parameter);
   auto opsNode = reader_.required(root, "ops", "the model");
   if (opsNode) declareOps(*opsNode);
-  if (stop()) return std::nullopt;
+  if (blocks_.stop()) return std::nullopt;
   for (OpSource& src : sources_) resolveOperands(src);
-  if (stop()) return std::nullopt;
+  if (blocks_.stop()) return std::nullopt;
   if (!orderOps()) return std::nullopt;
   inferTypes();
-  if (parallelOk_) {
+  if (blocks_.parallelOk_) {
     readTensorShardings();  // inputs and parameters come before ops in a model file
     for (OpSource& src : sources_)
-      if (src.typesOk) readAnnotations(src);
-    if (auto r = reader_.optional(root, "recompute")) applyPlanRecompute(*r);
-    readStages(reader_.optional(root, "stages"));
+      if (src.typesOk) blocks_.readAnnotations(src);
+    if (auto r = reader_.optional(root, "recompute")) blocks_.applyPlanRecompute(*r);
+    blocks_.readStages(reader_.optional(root, "stages"));
   }
   readOutputs(reader_.optional(root, "outputs"));
-  return finish();
+  return blocks_.finish();
 }
 
 // Sized once from the lengths of the model's lists: growing them rehashes (and moves) every
@@ -169,7 +169,7 @@ void ModelReader::readTensors(const YamlNode& list, ValueKind kind) {
   const char* section = kind == ValueKind::Input ? "inputs" : "parameters";
   if (!reader_.sequence(list, section)) return;
   for (const YamlNode& t : list) {
-    if (stop()) return;
+    if (blocks_.stop()) return;
     if (!reader_.checkMap(t, fmt::format("an entry of '{}'", section), kTensorKeys)) continue;
     auto nameNode = reader_.required(t, "name", fmt::format("an entry of '{}'", section));
     auto shapeNode = reader_.required(t, "shape", fmt::format("an entry of '{}'", section));
@@ -215,7 +215,7 @@ void ModelReader::declareOps(const YamlNode& list) {
   const std::vector<std::string> typeNames = modelOpTypeNames();
   int index = 0;
   for (const YamlNode& node : list) {
-    if (stop()) return;
+    if (blocks_.stop()) return;
     if (!reader_.checkMap(node, "an op", kOpKeys)) continue;
     auto nameNode = reader_.required(node, "name", "an op");
     auto typeNode = reader_.required(node, "type", "an op");
@@ -354,7 +354,7 @@ std::optional<Attribute> ModelReader::readAttr(const YamlNode& node, const AttrS
 }
 
 void ModelReader::resolveOperands(OpSource& src) {
-  if (stop()) return;
+  if (blocks_.stop()) return;
   Op& op = graph_.op(src.id);
   const OpDef& def = *findOpDef(op.type);
   auto inputsNode = reader_.optional(src.node, "inputs");
