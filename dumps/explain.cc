@@ -197,12 +197,12 @@ std::string configurationRow(const SearchConfiguration& c) {
                           : c.optimizerLevel > 0 ? fmt::format("opt. parallel {}", c.optimizerLevel)
                                                  : "unsharded";
   return fmt::format(
-      "  DP {:>4} x TP {:>2} x PP {:>3}{}{}{}  micro-batch {} x {:<4} recompute {:<9} optimizer {:<15}  "
+      "  DP {:>4} x TP {:>2} x PP {:>3}{}{}{}{}  micro-batch {} x {:<4} recompute {:<9} optimizer {:<15}  "
       "{:8.4g} s  {:6.1f} TFLOP/s  peak {:6.1f} GiB  ({})\n      layers per stage: {}; {}\n",
-      c.dp, c.tp, c.pp, c.virtualStages > 1 ? fmt::format(" (v {})", c.virtualStages) : "",
-      c.ep > 1 ? fmt::format(" EP {}", c.ep) : "", c.sequenceParallel ? " +SP" : "    ", c.microBatchSize, c.microBatches,
-      c.recompute, optimizer, c.stepSeconds, c.tflopsPerDevice, c.peakBytes / (1024.0 * 1024 * 1024),
-      c.compiled ? "compiled" : "layer model", stages, c.verdict);
+      c.dp, c.tp, c.pp, c.cp > 1 ? fmt::format(" x CP {}", c.cp) : "",
+      c.virtualStages > 1 ? fmt::format(" (v {})", c.virtualStages) : "", c.ep > 1 ? fmt::format(" EP {}", c.ep) : "",
+      c.sequenceParallel ? " +SP" : "    ", c.microBatchSize, c.microBatches, c.recompute, optimizer, c.stepSeconds,
+      c.tflopsPerDevice, c.peakBytes / (1024.0 * 1024 * 1024), c.compiled ? "compiled" : "layer model", stages, c.verdict);
 }
 
 }  // namespace
@@ -219,8 +219,9 @@ std::string explainSearchText(const SearchSummary& s) {
             : "");
   const ConfigurationSearch& c = *s.configuration;
   std::string out = fmt::format(
-      "structural search over {} repeated layers: {} configurations (DP x TP x PP, micro-batch size, recompute, optimizer "
-      "level, sequence parallelism), {} dropped by the memory lower bound, {} layer models compiled, {} plans compiled whole\n"
+      "structural search over {} repeated layers: {} configurations (DP x TP x PP x CP, expert parallelism, virtual "
+      "stages, micro-batch size, recompute, optimizer level, sequence parallelism), {} dropped by the memory lower bound, {} "
+      "layer models compiled, {} plans compiled whole\n"
       "chosen:\n",
       c.layers, c.considered, c.prunedByMemory, c.probes, c.compiledPlans);
   out += configurationRow(c.chosen);

@@ -314,10 +314,12 @@ void printSearch(const SearchSummary& s) {
     const ConfigurationSearch& c = *s.configuration;
     const SearchConfiguration& k = c.chosen;
     std::cerr << fmt::format(
-        "irc: search: DP {} x TP {} x PP {}{}{}, micro-batch {} x {}, recompute {}, ZeRO stage {}, optimizer level {}: "
+        "irc: search: DP {} x TP {} x PP {}{}{}{}{}, micro-batch {} x {}, recompute {}, ZeRO stage {}, optimizer level {}: "
         "estimated step {:.4g} s, {:.4g} TFLOP/s per device, peak {}{} ({} layers; {} "
         "configurations, {} dropped by the memory bound, {} layer models, {} plans compiled)\n",
-        k.dp, k.tp, k.pp, k.virtualStages > 1 ? fmt::format(" ({} virtual stages each)", k.virtualStages) : "",
+        k.dp, k.tp, k.pp, k.cp > 1 ? fmt::format(" x CP {}", k.cp) : "",
+        k.virtualStages > 1 ? fmt::format(" ({} virtual stages each)", k.virtualStages) : "",
+        k.ep > 1 ? fmt::format(" (experts over {} of the data-parallel ranks)", k.ep) : "",
         k.sequenceParallel ? " (sequence parallel)" : "", k.microBatchSize, k.microBatches, k.recompute, k.zeroStage,
         k.optimizerLevel, k.stepSeconds, k.tflopsPerDevice, formatBytes(k.peakBytes),
         s.memoryBudget > 0 ? " within " + formatBytes(s.memoryBudget) : std::string(" (no memory budget)"), c.layers,

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dumps/explain.h"
 #include "dumps/model_yaml_writer.h"
 #include "ops/batch_split.h"
 #include "passes/pipeline/compile.h"
@@ -305,6 +306,9 @@ TEST_CASE("configuration search: context parallelism is a dimension, and its pla
   for (const SearchConfiguration& a : account.alternatives) listed = listed || a.cp > 1;
   CHECK(listed);
   const SearchConfiguration& c = account.chosen;
+  // One sequence: DP has nothing to split; CP splits its tokens without TP's collectives.
+  CHECK(c.cp > 1);
+  CHECK(explainSearchText(*g.search).find(fmt::format("x CP {}", c.cp)) != std::string::npos);
   CHECK(c.dp * c.tp * c.pp * c.cp == 8);
   CHECK(256 % (2 * c.cp) == 0);  // each sequence in 2 x CP chunks
   Compiled all = compileAllRanks(writePlanModelYaml(g, options));
