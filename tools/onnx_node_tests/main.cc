@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
   if (every > 1) {
     std::vector<fs::path> sample;
     for (size_t i = 0; i < tests.size(); i += every) sample.push_back(tests[i]);
-    std::cout << fmt::format("onnx node tests: every {}th of {} tests in name order\n", every, tests.size());
+    std::cout << fmt::format("onnx node tests: one in every {} of the {} tests, in name order\n", every, tests.size());
     tests = std::move(sample);
   }
   int run = 0, matched = 0, verified = 0, skipped = 0, foldedRun = 0, foldedMatched = 0;
