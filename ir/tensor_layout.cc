@@ -110,6 +110,56 @@ TensorLayout TensorLayout::standardForm() const {
 
 namespace {
 
+// What an axis does in a layout: unused, partial, or the `position`-th axis of `dim`.
+struct AxisRole {
+  int dim = -1;  // -1: not on a dim
+  int position = 0;
+  bool partial = false;
+};
+
+std::vector<AxisRole> axisRoles(const TensorLayout& l) {
+  std::vector<AxisRole> roles(l.mesh.rank());
+  for (size_t d = 0; d < l.dims.size(); ++d)
+    for (size_t k = 0; k < l.dims[d].size(); ++k) roles[l.dims[d][k]] = {static_cast<int>(d), static_cast<int>(k), false};
+  for (int a : l.partialAxes) roles[a].partial = true;
+  return roles;
+}
+
+// Whether axis a + 1 continues axis a's role, so that the two act as one axis of their product.
+bool continues(const AxisRole& a, const AxisRole& next) {
+  if (a.partial || next.partial) return a.partial && next.partial;
+  if (a.dim < 0 || next.dim < 0) return a.dim < 0 && next.dim < 0;
+  return a.dim == next.dim && next.position == a.position + 1;
+}
+
+}  // namespace
+
+TensorLayout TensorLayout::coarsestForm() const {
+  TensorLayout s = standardForm();
+  std::vector<AxisRole> roles = axisRoles(s);
+  for (int a = 0; a + 1 < s.mesh.rank();) {
+    if (!continues(roles[a], roles[a + 1])) {
+      ++a;
+      continue;
+    }
+    // Merge a + 1 into a: drop it from the lists and renumber the axes after it.
+    s.mesh.dims[a] *= s.mesh.dims[a + 1];
+    s.mesh.dims.erase(s.mesh.dims.begin() + a + 1);
+    auto drop = [&](std::vector<int>& axes) {
+      axes.erase(std::remove(axes.begin(), axes.end(), a + 1), axes.end());
+      for (int& x : axes)
+        if (x > a + 1) --x;
+    };
+    for (auto& axes : s.dims) drop(axes);
+    drop(s.partialAxes);
+    roles = axisRoles(s);
+  }
+  s.mesh.names = AxisNames::unnamed(s.mesh.dims.size());
+  return s;
+}
+
+namespace {
+
 // Whether two axis lists are equal once the size-1 axes are dropped and the rest renumbered.
 bool sameKeptAxes(const std::vector<int>& a, const int* renumberA, const std::vector<int>& b, const int* renumberB) {
   size_t i = 0, j = 0;
@@ -160,7 +210,13 @@ bool TensorLayout::sameAs(const TensorLayout& other) const {
   int countA = 0, countB = 0;
   renumberAxes(mesh, ra, ka, countA);
   renumberAxes(other.mesh, rb, kb, countB);
-  if (countA != countB || !std::equal(ka, ka + countA, kb)) return false;
+  // Different meshes may still place the data alike (one refines the other): compare coarsest.
+  if (countA != countB || !std::equal(ka, ka + countA, kb)) {
+    if (mesh.deviceCount() != other.mesh.deviceCount()) return false;
+    TensorLayout a = coarsestForm(), b = other.coarsestForm();
+    return a.mesh.dims == b.mesh.dims && a.dims == b.dims && a.partialAxes == b.partialAxes &&
+           (a.partialAxes.empty() || a.partialOp == b.partialOp);
+  }
   for (size_t d = 0; d < dims.size(); ++d)
     if (!sameKeptAxes(dims[d], ra, other.dims[d], rb)) return false;
   if (!sameKeptAxes(partialAxes, ra, other.partialAxes, rb)) return false;

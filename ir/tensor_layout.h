@@ -45,7 +45,13 @@ struct TensorLayout {
 
   // Size-1 device axes removed and the rest renumbered; layouts are compared in this form.
   TensorLayout standardForm() const;
-  bool sameAs(const TensorLayout& other) const;  // equality in standard form
+  // The standard form with every two adjacent axes that play one role merged: both unused, both
+  // partial, or one right after the other on the same dim. A mesh refined (an axis of 128 split
+  // 8 x 16 where a reshape needs it, MindSpore's device-arrangement expansion) gives the same
+  // coarsest form, so two layouts hold the same data on every rank exactly when these are equal.
+  TensorLayout coarsestForm() const;
+  // Equality in standard form, or, where the meshes differ, in coarsest form.
+  bool sameAs(const TensorLayout& other) const;
   bool operator==(const TensorLayout&) const = default;
 };
 

@@ -155,7 +155,8 @@ TEST_CASE("property: the blocks of all ranks tile the tensor, each held by devic
 TEST_CASE("sameAs is equality of the standard forms, size-1 axes and names aside") {
   // sameAs compares without building the standard forms; check it against them on random
   // layouts over small meshes (and a few of 15 to 20 axes) with size-1 axes, shared and partial
-  // axes.
+  // axes. Where the meshes differ once size-1 axes are dropped, the coarsest forms decide
+  // (checked against every rank's blocks in the next case).
   std::mt19937 rng(7);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   auto randomLayout = [&]() {
@@ -175,10 +176,14 @@ TEST_CASE("sameAs is equality of the standard forms, size-1 axes and names aside
     l.partialOp = pick(2) ? ReduceOp::Sum : ReduceOp::Max;
     return l;
   };
-  auto reference = [](const TensorLayout& a, const TensorLayout& b) {
-    TensorLayout x = a.standardForm(), y = b.standardForm();
+  auto sameForm = [](const TensorLayout& x, const TensorLayout& y) {
     return x.mesh.dims == y.mesh.dims && x.shape == y.shape && x.dims == y.dims && x.partialAxes == y.partialAxes &&
            x.partialOp == y.partialOp;
+  };
+  auto reference = [&](const TensorLayout& a, const TensorLayout& b) {
+    TensorLayout x = a.standardForm(), y = b.standardForm();
+    if (x.mesh.dims == y.mesh.dims) return sameForm(x, y);
+    return a.mesh.deviceCount() == b.mesh.deviceCount() && sameForm(a.coarsestForm(), b.coarsestForm());
   };
   int equal = 0;
   for (int i = 0; i < 20000; ++i) {
@@ -191,6 +196,84 @@ TEST_CASE("sameAs is equality of the standard forms, size-1 axes and names aside
     equal += reference(a, b);
   }
   CHECK(equal > 1000);  // the comparison saw both answers
+}
+
+TEST_CASE("sameAs holds exactly when every rank holds the same block and partial piece, across refined meshes") {
+  // Brute force over every rank: its slice ranges and which partial piece it holds (mixed radix
+  // over the partial axes). One layout is random; the other is it on a refined mesh (an axis of
+  // 4 split 2 x 2, MindSpore's device-arrangement expansion: always the same) or a random layout
+  // over the refined mesh (the same or not).
+  std::mt19937 rng(11);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  auto piece = [](const TensorLayout& l, int64_t r) {
+    std::vector<int64_t> c = l.mesh.coord(r);
+    int64_t p = 0;
+    for (int a : l.partialAxes) p = p * l.mesh.dims[a] + c[a];
+    return p;
+  };
+  auto sameEverywhere = [&](const TensorLayout& a, const TensorLayout& b) {
+    if (a.mesh.deviceCount() != b.mesh.deviceCount()) return false;
+    if (a.isPartial() != b.isPartial()) return false;
+    for (int64_t r = 0; r < a.mesh.deviceCount(); ++r)
+      if (a.sliceRanges(r) != b.sliceRanges(r) || piece(a, r) != piece(b, r)) return false;
+    return true;
+  };
+  auto randomOn = [&](std::vector<int64_t> dev, Shape shape) {
+    TensorLayout l;
+    l.mesh = DeviceMatrix::unnamed(std::move(dev));
+    l.shape = std::move(shape);
+    l.dims.assign(l.shape.size(), {});
+    for (int a = 0; a < l.mesh.rank(); ++a) {
+      int where = pick(static_cast<int>(l.shape.size()) + 2);
+      if (where < static_cast<int>(l.shape.size())) l.dims[where].push_back(a);
+      else if (where == static_cast<int>(l.shape.size())) l.partialAxes.push_back(a);
+    }
+    return l;
+  };
+  int same = 0, checked = 0;
+  for (int i = 0; i < 4000; ++i) {
+    std::vector<int64_t> dev;
+    for (int a = 0, n = 1 + pick(3); a < n; ++a) dev.push_back(pick(2) ? 4 : 2);
+    TensorLayout a = randomOn(dev, Shape{64, 64});
+    // Refine one axis of 4 into 2 x 2, keeping a's roles: the split halves go where the axis went.
+    int axis = -1;
+    for (int x = 0; x < a.mesh.rank(); ++x)
+      if (a.mesh.dims[x] == 4 && axis < 0) axis = x;
+    if (axis < 0) continue;
+    std::vector<int64_t> refined = dev;
+    refined[axis] = 2;
+    refined.insert(refined.begin() + axis + 1, 2);
+    TensorLayout b;
+    if (pick(2)) {
+      b = a;
+      b.mesh = DeviceMatrix::unnamed(refined);
+      auto shift = [&](std::vector<int>& axes) {
+        std::vector<int> out;
+        for (int x : axes) {
+          if (x == axis) {
+            out.push_back(axis);
+            out.push_back(axis + 1);
+          } else {
+            out.push_back(x > axis ? x + 1 : x);
+          }
+        }
+        axes = out;
+      };
+      for (auto& d : b.dims) shift(d);
+      shift(b.partialAxes);
+    } else {
+      b = randomOn(refined, a.shape);
+    }
+    if (validateLayout(a, "a") || validateLayout(b, "b")) continue;
+    CAPTURE(i);
+    bool truth = sameEverywhere(a, b);
+    CHECK(a.sameAs(b) == truth);
+    CHECK(b.sameAs(a) == truth);
+    same += truth;
+    ++checked;
+  }
+  CHECK(same > 300);
+  CHECK(checked - same > 300);
 }
 
 }  // namespace irc::test
