@@ -76,12 +76,66 @@ OpSharding dataParallelSharding(const OpRule& rule, const OpView& op, int64_t de
   return s;
 }
 
-OpSharding shardingFromNeighbour(const OpRule& rule, int tensor, bool isResult, const TensorLayout& layout) {
+namespace {
+
+// Axis `a` of the layout's mesh split into `major` x (size / major), the ranks unchanged: every
+// reference to a later axis moves up one, and the dims holding `a` hold both halves.
+void splitAxis(TensorLayout& l, int a, int64_t major) {
+  int64_t minor = l.mesh.dims[a] / major;
+  std::vector<int64_t> sizes = l.mesh.dims;
+  sizes[a] = major;
+  sizes.insert(sizes.begin() + a + 1, minor);
+  std::vector<std::string> names = l.mesh.names;
+  std::string name = a < static_cast<int>(names.size()) ? names[a] : fmt::format("axis_{}", a);
+  if (names.size() == static_cast<size_t>(l.mesh.rank())) {
+    names[a] = fmt::format("{}({}){}", name, 1, major);
+    names.insert(names.begin() + a + 1, fmt::format("{}({}){}", name, major, minor));
+  }
+  l.mesh.dims = std::move(sizes);
+  if (names.size() == l.mesh.dims.size()) l.mesh.names = std::move(names);
+  else l.mesh.names = AxisNames::unnamed(l.mesh.dims.size());
+  auto shift = [&](std::vector<int>& axes) {
+    for (size_t k = 0; k < axes.size(); ++k) {
+      if (axes[k] > a) ++axes[k];
+      else if (axes[k] == a) axes.insert(axes.begin() + static_cast<std::ptrdiff_t>(++k), a + 1);
+    }
+  };
+  for (auto& axes : l.dims) shift(axes);
+  shift(l.partialAxes);
+}
+
+}  // namespace
+
+TensorLayout splitAxesAtFactors(TensorLayout layout, const DimFactors& dims, const std::vector<int64_t>& factorSizes) {
+  for (size_t d = 0; d < dims.size() && d < layout.dims.size(); ++d) {
+    if (dims[d].empty()) continue;
+    size_t factor = 0;
+    int64_t left = factorSizes[dims[d][0]];
+    for (size_t k = 0; k < layout.dims[d].size(); ++k) {
+      int a = layout.dims[d][k];
+      int64_t n = layout.mesh.dims[a];
+      if (n == 1) continue;
+      while (left == 1 && factor + 1 < dims[d].size()) left = factorSizes[dims[d][++factor]];
+      if (left % n == 0) {
+        left /= n;
+      } else if (left > 1 && n % left == 0) {
+        splitAxis(layout, a, left);  // this factor takes the major part, the next the rest
+        left = 1;
+      } else {
+        break;  // neither divides the other: the projection stops here as before
+      }
+    }
+  }
+  return layout;
+}
+
+OpSharding shardingFromNeighbour(const OpRule& rule, int tensor, bool isResult, const TensorLayout& given) {
+  const DimFactors& dims = isResult ? rule.results.at(tensor) : rule.operands.at(tensor);
+  TensorLayout layout = splitAxesAtFactors(given, dims, rule.factorSizes);
   OpSharding s;
   s.mesh = layout.mesh;
   s.factorAxes.assign(rule.factorCount(), {});
   s.reduceScattered.assign(rule.results.size(), false);
-  const DimFactors& dims = isResult ? rule.results.at(tensor) : rule.operands.at(tensor);
   std::vector<bool> replicated(rule.factorCount());
   for (int f = 0; f < rule.factorCount(); ++f) replicated[f] = rule.isReplicated(f);
   // Shardy's projection (the one factor propagation uses too): a layout that needs a sub-axis

@@ -26,8 +26,15 @@ OpSharding dataParallelSharding(const OpRule& rule, const OpView& op, int64_t de
 // The sharding that makes the op's tensor `operand` (or result, when `isResult`) have `layout`
 // as far as the rule allows: each dim's axes go to its factors major to minor while they divide;
 // axes that cannot go through (replicated factors, uneven sub-splits, broadcast dims) are
-// dropped. Partial axes are dropped too.
+// dropped. Partial axes are dropped too. A mesh axis spanning two factors of a dim is split in
+// two first (splitAxesAtFactors), so the sharding's mesh may refine the layout's.
 OpSharding shardingFromNeighbour(const OpRule& rule, int tensor, bool isResult, const TensorLayout& layout);
+
+// MindSpore's device-arrangement expansion (ReshapeInfo): where a dim's axis is larger than what
+// is left of the factor it reaches and that rest divides it (tokens [B*S] split 128 ways reaching
+// B = 8, S = 16k), the axis is split into that rest (major) and the remainder (minor), which goes
+// on to the next factor. Names of split axes read `name(1)8`, `name(8)16` (Shardy's sub-axes).
+TensorLayout splitAxesAtFactors(TensorLayout layout, const DimFactors& dims, const std::vector<int64_t>& factorSizes);
 
 // Stores the sharding on the op (dumps derive its printed forms: ops/op_sharding.h strategyOf).
 void assignSharding(Op& op, OpSharding sharding, StrategyOrigin origin);
