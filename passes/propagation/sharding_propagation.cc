@@ -1,8 +1,10 @@
 // MindSpore's sharding propagation (MindSpore's design document, spec §5): candidates for every unconfigured op,
 // redistribution costs on edges, BFS from the configured ops and fixed layouts choosing for each
 // reached neighbour the candidate that is cheapest on the edge it was reached by.
+#include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -11,6 +13,8 @@
 #include "passes/plan/plan_queries.h"
 #include "ops/collective.h"
 #include "passes/planners/redistribution_planner.h"
+#include "passes/propagation/mesh_alignment.h"
+#include "passes/propagation/sharding_assignment.h"
 #include "passes/propagation/sharding_propagation.h"
 #include "passes/propagation/strategy_candidates.h"
 #include "ops/op_defs.h"
@@ -70,8 +74,11 @@ void setLostOn(auto& d, const Scored& best, const Scored& next) {
 
 class ShardingPropagation {
  public:
-  ShardingPropagation(Graph& g, const PropagationInput& in) : graph_(g), in_(in), uses_(computeUses(g)) {
+  ShardingPropagation(Graph& g, const PropagationInput& in, const std::vector<OpId>& relaid)
+      : graph_(g), in_(in), uses_(computeUses(g)) {
     visited_.assign(g.ops.size(), false);
+    onAlignedMesh_.assign(g.ops.size(), false);
+    for (OpId id : relaid) onAlignedMesh_[id] = true;
   }
 
   void run() {
@@ -118,6 +125,7 @@ class ShardingPropagation {
         chooseProducer(v.producer, v.resultIndex, need, Source::ofOp(id), queue);
       }
     }
+    if (std::find(onAlignedMesh_.begin(), onAlignedMesh_.end(), true) != onAlignedMesh_.end()) moveConversionsUpstream();
   }
 
  private:
@@ -200,7 +208,8 @@ class ShardingPropagation {
 
   // What `choose` decided for an op: the winning candidate and the runner-up.
   struct Decision {
-    const OpSharding* best = nullptr;  // into candidateCache_ (stable)
+    const OpSharding* best = nullptr;  // into candidateCache_ or exactShardings_ (stable)
+    bool bestIsExact = false;          // the neighbour's layout taken over exactly
     double bestCost = 0;
     bool hasNextBest = false;
     ShardStrategy nextBest;
@@ -213,8 +222,8 @@ class ShardingPropagation {
   // only on the op's rule, shapes and dtype and on the edge (`edgeKey`: direction, index, the
   // neighbour's layout and dtype), so ops that repeat (every layer's) reuse it.
   template <typename CostFn>
-  void choose(OpId id, Source from, StrategyOrigin::Edge edge, const EdgeKey& edgeKey, CostFn costOf, std::deque<OpId>& queue,
-              OriginKind kind = OriginKind::Propagated) {
+  void choose(OpId id, Source from, StrategyOrigin::Edge edge, const EdgeKey& edgeKey, CostFn costOf,
+              const std::optional<OpSharding>& exact, std::deque<OpId>& queue, OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
     const OpRule& rule = *in_.rules[id];
     visited_[id] = true;
@@ -223,9 +232,10 @@ class ShardingPropagation {
     if (takesLayoutsFromNeighbours(op)) return;  // takes its layouts through (finishPropagation / below)
     EdgeKey key = candidateKeyOf(rule, in_.views[id]);
     key.push_back(byteSize(graph_.value(op.results[0]).type.dtype));
+    key.push_back(exact ? 1 : 0);
     key.insert(key.end(), edgeKey.begin(), edgeKey.end());
     auto cached = decisionCache_.find(key);
-    if (cached == decisionCache_.end()) cached = decisionCache_.emplace(std::move(key), decide(id, costOf)).first;
+    if (cached == decisionCache_.end()) cached = decisionCache_.emplace(std::move(key), decide(id, costOf, exact)).first;
     const Decision& d = cached->second;
     if (!d.best) {
       assignSharding(op, replicatedSharding(rule, in_.options.deviceNum), origin);
@@ -238,17 +248,26 @@ class ShardingPropagation {
     origin.lostOn = d.lostOn;
     origin.lostOnBest = d.lostOnBest;
     origin.lostOnNextBest = d.lostOnNextBest;
+    onAlignedMesh_[id] = d.bestIsExact;
     assignSharding(op, *d.best, origin);
   }
 
   template <typename CostFn>
-  Decision decide(OpId id, CostFn costOf) {
+  Decision decide(OpId id, CostFn costOf, const std::optional<OpSharding>& exact) {
     std::vector<Scored> scored;
     for (const OpSharding& s : candidates(id)) scored.push_back(score(id, s, costOf(s)));
+    // The neighbour's layout itself, on its own mesh, where no candidate takes it over for free
+    // (offered only next to a re-laid mesh, for a layout out of dim order: exactSharding).
+    auto isFree = [](const Scored& x) { return x.edge.comm == 0 && x.edge.compute == 0; };
+    if (exact && std::none_of(scored.begin(), scored.end(), isFree)) {
+      exactShardings_.push_back(*exact);
+      scored.push_back(score(id, exactShardings_.back(), costOf(exactShardings_.back())));
+    }
     Decision d;
     if (scored.empty()) return d;
     std::stable_sort(scored.begin(), scored.end(), better);
     d.best = scored[0].sharding;
+    d.bestIsExact = !exactShardings_.empty() && d.best == &exactShardings_.back();
     d.bestCost = scored[0].edge.comm;
     if (scored.size() > 1) {
       d.hasNextBest = true;
@@ -267,6 +286,122 @@ class ShardingPropagation {
     return key;
   }
 
+  // The breadth-first walk decides an op by the edge it reaches it over: the keys of grouped-query
+  // attention, reached from their projection, keep the projection's sequence split through the
+  // broadcast to every query head, and the gather the product on a re-laid mesh needs lands
+  // after the broadcast, on a tensor heads/kv-heads times larger. Where an op's only consumer
+  // leads, through Reshapes, to an op on a re-laid mesh, the op takes that consumer's need over
+  // exactly if that costs less on its operands' edges than converting after it; ops are visited
+  // consumers first, so a conversion moves up a chain to its cheapest point.
+  void moveConversionsUpstream() {
+    for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
+      OpId id = *it;
+      Op& op = graph_.op(id);
+      if (!in_.rules[id] || !op.parallel->hasSharding || onAlignedMesh_[id] || takesLayoutsFromNeighbours(op) ||
+          std::as_const(op).annotation->configured() || op.results.size() != 1)
+        continue;
+      std::optional<TensorLayout> need = needThroughReshapes(op.results[0]);
+      if (!need) continue;
+      const OpRule& rule = *in_.rules[id];
+      const OpView& view = in_.views[id];
+      std::optional<OpSharding> exact = exactSharding(rule, 0, true, *need, view.resultShapes[0]);
+      if (!exact) continue;
+      DType dtype = graph_.value(op.results[0]).type.dtype;
+      // Each choice's cost: its operands' edges, plus, for the current one, the conversion after it.
+      auto operandCost = [&](const OpSharding& s) {
+        RedistCost total;
+        int tensor = 0;
+        for (const Operand& o : op.operands) {
+          if (!o.isValue()) continue;
+          int k = tensor++;
+          if (auto given = producedLayout(graph_, in_, o.value)) {
+            RedistCost c = edgeCost(*given, operandLayout(rule, s, k, view.operandShapes[k]), dtype);
+            total.comm += c.comm;
+            total.compute += c.compute;
+          }
+        }
+        return total;
+      };
+      RedistCost before = operandCost(op.parallel->sharding);
+      RedistCost after = edgeCost(finalResultLayout(rule, op.parallel->sharding, 0, view.resultShapes[0]), *need, dtype);
+      before.comm += after.comm;
+      before.compute += after.compute;
+      RedistCost moved = operandCost(*exact);
+      if (std::make_pair(moved.comm, moved.compute) >= std::make_pair(before.comm, before.compute)) continue;
+      StrategyOrigin origin = op.parallel->origin;
+      origin.cost = moved.comm;
+      origin.hasNextBest = false;
+      assignSharding(op, *exact, origin);
+      onAlignedMesh_[id] = true;
+    }
+  }
+
+  // What the op on a re-laid mesh at the end of `value`'s Reshape chain needs, taken back through
+  // the Reshapes exactly; nullopt where the chain branches, ends elsewhere or cannot carry it.
+  std::optional<TensorLayout> needThroughReshapes(ValueId value) const {
+    std::vector<OpId> reshapes;
+    for (int depth = 0; depth < 8; ++depth) {
+      if (uses_[value].size() != 1) return std::nullopt;
+      const Use& use = uses_[value][0];
+      const Op& consumer = graph_.op(use.op);
+      if (!in_.rules[use.op] || !consumer.parallel->hasSharding) return std::nullopt;
+      if (!takesLayoutsFromNeighbours(consumer)) {
+        if (!onAlignedMesh_[use.op]) return std::nullopt;
+        int k = tensorOperandIndex(consumer, use.operandIndex);
+        TensorLayout need = operandLayout(*in_.rules[use.op], consumer.parallel->sharding, k, graph_.value(value).type.shape);
+        for (auto r = reshapes.rbegin(); r != reshapes.rend(); ++r) {
+          const OpRule& rule = *in_.rules[*r];
+          const Op& reshape = graph_.op(*r);
+          OpSharding s = shardingFromNeighbour(rule, 0, true, need);
+          if (!resultLayout(rule, s, 0, graph_.value(reshape.results[0]).type.shape).sameAs(need)) return std::nullopt;
+          need = operandLayout(rule, s, 0, graph_.value(reshape.operands[0].value).type.shape);
+        }
+        return need;
+      }
+      reshapes.push_back(use.op);
+      value = consumer.results[0];
+    }
+    return std::nullopt;
+  }
+
+  // A candidate's device matrix follows the op's dims in order (MindSpore's), so the layout of a
+  // configured op laid on its operand's mesh (passes/propagation/mesh_alignment.h), where it is
+  // out of dim order, is met by no candidate without a redistribution. Next to such an op (or
+  // one that took its layout over), the sharding that takes the layout over exactly competes
+  // too, as Shardy's propagation keeps a neighbour's axes. Everywhere else the candidates stand
+  // alone, as in MindSpore, whose transposes leave layouts out of dim order as well.
+  std::optional<OpSharding> exactSharding(Source from, const OpRule& rule, int tensor, bool isResult, const TensorLayout& layout,
+                                          const Shape& shape) const {
+    if (from.op == kNoId || !onAlignedMesh_[from.op]) return std::nullopt;
+    return exactSharding(rule, tensor, isResult, layout, shape);
+  }
+  static std::optional<OpSharding> exactSharding(const OpRule& rule, int tensor, bool isResult, const TensorLayout& layout,
+                                                 const Shape& shape) {
+    if (inDimOrder(layout)) return std::nullopt;
+    OpSharding s = shardingFromNeighbour(rule, tensor, isResult, layout);
+    TensorLayout got = isResult ? finalResultLayout(rule, s, tensor, shape) : operandLayout(rule, s, tensor, shape);
+    if (!got.sameAs(layout)) return std::nullopt;
+    return s;
+  }
+
+  // Whether the layout is one an op's own device matrix gives (coarsest form): the axes that split
+  // dims, read dim by dim, run in mesh order, and the axes nothing uses (a strategy's repeated
+  // devices) come after every used one.
+  static bool inDimOrder(const TensorLayout& layout) {
+    TensorLayout c = layout.coarsestForm();
+    std::vector<bool> used(c.mesh.rank(), false);
+    int last = -1;
+    for (const auto& axes : c.dims)
+      for (int a : axes) {
+        if (a < last) return false;
+        last = a;
+        used[a] = true;
+      }
+    for (int a : c.partialAxes) used[a] = true;
+    auto firstUnused = std::find(used.begin(), used.end(), false);
+    return std::find(firstUnused, used.end(), true) == used.end();
+  }
+
   void chooseConsumer(OpId id, int operand, const TensorLayout& layout, Source from, std::deque<OpId>& queue,
                       OriginKind kind = OriginKind::Propagated) {
     Op& op = graph_.op(id);
@@ -274,16 +409,18 @@ class ShardingPropagation {
       visited_[id] = true;
       queue.push_back(id);
       StrategyOrigin origin = originFrom(kind, from, StrategyOrigin::Edge::FromProducer);
+      onAlignedMesh_[id] = from.op != kNoId && onAlignedMesh_[from.op];
       assignSharding(op, shardingFromNeighbour(*in_.rules[id], 0, false, layout), origin);
       return;
     }
     if (!in_.rules[id]) return;
     DType dtype = graph_.value(op.operands[0].isValue() ? op.operands[0].value : op.results[0]).type.dtype;
     const Shape& shape = in_.views[id].operandShapes[operand];
+    const OpRule& rule = *in_.rules[id];
+    std::optional<OpSharding> exact = exactSharding(from, rule, operand, false, layout, shape);
     choose(
         id, from, StrategyOrigin::Edge::FromProducer, edgeContext(0, operand, dtype, layout),
-        [&](const OpSharding& s) { return edgeCost(layout, operandLayout(*in_.rules[id], s, operand, shape), dtype); }, queue,
-        kind);
+        [&](const OpSharding& s) { return edgeCost(layout, operandLayout(rule, s, operand, shape), dtype); }, exact, queue, kind);
   }
 
   void chooseProducer(OpId id, int result, const TensorLayout& need, Source consumer, std::deque<OpId>& queue,
@@ -294,14 +431,17 @@ class ShardingPropagation {
       visited_[id] = true;
       queue.push_back(id);
       StrategyOrigin origin = originFrom(OriginKind::Propagated, consumer, StrategyOrigin::Edge::FromConsumer);
+      onAlignedMesh_[id] = consumer.op != kNoId && onAlignedMesh_[consumer.op];
       assignSharding(op, shardingFromNeighbour(*in_.rules[id], 0, true, need), origin);
       return;
     }
     DType dtype = graph_.value(op.results[result]).type.dtype;
     const Shape& shape = in_.views[id].resultShapes[result];
+    const OpRule& rule = *in_.rules[id];
+    std::optional<OpSharding> exact = exactSharding(consumer, rule, result, true, need, shape);
     choose(
         id, consumer, StrategyOrigin::Edge::FromConsumer, edgeContext(1, result, dtype, need),
-        [&](const OpSharding& s) { return edgeCost(finalResultLayout(*in_.rules[id], s, result, shape), need, dtype); }, queue,
+        [&](const OpSharding& s) { return edgeCost(finalResultLayout(rule, s, result, shape), need, dtype); }, exact, queue,
         kind);
   }
 
@@ -313,12 +453,14 @@ class ShardingPropagation {
   std::unordered_map<EdgeKey, std::vector<OpSharding>, IntKeyHash> candidateCache_;
   std::unordered_map<EdgeKey, Decision, IntKeyHash> decisionCache_;
   std::unordered_map<EdgeKey, RedistCost, IntKeyHash> planCache_;
+  std::deque<OpSharding> exactShardings_;  // the neighbours' layouts decisions chose (stable addresses)
+  std::vector<bool> onAlignedMesh_;        // per op: re-laid, or took such an op's layout over
 };
 
 }  // namespace
 
 void runShardingPropagation(Graph& graph, const PropagationInput& in) {
-  ShardingPropagation(graph, in).run();
+  ShardingPropagation(graph, in, alignConfiguredMeshes(graph, in)).run();
   int64_t devices = in.options.deviceNum;
   finishPropagation(graph, in, [&](OpId, const OpRule& r, const OpView& v) { return dataParallelSharding(r, v, devices); });
 }
