@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -31,6 +32,46 @@ std::string pyStrategy(const ShardStrategy& s) {
   for (const IntTuple& t : s) parts.push_back(pyTuple(t));
   if (parts.size() == 1) return "(" + parts[0] + ",)";
   return fmt::format("({})", fmt::join(parts, ", "));
+}
+
+// MindSpore lays a plain strategy on a device matrix in the op's dim order. An op irc laid on
+// another order (passes/propagation/mesh_alignment.h: its operand's mesh) is written as a
+// MindSpore Layout over that order, so MindSpore runs the plan irc predicts; nullopt when the
+// plain strategy gives the same layouts.
+std::optional<std::string> pyLayoutShard(const Graph& graph, const Op& op, int64_t deviceNum) {
+  if (!op.parallel->rule) return std::nullopt;
+  const OpRule& rule = *op.parallel->rule;
+  OpView view = viewOf(graph, op);
+  ShardingResult inOrder = shardingFromStrategy(rule, view, strategyOf(op), deviceNum);
+  const OpSharding* plain = std::get_if<OpSharding>(&inOrder);
+  bool same = plain != nullptr;
+  std::vector<TensorLayout> layouts;
+  for (size_t k = 0; k < view.operandShapes.size(); ++k) {
+    int operand = static_cast<int>(k);
+    layouts.push_back(operandLayout(rule, op.parallel->sharding, operand, view.operandShapes[k]).standardForm());
+    same = same && operandLayout(rule, *plain, operand, view.operandShapes[k]).sameAs(layouts.back());
+  }
+  if (same || layouts.empty()) return std::nullopt;
+  // Every operand's standard form drops the same size-1 axes of the op's mesh: one naming serves.
+  std::vector<std::string> names;
+  for (int a = 0; a < layouts[0].mesh.rank(); ++a) names.push_back(fmt::format("d{}", a));
+  std::vector<std::string> quoted, maps;
+  for (const std::string& n : names) quoted.push_back(pythonString(n));
+  for (TensorLayout& l : layouts) {
+    l.mesh.names = names;
+    std::vector<std::string> entries;
+    for (const auto& axes : l.dims) {
+      std::vector<std::string> dimNames;
+      for (int a : axes) dimNames.push_back(pythonString(names[a]));
+      entries.push_back(axes.empty()       ? "\"None\""
+                        : axes.size() == 1 ? dimNames[0]
+                                           : fmt::format("({})", fmt::join(dimNames, ", ")));
+    }
+    maps.push_back(fmt::format("layout({})", fmt::join(entries, ", ")));
+  }
+  return fmt::format("(lambda layout: ops.{}().shard(in_strategy=({}{})))(Layout({}, ({}{})))", op.type, fmt::join(maps, ", "),
+                     maps.size() == 1 ? "," : "", pyTuple(layouts[0].mesh.dims), fmt::join(quoted, ", "),
+                     quoted.size() == 1 ? "," : "");
 }
 
 // DTensor's class and arguments for a style; `keepDTensor`: its output stays a DTensor
@@ -303,7 +344,10 @@ std::string mindsporeShardCode(const Graph& graph, const CompileOptions& options
                      checkpointFile.empty() ? "irc writes beside this file" : checkpointFile);
   out += "# Set each primitive of your network to its line's shard(), or load the checkpoint with\n";
   out += "# set_auto_parallel_context(strategy_ckpt_config={\"load_file\": ...}).\n";
-  out += "from mindspore import ops\n\n";
+  out += "# An op whose line builds a Layout runs on a device matrix in another order than its dims'\n";
+  out += "# (the mesh its operand arrives in: docs/deviations.md); a plain strategy there would make\n";
+  out += "# MindSpore redistribute on both sides of it.\n";
+  out += "from mindspore import ops\nfrom mindspore.parallel import Layout\n\n";
   out += "SHARDS = {\n";
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
@@ -312,6 +356,7 @@ std::string mindsporeShardCode(const Graph& graph, const CompileOptions& options
     if (defOf(op).notMindSporePrimitive)
       out += fmt::format("    # {}: {} is irc's op, no MindSpore primitive (its cell's own ops take it): {}\n", name, op.type,
                          pyStrategy(strategyOf(op)));
+    else if (auto layout = pyLayoutShard(graph, op, options.deviceNum)) out += fmt::format("    {}: {},\n", name, *layout);
     else out += fmt::format("    {}: ops.{}().shard({}),\n", name, op.type, pyStrategy(strategyOf(op)));
   }
   out += "}\n";

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 
+#include "dumps/plan_code.h"
 #include "ir/redist_step.h"
 #include "tests/pipeline_util.h"
 
@@ -82,6 +83,20 @@ TEST_CASE("context parallelism in plain strategies: one mesh [dp, cp, tp], keys 
   for (const Op& op : c.global.ops)
     if (op.inserted() && op.type == "AllGather") CHECK(stepGroup(*op.step, 0) == std::vector<int64_t>{0, 2});
   CHECK(verifyCompiled(c).ok);
+}
+
+TEST_CASE("--mindspore-out writes a re-laid op as a Layout over its mesh, an op in dim order as its strategy") {
+  Compiled c = compileAllRanks(kContextParallel);
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  std::string code = mindsporeShardCode(c.global, c.options, "");
+  // The projection's tokens (DP x CP) and hidden (TP): MindSpore's order, a plain strategy.
+  CHECK(code.find("\"qp\": ops.MatMul().shard(((4, 1), (1, 2))),\n") != std::string::npos);
+  // The product on the mesh [dp, cp, tp]: batch on d0, heads on d2 (tp), the query's sequence on
+  // d1 (cp), the keys' whole. Its plain strategy ((2, 2, 2, 1), (2, 2, 1, 1)) would put heads on
+  // the middle axis.
+  CHECK(code.find("\"scores\": (lambda layout: ops.BatchMatMul().shard(in_strategy=(layout(\"d0\", \"d2\", \"d1\", "
+                  "\"None\"), layout(\"d0\", \"d2\", \"None\", \"None\"))))(Layout((2, 2, 2), (\"d0\", \"d1\", "
+                  "\"d2\"))),\n") != std::string::npos);
 }
 
 }  // namespace irc::test
