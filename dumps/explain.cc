@@ -71,7 +71,13 @@ std::string originLines(const Graph& graph, const Op& op) {
   const StrategyOrigin& o = op.parallel->origin;
   std::string from = originSourceName(graph, o), edge = originEdgeText(graph, op, o);
   switch (o.kind) {
-    case OriginKind::User: return "  origin: configured in the model (user)\n";
+    case OriginKind::User:
+      if (o.meshOfOperand >= 0)
+        return fmt::format(
+            "  origin: configured in the model (user), its splits laid on the device matrix input {} arrives in, not in its "
+            "dims' order (docs/deviations.md)\n",
+            o.meshOfOperand);
+      return "  origin: configured in the model (user)\n";
     case OriginKind::Searched: return searchedLines(graph, op);
     case OriginKind::Default:
       return "  origin: default — no configured op or annotated tensor reaches it (data parallel, or replicated in semi_auto)\n";

@@ -44,6 +44,9 @@ struct StrategyOrigin {
   int32_t fromOp = -1;     // an OpId
   int32_t fromValue = -1;  // a ValueId
   bool fixedPoint = false;
+  // A configured plain strategy laid on the mesh this tensor operand arrives in instead of
+  // MindSpore's dim order (passes/propagation/mesh_alignment.h); -1 when in MindSpore's order.
+  int32_t meshOfOperand = -1;
   // The edge it travelled, seen from the op: from its producer (`from -> op`), from its
   // consumer (`op -> from`), or its own output constraint (`op -> its output sharding`).
   enum class Edge { None, FromProducer, FromConsumer, OutputConstraint };

@@ -113,6 +113,7 @@ class MeshAlignment {
       s.conversions = configured.conversions;
       if (!sameSplits(rule, view, s, configured)) continue;
       op.parallel->sharding = std::move(s);
+      op.parallel->origin.meshOfOperand = k;
       return true;
     }
     return false;

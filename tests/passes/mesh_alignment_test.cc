@@ -82,6 +82,12 @@ TEST_CASE("context parallelism in plain strategies: one mesh [dp, cp, tp], keys 
   // coordinate only (rank = dp * 4 + cp * 2 + tp).
   for (const Op& op : c.global.ops)
     if (op.inserted() && op.type == "AllGather") CHECK(stepGroup(*op.step, 0) == std::vector<int64_t>{0, 2});
+  // The products are the ops laid on their query's mesh; the projections kept MindSpore's order.
+  for (const Op& op : c.global.ops) {
+    if (op.inserted()) continue;
+    CAPTURE(op.name);
+    CHECK(op.parallel->origin.meshOfOperand == (op.name == "scores" || op.name == "ctx" ? 0 : -1));
+  }
   CHECK(verifyCompiled(c).ok);
 }
 
