@@ -1,6 +1,8 @@
 // MindSpore's sharding propagation (MindSpore's design document, spec §5): candidates for every unconfigured op,
 // redistribution costs on edges, BFS from the configured ops and fixed layouts choosing for each
-// reached neighbour the candidate that is cheapest on the edge it was reached by.
+// reached neighbour the candidate that is cheapest on the edge it was reached by. Where configured
+// ops were laid on their operands' meshes (mesh_alignment.h), the neighbours of such ops may take
+// their layouts over exactly and conversions move up Reshape chains (docs/deviations.md).
 #include <algorithm>
 #include <deque>
 #include <map>
