@@ -17,8 +17,8 @@ constexpr int kMaxChain = 8;
 class MeshAlignment {
  public:
   MeshAlignment(Graph& g, const PropagationInput& in) : graph_(g), in_(in) {
-    for (ValueId p : g.parameters) isParameter_.push_back(p);
-    std::sort(isParameter_.begin(), isParameter_.end());
+    for (ValueId p : g.parameters) parameters_.push_back(p);
+    std::sort(parameters_.begin(), parameters_.end());
   }
 
   std::vector<OpId> run() {
@@ -38,7 +38,7 @@ class MeshAlignment {
   }
 
  private:
-  bool isParameter(ValueId v) const { return std::binary_search(isParameter_.begin(), isParameter_.end(), v); }
+  bool isParameter(ValueId v) const { return std::binary_search(parameters_.begin(), parameters_.end(), v); }
 
   // The one operand of an unconfigured op that carries a layout through it: the only tensor
   // operand that is neither a trained weight nor a scalar. -1 when there is none or several.
@@ -121,7 +121,7 @@ class MeshAlignment {
 
   Graph& graph_;
   const PropagationInput& in_;
-  std::vector<ValueId> isParameter_;  // sorted
+  std::vector<ValueId> parameters_;  // sorted
 };
 
 }  // namespace
