@@ -29,7 +29,7 @@ class DecoderWriter {
     module_ = "model.embed_tokens";
     bool vocabSplit = d_ && d_->model > 1;  // Megatron's vocabulary-parallel embedding (MindSpore: whole indices)
     op("embed", "Gather", {"model.embed_tokens.weight", "input_ids"}, "{axis: 0}",
-       vocabSplit ? Strategy{{tp(), 1}, {1, 1}} : Strategy{{1, 1}, {dp(), 1}});
+       vocabSplit ? Strategy{{tp(), 1}, {1, 1}} : Strategy{{1, 1}, {dp(), cp()}});
     module_ = "model.rotary_emb";
     op("rotary_cos", "Reshape", {"position_cos", shapeText({s_.batch, 1, s_.sequence, c_.rotaryDim()})});
     op("rotary_sin", "Reshape", {"position_sin", shapeText({s_.batch, 1, s_.sequence, c_.rotaryDim()})});
@@ -40,7 +40,7 @@ class DecoderWriter {
     std::string head = c_.tiedEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight";
     if (!c_.tiedEmbeddings) param(head, {c_.vocab, c_.hidden});
     module_ = "lm_head";
-    op("lm_head", "MatMul", {x, head}, "{transpose_b: true}", Strategy{{dp(), 1}, {tp(), 1}});
+    op("lm_head", "MatMul", {x, head}, "{transpose_b: true}", Strategy{{dp() * cp(), 1}, {tp(), 1}});
 
     std::string out = fmt::format("# {} ({}) from its config.json: one micro-batch of {} sequences of {} tokens\n", name,
                                   c_.modelType, s_.batch, s_.sequence);
@@ -56,11 +56,15 @@ class DecoderWriter {
   int64_t dp() const { return d_ ? d_->data : 1; }
   int64_t tp() const { return d_ ? d_->model : 1; }
   int64_t ep() const { return d_ ? d_->expert : 1; }
-  // The residual stream: with sequence parallelism split over DP and TP by tokens (the norms
+  int64_t cp() const { return d_ ? d_->context : 1; }
+  // The tokens [batch * sequence] split over the data ranks (the batch) and the context ranks (the
+  // sequence), on the mesh [dp, cp, tp] Megatron and Llama 3 use.
+  int64_t tokenSplit() const { return dp() * cp(); }
+  // The residual stream: with sequence parallelism split over DP, CP and TP by tokens (the norms
   // follow it; column products gather it over TP, row products reduce-scatter into it).
   std::optional<Strategy> residualStrategy() const {
     if (!d_ || !d_->sequence) return std::nullopt;
-    return Strategy{{dp() * tp(), 1}, {dp() * tp(), 1}};
+    return Strategy{{tokenSplit() * tp(), 1}, {tokenSplit() * tp(), 1}};
   }
 
   static std::string shapeText(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
@@ -92,9 +96,9 @@ class DecoderWriter {
                      bool bias) {
     module_ = module;
     param(module + ".weight", {out, in});
-    Strategy s = split == Split::Column ? Strategy{{dp(), 1}, {tp(), 1}}
-                 : split == Split::Row  ? Strategy{{dp(), tp()}, {1, tp()}}
-                                        : Strategy{{dp(), 1}, {1, 1}};
+    Strategy s = split == Split::Column ? Strategy{{tokenSplit(), 1}, {tp(), 1}}
+                 : split == Split::Row  ? Strategy{{tokenSplit(), tp()}, {1, tp()}}
+                                        : Strategy{{tokenSplit(), 1}, {1, 1}};
     std::string y = op(n, "MatMul", {x, module + ".weight"}, "{transpose_b: true}", s);
     if (!bias) return y;
     param(module + ".bias", {out});
@@ -162,7 +166,8 @@ class DecoderWriter {
                      int64_t vDim) {
     const int64_t B = s_.batch, S = s_.sequence, A = c_.heads;
     module_ = at;
-    Strategy heads{{dp(), tp(), 1, 1}, {dp(), tp(), 1, 1}};
+    // Each rank's query chunk (CP) against every key and value, gathered over the context ranks.
+    Strategy heads{{dp(), tp(), cp(), 1}, {dp(), tp(), 1, 1}};
     std::string scores = op("scores", "BatchMatMul", {q, k}, "{transpose_b: true}", heads);
     std::string scaled = op("scaled", "Mul", {scores, fmt::format("{}", 1.0 / std::sqrt(static_cast<double>(qkDim)))});
     std::string probs;

@@ -26,9 +26,10 @@ struct DecoderShape {
 // Checked parallel degrees (frontends/hf_config/parallel_degrees.h).
 struct DegreePlan {
   int64_t data = 1, model = 1, expert = 1;
+  int64_t context = 1;  // each sequence split over CP ranks, keys and values gathered (Llama 3's)
   int64_t pipelineStages = 1, virtualStages = 1, microBatches = 1;
   bool sequence = false;  // Megatron's sequence parallelism: norms and residuals split over TP by tokens
-  int64_t devices() const { return data * model * pipelineStages; }
+  int64_t devices() const { return data * context * model * pipelineStages; }
 };
 
 // A micro-batch of `batch` sequences of the positions the model was trained for, at most 4,096

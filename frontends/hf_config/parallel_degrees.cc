@@ -1,6 +1,9 @@
 #include "frontends/hf_config/parallel_degrees.h"
 
+#include <vector>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ir/tensor_layout.h"
 
@@ -16,21 +19,47 @@ std::optional<DegreePlan> checkDegrees(const ParallelConfig& p, const DecoderCon
   d.microBatches = p.microBatches;
   d.model = g.model > 0 ? g.model : 1;
   d.expert = g.expert > 0 ? g.expert : 1;
+  d.context = g.context > 0 ? g.context : 1;
   const int64_t stageDevices = p.deviceNum;  // one pipeline stage's devices (device_num / pipeline_stages)
-  d.data = g.data > 0 ? g.data : stageDevices / d.model;
+  const int64_t others = d.model * d.context;
+  d.data = g.data > 0 ? g.data : stageDevices / others;
   SourceLoc at = g.dataLoc.valid() ? g.dataLoc : p.loc;
-  if (g.context > 1)
-    diags.error(g.contextLoc, fmt::format("context_parallel {} is not built yet for config.json models (valid: 1)", g.context));
+  // Context parallelism as Llama 3 and Megatron run it: each sequence in 2 x CP chunks, so that
+  // every rank gets equal causal work; the experts' dispatch groups are not split by it yet.
+  if (d.context > 1 && shape.sequence % (2 * d.context) != 0) {
+    std::vector<int64_t> valid;
+    for (int64_t cp = 1; cp <= shape.sequence / 2; ++cp)
+      if (shape.sequence % (2 * cp) == 0 && valid.size() < 12) valid.push_back(cp);
+    diags.error(g.contextLoc, fmt::format("context_parallel {} does not split each sequence's {} tokens into {} equal chunks "
+                                          "(2 per context rank, for causal balance); valid: {}",
+                                          d.context, shape.sequence, 2 * d.context, fmt::join(valid, ", ")));
+  }
+  // The tokens [batch * sequence] are split over DP x CP in that order: the context ranks split
+  // the sequence only when each data-parallel rank holds one sequence of the micro-batch (as
+  // Megatron's and Llama 3's context-parallel runs do); more would put CP on the batch.
+  if (d.context > 1 && d.data > 0 && shape.batch != d.data)
+    diags.error(g.contextLoc, fmt::format("context_parallel {} splits each sequence, which needs one sequence per data-parallel "
+                                          "rank in a micro-batch: dims.batch {} with data_parallel {} (valid: dims.batch {})",
+                                          d.context, shape.batch, d.data, d.data));
+  if (d.context > 1 && c.experts > 0)
+    diags.error(g.contextLoc, fmt::format("context_parallel {}: not built yet for a mixture of experts ({} has {} experts; "
+                                          "valid: 1)",
+                                          d.context, c.modelType, c.experts));
   d.sequence = g.sequence && d.model > 1;  // with one model-parallel rank there is nothing to split
-  if (d.sequence && shape.sequence % d.model != 0)
-    diags.error(g.sequenceLoc, fmt::format("sequence_parallel splits each sequence's {} tokens over model_parallel {}, which "
-                                           "does not divide them",
-                                           shape.sequence, d.model));
-  if (d.data * d.model != stageDevices)
-    diags.error(at, fmt::format("data_parallel {} x model_parallel {} x pipeline_stages {} is {} devices; device_num is {} "
+  if (d.sequence && shape.sequence % (d.model * d.context) != 0) {
+    std::string over = d.context > 1 ? fmt::format("context_parallel {} x model_parallel {}", d.context, d.model)
+                                     : fmt::format("model_parallel {}", d.model);
+    diags.error(g.sequenceLoc,
+                fmt::format("sequence_parallel splits each sequence's {} tokens over {}, which does not divide them",
+                            shape.sequence, over));
+  }
+  if (d.data * others != stageDevices) {
+    std::string context = d.context > 1 ? fmt::format(" x context_parallel {}", d.context) : "";
+    diags.error(at, fmt::format("data_parallel {}{} x model_parallel {} x pipeline_stages {} is {} devices; device_num is {} "
                                 "(data_parallel {} would fill them)",
-                                d.data, d.model, d.pipelineStages, d.data * d.model * d.pipelineStages, p.rankCount(),
-                                stageDevices % d.model == 0 ? stageDevices / d.model : 0));
+                                d.data, context, d.model, d.pipelineStages, d.data * others * d.pipelineStages, p.rankCount(),
+                                stageDevices % others == 0 ? stageDevices / others : 0));
+  }
   if (d.data > 0 && shape.batch % d.data != 0)
     diags.error(at, fmt::format("data_parallel {} does not divide the micro-batch's {} sequences (dims.batch); valid: {}", d.data,
                                 shape.batch, divisorsText(shape.batch)));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 
 #include "ops/op_sharding.h"
 #include "passes/plan/plan_queries.h"
@@ -40,46 +41,42 @@ class MeshAlignment {
  private:
   bool isParameter(ValueId v) const { return std::binary_search(parameters_.begin(), parameters_.end(), v); }
 
-  // The one operand of an unconfigured op that carries a layout through it: the only tensor
-  // operand that is neither a trained weight nor a scalar. -1 when there is none or several.
-  int carryingOperand(const Op& op) const {
-    int found = -1, tensor = 0;
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      if (!op.operands[i].isValue()) continue;
-      const Value& v = graph_.value(op.operands[i].value);
-      if (!isParameter(op.operands[i].value) && !v.type.shape.empty()) {
-        if (found >= 0) return -1;
-        found = tensor;
-      }
-      ++tensor;
-    }
-    return found;
+  // The layout `value` arrives in if every unconfigured op from the nearest configured producers
+  // on takes its operands' layouts exactly; nullopt where the chain is longer, an op cannot take
+  // a layout through, or two operands bring different layouts. Trained weights, scalars and
+  // operands no configured op reaches (rotary tables computed from unannotated inputs) carry
+  // nothing. Memoized: the branches of a rotary embedding meet again at its Add.
+  std::optional<TensorLayout> arriving(ValueId value, int depth) {
+    if (auto it = memo_.find(value); it != memo_.end()) return it->second;
+    std::optional<TensorLayout> layout = walkBack(value, depth);
+    memo_.emplace(value, layout);
+    return layout;
   }
 
-  // The layout `value` arrives in if every unconfigured op from the nearest configured producer
-  // on takes its operand's layout exactly; nullopt where the chain is longer, branches, or an
-  // op cannot take the layout through.
-  std::optional<TensorLayout> arriving(ValueId value, int depth) const {
+  std::optional<TensorLayout> walkBack(ValueId value, int depth) {
     const Value& v = graph_.value(value);
     if (v.producer == kNoId) return producedLayout(graph_, in_, value);
     const Op& op = graph_.op(v.producer);
     if (!in_.rules[v.producer]) return std::nullopt;
     if (op.parallel->hasSharding) return producedLayout(graph_, in_, value);
     if (depth >= kMaxChain) return std::nullopt;
-    int k = carryingOperand(op);
-    if (k < 0) return std::nullopt;
-    int position = 0;
-    ValueId carried = kNoId;
-    for (const Operand& o : op.operands)
-      if (o.isValue() && position++ == k) carried = o.value;
-    std::optional<TensorLayout> from = arriving(carried, depth + 1);
-    if (!from || from->isPartial()) return std::nullopt;
     const OpRule& rule = *in_.rules[v.producer];
     const OpView& view = in_.views[v.producer];
-    OpSharding s = shardingFromNeighbour(rule, k, false, *from);
-    if (!operandLayout(rule, s, k, view.operandShapes[k]).sameAs(*from)) return std::nullopt;
-    TensorLayout out = resultLayout(rule, s, v.resultIndex, view.resultShapes[v.resultIndex]);
-    if (out.isPartial()) return std::nullopt;
+    std::optional<TensorLayout> out;
+    int tensor = 0;
+    for (const Operand& o : op.operands) {
+      if (!o.isValue()) continue;
+      int k = tensor++;
+      if (isParameter(o.value) || graph_.value(o.value).type.shape.empty()) continue;
+      std::optional<TensorLayout> from = arriving(o.value, depth + 1);
+      if (!from) continue;
+      if (from->isPartial()) return std::nullopt;
+      OpSharding s = shardingFromNeighbour(rule, k, false, *from);
+      if (!operandLayout(rule, s, k, view.operandShapes[k]).sameAs(*from)) return std::nullopt;
+      TensorLayout result = resultLayout(rule, s, v.resultIndex, view.resultShapes[v.resultIndex]);
+      if (result.isPartial() || (out && !out->sameAs(result))) return std::nullopt;
+      out = std::move(result);
+    }
     return out;
   }
 
@@ -122,6 +119,7 @@ class MeshAlignment {
   Graph& graph_;
   const PropagationInput& in_;
   std::vector<ValueId> parameters_;  // sorted
+  std::unordered_map<ValueId, std::optional<TensorLayout>> memo_;
 };
 
 }  // namespace

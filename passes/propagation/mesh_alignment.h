@@ -9,9 +9,10 @@
 // would gather the sequence and slice it again. The authors ran one mesh [dp, cp, tp]: the
 // projection's layout carried through the Reshape and Transpose to the product. So before
 // propagation, a configured plain strategy is laid on the mesh of the layout one of its operands
-// arrives in from the nearest configured producer (through the unconfigured single-tensor ops
-// between, each taking the layout exactly), when that gives every operand the same split counts
-// as the strategy; otherwise MindSpore's order stands. docs/deviations.md.
+// arrives in from the nearest configured producers (through the unconfigured ops between, each
+// taking its operands' layouts exactly, the branches of a rotary embedding agreeing), when that
+// gives every operand the same split counts as the strategy; otherwise MindSpore's order stands.
+// docs/deviations.md.
 #include "ir/graph.h"
 #include "passes/propagation/propagation_common.h"
 

@@ -81,6 +81,7 @@ class ShardingPropagation {
     visited_.assign(g.ops.size(), false);
     onAlignedMesh_.assign(g.ops.size(), false);
     for (OpId id : relaid) onAlignedMesh_[id] = true;
+    anyRelaid_ = !relaid.empty();
   }
 
   void run() {
@@ -291,10 +292,12 @@ class ShardingPropagation {
   // The breadth-first walk decides an op by the edge it reaches it over: the keys of grouped-query
   // attention, reached from their projection, keep the projection's sequence split through the
   // broadcast to every query head, and the gather the product on a re-laid mesh needs lands
-  // after the broadcast, on a tensor heads/kv-heads times larger. Where an op's only consumer
-  // leads, through Reshapes, to an op on a re-laid mesh, the op takes that consumer's need over
-  // exactly if that costs less on its operands' edges than converting after it; ops are visited
-  // consumers first, so a conversion moves up a chain to its cheapest point.
+  // after the broadcast, on a tensor heads/kv-heads times larger; a rotary embedding's input,
+  // reached from the projection too, is converted for each of its readers. Where an op's
+  // consumers on re-laid meshes (or that took such a layout over; through Reshapes) need one
+  // layout, the op takes it over exactly when that costs no more on all its edges, operands' and
+  // consumers'. Ops are visited consumers first, so a conversion moves up a chain to where it is
+  // cheapest, the producer's side on a tie.
   void moveConversionsUpstream() {
     for (auto it = graph_.order.rbegin(); it != graph_.order.rend(); ++it) {
       OpId id = *it;
@@ -302,34 +305,14 @@ class ShardingPropagation {
       if (!in_.rules[id] || !op.parallel->hasSharding || onAlignedMesh_[id] || takesLayoutsFromNeighbours(op) ||
           std::as_const(op).annotation->configured() || op.results.size() != 1)
         continue;
-      std::optional<TensorLayout> need = needThroughReshapes(op.results[0]);
+      std::optional<TensorLayout> need = alignedConsumersNeed(op.results[0]);
       if (!need) continue;
       const OpRule& rule = *in_.rules[id];
       const OpView& view = in_.views[id];
       std::optional<OpSharding> exact = exactSharding(rule, 0, true, *need, view.resultShapes[0]);
       if (!exact) continue;
-      DType dtype = graph_.value(op.results[0]).type.dtype;
-      // Each choice's cost: its operands' edges, plus, for the current one, the conversion after it.
-      auto operandCost = [&](const OpSharding& s) {
-        RedistCost total;
-        int tensor = 0;
-        for (const Operand& o : op.operands) {
-          if (!o.isValue()) continue;
-          int k = tensor++;
-          if (auto given = producedLayout(graph_, in_, o.value)) {
-            RedistCost c = edgeCost(*given, operandLayout(rule, s, k, view.operandShapes[k]), dtype);
-            total.comm += c.comm;
-            total.compute += c.compute;
-          }
-        }
-        return total;
-      };
-      RedistCost before = operandCost(op.parallel->sharding);
-      RedistCost after = edgeCost(finalResultLayout(rule, op.parallel->sharding, 0, view.resultShapes[0]), *need, dtype);
-      before.comm += after.comm;
-      before.compute += after.compute;
-      RedistCost moved = operandCost(*exact);
-      if (std::make_pair(moved.comm, moved.compute) >= std::make_pair(before.comm, before.compute)) continue;
+      RedistCost before = edgesCost(op, op.parallel->sharding), moved = edgesCost(op, *exact);
+      if (std::make_pair(moved.comm, moved.compute) > std::make_pair(before.comm, before.compute)) continue;
       StrategyOrigin origin = op.parallel->origin;
       origin.cost = moved.comm;
       origin.hasNextBest = false;
@@ -338,32 +321,62 @@ class ShardingPropagation {
     }
   }
 
-  // What the op on a re-laid mesh at the end of `value`'s Reshape chain needs, taken back through
-  // the Reshapes exactly; nullopt where the chain branches, ends elsewhere or cannot carry it.
-  std::optional<TensorLayout> needThroughReshapes(ValueId value) const {
-    std::vector<OpId> reshapes;
-    for (int depth = 0; depth < 8; ++depth) {
-      if (uses_[value].size() != 1) return std::nullopt;
-      const Use& use = uses_[value][0];
-      const Op& consumer = graph_.op(use.op);
-      if (!in_.rules[use.op] || !consumer.parallel->hasSharding) return std::nullopt;
-      if (!takesLayoutsFromNeighbours(consumer)) {
-        if (!onAlignedMesh_[use.op]) return std::nullopt;
-        int k = tensorOperandIndex(consumer, use.operandIndex);
-        TensorLayout need = operandLayout(*in_.rules[use.op], consumer.parallel->sharding, k, graph_.value(value).type.shape);
-        for (auto r = reshapes.rbegin(); r != reshapes.rend(); ++r) {
-          const OpRule& rule = *in_.rules[*r];
-          const Op& reshape = graph_.op(*r);
-          OpSharding s = shardingFromNeighbour(rule, 0, true, need);
-          if (!resultLayout(rule, s, 0, graph_.value(reshape.results[0]).type.shape).sameAs(need)) return std::nullopt;
-          need = operandLayout(rule, s, 0, graph_.value(reshape.operands[0].value).type.shape);
-        }
-        return need;
-      }
-      reshapes.push_back(use.op);
-      value = consumer.results[0];
+  // The redistribution cost of every edge of `op` under sharding `s`: from each operand's
+  // producer, and to each consumer's need (a Reshape's: its result's consumers' need taken back
+  // through it, where that is known).
+  RedistCost edgesCost(const Op& op, const OpSharding& s) {
+    const OpRule& rule = *op.parallel->rule;
+    DType dtype = graph_.value(op.results[0]).type.dtype;
+    RedistCost total;
+    auto add = [&](const TensorLayout& from, const TensorLayout& to) {
+      RedistCost c = edgeCost(from, to, dtype);
+      total.comm += c.comm;
+      total.compute += c.compute;
+    };
+    int tensor = 0;
+    for (const Operand& o : op.operands) {
+      if (!o.isValue()) continue;
+      int k = tensor++;
+      if (auto given = producedLayout(graph_, in_, o.value))
+        add(*given, operandLayout(rule, s, k, graph_.value(o.value).type.shape));
     }
-    return std::nullopt;
+    ValueId result = op.results[0];
+    TensorLayout produced = finalResultLayout(rule, s, 0, graph_.value(result).type.shape);
+    for (const Use& use : uses_[result])
+      if (auto need = needOf(use, result)) add(produced, *need);
+    return total;
+  }
+
+  // What one consumer needs of `value`: its operand's layout, or for a Reshape the need of its
+  // result's consumers on re-laid meshes taken back through it; nullopt where unknown.
+  std::optional<TensorLayout> needOf(const Use& use, ValueId value, int depth = 0) const {
+    const Op& consumer = graph_.op(use.op);
+    if (!in_.rules[use.op] || !consumer.parallel->hasSharding) return std::nullopt;
+    const OpRule& rule = *in_.rules[use.op];
+    const Shape& shape = graph_.value(value).type.shape;
+    if (!takesLayoutsFromNeighbours(consumer))
+      return operandLayout(rule, consumer.parallel->sharding, tensorOperandIndex(consumer, use.operandIndex), shape);
+    std::optional<TensorLayout> after = alignedConsumersNeed(consumer.results[0], depth + 1);
+    if (!after) return std::nullopt;
+    OpSharding s = shardingFromNeighbour(rule, 0, true, *after);
+    if (!resultLayout(rule, s, 0, graph_.value(consumer.results[0]).type.shape).sameAs(*after)) return std::nullopt;
+    return operandLayout(rule, s, 0, shape);
+  }
+
+  // The one layout `value`'s consumers on re-laid meshes (directly or through Reshapes) need;
+  // nullopt when none of them is, or they need different layouts, or Reshapes nest past 8.
+  std::optional<TensorLayout> alignedConsumersNeed(ValueId value, int depth = 0) const {
+    if (depth >= 8) return std::nullopt;
+    std::optional<TensorLayout> agreed;
+    for (const Use& use : uses_[value]) {
+      const Op& consumer = graph_.op(use.op);
+      if (!takesLayoutsFromNeighbours(consumer) && !onAlignedMesh_[use.op]) continue;
+      std::optional<TensorLayout> need = needOf(use, value, depth);
+      if (!need) continue;
+      if (agreed && !agreed->sameAs(*need)) return std::nullopt;
+      agreed = std::move(need);
+    }
+    return agreed;
   }
 
   // A candidate's device matrix follows the op's dims in order (MindSpore's), so the layout of a
@@ -374,7 +387,7 @@ class ShardingPropagation {
   // alone, as in MindSpore, whose transposes leave layouts out of dim order as well.
   std::optional<OpSharding> exactSharding(Source from, const OpRule& rule, int tensor, bool isResult, const TensorLayout& layout,
                                           const Shape& shape) const {
-    if (from.op == kNoId || !onAlignedMesh_[from.op]) return std::nullopt;
+    if (!anyRelaid_ && (from.op == kNoId || !onAlignedMesh_[from.op])) return std::nullopt;
     return exactSharding(rule, tensor, isResult, layout, shape);
   }
   static std::optional<OpSharding> exactSharding(const OpRule& rule, int tensor, bool isResult, const TensorLayout& layout,
@@ -457,6 +470,9 @@ class ShardingPropagation {
   std::unordered_map<EdgeKey, RedistCost, IntKeyHash> planCache_;
   std::deque<OpSharding> exactShardings_;  // the neighbours' layouts decisions chose (stable addresses)
   std::vector<bool> onAlignedMesh_;        // per op: re-laid, or took such an op's layout over
+  // Some configured op was re-laid: the plan's strategies share one mesh order, and every op may
+  // keep a neighbour's layout out of dim order (Shardy's propagation), not only a re-laid one's.
+  bool anyRelaid_ = false;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // model cards give them, located errors for what is not built, MindFormers' degrees checked, and
 // a tiny Mixtral with expert parallelism dispatching by AlltoAll and verifying on every rank.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 
@@ -212,6 +213,51 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
   CHECK(count.exitCode == 1);
   CHECK(count.err.find("data_parallel 2 x model_parallel 2 x pipeline_stages 1 is 4 devices; device_num is 8 "
                        "(data_parallel 4 would fill them)") != std::string::npos);
+}
+
+TEST_CASE("graph: config.json with context_parallel: Llama 3's mesh [dp, cp, tp], keys and values gathered over CP, verified") {
+  TempDir dir;
+  writeFile(dir.path() + "/tiny.config.json",
+            R"({"model_type": "llama", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64, "max_position_embeddings": 64})");
+  struct Case {
+    const char* degrees;
+    int batch;
+    const char* inserted;  // the summary's collectives: per layer one AllGather each for the keys and the values
+  };
+  for (const Case& c : {Case{"data_parallel: 2, context_parallel: 2", 2, "inserted: 4 AllGather, 4 Concat, 4 Split, "},
+                        Case{"model_parallel: 2, context_parallel: 2", 1, "inserted: 4 AllGather, 5 AllReduce, "},
+                        Case{"model_parallel: 2, context_parallel: 2, sequence_parallel: true", 1, "inserted: 8 AllGather, "}}) {
+    CAPTURE(c.degrees);
+    writeFile(dir.path() + "/cp.yaml", fmt::format("graph: tiny.config.json\ndims: {{batch: {}, sequence: 8}}\n"
+                                                   "parallel: {{device_num: 4, training: true, {}}}\n",
+                                                   c.batch, c.degrees));
+    RunResult compiled = runIrc({"cp.yaml"}, dir.path());
+    REQUIRE_MESSAGE(compiled.exitCode == 0, compiled.err);
+    // No AlltoAll: the query, the rotary embedding and the context stay where the projections put them.
+    CHECK_MESSAGE(compiled.err.find(c.inserted) != std::string::npos, compiled.err);
+    CHECK(compiled.err.find("AlltoAll") == std::string::npos);
+    RunResult v = runIrc({"verify", "cp.yaml"}, dir.path());
+    CHECK_MESSAGE(v.exitCode == 0, v.err);
+  }
+  // What context parallelism needs: 2 x CP chunks of each sequence, one sequence per DP rank, no experts.
+  auto error = [&](const std::string& dims, const std::string& degrees) {
+    writeFile(dir.path() + "/bad.yaml",
+              "graph: tiny.config.json\ndims: {" + dims + "}\nparallel: {device_num: 4, " + degrees + "}\n");
+    RunResult r = runIrc({"bad.yaml"}, dir.path());
+    CHECK(r.exitCode == 1);
+    return r.err;
+  };
+  CHECK(error("batch: 1, sequence: 6", "model_parallel: 2, context_parallel: 2")
+            .find("context_parallel 2 does not split each sequence's 6 tokens into 4 equal chunks (2 per context rank, for "
+                  "causal balance); valid: 1, 3") != std::string::npos);
+  CHECK(error("batch: 4, sequence: 8", "data_parallel: 2, context_parallel: 2")
+            .find("context_parallel 2 splits each sequence, which needs one sequence per data-parallel rank in a micro-batch: "
+                  "dims.batch 4 with data_parallel 2 (valid: dims.batch 2)") != std::string::npos);
+  writeFile(dir.path() + "/tiny.config.json", kTinyMixtral);
+  CHECK(error("batch: 2, sequence: 8", "data_parallel: 2, context_parallel: 2")
+            .find("context_parallel 2: not built yet for a mixture of experts (mixtral has 4 experts; valid: 1)") !=
+        std::string::npos);
 }
 
 }  // namespace irc::test::hf_config
