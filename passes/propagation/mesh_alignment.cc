@@ -27,7 +27,7 @@ class MeshAlignment {
     for (OpId id : graph_.order) {
       const Op& op = graph_.op(id);
       if (in_.rules[id] && op.parallel->hasSharding && std::as_const(op).annotation->inStrategy &&
-          !op.parallel->sharding.layoutForm)
+          !op.parallel->sharding.layoutForm && ordersSplits(id))
         configured.push_back(id);
     }
     std::sort(configured.begin(), configured.end(),
@@ -39,6 +39,18 @@ class MeshAlignment {
   }
 
  private:
+  // Whether the op's strategy splits two dims of a batched operand (rank 3 or more: [B, heads,
+  // S, d], [groups, experts, slots, in]), where two configured ops may order the splits apart.
+  // A matrix's (tokens, features) splits are in one order everywhere; skipping those keeps the
+  // walk to the few products of a layer (the search compiles dozens of plans).
+  bool ordersSplits(OpId id) const {
+    for (const IntTuple& operand : strategyOf(graph_.op(id))) {
+      if (operand.size() < 3) continue;
+      if (std::count_if(operand.begin(), operand.end(), [](int64_t n) { return n > 1; }) >= 2) return true;
+    }
+    return false;
+  }
+
   bool isParameter(ValueId v) const { return std::binary_search(parameters_.begin(), parameters_.end(), v); }
 
   // The layout `value` arrives in if every unconfigured op from the nearest configured producers
