@@ -122,13 +122,15 @@ struct ParallelSettings {
 
 // The model's `parallel` block as written.
 // A config.json plan's parallel degrees in MindFormers' words (`data_parallel`, `model_parallel`,
-// `expert_parallel`, `context_parallel`, `sequence_parallel`; docs/config-json.md): the graph's
+// `expert_parallel`, `context_parallel`, `sequence_parallel`, and Megatron's
+// `expert_tensor_parallel`; docs/config-json.md): the graph's
 // builder writes the strategies Megatron and MindFormers run for them. 0 where not given.
 struct ParallelDegrees {
   int64_t data = 0, model = 0, expert = 0, context = 0;
+  int64_t expertTensor = 0;  // Megatron's expert_tensor_parallel (0: not given, model_parallel as both frameworks default)
   bool sequence = false;
-  SourceLoc dataLoc, modelLoc, expertLoc, contextLoc, sequenceLoc;
-  bool given() const { return data > 0 || model > 0 || expert > 0 || context > 0 || sequenceLoc.valid(); }
+  SourceLoc dataLoc, modelLoc, expertLoc, contextLoc, expertTensorLoc, sequenceLoc;
+  bool given() const { return data > 0 || model > 0 || expert > 0 || context > 0 || expertTensor > 0 || sequenceLoc.valid(); }
 };
 
 struct ParallelConfig : ParallelSettings {

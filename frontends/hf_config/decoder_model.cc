@@ -57,9 +57,12 @@ class DecoderWriter {
   int64_t tp() const { return d_ ? d_->model : 1; }
   int64_t ep() const { return d_ ? d_->expert : 1; }
   int64_t cp() const { return d_ ? d_->context : 1; }
+  int64_t expertTensor() const { return d_ ? d_->expertTensor : 1; }
   // The tokens [batch * sequence] split over the data ranks (the batch) and the context ranks (the
   // sequence), on the mesh [dp, cp, tp] Megatron and Llama 3 use.
   int64_t tokenSplit() const { return dp() * cp(); }
+  // The MoE dispatch's groups (a chunk of a sequence each) over every rank of the DP x CP x TP grid.
+  int64_t dispatchSplit() const { return tokenSplit() * tp(); }
   // The residual stream: with sequence parallelism split over DP, CP and TP by tokens (the norms
   // follow it; column products gather it over TP, row products reduce-scatter into it).
   std::optional<Strategy> residualStrategy() const {
@@ -242,7 +245,8 @@ class DecoderWriter {
     const std::string router = at + (c_.family == DecoderFamily::GptOss ? ".router" : ".gate");
     module_ = router;
     param(router + ".weight", {E, c_.hidden});
-    std::string logits = op("router", "MatMul", {x, router + ".weight"}, "{transpose_b: true}", Strategy{{dp(), 1}, {1, 1}});
+    std::string logits =
+        op("router", "MatMul", {x, router + ".weight"}, "{transpose_b: true}", Strategy{{tokenSplit(), 1}, {1, 1}});
     if (c_.routerBias) {
       param(router + ".bias", {E});
       logits = op("router_bias", "Add", {logits, router + ".bias"});
@@ -290,29 +294,52 @@ class DecoderWriter {
   }
 
   // A grouped expert product over [G, E, C, in] (E split by expert parallelism): transformers 5's
-  // fused weights [E, out, in] (GPT-OSS: [E, in, out] and a bias [E, out]).
-  std::string expertProduct(const std::string& n, const std::string& x, const std::string& weight, int64_t in, int64_t out) {
+  // fused weights [E, out, in] (GPT-OSS: [E, in, out] and a bias [E, out]). With expert tensor
+  // parallelism a column product splits `out` over TP and a row product `in` (Megatron's fc1 and
+  // fc2 of each expert); the tokens' groups are then split over the expert-data ranks only, every
+  // TP rank computing its columns for all of them.
+  enum class ExpertSplit { Column, Row };
+  std::string expertProduct(const std::string& n, const std::string& x, const std::string& weight, int64_t in, int64_t out,
+                            ExpertSplit split) {
     const int64_t E = c_.experts;
     const bool gptOss = c_.family == DecoderFamily::GptOss;
     param(weight, gptOss ? std::vector<int64_t>{E, in, out} : std::vector<int64_t>{E, out, in});
-    Strategy grouped{{dp() * tp() / ep(), ep(), 1, 1}, {ep(), 1, 1}};
+    const int64_t etp = expertTensor();
+    const int64_t inSplit = split == ExpertSplit::Row ? etp : 1, outSplit = split == ExpertSplit::Column ? etp : 1;
+    Strategy grouped{{dispatchSplit() / etp / ep(), ep(), 1, inSplit},
+                     gptOss ? std::vector<int64_t>{ep(), inSplit, outSplit} : std::vector<int64_t>{ep(), outSplit, inSplit}};
     std::string y = op(n, "BatchMatMul", {x, weight}, gptOss ? "" : "{transpose_b: true}", grouped);
     if (!c_.expertBias) return y;
     param(weight + "_bias", {E, out});
     std::string b = op(n + "_bias_b", "Reshape", {weight + "_bias", shapeText({E, 1, out})});
     return op(n + "_bias", "Add", {y, b});
   }
+  // The fused gate_up product's two halves, [G, E, C, F] each. With expert tensor parallelism each
+  // TP rank's block of the 2F columns holds its gate and up columns in turn (Megatron-Core's fc1
+  // layout for a gated unit, into which its checkpoint converters permute transformers'
+  // [gate; up]), so the halves are taken per rank block and no rank needs another's columns.
+  std::pair<std::string, std::string> gateUpHalves(const std::string& gu, int64_t groups, int64_t capacity) {
+    const int64_t E = c_.experts, F = c_.expertFfn, etp = expertTensor();
+    if (etp == 1) {
+      std::string parts = op("gate_up_split", "Split", {gu}, "{axis: -1, output_num: 2}");
+      return {parts + ":0", parts + ":1"};
+    }
+    std::string blocks = op("gate_up_blocks", "Reshape", {gu, shapeText({groups, E, capacity, etp, 2, F / etp})});
+    std::string parts = op("gate_up_split", "Split", {blocks}, "{axis: 4, output_num: 2}");
+    std::string gate = op("gate_cols", "Reshape", {parts + ":0", shapeText({groups, E, capacity, F})});
+    std::string up = op("up_cols", "Reshape", {parts + ":1", shapeText({groups, E, capacity, F})});
+    return {gate, up};
+  }
 
   // The sparse MoE block (transformers 5's MixtralSparseMoeBlock, Qwen*MoeSparseMoeBlock,
   // DeepseekV3MoE, GptOssMLP): the router, the tokens permuted into their experts' slots, the
   // experts as one grouped product over the expert dim, combined back; shared experts beside.
   std::string moe(const std::string& at, const std::string& x) {
-    const int64_t E = c_.experts, K = c_.expertsPerToken, F = c_.expertFfn, H = c_.hidden;
-    // The dispatch's groups: each sequence, cut into one chunk per model-parallel rank, so every
-    // rank of the DP x TP grid dispatches its own tokens (Megatron-Core's dispatcher runs on the
-    // sequence-parallel tokens; the experts' group is folded over DP x TP, expert tensor
-    // parallelism 1), and no TP rank repeats another's experts.
-    const int64_t G = s_.batch * tp(), S = s_.sequence / tp();
+    const int64_t E = c_.experts, K = c_.expertsPerToken, H = c_.hidden;
+    // The dispatch's groups: each sequence, cut into one chunk per context and model-parallel
+    // rank, so every rank of the DP x CP x TP grid dispatches its own tokens (Megatron-Core's
+    // dispatcher runs on the sequence-parallel tokens) and no rank repeats another's experts.
+    const int64_t chunks = cp() * tp(), G = s_.batch * chunks, S = s_.sequence / chunks;
     // Balanced routing, the published benchmarks' forced balance: each expert gets its share of
     // a group's S * K choices (docs/config-json.md).
     const double share = static_cast<double>(S * K) / static_cast<double>(E);
@@ -322,16 +349,17 @@ class DecoderWriter {
     std::string w3 = op("route_weights", "Reshape", {weights, shapeText({G, S, K})});
     std::string i3 = op("route_experts", "Reshape", {indices, shapeText({G, S, K})});
     std::string x3 = op("tokens", "Reshape", {x, shapeText({G, S, H})});
+    const int64_t groupSplit = dispatchSplit();
     std::string slots = op("dispatch", "MoeDispatch", {x3, i3}, fmt::format("{{num_experts: {}, capacity: {}}}", E, capacity),
-                           Strategy{{dp() * tp(), 1, 1}, {dp() * tp(), 1, 1}});
-    std::string gu = expertProduct("gate_up", slots, at + ".experts.gate_up_proj", H, 2 * F);
-    std::string parts = op("gate_up_split", "Split", {gu}, "{axis: -1, output_num: 2}");
+                           Strategy{{groupSplit, 1, 1}, {groupSplit, 1, 1}});
+    std::string gu = expertProduct("gate_up", slots, at + ".experts.gate_up_proj", H, 2 * c_.expertFfn, ExpertSplit::Column);
+    auto [gatePart, upPart] = gateUpHalves(gu, G, capacity);
     std::string gated;
     if (c_.swigluLimit > 0) {
       // GPT-OSS's clamped SwiGLU: (clamp(up, ±limit) + 1) · gate · sigmoid(1.702 gate), gate <= limit.
       const std::string limit = fmt::format("{}", c_.swigluLimit);
-      std::string gate = op("gate_clamp", "Minimum", {parts + ":0", limit});
-      std::string upHigh = op("up_clamp_high", "Minimum", {parts + ":1", limit});
+      std::string gate = op("gate_clamp", "Minimum", {gatePart, limit});
+      std::string upHigh = op("up_clamp_high", "Minimum", {upPart, limit});
       std::string up = op("up_clamp", "Maximum", {upHigh, fmt::format("{}", -c_.swigluLimit)});
       std::string scaled = op("gate_scaled", "Mul", {gate, "1.702"});
       std::string sig = op("gate_sigmoid", "Sigmoid", {scaled});
@@ -339,12 +367,12 @@ class DecoderWriter {
       std::string up1 = op("up_plus_one", "Add", {up, "1.0"});
       gated = op("gated", "Mul", {up1, glu});
     } else {
-      std::string act = op("act", "SiLU", {parts + ":0"});
-      gated = op("gated", "Mul", {act, parts + ":1"});
+      std::string act = op("act", "SiLU", {gatePart});
+      gated = op("gated", "Mul", {act, upPart});
     }
-    std::string down = expertProduct("down", gated, at + ".experts.down_proj", F, H);
-    std::string combined = op("combine", "MoeCombine", {down, i3, w3}, "",
-                              Strategy{{dp() * tp(), 1, 1, 1}, {dp() * tp(), 1, 1}, {dp() * tp(), 1, 1}});
+    std::string down = expertProduct("down", gated, at + ".experts.down_proj", c_.expertFfn, H, ExpertSplit::Row);
+    std::string combined =
+        op("combine", "MoeCombine", {down, i3, w3}, "", Strategy{{groupSplit, 1, 1, 1}, {groupSplit, 1, 1}, {groupSplit, 1, 1}});
     std::string y = op("experts_out", "Reshape", {combined, shapeText({tokens(), H})});
     if (c_.sharedExpertFfn == 0) return y;
     // Shared experts on every token (DeepSeek's n_shared_experts as one SwiGLU of their summed
@@ -354,8 +382,8 @@ class DecoderWriter {
     if (c_.sharedExpertGate) {
       module_ = at + ".shared_expert_gate";
       param(at + ".shared_expert_gate.weight", {1, H});
-      std::string g =
-          op("shared_gate", "MatMul", {x, at + ".shared_expert_gate.weight"}, "{transpose_b: true}", Strategy{{dp(), 1}, {1, 1}});
+      std::string g = op("shared_gate", "MatMul", {x, at + ".shared_expert_gate.weight"}, "{transpose_b: true}",
+                         Strategy{{tokenSplit(), 1}, {1, 1}});
       std::string sg = op("shared_gate_sigmoid", "Sigmoid", {g});
       module_ = at;
       shared = op("shared_scaled", "Mul", {shared, sg});

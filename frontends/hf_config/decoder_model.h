@@ -5,7 +5,8 @@
 // `modules:`, `recompute:` and `stages:` globs apply as to an ONNX export of the same model. Given
 // parallel degrees, the model also carries the strategies Megatron-Core and MindFormers run
 // (column/row pairs, vocabulary-parallel head, experts over the expert-parallel group folded
-// inside data parallelism, tokens dispatched to them by AlltoAll) and the layers' pipeline stages.
+// inside DP x CP (x TP), their FFN split over TP with expert tensor parallelism, tokens dispatched
+// to them by AlltoAll) and the layers' pipeline stages.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -27,6 +28,9 @@ struct DecoderShape {
 struct DegreePlan {
   int64_t data = 1, model = 1, expert = 1;
   int64_t context = 1;  // each sequence split over CP ranks, keys and values gathered (Llama 3's)
+  // The experts' FFN split over the model-parallel ranks (Megatron's expert tensor parallelism,
+  // MindFormers' experts' model_parallel): 1 or `model`.
+  int64_t expertTensor = 1;
   int64_t pipelineStages = 1, virtualStages = 1, microBatches = 1;
   bool sequence = false;  // Megatron's sequence parallelism: norms and residuals split over TP by tokens
   int64_t devices() const { return data * context * model * pipelineStages; }

@@ -25,7 +25,7 @@ std::optional<DegreePlan> checkDegrees(const ParallelConfig& p, const DecoderCon
   d.data = g.data > 0 ? g.data : stageDevices / others;
   SourceLoc at = g.dataLoc.valid() ? g.dataLoc : p.loc;
   // Context parallelism as Llama 3 and Megatron run it: each sequence in 2 x CP chunks, so that
-  // every rank gets equal causal work; the experts' dispatch groups are not split by it yet.
+  // every rank gets equal causal work.
   if (d.context > 1 && shape.sequence % (2 * d.context) != 0) {
     std::vector<int64_t> valid;
     for (int64_t cp = 1; cp <= shape.sequence / 2; ++cp)
@@ -41,10 +41,6 @@ std::optional<DegreePlan> checkDegrees(const ParallelConfig& p, const DecoderCon
     diags.error(g.contextLoc, fmt::format("context_parallel {} splits each sequence, which needs one sequence per data-parallel "
                                           "rank in a micro-batch: dims.batch {} with data_parallel {} (valid: dims.batch {})",
                                           d.context, shape.batch, d.data, d.data));
-  if (d.context > 1 && c.experts > 0)
-    diags.error(g.contextLoc, fmt::format("context_parallel {}: not built yet for a mixture of experts ({} has {} experts; "
-                                          "valid: 1)",
-                                          d.context, c.modelType, c.experts));
   d.sequence = g.sequence && d.model > 1;  // with one model-parallel rank there is nothing to split
   if (d.sequence && shape.sequence % (d.model * d.context) != 0) {
     std::string over = d.context > 1 ? fmt::format("context_parallel {} x model_parallel {}", d.context, d.model)
@@ -78,16 +74,41 @@ std::optional<DegreePlan> checkDegrees(const ParallelConfig& p, const DecoderCon
   if (c.experts > 0 && c.experts % d.expert != 0)
     diags.error(g.expertLoc, fmt::format("expert_parallel {} does not divide the {} experts; valid: {}", d.expert, c.experts,
                                          divisorsText(c.experts)));
-  // The experts' group is folded inside the DP x TP grid (Megatron-Core's parallel folding with
-  // expert tensor parallelism 1; MindFormers' expert_parallel dividing data_parallel is a case).
-  if (d.data > 0 && (d.data * d.model) % d.expert != 0)
-    diags.error(g.expertLoc, fmt::format("expert_parallel {} does not divide data_parallel {} x model_parallel {}; valid: {}",
-                                         d.expert, d.data, d.model, divisorsText(d.data * d.model)));
-  // Each sequence is dispatched in one chunk per model-parallel rank.
-  if (c.experts > 0 && shape.sequence % d.model != 0)
-    diags.error(g.modelLoc, fmt::format("model_parallel {} does not divide the {} tokens of a sequence, which a mixture of "
-                                        "experts dispatches in one chunk per model-parallel rank",
-                                        d.model, shape.sequence));
+  // Expert tensor parallelism: the experts' FFN over the model-parallel ranks (Megatron-Core's
+  // default, MindFormers' experts' model_parallel) or not split at all.
+  d.expertTensor = g.expertTensor > 0 ? g.expertTensor : (c.experts > 0 ? d.model : 1);
+  if (g.expertTensor > 1 && c.experts == 0)
+    diags.error(g.expertTensorLoc,
+                fmt::format("expert_tensor_parallel {}: {} has no experts (valid: 1)", g.expertTensor, c.modelType));
+  else if (d.expertTensor != 1 && d.expertTensor != d.model)
+    diags.error(g.expertTensorLoc,
+                fmt::format("expert_tensor_parallel {} splits the experts' FFN over part of the {} model-parallel "
+                            "ranks, which irc does not build; valid: 1, {}",
+                            d.expertTensor, d.model, d.model));
+  else if (c.experts > 0 && c.expertFfn % d.expertTensor != 0)
+    diags.error(g.expertTensorLoc.valid() ? g.expertTensorLoc : g.modelLoc,
+                fmt::format("expert_tensor_parallel {} (model_parallel unless given) does not divide the experts' {} FFN "
+                            "columns; valid: 1",
+                            d.expertTensor, c.expertFfn));
+  // The experts' group is folded inside the DP x CP x TP grid (Megatron-Core's parallel folding):
+  // with expert tensor parallelism inside DP x CP, the TP ranks splitting each expert's FFN.
+  const int64_t foldedOver = d.data * d.context * d.model / d.expertTensor;
+  if (c.experts > 0 && d.data > 0 && foldedOver % d.expert != 0) {
+    std::string grid = fmt::format("data_parallel {}", d.data);
+    if (d.context > 1) grid += fmt::format(" x context_parallel {}", d.context);
+    if (d.expertTensor == 1 && d.model > 1) grid += fmt::format(" x model_parallel {}", d.model);
+    diags.error(g.expertLoc,
+                fmt::format("expert_parallel {} does not divide {}{}; valid: {}", d.expert, grid,
+                            d.expertTensor > 1 ? " (the experts' FFN split over model_parallel)" : "", divisorsText(foldedOver)));
+  }
+  // Each sequence is dispatched in one chunk per context and model-parallel rank.
+  if (c.experts > 0 && shape.sequence % (d.context * d.model) != 0)
+    diags.error(d.context > 1 ? g.contextLoc : g.modelLoc,
+                fmt::format("{} does not divide the {} tokens of a sequence, which a mixture of experts dispatches in one "
+                            "chunk per {} rank",
+                            d.context > 1 ? fmt::format("context_parallel {} x model_parallel {}", d.context, d.model)
+                                          : fmt::format("model_parallel {}", d.model),
+                            shape.sequence, d.context > 1 ? "context and model-parallel" : "model-parallel"));
   if (p.pipelineStages > 1 && c.layers < p.pipelineStages)
     diags.error(p.loc, fmt::format("pipeline_stages {} is more than the model's {} layers", p.pipelineStages, c.layers));
   if (diags.errorCount() > before) return std::nullopt;

@@ -82,8 +82,8 @@ std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
   const bool config = isConfigFile(path);
   if (parallel_.degrees.given() && !config) {
     reader_.diags().error(parallel_.loc,
-                          "data_parallel, model_parallel, expert_parallel, context_parallel and "
-                          "sequence_parallel are a config.json plan's degrees (graph: config.json); over an "
+                          "data_parallel, model_parallel, expert_parallel, expert_tensor_parallel, "
+                          "context_parallel and sequence_parallel are a config.json plan's degrees (graph: config.json); over an "
                           "ONNX graph give strategies or modules:");
     return std::nullopt;
   }

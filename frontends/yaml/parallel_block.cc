@@ -45,6 +45,7 @@ const std::vector<std::string> kParallelKeys = {"device_num",
                                                 "model_parallel",
                                                 "expert_parallel",
                                                 "context_parallel",
+                                                "expert_tensor_parallel",
                                                 "sequence_parallel"};
 const std::vector<std::string> kCostModelKeys = {"alpha", "beta", "gamma", "peak_flops", "memory_bandwidth"};
 
@@ -55,7 +56,8 @@ void ModelLoader::readDegrees(const YamlNode& node) {
   for (auto [key, value, loc] : {std::tuple{"data_parallel", &d.data, &d.dataLoc},
                                  {"model_parallel", &d.model, &d.modelLoc},
                                  {"expert_parallel", &d.expert, &d.expertLoc},
-                                 {"context_parallel", &d.context, &d.contextLoc}})
+                                 {"context_parallel", &d.context, &d.contextLoc},
+                                 {"expert_tensor_parallel", &d.expertTensor, &d.expertTensorLoc}})
     if (auto n = reader_.optional(node, key))
       if (auto v = reader_.integer(*n, key)) {
         if (*v < 1 || *v > kMaxDeviceNum) {

@@ -120,8 +120,8 @@ std::optional<LoadedGraph> ModelReader::read(const YamlNode& root) {
   if (auto p = reader_.required(root, "parallel", "the model")) blocks_.readParallel(*p);
   if (parallel_.degrees.given())
     reader_.diags().error(parallel_.loc,
-                          "data_parallel, model_parallel, expert_parallel, context_parallel and "
-                          "sequence_parallel are a config.json plan's degrees (graph: config.json); a model "
+                          "data_parallel, model_parallel, expert_parallel, expert_tensor_parallel, "
+                          "context_parallel and sequence_parallel are a config.json plan's degrees (graph: config.json); a model "
                           "file gives strategies");
   if (auto c = reader_.optional(root, "cluster")) blocks_.readCluster(*c);
   if (auto i = reader_.optional(root, "inputs")) readTensors(*i, ValueKind::Input);

@@ -240,7 +240,7 @@ TEST_CASE("graph: config.json with context_parallel: Llama 3's mesh [dp, cp, tp]
     RunResult v = runIrc({"verify", "cp.yaml"}, dir.path());
     CHECK_MESSAGE(v.exitCode == 0, v.err);
   }
-  // What context parallelism needs: 2 x CP chunks of each sequence, one sequence per DP rank, no experts.
+  // What context parallelism needs: 2 x CP chunks of each sequence, one sequence per DP rank.
   auto error = [&](const std::string& dims, const std::string& degrees) {
     writeFile(dir.path() + "/bad.yaml",
               "graph: tiny.config.json\ndims: {" + dims + "}\nparallel: {device_num: 4, " + degrees + "}\n");
@@ -254,10 +254,77 @@ TEST_CASE("graph: config.json with context_parallel: Llama 3's mesh [dp, cp, tp]
   CHECK(error("batch: 4, sequence: 8", "data_parallel: 2, context_parallel: 2")
             .find("context_parallel 2 splits each sequence, which needs one sequence per data-parallel rank in a micro-batch: "
                   "dims.batch 4 with data_parallel 2 (valid: dims.batch 2)") != std::string::npos);
+}
+
+TEST_CASE("graph: config.json with experts and context or expert tensor parallelism: Megatron's folding, verified") {
+  TempDir dir;
   writeFile(dir.path() + "/tiny.config.json", kTinyMixtral);
-  CHECK(error("batch: 2, sequence: 8", "data_parallel: 2, context_parallel: 2")
-            .find("context_parallel 2: not built yet for a mixture of experts (mixtral has 4 experts; valid: 1)") !=
-        std::string::npos);
+  struct Case {
+    const char* degrees;
+    int batch;
+    const char* inserted;     // the summary's collectives
+    const char* gateUpRank0;  // rank 0's slice of layer 0's gate_up_proj [4, 64, 16]
+  };
+  // Expert tensor parallelism (model_parallel's by default, as Megatron-Core and MindFormers do):
+  // each expert's FFN columns over the TP pair {0, 1}, its experts over the EP pair {0, 2}; per
+  // layer the dispatched tokens go by one AlltoAll over EP and one AllGather over TP, come back
+  // reduced over TP (AllReduce) and by one AlltoAll. Without it (expert_tensor_parallel: 1) the
+  // experts are whole on each TP rank, which dispatches its own chunk of each sequence. With
+  // context parallelism the dispatch groups are each rank's chunk, EP folded over DP x CP.
+  for (const Case& c :
+       {Case{"data_parallel: 2, model_parallel: 2, expert_parallel: 2", 4, "inserted: 4 AllGather, 5 AllReduce, 4 AlltoAll, ",
+             "(2, 32, 16)> : has_default  # slice [0:2, 0:32, 0:16] of (4, 64, 16)"},
+        Case{"data_parallel: 2, model_parallel: 2, expert_parallel: 2, expert_tensor_parallel: 1", 4,
+             "inserted: 2 AllGather, 3 AllReduce, 4 AlltoAll, ", "(2, 64, 16)> : has_default  # slice [0:2, 0:64, 0:16]"},
+        Case{"data_parallel: 2, context_parallel: 2, expert_parallel: 4", 2,
+             "inserted: 4 AllGather, 4 AlltoAll, 4 Concat, 4 Split, 17 _MirrorOperator",
+             "(1, 64, 16)> : has_default  # slice [0:1, 0:64, 0:16]"},
+        Case{"context_parallel: 2, model_parallel: 2, expert_parallel: 2, sequence_parallel: true", 1, "4 AlltoAll",
+             "(2, 32, 16)> : has_default  # slice [0:2, 0:32, 0:16]"}}) {
+    CAPTURE(c.degrees);
+    writeFile(dir.path() + "/moe.yaml", fmt::format("graph: tiny.config.json\ndims: {{batch: {}, sequence: 8}}\n"
+                                                    "parallel: {{device_num: 4, training: true, {}}}\n",
+                                                    c.batch, c.degrees));
+    RunResult compiled = runIrc({"moe.yaml", "--dump-all", "--dump-dir", "d"}, dir.path());
+    REQUIRE_MESSAGE(compiled.exitCode == 0, compiled.err);
+    CHECK_MESSAGE(compiled.err.find(c.inserted) != std::string::npos, compiled.err);
+    std::string sliced = readFile(dir.path() + "/d/rank_0/validate_0004.ir");
+    CHECK(sliced.find(std::string("%para12_model.layers.0.mlp.experts.gate_up_proj: <Tensor[Float32], ") + c.gateUpRank0) !=
+          std::string::npos);
+    RunResult v = runIrc({"verify", "moe.yaml"}, dir.path());
+    CHECK_MESSAGE(v.exitCode == 0, v.err);
+  }
+  // The groups of the first case: EP over {0, 2}, TP over {0, 1}.
+  writeFile(dir.path() + "/etp.yaml",
+            "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
+            "parallel: {device_num: 4, training: true, data_parallel: 2, model_parallel: 2, expert_parallel: 2}\n");
+  REQUIRE(runIrc({"etp.yaml", "-q", "--dump-all", "--dump-dir", "e"}, dir.path()).exitCode == 0);
+  std::string plan = readFile(dir.path() + "/e/rank_0/step_parallel_end_0003.ir");
+  CHECK(plan.find("= AlltoAll(%97) {instance name: redistribution_op_L0.dispatch_L0.gate_up_1AlltoAll} primitive_attrs: "
+                  "{concat_dim: 0, group: 2-5208665662337742843, group_ranks: 0-2") != std::string::npos);
+  CHECK(plan.find("= AllGather(%98) {instance name: redistribution_op_L0.dispatch_L0.gate_up_2AllGather} primitive_attrs: "
+                  "{group: 2-5004544844489628105, group_ranks: 0-1") != std::string::npos);
+
+  auto error = [&](const std::string& degrees, int devices = 4) {
+    writeFile(dir.path() + "/bad.yaml", fmt::format("graph: tiny.config.json\ndims: {{batch: 4, sequence: 8}}\n"
+                                                    "parallel: {{device_num: {}, {}}}\n",
+                                                    devices, degrees));
+    RunResult r = runIrc({"bad.yaml"}, dir.path());
+    CHECK(r.exitCode == 1);
+    return r.err;
+  };
+  CHECK(error("data_parallel: 1, model_parallel: 4, expert_tensor_parallel: 2")
+            .find("bad.yaml:3:88: error: expert_tensor_parallel 2 splits the experts' FFN over part of the 4 model-parallel "
+                  "ranks, which irc does not build; valid: 1, 4") != std::string::npos);
+  CHECK(
+      error("data_parallel: 2, model_parallel: 2, expert_parallel: 4")
+          .find("expert_parallel 4 does not divide data_parallel 2 (the experts' FFN split over model_parallel); valid: 1, 2") !=
+      std::string::npos);
+  // Without expert tensor parallelism EP folds over DP x TP.
+  writeFile(dir.path() + "/good.yaml",
+            "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
+            "parallel: {device_num: 4, data_parallel: 2, model_parallel: 2, expert_parallel: 4, expert_tensor_parallel: 1}\n");
+  CHECK(runIrc({"good.yaml"}, dir.path()).exitCode == 0);
 }
 
 }  // namespace irc::test::hf_config
