@@ -109,15 +109,27 @@ std::vector<Graph::ModuleStyle> derivedStyles(const Graph& graph, std::vector<st
     // Size-1 device axes split nothing.
     TensorLayout w = op.parallel->inputLayouts[tensorOperandIndex(op, table)].standardForm();
     const Operand& weight = op.operands[table];
-    if (w.dims.size() == 3 && !w.dims[0].empty() && part.kind == ModulePart::Kind::Product && weight.isValue() &&
+    const bool split = std::any_of(w.dims.begin(), w.dims.end(), [](const std::vector<int>& axes) { return !axes.empty(); });
+    if (w.dims.size() == 3 && split && part.kind == ModulePart::Kind::Product && weight.isValue() &&
         graph.value(modelValueBehind(graph, weight.value)).kind == ValueKind::Parameter) {
-      // A grouped product's weights [experts, ., .] split by the expert dim: expert parallelism,
-      // which torchtitan applies with its own ExpertParallel style, not a DTensor one.
-      if (expertModules.insert(graph.moduleOf(op)).second)
+      // A grouped product's weights [experts, ., .] split by the expert dim (expert parallelism,
+      // which torchtitan applies with its own ExpertParallel style, not a DTensor one) or by each
+      // expert's features (expert tensor parallelism, torchtitan's TensorParallel on its
+      // GroupedExperts): neither is a style over transformers' modules.
+      if (expertModules.insert(graph.moduleOf(op)).second) {
+        std::string how;
+        if (!w.dims[0].empty())
+          how = fmt::format(
+              "its experts are split over {} ranks by the expert dim (expert parallelism: torchtitan's "
+              "ExpertParallel style)",
+              w.mesh.dims[w.dims[0][0]]);
+        else
+          how =
+              "each expert's weights are split on their features (expert tensor parallelism: torchtitan's "
+              "TensorParallel on its GroupedExperts)";
         warnings.push_back(
-            fmt::format("{} ('{}'): its experts are split over {} ranks by the expert dim (expert parallelism: "
-                        "torchtitan's ExpertParallel style), which this file does not write; left replicated",
-                        graph.moduleOf(op), op.name, w.mesh.dims[w.dims[0][0]]));
+            fmt::format("{} ('{}'): {}, which this file does not write; left replicated", graph.moduleOf(op), op.name, how));
+      }
       continue;
     }
     if (w.dims.size() != 2) continue;

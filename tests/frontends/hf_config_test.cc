@@ -304,6 +304,16 @@ TEST_CASE("graph: config.json with experts and context or expert tensor parallel
                   "{concat_dim: 0, group: 2-5208665662337742843, group_ranks: 0-2") != std::string::npos);
   CHECK(plan.find("= AllGather(%98) {instance name: redistribution_op_L0.dispatch_L0.gate_up_2AllGather} primitive_attrs: "
                   "{group: 2-5004544844489628105, group_ranks: 0-1") != std::string::npos);
+  // --torch-out writes neither split of the experts, and says so (an expert split only by its
+  // features was left out silently).
+  writeFile(dir.path() + "/etp_only.yaml",
+            "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
+            "parallel: {device_num: 2, training: true, model_parallel: 2}\n");
+  RunResult torch = runIrc({"etp_only.yaml", "-q", "--torch-out", "etp.py"}, dir.path());
+  REQUIRE(torch.exitCode == 0);
+  CHECK(torch.err.find("model.layers.0.mlp.experts ('L0.gate_up'): each expert's weights are split on their features (expert "
+                       "tensor parallelism: torchtitan's TensorParallel on its GroupedExperts), which this file does not "
+                       "write; left replicated") != std::string::npos);
 
   auto error = [&](const std::string& degrees, int devices = 4) {
     writeFile(dir.path() + "/bad.yaml", fmt::format("graph: tiny.config.json\ndims: {{batch: 4, sequence: 8}}\n"
