@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <vector>
 
 namespace irc {
@@ -318,8 +319,13 @@ class DecoderWriter {
   // TP rank's block of the 2F columns holds its gate and up columns in turn (Megatron-Core's fc1
   // layout for a gated unit, into which its checkpoint converters permute transformers'
   // [gate; up]), so the halves are taken per rank block and no rank needs another's columns.
+  // Without degrees (a searched plan, strategies given, `irc import`) the blocks are those of the
+  // largest TP group within a node (8 on every cluster preset), so any TP dividing it splits the
+  // experts' columns as Megatron does.
+  static constexpr int64_t kNodeTensorBlocks = 8;
+  int64_t gateUpBlocks() const { return d_ ? d_->expertTensor : std::gcd(c_.expertFfn, kNodeTensorBlocks); }
   std::pair<std::string, std::string> gateUpHalves(const std::string& gu, int64_t groups, int64_t capacity) {
-    const int64_t E = c_.experts, F = c_.expertFfn, etp = expertTensor();
+    const int64_t E = c_.experts, F = c_.expertFfn, etp = gateUpBlocks();
     if (etp == 1) {
       std::string parts = op("gate_up_split", "Split", {gu}, "{axis: -1, output_num: 2}");
       return {parts + ":0", parts + ":1"};

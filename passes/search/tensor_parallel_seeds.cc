@@ -76,16 +76,24 @@ std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t 
                                               int64_t cp) {
   // Per value: split on its features by a column-parallel product upstream.
   std::vector<bool> featureSplit(graph.values.size(), false);
+  const int64_t experts = expertsOf(graph).first;
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
     if (op.inserted()) continue;
     bool split = false;
     std::optional<ShardStrategy> seed;
     std::vector<const Shape*> shapes;
-    if (ep > 1 && isExpertProduct(graph, op)) {
-      seed = ShardStrategy{IntTuple{dp / ep, ep, 1, 1}, IntTuple{ep, 1, 1}};
+    if ((ep > 1 || tp > 1) && isExpertProduct(graph, op)) {
+      // Expert tensor parallelism with TP (Megatron-Core's default): the first product of each
+      // expert column-parallel (its output features over tp), the one reading those row-parallel.
+      const bool row = featureSplit[op.operands[0].value];
+      const bool transposed = flag(op, "transpose_b");
+      IntTuple xs{dp / ep, ep, 1, row ? tp : 1}, ws{ep, 1, 1};
+      ws[(row != transposed) ? 1 : 2] = tp;
+      seed = ShardStrategy{xs, ws};
       shapes = {&graph.value(op.operands[0].value).type.shape, &graph.value(op.operands[1].value).type.shape};
-    } else if (ep > 1 && (op.type == "MoeDispatch" || op.type == "MoeCombine")) {
+      split = !row && tp > 1;
+    } else if ((ep > 1 || tp > 1) && (op.type == "MoeDispatch" || op.type == "MoeCombine")) {
       // The token permutation around them: each data-parallel rank dispatches and combines its
       // own groups (every operand's dim 0), so the tokens reach the AlltoAll as they left the
       // router, as MindFormers' and Megatron's dispatchers run (frontends/hf_config's plan).
@@ -102,8 +110,14 @@ std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t 
                !flag(op, "transpose_a") &&
                !isWeight(graph, op.operands[0], graph.value(op.operands[0].value).type.shape.size())) {
       const Shape& x = graph.value(op.operands[0].value).type.shape;
+      const Shape& w = graph.value(op.operands[1].value).type.shape;
       bool row = featureSplit[op.operands[0].value];
       bool transposed = flag(op, "transpose_b");
+      // In a mixture of experts, a router's logits (as many as the experts; Megatron-Core keeps
+      // the router whole) or a gate to fewer features than ranks (Qwen2-MoE's shared-expert
+      // gate) stays replicated: data-parallel only.
+      const int64_t outFeatures = transposed ? w[0] : w[1];
+      const bool whole = experts > 0 && !row && (outFeatures == experts || outFeatures % tp != 0);
       IntTuple xs(x.size(), 1), ws{1, 1};
       // The tokens: [B, S, .] over data and context ranks on two dims, [B * S, .] on one.
       xs[0] = dp;
@@ -111,10 +125,10 @@ std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t 
       else xs[0] *= cp;
       if (row) xs.back() = tp;
       // The weight's output features (column-parallel) or its contraction (row-parallel).
-      ws[(row != transposed) ? 0 : 1] = tp;
+      if (!whole) ws[(row != transposed) ? 0 : 1] = tp;
       seed = ShardStrategy{xs, ws};
-      shapes = {&x, &graph.value(op.operands[1].value).type.shape};
-      split = !row;
+      shapes = {&x, &w};
+      split = !row && !whole;
     } else if (op.type == "Gather" && op.operands.size() >= 2 && isWeight(graph, op.operands[0], 2) && op.operands[1].isValue()) {
       const Shape& indices = graph.value(op.operands[1].value).type.shape;
       if (!indices.empty()) {

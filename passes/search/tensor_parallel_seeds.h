@@ -22,7 +22,9 @@ namespace irc {
 // Expert parallelism (`ep`, dividing `dp`): a grouped product of dispatched tokens [groups, E,
 // slots, .] by per-expert weights [E, ., .] splits the experts over ep of the data-parallel
 // ranks (the groups over the other dp / ep), as Megatron-Core folds EP inside DP; the tokens reach
-// their experts by AlltoAll. The experts stay whole over TP (expert tensor parallelism 1).
+// their experts by AlltoAll. With TP each expert's products are column- then row-parallel over
+// the tp ranks (expert tensor parallelism = TP, Megatron-Core's default), the tokens whole on
+// each of them; the router stays whole.
 //
 // Context parallelism (`cp`, Megatron's and MindFormers' context_parallel; Llama 3's 131k run):
 // every sequence's tokens split cp ways for the whole layer — the activations' token dim over

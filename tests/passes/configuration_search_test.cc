@@ -175,6 +175,29 @@ TEST_CASE("configuration search: expert parallelism's seeds dispatch each rank's
   // Per layer one AlltoAll to the experts and one back; their gradients' reductions aside, nothing else.
   CHECK(inserted["AlltoAll"] == 4);
   for (const auto& [type, count] : inserted) CHECK_MESSAGE((type == "AlltoAll" || type == "_MirrorOperator"), type, " x ", count);
+
+  // With TP 2 the experts' products are column- then row-parallel over it (expert tensor
+  // parallelism, Megatron-Core's default), the router whole: the dispatched tokens, whole on both
+  // TP ranks, reach their experts by the AlltoAll alone (the fused gate_up's halves are taken per
+  // rank block), and the experts' partial sums are reduced over TP once.
+  auto [g2, settings2, gData2] = parseModelAndSettings(text);
+  REQUIRE_FALSE(seedTensorParallel(g2, 2, 2, false, 2).has_value());
+  CHECK(seedOf(g2, "L0.router") == ShardStrategy{{2, 1}, {1, 1}});
+  CHECK(seedOf(g2, "L0.gate_up") == ShardStrategy{{1, 2, 1, 1}, {2, 2, 1}});
+  CHECK(seedOf(g2, "L0.down") == ShardStrategy{{1, 2, 1, 2}, {2, 1, 2}});
+  CHECK(seedOf(g2, "L0.q_proj") == ShardStrategy{{2, 1}, {2, 1}});
+  // The seeded plan computes the single-device program on every rank.
+  Compiled all = compileAllRanks(writePlanModelYaml(g2, options));
+  REQUIRE_MESSAGE(all.errors.empty(), all.errors);
+  CHECK(verifyCompiled(all).ok);
+  REQUIRE(compile(g2, options, context, {}) == RunOutcome::Ok);
+  std::map<std::string, std::vector<std::string>> at;
+  for (OpId id : g2.order)
+    if (g2.op(id).inserted() && g2.op(id).type != "_MirrorOperator") at[g2.op(id).type].push_back(g2.op(id).name);
+  CHECK(at["AlltoAll"].size() == 4);
+  CHECK(at.count("AllGather") == 0);
+  // Per layer: the attention's o_proj and the experts' down product (the lookup's table is whole).
+  CHECK_MESSAGE(at["AllReduce"].size() == 4, fmt::format("{}", fmt::join(at["AllReduce"], ", ")));
 }
 
 TEST_CASE("configuration search: layers by the index in their names") {
