@@ -97,9 +97,12 @@ std::optional<DegreePlan> checkDegrees(const ParallelConfig& p, const DecoderCon
     std::string grid = fmt::format("data_parallel {}", d.data);
     if (d.context > 1) grid += fmt::format(" x context_parallel {}", d.context);
     if (d.expertTensor == 1 && d.model > 1) grid += fmt::format(" x model_parallel {}", d.model);
+    // Folded over TP too, without expert tensor parallelism (Megatron-Core's ETP 1), it may fit.
+    const bool overTensor = d.expertTensor > 1 && (d.data * d.context * d.model) % d.expert == 0;
     diags.error(g.expertLoc,
-                fmt::format("expert_parallel {} does not divide {}{}; valid: {}", d.expert, grid,
-                            d.expertTensor > 1 ? " (the experts' FFN split over model_parallel)" : "", divisorsText(foldedOver)));
+                fmt::format("expert_parallel {} does not divide {}{}; valid: {}{}", d.expert, grid,
+                            d.expertTensor > 1 ? " (the experts' FFN split over model_parallel)" : "", divisorsText(foldedOver),
+                            overTensor ? ", or expert_tensor_parallel: 1 to fold it over model_parallel too" : ""));
   }
   // Each sequence is dispatched in one chunk per context and model-parallel rank.
   if (c.experts > 0 && shape.sequence % (d.context * d.model) != 0)

@@ -328,8 +328,8 @@ TEST_CASE("graph: config.json with experts and context or expert tensor parallel
                   "ranks, which irc does not build; valid: 1, 4") != std::string::npos);
   CHECK(
       error("data_parallel: 2, model_parallel: 2, expert_parallel: 4")
-          .find("expert_parallel 4 does not divide data_parallel 2 (the experts' FFN split over model_parallel); valid: 1, 2") !=
-      std::string::npos);
+          .find("expert_parallel 4 does not divide data_parallel 2 (the experts' FFN split over model_parallel); valid: 1, 2, or "
+                "expert_tensor_parallel: 1 to fold it over model_parallel too") != std::string::npos);
   // Without expert tensor parallelism EP folds over DP x TP.
   writeFile(dir.path() + "/good.yaml",
             "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
