@@ -285,6 +285,23 @@ class DecoderWriter {
         weights = op("topk_scores", "GatherElements", {scores, indices}, "{axis: 1}");
         break;
       }
+      case Routing::SoftmaxGroupLimited: {
+        // DeepSeek-V2's device-limited routing: each group scored by its best expert, the
+        // topk_group best groups kept, the top K of their experts' softmax scores chosen.
+        const int64_t G = c_.groups, per = E / G;
+        std::string scores = op("router_probs", "Softmax", {logits}, "{axis: -1}");
+        std::string grouped = op("groups", "Reshape", {scores, shapeText({T, G, per})});
+        std::string groupScore = op("group_scores", "ReduceMax", {grouped, "-1"});
+        std::string keptGroups = op("group_topk", "TopK", {groupScore, std::to_string(c_.groupsKept)});
+        std::string hot = op("group_onehot", "OneHot", {keptGroups + ":1", std::to_string(G), "1.0", "0.0"});
+        std::string mask = op("group_mask", "ReduceSum", {hot, "1"});
+        std::string mask3 = op("group_mask_b", "Reshape", {mask, shapeText({T, G, 1})});
+        std::string masked = op("masked_groups", "Mul", {grouped, mask3});
+        std::string flat = op("masked_scores", "Reshape", {masked, shapeText({T, E})});
+        std::string topk = op("topk", "TopK", {flat, std::to_string(K)});
+        weights = topk + ":0", indices = topk + ":1";
+        break;
+      }
     }
     if (c_.normTopK) {
       std::string sum = op("topk_sum", "ReduceSum", {weights, "-1"}, "{keep_dims: true}");
@@ -383,7 +400,7 @@ class DecoderWriter {
     if (c_.sharedExpertFfn == 0) return y;
     // Shared experts on every token (DeepSeek's n_shared_experts as one SwiGLU of their summed
     // width; Qwen2-MoE's scaled by its sigmoid gate).
-    const std::string sharedAt = at + (c_.family == DecoderFamily::DeepseekV3 ? ".shared_experts" : ".shared_expert");
+    const std::string sharedAt = at + (c_.kvLora > 0 ? ".shared_experts" : ".shared_expert");  // DeepSeek's
     std::string shared = denseMlp(sharedAt, x, c_.sharedExpertFfn, false, "shared_");
     if (c_.sharedExpertGate) {
       module_ = at + ".shared_expert_gate";

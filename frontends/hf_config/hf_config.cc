@@ -15,10 +15,16 @@ namespace irc {
 namespace {
 
 const std::map<std::string, DecoderFamily>& families() {
-  static const std::map<std::string, DecoderFamily> f = {
-      {"llama", DecoderFamily::Llama},        {"mistral", DecoderFamily::Mistral},        {"qwen2", DecoderFamily::Qwen2},
-      {"qwen3", DecoderFamily::Qwen3},        {"mixtral", DecoderFamily::Mixtral},        {"qwen2_moe", DecoderFamily::Qwen2Moe},
-      {"qwen3_moe", DecoderFamily::Qwen3Moe}, {"deepseek_v3", DecoderFamily::DeepseekV3}, {"gpt_oss", DecoderFamily::GptOss}};
+  static const std::map<std::string, DecoderFamily> f = {{"llama", DecoderFamily::Llama},
+                                                         {"mistral", DecoderFamily::Mistral},
+                                                         {"qwen2", DecoderFamily::Qwen2},
+                                                         {"qwen3", DecoderFamily::Qwen3},
+                                                         {"mixtral", DecoderFamily::Mixtral},
+                                                         {"qwen2_moe", DecoderFamily::Qwen2Moe},
+                                                         {"qwen3_moe", DecoderFamily::Qwen3Moe},
+                                                         {"deepseek_v2", DecoderFamily::DeepseekV2},
+                                                         {"deepseek_v3", DecoderFamily::DeepseekV3},
+                                                         {"gpt_oss", DecoderFamily::GptOss}};
   return f;
 }
 
@@ -27,14 +33,14 @@ const std::map<std::string, std::string>& architectureTypes() {
   static const std::map<std::string, std::string> a = {
       {"LlamaForCausalLM", "llama"},        {"MistralForCausalLM", "mistral"},        {"Qwen2ForCausalLM", "qwen2"},
       {"Qwen3ForCausalLM", "qwen3"},        {"MixtralForCausalLM", "mixtral"},        {"Qwen2MoeForCausalLM", "qwen2_moe"},
-      {"Qwen3MoeForCausalLM", "qwen3_moe"}, {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"GptOssForCausalLM", "gpt_oss"}};
+      {"Qwen3MoeForCausalLM", "qwen3_moe"}, {"DeepseekV2ForCausalLM", "deepseek_v2"}, {"DeepseekV3ForCausalLM", "deepseek_v3"},
+      {"GptOssForCausalLM", "gpt_oss"}};
   return a;
 }
 
 // Families irc knows of but does not build yet: said as such, not as unknown.
 const std::map<std::string, std::string>& notBuilt() {
-  static const std::map<std::string, std::string> n = {{"deepseek_v2", "DeepSeek-V2's device-limited routing"},
-                                                       {"qwen3_next", "Qwen3-Next's linear attention layers"}};
+  static const std::map<std::string, std::string> n = {{"qwen3_next", "Qwen3-Next's linear attention layers"}};
   return n;
 }
 
@@ -118,9 +124,11 @@ class ConfigReader {
   YamlReader reader_;
 };
 
+bool isDeepseek(DecoderFamily f) { return f == DecoderFamily::DeepseekV2 || f == DecoderFamily::DeepseekV3; }
+
 bool isMoe(DecoderFamily f) {
-  return f == DecoderFamily::Mixtral || f == DecoderFamily::Qwen2Moe || f == DecoderFamily::Qwen3Moe ||
-         f == DecoderFamily::DeepseekV3 || f == DecoderFamily::GptOss;
+  return f == DecoderFamily::Mixtral || f == DecoderFamily::Qwen2Moe || f == DecoderFamily::Qwen3Moe || isDeepseek(f) ||
+         f == DecoderFamily::GptOss;
 }
 
 // Sliding-window attention (Mistral's `sliding_window`; Qwen's unless use_sliding_window is
@@ -148,7 +156,10 @@ void readSlidingWindows(ConfigReader& r, DecoderConfig& c) {
       c.slidingLayer[l] = *t == "sliding_attention";
 }
 
-// DeepSeek-V3's multi-head latent attention and its routing.
+// DeepSeek's multi-head latent attention and its routing: V3's sigmoid scores over groups scored
+// by their two best experts; V2's softmax scores, `greedy` (the top k of all) or
+// `group_limited_greedy` (the topk_group groups holding the best experts, then the top k of those:
+// its device-limited routing).
 void readDeepseek(ConfigReader& r, DecoderConfig& c) {
   YamlNode q = r.root().find("q_lora_rank");
   c.qLora = q.IsDefined() && !q.IsNull() ? r.positive("q_lora_rank").value_or(0) : 0;
@@ -160,12 +171,19 @@ void readDeepseek(ConfigReader& r, DecoderConfig& c) {
   c.routing = Routing::SigmoidGroupLimited;
   c.groups = r.positive("n_group", 1).value_or(1);
   c.groupsKept = r.positive("topk_group", 1).value_or(1);
+  if (c.family == DecoderFamily::DeepseekV2) {
+    std::string method = "greedy";
+    if (YamlNode m = r.root().find("topk_method"); m.IsDefined() && !m.IsNull())
+      method = r.reader().choice(m, "topk_method", {"greedy", "group_limited_greedy"}).value_or(method);
+    c.routing = method == "greedy" ? Routing::SoftmaxTopK : Routing::SoftmaxGroupLimited;
+    if (method == "greedy") c.groups = c.groupsKept = 1;
+  }
   c.routedScaling = r.number("routed_scaling_factor", 1.0);
   c.sharedExpertCount = r.positive("n_shared_experts", 0).value_or(0);
 }
 
 void readExperts(ConfigReader& r, DecoderConfig& c) {
-  const bool mixtral = c.family == DecoderFamily::Mixtral, deepseek = c.family == DecoderFamily::DeepseekV3,
+  const bool mixtral = c.family == DecoderFamily::Mixtral, deepseek = isDeepseek(c.family),
              gptOss = c.family == DecoderFamily::GptOss;
   const char* expertsKey = mixtral || gptOss ? "num_local_experts" : deepseek ? "n_routed_experts" : "num_experts";
   auto experts = r.positive(expertsKey);
@@ -183,7 +201,8 @@ void readExperts(ConfigReader& r, DecoderConfig& c) {
                      fmt::format("num_experts_per_tok {} is more than the {} experts", c.expertsPerToken, c.experts));
   // Mixtral renormalises the top-k softmax weights; Qwen's MoE and DeepSeek with norm_topk_prob;
   // GPT-OSS's softmax runs over the chosen logits alone.
-  c.normTopK = mixtral || r.flag("norm_topk_prob", deepseek);
+  // (transformers' defaults: V3 normalises, V2 does not).
+  c.normTopK = mixtral || r.flag("norm_topk_prob", c.family == DecoderFamily::DeepseekV3);
   c.sparseLayer.assign(static_cast<size_t>(c.layers), true);
   if (c.family == DecoderFamily::Qwen2Moe) {
     c.sharedExpertFfn = r.positive("shared_expert_intermediate_size", 0).value_or(0);
@@ -277,7 +296,7 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
   if (c.heads % c.kvHeads != 0)
     r.reader().error(r.root().find("num_key_value_heads"),
                      fmt::format("num_attention_heads {} is not a multiple of num_key_value_heads {}", c.heads, c.kvHeads));
-  if (!r.root().find("head_dim").IsDefined() && c.family != DecoderFamily::DeepseekV3 && c.hidden % c.heads != 0)
+  if (!r.root().find("head_dim").IsDefined() && !isDeepseek(c.family) && c.hidden % c.heads != 0)
     r.reader().error(r.root().find("num_attention_heads"),
                      fmt::format("hidden_size {} is not a multiple of num_attention_heads {} (and the config gives no head_dim)",
                                  c.hidden, c.heads));
@@ -295,6 +314,7 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
       c.qkNorm = true;
       break;
     case DecoderFamily::Mixtral:
+    case DecoderFamily::DeepseekV2:
     case DecoderFamily::DeepseekV3: break;
     case DecoderFamily::GptOss:
       c.attentionBias = c.outputBias = r.flag("attention_bias", true);

@@ -12,13 +12,14 @@
 namespace irc {
 
 // The families' decoder layers (transformers' `model_type`).
-enum class DecoderFamily { Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2Moe, Qwen3Moe, DeepseekV3, GptOss };
+enum class DecoderFamily { Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2Moe, Qwen3Moe, DeepseekV2, DeepseekV3, GptOss };
 
 // How a MoE router scores and picks its experts.
 enum class Routing {
   SoftmaxTopK,          // softmax over all experts, the top k (Mixtral, Qwen-MoE)
   TopKSoftmax,          // the top k logits, softmax over them (GPT-OSS)
   SigmoidGroupLimited,  // sigmoid scores, top groups then top k by score + bias (DeepSeek-V3)
+  SoftmaxGroupLimited,  // softmax scores, the groups with the best expert, then top k (DeepSeek-V2)
 };
 
 struct DecoderConfig {
@@ -45,7 +46,7 @@ struct DecoderConfig {
   double routedScaling = 1;
   bool routerBias = false, expertBias = false;  // GPT-OSS
   double swigluLimit = 0;                       // GPT-OSS's clamped SwiGLU (0: plain)
-  // DeepSeek-V3's multi-head latent attention (kvLora > 0): query and key-value compressions,
+  // DeepSeek-V2's and V3's multi-head latent attention (kvLora > 0): query and key-value compressions,
   // the per-head dims without and with rotary embedding, and the value head dim.
   int64_t qLora = 0, kvLora = 0, qkNope = 0, qkRope = 0, vHead = 0;
   int64_t rotaryDim() const { return kvLora > 0 ? qkRope : headDim; }

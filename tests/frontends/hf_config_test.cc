@@ -86,14 +86,55 @@ TEST_CASE("config.json: DeepSeek-V3 (latent attention, shared experts, dense fir
   CHECK(oss->slidingWindow == 128);
 }
 
+TEST_CASE("config.json: DeepSeek-V2 (latent attention, softmax routing, greedy or device-limited) counts as its cards") {
+  // DeepSeek-V2-Lite's card: 15.7 B parameters, 2.4 B activated. By hand: attention (q_proj, no
+  // query compression) 2048 x 16 x 192 + 2048 x 576 + 512 + 512 x 16 x 256 + 16 x 128 x 2048; one
+  // dense MLP of 3 x 2048 x 10944; 26 MoE layers of 64 routed + 2 shared experts (3 x 2048 x 1408
+  // each) and a router of 64 x 2048; two norms a layer; embedding and head 102400 x 2048.
+  auto lite = read(R"({"model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944,
+  "moe_intermediate_size": 1408, "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16,
+  "n_shared_experts": 2, "n_routed_experts": 64, "routed_scaling_factor": 1.0, "kv_lora_rank": 512, "q_lora_rank": null,
+  "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "topk_method": "greedy", "n_group": 1,
+  "topk_group": 1, "num_experts_per_tok": 6, "moe_layer_freq": 1, "first_k_dense_replace": 1, "norm_topk_prob": false,
+  "scoring_func": "softmax", "vocab_size": 102400, "tie_word_embeddings": false})");
+  REQUIRE(lite);
+  CHECK(lite->routing == Routing::SoftmaxTopK);
+  CHECK_FALSE(lite->normTopK);
+  const int64_t attention = 2048LL * 16 * 192 + 2048LL * 576 + 512 + 512LL * 16 * 256 + 16LL * 128 * 2048;
+  const int64_t expert = 3 * 2048LL * 1408;
+  CHECK(parameterCount(*lite) ==
+        27 * (attention + 2 * 2048) + 3 * 2048LL * 10944 + 26 * (66 * expert + 64 * 2048) + 2 * 102400LL * 2048 + 2048);
+  CHECK(std::abs(static_cast<double>(parameterCount(*lite)) / 15.7e9 - 1) < 0.025);
+  CHECK(std::abs(static_cast<double>(activeParameterCount(*lite)) / 2.4e9 - 1) < 0.05);
+  // DeepSeek-V2's card: 236 B parameters, 21 B activated; its device-limited routing.
+  auto v2 = read(R"({"model_type": "deepseek_v2", "hidden_size": 5120, "intermediate_size": 12288,
+  "moe_intermediate_size": 1536, "num_hidden_layers": 60, "num_attention_heads": 128, "num_key_value_heads": 128,
+  "n_shared_experts": 2, "n_routed_experts": 160, "routed_scaling_factor": 16.0, "kv_lora_rank": 512, "q_lora_rank": 1536,
+  "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "topk_method": "group_limited_greedy", "n_group": 8,
+  "topk_group": 3, "num_experts_per_tok": 6, "moe_layer_freq": 1, "first_k_dense_replace": 1, "norm_topk_prob": false,
+  "scoring_func": "softmax", "vocab_size": 102400, "tie_word_embeddings": false})");
+  REQUIRE(v2);
+  CHECK(v2->routing == Routing::SoftmaxGroupLimited);
+  CHECK(v2->groups == 8);
+  CHECK(std::abs(static_cast<double>(parameterCount(*v2)) / 236e9 - 1) < 0.025);
+  CHECK(std::abs(static_cast<double>(activeParameterCount(*v2)) / 21e9 - 1) < 0.05);
+  std::string errors;
+  CHECK_FALSE(read(R"({"model_type": "deepseek_v2", "hidden_size": 16, "intermediate_size": 16, "moe_intermediate_size": 8,
+  "num_hidden_layers": 2, "num_attention_heads": 4, "n_routed_experts": 8, "kv_lora_rank": 8, "qk_rope_head_dim": 4,
+  "v_head_dim": 4, "qk_nope_head_dim": 4, "num_experts_per_tok": 2, "vocab_size": 32, "topk_method": "noaux_tc"})",
+                   &errors));
+  CHECK(errors.find("topk_method") != std::string::npos);
+  CHECK(errors.find("noaux_tc") != std::string::npos);
+}
+
 TEST_CASE("config.json: what is not built or not known is a located error naming the supported families") {
   std::string errors;
   CHECK_FALSE(read(R"({"model_type": "gpt_neox", "hidden_size": 8})", &errors));
   CHECK(errors.find("1:16: model_type 'gpt_neox' is not a family irc builds; supported: ") != std::string::npos);
   CHECK(errors.find("llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe") != std::string::npos);
   errors.clear();
-  CHECK_FALSE(read(R"({"model_type": "deepseek_v2"})", &errors));
-  CHECK(errors.find("model_type 'deepseek_v2' is not built yet (DeepSeek-V2's device-limited routing)") != std::string::npos);
+  CHECK_FALSE(read(R"({"model_type": "qwen3_next"})", &errors));
+  CHECK(errors.find("model_type 'qwen3_next' is not built yet (Qwen3-Next's linear attention layers)") != std::string::npos);
   errors.clear();
   CHECK_FALSE(read(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
   "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"bits": 4}})",
@@ -150,7 +191,14 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
             R"({"model_type": "gpt_oss", "hidden_size": 16, "intermediate_size": 8, "num_hidden_layers": 2,
   "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 4, "num_local_experts": 4, "num_experts_per_tok": 2,
   "vocab_size": 32, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"]})");
-  for (const char* model : {"ds", "oss"})
+  // DeepSeek-V2's device-limited routing: the 2 groups (of 4) holding the best experts.
+  writeFile(dir.path() + "/v2.config.json",
+            R"({"model_type": "deepseek_v2", "hidden_size": 16, "intermediate_size": 16, "moe_intermediate_size": 8,
+  "num_hidden_layers": 2, "num_attention_heads": 4, "n_shared_experts": 2, "n_routed_experts": 8, "routed_scaling_factor": 16.0,
+  "kv_lora_rank": 8, "q_lora_rank": null, "qk_rope_head_dim": 4, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_group": 4,
+  "topk_group": 2, "topk_method": "group_limited_greedy", "num_experts_per_tok": 2, "first_k_dense_replace": 1,
+  "vocab_size": 32})");
+  for (const char* model : {"ds", "oss", "v2"})
     for (const char* degrees : {"data_parallel: 2, model_parallel: 2, expert_parallel: 2",
                                 "data_parallel: 2, model_parallel: 2, expert_parallel: 2, sequence_parallel: true",
                                 "data_parallel: 2, expert_parallel: 2, pipeline_stages: 2, micro_batches: 2"}) {
