@@ -2,6 +2,7 @@
 // the search and redistribution modes, training, optimizer, precision, pipeline and cost model.
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -75,7 +76,18 @@ void ModelLoader::readDegrees(const YamlNode& node) {
 }
 
 void ModelLoader::readParallel(const YamlNode& node) {
-  if (!reader_.checkMap(node, "'parallel'", kParallelKeys)) return;
+  // MindFormers' parallel_config and Megatron's argument spellings of the degrees, said as irc's keys.
+  static const std::map<std::string, YamlReader::OtherSpelling> kFrameworkSpellings = {
+      {"pipeline_stage", {"pipeline_stages", "MindFormers'"}},
+      {"micro_batch_num", {"micro_batches", "MindFormers'"}},
+      {"use_seq_parallel", {"sequence_parallel", "MindFormers'"}},
+      {"expert_model_parallel_size", {"expert_parallel", "Megatron's"}},
+      {"tensor_model_parallel_size", {"model_parallel", "Megatron's"}},
+      {"pipeline_model_parallel_size", {"pipeline_stages", "Megatron's"}},
+      {"context_parallel_size", {"context_parallel", "Megatron's"}},
+      {"expert_tensor_parallel_size", {"expert_tensor_parallel", "Megatron's"}},
+      {"virtual_pipeline_model_parallel_size", {"virtual_stages", "Megatron's"}}};
+  if (!reader_.checkMap(node, "'parallel'", kParallelKeys, kFrameworkSpellings)) return;
   parallel_.loc = locOf(node);
   std::optional<DeviceMatrix> named;
   bool namedOk = true;

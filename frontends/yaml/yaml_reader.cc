@@ -48,7 +48,8 @@ std::optional<double> scalarAsNumber(const YamlNode& node) {
   return v;
 }
 
-bool YamlReader::checkMap(const YamlNode& node, std::string_view what, const std::vector<std::string>& allowed) {
+bool YamlReader::checkMap(const YamlNode& node, std::string_view what, const std::vector<std::string>& allowed,
+                          const std::map<std::string, OtherSpelling>& otherSpellings) {
   if (!node.IsMap()) {
     error(node, fmt::format("{} must be a mapping; got {}", what, describeNode(node)));
     return false;
@@ -67,6 +68,11 @@ bool YamlReader::checkMap(const YamlNode& node, std::string_view what, const std
       continue;
     }
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+      if (auto other = otherSpellings.find(k); other != otherSpellings.end()) {
+        error(key,
+              fmt::format("unknown key '{}' in {}: {} '{}' is '{}' here", k, what, other->second.whose, k, other->second.key));
+        continue;
+      }
       auto match = closestMatch(k, allowed);
       error(key, match ? fmt::format("unknown key '{}' in {}; did you mean '{}'?", k, what, *match)
                        : fmt::format("unknown key '{}' in {}; valid keys: {}", k, what, joinNames(allowed)));

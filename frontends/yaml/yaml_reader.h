@@ -1,6 +1,7 @@
 #pragma once
 // Checked accessors over yaml-cpp nodes: each reports a located diagnostic and returns nullopt
 // instead of throwing, so one pass over a file collects every error in it.
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,8 +23,13 @@ class YamlReader {
   DiagnosticEngine& diags() const { return diags_; }
 
   // A mapping whose keys are all in `allowed` (unknown keys and duplicates are reported, with a
-  // "did you mean"); `what` names it in messages ("parallel", "op 'matmul'").
-  bool checkMap(const YamlNode& node, std::string_view what, const std::vector<std::string>& allowed);
+  // "did you mean"); `what` names it in messages ("parallel", "op 'matmul'"). `otherSpellings`:
+  // another framework's name of a key -> the key and whose name it is, said instead.
+  struct OtherSpelling {
+    std::string key, whose;
+  };
+  bool checkMap(const YamlNode& node, std::string_view what, const std::vector<std::string>& allowed,
+                const std::map<std::string, OtherSpelling>& otherSpellings = {});
   // The value of a required key, or an error at the map.
   std::optional<YamlNode> required(const YamlNode& map, std::string_view key, std::string_view what);
   std::optional<YamlNode> optional(const YamlNode& map, std::string_view key) const;
