@@ -240,6 +240,18 @@ class DecoderWriter {
     return linear(n + "down_proj", at + ".down_proj", gated, ffn, c_.hidden, Split::Row, bias);
   }
 
+  // DeepSeek's group-limited routing: the scores [tokens, groups, per group] of the topk_group
+  // best groups by `groupScore` [tokens, groups], the others zeroed, as [tokens, experts].
+  std::string inKeptGroups(const std::string& grouped, const std::string& groupScore) {
+    const int64_t T = tokens(), G = c_.groups;
+    std::string keptGroups = op("group_topk", "TopK", {groupScore, std::to_string(c_.groupsKept)});
+    std::string hot = op("group_onehot", "OneHot", {keptGroups + ":1", std::to_string(G), "1.0", "0.0"});
+    std::string mask = op("group_mask", "ReduceSum", {hot, "1"});
+    std::string mask3 = op("group_mask_b", "Reshape", {mask, shapeText({T, G, 1})});
+    std::string masked = op("masked_groups", "Mul", {grouped, mask3});
+    return op("masked_scores", "Reshape", {masked, shapeText({T, c_.experts})});
+  }
+
   // The router's choice of K experts per token: [tokens, K] weights and indices.
   std::pair<std::string, std::string> route(const std::string& at, const std::string& x) {
     const int64_t E = c_.experts, K = c_.expertsPerToken, T = tokens();
@@ -269,18 +281,12 @@ class DecoderWriter {
         // Each group scored by its two best experts; the topk_group best groups kept, the top K
         // experts of those chosen; the weights are their sigmoid scores. (The per-expert
         // correction bias moves selection only, not the work: balanced routing is assumed.)
-        const int64_t G = c_.groups, per = E / G;
+        const int64_t per = E / c_.groups;
         std::string scores = op("router_scores", "Sigmoid", {logits});
-        std::string grouped = op("groups", "Reshape", {scores, shapeText({T, G, per})});
+        std::string grouped = op("groups", "Reshape", {scores, shapeText({T, c_.groups, per})});
         std::string best2 = op("group_best2", "TopK", {grouped, std::to_string(std::min<int64_t>(2, per))});
         std::string groupScore = op("group_scores", "ReduceSum", {best2 + ":0", "-1"});
-        std::string keptGroups = op("group_topk", "TopK", {groupScore, std::to_string(c_.groupsKept)});
-        std::string hot = op("group_onehot", "OneHot", {keptGroups + ":1", std::to_string(G), "1.0", "0.0"});
-        std::string mask = op("group_mask", "ReduceSum", {hot, "1"});
-        std::string mask3 = op("group_mask_b", "Reshape", {mask, shapeText({T, G, 1})});
-        std::string masked = op("masked_groups", "Mul", {grouped, mask3});
-        std::string flat = op("masked_scores", "Reshape", {masked, shapeText({T, E})});
-        std::string topk = op("topk", "TopK", {flat, std::to_string(K)});
+        std::string topk = op("topk", "TopK", {inKeptGroups(grouped, groupScore), std::to_string(K)});
         indices = topk + ":1";
         weights = op("topk_scores", "GatherElements", {scores, indices}, "{axis: 1}");
         break;
@@ -288,17 +294,10 @@ class DecoderWriter {
       case Routing::SoftmaxGroupLimited: {
         // DeepSeek-V2's device-limited routing: each group scored by its best expert, the
         // topk_group best groups kept, the top K of their experts' softmax scores chosen.
-        const int64_t G = c_.groups, per = E / G;
         std::string scores = op("router_probs", "Softmax", {logits}, "{axis: -1}");
-        std::string grouped = op("groups", "Reshape", {scores, shapeText({T, G, per})});
+        std::string grouped = op("groups", "Reshape", {scores, shapeText({T, c_.groups, E / c_.groups})});
         std::string groupScore = op("group_scores", "ReduceMax", {grouped, "-1"});
-        std::string keptGroups = op("group_topk", "TopK", {groupScore, std::to_string(c_.groupsKept)});
-        std::string hot = op("group_onehot", "OneHot", {keptGroups + ":1", std::to_string(G), "1.0", "0.0"});
-        std::string mask = op("group_mask", "ReduceSum", {hot, "1"});
-        std::string mask3 = op("group_mask_b", "Reshape", {mask, shapeText({T, G, 1})});
-        std::string masked = op("masked_groups", "Mul", {grouped, mask3});
-        std::string flat = op("masked_scores", "Reshape", {masked, shapeText({T, E})});
-        std::string topk = op("topk", "TopK", {flat, std::to_string(K)});
+        std::string topk = op("topk", "TopK", {inKeptGroups(grouped, groupScore), std::to_string(K)});
         weights = topk + ":0", indices = topk + ":1";
         break;
       }
