@@ -82,9 +82,9 @@ std::optional<DegreePlan> checkDegrees(const ParallelConfig& p, const DecoderCon
                 fmt::format("expert_tensor_parallel {}: {} has no experts (valid: 1)", g.expertTensor, c.modelType));
   else if (d.expertTensor != 1 && d.expertTensor != d.model)
     diags.error(g.expertTensorLoc,
-                fmt::format("expert_tensor_parallel {} splits the experts' FFN over part of the {} model-parallel "
-                            "ranks, which irc does not build; valid: 1, {}",
-                            d.expertTensor, d.model, d.model));
+                fmt::format("expert_tensor_parallel {}: irc splits the experts' FFN over all the model-parallel ranks "
+                            "(model_parallel {}) or none; valid: 1{}",
+                            d.expertTensor, d.model, d.model > 1 ? fmt::format(", {}", d.model) : ""));
   else if (c.experts > 0 && c.expertFfn % d.expertTensor != 0)
     diags.error(g.expertTensorLoc.valid() ? g.expertTensorLoc : g.modelLoc,
                 fmt::format("expert_tensor_parallel {} (model_parallel unless given) does not divide the experts' {} FFN "

@@ -372,8 +372,11 @@ TEST_CASE("graph: config.json with experts and context or expert tensor parallel
     return r.err;
   };
   CHECK(error("data_parallel: 1, model_parallel: 4, expert_tensor_parallel: 2")
-            .find("bad.yaml:3:88: error: expert_tensor_parallel 2 splits the experts' FFN over part of the 4 model-parallel "
-                  "ranks, which irc does not build; valid: 1, 4") != std::string::npos);
+            .find("bad.yaml:3:88: error: expert_tensor_parallel 2: irc splits the experts' FFN over all the model-parallel "
+                  "ranks (model_parallel 4) or none; valid: 1, 4") != std::string::npos);
+  CHECK(error("data_parallel: 4, expert_tensor_parallel: 2")
+            .find("expert_tensor_parallel 2: irc splits the experts' FFN over all the model-parallel ranks (model_parallel 1) "
+                  "or none; valid: 1\n") != std::string::npos);
   CHECK(
       error("data_parallel: 2, model_parallel: 2, expert_parallel: 4")
           .find("expert_parallel 4 does not divide data_parallel 2 (the experts' FFN split over model_parallel); valid: 1, 2, or "
