@@ -206,7 +206,10 @@ std::string configurationRow(const SearchConfiguration& c) {
       "  DP {:>4} x TP {:>2} x PP {:>3}{}{}{}{}  micro-batch {} x {:<4} recompute {:<9} optimizer {:<15}  "
       "{:8.4g} s  {:6.1f} TFLOP/s  peak {:6.1f} GiB  ({})\n      layers per stage: {}; {}\n",
       c.dp, c.tp, c.pp, c.cp > 1 ? fmt::format(" x CP {}", c.cp) : "",
-      c.virtualStages > 1 ? fmt::format(" (v {})", c.virtualStages) : "", c.ep > 1 ? fmt::format(" EP {}", c.ep) : "",
+      c.virtualStages > 1 ? fmt::format(" (v {})", c.virtualStages) : "",
+      c.ep > 1 || c.expertTensor > 1
+          ? fmt::format(" EP {}{}", c.ep, c.expertTensor > 1 ? fmt::format(" ETP {}", c.expertTensor) : "")
+          : "",
       c.sequenceParallel ? " +SP" : "    ", c.microBatchSize, c.microBatches, c.recompute, optimizer, c.stepSeconds,
       c.tflopsPerDevice, c.peakBytes / (1024.0 * 1024 * 1024), c.compiled ? "compiled" : "layer model", stages, c.verdict);
 }

@@ -440,6 +440,7 @@ json configurationJson(const SearchConfiguration& c) {
                   {"verdict", c.verdict}};
   if (c.virtualStages > 1) out["virtual_stages"] = c.virtualStages;  // the interleaved schedule's
   if (c.ep > 1) out["expert_parallel"] = c.ep;
+  if (c.expertTensor > 1) out["expert_tensor_parallel"] = c.expertTensor;
   return out;
 }
 

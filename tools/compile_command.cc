@@ -319,7 +319,10 @@ void printSearch(const SearchSummary& s) {
         "configurations, {} dropped by the memory bound, {} layer models, {} plans compiled)\n",
         k.dp, k.tp, k.pp, k.cp > 1 ? fmt::format(" x CP {}", k.cp) : "",
         k.virtualStages > 1 ? fmt::format(" ({} virtual stages each)", k.virtualStages) : "",
-        k.ep > 1 ? fmt::format(" (experts over {} of the data-parallel ranks)", k.ep) : "",
+        k.ep > 1 || k.expertTensor > 1
+            ? fmt::format(" (experts over {} of the data-parallel ranks{})", k.ep,
+                          k.expertTensor > 1 ? fmt::format(", each split over the {} tensor-parallel ranks", k.expertTensor) : "")
+            : "",
         k.sequenceParallel ? " (sequence parallel)" : "", k.microBatchSize, k.microBatches, k.recompute, k.zeroStage,
         k.optimizerLevel, k.stepSeconds, k.tflopsPerDevice, formatBytes(k.peakBytes),
         s.memoryBudget > 0 ? " within " + formatBytes(s.memoryBudget) : std::string(" (no memory budget)"), c.layers,

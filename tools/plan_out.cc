@@ -37,6 +37,9 @@ void applyCommandLineSettings(YAML::Node& root, const ParallelSettings& written)
   if (written.redistribution != RedistributionMode::MindSpore)
     parallel["redistribution"] = std::string(redistributionModeName(written.redistribution));
   if (written.memoryBudget > 0) parallel["memory_budget"] = written.memoryBudget;
+  // The structural search turns it on for expert parallelism's dispatch (without it the plan
+  // recompiled moved the tokens by AllGather and Split: more communication and memory).
+  if (written.enableAlltoall) parallel["enable_alltoall"] = true;
   if (written.precision != Precision::Fp32) parallel["precision"] = std::string(precisionName(written.precision));
   if (written.training) parallel["training"] = true;
   if (written.cluster && !written.cluster->preset.empty() && !root["cluster"].IsDefined())

@@ -462,6 +462,7 @@ class Search {
     SearchConfiguration s;
     s.dp = c.dp, s.tp = c.tp, s.pp = c.pp, s.cp = c.cp, s.ep = c.ep, s.microBatchSize = c.mbs, s.microBatches = c.micro,
     s.sequenceParallel = c.sp;
+    s.expertTensor = experts_ > 0 ? c.tp : 1;  // the seeds split the experts over TP (tensor_parallel_seeds.h)
     s.virtualStages = c.v;
     s.recompute = recomputeName(c.recompute);
     s.optimizerLevel = c.optimizerLevel;
