@@ -295,13 +295,17 @@ void writeMirror(JsonStream& js, const Graph& graph, OpId id, int64_t rank) {
 }
 
 json clusterJson(const ClusterDescription& c, Precision precision) {
-  return {{"preset", c.preset},
-          {"precision", std::string(precisionName(precision))},
-          {"devices_per_node", c.devicesPerNode},
-          {"matmul_peak_flops", c.matmulPeak(precision)},
-          {"hbm_bandwidth", c.device.hbmBandwidth},
-          {"intra_node_bandwidth", c.intraNodeBandwidth},
-          {"nic_bandwidth_per_device", c.nicBandwidthPerDevice()}};
+  json out = {{"preset", c.preset},
+              {"precision", std::string(precisionName(precision))},
+              {"devices_per_node", c.devicesPerNode},
+              {"matmul_peak_flops", c.matmulPeak(precision)},
+              {"hbm_bandwidth", c.device.hbmBandwidth},
+              {"intra_node_bandwidth", c.intraNodeBandwidth},
+              {"nic_bandwidth_per_device", c.nicBandwidthPerDevice()}};
+  const PrecisionRecipe& recipe = recipeOf(precision);
+  if (recipe.lowPrecision()) out["linear_product_peak_flops"] = c.productPeak(recipe.linear, precision);
+  if (c.nvlinkDomain > 0) out["nvlink_domain"] = c.nvlinkDomain;
+  return out;
 }
 
 // Every trainable weight, and the weights one token's forward pass multiplies with: all of
@@ -354,6 +358,7 @@ json totalsJson(const Graph& graph, const CompileOptions& options) {
                                    {"exposed_communication", e->exposedCommunication},
                                    {"pipeline_bubble", e->pipelineBubble},
                                    {"optimizer", e->optimizer}};
+      if (e->weightQuantization > 0) out["step_seconds_terms"]["weight_quantization"] = e->weightQuantization;
       out["model_flops"] = e->modelFlops;
       out["hardware_flops"] = e->hardwareFlops;
       out["tflops_per_device"] = e->tflopsPerDevice;
@@ -587,6 +592,7 @@ json memoryJson(const MemoryEstimate& m, const CompileOptions& options) {
     // Mixed precision: 16-bit weights and gradients, float32 master weights and moments.
     out["training"]["precision"] = std::string(precisionName(options.precision));
     out["training"]["master_weights_bytes"] = m.training->masterWeightBytes;
+    if (recipeOf(options.precision).lowPrecision()) out["training"]["quantized_weights_bytes"] = m.training->quantizedWeightBytes;
   }
   if (m.training && options.pipelineStages > 1)
     out["training"]["in_flight_micro_batches"] = microBatchCount(m.training->inFlightMicroBatches);
@@ -594,6 +600,12 @@ json memoryJson(const MemoryEstimate& m, const CompileOptions& options) {
     double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;
     out["budget_bytes"] = options.memoryBudget;
     out["over_budget"] = peak > options.memoryBudget;
+  }
+  // On a cluster: the device's visible memory, and whether the peak fits in it.
+  if (options.cluster && options.cluster->device.hbmBytes > 0) {
+    double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;
+    out["device_memory_bytes"] = options.cluster->device.hbmBytes;
+    out["fits_device_memory"] = peak <= options.cluster->device.hbmBytes;
   }
   return out;
 }

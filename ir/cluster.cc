@@ -2,14 +2,12 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace irc {
 namespace {
 
-const std::pair<Precision, const char*> kPrecisions[] = {
-    {Precision::Fp32, "fp32"},
-    {Precision::Bf16Mixed, "bf16_mixed"},
-    {Precision::Fp16Mixed, "fp16_mixed"},
-};
+constexpr double kMiB = 1024.0 * 1024.0;
 
 // Each figure's source is in docs/cluster.md (the vendors' datasheets as ../shared/hardware.md
 // gathers them; the efficiencies from NVIDIA's and the NCCL tests' published figures).
@@ -17,8 +15,8 @@ ClusterDescription dgxA100() {
   ClusterDescription c;
   c.preset = "dgx-a100-80gb";
   c.devicesPerNode = 8;
-  c.device = {19.5e12, 156e12, 312e12, 0, 80e9, 2039e9, 108};  // A100 SXM4 80 GB
-  c.intraNodeBandwidth = 300e9;                                // NVLink 3 through NVSwitch: 600 GB/s total, 300 each way
+  c.device = {19.5e12, 156e12, 312e12, 0, 0, 81920 * kMiB, 2039e9, 108};  // A100 SXM4 80 GB: 80 GiB visible
+  c.intraNodeBandwidth = 300e9;  // NVLink 3 through NVSwitch: 600 GB/s total, 300 each way
   c.intraNodeLatency = 3e-6;
   c.nicsPerNode = 8;  // one ConnectX-6 HDR per GPU
   c.nicGbps = 200;
@@ -33,8 +31,8 @@ ClusterDescription dgxH100() {
   ClusterDescription c;
   c.preset = "dgx-h100";
   c.devicesPerNode = 8;
-  c.device = {67e12, 495e12, 989e12, 1979e12, 80e9, 3.35e12, 132};  // H100 SXM5 80 GB
-  c.intraNodeBandwidth = 450e9;                                     // NVLink 4: 900 GB/s total, 450 each way
+  c.device = {67e12, 495e12, 989e12, 1979e12, 0, 81559 * kMiB, 3.35e12, 132};  // H100 SXM5 80 GB: 81,559 MiB visible
+  c.intraNodeBandwidth = 450e9;                                                // NVLink 4: 900 GB/s total, 450 each way
   c.intraNodeLatency = 3e-6;
   c.nicsPerNode = 8;  // one ConnectX-7 NDR per GPU
   c.nicGbps = 400;
@@ -51,7 +49,7 @@ ClusterDescription dgxH100() {
 ClusterDescription h200() {
   ClusterDescription c = dgxH100();
   c.preset = "h200-sxm";
-  c.device.hbmBytes = 141e9;  // H200 SXM: 141 GB HBM3e at 4.8 TB/s, the H100's compute
+  c.device.hbmBytes = 143771 * kMiB;  // H200 SXM: 141 GB HBM3e (143,771 MiB visible) at 4.8 TB/s, the H100's compute
   c.device.hbmBandwidth = 4.8e12;
   return c;
 }
@@ -62,7 +60,7 @@ ClusterDescription ascend910b() {
   c.devicesPerNode = 8;  // Atlas 800T A2
   // 910B3: ~313 TFLOP/s fp16 (the SKUs range 280-376); no fp32 figure is published: a quarter of
   // fp16, the cube unit's ratio on the 910.
-  c.device = {313e12 / 4, 0, 313e12, 0, 64e9, 1.6e12, 20};
+  c.device = {313e12 / 4, 0, 313e12, 0, 0, 64 * 1024 * kMiB, 1.6e12, 20};  // 64 GB HBM2e: four 16 GiB stacks
   c.intraNodeBandwidth = 196e9;  // HCCS full mesh: 7 links x 56 GB/s both ways, half each way
   c.intraNodeLatency = 3e-6;
   c.nicsPerNode = 8;  // 8 x 200 Gb/s RoCE
@@ -70,6 +68,97 @@ ClusterDescription ascend910b() {
   c.interNodeLatency = 8e-6;  // RoCE
   c.gemmEfficiency = 0.7;
   c.fusedAttention = true;  // MindSpore's FlashAttentionScore on Ascend
+  return c;
+}
+
+// Blackwell (B200 / B300 on an HGX board, GB200 / GB300 in an NVL72 rack). The figures are the
+// vendor's (../shared/hardware.md); where none is published the Hopper figure stands and
+// docs/cluster.md says so: a GEMM's sustained fraction of the peak (0.75, no Blackwell kernel was
+// measured here), NCCL's bus bandwidth over NVLink 5 (NVLink SHARP reduces in the switch, as on
+// Hopper), launch and latency.
+// FP32 and TF32 (half the BF16 rate) from NVIDIA's HGX B200/B300 and GB200/GB300 NVL72 tables.
+ClusterDescription blackwell(const char* preset, double fp32, double bf16, double fp4, double hbmMiB, double nicGbps) {
+  ClusterDescription c = dgxH100();
+  c.preset = preset;
+  c.device = {fp32, bf16 / 2, bf16, 2 * bf16, fp4, hbmMiB * kMiB, 8e12, 148};
+  c.intraNodeBandwidth = 900e9;  // NVLink 5: 1.8 TB/s total, 900 GB/s each way
+  c.nicGbps = nicGbps;
+  return c;
+}
+
+ClusterDescription dgxB200() {
+  // B200 (HGX/DGX, 1,000 W): 2,250 / 4,500 (FP8) / 9,000 (FP4) TFLOP/s dense, 180 GB HBM3e
+  // (183,359 MiB visible) at 8 TB/s, 148 SMs; 8 per node; 8 x 400 Gb/s ConnectX-7.
+  return blackwell("dgx-b200", 75e12, 2250e12, 9000e12, 183359, 400);
+}
+
+ClusterDescription gb200Nvl72() {
+  // GB200 NVL72: 2,500 / 5,000 / 10,000 TFLOP/s, 186 GB (189,471 MiB), a compute tray of 4 GPUs
+  // with one 400 Gb/s ConnectX-7 each, 72 GPUs in one NVLink domain.
+  ClusterDescription c = blackwell("gb200-nvl72", 80e12, 2500e12, 10000e12, 189471, 400);
+  c.devicesPerNode = 4;
+  c.nicsPerNode = 4;
+  c.nvlinkDomain = 72;
+  return c;
+}
+
+ClusterDescription dgxB300() {
+  // B300 (HGX): 2,250 / 4,500 / ~13,500 TFLOP/s, 270 GB (275,040 MiB); 8 x 800 Gb/s ConnectX-8.
+  return blackwell("dgx-b300", 75e12, 2250e12, 13500e12, 275040, 800);
+}
+
+ClusterDescription gb300Nvl72() {
+  // GB300 NVL72: 2,500 / 5,000 / 15,000 TFLOP/s, ~279 GB (284,208 MiB), 800 Gb/s ConnectX-8 a GPU.
+  ClusterDescription c = blackwell("gb300-nvl72", 80e12, 2500e12, 15000e12, 284208, 800);
+  c.devicesPerNode = 4;
+  c.nicsPerNode = 4;
+  c.nvlinkDomain = 72;
+  return c;
+}
+
+ClusterDescription dgxH800() {
+  // H800 SXM: the H100's compute and HBM, NVLink cut to 400 GB/s total (200 each way), of which
+  // DeepSeek-V3's report (§3.2.1) achieves about 160 GB/s; 8 x 400 Gb/s InfiniBand.
+  ClusterDescription c = dgxH100();
+  c.preset = "dgx-h800";
+  c.intraNodeBandwidth = 200e9;
+  c.intraNodeEfficiency = 160.0 / 200.0;
+  return c;
+}
+
+ClusterDescription hgxH20() {
+  // H20 (third-party figures): 148 / 296 (FP8) TFLOP/s, 96 GB HBM3 (six 16 GiB stacks) at
+  // 4.0 TB/s, NVLink 900 GB/s total; the FP32, TF32 and SM figures are the H100's scaled by the
+  // tensor rate (assumed); 8 x 400 Gb/s assumed, as an H100 board.
+  ClusterDescription c = dgxH100();
+  c.preset = "hgx-h20";
+  c.device = {44e12, 74e12, 148e12, 296e12, 0, 96 * 1024 * kMiB, 4.0e12, 78};
+  return c;
+}
+
+ClusterDescription mi300x(const char* preset, double hbmGiB, double bandwidth) {
+  // MI300X: 163.4 (FP32) / 653.7 (TF32) / 1,307 (BF16) / 2,615 (FP8) TFLOP/s dense, 304 CUs;
+  // Infinity Fabric full mesh of 8: 7 links, 896 GB/s aggregate both ways, 448 GB/s each way.
+  // Assumed (AMD publishes no RCCL bus bandwidth here): RCCL's rings reach 0.7 of the links,
+  // the H100's GEMM fraction, and 8 x 400 Gb/s NICs a node.
+  ClusterDescription c = dgxH100();
+  c.preset = preset;
+  c.device = {163.4e12, 653.7e12, 1307e12, 2615e12, 0, hbmGiB * 1024 * kMiB, bandwidth, 304};
+  c.intraNodeBandwidth = 448e9;
+  c.intraNodeEfficiency = 0.7;
+  return c;
+}
+
+ClusterDescription ascend910c() {
+  // Ascend 910C (two 910B-class dies; third-party figures): ~752 TFLOP/s FP16, 128 GB HBM at
+  // 3.2 TB/s, 784 GB/s of scale-up a chip (392 each way); a CloudMatrix384 supernode is one
+  // domain of 384 NPUs over servers of 8. FP32 a quarter of FP16 and 2 x 20 AI cores, as the 910B.
+  ClusterDescription c = ascend910b();
+  c.preset = "ascend-910c";
+  c.device = {752e12 / 4, 0, 752e12, 0, 0, 128 * 1024 * kMiB, 3.2e12, 40};
+  c.intraNodeBandwidth = 392e9;
+  c.nvlinkDomain = 384;
+  c.nicGbps = 400;
   return c;
 }
 
@@ -83,33 +172,6 @@ std::optional<Dispatch> parseDispatch(std::string_view s) {
   return std::nullopt;
 }
 
-std::string_view precisionName(Precision p) {
-  for (const auto& [value, name] : kPrecisions)
-    if (value == p) return name;
-  return "fp32";
-}
-
-std::optional<Precision> parsePrecision(std::string_view s) {
-  for (const auto& [value, name] : kPrecisions)
-    if (s == name) return value;
-  return std::nullopt;
-}
-
-const std::vector<std::string>& precisionNames() {
-  static const std::vector<std::string> names = {"fp32", "bf16_mixed", "fp16_mixed"};
-  return names;
-}
-
-DType computeDType(DType dtype, Precision p) {
-  if (dtype != DType::Float32) return dtype;
-  switch (p) {
-    case Precision::Bf16Mixed: return DType::BFloat16;
-    case Precision::Fp16Mixed: return DType::Float16;
-    case Precision::Fp32: break;
-  }
-  return dtype;
-}
-
 double ClusterDescription::nicBandwidthPerDevice() const {
   return static_cast<double>(nicsPerNode) * nicGbps * 1e9 / 8 / static_cast<double>(std::max<int64_t>(1, devicesPerNode));
 }
@@ -119,8 +181,39 @@ double ClusterDescription::matmulPeak(Precision p) const {
   return device.fp32Flops > 0 ? device.fp32Flops : device.bf16Flops;
 }
 
+double ClusterDescription::productPeak(ProductFormat f, Precision p) const {
+  switch (f) {
+    case ProductFormat::Fp8: return device.fp8Flops;
+    case ProductFormat::Fp4: return device.fp4Flops;
+    case ProductFormat::Wide: break;
+  }
+  return matmulPeak(p);
+}
+
+std::optional<std::string> ClusterDescription::whyUnsupported(Precision p) const {
+  const PrecisionRecipe& r = recipeOf(p);
+  std::string who = preset.empty() ? "the cluster's device" : preset + "'s device";
+  if (r.blackwellOnly && device.fp4Flops <= 0)
+    return fmt::format("precision {} scales its blocks in Blackwell's tensor cores; {} has none (no peak_flops.fp4)", r.name,
+                       who);
+  if (r.linear == ProductFormat::Fp8 && device.fp8Flops <= 0)
+    return fmt::format("precision {} runs the linear layers on FP8 tensor cores; {} has none (no peak_flops.fp8)", r.name, who);
+  if (r.linear == ProductFormat::Fp4 && device.fp4Flops <= 0)
+    return fmt::format("precision {} runs the linear layers on FP4 tensor cores; {} has none (no peak_flops.fp4)", r.name, who);
+  return std::nullopt;
+}
+
+std::vector<std::string> ClusterDescription::supportedPrecisions() const {
+  std::vector<std::string> out;
+  for (const std::string& name : precisionNames())
+    if (!whyUnsupported(*parsePrecision(name))) out.push_back(name);
+  return out;
+}
+
 const std::vector<std::string>& clusterPresetNames() {
-  static const std::vector<std::string> names = {"dgx-a100-80gb", "dgx-h100", "h200-sxm", "ascend-910b"};
+  static const std::vector<std::string> names = {"dgx-a100-80gb", "dgx-h100",    "h200-sxm",   "dgx-h800",    "hgx-h20",
+                                                 "dgx-b200",      "gb200-nvl72", "dgx-b300",   "gb300-nvl72", "mi300x",
+                                                 "mi325x",        "ascend-910b", "ascend-910c"};
   return names;
 }
 
@@ -129,6 +222,15 @@ std::optional<ClusterDescription> clusterPreset(std::string_view name) {
   if (name == "dgx-h100") return dgxH100();
   if (name == "h200-sxm") return h200();
   if (name == "ascend-910b") return ascend910b();
+  if (name == "dgx-h800") return dgxH800();
+  if (name == "hgx-h20") return hgxH20();
+  if (name == "dgx-b200") return dgxB200();
+  if (name == "gb200-nvl72") return gb200Nvl72();
+  if (name == "dgx-b300") return dgxB300();
+  if (name == "gb300-nvl72") return gb300Nvl72();
+  if (name == "mi300x") return mi300x("mi300x", 192, 5.3e12);
+  if (name == "mi325x") return mi300x("mi325x", 256, 6.0e12);
+  if (name == "ascend-910c") return ascend910c();
   return std::nullopt;
 }
 

@@ -10,25 +10,16 @@
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/precision.h"
 
 namespace irc {
 
-// `parallel.precision`: what the step computes in. The mixed modes compute and keep activations
-// in the 16-bit dtype (weights and gradients too), with float32 master weights beside the
-// optimizer's moments, as Megatron-LM and DeepSpeed do.
-enum class Precision { Fp32, Bf16Mixed, Fp16Mixed };
 // How the host issues the step's kernels (`cluster.dispatch`, docs/cluster.md): eager PyTorch
 // dispatches every op from Python one by one, and the device waits whenever the host is behind;
 // a compiled graph (MindSpore's graph mode, CUDA graphs, torch.compile) pays the launch only.
 enum class Dispatch { Graph, Eager };
 std::string_view dispatchName(Dispatch d);
 std::optional<Dispatch> parseDispatch(std::string_view s);
-std::string_view precisionName(Precision p);
-std::optional<Precision> parsePrecision(std::string_view s);
-const std::vector<std::string>& precisionNames();
-// The dtype a floating tensor of `dtype` is computed and held in under `p` (16-bit in the mixed
-// modes; other dtypes and fp32 unchanged).
-DType computeDType(DType dtype, Precision p);
 
 struct DeviceFigures {
   // Dense peak rates in FLOP/s (no structured sparsity); 0 where the device has none.
@@ -36,7 +27,8 @@ struct DeviceFigures {
   double tf32Flops = 0;
   double bf16Flops = 0;  // also fp16
   double fp8Flops = 0;
-  double hbmBytes = 0;      // capacity
+  double fp4Flops = 0;      // Blackwell's FP4 (NVFP4, MXFP4)
+  double hbmBytes = 0;      // capacity: what the driver reports (80 GiB on an "80 GB" H100)
   double hbmBandwidth = 0;  // bytes/s
   // Streaming multiprocessors (NVIDIA) or AI cores (Ascend): how many output tiles of a matrix
   // product run at once (wave quantization, docs/cluster.md).
@@ -46,6 +38,9 @@ struct DeviceFigures {
 struct ClusterDescription {
   std::string preset;  // the preset it started from ("" when every figure was given)
   int64_t devicesPerNode = 8;
+  // The NVLink (scale-up) domain: how many devices reach each other at `intraNodeBandwidth`.
+  // 0: the node (a DGX/HGX board). A GB200 NVL72 rack is one domain of 72 over trays of 4.
+  int64_t nvlinkDomain = 0;
   DeviceFigures device;
   // Within a node (NVLink/NVSwitch, HCCS): bytes/s one device sends (one direction), latency.
   double intraNodeBandwidth = 0;
@@ -70,13 +65,24 @@ struct ClusterDescription {
 
   // A device's share of its node's NICs, in bytes/s.
   double nicBandwidthPerDevice() const;
-  // Peak FLOP/s of a matrix product in `p` (tensor cores: bf16/fp16 in the mixed modes, fp32
-  // otherwise), and of other arithmetic (the fp32 vector rate).
+  // The devices a group can span and stay on the scale-up links.
+  int64_t domainDevices() const { return nvlinkDomain > 0 ? nvlinkDomain : devicesPerNode; }
+  // Peak FLOP/s of a matrix product in `p` (tensor cores: bf16/fp16 in the mixed modes and
+  // around the low-precision recipes' linear layers, fp32 otherwise), of a product in a given
+  // format (FP8, FP4: the recipe's linear layers; 0 where the device has no such unit), and of
+  // other arithmetic (the fp32 vector rate).
   double matmulPeak(Precision p) const;
+  // The precisions the device runs: a low-precision recipe needs its format's tensor cores
+  // (FP8; the block formats Blackwell's, which the FP4 peak stands for). Why `p` is not among
+  // them, or nullopt.
+  std::vector<std::string> supportedPrecisions() const;
+  std::optional<std::string> whyUnsupported(Precision p) const;
+  double productPeak(ProductFormat f, Precision p) const;
   double vectorPeak() const { return device.fp32Flops; }
 };
 
-// The presets' names (dgx-a100-80gb, dgx-h100, h200-sxm, ascend-910b) and a preset by name.
+// The presets' names (dgx-a100-80gb, dgx-h100, h200-sxm, dgx-b200, gb200-nvl72, ..., docs/cluster.md)
+// and a preset by name.
 const std::vector<std::string>& clusterPresetNames();
 std::optional<ClusterDescription> clusterPreset(std::string_view name);
 

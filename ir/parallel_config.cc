@@ -107,4 +107,12 @@ int optimizerStatesPerElement(Optimizer o) {
   return 0;
 }
 
+double optimizerStateBytesPerElement(Optimizer o, Precision p) { return recipeOf(p).momentBytes * optimizerStatesPerElement(o); }
+
+double optimizerUpdateBytesPerElement(Optimizer o, Precision p) {
+  double states = 2 * optimizerStateBytesPerElement(o, p);
+  if (p == Precision::Fp32) return 4 + 8 + states;
+  return 2 + 2 + 8 + states;
+}
+
 }  // namespace irc

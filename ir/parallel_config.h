@@ -41,6 +41,12 @@ std::optional<Optimizer> parseOptimizer(std::string_view s);
 const std::vector<std::string>& optimizerNames();
 // The float32 states an optimizer keeps per parameter element: AdamW/Adam two moments, momentum one.
 int optimizerStatesPerElement(Optimizer o);
+// Bytes of those states an element holds: float32 moments, or the recipe's (DeepSeek-V3's BF16).
+double optimizerStateBytesPerElement(Optimizer o, Precision p);
+// Bytes the update reads and writes per trained element (docs/cluster.md): the gradient read,
+// the weight and every state read and written; mixed precision and the low-precision recipes
+// add the float32 master weight and write the 16-bit copy.
+double optimizerUpdateBytesPerElement(Optimizer o, Precision p);
 std::string_view gradientBufferName(GradientBuffer b);
 std::optional<GradientBuffer> parseGradientBuffer(std::string_view s);
 const std::vector<std::string>& gradientBufferNames();

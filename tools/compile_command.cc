@@ -358,9 +358,10 @@ void printPipeline(const std::vector<double>& seconds, const CompileOptions& opt
 void printClusterStep(const ClusterStepEstimate& e, const CompileOptions& options) {
   std::cerr << fmt::format(
       "irc: step on {} ({}): {:.4g} s estimated, {:.4g} TFLOP/s per device, MFU {:.3g}% "
-      "(compute {:.4g} s, exposed communication {:.4g} s, pipeline bubble {:.4g} s, optimizer {:.4g} s)\n",
+      "(compute {:.4g} s, exposed communication {:.4g} s, pipeline bubble {:.4g} s, optimizer {:.4g} s{})\n",
       options.cluster->preset.empty() ? "the cluster" : options.cluster->preset, precisionName(options.precision), e.total,
-      e.tflopsPerDevice, 100 * e.mfu, e.compute, e.exposedCommunication, e.pipelineBubble, e.optimizer);
+      e.tflopsPerDevice, 100 * e.mfu, e.compute, e.exposedCommunication, e.pipelineBubble, e.optimizer,
+      e.weightQuantization > 0 ? fmt::format(", weight casts {:.4g} s", e.weightQuantization) : "");
 }
 
 void printSummary(const Summary& summary, const CompileOptions& options, size_t dumpsWritten, const std::string& dumpDir) {
@@ -402,6 +403,9 @@ void applyCompileArgs(const CompileArgs& a, CompileOptions& options) {
   if (a.searchTimeLimit) options.searchTimeLimit = *a.searchTimeLimit;
   if (a.cluster) options.cluster = a.cluster;
   if (a.precision) options.precision = *a.precision;
+  if (options.cluster)
+    if (auto why = options.cluster->whyUnsupported(options.precision))
+      throw UsageError(fmt::format("{} (valid here: {})", *why, joinNames(options.cluster->supportedPrecisions())));
   options.passes = a.passes;
   options.stopAfter = a.stopAfter;
   if (a.rank && (*a.rank < 0 || *a.rank >= options.rankCount()))

@@ -135,6 +135,10 @@ void ModelLoader::readCluster(const YamlNode& node) {
     }
   }
   if (reader_.diags().hasErrors()) return;
+  if (auto why = c.whyUnsupported(parallel_.precision)) {
+    reader_.error(node, fmt::format("{} (valid here: {})", *why, fmt::join(c.supportedPrecisions(), ", ")));
+    return;
+  }
   parallel_.cluster = c;
 }
 

@@ -21,10 +21,14 @@ double waveEfficiency(const KernelWork& w, const ClusterDescription& c) {
 }
 
 double kernelSeconds(const KernelWork& w, const ClusterDescription& c, Precision precision) {
+  return kernelSecondsAtPeak(w, c, c.matmulPeak(precision));
+}
+
+double kernelSecondsAtPeak(const KernelWork& w, const ClusterDescription& c, double productPeak) {
   if (w.view) return 0;
   double memory = w.bytes / (c.device.hbmBandwidth * c.memoryEfficiency);
-  double math = w.matmul ? w.flops / (c.matmulPeak(precision) * c.gemmEfficiency * waveEfficiency(w, c))
-                         : w.flops / std::max(1.0, c.vectorPeak());
+  double math =
+      w.matmul ? w.flops / (productPeak * c.gemmEfficiency * waveEfficiency(w, c)) : w.flops / std::max(1.0, c.vectorPeak());
   return std::max(math, memory) + c.kernelLaunchSeconds;
 }
 

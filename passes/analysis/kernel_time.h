@@ -21,5 +21,7 @@ struct KernelWork {
 // Output tiles per wave over the tiles launched: 1 for a product filling every unit evenly.
 double waveEfficiency(const KernelWork& work, const ClusterDescription& cluster);
 double kernelSeconds(const KernelWork& work, const ClusterDescription& cluster, Precision precision);
+// The same with a product's peak given: a low-precision recipe's FP8 or FP4 rate.
+double kernelSecondsAtPeak(const KernelWork& work, const ClusterDescription& cluster, double productPeak);
 
 }  // namespace irc

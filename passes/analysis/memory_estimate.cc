@@ -9,6 +9,7 @@
 #include "ops/op_family.h"
 #include "ops/shape_inference.h"
 #include "passes/analysis/attention_fusion.h"
+#include "passes/analysis/low_precision_products.h"
 
 namespace irc {
 namespace {
@@ -287,8 +288,10 @@ struct Sharding {
 // steady state and for the first step.
 class TrainingWalk {
  public:
-  TrainingWalk(const Graph& g, const Program& p, const Sharding& sharding, SavedForBackwardPlan plan)
-      : g_(g), p_(p), sharding_(sharding), plan_(std::move(plan)) {}
+  TrainingWalk(const Graph& g, const Program& p, const Sharding& sharding, SavedForBackwardPlan plan, double quantizedWeights)
+      : g_(g), p_(p), sharding_(sharding), plan_(std::move(plan)) {
+    m_.quantizedWeightBytes = quantizedWeights;
+  }
 
   TrainingMemory run(const ParallelSettings& settings, StepPlace place) {
     m_.optimizer = settings.optimizer;
@@ -404,10 +407,11 @@ class TrainingWalk {
         elements += e;
         largest = std::max(largest, e);
       }
-    m_.optimizerStateBytes = elements * 4 * optimizerStatesPerElement(settings.optimizer);
+    m_.optimizerStateBytes = elements * optimizerStateBytesPerElement(settings.optimizer, settings.precision);
     if (settings.precision != Precision::Fp32) m_.masterWeightBytes = elements * 4;
     m_.optimizerTemporaryBytes = optimizerTemporaries(settings, elements, largest);
-    m_.stepLiveBytes = live + m_.optimizerStateBytes + m_.masterWeightBytes + m_.optimizerTemporaryBytes;
+    m_.stepLiveBytes =
+        live + m_.optimizerStateBytes + m_.masterWeightBytes + m_.quantizedWeightBytes + m_.optimizerTemporaryBytes;
   }
 
   // Adam's update divides by sqrt(v) + eps: torch's loop makes sqrt(v) and its quotient for one
@@ -436,9 +440,10 @@ class TrainingWalk {
   void settle(const ParallelSettings& settings) {
     m_.gradientsResident = settings.gradientBuffer == GradientBuffer::Persistent || settings.microBatches > 1;
     const double inFlight = static_cast<double>(m_.inFlightMicroBatches - 1) * m_.savedActivationBytes;
-    const double under = inFlight + m_.masterWeightBytes + (m_.gradientsResident ? m_.gradientBytes : 0);
+    const double under =
+        inFlight + m_.masterWeightBytes + m_.quantizedWeightBytes + (m_.gradientsResident ? m_.gradientBytes : 0);
     m_.residentBytes = m_.parameterBytes + m_.constantBytes + m_.optimizerStateBytes + m_.masterWeightBytes +
-                       (m_.gradientsResident ? m_.gradientBytes : 0);
+                       m_.quantizedWeightBytes + (m_.gradientsResident ? m_.gradientBytes : 0);
     Peak first, steady;
     auto at = [&](double walked, double made, const char* phase, const std::string& op) {
       double bytes = walked + under - (m_.gradientsResident ? made : 0);
@@ -515,7 +520,8 @@ void keepAttentionOnChip(const Graph& g, Program& p) {
   }
 }
 
-TrainingMemory training(const Graph& g, const Program& p, const ParallelSettings& settings, StepPlace place) {
+TrainingMemory training(const Graph& g, const Program& p, const ParallelSettings& settings, StepPlace place,
+                        double quantizedWeights) {
   const int level = settings.parallelOptimizerLevel, zeroStage = settings.zeroStage;
   Sharding sharding{level, zeroStage, std::vector<double>(g.values.size(), 1.0), gatheredCopies(g, p)};
   if (zeroStage > 0)
@@ -527,7 +533,42 @@ TrainingMemory training(const Graph& g, const Program& p, const ParallelSettings
   if (level == 3)
     for (ValueId copy : sharding.gathered)
       if (copy != kNoId) regathered[copy] = true;
-  return TrainingWalk(g, p, sharding, savedForBackward(g, p, regathered)).run(settings, place);
+  return TrainingWalk(g, p, sharding, savedForBackward(g, p, regathered), quantizedWeights).run(settings, place);
+}
+
+// A low-precision recipe in training (ir/precision.h): a linear layer keeps its activation for
+// the weight gradient as the quantized column-wise copy it made (Transformer Engine's Linear
+// saves its cast input, a LayerNormLinear's norm writes it cast), so a value only such products
+// save for backward is held in the recipe's format; one another op's backward reads too stays
+// 16-bit (that second, quantized copy is not counted). Returns the bytes of the linear layers'
+// weights cast, row- and column-wise, which live through the step.
+double quantizeForLinearLayers(const Graph& g, Program& p, const PrecisionRecipe& recipe) {
+  std::vector<int> weight = lowPrecisionWeightOperands(g);
+  std::vector<bool> byLinear(g.values.size(), false), byOther(g.values.size(), false), counted(g.values.size(), false);
+  double weights = 0;
+  for (OpId id : g.order) {
+    const Op& op = g.op(id);
+    if (weight[id] >= 0 && op.operands[weight[id]].isValue()) {
+      ValueId w = p.root[modelValueBehind(g, op.operands[weight[id]].value)];
+      if (!counted[w] && p.floating[w]) weights += 2 * recipe.weightCopyBytes(p.bytes[w] / byteSize(p.dtype[w]));
+      counted[w] = true;
+    }
+    if (std::none_of(op.results.begin(), op.results.end(), [&](ValueId r) { return p.needsGradient[r]; })) continue;
+    SavedForBackward saved = rulesOf(op).savedForBackward(op);
+    auto mark = [&](const std::vector<int>& operands) {
+      for (int i : operands)
+        if (i < static_cast<int>(op.operands.size()) && op.operands[i].isValue())
+          (weight[id] >= 0 && i == 1 - weight[id] ? byLinear : byOther)[p.root[op.operands[i].value]] = true;
+    };
+    mark(saved.operands);
+    mark(saved.forOtherOperands);
+    for (int i : saved.results)
+      if (i < static_cast<int>(op.results.size())) byOther[p.root[op.results[i]]] = true;
+  }
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (byLinear[v] && !byOther[v] && p.floating[v] && p.bytes[v] > 0)
+      p.bytes[v] = recipe.activationCopyBytes(p.bytes[v] / byteSize(p.dtype[v]));
+  return weights;
 }
 
 }  // namespace
@@ -537,7 +578,10 @@ MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settin
   if (settings.cluster && settings.cluster->fusedAttention) keepAttentionOnChip(graph, p);
   MemoryEstimate e;
   e.inference = inference(graph, p);
-  if (settings.training) e.training = training(graph, p, settings, place);
+  if (!settings.training) return e;
+  const PrecisionRecipe& recipe = recipeOf(settings.precision);
+  double quantizedWeights = recipe.lowPrecision() ? quantizeForLinearLayers(graph, p, recipe) : 0;
+  e.training = training(graph, p, settings, place, quantizedWeights);
   return e;
 }
 
@@ -546,7 +590,8 @@ double parameterStepBytes(double bytes, DType dtype, const ParallelSettings& set
   double elements = bytes / byteSize(dtype);
   if (!settings.training) return elements * byteSize(held);
   double master = held == dtype ? 0 : 4;  // mixed precision's float32 master weight
-  return 2 * elements * byteSize(held) + elements * (master + 4 * optimizerStatesPerElement(settings.optimizer));
+  return 2 * elements * byteSize(held) +
+         elements * (master + optimizerStateBytesPerElement(settings.optimizer, settings.precision));
 }
 
 }  // namespace irc

@@ -46,11 +46,14 @@ struct TrainingMemory {
   // or a micro-batch (accumulation).
   double residentBytes = 0;
   bool gradientsResident = false;
-  double parameterBytes = 0;           // what trains
-  double constantBytes = 0;            // what the model holds but does not train (masks, buffers)
-  double gradientBytes = 0;            // parameter gradients
-  double optimizerStateBytes = 0;      // AdamW/Adam: two float32 moments per element; momentum one
-  double masterWeightBytes = 0;        // mixed precision: a float32 copy of each trained element
+  double parameterBytes = 0;       // what trains
+  double constantBytes = 0;        // what the model holds but does not train (masks, buffers)
+  double gradientBytes = 0;        // parameter gradients
+  double optimizerStateBytes = 0;  // AdamW/Adam: two float32 moments per element; momentum one
+  double masterWeightBytes = 0;    // mixed precision: a float32 copy of each trained element
+  // A low-precision recipe: the linear layers' weights cast to its format, row- and column-wise
+  // (Transformer Engine keeps both copies through the step).
+  double quantizedWeightBytes = 0;
   double optimizerTemporaryBytes = 0;  // live during the update only (optimizer_kernels)
   double savedActivationBytes = 0;     // what the forward keeps for backward (the loss's included)
   double outputBytes = 0;              // the graph outputs, live through the step

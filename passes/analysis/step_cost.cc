@@ -9,6 +9,7 @@
 #include "passes/analysis/attention_fusion.h"
 #include "passes/analysis/collective_time.h"
 #include "passes/analysis/kernel_time.h"
+#include "passes/analysis/low_precision_products.h"
 #include "passes/plan/plan_queries.h"
 #include "passes/planners/optimal_planner.h"
 #include "ops/int_key.h"
@@ -98,6 +99,43 @@ double computeTime(const OpRule& rule, const OpSharding& s, const OpView& view, 
 
 namespace {
 
+// A linear layer's product under a low-precision recipe (docs/cluster.md, "Precision recipes").
+// Its GEMMs — the forward, the input gradient and the weight gradient, the same FLOPs each — run
+// at the recipe's FP8 or FP4 peak on quantized operands, writing 16-bit results. Before them, each
+// 16-bit operand is cast by a kernel bound by its bytes: read at 16 bits (once more for the amax
+// current scaling needs), written as the two quantized copies the GEMMs read (row-wise for the
+// forward or input gradient, column-wise for the weight gradient: Hopper's FP8 GEMMs take only
+// the TN layout, Blackwell's block scales run along one dim), NVFP4's column-wise copy through a
+// random Hadamard transform first. The activation is cast in the forward, its result's gradient
+// in the backward, the weight once a step (and only the row-wise copy in inference).
+void lowPrecisionProductTime(OpTime& t, const KernelWork& wide, const OpRule& rule, const OpSharding& s, const OpView& view,
+                             const KernelContext& context, DType held, const ParallelSettings& settings) {
+  const int weight = context.lowPrecisionWeight;
+  const ClusterDescription& c = *settings.cluster;
+  const PrecisionRecipe& recipe = recipeOf(settings.precision);
+  const int activation = 1 - weight;
+  auto elements = [&](int operand) {
+    return static_cast<double>(numElements(operandLayout(rule, s, operand, view.operandShapes[operand]).sliceShape()));
+  };
+  const double x = elements(activation), w = elements(weight);
+  const double y = static_cast<double>(numElements(resultLayout(rule, s, 0, view.resultShapes[0]).sliceShape()));
+  const double wideBytes = byteSize(held);
+  const double copies = settings.training ? 2 : 1;
+  KernelWork gemm = wide;
+  gemm.bytes = recipe.activationCopyBytes(x) + recipe.weightCopyBytes(w) + y * wideBytes;
+  const double gemmSeconds = kernelSecondsAtPeak(gemm, c, c.productPeak(recipe.linear, settings.precision));
+  auto stream = [&](double bytes) { return kernelSeconds({.bytes = bytes}, c, settings.precision); };
+  auto cast = [&](double n, double copyBytes) {
+    double seconds = stream(n * wideBytes + copies * copyBytes);
+    if (recipe.amaxPass) seconds += stream(n * wideBytes);
+    if (recipe.hadamardPass && settings.training) seconds += stream(2 * n * wideBytes);
+    return seconds;
+  };
+  t.compute = gemmSeconds + (context.castActivation ? cast(x, recipe.activationCopyBytes(x)) : 0);
+  t.backwardCompute = 2 * gemmSeconds + cast(y, recipe.activationCopyBytes(y));
+  t.perStepCompute = cast(w, recipe.weightCopyBytes(w));
+}
+
 // The terms of an op on a cluster (docs/cluster.md): its kernel at the achievable rates, its
 // forward collectives and its gradient's AllReduce over the links their groups cross.
 OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype,
@@ -112,6 +150,8 @@ OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view
                std::all_of(context.onChip.results.begin(), context.onChip.results.end(), [](bool b) { return b; }) && !w.matmul;
   w.view = context.isView || fused;
   t.compute = kernelSeconds(w, c, settings.precision);
+  t.backwardCompute = 2 * t.compute;
+  if (context.lowPrecisionWeight >= 0) lowPrecisionProductTime(t, w, rule, s, view, context, held, settings);
   t.globalFlops = globalFlops(rule);
   if (!view.resultShapes.empty() && !rule.results.empty()) {
     double bytes = sliceBytes(resultLayout(rule, s, 0, view.resultShapes[0]), held);
@@ -148,6 +188,7 @@ OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType
   const CostModel& m = settings.costModel;
   OpTime t;
   t.compute = computeTime(rule, s, view, dtype, m);
+  t.backwardCompute = 2 * t.compute;
   t.globalFlops = globalFlops(rule);
   if (!view.resultShapes.empty() && !rule.results.empty()) {
     double bytes = sliceBytes(resultLayout(rule, s, 0, view.resultShapes[0]), dtype);
@@ -216,22 +257,25 @@ RedistPlan planWithSettings(const TensorLayout& from, const TensorLayout& to, co
   return planOptimal(from, to, options, stepTimerFor(settings));
 }
 
-double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings) {
+double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings,
+                          double movedBytes) {
   PlannerOptions options{settings.enableAlltoall, byteSize(dtype)};
   RedistPlan plan = planWithSettings(from, to, options, settings);
   if (!settings.cluster) return planTime(plan, byteSize(dtype), settings.costModel);
-  double held = byteSize(computeDType(dtype, settings.precision)), t = 0;
+  double held = movedBytes > 0 ? movedBytes : byteSize(computeDType(dtype, settings.precision)), t = 0;
   for (const RedistStep& step : plan.steps) t += clusterStepTime(step, held, settings);
   return t;
 }
 
 void addOpTime(StepTime& t, const OpTime& op, bool training) {
   t.compute += op.compute;
+  t.backwardCompute += op.backwardCompute;
+  t.perStepCompute += op.perStepCompute;
   t.globalFlops += op.globalFlops;
   t.trainedElements += op.trainedElements;
   t.forwardComm += op.forwardComm;
   if (!training) return;
-  t.backward += 2 * op.compute + op.forwardComm;
+  t.backward += op.backwardCompute + op.forwardComm;
   t.gradientSync += op.gradientSync;
   t.gradients.insert(t.gradients.end(), op.gradients.begin(), op.gradients.end());
 }
@@ -248,24 +292,40 @@ template <typename Take>
 void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take) {
   // Layers repeat: an edge's plan is planned once per pair of layouts.
   std::unordered_map<IntKey, double, IntKeyHash> planned;
-  auto redistribution = [&](const TensorLayout& from, const TensorLayout& to, DType dtype) {
+  auto redistribution = [&](const TensorLayout& from, const TensorLayout& to, DType dtype, bool quantized = false) {
     if (from == to) return 0.0;
-    IntKey key{static_cast<int64_t>(dtype)};
+    IntKey key{static_cast<int64_t>(dtype), quantized ? 1 : 0};
     appendLayoutKey(key, from);
     appendLayoutKey(key, to);
     auto it = planned.find(key);
-    if (it == planned.end()) it = planned.emplace(std::move(key), redistributionTime(from, to, dtype, settings)).first;
+    double moved = quantized ? recipeOf(settings.precision).activationCopyBytes(1) : 0;
+    if (it == planned.end()) it = planned.emplace(std::move(key), redistributionTime(from, to, dtype, settings, moved)).first;
     return it->second;
   };
   std::vector<bool> read(graph.values.size(), false);
   // On a cluster whose stack fuses attention, the values its kernels keep on chip.
   std::vector<bool> onChip;
   if (settings.cluster && settings.cluster->fusedAttention) onChip = fusedAttentionValues(graph);
+  // On a cluster under a low-precision recipe, the linear layers' products it runs in FP8 or FP4;
+  // a recipe with a quantized dispatch moves their activations cast (DeepSeek-V3's FP8 dispatch).
+  const PrecisionRecipe& recipe = recipeOf(settings.precision);
+  std::vector<int> lowPrecisionWeight;
+  if (settings.cluster && recipe.lowPrecision()) lowPrecisionWeight = lowPrecisionWeightOperands(graph);
+  std::vector<bool> cast(lowPrecisionWeight.empty() ? 0 : graph.values.size(), false);
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted() || !op.parallel->layoutsInferred || !op.parallel->hasSharding || !op.parallel->rule) continue;
     KernelContext context;
     context.isView = rulesOf(op).resultIsView(graph, op);
+    if (!lowPrecisionWeight.empty() && lowPrecisionWeight[id] >= 0) {
+      context.lowPrecisionWeight = lowPrecisionWeight[id];
+      const Operand& activation = op.operands[1 - context.lowPrecisionWeight];
+      if (activation.isValue()) {
+        ValueId behind = modelValueBehind(graph, activation.value);
+        context.castActivation = !cast[behind];
+        cast[behind] = true;
+      }
+    }
     if (!onChip.empty()) {
       for (const Operand& o : op.operands)
         if (o.isValue()) context.onChip.operands.push_back(onChip[o.value]);
@@ -279,8 +339,11 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
       const Value& value = graph.value(v);
       firstReader.push_back(value.kind == ValueKind::Parameter && isFloat(value.type.dtype) && !read[v]);
       read[v] = true;
-      addRedistributionTime(t, redistribution(layoutOfValue(graph, v), layoutNeeded(op, static_cast<int>(i)), value.type.dtype),
-                            settings.training);
+      bool quantized =
+          recipe.quantizedDispatch && context.lowPrecisionWeight >= 0 && static_cast<int>(i) == 1 - context.lowPrecisionWeight;
+      addRedistributionTime(
+          t, redistribution(layoutOfValue(graph, v), layoutNeeded(op, static_cast<int>(i)), value.type.dtype, quantized),
+          settings.training);
     }
     DType dtype = graph.value(op.results[0]).type.dtype;
     addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(graph, op), dtype, firstReader, settings, context),
@@ -299,6 +362,8 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
 
 void add(StepTime& sum, const StepTime& t) {
   sum.compute += t.compute;
+  sum.backwardCompute += t.backwardCompute;
+  sum.perStepCompute += t.perStepCompute;
   sum.forwardComm += t.forwardComm;
   sum.redistribution += t.redistribution;
   sum.backward += t.backward;

@@ -29,6 +29,12 @@ struct GradientShare {
 // parameter's alone; `gradients`: what they are, for bucketing).
 struct OpTime {
   double compute = 0;
+  // In training, its backward's kernels: twice the forward's, and under a low-precision recipe a
+  // linear layer's two GEMMs with its gradient's casts (docs/cluster.md, "Precision recipes").
+  double backwardCompute = 0;
+  // Once a step, whatever the micro-batches: a linear layer's weight cast to the recipe's format
+  // (Transformer Engine casts at the step's first micro-batch and keeps the copy).
+  double perStepCompute = 0;
   double forwardComm = 0;
   double gradientSync = 0;
   std::vector<GradientShare> gradients;
@@ -42,6 +48,8 @@ struct OpTime {
 // Megatron's f and g): the same time again.
 struct StepTime {
   double compute = 0;
+  double backwardCompute = 0;  // the backward's kernels (OpTime)
+  double perStepCompute = 0;
   double forwardComm = 0;
   double redistribution = 0;
   double backward = 0;
@@ -76,6 +84,12 @@ struct OnChip {
 struct KernelContext {
   bool isView = false;
   OnChip onChip;
+  // A linear layer's product that the precision recipe runs in FP8 or FP4: its weight operand
+  // (passes/analysis/low_precision_products.h); -1 otherwise.
+  int lowPrecisionWeight = -1;
+  // Whether its activation still needs its cast: an activation several such products read (a
+  // layer's q, k and v projections, gate and up) is cast once, as the fused projection casts it.
+  bool castActivation = true;
 };
 
 // With a cluster (settings.cluster), the op is timed on it (docs/cluster.md).
@@ -84,7 +98,10 @@ OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType
 
 // A redistribution's time under the configured planner (MindSpore's or the optimal one), timed
 // by the alpha-beta model.
-double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings);
+// `movedBytes`: an element's bytes on the links where they are not the compute dtype's (a
+// recipe's quantized dispatch); 0: the compute dtype's.
+double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings,
+                          double movedBytes = 0);
 
 // One inserted step's time on the settings' cluster and the link its group crosses (irc explain);
 // nullopt without a cluster.

@@ -24,6 +24,7 @@ struct StageWork {
   std::map<std::tuple<int64_t, int64_t, double>, double> gradientBytes;
   double gradientSync = 0;     // their seconds
   double trainedElements = 0;  // parameter elements a rank of the stage updates
+  double weightCasts = 0;      // a low-precision recipe's weight casts, once a step
   // Eager dispatch: each op's host and device seconds, forward and backward, in forward order;
   // and the parameter tensors the optimizer's loop visits.
   struct EagerOp {
@@ -33,15 +34,6 @@ struct StageWork {
   int64_t parameters = 0;
   double seconds() const { return compute + communication; }
 };
-
-// Bytes the optimizer's update reads and writes per parameter element (docs/cluster.md): the
-// gradient read, the weight and every float32 state read and written; mixed precision adds the
-// float32 master weight and writes the 16-bit copy.
-double optimizerBytesPerElement(const ParallelSettings& s) {
-  double states = 8.0 * optimizerStatesPerElement(s.optimizer);
-  if (s.precision == Precision::Fp32) return 4 + 8 + states;
-  return 2 + 2 + 8 + states;
-}
 
 }  // namespace
 
@@ -63,15 +55,17 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
       // A recomputed op is issued again before its backward.
       OpDispatches d = dispatches->next(op);
       w.eagerOps.push_back({d.forward * c.hostOpSeconds, t.compute, (d.backward + (again ? d.forward : 0)) * c.hostOpSeconds,
-                            2 * t.compute + (again ? t.compute : 0)});
+                            t.backwardCompute + (again ? t.compute : 0)});
       w.parameters += d.parameters;
     }
     double comm = t.forwardComm + t.redistribution;
-    // Backward: twice the forward's compute, and each forward collective's dual.
-    w.compute += t.compute * (training ? 3 : 1) + (again ? t.compute : 0);
+    // Backward: its kernels (twice the forward's compute but under a low-precision recipe), and
+    // each forward collective's dual.
+    w.compute += t.compute + (training ? t.backwardCompute : 0) + (again ? t.compute : 0);
     w.communication += comm * (training ? 2 : 1) + (again ? comm : 0);
-    if (training) w.backwardCompute += 2 * t.compute + (again ? t.compute : 0);
+    if (training) w.backwardCompute += t.backwardCompute + (again ? t.compute : 0);
     w.forwardCompute += t.compute;
+    if (training) w.weightCasts += t.perStepCompute;
     for (const GradientShare& g : t.gradients) w.gradientBytes[{g.span.ranks, g.span.nodes, g.elementBytes}] += g.bytes;
     w.trainedElements += t.trainedElements;
     forwardFlops += t.globalFlops;
@@ -138,14 +132,16 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
         e.gradientSyncExposed = exposed;
         e.gradientSync = w.gradientSync;
       }
-      double update = w.trainedElements * optimizerBytesPerElement(settings) / (c.device.hbmBandwidth * c.memoryEfficiency);
+      double update = w.trainedElements * optimizerUpdateBytesPerElement(settings.optimizer, settings.precision) /
+                      (c.device.hbmBandwidth * c.memoryEfficiency);
       // Eager, the host issues the update's ops too; the device waits for the slower.
       if (eager) update = std::max(update, optimizerDispatches(settings, w.parameters) * c.hostOpSeconds);
       e.optimizer = std::max(e.optimizer, update);
+      e.weightQuantization = std::max(e.weightQuantization, w.weightCasts);
     }
     e.exposedCommunication += e.gradientSyncExposed;
   }
-  e.total = e.compute + e.exposedCommunication + e.pipelineBubble + e.optimizer;
+  e.total = e.compute + e.exposedCommunication + e.pipelineBubble + e.optimizer + e.weightQuantization;
   e.modelFlops = micro * forwardFlops * (training ? 3 : 1);
   e.hardwareFlops = e.modelFlops + micro * recomputeFlops;
   double devices = static_cast<double>(settings.rankCount());

@@ -20,6 +20,8 @@ struct ClusterStepEstimate {
   double exposedCommunication = 0;
   double pipelineBubble = 0;
   double optimizer = 0;
+  // A low-precision recipe's weight casts, once a step on the slowest-casting stage (0 otherwise).
+  double weightQuantization = 0;
   double total = 0;
   // Per step, all devices.
   double modelFlops = 0;       // forward and backward (3x the forward), without recompute

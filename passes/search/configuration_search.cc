@@ -199,7 +199,7 @@ class Search {
   double bytesPerElement(const Config& c) const {
     bool mixed = options_.precision != Precision::Fp32;
     double weight = mixed ? 2 : 4, gradient = weight, master = mixed ? 4 : 0;
-    double states = 4.0 * optimizerStatesPerElement(options_.optimizer);
+    double states = optimizerStateBytesPerElement(options_.optimizer, options_.precision);
     // The replicas of a weight: data and context ranks (Megatron's distributed optimizer shards
     // over both).
     double dp = static_cast<double>(c.dp * c.cp);
@@ -333,17 +333,18 @@ class Search {
                                                     pairSpan(stageDevices, cluster_.devicesPerNode), cluster_)
                                 : 0;
     const double gradientBytes = options_.precision == Precision::Fp32 ? 4 : 2;
-    double slowest = 0, exposedSync = 0, update = 0, peak = 0;
+    double slowest = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
     for (int64_t s = 0; s < c.pp; ++s) {
-      double compute = 0, comm = 0, forward = 0, backward = 0, trained = 0, layersHere = 0;
+      double compute = 0, comm = 0, forward = 0, backward = 0, trained = 0, layersHere = 0, stageCasts = 0;
       auto add = [&](int32_t slot, bool layer) {
         double again = layer ? (full ? m.compute[slot] : selective ? m.recomputeSelective[slot] : 0) : 0;
         double againComm = layer ? (full ? m.comm[slot] : selective ? m.commSelective[slot] : 0) : 0;
-        compute += 3 * m.compute[slot] + again;
+        compute += m.compute[slot] + m.backward[slot] + again;
         forward += m.compute[slot];
         comm += 2 * m.comm[slot] + againComm;
-        backward += 2 * m.compute[slot] + again;
+        backward += m.backward[slot] + again;
         trained += m.trained[slot];
+        stageCasts += m.weightCasts[slot];
       };
       for (int64_t l = 0; l < layers_.count; ++l)
         if (c.layerStage[l] % c.pp == s) {
@@ -371,27 +372,26 @@ class Search {
       exposedSync = std::max(exposedSync, std::max(0.0, sync - backward));
       double shard = c.zeroStage > 0 || c.optimizerLevel > 0 ? static_cast<double>(c.dp * c.cp) : 1.0;
       update = std::max(update, trained / shard * optimizerBytes() / (cluster_.device.hbmBandwidth * cluster_.memoryEfficiency));
+      casts = std::max(casts, stageCasts);
       // Memory: the stage's parameters with their step state, the saved activations of the
       // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
       ParallelSettings schedule;
       schedule.pipelineStages = c.pp, schedule.microBatches = c.micro, schedule.virtualStages = c.v;
       double inFlight = inFlightMicroBatches(s, schedule);
-      double stagePeak = trained * bytesPerElement(c) + inFlight * layersHere * m.savedPerLayer[static_cast<int>(c.recompute)] +
+      double stagePeak = trained * (bytesPerElement(c) + m.quantizedWeightsPerTrained) +
+                         inFlight * layersHere * m.savedPerLayer[static_cast<int>(c.recompute)] +
                          m.transient[static_cast<int>(c.recompute)];
       peak = std::max(peak, stagePeak);
     }
     // 1F1B's P - 1 idle slots; interleaved, (P - 1) / v (Narayanan et al. 2021).
-    c.seconds = (micro + static_cast<double>(c.pp - 1) / static_cast<double>(c.v)) * slowest + exposedSync + update;
+    c.seconds = (micro + static_cast<double>(c.pp - 1) / static_cast<double>(c.v)) * slowest + exposedSync + update + casts;
     c.modelSeconds = c.seconds;
     c.peak = peak;
     double hardware = micro * static_cast<double>(c.dp) * m.flops * (3 + (full ? 1 : 0));
     c.tflops = c.seconds > 0 ? hardware / c.seconds / static_cast<double>(options_.deviceNum * 1) / 1e12 : 0;
   }
 
-  double optimizerBytes() const {
-    double states = 8.0 * optimizerStatesPerElement(options_.optimizer);
-    return options_.precision == Precision::Fp32 ? 4 + 8 + states : 2 + 2 + 8 + states;
-  }
+  double optimizerBytes() const { return optimizerUpdateBytesPerElement(options_.optimizer, options_.precision); }
 
   // --- a configuration compiled whole ---
 

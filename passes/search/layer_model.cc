@@ -127,13 +127,15 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
   LayerModel m;
   const size_t slots = static_cast<size_t>(layers.count + 2);
   m.compute.assign(slots, 0), m.comm.assign(slots, 0), m.recomputeSelective.assign(slots, 0), m.commSelective.assign(slots, 0);
-  m.trained.assign(slots, 0);
+  m.trained.assign(slots, 0), m.backward.assign(slots, 0), m.weightCasts.assign(slots, 0);
   forEachOpTime(g, o, [&](const Op& op, const StepTime& t) {
     OpId id = static_cast<OpId>(&op - g.ops.data());
     int32_t slot = id < static_cast<OpId>(layers.slot.size()) ? layers.slot[id] : -1;
     if (slot < 0) return;
     double comm = t.forwardComm + t.redistribution;
     m.compute[slot] += t.compute;
+    m.backward[slot] += t.backwardCompute;
+    m.weightCasts[slot] += t.perStepCompute;
     m.comm[slot] += comm;
     bool selective = false;
     for (ValueId v : op.results) selective = selective || (v < static_cast<ValueId>(attention.size()) && attention[v]);
@@ -163,7 +165,11 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
     MemoryEstimate e = estimateMemory(g, o);
     if (!e.training) return std::nullopt;
     const TrainingMemory& t = *e.training;
-    double resident = t.parameterBytes + t.gradientBytes + t.optimizerStateBytes + t.masterWeightBytes + t.constantBytes;
+    double resident = t.parameterBytes + t.gradientBytes + t.optimizerStateBytes + t.masterWeightBytes + t.constantBytes +
+                      t.quantizedWeightBytes;
+    double trained = 0;
+    for (double e : m.trained) trained += e;
+    m.quantizedWeightsPerTrained = trained > 0 ? t.quantizedWeightBytes / trained : 0;
     m.savedPerLayer[static_cast<int>(r)] = t.savedActivationBytes / static_cast<double>(layers.count);
     m.transient[static_cast<int>(r)] = std::max(0.0, t.peakBytes - resident - t.savedActivationBytes);
   }

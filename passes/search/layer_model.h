@@ -41,8 +41,12 @@ void clearRecompute(Graph& graph);
 // One data-parallel replica's micro-batch on `tp` devices, per slot (layers, before, after).
 struct LayerModel {
   std::vector<double> compute, comm, recomputeSelective, commSelective, trained;
-  double flops = 0;          // the micro-batch's forward FLOPs on whole shapes
-  double boundaryBytes = 0;  // what one layer hands the next, per rank (a stage boundary's transfer)
+  // The backward's kernels, and a low-precision recipe's weight casts once a step
+  // (passes/analysis/step_cost.h OpTime).
+  std::vector<double> backward, weightCasts;
+  double quantizedWeightsPerTrained = 0;  // a low-precision recipe's weight copies, bytes a trained element
+  double flops = 0;                       // the micro-batch's forward FLOPs on whole shapes
+  double boundaryBytes = 0;               // what one layer hands the next, per rank (a stage boundary's transfer)
   // Per recompute mode: activations kept per layer and micro-batch, and what is live on top at the peak.
   std::array<double, 3> savedPerLayer{}, transient{};
 };

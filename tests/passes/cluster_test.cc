@@ -86,12 +86,13 @@ TEST_CASE("cluster: presets, overrides and what is wrong with a cluster block") 
   CHECK(p.cluster->devicesPerNode == 4);
   CHECK(p.cluster->nicBandwidthPerDevice() == doctest::Approx(8 * 200e9 / 8 / 4));
   CHECK(p.precision == Precision::Bf16Mixed);
-  CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-b200", "[[8, 1], [1, 1]]")) ==
-        "m.yaml:2:19: error: cluster.preset 'dgx-b200' is not known; did you mean 'dgx-h100'?\n"
-        "cluster: {preset: dgx-b200}\n"
+  CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-b201", "[[8, 1], [1, 1]]")) ==
+        "m.yaml:2:19: error: cluster.preset 'dgx-b201' is not known; did you mean 'dgx-b200'?\n"
+        "cluster: {preset: dgx-b201}\n"
         "                  ^\n");
   CHECK(modelErrors(matmulModel("device_num: 8", "nic_gbps: 400", "[[8, 1], [1, 1]]"))
-            .find("error: cluster needs a preset (dgx-a100-80gb, dgx-h100, h200-sxm, ascend-910b) or peak_flops, hbm_bandwidth, "
+            .find("error: cluster needs a preset (dgx-a100-80gb, dgx-h100, h200-sxm, dgx-h800, hgx-h20, dgx-b200, gb200-nvl72, "
+                  "dgx-b300, gb300-nvl72, mi300x, mi325x, ascend-910b, ascend-910c) or peak_flops, hbm_bandwidth, "
                   "intra_node_bandwidth, nics_per_node") != std::string::npos);
   CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-h100, gemm_efficiency: 1.5", "[[8, 1], [1, 1]]"))
             .find("cluster.gemm_efficiency is 1.5 (a fraction), outside what hardware does; valid: > 0 .. 1") !=
