@@ -9,6 +9,7 @@ namespace {
 
 const std::vector<std::string> kClusterKeys = {"preset",
                                                "devices_per_node",
+                                               "nvlink_domain",
                                                "peak_flops",
                                                "hbm_bytes",
                                                "hbm_bandwidth",
@@ -24,9 +25,10 @@ const std::vector<std::string> kClusterKeys = {"preset",
                                                "inter_node_efficiency",
                                                "kernel_launch_seconds",
                                                "fused_attention",
+                                               "tp_comm_overlap",
                                                "dispatch",
                                                "host_op_seconds"};
-const std::vector<std::string> kPeakKeys = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+const std::vector<std::string> kPeakKeys = {"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"};
 
 // What hardware does, generously bounded on both sides (a CPU core's GFLOP/s to far past an
 // exaFLOP device; a nanosecond to a second of latency): a figure outside is a unit mistake.
@@ -89,9 +91,15 @@ void ModelLoader::readCluster(const YamlNode& node) {
                                 "whole (valid: a divisor of {}, or at least {})",
                                 c.devicesPerNode, ranks, ranks, ranks));
   }
+  // The NVLink domain holds whole nodes (an NVL72 rack's 18 trays of 4).
+  if (count("nvlink_domain", c.nvlinkDomain, kPerNode) && c.nvlinkDomain % c.devicesPerNode != 0)
+    reader_.error(*reader_.optional(node, "nvlink_domain"),
+                  fmt::format("cluster.nvlink_domain {} does not hold whole nodes of {} devices (valid: a multiple of {})",
+                              c.nvlinkDomain, c.devicesPerNode, c.devicesPerNode));
   if (auto peaks = reader_.optional(node, "peak_flops")) {
     if (reader_.checkMap(*peaks, "'cluster.peak_flops'", kPeakKeys)) {
-      double* into[] = {&c.device.fp32Flops, &c.device.tf32Flops, &c.device.bf16Flops, &c.device.bf16Flops, &c.device.fp8Flops};
+      double* into[] = {&c.device.fp32Flops, &c.device.tf32Flops, &c.device.bf16Flops,
+                        &c.device.bf16Flops, &c.device.fp8Flops,  &c.device.fp4Flops};
       for (size_t i = 0; i < kPeakKeys.size(); ++i)
         if (auto n = reader_.optional(*peaks, kPeakKeys[i]))
           if (auto v = reader_.number(*n, "cluster.peak_flops." + kPeakKeys[i])) {
@@ -117,6 +125,8 @@ void ModelLoader::readCluster(const YamlNode& node) {
   figure("kernel_launch_seconds", c.kernelLaunchSeconds, kLatency);
   if (auto n = reader_.optional(node, "fused_attention"))
     if (auto b = reader_.boolean(*n, "cluster.fused_attention")) c.fusedAttention = *b;
+  if (auto n = reader_.optional(node, "tp_comm_overlap"))
+    if (auto b = reader_.boolean(*n, "cluster.tp_comm_overlap")) c.tpCommOverlap = *b;
   if (auto n = reader_.optional(node, "dispatch"))
     if (auto d = reader_.choice(*n, "cluster.dispatch", {"eager", "graph"})) c.dispatch = *parseDispatch(*d);
   figure("host_op_seconds", c.hostOpSeconds, kLatency);

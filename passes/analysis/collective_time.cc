@@ -34,15 +34,19 @@ GroupSpan pairSpan(int64_t distance, int64_t devicesPerNode) {
 
 LinkShare linkOf(const GroupSpan& span, const ClusterDescription& c) {
   double intra = c.intraNodeBandwidth * c.intraNodeEfficiency;
+  // An NVLink domain wider than a node (an NVL72 rack) is what `span.nodes` counts.
+  const bool domain = c.nvlinkDomain > 0;
   if (span.nodes <= 1)
     return {intra, c.intraNodeLatency,
-            fmt::format("the intra-node link within one node ({:.0f} GB/s bus bandwidth)", intra / 1e9)};
+            domain ? fmt::format("NVLink within one {}-GPU domain ({:.0f} GB/s bus bandwidth)", c.nvlinkDomain, intra / 1e9)
+                   : fmt::format("the intra-node link within one node ({:.0f} GB/s bus bandwidth)", intra / 1e9)};
   int64_t perNode = std::max<int64_t>(1, span.ranksPerNode());
   double nics = static_cast<double>(perNode) * c.nicBandwidthPerDevice() * c.interNodeEfficiency;
   double bus = std::min(intra, nics);
-  return {bus, c.interNodeLatency,
-          fmt::format("the network across {} nodes, {} rank{} per node ({:.0f} GB/s bus bandwidth)", span.nodes, perNode,
-                      perNode == 1 ? "" : "s", bus / 1e9)};
+  return {
+      bus, c.interNodeLatency,
+      fmt::format("the network across {} {}, {} rank{} per {} ({:.0f} GB/s bus bandwidth)", span.nodes,
+                  domain ? "NVLink domains" : "nodes", perNode, perNode == 1 ? "" : "s", domain ? "domain" : "node", bus / 1e9)};
 }
 
 double collectiveSeconds(CollectiveKind kind, double localBytes, const GroupSpan& span, const ClusterDescription& c) {

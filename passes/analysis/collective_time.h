@@ -4,7 +4,9 @@
 // Within one node a ring runs at the intra-node link's bus bandwidth; a group spanning k nodes
 // runs at the smaller of that and its ranks' share of the NICs (NCCL's bus-bandwidth model: each
 // of a node's g ranks drives its own NIC, and every group of the mesh runs at once), with a
-// latency per ring step inside a node and per tree level between nodes.
+// latency per ring step inside a node and per tree level between nodes. A "node" here is the
+// NVLink domain (ClusterDescription::domainDevices(): the node, or a rack of 72 on an NVL72):
+// callers pass its size, and each rank still drives its own share of its tray's NICs.
 #include <string>
 #include <vector>
 
@@ -21,10 +23,10 @@ struct GroupSpan {
   int64_t ranksPerNode() const { return ranks / (nodes > 0 ? nodes : 1); }
 };
 
-// The group along `axes` of `mesh` containing rank 0.
-GroupSpan groupSpan(const DeviceMatrix& mesh, const std::vector<int>& axes, int64_t devicesPerNode);
+// The group along `axes` of `mesh` containing rank 0, over domains of `domainDevices`.
+GroupSpan groupSpan(const DeviceMatrix& mesh, const std::vector<int>& axes, int64_t domainDevices);
 // A point-to-point transfer between rank 0 and the rank `distance` after it.
-GroupSpan pairSpan(int64_t distance, int64_t devicesPerNode);
+GroupSpan pairSpan(int64_t distance, int64_t domainDevices);
 
 // The link a group's collective is limited by: its bus bandwidth (bytes/s), the latency of one
 // of its steps, and a name for messages ("NVLink within a node", "4 NICs per node across 24

@@ -9,7 +9,7 @@
 #include "ops/op_family.h"
 #include "ops/shape_inference.h"
 #include "passes/analysis/attention_fusion.h"
-#include "passes/analysis/low_precision_products.h"
+#include "passes/analysis/linear_layers.h"
 
 namespace irc {
 namespace {
@@ -543,7 +543,7 @@ TrainingMemory training(const Graph& g, const Program& p, const ParallelSettings
 // 16-bit (that second, quantized copy is not counted). Returns the bytes of the linear layers'
 // weights cast, row- and column-wise, which live through the step.
 double quantizeForLinearLayers(const Graph& g, Program& p, const PrecisionRecipe& recipe) {
-  std::vector<int> weight = lowPrecisionWeightOperands(g);
+  std::vector<int> weight = linearLayerWeightOperands(g);
   std::vector<bool> byLinear(g.values.size(), false), byOther(g.values.size(), false), counted(g.values.size(), false);
   double weights = 0;
   for (OpId id : g.order) {

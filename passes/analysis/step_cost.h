@@ -36,6 +36,10 @@ struct OpTime {
   // (Transformer Engine casts at the step's first micro-batch and keeps the copy).
   double perStepCompute = 0;
   double forwardComm = 0;
+  // On a stack overlapping tensor parallelism's collectives (cluster.tp_comm_overlap): what a
+  // linear layer's GEMM hides of its own ReduceScatter and of its input's AllGather, once in the
+  // forward and once more in the backward (their duals, under the input-gradient GEMM).
+  double hiddenComm = 0;
   double gradientSync = 0;
   std::vector<GradientShare> gradients;
   double globalFlops = 0;      // the op's FLOPs on its whole shapes (every rank's share together)
@@ -50,6 +54,7 @@ struct StepTime {
   double compute = 0;
   double backwardCompute = 0;  // the backward's kernels (OpTime)
   double perStepCompute = 0;
+  double hiddenComm = 0;  // of forwardComm and redistribution, what the op's GEMM hides (OpTime)
   double forwardComm = 0;
   double redistribution = 0;
   double backward = 0;
@@ -84,9 +89,10 @@ struct OnChip {
 struct KernelContext {
   bool isView = false;
   OnChip onChip;
-  // A linear layer's product that the precision recipe runs in FP8 or FP4: its weight operand
-  // (passes/analysis/low_precision_products.h); -1 otherwise.
-  int lowPrecisionWeight = -1;
+  // A linear layer's product (passes/analysis/linear_layers.h): its weight operand; -1 otherwise.
+  // Whether the precision recipe runs it in FP8 or FP4.
+  int linearWeight = -1;
+  bool lowPrecision = false;
   // Whether its activation still needs its cast: an activation several such products read (a
   // layer's q, k and v projections, gate and up) is cast once, as the fused projection casts it.
   bool castActivation = true;
@@ -100,8 +106,10 @@ OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType
 // by the alpha-beta model.
 // `movedBytes`: an element's bytes on the links where they are not the compute dtype's (a
 // recipe's quantized dispatch); 0: the compute dtype's.
+// `pipelined`, where given, gets the seconds of the plan's collectives a product can pipeline
+// with its GEMM inside an NVLink domain (ops/collective.h pipelinesWithProduct).
 double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings,
-                          double movedBytes = 0);
+                          double movedBytes = 0, double* pipelined = nullptr);
 
 // One inserted step's time on the settings' cluster and the link its group crosses (irc explain);
 // nullopt without a cluster.

@@ -58,7 +58,8 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
                             t.backwardCompute + (again ? t.compute : 0)});
       w.parameters += d.parameters;
     }
-    double comm = t.forwardComm + t.redistribution;
+    // What a linear layer's GEMM hides of tensor parallelism's collectives is off the critical path.
+    double comm = t.forwardComm + t.redistribution - t.hiddenComm;
     // Backward: its kernels (twice the forward's compute but under a low-precision recipe), and
     // each forward collective's dual.
     w.compute += t.compute + (training ? t.backwardCompute : 0) + (again ? t.compute : 0);
@@ -90,7 +91,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   const int64_t chunks = std::max<int64_t>(1, settings.virtualStages);
   for (const PipelineTransfer& transfer : graph.transfers) {
     // (From the last stage back to the first with virtual stages.)
-    GroupSpan span = pairSpan(stageDevices * std::abs(transfer.toStage - transfer.fromStage), c.devicesPerNode);
+    GroupSpan span = pairSpan(stageDevices * std::abs(transfer.toStage - transfer.fromStage), c.domainDevices());
     DType dtype = graph.value(transfer.value).type.dtype;
     double bytes = transfer.bytesPerRank / byteSize(dtype) * byteSize(computeDType(dtype, settings.precision));
     double seconds = collectiveSeconds(CollectiveKind::PointToPoint, bytes, span, c);

@@ -210,8 +210,8 @@ class Search {
   void enumerate() {
     const int64_t n = options_.deviceNum;
     for (int64_t tp : divisorsOf(n)) {
-      if (tp > cluster_.devicesPerNode) {
-        unsplittable_.push_back(fmt::format("TP {} spans more than a node's {} devices", tp, cluster_.devicesPerNode));
+      if (tp > cluster_.domainDevices()) {
+        unsplittable_.push_back(fmt::format("TP {} spans more than an NVLink domain's {} devices", tp, cluster_.domainDevices()));
         break;
       }
       for (int64_t pp : divisorsOf(n / tp)) {
@@ -276,7 +276,7 @@ class Search {
   std::vector<int64_t> expertParallelChoices(int64_t dp, int64_t tp) const {
     int64_t most = 1;
     for (int64_t ep : divisorsOf(dp))
-      if (experts_ > 0 && experts_ % ep == 0 && ep * tp <= cluster_.devicesPerNode) most = ep;
+      if (experts_ > 0 && experts_ % ep == 0 && ep * tp <= cluster_.domainDevices()) most = ep;
     return most > 1 ? std::vector<int64_t>{1, most} : std::vector<int64_t>{1};
   }
 
@@ -328,9 +328,9 @@ class Search {
     const double micro = static_cast<double>(c.micro);
     const int64_t stageDevices = c.dp * c.cp * c.tp;
     // A weight's replicas (its gradient's reduction group): the data and context ranks.
-    const GroupSpan dpSpan = groupSpan(DeviceMatrix::unnamed({c.dp * c.cp, c.tp}), {0}, cluster_.devicesPerNode);
+    const GroupSpan dpSpan = groupSpan(DeviceMatrix::unnamed({c.dp * c.cp, c.tp}), {0}, cluster_.domainDevices());
     const double p2p = c.pp > 1 ? collectiveSeconds(CollectiveKind::PointToPoint, m.boundaryBytes,
-                                                    pairSpan(stageDevices, cluster_.devicesPerNode), cluster_)
+                                                    pairSpan(stageDevices, cluster_.domainDevices()), cluster_)
                                 : 0;
     const double gradientBytes = options_.precision == Precision::Fp32 ? 4 : 2;
     double slowest = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;

@@ -1,4 +1,4 @@
-#include "passes/analysis/low_precision_products.h"
+#include "passes/analysis/linear_layers.h"
 
 #include <algorithm>
 
@@ -30,7 +30,7 @@ bool tensorCoreShaped(const Value& weight) {
 
 }  // namespace
 
-std::vector<int> lowPrecisionWeightOperands(const Graph& g) {
+std::vector<int> linearLayerWeightOperands(const Graph& g) {
   const size_t n = g.values.size();
   std::vector<std::vector<OpId>> readers(n);
   for (OpId id : g.order)
