@@ -111,11 +111,6 @@ std::string clusterYaml(const ClusterDescription& c, bool writeDispatch = false)
   if (d.fp8Flops > 0) peaks += fmt::format(", fp8: {}", yamlNumber(d.fp8Flops));
   if (d.fp4Flops > 0) peaks += fmt::format(", fp4: {}", yamlNumber(d.fp4Flops));
   peaks += "}";
-  // The stack's overlap, where it is not what the preset (or a cluster without one) says.
-  std::optional<ClusterDescription> preset = c.preset.empty() ? std::nullopt : clusterPreset(c.preset);
-  std::string overlap = c.tpCommOverlap != (preset && preset->tpCommOverlap)
-                            ? fmt::format(", tp_comm_overlap: {}", c.tpCommOverlap ? "true" : "false")
-                            : "";
   std::string out = "cluster: {";
   if (!c.preset.empty()) out += fmt::format("preset: {}, ", c.preset);
   if (c.nvlinkDomain > 0) out += fmt::format("nvlink_domain: {}, ", c.nvlinkDomain);
@@ -123,12 +118,12 @@ std::string clusterYaml(const ClusterDescription& c, bool writeDispatch = false)
       "devices_per_node: {}, peak_flops: {}, hbm_bytes: {}, hbm_bandwidth: {}, compute_units: {}, "
       "intra_node_bandwidth: {}, intra_node_latency: {}, nics_per_node: {}, nic_gbps: {}, inter_node_latency: {}, "
       "gemm_efficiency: {}, memory_efficiency: {}, intra_node_efficiency: {}, inter_node_efficiency: {}, "
-      "kernel_launch_seconds: {}, fused_attention: {}{}}}\n",
+      "kernel_launch_seconds: {}, fused_attention: {}}}\n",
       c.devicesPerNode, peaks, yamlNumber(d.hbmBytes), yamlNumber(d.hbmBandwidth), d.computeUnits,
       yamlNumber(c.intraNodeBandwidth), yamlNumber(c.intraNodeLatency), c.nicsPerNode, yamlNumber(c.nicGbps),
       yamlNumber(c.interNodeLatency), yamlNumber(c.gemmEfficiency), yamlNumber(c.memoryEfficiency),
       yamlNumber(c.intraNodeEfficiency), yamlNumber(c.interNodeEfficiency), yamlNumber(c.kernelLaunchSeconds),
-      c.fusedAttention ? "true" : "false", overlap);
+      c.fusedAttention ? "true" : "false");
   if (writeDispatch || c.dispatch == Dispatch::Eager) {
     out.pop_back();  // the newline
     out.pop_back();  // the closing brace

@@ -86,6 +86,14 @@ ClusterDescription blackwell(const char* preset, double fp32, double bf16, doubl
   return c;
 }
 
+// An NVL72 rack: compute trays of 4 GPUs with one NIC each, all 72 in one NVLink domain.
+ClusterDescription nvl72(ClusterDescription c) {
+  c.devicesPerNode = 4;
+  c.nicsPerNode = 4;
+  c.nvlinkDomain = 72;
+  return c;
+}
+
 ClusterDescription dgxB200() {
   // B200 (HGX/DGX, 1,000 W): 2,250 / 4,500 (FP8) / 9,000 (FP4) TFLOP/s dense, 180 GB HBM3e
   // (183,359 MiB visible) at 8 TB/s, 148 SMs; 8 per node; 8 x 400 Gb/s ConnectX-7.
@@ -95,11 +103,7 @@ ClusterDescription dgxB200() {
 ClusterDescription gb200Nvl72() {
   // GB200 NVL72: 2,500 / 5,000 / 10,000 TFLOP/s, 186 GB (189,471 MiB), a compute tray of 4 GPUs
   // with one 400 Gb/s ConnectX-7 each, 72 GPUs in one NVLink domain.
-  ClusterDescription c = blackwell("gb200-nvl72", 80e12, 2500e12, 10000e12, 189471, 400);
-  c.devicesPerNode = 4;
-  c.nicsPerNode = 4;
-  c.nvlinkDomain = 72;
-  return c;
+  return nvl72(blackwell("gb200-nvl72", 80e12, 2500e12, 10000e12, 189471, 400));
 }
 
 ClusterDescription dgxB300() {
@@ -109,11 +113,7 @@ ClusterDescription dgxB300() {
 
 ClusterDescription gb300Nvl72() {
   // GB300 NVL72: 2,500 / 5,000 / 15,000 TFLOP/s, ~279 GB (284,208 MiB), 800 Gb/s ConnectX-8 a GPU.
-  ClusterDescription c = blackwell("gb300-nvl72", 80e12, 2500e12, 15000e12, 284208, 800);
-  c.devicesPerNode = 4;
-  c.nicsPerNode = 4;
-  c.nvlinkDomain = 72;
-  return c;
+  return nvl72(blackwell("gb300-nvl72", 80e12, 2500e12, 15000e12, 284208, 800));
 }
 
 ClusterDescription dgxH800() {

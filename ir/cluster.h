@@ -58,13 +58,6 @@ struct ClusterDescription {
   // The software stack's attention: fused (FlashAttention: the scores and probabilities stay on
   // chip, passes/analysis/attention_fusion.h) or one kernel per op with the scores in HBM.
   bool fusedAttention = false;
-  // The stack overlaps a tensor-parallel layer's sequence-parallel AllGather and ReduceScatter
-  // with its own GEMMs inside an NVLink domain (Megatron-Core's --tp-comm-overlap through
-  // Transformer Engine's userbuffers, on in NeMo's and Megatron-Bridge's Hopper and Blackwell
-  // recipes): only what the GEMM cannot cover is exposed. Off in every preset: irc's sequence
-  // parallelism completes a row-parallel product by an AllReduce and a slice (MindSpore's
-  // planner), which is not pipelined; an opt-in figure until that is a ReduceScatter.
-  bool tpCommOverlap = false;
   Dispatch dispatch = Dispatch::Graph;
   // Eager dispatch: the host's seconds per op it issues (Python, the dispatcher, autocast,
   // the allocator, the launch call), from the H200's single small kernels (docs/cluster.md).

@@ -65,10 +65,6 @@ double ringSteps(CollectiveKind kind, double n) {
 
 double ringPasses(CollectiveKind kind) { return kind == CollectiveKind::AllReduce ? 2 : 1; }
 
-bool pipelinesWithProduct(CollectiveKind kind) {
-  return kind == CollectiveKind::AllGather || kind == CollectiveKind::ReduceScatter;
-}
-
 double alphaBetaSeconds(CollectiveKind kind, double n, double bytes, const CostModel& m) {
   double seconds = ringSteps(kind, n) * m.alpha + ringTraffic(kind, n) * bytes * m.beta;
   if (kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter) seconds += bytes * m.gamma;

@@ -47,12 +47,6 @@ double ringSteps(CollectiveKind kind, double n);
 // 2 for an AllReduce (a reduce-scatter, then an all-gather), 1 for the others.
 double ringPasses(CollectiveKind kind);
 
-// A collective a tensor-parallel product can pipeline with its GEMM, chunk by chunk: the
-// AllGather of a column-parallel layer's sequence-split input and the ReduceScatter of a
-// row-parallel layer's output (Transformer Engine's userbuffers, Wang et al. 2022 "Overlap
-// communication with dependent computation via decomposition"). An AllReduce is not split so.
-bool pipelinesWithProduct(CollectiveKind kind);
-
 // A collective's seconds under the alpha-beta-gamma model (`parallel.cost_model`): a link latency
 // per ring step, `bytes` (each rank's local input) times its ring traffic at beta a byte, and for
 // a reduction (AllReduce, ReduceScatter) its arithmetic at gamma a byte. Copies around it (the

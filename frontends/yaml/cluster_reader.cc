@@ -25,7 +25,6 @@ const std::vector<std::string> kClusterKeys = {"preset",
                                                "inter_node_efficiency",
                                                "kernel_launch_seconds",
                                                "fused_attention",
-                                               "tp_comm_overlap",
                                                "dispatch",
                                                "host_op_seconds"};
 const std::vector<std::string> kPeakKeys = {"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"};
@@ -125,8 +124,6 @@ void ModelLoader::readCluster(const YamlNode& node) {
   figure("kernel_launch_seconds", c.kernelLaunchSeconds, kLatency);
   if (auto n = reader_.optional(node, "fused_attention"))
     if (auto b = reader_.boolean(*n, "cluster.fused_attention")) c.fusedAttention = *b;
-  if (auto n = reader_.optional(node, "tp_comm_overlap"))
-    if (auto b = reader_.boolean(*n, "cluster.tp_comm_overlap")) c.tpCommOverlap = *b;
   if (auto n = reader_.optional(node, "dispatch"))
     if (auto d = reader_.choice(*n, "cluster.dispatch", {"eager", "graph"})) c.dispatch = *parseDispatch(*d);
   figure("host_op_seconds", c.hostOpSeconds, kLatency);

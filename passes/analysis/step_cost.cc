@@ -157,13 +157,8 @@ OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view
     double bytes = sliceBytes(resultLayout(rule, s, 0, view.resultShapes[0]), held);
     for (const ForwardOp& f : forwardOps(rule, s, view)) {
       GroupSpan span = groupSpan(s.mesh, f.step.axes, c.domainDevices());
-      if (std::optional<CollectiveKind> kind = collectiveOf(f.step)) {
-        double seconds = collectiveSeconds(*kind, bytes, span, c);
-        t.forwardComm += seconds;
-        // A row-parallel layer's ReduceScatter, pipelined with its own GEMM.
-        if (c.tpCommOverlap && context.linearWeight >= 0 && pipelinesWithProduct(*kind) && span.nodes <= 1)
-          t.hiddenComm += std::min(seconds, t.compute - t.hiddenComm);
-      } else  // the RealDiv after a mean's AllReduce
+      if (std::optional<CollectiveKind> kind = collectiveOf(f.step)) t.forwardComm += collectiveSeconds(*kind, bytes, span, c);
+      else  // the RealDiv after a mean's AllReduce
         t.forwardComm += kernelSeconds({.bytes = 2 * bytes / static_cast<double>(span.ranks)}, c, settings.precision);
     }
   }
@@ -263,20 +258,12 @@ RedistPlan planWithSettings(const TensorLayout& from, const TensorLayout& to, co
 }
 
 double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings,
-                          double movedBytes, double* pipelined) {
+                          double movedBytes) {
   PlannerOptions options{settings.enableAlltoall, byteSize(dtype)};
   RedistPlan plan = planWithSettings(from, to, options, settings);
   if (!settings.cluster) return planTime(plan, byteSize(dtype), settings.costModel);
-  const ClusterDescription& c = *settings.cluster;
   double held = movedBytes > 0 ? movedBytes : byteSize(computeDType(dtype, settings.precision)), t = 0;
-  for (const RedistStep& step : plan.steps) {
-    double seconds = clusterStepTime(step, held, settings);
-    t += seconds;
-    std::optional<CollectiveKind> kind = collectiveOf(step);
-    if (pipelined && kind && pipelinesWithProduct(*kind) && !step.mesh.dims.empty() &&
-        groupSpan(step.mesh, step.axes, c.domainDevices()).nodes <= 1)
-      *pipelined += seconds;
-  }
+  for (const RedistStep& step : plan.steps) t += clusterStepTime(step, held, settings);
   return t;
 }
 
@@ -284,7 +271,6 @@ void addOpTime(StepTime& t, const OpTime& op, bool training) {
   t.compute += op.compute;
   t.backwardCompute += op.backwardCompute;
   t.perStepCompute += op.perStepCompute;
-  t.hiddenComm += op.hiddenComm;
   t.globalFlops += op.globalFlops;
   t.trainedElements += op.trainedElements;
   t.forwardComm += op.forwardComm;
@@ -305,48 +291,39 @@ namespace {
 template <typename Take>
 void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take) {
   // Layers repeat: an edge's plan is planned once per pair of layouts.
-  // Each plan's seconds, and of them what a product can pipeline with its GEMM.
-  std::unordered_map<IntKey, std::pair<double, double>, IntKeyHash> planned;
+  std::unordered_map<IntKey, double, IntKeyHash> planned;
   auto redistribution = [&](const TensorLayout& from, const TensorLayout& to, DType dtype, bool quantized = false) {
-    if (from == to) return std::pair<double, double>{0, 0};
+    if (from == to) return 0.0;
     IntKey key{static_cast<int64_t>(dtype), quantized ? 1 : 0};
     appendLayoutKey(key, from);
     appendLayoutKey(key, to);
     auto it = planned.find(key);
     double moved = quantized ? recipeOf(settings.precision).activationCopyBytes(1) : 0;
-    if (it == planned.end()) {
-      double pipelined = 0, seconds = redistributionTime(from, to, dtype, settings, moved, &pipelined);
-      it = planned.emplace(std::move(key), std::pair<double, double>{seconds, pipelined}).first;
-    }
+    if (it == planned.end()) it = planned.emplace(std::move(key), redistributionTime(from, to, dtype, settings, moved)).first;
     return it->second;
   };
   std::vector<bool> read(graph.values.size(), false);
   // On a cluster whose stack fuses attention, the values its kernels keep on chip.
   std::vector<bool> onChip;
   if (settings.cluster && settings.cluster->fusedAttention) onChip = fusedAttentionValues(graph);
-  // On a cluster, the linear layers: under a low-precision recipe the products it runs in FP8 or
-  // FP4 (a recipe with a quantized dispatch moves their activations cast: DeepSeek-V3's FP8
-  // dispatch); on a stack overlapping tensor parallelism, the GEMMs hiding its collectives. An
-  // AllGather converting a producer's result waits (`pipelined`) for the linear layers reading it.
+  // On a cluster under a low-precision recipe, the linear layers it runs in FP8 or FP4 (a recipe
+  // with a quantized dispatch moves their activations cast: DeepSeek-V3's FP8 dispatch).
   const PrecisionRecipe& recipe = recipeOf(settings.precision);
   const bool lowPrecision = settings.cluster && recipe.lowPrecision();
-  const bool overlap = settings.cluster && settings.cluster->tpCommOverlap;
   std::vector<int> linearWeight;
-  if (lowPrecision || overlap) linearWeight = linearLayerWeightOperands(graph);
+  if (lowPrecision) linearWeight = linearLayerWeightOperands(graph);
   std::vector<bool> cast(lowPrecision ? graph.values.size() : 0, false);
-  std::vector<double> pipelined(overlap ? graph.values.size() : 0, 0);
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (op.inserted() || !op.parallel->layoutsInferred || !op.parallel->hasSharding || !op.parallel->rule) continue;
     KernelContext context;
     context.isView = rulesOf(op).resultIsView(graph, op);
-    ValueId activation = kNoId;  // a linear layer's, behind its conversions
     if (!linearWeight.empty() && linearWeight[id] >= 0) {
       context.linearWeight = linearWeight[id];
-      context.lowPrecision = lowPrecision;
+      context.lowPrecision = true;
       const Operand& a = op.operands[1 - context.linearWeight];
-      if (a.isValue()) activation = modelValueBehind(graph, a.value);
-      if (lowPrecision && activation != kNoId) {
+      if (a.isValue()) {
+        ValueId activation = modelValueBehind(graph, a.value);  // behind its conversions
         context.castActivation = !cast[activation];
         cast[activation] = true;
       }
@@ -364,30 +341,21 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
       const Value& value = graph.value(v);
       firstReader.push_back(value.kind == ValueKind::Parameter && isFloat(value.type.dtype) && !read[v]);
       read[v] = true;
-      const bool isActivation = context.linearWeight >= 0 && static_cast<int>(i) == 1 - context.linearWeight;
-      auto [seconds, overlappable] = redistribution(layoutOfValue(graph, v), layoutNeeded(op, static_cast<int>(i)),
-                                                    value.type.dtype, recipe.quantizedDispatch && lowPrecision && isActivation);
-      addRedistributionTime(t, seconds, settings.training);
-      if (overlap && isActivation) pipelined[v] += overlappable;
+      const bool quantized = recipe.quantizedDispatch && context.lowPrecision && static_cast<int>(i) == 1 - context.linearWeight;
+      addRedistributionTime(
+          t, redistribution(layoutOfValue(graph, v), layoutNeeded(op, static_cast<int>(i)), value.type.dtype, quantized),
+          settings.training);
     }
     DType dtype = graph.value(op.results[0]).type.dtype;
-    OpTime own = opTime(*op.parallel->rule, op.parallel->sharding, viewOf(graph, op), dtype, firstReader, settings, context);
-    // A column-parallel layer's input AllGather (on its edge, or converting the producer's result)
-    // pipelined with what its GEMM has not yet hidden.
-    if (overlap && activation != kNoId && own.compute > own.hiddenComm) {
-      double hidden = std::min(pipelined[activation], own.compute - own.hiddenComm);
-      own.hiddenComm += hidden;
-      pipelined[activation] -= hidden;
-    }
-    addOpTime(t, own, settings.training);
+    addOpTime(t, opTime(*op.parallel->rule, op.parallel->sharding, viewOf(graph, op), dtype, firstReader, settings, context),
+              settings.training);
     // A result converted after the op (an output constraint, a Reshape handing its consumer the
     // layout it needs) pays that conversion too.
     for (size_t r = 0; r < op.results.size() && r < op.parallel->beforeConversion.size(); ++r) {
       const Value& result = graph.value(op.results[r]);
-      if (!op.parallel->beforeConversion[r] || !result.layout) continue;
-      auto [seconds, overlappable] = redistribution(*op.parallel->beforeConversion[r], *result.layout, result.type.dtype);
-      addRedistributionTime(t, seconds, settings.training);
-      if (overlap) pipelined[op.results[r]] += overlappable;
+      if (op.parallel->beforeConversion[r] && result.layout)
+        addRedistributionTime(t, redistribution(*op.parallel->beforeConversion[r], *result.layout, result.type.dtype),
+                              settings.training);
     }
     take(op, t);
   }
@@ -397,7 +365,6 @@ void add(StepTime& sum, const StepTime& t) {
   sum.compute += t.compute;
   sum.backwardCompute += t.backwardCompute;
   sum.perStepCompute += t.perStepCompute;
-  sum.hiddenComm += t.hiddenComm;
   sum.forwardComm += t.forwardComm;
   sum.redistribution += t.redistribution;
   sum.backward += t.backward;

@@ -36,10 +36,6 @@ struct OpTime {
   // (Transformer Engine casts at the step's first micro-batch and keeps the copy).
   double perStepCompute = 0;
   double forwardComm = 0;
-  // On a stack overlapping tensor parallelism's collectives (cluster.tp_comm_overlap): what a
-  // linear layer's GEMM hides of its own ReduceScatter and of its input's AllGather, once in the
-  // forward and once more in the backward (their duals, under the input-gradient GEMM).
-  double hiddenComm = 0;
   double gradientSync = 0;
   std::vector<GradientShare> gradients;
   double globalFlops = 0;      // the op's FLOPs on its whole shapes (every rank's share together)
@@ -54,7 +50,6 @@ struct StepTime {
   double compute = 0;
   double backwardCompute = 0;  // the backward's kernels (OpTime)
   double perStepCompute = 0;
-  double hiddenComm = 0;  // of forwardComm and redistribution, what the op's GEMM hides (OpTime)
   double forwardComm = 0;
   double redistribution = 0;
   double backward = 0;
@@ -106,10 +101,8 @@ OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType
 // by the alpha-beta model.
 // `movedBytes`: an element's bytes on the links where they are not the compute dtype's (a
 // recipe's quantized dispatch); 0: the compute dtype's.
-// `pipelined`, where given, gets the seconds of the plan's collectives a product can pipeline
-// with its GEMM inside an NVLink domain (ops/collective.h pipelinesWithProduct).
 double redistributionTime(const TensorLayout& from, const TensorLayout& to, DType dtype, const ParallelSettings& settings,
-                          double movedBytes = 0, double* pipelined = nullptr);
+                          double movedBytes = 0);
 
 // One inserted step's time on the settings' cluster and the link its group crosses (irc explain);
 // nullopt without a cluster.

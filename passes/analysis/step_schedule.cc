@@ -58,8 +58,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
                             t.backwardCompute + (again ? t.compute : 0)});
       w.parameters += d.parameters;
     }
-    // What a linear layer's GEMM hides of tensor parallelism's collectives is off the critical path.
-    double comm = t.forwardComm + t.redistribution - t.hiddenComm;
+    double comm = t.forwardComm + t.redistribution;
     // Backward: its kernels (twice the forward's compute but under a low-precision recipe), and
     // each forward collective's dual.
     w.compute += t.compute + (training ? t.backwardCompute : 0) + (again ? t.compute : 0);

@@ -132,7 +132,7 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
     OpId id = static_cast<OpId>(&op - g.ops.data());
     int32_t slot = id < static_cast<OpId>(layers.slot.size()) ? layers.slot[id] : -1;
     if (slot < 0) return;
-    double comm = t.forwardComm + t.redistribution - t.hiddenComm;  // as the step's schedule counts it
+    double comm = t.forwardComm + t.redistribution;
     m.compute[slot] += t.compute;
     m.backward[slot] += t.backwardCompute;
     m.weightCasts[slot] += t.perStepCompute;
