@@ -373,8 +373,10 @@ double mlpParameters(const DecoderConfig& c, int64_t layer, bool active) {
 
 double countParameters(const DecoderConfig& c, bool active) {
   const double h = static_cast<double>(c.hidden), v = static_cast<double>(c.vocab);
-  double n = (active ? 1 : v) * h + h;          // the embedding (one row read), the final norm
-  if (!c.tiedEmbeddings || active) n += v * h;  // the output head
+  // The final norm; the output head, all of it; the embedding, of which a token reads one row,
+  // unless it is the head's own matrix (tied: counted once, so active never exceeds total).
+  double n = h + v * h;
+  if (!c.tiedEmbeddings) n += (active ? 1 : v) * h;
   for (int64_t l = 0; l < c.layers; ++l) n += 2 * h + attentionParameters(c) + mlpParameters(c, l, active);
   return n;
 }

@@ -336,6 +336,7 @@ class Search {
     double slowest = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
     for (int64_t s = 0; s < c.pp; ++s) {
       double compute = 0, comm = 0, forward = 0, backward = 0, trained = 0, layersHere = 0, stageCasts = 0;
+      std::map<int64_t, double> gradients;  // trained elements by their reduction group in the trial
       auto add = [&](int32_t slot, bool layer) {
         double again = layer ? (full ? m.compute[slot] : selective ? m.recomputeSelective[slot] : 0) : 0;
         double againComm = layer ? (full ? m.comm[slot] : selective ? m.commSelective[slot] : 0) : 0;
@@ -345,6 +346,7 @@ class Search {
         backward += m.backward[slot] + again;
         trained += m.trained[slot];
         stageCasts += m.weightCasts[slot];
+        for (const auto& [ranks, elements] : m.gradientElements[slot]) gradients[ranks] += elements;
       };
       for (int64_t l = 0; l < layers_.count; ++l)
         if (c.layerStage[l] % c.pp == s) {
@@ -367,9 +369,13 @@ class Search {
         comm += 2 * collectiveSeconds(CollectiveKind::AllGather, weights / static_cast<double>(c.dp * c.cp), dpSpan, cluster_);
       }
       slowest = std::max(slowest, compute + comm);
-      double sync = gradientReductionSeconds(trained * gradientBytes, gradientBytes, dpSpan, cluster_);
-      if (c.optimizerLevel > 0) sync = 0;  // reduce-scattered with each micro-batch above
-      exposedSync = std::max(exposedSync, std::max(0.0, sync - backward));
+      double sync =
+          c.optimizerLevel > 0 ? 0 : gradientSyncSeconds(c, gradients, gradientBytes);  // else with each micro-batch above
+      // ZeRO's ReduceScatter hides behind the last backward, its AllGather behind the next
+      // forward (passes/analysis/step_schedule.cc, the compile's estimate).
+      const bool zero = c.zeroStage > 0 && c.optimizerLevel == 0;
+      exposedSync = std::max(exposedSync, zero ? std::max(0.0, sync / 2 - backward) + std::max(0.0, sync / 2 - forward)
+                                               : std::max(0.0, sync - backward));
       double shard = c.zeroStage > 0 || c.optimizerLevel > 0 ? static_cast<double>(c.dp * c.cp) : 1.0;
       update = std::max(update, trained / shard * optimizerBytes() / (cluster_.device.hbmBandwidth * cluster_.memoryEfficiency));
       casts = std::max(casts, stageCasts);
@@ -392,6 +398,26 @@ class Search {
   }
 
   double optimizerBytes() const { return optimizerUpdateBytesPerElement(options_.optimizer, options_.precision); }
+
+  // A stage's gradient reduction, one bucketed AllReduce per reduction group as the compile
+  // makes them. The layer model's trial ran the TP x EP x CP ranks with EP as its data ranks:
+  // each group of r trial ranks spans r x DP / EP here, the data ranks outermost (a group wider
+  // than DP x CP takes in TP's ranks, innermost).
+  double gradientSyncSeconds(const Config& c, const std::map<int64_t, double>& gradients, double elementBytes) const {
+    double seconds = 0;
+    const int64_t replicas = c.dp * c.cp, stageDevices = replicas * c.tp;
+    for (const auto& [trialRanks, elements] : gradients) {
+      const int64_t ranks = trialRanks * c.dp / c.ep;
+      if (ranks <= 1 || elements <= 0) continue;
+      GroupSpan span = ranks > replicas && ranks % replicas == 0 && stageDevices % ranks == 0
+                           ? groupSpan(DeviceMatrix::unnamed({replicas, stageDevices / ranks, ranks / replicas}), {0, 2},
+                                       cluster_.domainDevices())
+                           : groupSpan(DeviceMatrix::unnamed({ranks, std::max<int64_t>(1, stageDevices / ranks)}), {0},
+                                       cluster_.domainDevices());
+      seconds += gradientReductionSeconds(elements * elementBytes, elementBytes, span, cluster_);
+    }
+    return seconds;
+  }
 
   // --- a configuration compiled whole ---
 

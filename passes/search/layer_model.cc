@@ -128,6 +128,7 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
   const size_t slots = static_cast<size_t>(layers.count + 2);
   m.compute.assign(slots, 0), m.comm.assign(slots, 0), m.recomputeSelective.assign(slots, 0), m.commSelective.assign(slots, 0);
   m.trained.assign(slots, 0), m.backward.assign(slots, 0), m.weightCasts.assign(slots, 0);
+  m.gradientElements.assign(slots, {});
   forEachOpTime(g, o, [&](const Op& op, const StepTime& t) {
     OpId id = static_cast<OpId>(&op - g.ops.data());
     int32_t slot = id < static_cast<OpId>(layers.slot.size()) ? layers.slot[id] : -1;
@@ -144,6 +145,7 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
       m.commSelective[slot] += comm;
     }
     m.trained[slot] += t.trainedElements;
+    for (const GradientShare& share : t.gradients) m.gradientElements[slot][share.span.ranks] += share.bytes / share.elementBytes;
     m.flops += t.globalFlops / static_cast<double>(ep);
   });
   // What layer 0 hands layer 1: the values layer 1 reads from it, at their local slices.

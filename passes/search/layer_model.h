@@ -4,6 +4,7 @@
 // tensor-parallel ranks, timed and sized per layer by the cluster's step model — the layer
 // model every configuration with that tensor-parallel size and micro-batch is estimated from.
 #include <array>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -44,6 +45,10 @@ struct LayerModel {
   // The backward's kernels, and a low-precision recipe's weight casts once a step
   // (passes/analysis/step_cost.h OpTime).
   std::vector<double> backward, weightCasts;
+  // Per slot, the trained elements by the size of their gradient's reduction group in the trial
+  // (a norm's weight, replicated over TP too, reduces over more ranks than a TP-split projection's
+  // and in its own AllReduce, as the compile does).
+  std::vector<std::map<int64_t, double>> gradientElements;
   double quantizedWeightsPerTrained = 0;  // a low-precision recipe's weight copies, bytes a trained element
   double flops = 0;                       // the micro-batch's forward FLOPs on whole shapes
   double boundaryBytes = 0;               // what one layer hands the next, per rank (a stage boundary's transfer)

@@ -233,6 +233,14 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
   REQUIRE(runIrc({"capacity.yaml", "-q", "--dump-after", "parse", "--dump-dir", "cap"}, dir.path()).exitCode == 0);
   CHECK(readFile(dir.path() + "/cap/rank_0/parse_0000.ir").find("capacity: 6, in_strategy") != std::string::npos);
   CHECK(runIrc({"verify", "capacity.yaml"}, dir.path()).exitCode == 0);
+  // A share that is not whole slots rounds up, as MindSpore's and GShard's capacity do: 1.3 x 4 =
+  // 5.2 -> 6 slots (5 would drop a balanced expert's sixth choice).
+  writeFile(dir.path() + "/capacity13.yaml",
+            "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
+            "parallel: {device_num: 4, data_parallel: 4, expert_parallel: 4, training: true}\n"
+            "moe: {capacity_factor: 1.3}\n");
+  REQUIRE(runIrc({"capacity13.yaml", "-q", "--dump-after", "parse", "--dump-dir", "cap13"}, dir.path()).exitCode == 0);
+  CHECK(readFile(dir.path() + "/cap13/rank_0/parse_0000.ir").find("capacity: 6, in_strategy") != std::string::npos);
   writeFile(dir.path() + "/both.yaml",
             "graph: tiny.config.json\nparallel: {device_num: 1}\nmoe: {capacity_factor: 1, imbalance: 2}\n");
   CHECK(runIrc({"both.yaml"}, dir.path()).err.find("both.yaml:3:38: error: moe gives both capacity_factor") != std::string::npos);
@@ -386,6 +394,86 @@ TEST_CASE("graph: config.json with experts and context or expert tensor parallel
             "graph: tiny.config.json\ndims: {batch: 4, sequence: 8}\n"
             "parallel: {device_num: 4, data_parallel: 2, model_parallel: 2, expert_parallel: 4, expert_tensor_parallel: 1}\n");
   CHECK(runIrc({"good.yaml"}, dir.path()).exitCode == 0);
+}
+
+}  // namespace irc::test::hf_config
+
+namespace irc::test::hf_config {
+
+// Each family's count exact to the weight, written out by hand from its modeling file's modules
+// (q/k/v/o projections with their biases and norms, the MLP or the experts with the router and
+// shared expert, two norms a layer, embedding, head unless tied, the final norm), and within 1 %
+// of its model card. A term left out (Qwen3's q/k norms: 2 x 128 a layer) changes the count.
+TEST_CASE("config.json: every family's parameter count exact, by hand, and as its model card rounds it") {
+  // Llama 3.2 1B (tied head): 1.24 B; the card's 1,235,814,400. One token reads one row of the
+  // embedding, which is also the head: active counts the matrix once.
+  auto tied = read(R"({"model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
+  "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 128256, "tie_word_embeddings": true})");
+  REQUIRE(tied);
+  const int64_t tiedLayer = 2048LL * 2048 + 2 * 2048LL * 512 + 2048LL * 2048 + 3 * 2048LL * 8192 + 2 * 2048;
+  CHECK(parameterCount(*tied) == 16 * tiedLayer + 128256LL * 2048 + 2048);
+  CHECK(parameterCount(*tied) == 1235814400);
+  CHECK(activeParameterCount(*tied) == parameterCount(*tied));
+  // Mistral 7B v0.1: 7.24 B (7,241,732,096).
+  auto mistral = read(R"({"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+  "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000, "sliding_window": null})");
+  REQUIRE(mistral);
+  const int64_t mistralLayer = 4096LL * 4096 + 2 * 4096LL * 1024 + 4096LL * 4096 + 3 * 4096LL * 14336 + 2 * 4096;
+  CHECK(parameterCount(*mistral) == 32 * mistralLayer + 2 * 32000LL * 4096 + 4096);
+  CHECK(parameterCount(*mistral) == 7241732096);
+  // Qwen2.5-7B: q/k/v with biases (Qwen2Attention), 7.61 B on the card.
+  auto qwen2 = read(R"({"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+  "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": false,
+  "sliding_window": 131072, "max_window_layers": 28, "use_sliding_window": false})");
+  REQUIRE(qwen2);
+  const int64_t qwen2Layer = 3584LL * 3584 + 3584 + 2 * (3584LL * 512 + 512) + 3584LL * 3584 + 3 * 3584LL * 18944 + 2 * 3584;
+  CHECK(parameterCount(*qwen2) == 28 * qwen2Layer + 2 * 152064LL * 3584 + 3584);
+  CHECK(std::abs(static_cast<double>(parameterCount(*qwen2)) / 7.61e9 - 1) < 0.01);
+  // Qwen3-8B: q_norm and k_norm (RMSNorm over head_dim 128) in every layer, 8.2 B on the card.
+  auto qwen3 = read(R"({"model_type": "qwen3", "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36,
+  "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936,
+  "tie_word_embeddings": false, "attention_bias": false})");
+  REQUIRE(qwen3);
+  const int64_t qwen3Layer = 4096LL * 4096 + 2 * 4096LL * 1024 + 4096LL * 4096 + 2 * 128 + 3 * 4096LL * 12288 + 2 * 4096;
+  CHECK(parameterCount(*qwen3) == 36 * qwen3Layer + 2 * 151936LL * 4096 + 4096);
+  CHECK(std::abs(static_cast<double>(parameterCount(*qwen3)) / 8.19e9 - 1) < 0.01);
+  // Qwen3-30B-A3B: q/k norms, 128 experts of 768, top 8; 30.5 B, 3.3 B activated (the card counts
+  // the embedding whole: 3.04 B + 151936 x 2048).
+  auto qwen3Moe = read(R"({"model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144,
+  "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4,
+  "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "decoder_sparse_step": 1, "mlp_only_layers": [],
+  "vocab_size": 151936, "tie_word_embeddings": false})");
+  REQUIRE(qwen3Moe);
+  const int64_t moeAttention = 2048LL * 4096 + 2 * 2048LL * 512 + 4096LL * 2048 + 2 * 128;
+  const int64_t moeExpert = 3 * 2048LL * 768;
+  CHECK(parameterCount(*qwen3Moe) == 48 * (moeAttention + 128 * 2048 + 128 * moeExpert + 2 * 2048) + 2 * 151936LL * 2048 + 2048);
+  CHECK(activeParameterCount(*qwen3Moe) ==
+        48 * (moeAttention + 128 * 2048 + 8 * moeExpert + 2 * 2048) + 2048 + 151936LL * 2048 + 2048);
+  CHECK(std::abs(static_cast<double>(parameterCount(*qwen3Moe)) / 30.5e9 - 1) < 0.01);
+  CHECK(std::abs(static_cast<double>(activeParameterCount(*qwen3Moe) + 151936LL * 2048) / 3.3e9 - 1) < 0.05);
+  // Qwen1.5-MoE-A2.7B (qwen2_moe): 60 experts of 1408, top 4, a shared expert of 5632 with its
+  // sigmoid gate (2048 -> 1), q/k/v biases; 14.3 B, 2.7 B activated (embedding whole).
+  auto qwen2Moe = read(R"({"model_type": "qwen2_moe", "hidden_size": 2048, "intermediate_size": 5632,
+  "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "num_hidden_layers": 24,
+  "num_attention_heads": 16, "num_key_value_heads": 16, "num_experts": 60, "num_experts_per_tok": 4,
+  "decoder_sparse_step": 1, "vocab_size": 151936, "tie_word_embeddings": false})");
+  REQUIRE(qwen2Moe);
+  const int64_t q2Attention = 2048LL * 2048 + 2048 + 2 * (2048LL * 2048 + 2048) + 2048LL * 2048;
+  const int64_t q2Shared = 3 * 2048LL * 5632 + 2048;
+  CHECK(parameterCount(*qwen2Moe) ==
+        24 * (q2Attention + 60 * 2048 + 60 * 3 * 2048LL * 1408 + q2Shared + 2 * 2048) + 2 * 151936LL * 2048 + 2048);
+  CHECK(std::abs(static_cast<double>(parameterCount(*qwen2Moe)) / 14.3e9 - 1) < 0.01);
+  CHECK(std::abs(static_cast<double>(activeParameterCount(*qwen2Moe) + 151936LL * 2048) / 2.7e9 - 1) < 0.01);
+  // gpt-oss-120b: q/k/v/o with biases, a sink per head, a router with its bias, 128 experts whose
+  // gate_up (2 x 2880) and down (2880) projections carry biases; 116.83 B, 5.13 B active.
+  auto oss = read(kGptOss120b);
+  REQUIRE(oss);
+  const int64_t ossAttention = 2880LL * 4096 + 4096 + 2 * (2880LL * 512 + 512) + 4096LL * 2880 + 2880 + 64;
+  const int64_t ossExpert = 3 * 2880LL * 2880 + 2 * 2880 + 2880;
+  CHECK(parameterCount(*oss) == 36 * (ossAttention + 128 * 2880 + 128 + 128 * ossExpert + 2 * 2880) + 2 * 201088LL * 2880 + 2880);
+  CHECK(activeParameterCount(*oss) ==
+        36 * (ossAttention + 128 * 2880 + 128 + 4 * ossExpert + 2 * 2880) + 2880 + 201088LL * 2880 + 2880);
+  CHECK(std::abs(static_cast<double>(parameterCount(*oss)) / 116.83e9 - 1) < 0.01);
 }
 
 }  // namespace irc::test::hf_config

@@ -14,6 +14,7 @@
 #include "ops/reference_ops.h"
 #include "ops/shape_inference.h"
 #include "passes/pipeline/compile.h"
+#include "tests/approx.h"
 #include "tests/model_util.h"
 #include "tests/npz_util.h"
 #include "tests/pipeline_util.h"
@@ -444,10 +445,10 @@ TEST_CASE("onnx: LayerNormalization's Mean and InvStdDev outputs are LayerNorm's
   std::vector<TensorType> types;
   for (ValueId r : g.op(g.order[0]).results) types.push_back(g.value(r).type);
   auto ln = evaluateOp(g.op(g.order[0]), {&x, &gamma, &beta}, types);
-  CHECK(ln[1].data[0] == doctest::Approx(2.5));
+  CHECK(ln[1].data[0] == relative(2.5));
   auto shifted = evaluateOp(g.op(g.order[1]), {&ln[2], nullptr}, {g.value(g.op(g.order[1]).results[0]).type});
   auto inverse = evaluateOp(g.op(g.order[2]), {&shifted[0], nullptr}, {g.value(g.outputs[2]).type});
-  CHECK(inverse[0].data[1] == doctest::Approx(1 / std::sqrt(1.75)));
+  CHECK(inverse[0].data[1] == relative(1 / std::sqrt(1.75)));
 }
 
 TEST_CASE("onnx: a comparison with a constant on the left mirrors; Clip, LeakyRelu, Mean become chains of binary ops") {
@@ -468,7 +469,7 @@ TEST_CASE("onnx: a comparison with a constant on the left mirrors; Clip, LeakyRe
   CHECK(g.value(g.outputs[0]).type.dtype == DType::Bool);
   CHECK(g.op(g.order[3]).name == "/leaky");
   CHECK(g.op(g.order[6]).name == "/mean");
-  CHECK(std::get<ScalarTensor>(*g.op(g.order[6]).operands[1].constant).value == doctest::Approx(1.0 / 3));
+  CHECK(std::get<ScalarTensor>(*g.op(g.order[6]).operands[1].constant).value == relative(1.0 / 3));
 }
 
 TEST_CASE("onnx: before opset 11 Clip's bounds are attributes") {
@@ -844,7 +845,7 @@ TEST_CASE(
   TensorValue out = runReference(g, {{g.inputs[0], x}});
   for (size_t i = 0; i < x.data.size(); ++i) {
     double sv = silu(gelu(gelu(x.data[i])));
-    CHECK(out.data[i] == doctest::Approx(gelu(sv) + std::erf(sv / std::sqrt(2.0))).epsilon(1e-6));
+    CHECK(out.data[i] == relative(gelu(sv) + std::erf(sv / std::sqrt(2.0))).epsilon(1e-6));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "ops/collective.h"
+#include "tests/approx.h"
 
 namespace irc::test {
 namespace {
@@ -59,11 +60,11 @@ TEST_CASE("collectives' home: alpha-beta-gamma seconds, a reduction paying its a
   CostModel m;
   m.alpha = 1e-5, m.beta = 1e-9, m.gamma = 1e-10;
   // 4 ranks, 1,000 bytes each: an AllReduce's 6 steps, 1,500 bytes sent, 1,000 bytes summed.
-  CHECK(alphaBetaSeconds(CollectiveKind::AllReduce, 4, 1000, m) == doctest::Approx(6e-5 + 1.5e-6 + 1e-7));
-  CHECK(alphaBetaSeconds(CollectiveKind::AllGather, 4, 1000, m) == doctest::Approx(3e-5 + 3e-6));
-  CHECK(alphaBetaSeconds(CollectiveKind::ReduceScatter, 4, 1000, m) == doctest::Approx(3e-5 + 7.5e-7 + 1e-7));
-  CHECK(alphaBetaSeconds(CollectiveKind::AlltoAll, 4, 1000, m) == doctest::Approx(3e-5 + 7.5e-7));
-  CHECK(alphaBetaSeconds(CollectiveKind::PointToPoint, 2, 1000, m) == doctest::Approx(1e-5 + 1e-6));
+  CHECK(alphaBetaSeconds(CollectiveKind::AllReduce, 4, 1000, m) == relative(6e-5 + 1.5e-6 + 1e-7));
+  CHECK(alphaBetaSeconds(CollectiveKind::AllGather, 4, 1000, m) == relative(3e-5 + 3e-6));
+  CHECK(alphaBetaSeconds(CollectiveKind::ReduceScatter, 4, 1000, m) == relative(3e-5 + 7.5e-7 + 1e-7));
+  CHECK(alphaBetaSeconds(CollectiveKind::AlltoAll, 4, 1000, m) == relative(3e-5 + 7.5e-7));
+  CHECK(alphaBetaSeconds(CollectiveKind::PointToPoint, 2, 1000, m) == relative(1e-5 + 1e-6));
 }
 
 }  // namespace irc::test

@@ -7,6 +7,7 @@
 #include "ops/op_rule.h"
 #include "ops/reference_ops.h"
 #include "ops/shape_inference.h"
+#include "tests/approx.h"
 #include "tests/ops/common.h"
 #include "tests/pipeline_util.h"
 
@@ -157,7 +158,7 @@ TEST_CASE(
   CHECK(resize({{"mode", std::string("linear")}}) == std::vector<double>{1, 1.5, 2.5, 3});  // the edges clamp
   // align_corners: 0, 1/3, 2/3, 1.
   auto corners = resize({{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}});
-  CHECK(corners[1] == doctest::Approx(1 + 2.0 / 3));
+  CHECK(corners[1] == relative(1 + 2.0 / 3));
   CHECK(corners[3] == 3);
   // asymmetric nearest rounding down: 0, 0.5, 1, 1.5 -> 0, 0, 1, 1.
   CHECK(resize({{"coordinate_transformation_mode", std::string("asymmetric")}, {"nearest_mode", std::string("floor")}}) ==
@@ -170,12 +171,12 @@ TEST_CASE(
   auto up =
       evaluateOne("Resize", {ramp}, {}, {{"sizes", IntTuple{8}}, {"mode", std::string("cubic")}, {"cubic_coeff_a", -0.5}})[0]
           .data;
-  CHECK(up[3] == doctest::Approx(1.25));  // centre (3 + 0.5) / 2 - 0.5
-  CHECK(up[4] == doctest::Approx(1.75));
+  CHECK(up[3] == relative(1.25));  // centre (3 + 0.5) / 2 - 0.5
+  CHECK(up[4] == relative(1.75));
   // a = -0.75 at x = 1.25 (r = 0.25 past input 1): Keys' weights -0.10546875, 0.87890625, 0.26171875,
   // -0.03515625 on inputs 0, 1, 2, 3 (they sum to 1).
   auto keys = evaluateOne("Resize", {ramp}, {}, {{"sizes", IntTuple{8}}, {"mode", std::string("cubic")}})[0].data;
-  CHECK(keys[3] == doctest::Approx(0.87890625 + 2 * 0.26171875 - 3 * 0.03515625));
+  CHECK(keys[3] == relative(0.87890625 + 2 * 0.26171875 - 3 * 0.03515625));
   Compiled c = compileAllRanks(oneOpModel(1, "  - {name: x, shape: [2, 4, 8, 8], dtype: float32}\n",
                                           "{name: r, type: Resize, inputs: [x], attrs: {sizes: [2, 4, 16, 16], mode: linear}}"));
   REQUIRE(c.errors == "");

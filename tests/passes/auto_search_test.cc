@@ -20,6 +20,7 @@
 #include "passes/analysis/memory_estimate.h"
 #include "passes/analysis/step_cost.h"
 #include "passes/propagation/strategy_candidates.h"
+#include "tests/approx.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
@@ -55,7 +56,7 @@ TEST_CASE("ILP: CBC finds the optimum of a small assignment, and says when there
   p.addRow({z, b[1]}, {1, -1}, -1e30, 0);
   IlpSolution s = solveIlp(p, 10);
   REQUIRE(s.status == IlpSolution::Status::Optimal);
-  CHECK(s.objective == doctest::Approx(3 + 5 - 7));
+  CHECK(s.objective == relative(3 + 5 - 7));
   CHECK(s.x[a[0]] == 1);
   CHECK(s.x[b[1]] == 1);
   CHECK(s.gap() == 0);
@@ -178,7 +179,7 @@ TEST_CASE("the search's plan is the best of every plan of small random graphs, b
     REQUIRE(searched.global.search);
     double found = estimateStepTime(searched.global, searched.options).total();
     // The search's own objective is the estimate of the plan it compiles to.
-    CHECK(searched.global.search->objective == doctest::Approx(found).epsilon(1e-9));
+    CHECK(searched.global.search->objective == relative(found).epsilon(1e-9));
     std::vector<std::vector<ShardStrategy>> candidates = candidatesOf(searched.original, devices);
     size_t combinations = 1;
     for (const auto& c : candidates) combinations *= c.size();
@@ -196,7 +197,7 @@ TEST_CASE("the search's plan is the best of every plan of small random graphs, b
       if (t >= 0 && (best < 0 || t < best)) best = t;
     }
     REQUIRE(best > 0);
-    CHECK(found == doctest::Approx(best).epsilon(1e-9));
+    CHECK(found == relative(best).epsilon(1e-9));
     ++compared;
   }
   CHECK(compared >= 8);
@@ -362,7 +363,7 @@ TEST_CASE("the search's objective is the compiled plan's estimate when layers sh
   Compiled c = compileAllRanks(yaml, SearchMode::Auto);
   REQUIRE_MESSAGE(c.errors.empty(), c.errors);
   REQUIRE(c.global.search);
-  CHECK(c.global.search->objective == doctest::Approx(estimateStepTime(c.global, c.options).total()).epsilon(1e-9));
+  CHECK(c.global.search->objective == relative(estimateStepTime(c.global, c.options).total()).epsilon(1e-9));
   CHECK(estimateStepTime(c.global, c.options).gradientSync > 0);
   CHECK(c.global.search->classes.size() == 3);  // l0.m, l1.m, and the two ReLUs
 }

@@ -12,6 +12,7 @@
 #include "passes/analysis/memory_estimate.h"
 #include "passes/analysis/step_cost.h"
 #include "passes/analysis/step_schedule.h"
+#include "tests/approx.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"
 
@@ -43,19 +44,19 @@ TEST_CASE("cluster: a collective's time follows the link its group crosses") {
   GroupSpan tp = groupSpan(mesh, {1}, 8);
   CHECK(tp.ranks == 8);
   CHECK(tp.nodes == 1);
-  CHECK(collectiveSeconds(CollectiveKind::AllReduce, 50e6, tp, c) == doctest::Approx(2 * 7.0 / 8 * 50e6 / 230e9 + 2 * 7 * 3e-6));
+  CHECK(collectiveSeconds(CollectiveKind::AllReduce, 50e6, tp, c) == relative(2 * 7.0 / 8 * 50e6 / 230e9 + 2 * 7 * 3e-6));
   // Data parallel across the 4 nodes, one rank per node: that rank's NIC, 200 Gb/s = 25 GB/s at
   // 90 % of line rate; latency 2 tree levels (log2 4) of 5 us each way.
   GroupSpan dp = groupSpan(mesh, {0}, 8);
   CHECK(dp.ranks == 4);
   CHECK(dp.nodes == 4);
-  CHECK(linkOf(dp, c).busBandwidth == doctest::Approx(22.5e9));
-  CHECK(collectiveSeconds(CollectiveKind::AllReduce, 50e6, dp, c) == doctest::Approx(2 * 3.0 / 4 * 50e6 / 22.5e9 + 2 * 2 * 5e-6));
+  CHECK(linkOf(dp, c).busBandwidth == relative(22.5e9));
+  CHECK(collectiveSeconds(CollectiveKind::AllReduce, 50e6, dp, c) == relative(2 * 3.0 / 4 * 50e6 / 22.5e9 + 2 * 2 * 5e-6));
   // The whole mesh: 8 ranks a node drive 8 NICs (180 GB/s), below NVLink's 230.
   GroupSpan all = groupSpan(mesh, {0, 1}, 8);
   CHECK(all.nodes == 4);
-  CHECK(linkOf(all, c).busBandwidth == doctest::Approx(180e9));
-  CHECK(collectiveSeconds(CollectiveKind::AllGather, 1e6, all, c) == doctest::Approx(31 * 1e6 / 180e9 + 7 * 3e-6 + 2 * 5e-6));
+  CHECK(linkOf(all, c).busBandwidth == relative(180e9));
+  CHECK(collectiveSeconds(CollectiveKind::AllGather, 1e6, all, c) == relative(31 * 1e6 / 180e9 + 7 * 3e-6 + 2 * 5e-6));
   CHECK(collectiveSeconds(CollectiveKind::AllReduce, 1e6, GroupSpan{1, 1}, c) == 0);
 }
 
@@ -64,14 +65,14 @@ TEST_CASE("cluster: a matrix product's rate falls with wave quantization") {
   // 2048 x 2048 output on 108 SMs: 128 x 64 tiles give 512 tiles in 5 waves of 108 (540 slots),
   // the best of the tile shapes (128 x 128: 256 tiles in 3 waves, 0.79).
   KernelWork square{.flops = 2.0 * 2048 * 2048 * 8192, .bytes = 0, .matmul = true, .rows = 2048, .columns = 2048};
-  CHECK(waveEfficiency(square, c) == doctest::Approx(512.0 / 540));
-  CHECK(kernelSeconds(square, c, Precision::Bf16Mixed) == doctest::Approx(square.flops / (312e12 * 0.8 * 512.0 / 540) + 4e-6));
+  CHECK(waveEfficiency(square, c) == relative(512.0 / 540));
+  CHECK(kernelSeconds(square, c, Precision::Bf16Mixed) == relative(square.flops / (312e12 * 0.8 * 512.0 / 540) + 4e-6));
   // Eight rows fill an eighth of a 64-row tile and one wave of 8192/64 = 128 tiles over 108 SMs
   // is 2 waves: far below peak.
   KernelWork skinny{.flops = 2.0 * 8 * 8192 * 8192, .bytes = 0, .matmul = true, .rows = 8, .columns = 8192};
-  CHECK(waveEfficiency(skinny, c) == doctest::Approx(128.0 / 216 * 8 / 64));
+  CHECK(waveEfficiency(skinny, c) == relative(128.0 / 216 * 8 / 64));
   // Elementwise: bytes at 85 % of 2,039 GB/s; a view launches nothing.
-  CHECK(kernelSeconds({.flops = 1e6, .bytes = 1e9}, c, Precision::Bf16Mixed) == doctest::Approx(1e9 / (2039e9 * 0.85) + 4e-6));
+  CHECK(kernelSeconds({.flops = 1e6, .bytes = 1e9}, c, Precision::Bf16Mixed) == relative(1e9 / (2039e9 * 0.85) + 4e-6));
   CHECK(kernelSeconds({.bytes = 1e9, .view = true}, c, Precision::Bf16Mixed) == 0);
 }
 
@@ -84,7 +85,7 @@ TEST_CASE("cluster: presets, overrides and what is wrong with a cluster block") 
   CHECK(p.cluster->preset == "dgx-h100");
   CHECK(p.cluster->device.bf16Flops == 989e12);
   CHECK(p.cluster->devicesPerNode == 4);
-  CHECK(p.cluster->nicBandwidthPerDevice() == doctest::Approx(8 * 200e9 / 8 / 4));
+  CHECK(p.cluster->nicBandwidthPerDevice() == relative(8 * 200e9 / 8 / 4));
   CHECK(p.precision == Precision::Bf16Mixed);
   CHECK(modelErrors(matmulModel("device_num: 8", "preset: dgx-b201", "[[8, 1], [1, 1]]")) ==
         "m.yaml:2:19: error: cluster.preset 'dgx-b201' is not known; did you mean 'dgx-b200'?\n"
@@ -122,19 +123,19 @@ TEST_CASE("cluster: the step's FLOPs, with and without recompute, and TFLOP/s pe
   REQUIRE_MESSAGE(c.errors.empty(), c.errors);
   auto e = estimateClusterStep(c.global, c.options);
   REQUIRE(e);
-  CHECK(e->modelFlops == doctest::Approx(3 * forward));
-  CHECK(e->hardwareFlops == doctest::Approx(4 * forward));
-  CHECK(e->total == doctest::Approx(e->compute + e->exposedCommunication + e->pipelineBubble + e->optimizer));
-  CHECK(e->tflopsPerDevice == doctest::Approx(4 * forward / e->total / 8 / 1e12));
-  CHECK(e->mfu == doctest::Approx(3 * forward / e->total / 8 / 312e12));
+  CHECK(e->modelFlops == relative(3 * forward));
+  CHECK(e->hardwareFlops == relative(4 * forward));
+  CHECK(e->total == relative(e->compute + e->exposedCommunication + e->pipelineBubble + e->optimizer));
+  CHECK(e->tflopsPerDevice == relative(4 * forward / e->total / 8 / 1e12));
+  CHECK(e->mfu == relative(3 * forward / e->total / 8 / 312e12));
   // The update reads and writes 28 bytes per element (16-bit gradient and weight, float32 master
   // weight and two moments) of the whole 8192 x 8192 weight each rank holds.
-  CHECK(e->optimizer == doctest::Approx(8192.0 * 8192 * 28 / (2039e9 * 0.85)));
+  CHECK(e->optimizer == relative(8192.0 * 8192 * 28 / (2039e9 * 0.85)));
   // Each rank's product: 512 x 8192 x 8192 (tiles of 128 x 128: 4 x 64 = 256 in 3 waves), at
   // 80 % of 312 TFLOP/s, against its bytes in bf16; x3 for backward, +1 recompute.
   double flops = 2.0 * 512 * 8192 * 8192, bytes = 2.0 * (512 * 8192 + 8192 * 8192 + 512 * 8192);
   KernelWork w{.flops = flops, .bytes = bytes, .matmul = true, .rows = 512, .columns = 8192};
-  CHECK(e->compute == doctest::Approx(4 * kernelSeconds(w, a100(), Precision::Bf16Mixed)));
+  CHECK(e->compute == relative(4 * kernelSeconds(w, a100(), Precision::Bf16Mixed)));
 }
 
 TEST_CASE("cluster: tensor parallelism across two nodes is slower than within one") {
@@ -160,10 +161,10 @@ TEST_CASE("cluster: tensor parallelism across two nodes is slower than within on
   // nodes the ring runs at 8 NICs' 180 GB/s with 7 NVLink steps and one network level of 5 us;
   // within one node at NVLink's 230 GB/s with 15 steps of 3 us.
   double bytes = 4096.0 * 8192 * 2;
-  CHECK(across.exposedCommunication == doctest::Approx(2 * (2 * 15.0 / 16 * bytes / 180e9 + 2 * (7 * 3e-6 + 5e-6))));
-  CHECK(within.exposedCommunication == doctest::Approx(2 * (2 * 15.0 / 16 * bytes / 230e9 + 2 * 15 * 3e-6)));
+  CHECK(across.exposedCommunication == relative(2 * (2 * 15.0 / 16 * bytes / 180e9 + 2 * (7 * 3e-6 + 5e-6))));
+  CHECK(within.exposedCommunication == relative(2 * (2 * 15.0 / 16 * bytes / 230e9 + 2 * 15 * 3e-6)));
   CHECK(across.total > within.total);
-  CHECK(across.compute == doctest::Approx(within.compute));
+  CHECK(across.compute == relative(within.compute));
 }
 
 TEST_CASE("mixed precision: 16-bit weights and gradients, float32 master weights and moments") {
@@ -223,10 +224,9 @@ TEST_CASE("cluster: the optimal planner times its steps on the cluster") {
   step.mesh = DeviceMatrix::unnamed({4, 8});
   step.axes = {0};
   step.localBefore = {1024, 1024};
-  CHECK(stepTimerFor(s)(step, 2) ==
-        doctest::Approx(collectiveSeconds(CollectiveKind::AllReduce, 2.0 * 1024 * 1024, {4, 4}, a100())));
+  CHECK(stepTimerFor(s)(step, 2) == relative(collectiveSeconds(CollectiveKind::AllReduce, 2.0 * 1024 * 1024, {4, 4}, a100())));
   ParallelSettings flat;
-  CHECK(stepTimerFor(flat)(step, 2) == doctest::Approx(stepTime(step, 2, flat.costModel)));
+  CHECK(stepTimerFor(flat)(step, 2) == relative(stepTime(step, 2, flat.costModel)));
 }
 
 TEST_CASE("cluster: a fused attention kernel keeps the scores and probabilities on chip") {
@@ -307,8 +307,8 @@ TEST_CASE("cluster: fused attention's kernel seconds, derived by hand, against t
                                 + 16 * MiB / 1e12 + launch              // the softmax
                                 + (8 * MiB + 2 * MiB) / 1e12 + launch;  // probs v: reads probs, v; writes ctx
   // Training: the backward computes twice the forward.
-  CHECK(computeOf("true") == doctest::Approx(3 * fusedForward).epsilon(1e-9));
-  CHECK(computeOf("false") == doctest::Approx(3 * unfusedForward).epsilon(1e-6));
+  CHECK(computeOf("true") == relative(3 * fusedForward).epsilon(1e-9));
+  CHECK(computeOf("false") == relative(3 * unfusedForward).epsilon(1e-6));
 }
 
 }  // namespace irc::test

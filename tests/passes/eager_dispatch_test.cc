@@ -10,6 +10,7 @@
 #include "passes/analysis/eager_dispatch.h"
 #include "passes/analysis/kernel_time.h"
 #include "passes/analysis/step_schedule.h"
+#include "tests/approx.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 
@@ -51,13 +52,13 @@ TEST_CASE("eager dispatch: the host's ops against the device's kernels, derived 
     // far shorter.
     CHECK(eager.compute > 5e-3);
     CHECK(eager.compute < 5e-3 + 20e-6);
-    CHECK(eager.optimizer == doctest::Approx(1e-3));
-    CHECK(eager.total == doctest::Approx(eager.compute + eager.optimizer));
+    CHECK(eager.optimizer == relative(1e-3));
+    CHECK(eager.total == relative(eager.compute + eager.optimizer));
   }
   SUBCASE("AdamW's per-parameter loop issues 11 ops, foreach one set for all") {
-    CHECK(estimate("training: true, optimizer: adamw, optimizer_kernels: for_loop", "eager").optimizer == doctest::Approx(11e-3));
-    CHECK(estimate("training: true, optimizer: adamw, optimizer_kernels: foreach", "eager").optimizer == doctest::Approx(11e-3));
-    CHECK(estimate("training: true, optimizer: adamw, optimizer_kernels: fused", "eager").optimizer == doctest::Approx(1e-3));
+    CHECK(estimate("training: true, optimizer: adamw, optimizer_kernels: for_loop", "eager").optimizer == relative(11e-3));
+    CHECK(estimate("training: true, optimizer: adamw, optimizer_kernels: foreach", "eager").optimizer == relative(11e-3));
+    CHECK(estimate("training: true, optimizer: adamw, optimizer_kernels: fused", "eager").optimizer == relative(1e-3));
   }
   SUBCASE("bf16 autocast casts the product's two float32 operands, and w's gradient back") {
     ClusterStepEstimate eager =

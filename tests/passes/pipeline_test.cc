@@ -11,6 +11,7 @@
 #include "dumps/report.h"
 #include "passes/analysis/step_schedule.h"
 #include "passes/analysis/pipeline_split.h"
+#include "tests/approx.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 #include "tools/bench/transformer_model.h"
@@ -61,7 +62,7 @@ TEST_CASE(
   CHECK(r.problem.empty());
   CHECK(r.ok);
   nlohmann::ordered_json report = buildReport(c.global, c.options, 0);
-  CHECK(report["pipeline"]["bubble_fraction"].get<double>() == doctest::Approx(0.2));
+  CHECK(report["pipeline"]["bubble_fraction"].get<double>() == relative(0.2));
   CHECK(report["pipeline"]["stage_list"][1]["ranks"] == nlohmann::ordered_json::array({4, 7}));
   CHECK(report["device_num"] == 8);
   for (const auto& op : report["ops"])
@@ -250,9 +251,9 @@ TEST_CASE("the step schedule, derived by hand: 1F1B's bubble, the update at HBM 
     // One rank a stage: no gradient reduction, so nothing of it is exposed.
     CHECK(e->gradientSync == 0);
     CHECK(e->pipelineBubble > 0);
-    CHECK(e->pipelineBubble == doctest::Approx((e->compute + e->exposedCommunication) / m).epsilon(1e-12));
-    CHECK(e->optimizer == doctest::Approx(65536.0 * 28 / (2.0e12 * 0.5)).epsilon(1e-12));
-    CHECK(e->total == doctest::Approx(e->compute + e->exposedCommunication + e->pipelineBubble + e->optimizer).epsilon(1e-12));
+    CHECK(e->pipelineBubble == relative((e->compute + e->exposedCommunication) / m).epsilon(1e-12));
+    CHECK(e->optimizer == relative(65536.0 * 28 / (2.0e12 * 0.5)).epsilon(1e-12));
+    CHECK(e->total == relative(e->compute + e->exposedCommunication + e->pipelineBubble + e->optimizer).epsilon(1e-12));
     // The Send/Receive between the stages: each micro-batch's activation a ([512, 256] float32,
     // 512 KiB) forward and its gradient back, on the critical path.
     CHECK(e->exposedCommunication > 0);
@@ -285,8 +286,8 @@ TEST_CASE("virtual stages, derived by hand: the interleaved schedule's transfers
   CHECK(inFlightMicroBatches(0, plain) == 2);
   CHECK(inFlightMicroBatches(1, plain) == 1);
   // The bubble: (P - 1) / v = 0.5 slots of a stage's micro-batch against M = 4: 0.5 / 4.5.
-  CHECK(bubbleFraction(c.options) == doctest::Approx(1.0 / 9).epsilon(1e-15));
-  CHECK(bubbleFraction(plain) == doctest::Approx(1.0 / 5).epsilon(1e-15));
+  CHECK(bubbleFraction(c.options) == relative(1.0 / 9).epsilon(1e-15));
+  CHECK(bubbleFraction(plain) == relative(1.0 / 5).epsilon(1e-15));
   // A virtual stage may be empty (the generator's 126 layers over 128 virtual stages): with
   // three a stage, l0 on stage 0 and l1, l2, l3 on stage 1's chunks 0, 1, 2, one value crosses
   // (l0 -> l1); l1 -> l2 -> l3 stay on stage 1's ranks.
@@ -321,10 +322,9 @@ TEST_CASE("virtual stages on a cluster: the bubble is a v-th of 1F1B's; micro-ba
   REQUIRE(b);
   // Each stage computes the same two products either way; the bubble is one slot of the slowest
   // stage's micro-batch (compute and communication, over M) under 1F1B, half a slot interleaved.
-  CHECK(a->compute == doctest::Approx(b->compute).epsilon(1e-12));
-  CHECK(a->pipelineBubble == doctest::Approx((a->compute + a->exposedCommunication) / 4).epsilon(1e-12));
-  CHECK(b->pipelineBubble ==
-        doctest::Approx((b->compute + b->exposedCommunication - b->gradientSyncExposed) / 4 / 2).epsilon(1e-12));
+  CHECK(a->compute == relative(b->compute).epsilon(1e-12));
+  CHECK(a->pipelineBubble == relative((a->compute + a->exposedCommunication) / 4).epsilon(1e-12));
+  CHECK(b->pipelineBubble == relative((b->compute + b->exposedCommunication - b->gradientSyncExposed) / 4 / 2).epsilon(1e-12));
   // Interleaving sends three activations a micro-batch where 1F1B sends one.
   CHECK(interleaved.global.transfers.size() == 3);
   CHECK(plain.global.transfers.size() == 1);
@@ -344,7 +344,7 @@ TEST_CASE("virtual stages on a cluster: the bubble is a v-th of 1F1B's; micro-ba
   REQUIRE(d);
   const double x = c->compute / (3 * 2 * 4), p = c->exposedCommunication / 4;
   REQUIRE(p > 2 * x);
-  CHECK(d->exposedCommunication == doctest::Approx(4 * (3 * p - 4 * x)).epsilon(1e-12));
+  CHECK(d->exposedCommunication == relative(4 * (3 * p - 4 * x)).epsilon(1e-12));
   CHECK(compileAllRanks(model(2, 3)).errors.find("virtual_stages 2 needs micro_batches a multiple of pipeline_stages 2") !=
         std::string::npos);
   CHECK(compileAllRanks(model(2, 4).replace(model(2, 4).find("d: 3"), 4, "d: 4"))
@@ -384,7 +384,7 @@ TEST_CASE(
     const double R = e->gradientSync, F = e->compute / 3;
     REQUIRE(R > 3 * F);  // the network is slow enough that both forms expose some
     const double want = zero ? std::max(0.0, R / 2 - 2 * F) + std::max(0.0, R / 2 - F) : R - 2 * F;
-    CHECK(e->gradientSyncExposed == doctest::Approx(want).epsilon(1e-12));
+    CHECK(e->gradientSyncExposed == relative(want).epsilon(1e-12));
   }
 }
 
@@ -432,9 +432,9 @@ TEST_CASE("the step schedule, derived by hand in seconds: 2 stages x DP 2, 4 mic
     auto e = estimateClusterStep(c.global, c.options);
     REQUIRE(e);
     CHECK(e->slowestStage == 0);
-    CHECK(e->compute == doctest::Approx(M * 3 * 2 * F).epsilon(1e-9));
+    CHECK(e->compute == relative(M * 3 * 2 * F).epsilon(1e-9));
     // 1F1B: M + P - 1 slots of the slowest stage's micro-batch.
-    CHECK(e->pipelineBubble == doctest::Approx(stage0).epsilon(1e-9));
+    CHECK(e->pipelineBubble == relative(stage0).epsilon(1e-9));
     CHECK(stage1 < stage0);
     // Each stage all-reduces its weights' gradients over its 2 replicas inside its node, in one
     // bucket (under Megatron's 40 M elements): 2 (n - 1)/n = 1 of the bytes at the intra-node
@@ -447,12 +447,12 @@ TEST_CASE("the step schedule, derived by hand in seconds: 2 stages x DP 2, 4 mic
       CHECK(e->gradientSyncExposed == 0);
     } else {
       CHECK(exposed0 > exposed1);
-      CHECK(e->gradientSyncExposed == doctest::Approx(exposed0).epsilon(1e-9));
-      CHECK(e->gradientSync == doctest::Approx(R0).epsilon(1e-9));
+      CHECK(e->gradientSyncExposed == relative(exposed0).epsilon(1e-9));
+      CHECK(e->gradientSync == relative(R0).epsilon(1e-9));
     }
-    CHECK(e->exposedCommunication == doctest::Approx(M * p2p + std::max(exposed0, exposed1)).epsilon(1e-9));
-    CHECK(e->optimizer == doctest::Approx(optimizer).epsilon(1e-9));
-    CHECK(e->total == doctest::Approx(M * stage0 + stage0 + std::max(exposed0, exposed1) + optimizer).epsilon(1e-9));
+    CHECK(e->exposedCommunication == relative(M * p2p + std::max(exposed0, exposed1)).epsilon(1e-9));
+    CHECK(e->optimizer == relative(optimizer).epsilon(1e-9));
+    CHECK(e->total == relative(M * stage0 + stage0 + std::max(exposed0, exposed1) + optimizer).epsilon(1e-9));
   }
 }
 

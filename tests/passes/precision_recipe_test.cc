@@ -11,6 +11,7 @@
 #include "passes/analysis/step_cost.h"
 #include "passes/analysis/step_schedule.h"
 #include "passes/analysis/collective_time.h"
+#include "tests/approx.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"
 
@@ -45,9 +46,8 @@ HiddenTimes hiddenLayer(const Compiled& c) {
   return t;
 }
 
-// Relative to the figure: doctest's Approx adds a scale of 1 to its tolerance, which for seconds
-// of a millisecond would let any figure within 12 us pass.
-doctest::Approx near(double v) { return doctest::Approx(v).scale(0).epsilon(1e-9); }
+// Relative to the figure, to nine digits (tests/approx.h).
+doctest::Approx near(double v) { return relative(v).epsilon(1e-9); }
 
 constexpr double kLaunch = 4e-6;
 constexpr double kElements = 4096.0 * 8192;  // x, and the result y: [4096, 8192]
