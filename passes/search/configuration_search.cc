@@ -329,9 +329,10 @@ class Search {
     const int64_t stageDevices = c.dp * c.cp * c.tp;
     // A weight's replicas (its gradient's reduction group): the data and context ranks.
     const GroupSpan dpSpan = groupSpan(DeviceMatrix::unnamed({c.dp * c.cp, c.tp}), {0}, cluster_.domainDevices());
-    const double p2p = c.pp > 1 ? collectiveSeconds(CollectiveKind::PointToPoint, m.boundaryBytes,
-                                                    pairSpan(stageDevices, cluster_.domainDevices()), cluster_)
-                                : 0;
+    double p2p = 0;
+    if (c.pp > 1)
+      for (double bytes : m.boundaryMessages)
+        p2p += collectiveSeconds(CollectiveKind::PointToPoint, bytes, pairSpan(stageDevices, cluster_.domainDevices()), cluster_);
     const double gradientBytes = options_.precision == Precision::Fp32 ? 4 : 2;
     double slowest = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
     for (int64_t s = 0; s < c.pp; ++s) {

@@ -148,17 +148,18 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
     for (const GradientShare& share : t.gradients) m.gradientElements[slot][share.span.ranks] += share.bytes / share.elementBytes;
     m.flops += t.globalFlops / static_cast<double>(ep);
   });
-  // What layer 0 hands layer 1: the values layer 1 reads from it, at their local slices.
+  // What a stage boundary sends: the values layer 1 reads from layer 0 or from before the layers,
+  // at their local slices.
   std::vector<bool> counted(g.values.size(), false);
   for (OpId id : g.order) {
     if (id >= static_cast<OpId>(layers.slot.size()) || layers.slot[id] != 1) continue;
     for (const Operand& o : g.op(id).operands) {
       if (!o.isValue() || counted[o.value]) continue;
       const Value& v = g.value(o.value);
-      if (v.producer == kNoId || v.producer >= static_cast<OpId>(layers.slot.size()) || layers.slot[v.producer] != 0 || !v.layout)
-        continue;
+      if (v.producer == kNoId || v.producer >= static_cast<OpId>(layers.slot.size()) || !v.layout) continue;
+      if (int32_t from = layers.slot[v.producer]; from != 0 && from != layers.pre()) continue;
       counted[o.value] = true;
-      m.boundaryBytes += sliceBytes(*v.layout, computeDType(v.type.dtype, base.precision));
+      m.boundaryMessages.push_back(sliceBytes(*v.layout, computeDType(v.type.dtype, base.precision)));
     }
   }
   for (Recompute r : kRecomputes) {

@@ -51,7 +51,9 @@ struct LayerModel {
   std::vector<std::map<int64_t, double>> gradientElements;
   double quantizedWeightsPerTrained = 0;  // a low-precision recipe's weight copies, bytes a trained element
   double flops = 0;                       // the micro-batch's forward FLOPs on whole shapes
-  double boundaryBytes = 0;               // what one layer hands the next, per rank (a stage boundary's transfer)
+  // What a stage boundary sends per rank, one message a value: what layer 0 hands layer 1, and
+  // what layer 1 reads from before the layers (rotary tables), as the compile's transfers are.
+  std::vector<double> boundaryMessages;
   // Per recompute mode: activations kept per layer and micro-batch, and what is live on top at the peak.
   std::array<double, 3> savedPerLayer{}, transient{};
 };

@@ -71,6 +71,19 @@ TEST_CASE("cluster: a matrix product's rate falls with wave quantization") {
   // is 2 waves: far below peak.
   KernelWork skinny{.flops = 2.0 * 8 * 8192 * 8192, .bytes = 0, .matmul = true, .rows = 8, .columns = 8192};
   CHECK(waveEfficiency(skinny, c) == relative(128.0 / 216 * 8 / 64));
+  // Edges that fill part of a tile: a 1200 x 768 output. 128 x 128: 10 x 6 = 60 tiles (1 wave),
+  // 128 x 64: 10 x 12 = 120 (2 waves), 64 x 128: 19 x 6 = 114 (2), 64 x 64: 19 x 12 = 228 (3
+  // waves, 324 slots): the useful points over the slots' points, 1200 x 768 / (64 x 64 x 324) =
+  // 25/36 at best, 64 x 64's. Rounded down at the edges, 128 x 64's 9 x 12 = 108 tiles would fit
+  // one wave and claim more than the device: no shape's efficiency exceeds 1.
+  KernelWork edges{.flops = 2.0 * 1200 * 768 * 4096, .bytes = 0, .matmul = true, .rows = 1200, .columns = 768};
+  CHECK(waveEfficiency(edges, c) == relative(25.0 / 36));
+  for (double rows : {1.0, 100.0, 1200.0, 1300.0, 4096.0})
+    for (double columns : {1.0, 768.0, 2048.0, 3000.0}) {
+      KernelWork w{.flops = 1, .matmul = true, .rows = rows, .columns = columns};
+      CHECK(waveEfficiency(w, c) <= 1);
+      CHECK(waveEfficiency(w, c) > 0);
+    }
   // Elementwise: bytes at 85 % of 2,039 GB/s; a view launches nothing.
   CHECK(kernelSeconds({.flops = 1e6, .bytes = 1e9}, c, Precision::Bf16Mixed) == relative(1e9 / (2039e9 * 0.85) + 4e-6));
   CHECK(kernelSeconds({.bytes = 1e9, .view = true}, c, Precision::Bf16Mixed) == 0);
@@ -136,6 +149,33 @@ TEST_CASE("cluster: the step's FLOPs, with and without recompute, and TFLOP/s pe
   double flops = 2.0 * 512 * 8192 * 8192, bytes = 2.0 * (512 * 8192 + 8192 * 8192 + 512 * 8192);
   KernelWork w{.flops = flops, .bytes = bytes, .matmul = true, .rows = 512, .columns = 8192};
   CHECK(e->compute == relative(4 * kernelSeconds(w, a100(), Precision::Bf16Mixed)));
+}
+
+TEST_CASE("cluster: recompute runs a row-parallel product and its AllReduce again, derived by hand") {
+  // Row parallel over 2 ranks: each multiplies x's [4096, 4096] half by w's [4096, 8192] half and
+  // the partial [4096, 8192] results are all-reduced, forward and (its dual) backward.
+  auto stepOf = [](const std::string& extra) {
+    Compiled c = compileAllRanks(
+        matmulModel("device_num: 2, training: true, precision: bf16_mixed", "preset: dgx-a100-80gb", "[[1, 2], [2, 1]]", extra));
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    return *estimateClusterStep(c.global, c.options);
+  };
+  ClusterStepEstimate kept = stepOf(""), again = stepOf("recompute: [mm]\n");
+  // Recomputed, the forward's AllReduce runs once more: 2 x 1/2 x 67,108,864 bytes at NVLink's 230
+  // GB/s bus bandwidth and 2 ring steps of 3 us.
+  const double bytes = 4096.0 * 8192 * 2;
+  CHECK(again.exposedCommunication - kept.exposedCommunication == relative(bytes / 230e9 + 2 * 3e-6));
+  CHECK(kept.exposedCommunication == relative(2 * (bytes / 230e9 + 2 * 3e-6)));
+  // And the product once more: 4096 x 8192 outputs in 128 x 128 tiles are 2,048 tiles in 19 waves
+  // of 108 (2,052 slots), at 80 % of 312 TFLOP/s; far above its bytes' time.
+  KernelWork w{.flops = 2.0 * 4096 * 4096 * 8192,
+               .bytes = 2.0 * (4096.0 * 4096 + 4096.0 * 8192 + 4096.0 * 8192),
+               .matmul = true,
+               .rows = 4096,
+               .columns = 8192};
+  CHECK(waveEfficiency(w, a100()) == relative(2048.0 / 2052));
+  CHECK(again.compute - kept.compute == relative(w.flops / (312e12 * 0.8 * 2048.0 / 2052) + 4e-6));
+  CHECK(again.hardwareFlops - kept.hardwareFlops == relative(2.0 * 4096 * 8192 * 8192));  // whole shapes
 }
 
 TEST_CASE("cluster: tensor parallelism across two nodes is slower than within one") {

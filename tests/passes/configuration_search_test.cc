@@ -779,6 +779,32 @@ TEST_CASE("configuration search: the layer model within 2 % of the compile for T
     }
   }
   CHECK(sawContext);
+  // Expert parallelism: a tiny Mixtral whose experts do not fit whole on a rank (EP 4 x ETP 2).
+  TempDir tmp;
+  writeFile(tmp.path() + "/tiny.config.json",
+            R"({"model_type": "mixtral", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64, "num_local_experts": 4, "num_experts_per_tok": 2})");
+  bool sawExperts = false;
+  for (const Cluster& k : clusters) {
+    std::string cluster = k.name;
+    CAPTURE(cluster);
+    writeFile(tmp.path() + "/t.yaml", std::string("graph: tiny.config.json\ndims: {batch: 8, sequence: 8}\n"
+                                                  "parallel: {device_num: 8, search_mode: auto, training: true, "
+                                                  "memory_budget: 60KB}\ncluster: {preset: dgx-a100-80gb") +
+                                          k.keys + "}\n");
+    RunResult r = runIrc({"t.yaml", "--report", "r.json", "-q"}, tmp.path());
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    auto account = nlohmann::json::parse(readFile(tmp.path() + "/r.json"))["search"]["configuration"];
+    std::vector<nlohmann::json> rows{account};
+    for (const auto& a : account["alternatives"]) rows.push_back(a);
+    for (const auto& row : rows) {
+      if (row["estimated_by"] != "compile") continue;
+      CAPTURE(row.dump());
+      sawExperts = sawExperts || row["expert_parallel"].get<int>() > 1;
+      CHECK(row["layer_model_step_seconds"].get<double>() == relative(row["estimated_step_seconds"].get<double>()).epsilon(0.02));
+    }
+  }
+  CHECK(sawExperts);
 }
 
 }  // namespace irc::test

@@ -70,6 +70,26 @@ TEST_CASE("eager dispatch: the host's ops against the device's kernels, derived 
   }
 }
 
+TEST_CASE("eager dispatch: a bias broadcast and a value read twice, derived by hand") {
+  // y = relu(x w + b) + (x w + b): the bias b [4] is broadcast over the rows, a = x w + b is read by
+  // the ReLU and the final Add.
+  Compiled c = compileAllRanks(
+      "parallel: {device_num: 1, training: true, optimizer: sgd, optimizer_kernels: for_loop}\n"
+      "cluster: {preset: h200-sxm, dispatch: eager, host_op_seconds: 0.001}\n"
+      "inputs: [{name: x, shape: [4, 4], dtype: float32}]\n"
+      "parameters: [{name: w, shape: [4, 4], dtype: float32}, {name: b, shape: [4], dtype: float32}]\n"
+      "ops:\n  - {name: mm, type: MatMul, inputs: [x, w]}\n  - {name: a, type: Add, inputs: [mm, b]}\n"
+      "  - {name: r, type: ReLU, inputs: [a]}\n  - {name: y, type: Add, inputs: [r, a]}\noutputs: [y]\n");
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  ClusterStepEstimate e = *estimateClusterStep(c.global, c.options);
+  // Forward: 4 ops (4 ms). Backward, autograd's formulas: y's two operands (2) and a's second
+  // read accumulated (1); the ReLU's (1); mm's gradient (1) and b's, summed back over the rows
+  // (2); w's, x^T G (2): 9 ops. The device's last kernel starts at 13 ms. SGD's loop: w and b.
+  CHECK(e.compute > 13e-3);
+  CHECK(e.compute < 13e-3 + 30e-6);
+  CHECK(e.optimizer == relative(2e-3));
+}
+
 TEST_CASE("eager dispatch: a stream waits for the slower of host and device, op by op") {
   EagerStream s;
   s.issue(1, 5);  // host 1, device 1..6
