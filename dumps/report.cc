@@ -18,6 +18,7 @@
 #include "ir/layout_notation.h"
 #include "ops/collective.h"
 #include "ops/op_defs.h"
+#include "ops/op_family.h"
 #include "passes/analysis/memory_estimate.h"
 #include "ops/op_sharding.h"
 

@@ -65,6 +65,14 @@ struct CostModel {
   double memoryBandwidth = 1e12;
 };
 
+// What machines do, generously bounded (a figure outside is a unit mistake and prints absurd
+// seconds): per cost_model key (alpha, beta, gamma, peak_flops, memory_bandwidth), the lowest and
+// highest figure, for the YAML key and its command-line flag alike.
+struct FigureBounds {
+  double low, high;
+};
+FigureBounds costModelBounds(const std::string& key);
+
 // The settings a compile runs with that a model's `parallel` block gives (the command line may
 // override some of them in passes/manager/compile_options.h's CompileOptions, which extends this).
 struct ParallelSettings {

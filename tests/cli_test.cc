@@ -32,6 +32,40 @@ TEST_CASE("usage errors exit 2 with a did-you-mean") {
   CHECK(runIrc({ffn(), "--rank", "8"}).exitCode == 2);
 }
 
+TEST_CASE("--alpha, --beta and --gamma hold the bounds their cost_model keys do") {
+  // inf aborted CBC's simplex under the search; 1e300 printed a step of 6e300 s.
+  for (const char* value : {"inf", "1e300", "5"}) {
+    RunResult r = runIrc({ffn(), "--alpha", value, "--search-mode", "auto", "-q"});
+    CHECK(r.exitCode == 2);
+    CHECK(r.err == fmt::format("irc: error: --alpha {} is outside what a machine does; valid: 1e-09 .. 1 (as "
+                               "parallel.cost_model.alpha)\n",
+                               value));
+  }
+  CHECK(runIrc({ffn(), "--beta", "inf", "--search-mode", "auto", "-q"}).err.find("--beta inf is outside") != std::string::npos);
+  CHECK(runIrc({ffn(), "--gamma", "nan", "-q"}).exitCode == 2);
+  CHECK(runIrc({ffn(), "--alpha", "2e-5", "--beta", "1e-10", "--gamma", "1e-11", "-q"}).exitCode == 0);
+}
+
+TEST_CASE("no output is written over the model or over another output") {
+  TempDir dir;
+  const std::string model = readFile(ffn());
+  writeFile(dir.path() + "/m.yaml", model);
+  RunResult over = runIrc({"m.yaml", "--report", "./m.yaml", "-q"}, dir.path());
+  CHECK(over.exitCode == 2);
+  CHECK(over.err ==
+        "irc: error: --report './m.yaml' is the model 'm.yaml': irc does not write over its input; name another file\n");
+  CHECK(readFile(dir.path() + "/m.yaml") == model);
+  CHECK(runIrc({"m.yaml", "--plan-out", "m.yaml", "-q"}, dir.path()).exitCode == 2);
+  CHECK(readFile(dir.path() + "/m.yaml") == model);
+  RunResult both = runIrc({"m.yaml", "--report", "out.py", "--torch-out", "out.py", "-q"}, dir.path());
+  CHECK(both.exitCode == 2);
+  CHECK(both.err == "irc: error: --report and --torch-out both name 'out.py': each output needs a file of its own\n");
+  // --mindspore-out's checkpoint, written beside it, counts as an output too.
+  CHECK(runIrc({"m.yaml", "--mindspore-out", "s.py", "--plan-out", "s_strategy.json", "-q"}, dir.path())
+            .err.find("--mindspore-out's strategy checkpoint and --plan-out both name 's_strategy.json'") != std::string::npos);
+  CHECK(listFiles(dir.path()) == std::vector<std::string>{"m.yaml"});
+}
+
 TEST_CASE("a missing model file is rejected with status 1") {
   RunResult r = runIrc({"no-such-model.yaml"});
   CHECK(r.exitCode == 1);

@@ -92,6 +92,15 @@ double parseSecondsArg(const std::string& flag, const std::string& value) {
   throw UsageError(fmt::format("{} takes a non-negative number; got '{}'", flag, value));
 }
 
+double parseCostModelArg(const std::string& flag, const std::string& value) {
+  double v = parseSecondsArg(flag, value);
+  auto [low, high] = costModelBounds(flag.substr(2));
+  if (!(v >= low && v <= high))
+    throw UsageError(fmt::format("{} {} is outside what a machine does; valid: {:g} .. {:g} (as parallel.cost_model.{})", flag,
+                                 value, low, high, flag.substr(2)));
+  return v;
+}
+
 SearchMode parseSearchModeArg(const std::string& flag, const std::string& value) {
   if (auto m = parseSearchMode(value)) return *m;
   throw UsageError(fmt::format("{} '{}' is not known{}; valid: {}", flag, value, didYouMean(value, searchModeNames()),

@@ -48,6 +48,7 @@ bool useColor(ColorMode mode, FILE* stream);
 int64_t parseIntArg(const std::string& flag, const std::string& value);
 int64_t parsePositiveIntArg(const std::string& flag, const std::string& value);  // >= 1
 double parseSecondsArg(const std::string& flag, const std::string& value);       // a non-negative number
+double parseCostModelArg(const std::string& flag, const std::string& value);     // --alpha/--beta/--gamma within costModelBounds
 SearchMode parseSearchModeArg(const std::string& flag, const std::string& value);
 RedistributionMode parseRedistributionArg(const std::string& flag, const std::string& value);
 

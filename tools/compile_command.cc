@@ -102,7 +102,7 @@ bool takeCostFlag(const std::string& f, const std::string& value, CompileArgs& a
   else if (f == "--redistribution") a.overrides.redistribution = parseRedistributionArg(f, value);
   else if (f == "--strategy-ckpt-in") a.overrides.strategyCkptIn = value;
   else if (f == "--alpha" || f == "--beta" || f == "--gamma")
-    (f == "--alpha" ? a.alpha : f == "--beta" ? a.beta : a.gamma) = parseSecondsArg(f, value);
+    (f == "--alpha" ? a.alpha : f == "--beta" ? a.beta : a.gamma) = parseCostModelArg(f, value);
   else if (f == "--search-time-limit") {
     a.searchTimeLimit = parseSecondsArg(f, value);
     if (!(*a.searchTimeLimit > 0)) throw UsageError(fmt::format("--search-time-limit takes seconds > 0; got '{}'", value));
@@ -122,6 +122,46 @@ bool takeCostFlag(const std::string& f, const std::string& value, CompileArgs& a
   return true;
 }
 
+// The strategy checkpoint --mindspore-out's file refers to: --strategy-ckpt-out's, else one
+// written beside it (shard.py -> shard_strategy.json).
+std::string mindsporeCheckpointPath(const CompileArgs& a) {
+  if (!a.strategyCkptOut.empty()) return a.strategyCkptOut;
+  std::string stem = a.mindsporeOut;
+  if (stem.size() > 3 && stem.ends_with(".py")) stem.resize(stem.size() - 3);
+  return stem + "_strategy.json";
+}
+
+// No output is written over an input or over another output: each file named once (the same
+// file under two spellings too).
+void checkOutputPaths(const CompileArgs& a) {
+  std::vector<std::pair<std::string, std::string>> inputs, outputs;
+  if (a.model != "-") inputs.emplace_back("the model", a.model);
+  if (!a.overrides.strategyCkptIn.empty()) inputs.emplace_back("--strategy-ckpt-in", a.overrides.strategyCkptIn);
+  if (!a.report.empty() && a.report != "-") outputs.emplace_back("--report", a.report);
+  if (!a.strategyCkptOut.empty()) outputs.emplace_back("--strategy-ckpt-out", a.strategyCkptOut);
+  if (!a.torchOut.empty()) outputs.emplace_back("--torch-out", a.torchOut);
+  if (!a.mindsporeOut.empty()) {
+    outputs.emplace_back("--mindspore-out", a.mindsporeOut);
+    if (a.strategyCkptOut.empty()) outputs.emplace_back("--mindspore-out's strategy checkpoint", mindsporeCheckpointPath(a));
+  }
+  if (!a.planOut.empty()) outputs.emplace_back("--plan-out", a.planOut);
+  auto same = [](const std::string& x, const std::string& y) {
+    std::error_code ex, ey;
+    auto px = std::filesystem::weakly_canonical(x, ex), py = std::filesystem::weakly_canonical(y, ey);
+    return ex || ey ? x == y : px == py;
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (const auto& [what, path] : inputs)
+      if (same(outputs[i].second, path))
+        throw UsageError(fmt::format("{} '{}' is {} '{}': irc does not write over its input; name another file", outputs[i].first,
+                                     outputs[i].second, what, path));
+    for (size_t j = 0; j < i; ++j)
+      if (same(outputs[i].second, outputs[j].second))
+        throw UsageError(fmt::format("{} and {} both name '{}': each output needs a file of its own", outputs[j].first,
+                                     outputs[i].first, outputs[i].second));
+  }
+}
+
 CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
   const CommandSpec& spec = commandSpec("");
   ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
@@ -139,6 +179,7 @@ CompileArgs parseCompileArgs(const std::vector<std::string>& args) {
   if (a.model.empty()) throw UsageError("no model given; usage: irc MODEL.yaml [options] (see 'irc --help')");
   if (!a.passes.empty() && !a.stopAfter.empty()) throw UsageError("--passes and --stop-after exclude each other");
   if (a.rank && a.allRanks) throw UsageError("--rank and --all-ranks exclude each other");
+  checkOutputPaths(a);
   return a;
 }
 
@@ -267,8 +308,9 @@ Summary summaryOf(const Graph& graph, const CompileOptions& options, int64_t ran
   return s;
 }
 
-// The memory line, and a warning when the rank's peak is over the budget (every rank holds the
-// same shapes in irc's SPMD, so the reported rank speaks for all).
+// The memory line, and a warning when the rank's peak is over the device's memory (with a
+// cluster) or over the budget (every rank holds the same shapes in irc's SPMD, so the reported
+// rank speaks for all): a run that would fail says so, budget or not.
 void printMemory(const Summary& summary, const CompileOptions& options, int64_t rank, bool quiet) {
   if (!summary.memory) return;
   const MemoryEstimate& m = *summary.memory;
@@ -279,9 +321,16 @@ void printMemory(const Summary& summary, const CompileOptions& options, int64_t 
                           optimizerName(m.training->optimizer), formatBytes(m.training->firstStepPeakBytes));
     std::cerr << line << "\n";
   }
-  if (options.memoryBudget <= 0) return;
   double peak = m.training ? m.training->peakBytes : m.inference.peakBytes;
-  if (peak <= options.memoryBudget) return;
+  const double device = options.cluster ? options.cluster->device.hbmBytes : 0;
+  std::string over;
+  if (device > 0 && peak > device)
+    over = options.cluster->preset.empty()
+               ? fmt::format("over the {} of device memory the cluster gives", formatBytes(device))
+               : fmt::format("over the {} a {} device holds", formatBytes(device), options.cluster->preset);
+  else if (options.memoryBudget > 0 && peak > options.memoryBudget)
+    over = fmt::format("over the memory budget of {}", formatBytes(options.memoryBudget));
+  else return;
   std::vector<std::pair<double, std::string>> parts;
   if (m.training) {
     parts = {{m.training->savedActivationBytes, "saved activations"},
@@ -290,6 +339,7 @@ void printMemory(const Summary& summary, const CompileOptions& options, int64_t 
              {m.training->parameterBytes, "parameters"},
              {m.training->constantBytes, "constants"},
              {m.training->gradientBytes, "gradients"},
+             {m.training->quantizedWeightBytes, "quantized weight copies"},
              {m.training->outputBytes, "outputs"}};
   } else {
     parts = {{m.inference.activationBytes, "activations"},
@@ -304,8 +354,8 @@ void printMemory(const Summary& summary, const CompileOptions& options, int64_t 
   std::string where = m.training ? fmt::format("the training step's {}, from the second step on; the first step peaks at {}",
                                                m.training->peakPhase, formatBytes(m.training->firstStepPeakBytes))
                                  : fmt::format("inference, at {}", m.inference.peakAt);
-  std::cerr << fmt::format("irc: warning: rank {} needs {} at its peak ({}), over the memory budget of {}; biggest: {}\n", rank,
-                           formatBytes(peak), where, formatBytes(options.memoryBudget), fmt::join(biggest, ", "));
+  std::cerr << fmt::format("irc: warning: rank {} needs {} at its peak ({}), {}; biggest: {}\n", rank, formatBytes(peak), where,
+                           over, fmt::join(biggest, ", "));
 }
 
 // search_mode auto: what the solver proved and what the plan is estimated at.
@@ -491,14 +541,7 @@ class CompileOutputs {
 
  private:
   int64_t reportRank() const { return a_.rank.value_or(options_.globalRank); }
-  // The strategy checkpoint --mindspore-out's file refers to: --strategy-ckpt-out's, else one
-  // written beside it (shard.py -> shard_strategy.json).
-  std::string mindsporeCheckpointPath() const {
-    if (!a_.strategyCkptOut.empty()) return a_.strategyCkptOut;
-    std::string stem = a_.mindsporeOut;
-    if (stem.size() > 3 && stem.ends_with(".py")) stem.resize(stem.size() - 3);
-    return stem + "_strategy.json";
-  }
+  std::string mindsporeCheckpointPath() const { return cli::mindsporeCheckpointPath(a_); }
   static bool fail(const std::string& error) {
     std::cerr << "irc: error: " << error << "\n";
     return false;

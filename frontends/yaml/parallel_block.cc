@@ -296,14 +296,11 @@ void ModelLoader::readCostModel(const YamlNode& node) {
   if (!reader_.checkMap(node, "'cost_model'", kCostModelKeys)) return;
   CostModel& m = parallel_.costModel;
   double* fields[] = {&m.alpha, &m.beta, &m.gamma, &m.peakFlops, &m.memoryBandwidth};
-  // What machines do, generously bounded (a figure outside is a unit mistake and prints absurd
-  // seconds): seconds per message, seconds per byte sent and copied, FLOP/s, bytes/s.
-  const std::pair<double, double> bounds[] = {{1e-9, 1}, {1e-15, 1e-3}, {1e-15, 1e-3}, {1e9, 1e18}, {1e6, 1e15}};
   for (size_t i = 0; i < kCostModelKeys.size(); ++i) {
     const std::string& key = kCostModelKeys[i];
     if (auto n = reader_.optional(node, key))
       if (auto v = reader_.number(*n, "cost_model." + key)) {
-        auto [low, high] = bounds[i];
+        auto [low, high] = costModelBounds(key);
         if (!(*v >= low && *v <= high))
           reader_.error(*n,
                         fmt::format("cost_model.{} is {}, outside what a machine does; valid: {:g} .. {:g}", key, *v, low, high));

@@ -287,6 +287,20 @@ TEST_CASE("memory: the report's memory section, the summary line, and the budget
         "step peaks at 44.2 KiB), over the memory budget of 60.5 KiB; biggest: optimizer states 16.2 KiB, saved "
         "activations 12.0 KiB, parameters 8.12 KiB\n");
   CHECK(runIrc({"ffn.yaml", "--memory-budget", "lots"}, dir.path()).exitCode == 2);
+  // With a cluster a plan over the device's memory says so without a budget: AdamW on a 65536 x
+  // 81920 float32 weight holds 20 GiB of weight, 20 of gradient and 40 of moments on an 80 GiB A100.
+  writeFile(dir.path() + "/big.yaml",
+            "parallel: {device_num: 1, training: true, optimizer: adamw}\ncluster: {preset: dgx-a100-80gb}\n"
+            "inputs: [{name: x, shape: [1024, 65536], dtype: float32}]\n"
+            "parameters: [{name: w, shape: [65536, 81920], dtype: float32}]\n"
+            "ops:\n  - {name: mm, type: MatMul, inputs: [x, w]}\noutputs: [mm]\n");
+  RunResult device = runIrc({"big.yaml", "-q"}, dir.path());
+  CHECK(device.exitCode == 0);
+  CHECK(device.err ==
+        "irc: warning: rank 0 needs 81.5 GiB at its peak (the training step's loss, from the second step on; the first step "
+        "peaks at 80.3 GiB), over the 80.0 GiB a dgx-a100-80gb device holds; biggest: optimizer states 40.0 GiB, parameters "
+        "20.0 GiB, gradients 20.0 GiB\n");
+  CHECK(runIrc({"big.yaml", "-q", "--cluster", "h200-sxm"}, dir.path()).err.empty());  // 140 GiB
   std::string error;
   CHECK(parseByteSize("16GiB", error) == 16.0 * 1073741824);
   CHECK(parseByteSize("80 GB", error) == 80e9);
