@@ -2,6 +2,7 @@
 // capacity dropped), their rules, and an expert-parallel layer verified on every rank.
 #include <doctest/doctest.h>
 
+#include "ops/op_rule.h"
 #include "tests/ops/common.h"
 
 namespace irc::test::moe_routing {
