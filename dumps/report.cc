@@ -455,7 +455,7 @@ json searchJson(const Graph& graph, const SearchSummary& s) {
     const ConfigurationSearch& c = *s.configuration;
     json alternatives = json::array();
     for (const SearchConfiguration& a : c.alternatives) alternatives.push_back(configurationJson(a));
-    return json{
+    json out{
         {"status", s.status},
         {"objective_seconds", s.objective},
         {"time_limit_seconds", s.timeLimit},
@@ -469,6 +469,14 @@ json searchJson(const Graph& graph, const SearchSummary& s) {
         {"layer_models", c.probes},
         {"plans_compiled", c.compiledPlans},
         {"unexplored", {{"configurations_without_an_estimate", c.unestimated}, {"best_candidates_not_compiled", c.uncompiled}}}};
+    if (!c.precisions.empty()) {
+      // precision: auto: the recipe chosen, and each recipe's step (null where nothing fit).
+      json tried = json::object();
+      for (const auto& [name, seconds] : c.precisions) tried[name] = seconds > 0 ? json(seconds) : json(nullptr);
+      out["precisions"] = tried;
+      out["configuration"]["precision"] = c.precision;
+    }
+    return out;
   }
   json out = {
       {"objective_seconds", s.objective},  {"status", s.status},         {"gap", s.gap},   {"bound_seconds", s.bound},

@@ -203,6 +203,13 @@ std::optional<std::string> ClusterDescription::whyUnsupported(Precision p) const
   return std::nullopt;
 }
 
+std::vector<Precision> ClusterDescription::autoPrecisionCandidates() const {
+  std::vector<Precision> out{Precision::Bf16Mixed};
+  if (device.fp8Flops > 0) out.push_back(device.fp4Flops > 0 ? Precision::Mxfp8 : Precision::Fp8Tensorwise);
+  std::erase_if(out, [&](Precision p) { return whyUnsupported(p).has_value(); });
+  return out;
+}
+
 std::vector<std::string> ClusterDescription::supportedPrecisions() const {
   std::vector<std::string> out;
   for (const std::string& name : precisionNames())

@@ -77,6 +77,11 @@ struct ClusterDescription {
   // them, or nullopt.
   std::vector<std::string> supportedPrecisions() const;
   std::optional<std::string> whyUnsupported(Precision p) const;
+  // What `precision: auto` chooses among: BF16 mixed precision, and where the device has FP8
+  // tensor cores the FP8 recipe its vendor's training framework runs by default (Blackwell:
+  // MXFP8; Hopper and Ada: per-tensor current scaling). Not FP16 (BF16's speed with loss scaling)
+  // nor NVFP4 (its numerics are a choice a user makes, not a speed-up to take silently).
+  std::vector<Precision> autoPrecisionCandidates() const;
   double productPeak(ProductFormat f, Precision p) const;
   double vectorPeak() const { return device.fp32Flops; }
 };

@@ -124,6 +124,9 @@ struct ParallelSettings {
   // topology and achievable rates instead of the flat cost model.
   std::optional<ClusterDescription> cluster;
   Precision precision = Precision::Fp32;  // `precision`
+  // `precision: auto`: the structural search chooses among the device's recipes
+  // (autoPrecisionCandidates, ir/cluster.h); `precision` holds the choice once it is made.
+  bool precisionAuto = false;
   // search_mode auto: the solver's time limit in seconds (`--search-time-limit`).
   double searchTimeLimit = 60;
   // A plan's `modules:` as DTensor runs them (the default; `unlisted: propagate` turns it off):

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/sharding.h"
@@ -56,6 +57,10 @@ struct ConfigurationSearch {
   // and the best candidates by the layer model left uncompiled.
   int64_t unestimated = 0, uncompiled = 0;
   int64_t layers = 0;  // the repeated layers found
+  // precision: auto: the recipe chosen, and each recipe tried with its plan's step (0 where
+  // nothing fit), in the order tried.
+  std::string precision;
+  std::vector<std::pair<std::string, double>> precisions;
 };
 
 struct SearchSummary {

@@ -68,7 +68,7 @@ std::vector<CommandSpec> build() {
                           {"--memory-budget", "SIZE", "warn when a rank's peak memory is over SIZE (16GiB, 80GB; as parallel.memory_budget); search_mode auto keeps every rank within it"},
                           {"--search-time-limit", "SECONDS", "search_mode auto: return the best plan found after SECONDS, with its gap (default 60)"},
                           {"--cluster", "PRESET", "time the step on a cluster: dgx-a100-80gb, dgx-h100, h200-sxm, ascend-910b (as cluster.preset; docs/cluster.md)"},
-                          {"--precision", "P", "fp32, bf16_mixed, fp16_mixed, fp8_delayed, fp8_tensorwise, fp8_blockwise, mxfp8 or nvfp4 (as parallel.precision)"},
+                          {"--precision", "P", "fp32, bf16_mixed, fp16_mixed, fp8_delayed, fp8_tensorwise, fp8_blockwise, mxfp8, nvfp4, or auto: the structural search chooses (as parallel.precision)"},
                           kQuiet, kColor, kHelp,
                           {"--list-passes", "", "the pipeline, one line per pass"},
                           {"--list-ops", "", "every op with its sharding rule"},

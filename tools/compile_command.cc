@@ -50,6 +50,7 @@ struct CompileArgs {
   std::optional<double> memoryBudget;
   std::optional<ClusterDescription> cluster;  // --cluster PRESET
   std::optional<Precision> precision;         // --precision
+  bool precisionAuto = false;                 // --precision auto: the structural search chooses
   bool timePasses = false;
   bool dumpLocations = false;
   bool dumpScopes = false;
@@ -115,9 +116,10 @@ bool takeCostFlag(const std::string& f, const std::string& value, CompileArgs& a
     if (!a.cluster)
       throw UsageError(fmt::format("--cluster: unknown preset '{}'; valid: {}", value, joinNames(clusterPresetNames())));
   } else if (f == "--precision") {
-    a.precision = parsePrecision(value);
+    a.precisionAuto = value == "auto";
+    a.precision = a.precisionAuto ? Precision::Bf16Mixed : parsePrecision(value);
     if (!a.precision)
-      throw UsageError(fmt::format("--precision: unknown precision '{}'; valid: {}", value, joinNames(precisionNames())));
+      throw UsageError(fmt::format("--precision: unknown precision '{}'; valid: {}, auto", value, joinNames(precisionNames())));
   } else return false;
   return true;
 }
@@ -382,6 +384,12 @@ void printSearch(const SearchSummary& s) {
           "irc: search: search_time_limit {} s stopped it: {} configurations left without an estimate, {} of the best "
           "candidates not compiled; the plan may be slower than the full search's (raise --search-time-limit)\n",
           s.timeLimit, c.unestimated, c.uncompiled);
+    if (!c.precisions.empty()) {
+      std::vector<std::string> tried;
+      for (const auto& [name, seconds] : c.precisions)
+        tried.push_back(seconds > 0 ? fmt::format("{} {:.4g} s", name, seconds) : fmt::format("{}: nothing fits", name));
+      std::cerr << fmt::format("irc: search: precision auto chose {} ({})\n", c.precision, fmt::join(tried, ", "));
+    }
     return;
   }
   std::string line = fmt::format("irc: search: {} plan of {} ops ({} classes) in {:.2f} s of solver, estimated step {:.4g} s",
@@ -452,7 +460,7 @@ void applyCompileArgs(const CompileArgs& a, CompileOptions& options) {
   if (a.gamma) options.costModel.gamma = *a.gamma;
   if (a.searchTimeLimit) options.searchTimeLimit = *a.searchTimeLimit;
   if (a.cluster) options.cluster = a.cluster;
-  if (a.precision) options.precision = *a.precision;
+  if (a.precision) options.precision = *a.precision, options.precisionAuto = a.precisionAuto;
   if (options.cluster)
     if (auto why = options.cluster->whyUnsupported(options.precision))
       throw UsageError(fmt::format("{} (valid here: {})", *why, joinNames(options.cluster->supportedPrecisions())));

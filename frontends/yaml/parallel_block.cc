@@ -271,8 +271,15 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
                                       *v, p.pipelineStages, p.microBatches, p.pipelineStages, 2 * p.pipelineStages));
       else p.virtualStages = *v;
     }
-  if (auto n = reader_.optional(node, "precision"))
-    if (auto s = reader_.choice(*n, "precision", precisionNames())) p.precision = *parsePrecision(*s);
+  if (auto n = reader_.optional(node, "precision")) {
+    // `auto`: the structural search's choice (ir/cluster.h autoPrecisionCandidates); BF16 until it is made.
+    std::vector<std::string> valid = precisionNames();
+    valid.push_back("auto");
+    if (auto s = reader_.choice(*n, "precision", valid)) {
+      p.precisionAuto = *s == "auto";
+      p.precision = p.precisionAuto ? Precision::Bf16Mixed : *parsePrecision(*s);
+    }
+  }
   readDegrees(node);
   if (auto n = reader_.optional(node, "zero_stage"))
     if (auto v = reader_.integer(*n, "zero_stage")) {

@@ -590,14 +590,75 @@ class Search {
 
 }  // namespace
 
-ConfigurationSearchOutcome runConfigurationSearch(Graph& graph, CompileOptions& options, DiagnosticEngine& diags,
-                                                  const TrialCompile& compile) {
+namespace {
+
+ConfigurationSearchOutcome searchOnce(Graph& graph, CompileOptions& options, DiagnosticEngine& diags,
+                                      const TrialCompile& compile) {
   if (options.searchMode != SearchMode::Auto || !options.cluster || !options.training || options.pipelineStages > 1 ||
       options.microBatches > 1)
     return ConfigurationSearchOutcome::NotApplicable;
   for (const Op& op : graph.ops)
     if (!op.inserted() && std::as_const(op).annotation->configured()) return ConfigurationSearchOutcome::NotApplicable;
   return Search(graph, options, diags, compile).run();
+}
+
+// precision: auto. A recipe changes every layer's time and bytes (its GEMMs' peak, its casts, what
+// is saved and held), so each candidate gets a whole search of its own; the fastest plan that
+// fits is kept, and the account lists each recipe's step.
+ConfigurationSearchOutcome searchPrecisions(Graph& graph, CompileOptions& options, DiagnosticEngine& diags,
+                                            const TrialCompile& compile) {
+  const std::vector<Precision> candidates =
+      options.cluster ? options.cluster->autoPrecisionCandidates() : std::vector<Precision>{};
+  struct Tried {
+    Graph graph;
+    CompileOptions options;
+    DiagnosticEngine diags;
+    ConfigurationSearchOutcome outcome;
+  };
+  std::optional<Tried> best, first;
+  std::vector<std::pair<std::string, double>> steps;
+  for (Precision p : candidates) {
+    Tried t{graph, options, DiagnosticEngine(diags.fileName(), ""), ConfigurationSearchOutcome::NotApplicable};
+    t.options.precision = p;
+    t.outcome = searchOnce(t.graph, t.options, t.diags, compile);
+    if (t.outcome == ConfigurationSearchOutcome::NotApplicable) break;
+    const bool applied = t.outcome == ConfigurationSearchOutcome::Applied;
+    const double seconds = applied ? t.graph.search->configuration->chosen.stepSeconds : 0;
+    steps.emplace_back(precisionName(p), seconds);
+    if (applied && (!best || seconds < best->graph.search->configuration->chosen.stepSeconds)) best = std::move(t);
+    else if (!first) first = std::move(t);
+  }
+  if (steps.empty()) {
+    diags.error(options.settingsLoc,
+                "precision: auto is the structural search's choice (search_mode: auto with a cluster, in training, "
+                "without pipeline settings or configured ops, over a model of repeated layers); this compile runs "
+                "none: give a precision (valid: " +
+                    fmt::format("{}", fmt::join(precisionNames(), ", ")) + ")");
+    return ConfigurationSearchOutcome::Failed;
+  }
+  Tried& kept = best ? *best : *first;
+  for (const Diagnostic& d : kept.diags.diagnostics()) {
+    if (d.severity == Severity::Error) diags.error(d.loc, d.message);
+    else if (d.severity == Severity::Warning) diags.warning(d.loc, d.message);
+    else diags.note(d.loc, d.message);
+  }
+  if (kept.outcome == ConfigurationSearchOutcome::Applied) {
+    // (The account is shared by the graph's copies: this one gets its own.)
+    auto summary = std::make_shared<SearchSummary>(*kept.graph.search);
+    summary->configuration->precisions = steps;
+    summary->configuration->precision = precisionName(kept.options.precision);
+    kept.graph.search = std::move(summary);
+  }
+  graph = std::move(kept.graph);
+  options = std::move(kept.options);
+  return kept.outcome;
+}
+
+}  // namespace
+
+ConfigurationSearchOutcome runConfigurationSearch(Graph& graph, CompileOptions& options, DiagnosticEngine& diags,
+                                                  const TrialCompile& compile) {
+  return options.precisionAuto ? searchPrecisions(graph, options, diags, compile) : searchOnce(graph, options, diags, compile);
 }
 
 }  // namespace irc

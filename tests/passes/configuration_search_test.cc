@@ -808,3 +808,50 @@ TEST_CASE("configuration search: the layer model within 2 % of the compile for T
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+// precision: auto: the structural search once per recipe the device runs (BF16, and on FP8
+// hardware its vendor's default FP8 recipe), the fastest plan that fits kept.
+TEST_CASE("configuration search: precision auto chooses among the device's recipes, and its plan names the one chosen") {
+  TempDir tmp;
+  auto searched = [&](const std::string& preset) {
+    std::string text = smallGpt(8, 2, 16, "", 64);
+    text.replace(text.find("precision: bf16_mixed"), 21, "precision: auto");
+    text.replace(text.find("preset: dgx-a100-80gb"), 21, "preset: " + preset);
+    writeFile(tmp.path() + "/m.yaml", text);
+    RunResult r = runIrc({"m.yaml", "--report", "r.json", "--plan-out", "p.yaml"}, tmp.path());
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    return std::pair{nlohmann::json::parse(readFile(tmp.path() + "/r.json"))["search"], r.err};
+  };
+  auto [hopper, said] = searched("dgx-h100");
+  REQUIRE(hopper["precisions"].size() == 2);
+  const double bf16 = hopper["precisions"]["bf16_mixed"].get<double>(),
+               fp8 = hopper["precisions"]["fp8_tensorwise"].get<double>();
+  const std::string chosen = bf16 <= fp8 ? "bf16_mixed" : "fp8_tensorwise";
+  CHECK(hopper["configuration"]["precision"] == chosen);
+  CHECK(hopper["configuration"]["estimated_step_seconds"].get<double>() == std::min(bf16, fp8));
+  CHECK(said.find("irc: search: precision auto chose " + chosen + " (bf16_mixed ") != std::string::npos);
+  // The plan is the chosen recipe's, and recompiles to the same step.
+  CHECK(readFile(tmp.path() + "/p.yaml").find("precision: " + chosen) != std::string::npos);
+  RunResult again = runIrc({"p.yaml", "--report", "q.json", "-q"}, tmp.path());
+  REQUIRE_MESSAGE(again.exitCode == 0, again.err);
+  CHECK(nlohmann::json::parse(readFile(tmp.path() + "/q.json"))["totals"]["estimated_step_seconds"].get<double>() ==
+        relative(std::min(bf16, fp8)));
+  // Blackwell's default FP8 recipe is MXFP8; an A100 has no FP8 tensor cores: BF16 alone.
+  CHECK(searched("dgx-b200").first["precisions"].contains("mxfp8"));
+  auto ampere = searched("dgx-a100-80gb").first;
+  CHECK(ampere["precisions"].size() == 1);
+  CHECK(ampere["configuration"]["precision"] == "bf16_mixed");
+  // Nothing searches it: a located error, not a silent BF16.
+  writeFile(tmp.path() + "/fixed.yaml",
+            "parallel: {device_num: 2, training: true, precision: auto}\n"
+            "cluster: {preset: dgx-h100}\n"
+            "inputs: [{name: x, shape: [4, 4], dtype: float32}]\nops:\n"
+            "  - {name: r, type: ReLU, inputs: [x]}\noutputs: [r]\n");
+  RunResult fixed = runIrc({"fixed.yaml", "-q"}, tmp.path());
+  CHECK(fixed.exitCode == 1);
+  CHECK(fixed.err.find("fixed.yaml:1:11: error: precision: auto is the structural search's choice") != std::string::npos);
+}
+
+}  // namespace irc::test
