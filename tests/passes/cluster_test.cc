@@ -58,6 +58,15 @@ TEST_CASE("cluster: a collective's time follows the link its group crosses") {
   CHECK(linkOf(all, c).busBandwidth == relative(180e9));
   CHECK(collectiveSeconds(CollectiveKind::AllGather, 1e6, all, c) == relative(31 * 1e6 / 180e9 + 7 * 3e-6 + 2 * 5e-6));
   CHECK(collectiveSeconds(CollectiveKind::AllReduce, 1e6, GroupSpan{1, 1}, c) == 0);
+  // A pipeline's Send/Receive: within a node over NVLink (230 GB/s, one 3 us step), across nodes
+  // over the rank's NIC (22.5 GB/s, one 5 us step).
+  CHECK(collectiveSeconds(CollectiveKind::PointToPoint, 1e6, pairSpan(1, 8), c) == relative(1e6 / 230e9 + 3e-6));
+  CHECK(collectiveSeconds(CollectiveKind::PointToPoint, 1e6, pairSpan(8, 8), c) == relative(1e6 / 22.5e9 + 5e-6));
+  // Gradients reduce in Megatron's buckets of 40 M elements (or 1 M a replica, the larger): 100 MB
+  // of 16-bit gradients over the node's 8 ranks are 2 buckets (80 MB each at most) of 50 MB, not
+  // one of 100 MB, each paying the ring's 14 latency steps.
+  CHECK(gradientReductionSeconds(100e6, 2, tp, c) == relative(2 * (2 * 7.0 / 8 * 50e6 / 230e9 + 2 * 7 * 3e-6)));
+  CHECK(gradientReductionSeconds(60e6, 2, tp, c) == relative(2 * 7.0 / 8 * 60e6 / 230e9 + 2 * 7 * 3e-6));
 }
 
 TEST_CASE("cluster: a matrix product's rate falls with wave quantization") {
