@@ -12,6 +12,8 @@
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "dumps/plan_code.h"
 #include "ir/redist_step.h"
 #include "tests/pipeline_util.h"
@@ -88,6 +90,28 @@ TEST_CASE("context parallelism in plain strategies: one mesh [dp, cp, tp], keys 
     CAPTURE(op.name);
     CHECK(op.parallel->origin.meshOfOperand == (op.name == "scores" || op.name == "ctx" ? 0 : -1));
   }
+  CHECK(verifyCompiled(c).ok);
+}
+
+TEST_CASE("propagation's tie-break: a conversion that costs the same on either side of an op moves to the producer's") {
+  // The same plan with an elementwise Neg between the keys' and values' projections and their
+  // broadcast: gathering before or after the Neg moves the same bytes (a tie), and the
+  // conversion keeps moving up the chain to where the broadcast would double it, at k_r and v_r
+  // as above; stopping at a tie would leave it after the Neg (at k_b, v_b).
+  std::string text = kContextParallel;
+  for (const char* x : {"k", "v"}) {
+    const std::string b = fmt::format("  - {{name: {}_b, type: BroadcastTo, inputs: [{}_r,", x, x);
+    REQUIRE(text.find(b) != std::string::npos);
+    text.replace(text.find(b), b.size(),
+                 fmt::format("  - {{name: {}_n, type: Neg, inputs: [{}_r]}}\n  - {{name: {}_b, type: BroadcastTo, inputs: [{}_n,",
+                             x, x, x, x));
+  }
+  Compiled c = compileAllRanks(text);
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  std::set<std::string> gathered;
+  for (const Op& op : c.global.ops)
+    if (op.inserted() && op.type == "AllGather") gathered.insert(c.global.op(op.owner).name);
+  CHECK(gathered == std::set<std::string>{"k_r", "v_r"});
   CHECK(verifyCompiled(c).ok);
 }
 
