@@ -415,17 +415,21 @@ TEST_CASE("recompute: a list entry is one checkpoint of every op it names") {
 namespace irc::test {
 
 TEST_CASE("zero_stage: optimizer states (and gradients) sharded over each parameter's replicas") {
-  auto memoryWith = [](const std::string& zero) {
-    std::string text = "parallel: {device_num: 8, training: true, optimizer: adamw" + zero +
-                       "}\n"
-                       "inputs: [{name: x, shape: [64, 1024], dtype: float32}]\n"
-                       "parameters: [{name: w, shape: [1024, 1024], dtype: float32}]\n"
+  // x [64, k] times w [k, n], split [[4, 1], [1, 2]] on 8 devices: w's slice k x n/2 is held by
+  // the 4 data-parallel ranks alike.
+  auto memoryOf = [](int64_t k, int64_t n, const std::string& extra) {
+    std::string text = "parallel: {device_num: 8, training: true, optimizer: adamw" + extra +
+                       fmt::format(
+                           "}}\ninputs: [{{name: x, shape: [64, {}], dtype: float32}}]\n"
+                           "parameters: [{{name: w, shape: [{}, {}], dtype: float32}}]\n",
+                           k, k, n) +
                        "ops:\n  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[4, 1], [1, 2]]}\noutputs: [mm]\n";
     Compiled c = compileAllRanks(text);
-    REQUIRE(c.errors.empty());
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
     return *estimateMemory(c.global, c.options).training;
   };
-  // w's slice: 1024 x 512 float32 (2 MiB), held by the 4 data-parallel ranks alike.
+  auto memoryWith = [&](const std::string& zero) { return memoryOf(1024, 1024, zero); };
+  // w's slice: 1024 x 512 float32 (2 MiB).
   TrainingMemory plain = memoryWith(""), one = memoryWith(", zero_stage: 1"), two = memoryWith(", zero_stage: 2");
   CHECK(plain.optimizerStateBytes == 2 * 2097152.0);
   CHECK(plain.gradientBytes == 2097152.0);
@@ -436,16 +440,7 @@ TEST_CASE("zero_stage: optimizer states (and gradients) sharded over each parame
   CHECK(one.parameterBytes == plain.parameterBytes);
   // A shard that does not divide: w's slice 5 x 3 = 15 float32 over 4 replicas is 4 elements a
   // rank (the last shard padded, as DeepSpeed's flat partitions are), not 3.75 nor 3.
-  auto unevenWith = [](const std::string& extra) {
-    std::string text = "parallel: {device_num: 8, training: true, optimizer: adamw" + extra +
-                       "}\n"
-                       "inputs: [{name: x, shape: [64, 5], dtype: float32}]\n"
-                       "parameters: [{name: w, shape: [5, 6], dtype: float32}]\n"
-                       "ops:\n  - {name: mm, type: MatMul, inputs: [x, w], in_strategy: [[4, 1], [1, 2]]}\noutputs: [mm]\n";
-    Compiled c = compileAllRanks(text);
-    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
-    return *estimateMemory(c.global, c.options).training;
-  };
+  auto unevenWith = [&](const std::string& extra) { return memoryOf(5, 6, extra); };
   TrainingMemory unevenPlain = unevenWith(""), unevenTwo = unevenWith(", zero_stage: 2");
   CHECK(unevenPlain.optimizerStateBytes == 2 * 15 * 4);
   CHECK(unevenTwo.optimizerStateBytes == 2 * 4 * 4);
