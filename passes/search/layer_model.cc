@@ -10,6 +10,8 @@
 #include "ir/tensor_layout.h"
 #include "passes/analysis/attention_fusion.h"
 #include "ops/batch_split.h"
+#include "ops/inserted_ops.h"
+#include "passes/plan/plan_queries.h"
 #include "passes/analysis/memory_estimate.h"
 #include "passes/analysis/step_cost.h"
 #include "passes/search/tensor_parallel_seeds.h"
@@ -148,6 +150,37 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
     for (const GradientShare& share : t.gradients) m.gradientElements[slot][share.span.ranks] += share.bytes / share.elementBytes;
     m.flops += t.globalFlops / static_cast<double>(ep);
   });
+  // The parameters optimizer parallel may shard, by the slot of each reader.
+  m.optimizerShards.assign(slots, {});
+  std::vector<bool> seen(g.values.size(), false);
+  std::map<ValueId, LayerModel::OptimizerShard> held;
+  for (OpId id : g.order) {
+    if (id >= static_cast<OpId>(layers.slot.size()) || layers.slot[id] < 0) continue;
+    const Op& op = g.op(id);
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (!op.operands[i].isValue()) continue;
+      ValueId behind = modelValueBehind(g, op.operands[i].value);  // behind its casts and conversions
+      const bool first = !seen[behind];
+      seen[behind] = true;
+      const Value& v = g.value(behind);
+      if (v.kind != ValueKind::Parameter || !v.trainable || !isFloat(v.type.dtype) || v.type.shape.empty()) continue;
+      double bytes = static_cast<double>(numElements(v.type.shape)) * byteSize(v.type.dtype);
+      if (bytes < base.parallelOptimizerThresholdKiB * 1024) continue;
+      // The ranks holding the same slice: the mesh's axes the slice its reader needs leaves out.
+      const TensorLayout& need = layoutNeeded(op, static_cast<int>(i));
+      std::vector<int> used = need.usedAxes();
+      int64_t replicas = 1;
+      for (int a = 0; a < need.mesh.rank(); ++a)
+        if (std::find(used.begin(), used.end(), a) == used.end()) replicas *= need.mesh.dims[a];
+      std::vector<int64_t> slice = need.sliceShape();
+      // A later reader converts from the held shard (its first reader's slice split over that
+      // reader's replicas): gathered whole, then sliced to its need.
+      LayerModel::OptimizerShard shard{replicas, static_cast<double>(numElements(slice)), slice[0], first};
+      if (first) held[behind] = shard;
+      else if (auto it = held.find(behind); it != held.end()) shard = it->second, shard.firstReader = false;
+      m.optimizerShards[layers.slot[id]].push_back(shard);
+    }
+  }
   // What a stage boundary sends: the values layer 1 reads from layer 0 or from before the layers,
   // at their local slices.
   std::vector<bool> counted(g.values.size(), false);

@@ -49,6 +49,18 @@ struct LayerModel {
   // (a norm's weight, replicated over TP too, reduces over more ranks than a TP-split projection's
   // and in its own AllReduce, as the compile does).
   std::vector<std::map<int64_t, double>> gradientElements;
+  // Per slot, the trained parameters optimizer parallel may shard: those whose whole size reaches
+  // parallel_optimizer_threshold (passes/layout_inference.cc, as MindSpore's), each with its
+  // replicas in the trial (the ranks it is then split over), its trial slice's elements and the
+  // slice's dim 0 (which the shard must divide). Each reader gathers it in its own AllGathers
+  // (a tied embedding twice, the later reader from the first one's shard); the first holds its state.
+  struct OptimizerShard {
+    int64_t replicas = 1;
+    double elements = 0;
+    int64_t dim0 = 1;
+    bool firstReader = true;
+  };
+  std::vector<std::vector<OptimizerShard>> optimizerShards;
   double quantizedWeightsPerTrained = 0;  // a low-precision recipe's weight copies, bytes a trained element
   double flops = 0;                       // the micro-batch's forward FLOPs on whole shapes
   // What a stage boundary sends per rank, one message a value: what layer 0 hands layer 1, and
