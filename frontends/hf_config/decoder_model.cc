@@ -36,12 +36,20 @@ class DecoderWriter {
     op("rotary_sin", "Reshape", {"position_sin", shapeText({s_.batch, 1, s_.sequence, c_.rotaryDim()})});
     module_ = "model";
     std::string x = op("embed_flat", "Reshape", {"embed", shapeText({T, c_.hidden})});
+    // Gemma scales the embedding by √h, Granite by its embedding_multiplier.
+    if (c_.embeddingScale != 1) x = op("embed_scaled", "Mul", {x, number(c_.embeddingScale)});
     for (int64_t l = 0; l < c_.layers; ++l) x = layer(l, x);
     x = rmsNorm("final_norm", "model.norm", x, c_.hidden);
     std::string head = c_.tiedEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight";
     if (!c_.tiedEmbeddings) param(head, {c_.vocab, c_.hidden});
     module_ = "lm_head";
-    op("lm_head", "MatMul", {x, head}, "{transpose_b: true}", Strategy{{dp() * cp(), 1}, {tp(), 1}});
+    std::string logits = op(finalLogits() ? "lm_head_raw" : "lm_head", "MatMul", {x, head}, "{transpose_b: true}",
+                            Strategy{{dp() * cp(), 1}, {tp(), 1}});
+    // Granite divides the logits by logits_scaling; Gemma 2 softcaps them.
+    module_ = "model";
+    if (c_.logitDivisor != 1)
+      logits = op(c_.logitSoftcap > 0 ? "logits_scaled" : "lm_head", "Mul", {logits, number(1 / c_.logitDivisor)});
+    if (c_.logitSoftcap > 0) softcap("lm_head", logits, c_.logitSoftcap);
 
     std::string out = fmt::format("# {} ({}) from its config.json: one micro-batch of {} sequences of {} tokens\n", name,
                                   c_.modelType, s_.batch, s_.sequence);
@@ -72,6 +80,14 @@ class DecoderWriter {
   }
 
   static std::string shapeText(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+  static std::string number(double v) { return fmt::format("{}", v); }
+  bool finalLogits() const { return c_.logitDivisor != 1 || c_.logitSoftcap > 0; }
+  // cap · tanh(x / cap): Gemma 2's softcapping of the scores and the logits.
+  std::string softcap(const std::string& n, const std::string& x, double cap) {
+    std::string in = op(n + "_capped_in", "Mul", {x, number(1 / cap)});
+    std::string t = op(n + "_tanh", "Tanh", {in});
+    return op(n, "Mul", {t, number(cap)});
+  }
 
   void input(const std::string& n, const std::vector<int64_t>& shape, const char* dtype = "float32") {
     inputs_ += fmt::format("  - {{name: {}, shape: {}, dtype: {}}}\n", n, shapeText(shape), dtype);
@@ -108,7 +124,8 @@ class DecoderWriter {
     param(module + ".bias", {out});
     return op(n + "_bias", "Add", {y, module + ".bias"});
   }
-  // RMSNorm as transformers computes it: x / sqrt(mean(x^2) + eps) * weight, over the last dim.
+  // RMSNorm as transformers computes it: x / sqrt(mean(x^2) + eps) * weight, over the last dim
+  // (Gemma's weight an offset from 1: times 1 + weight).
   std::string rmsNorm(const std::string& n, const std::string& module, const std::string& x, int64_t dim) {
     module_ = module;
     param(module + ".weight", {dim});
@@ -117,7 +134,9 @@ class DecoderWriter {
     std::string eps = op(n + ".eps", "Add", {mean, fmt::format("{}", c_.rmsEps)});
     std::string inv = op(n + ".rsqrt", "Pow", {eps, "-0.5"});
     std::string normed = op(n + ".normed", "Mul", {x, inv});
-    return op(n, "Mul", {normed, module + ".weight"});
+    std::string weight = module + ".weight";
+    if (c_.normOffset) weight = op(n + ".scale", "Add", {weight, "1.0"});
+    return op(n, "Mul", {normed, weight});
   }
   // Rotary position embedding of [batch, heads, sequence, head_dim]: x cos + rotate_half(x) sin.
   std::string rope(const std::string& n, const std::string& x, int64_t heads) {
@@ -155,6 +174,10 @@ class DecoderWriter {
     std::string qp = linear("q_proj", at + ".q_proj", x, c_.hidden, q, Split::Column, c_.attentionBias);
     std::string kp = linear("k_proj", at + ".k_proj", x, c_.hidden, kv, Split::Column, c_.attentionBias);
     std::string vp = linear("v_proj", at + ".v_proj", x, c_.hidden, kv, Split::Column, c_.attentionBias);
+    if (c_.qkNormWide) {  // OLMoE: over the whole projections, before the heads are split out
+      qp = rmsNorm("q_norm", at + ".q_norm", qp, q);
+      kp = rmsNorm("k_norm", at + ".k_norm", kp, kv);
+    }
     std::string qh = heads("q", at + ".q_proj", qp, c_.heads, c_.qkNorm);
     std::string kh = heads("k", at + ".k_proj", kp, c_.kvHeads, c_.qkNorm);
     module_ = at + ".v_proj";
@@ -173,7 +196,9 @@ class DecoderWriter {
     // Each rank's query chunk (CP) against every key and value, gathered over the context ranks.
     Strategy heads{{dp(), tp(), cp(), 1}, {dp(), tp(), 1, 1}};
     std::string scores = op("scores", "BatchMatMul", {q, k}, "{transpose_b: true}", heads);
-    std::string scaled = op("scaled", "Mul", {scores, fmt::format("{}", 1.0 / std::sqrt(static_cast<double>(qkDim)))});
+    const double scale = c_.scoreScale > 0 ? c_.scoreScale : 1.0 / std::sqrt(static_cast<double>(qkDim));
+    std::string scaled = op(c_.attentionSoftcap > 0 ? "scaled_raw" : "scaled", "Mul", {scores, number(scale)});
+    if (c_.attentionSoftcap > 0) scaled = softcap("scaled", scaled, c_.attentionSoftcap);
     std::string probs;
     if (c_.sinks) {
       param(at + ".sinks", {A});
@@ -235,7 +260,7 @@ class DecoderWriter {
     std::string gate = linear(n + "gate_proj", at + ".gate_proj", x, c_.hidden, ffn, Split::Column, bias);
     std::string up = linear(n + "up_proj", at + ".up_proj", x, c_.hidden, ffn, Split::Column, bias);
     module_ = at;
-    std::string act = op(n + "act", "SiLU", {gate});
+    std::string act = op(n + "act", c_.gatedGelu ? "GeLU" : "SiLU", {gate});  // Gemma's GeGLU: tanh GeLU
     std::string gated = op(n + "gated", "Mul", {act, up});
     return linear(n + "down_proj", at + ".down_proj", gated, ffn, c_.hidden, Split::Row, bias);
   }
@@ -419,12 +444,19 @@ class DecoderWriter {
     prefix_ = fmt::format("L{}.", l);
     std::string h = rmsNorm("input_norm", at + ".input_layernorm", x, c_.hidden);
     std::string a = c_.kvLora > 0 ? latentAttention(at + ".self_attn", h) : attention(at + ".self_attn", h);
+    // Gemma norms each block's output before its residual add (and the MLP's input by
+    // pre_feedforward_layernorm); Granite scales it by residual_multiplier.
+    if (c_.sandwichNorms) a = rmsNorm("post_attn_norm", at + ".post_attention_layernorm", a, c_.hidden);
     module_ = at;
+    if (c_.residualScale != 1) a = op("attn_scaled", "Mul", {a, number(c_.residualScale)});
     std::string r1 = op("residual_attn", "Add", {x, a}, "", residualStrategy());
-    std::string h2 = rmsNorm("post_norm", at + ".post_attention_layernorm", r1, c_.hidden);
+    std::string h2 = c_.sandwichNorms ? rmsNorm("pre_mlp_norm", at + ".pre_feedforward_layernorm", r1, c_.hidden)
+                                      : rmsNorm("post_norm", at + ".post_attention_layernorm", r1, c_.hidden);
     bool sparse = c_.experts > 0 && c_.sparseLayer[l];
     std::string m = sparse ? moe(at + ".mlp", h2) : denseMlp(at + ".mlp", h2, c_.intermediate, c_.mlpBias);
+    if (c_.sandwichNorms) m = rmsNorm("post_mlp_norm", at + ".post_feedforward_layernorm", m, c_.hidden);
     module_ = at;
+    if (c_.residualScale != 1) m = op("mlp_scaled", "Mul", {m, number(c_.residualScale)});
     std::string out = op("residual_mlp", "Add", {r1, m}, "", residualStrategy());
     prefix_.clear();
     return out;
@@ -470,6 +502,16 @@ std::optional<std::string> shapeError(const DecoderConfig& config, const Decoder
   return std::nullopt;
 }
 
+std::optional<std::string> unbuiltWindowWarning(const DecoderConfig& config, const DecoderShape& shape) {
+  int64_t sliding = std::count(config.slidingLayer.begin(), config.slidingLayer.end(), true);
+  if (sliding == 0 || config.slidingWindow >= shape.sequence) return std::nullopt;
+  return fmt::format(
+      "{} of the {} layers attend within a window of {} tokens; irc computes their attention over all {} "
+      "tokens (sliding windows are not built), which overstates its FLOPs, time and memory up to {:.3g}x",
+      sliding, config.layers, config.slidingWindow, shape.sequence,
+      static_cast<double>(shape.sequence) / static_cast<double>(config.slidingWindow));
+}
+
 std::optional<std::string> decoderModelText(const std::string& configText, const std::map<std::string, int64_t>& dims,
                                             const std::string& name, int64_t deviceNum, DiagnosticEngine& diags,
                                             int64_t* activeParameters) {
@@ -483,6 +525,7 @@ std::optional<std::string> decoderModelText(const std::string& configText, const
   }
   if (auto e = shapeError(*config, shape)) diags.error({}, "--dim: " + *e);
   if (diags.hasErrors()) return std::nullopt;
+  if (auto w = unbuiltWindowWarning(*config, shape)) diags.warning({}, *w);
   if (activeParameters) *activeParameters = activeParameterCount(*config);
   return decoderModelYaml(*config, shape, nullptr, name, deviceNum);
 }

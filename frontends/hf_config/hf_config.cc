@@ -24,23 +24,46 @@ const std::map<std::string, DecoderFamily>& families() {
                                                          {"qwen3_moe", DecoderFamily::Qwen3Moe},
                                                          {"deepseek_v2", DecoderFamily::DeepseekV2},
                                                          {"deepseek_v3", DecoderFamily::DeepseekV3},
-                                                         {"gpt_oss", DecoderFamily::GptOss}};
+                                                         {"gpt_oss", DecoderFamily::GptOss},
+                                                         {"kimi_k2", DecoderFamily::DeepseekV3},
+                                                         {"phi3", DecoderFamily::Phi3},
+                                                         {"granite", DecoderFamily::Granite},
+                                                         {"olmoe", DecoderFamily::Olmoe},
+                                                         {"gemma2", DecoderFamily::Gemma2},
+                                                         {"gemma3_text", DecoderFamily::Gemma3Text}};
   return f;
 }
 
 // transformers' architecture class names, for a config that names only `architectures`.
 const std::map<std::string, std::string>& architectureTypes() {
-  static const std::map<std::string, std::string> a = {
-      {"LlamaForCausalLM", "llama"},        {"MistralForCausalLM", "mistral"},        {"Qwen2ForCausalLM", "qwen2"},
-      {"Qwen3ForCausalLM", "qwen3"},        {"MixtralForCausalLM", "mixtral"},        {"Qwen2MoeForCausalLM", "qwen2_moe"},
-      {"Qwen3MoeForCausalLM", "qwen3_moe"}, {"DeepseekV2ForCausalLM", "deepseek_v2"}, {"DeepseekV3ForCausalLM", "deepseek_v3"},
-      {"GptOssForCausalLM", "gpt_oss"}};
+  static const std::map<std::string, std::string> a = {{"LlamaForCausalLM", "llama"},
+                                                       {"MistralForCausalLM", "mistral"},
+                                                       {"Qwen2ForCausalLM", "qwen2"},
+                                                       {"Qwen3ForCausalLM", "qwen3"},
+                                                       {"MixtralForCausalLM", "mixtral"},
+                                                       {"Qwen2MoeForCausalLM", "qwen2_moe"},
+                                                       {"Qwen3MoeForCausalLM", "qwen3_moe"},
+                                                       {"DeepseekV2ForCausalLM", "deepseek_v2"},
+                                                       {"DeepseekV3ForCausalLM", "deepseek_v3"},
+                                                       {"GptOssForCausalLM", "gpt_oss"},
+                                                       {"Phi3ForCausalLM", "phi3"},
+                                                       {"GraniteForCausalLM", "granite"},
+                                                       {"OlmoeForCausalLM", "olmoe"},
+                                                       {"Gemma2ForCausalLM", "gemma2"},
+                                                       {"Gemma3ForCausalLM", "gemma3_text"}};
   return a;
 }
 
 // Families irc knows of but does not build yet: said as such, not as unknown.
 const std::map<std::string, std::string>& notBuilt() {
-  static const std::map<std::string, std::string> n = {{"qwen3_next", "Qwen3-Next's linear attention layers"}};
+  static const std::map<std::string, std::string> n = {
+      {"qwen3_next", "Qwen3-Next's linear attention layers"},
+      {"llama4", "Llama 4's chunked and NoPE attention layers and interleaved experts"},
+      {"llama4_text", "Llama 4's chunked and NoPE attention layers and interleaved experts"},
+      {"gemma3", "Gemma 3's vision tower; its text decoder alone is model_type gemma3_text"},
+      {"falcon", "Falcon's parallel attention and LayerNorm layers"},
+      {"gpt_neox", "GPT-NeoX's parallel residual and partial rotary layers"},
+      {"starcoder2", "StarCoder2's LayerNorm and GeLU layers"}};
   return n;
 }
 
@@ -64,6 +87,7 @@ class ConfigReader {
         reader_.diags().error(locOf(root_), fmt::format("the config has no '{}', which the model's shape needs", key));
       return fallback;
     }
+    if (!isJsonValue(n, key)) return std::nullopt;
     auto v = reader_.integer(n, key);
     if (v && (*v < 1 || *v > kMaxConfigSize)) {
       reader_.error(n, fmt::format("{} must be in 1 .. {}; got {}", key, kMaxConfigSize, *v));
@@ -73,13 +97,26 @@ class ConfigReader {
   }
   bool flag(const char* key, bool fallback) {
     YamlNode n = root_.find(key);
-    if (!n.IsDefined() || n.IsNull()) return fallback;
+    if (!n.IsDefined() || n.IsNull() || !isJsonValue(n, key, "true or false")) return fallback;
     return reader_.boolean(n, key).value_or(fallback);
   }
   double number(const char* key, double fallback) {
     YamlNode n = root_.find(key);
-    if (!n.IsDefined() || n.IsNull()) return fallback;
+    if (!n.IsDefined() || n.IsNull() || !isJsonValue(n, key)) return fallback;
     return reader_.number(n, key).value_or(fallback);
+  }
+  // The first of `keys` the config has (transformers 4's and 5's spellings of one attribute).
+  const char* spelled(std::initializer_list<const char*> keys) const {
+    for (const char* k : keys)
+      if (YamlNode n = root_.find(k); n.IsDefined() && !n.IsNull()) return k;
+    return *keys.begin();
+  }
+  // A JSON number or boolean is written bare: `"256"` and `"false"` are strings, which
+  // transformers' typed config classes reject.
+  bool isJsonValue(const YamlNode& n, const char* key, const char* expected = "a number") {
+    if (!n.IsScalar() || !n.IsQuoted()) return true;
+    reader_.error(n, fmt::format("{} must be {}; got the string \"{}\"", key, expected, n.Scalar()));
+    return false;
   }
   std::optional<std::string> modelType() {
     YamlNode t = root_.find("model_type");
@@ -109,12 +146,39 @@ class ConfigReader {
       reader_.error(
           at, fmt::format("model_type '{}' is not a family irc builds; supported: {}", type, joinNames(supportedModelTypes())));
   }
-  // Keys that would change the graph in a way irc does not build.
-  void rejectUnbuilt() {
-    if (YamlNode q = root_.find("quantization_config"); q.IsDefined() && !q.IsNull())
-      reader_.error(q,
-                    "quantization_config: quantized weights are not built (irc plans bf16/fp32 training); remove the key "
-                    "to plan the unquantized model");
+  // How the published checkpoint stores its weights (DeepSeek-V3's fp8 blocks, GPT-OSS's mxfp4
+  // experts): what a user downloads, so read, and said once; the model planned is the unquantized
+  // one (docs/config-json.md).
+  std::optional<StoredQuantization> quantization() {
+    YamlNode q = root_.find("quantization_config");
+    if (!q.IsDefined() || q.IsNull()) return std::nullopt;
+    if (!q.IsMap()) {
+      reader_.error(q, "quantization_config must be an object (transformers' QuantizationConfigMixin.to_dict)");
+      return std::nullopt;
+    }
+    StoredQuantization s;
+    s.line = q.Mark().line + 1, s.column = q.Mark().column + 1;
+    YamlNode method = q.find("quant_method");
+    s.method = method.IsScalar() ? method.Scalar() : "unnamed";
+    auto text = [&](const char* key) {
+      YamlNode n = q.find(key);
+      return n.IsScalar() ? n.Scalar() : std::string();
+    };
+    if (s.method == "fp8") {
+      YamlNode block = q.find("weight_block_size");
+      std::string format = text("fmt");
+      s.format = "fp8" + (format.empty() ? std::string() : " " + format);
+      if (block.IsSequence() && block.size() == 2 && block[0].IsScalar() && block[1].IsScalar())
+        s.format += fmt::format(" in {} x {} blocks, a float32 scale each", block[0].Scalar(), block[1].Scalar());
+    } else if (s.method == "mxfp4") {
+      s.format = "mxfp4 (4-bit e2m1 in blocks of 32, an e8m0 scale each)";
+    } else if (s.method == "bitsandbytes") {
+      s.format = text("load_in_4bit") == "true" ? "bitsandbytes 4-bit" : "bitsandbytes 8-bit";
+    } else {
+      std::string bits = text("bits");
+      s.format = s.method + (bits.empty() ? std::string() : " " + bits + "-bit");
+    }
+    return s;
   }
   YamlReader& reader() { return reader_; }
   const YamlNode& root() const { return root_; }
@@ -128,23 +192,65 @@ bool isDeepseek(DecoderFamily f) { return f == DecoderFamily::DeepseekV2 || f ==
 
 bool isMoe(DecoderFamily f) {
   return f == DecoderFamily::Mixtral || f == DecoderFamily::Qwen2Moe || f == DecoderFamily::Qwen3Moe || isDeepseek(f) ||
-         f == DecoderFamily::GptOss;
+         f == DecoderFamily::GptOss || f == DecoderFamily::Olmoe;
 }
 
-// Sliding-window attention (Mistral's `sliding_window`; Qwen's unless use_sliding_window is
-// false; GPT-OSS's `layer_types`): which layers, over how many tokens.
+// Gemma's layers (Gemma2Config, Gemma3TextConfig): norms as offsets from 1, four a layer, GeGLU,
+// the embedding scaled by √h, the scores by query_pre_attn_scalar^-½, softcaps where given (Gemma
+// 2's 50 and 30 by default, Gemma 3's none), a tied head; Gemma 3 norms each head's q and k.
+void readGemma(ConfigReader& r, DecoderConfig& c) {
+  const bool gemma2 = c.family == DecoderFamily::Gemma2;
+  c.normOffset = c.sandwichNorms = c.gatedGelu = true;
+  c.qkNorm = !gemma2;
+  c.attentionBias = c.outputBias = r.flag("attention_bias", false);
+  c.embeddingScale = std::sqrt(static_cast<double>(c.hidden));
+  double scalar = r.number("query_pre_attn_scalar", 256);
+  if (scalar <= 0) r.reader().error(r.root().find("query_pre_attn_scalar"), "query_pre_attn_scalar must be positive");
+  else c.scoreScale = 1 / std::sqrt(scalar);
+  c.attentionSoftcap = r.number("attn_logit_softcapping", gemma2 ? 50.0 : 0.0);
+  c.logitSoftcap = r.number("final_logit_softcapping", gemma2 ? 30.0 : 0.0);
+}
+
+// Granite's multipliers (GraniteConfig: all 1 by default).
+void readGranite(ConfigReader& r, DecoderConfig& c) {
+  c.attentionBias = c.outputBias = r.flag("attention_bias", false);
+  c.mlpBias = r.flag("mlp_bias", false);
+  c.embeddingScale = r.number("embedding_multiplier", 1.0);
+  c.residualScale = r.number("residual_multiplier", 1.0);
+  c.scoreScale = r.number("attention_multiplier", 1.0);
+  c.logitDivisor = r.number("logits_scaling", 1.0);
+  if (c.logitDivisor == 0) r.reader().error(r.root().find("logits_scaling"), "logits_scaling divides the logits: not 0");
+}
+
+// Sliding-window attention: which layers, over how many tokens, as each family's config class
+// derives them when `layer_types` is not written: Mistral's and Mixtral's (and Phi-3's) every
+// layer; Qwen2's and Qwen3's only with use_sliding_window, from max_window_layers on
+// (Qwen2Config); Qwen2-MoE's every other layer below max_window_layers (Qwen2MoeConfig); Gemma 2's
+// every other layer, Gemma 3's five of each six (Gemma2Config, Gemma3TextConfig); GPT-OSS's as listed.
 void readSlidingWindows(ConfigReader& r, DecoderConfig& c) {
   c.slidingLayer.assign(static_cast<size_t>(c.layers), false);
+  const DecoderFamily f = c.family;
+  const bool gemma = f == DecoderFamily::Gemma2 || f == DecoderFamily::Gemma3Text;
+  const bool qwen =
+      f == DecoderFamily::Qwen2 || f == DecoderFamily::Qwen3 || f == DecoderFamily::Qwen2Moe || f == DecoderFamily::Qwen3Moe;
+  if (f == DecoderFamily::Llama || f == DecoderFamily::Granite || f == DecoderFamily::Olmoe || f == DecoderFamily::DeepseekV2 ||
+      f == DecoderFamily::DeepseekV3)
+    return;  // their attention has no window
+  if (qwen && !r.flag("use_sliding_window", false)) return;
   YamlNode window = r.root().find("sliding_window");
-  if (!window.IsDefined() || window.IsNull()) return;
-  YamlNode use = r.root().find("use_sliding_window");
-  if (use.IsScalar() && use.Scalar() == "false") return;
-  auto w = r.positive("sliding_window");
+  if (!gemma && (!window.IsDefined() || window.IsNull())) return;
+  auto w = r.positive("sliding_window", 4096);  // Gemma2Config's and Gemma3TextConfig's default
   if (!w) return;
   c.slidingWindow = *w;
   YamlNode types = r.root().find("layer_types");
   if (!types.IsSequence()) {
-    c.slidingLayer.assign(static_cast<size_t>(c.layers), true);
+    const int64_t maxWindowLayers = qwen ? r.positive("max_window_layers", 28).value_or(28) : 0;
+    const int64_t pattern = f == DecoderFamily::Gemma3Text ? r.positive("sliding_window_pattern", 6).value_or(6) : 2;
+    for (int64_t l = 0; l < c.layers; ++l)
+      c.slidingLayer[l] = gemma                                                    ? (l + 1) % pattern != 0
+                          : f == DecoderFamily::Qwen2Moe                           ? (l + 1) % 2 != 0 && l < maxWindowLayers
+                          : f == DecoderFamily::Qwen2 || f == DecoderFamily::Qwen3 ? l >= maxWindowLayers
+                                                                                   : true;
     return;
   }
   if (static_cast<int64_t>(types.size()) != c.layers) {
@@ -184,11 +290,19 @@ void readDeepseek(ConfigReader& r, DecoderConfig& c) {
 
 void readExperts(ConfigReader& r, DecoderConfig& c) {
   const bool mixtral = c.family == DecoderFamily::Mixtral, deepseek = isDeepseek(c.family),
-             gptOss = c.family == DecoderFamily::GptOss;
-  const char* expertsKey = mixtral || gptOss ? "num_local_experts" : deepseek ? "n_routed_experts" : "num_experts";
-  auto experts = r.positive(expertsKey);
-  auto perToken = r.positive(gptOss ? "num_experts_per_tok" : "num_experts_per_tok");
-  auto ffn = mixtral || gptOss ? std::optional<int64_t>(c.intermediate) : r.positive("moe_intermediate_size");
+             gptOss = c.family == DecoderFamily::GptOss, olmoe = c.family == DecoderFamily::Olmoe;
+  const bool qwen2 = c.family == DecoderFamily::Qwen2Moe, qwen3 = c.family == DecoderFamily::Qwen3Moe;
+  // Qwen's MoE experts: transformers 4's `num_experts`, 5's `num_local_experts` (one attribute).
+  const char* expertsKey = mixtral || gptOss ? "num_local_experts"
+                           : deepseek        ? "n_routed_experts"
+                                             : r.spelled({"num_experts", "num_local_experts"});
+  // The config classes' defaults: MixtralConfig 8 experts, top 2; Qwen2MoeConfig 60, top 4, FFN
+  // 1408; Qwen3MoeConfig 128, top 8, FFN 768; OlmoeConfig 64, top 8 (DeepSeek's are required).
+  auto orDefault = [&](int64_t v) { return deepseek || gptOss ? std::nullopt : std::optional<int64_t>(v); };
+  auto experts = r.positive(expertsKey, orDefault(mixtral ? 8 : qwen2 ? 60 : qwen3 ? 128 : 64));
+  auto perToken = r.positive("num_experts_per_tok", orDefault(mixtral ? 2 : qwen2 ? 4 : 8));
+  auto ffn = mixtral || gptOss || olmoe ? std::optional<int64_t>(c.intermediate)
+                                        : r.positive("moe_intermediate_size", orDefault(qwen2 ? 1408 : 768));
   if (!experts || !perToken || !ffn) return;
   c.experts = *experts;
   c.expertsPerToken = *perToken;
@@ -205,7 +319,7 @@ void readExperts(ConfigReader& r, DecoderConfig& c) {
   c.normTopK = mixtral || r.flag("norm_topk_prob", c.family == DecoderFamily::DeepseekV3);
   c.sparseLayer.assign(static_cast<size_t>(c.layers), true);
   if (c.family == DecoderFamily::Qwen2Moe) {
-    c.sharedExpertFfn = r.positive("shared_expert_intermediate_size", 0).value_or(0);
+    c.sharedExpertFfn = r.positive("shared_expert_intermediate_size", 5632).value_or(0);  // Qwen2MoeConfig's default
     c.sharedExpertCount = c.sharedExpertFfn > 0 ? 1 : 0;
     c.sharedExpertGate = c.sharedExpertFfn > 0;
   }
@@ -228,7 +342,7 @@ void readExperts(ConfigReader& r, DecoderConfig& c) {
     c.swigluLimit = r.number("swiglu_limit", 7.0);
     return;
   }
-  if (mixtral) return;
+  if (mixtral || olmoe) return;
   // Qwen's MoE layers: every decoder_sparse_step-th (1-based), except mlp_only_layers.
   int64_t step = r.positive("decoder_sparse_step", 1).value_or(1);
   for (int64_t l = 0; l < c.layers; ++l) c.sparseLayer[l] = (l + 1) % step == 0;
@@ -276,7 +390,13 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
   DecoderConfig c;
   c.modelType = *type;
   c.family = families().at(*type);
-  r.rejectUnbuilt();
+  c.quantization = r.quantization();
+  if (c.quantization)
+    diags.warning({c.quantization->line, c.quantization->column},
+                  fmt::format("quantization_config: the checkpoint stores its weights as {}; irc plans the model "
+                              "unquantized, in the plan's precision (a training run trains it so; serving the stored "
+                              "format is not planned)",
+                              c.quantization->format));
   auto hidden = r.positive("hidden_size"), layers = r.positive("num_hidden_layers"), heads = r.positive("num_attention_heads");
   auto vocab = r.positive("vocab_size"), intermediate = r.positive("intermediate_size");
   if (!hidden || !layers || !heads || !vocab || !intermediate) return std::nullopt;
@@ -286,21 +406,32 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
   c.vocab = *vocab;
   c.intermediate = *intermediate;
   c.kvHeads = r.positive("num_key_value_heads", c.heads).value_or(c.heads);
-  c.headDim = r.positive("head_dim", std::max<int64_t>(1, c.hidden / c.heads)).value_or(1);
+  const bool gemma = c.family == DecoderFamily::Gemma2 || c.family == DecoderFamily::Gemma3Text;
+  // (Gemma2Config's and Gemma3TextConfig's head_dim is 256 whatever the width.)
+  c.headDim = r.positive("head_dim", gemma ? 256 : std::max<int64_t>(1, c.hidden / c.heads)).value_or(1);
   for (auto [key, value] : {std::pair{"num_hidden_layers", c.layers}, {"num_attention_heads", c.heads}})
     if (value > kMaxConfigCount)
       r.reader().error(r.root().find(key), fmt::format("{} must be in 1 .. {}; got {}", key, kMaxConfigCount, value));
   c.maxPositions = r.positive("max_position_embeddings", 4096).value_or(4096);
-  c.rmsEps = r.number("rms_norm_eps", 1e-6);
-  c.tiedEmbeddings = r.flag("tie_word_embeddings", false);
+  c.rmsEps = r.number("rms_norm_eps", c.family == DecoderFamily::Olmoe ? 1e-5 : 1e-6);  // OlmoeConfig's 1e-5
+  // Gemma ties its head by default (Gemma2Config, Gemma3TextConfig); the others do not.
+  c.tiedEmbeddings = r.flag("tie_word_embeddings", gemma);
   if (c.heads % c.kvHeads != 0)
     r.reader().error(r.root().find("num_key_value_heads"),
                      fmt::format("num_attention_heads {} is not a multiple of num_key_value_heads {}", c.heads, c.kvHeads));
-  if (!r.root().find("head_dim").IsDefined() && !isDeepseek(c.family) && c.hidden % c.heads != 0)
+  if (!r.root().find("head_dim").IsDefined() && !isDeepseek(c.family) && !gemma && c.hidden % c.heads != 0)
     r.reader().error(r.root().find("num_attention_heads"),
                      fmt::format("hidden_size {} is not a multiple of num_attention_heads {} (and the config gives no head_dim)",
                                  c.hidden, c.heads));
   switch (c.family) {
+    case DecoderFamily::Gemma2:
+    case DecoderFamily::Gemma3Text: readGemma(r, c); break;
+    case DecoderFamily::Granite: readGranite(r, c); break;
+    case DecoderFamily::Olmoe:
+      c.attentionBias = c.outputBias = r.flag("attention_bias", false);
+      c.qkNormWide = true;
+      break;
+    case DecoderFamily::Phi3:  // no biases (Phi3Config); qkv_proj and gate_up_proj fused
     case DecoderFamily::Llama:
     case DecoderFamily::Mistral:
       c.attentionBias = c.outputBias = r.flag("attention_bias", false);
@@ -351,6 +482,7 @@ double attentionParameters(const DecoderConfig& c) {
   if (c.attentionBias) n += q + 2 * kv;
   if (c.outputBias) n += c.hidden;
   if (c.qkNorm) n += 2 * c.headDim;
+  if (c.qkNormWide) n += q + kv;
   if (c.sinks) n += c.heads;
   return n;
 }
@@ -377,7 +509,8 @@ double countParameters(const DecoderConfig& c, bool active) {
   // unless it is the head's own matrix (tied: counted once, so active never exceeds total).
   double n = h + v * h;
   if (!c.tiedEmbeddings) n += (active ? 1 : v) * h;
-  for (int64_t l = 0; l < c.layers; ++l) n += 2 * h + attentionParameters(c) + mlpParameters(c, l, active);
+  const double norms = (c.sandwichNorms ? 4 : 2) * h;  // Gemma's pre and post norms around each block
+  for (int64_t l = 0; l < c.layers; ++l) n += norms + attentionParameters(c) + mlpParameters(c, l, active);
   return n;
 }
 

@@ -12,7 +12,31 @@
 namespace irc {
 
 // The families' decoder layers (transformers' `model_type`).
-enum class DecoderFamily { Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2Moe, Qwen3Moe, DeepseekV2, DeepseekV3, GptOss };
+enum class DecoderFamily {
+  Llama,
+  Mistral,
+  Qwen2,
+  Qwen3,
+  Mixtral,
+  Qwen2Moe,
+  Qwen3Moe,
+  DeepseekV2,
+  DeepseekV3,  // and Kimi-K2 (`kimi_k2`), the same architecture
+  GptOss,
+  Phi3,        // Phi-3 and Phi-4: Llama's layer with fused qkv_proj and gate_up_proj
+  Granite,     // Llama's layer with Granite's embedding, residual, attention and logit multipliers
+  Olmoe,       // OLMoE: q/k RMSNorm over the whole projection, 64 experts
+  Gemma2,      // Gemma 2: four norms a layer, GeGLU, softcapped attention and logits, local/global layers
+  Gemma3Text,  // Gemma 3's text decoder: Gemma 2's layer with per-head q/k norms, 5 local : 1 global
+};
+
+// What a checkpoint's `quantization_config` says its weights are stored as (read, not built:
+// a plan trains or serves the unquantized model in its precision, docs/config-json.md).
+struct StoredQuantization {
+  std::string method;  // quant_method as written: "fp8", "mxfp4", "bitsandbytes", ...
+  std::string format;  // what the weights are, in words: "fp8 e4m3 in 128 x 128 blocks"
+  int line = 0, column = 0;
+};
 
 // How a MoE router scores and picks its experts.
 enum class Routing {
@@ -32,7 +56,18 @@ struct DecoderConfig {
   bool attentionBias = false;  // q, k, v (and o for Llama's attention_bias) biases
   bool outputBias = false;     // o_proj's bias (Llama's attention_bias; Qwen2 has none)
   bool mlpBias = false;
-  bool qkNorm = false;  // Qwen3: RMSNorm of each head's queries and keys
+  bool qkNorm = false;      // Qwen3, Gemma 3: RMSNorm of each head's queries and keys
+  bool qkNormWide = false;  // OLMoE: RMSNorm over the whole q projection [a·d] and k projection [g·d]
+  // Gemma: each norm's weight is an offset from 1 (x · (1 + w)); four norms a layer (the
+  // attention's and the MLP's outputs normed before their residual adds); a GeGLU MLP (tanh GeLU).
+  bool normOffset = false, sandwichNorms = false, gatedGelu = false;
+  // Multipliers: of the embedding (Gemma √h, Granite's embedding_multiplier), of each block's
+  // output before its residual add (Granite), of the scores (0: 1/√d; Gemma's
+  // query_pre_attn_scalar^-½, Granite's attention_multiplier), the logits' divisor (Granite's
+  // logits_scaling); tanh softcaps of the scores and the logits (0: none; Gemma 2).
+  double embeddingScale = 1, residualScale = 1, scoreScale = 0, logitDivisor = 1;
+  double attentionSoftcap = 0, logitSoftcap = 0;
+  std::optional<StoredQuantization> quantization;
   // A mixture of experts (experts > 0): routed experts, per token, each expert's FFN, whether
   // the top-k weights are renormalised, a shared expert's FFN (0: none) with its sigmoid gate,
   // and per layer whether its MLP is sparse.

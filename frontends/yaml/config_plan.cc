@@ -34,14 +34,7 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
   if (moe) readMoe(*moe, config->experts > 0, shape);
   // Sliding-window layers attend over all the sequence here (the window's mask is not built):
   // said where the window is shorter than the sequence, as it then overstates their attention.
-  int64_t sliding = std::count(config->slidingLayer.begin(), config->slidingLayer.end(), true);
-  if (sliding > 0 && config->slidingWindow < shape.sequence)
-    reader_.diags().warning(
-        locOf(graphNode), fmt::format("{}: {} of the {} layers attend within a window of {} tokens; irc computes their attention "
-                                      "over all {} tokens (sliding windows are not built), which overstates its FLOPs, time "
-                                      "and memory up to {:.3g}x",
-                                      file, sliding, config->layers, config->slidingWindow, shape.sequence,
-                                      static_cast<double>(shape.sequence) / static_cast<double>(config->slidingWindow)));
+  if (auto w = unbuiltWindowWarning(*config, shape)) reader_.diags().warning(locOf(graphNode), file + ": " + *w);
   std::optional<DegreePlan> degrees;
   if (parallel_.degrees.given()) {
     degrees = checkDegrees(parallel_, *config, shape, reader_.diags());

@@ -38,9 +38,10 @@ class YamlTreeBuilder : public YAML::EventHandler {
     auto it = anchors_.find(anchor);
     attach(it != anchors_.end() ? it->second : node(Kind::Null, m));
   }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor, const std::string& value) override {
+  void OnScalar(const YAML::Mark& m, const std::string& tag, YAML::anchor_t anchor, const std::string& value) override {
     count(m);
     uint32_t index = node(Kind::Scalar, m);
+    doc_.nodes_[index].quoted = tag == "!";  // yaml-cpp's non-specific tag of a quoted scalar
     doc_.nodes_[index].first = static_cast<uint32_t>(doc_.scalars_.size());
     doc_.scalars_.push_back(value);
     add(index, anchor);
@@ -64,7 +65,7 @@ class YamlTreeBuilder : public YAML::EventHandler {
     if (++events_ > limit_) throw YamlRunaway{m};
   }
   uint32_t node(Kind kind, const YAML::Mark& m) {
-    doc_.nodes_.push_back({kind, 0, 0, m});
+    doc_.nodes_.push_back({kind, false, 0, 0, m});
     return static_cast<uint32_t>(doc_.nodes_.size() - 1);
   }
   void add(uint32_t index, YAML::anchor_t anchor) {

@@ -41,6 +41,7 @@ class YamlDocuments {
   // 24 bytes and nothing to free: a model of 100k ops has millions of nodes.
   struct Node {
     Kind kind = Kind::Null;
+    bool quoted = false;  // a scalar written in quotes (a string, in JSON)
     // A scalar's index in scalars_; a collection's first child in children_.
     uint32_t first = 0;
     // A collection's children: a sequence's elements; a map's keys and values, alternating.
@@ -68,6 +69,7 @@ class YamlNode {
   bool IsScalar() const { return doc_ && node().kind == YamlDocuments::Kind::Scalar; }
   bool IsSequence() const { return doc_ && node().kind == YamlDocuments::Kind::Sequence; }
   bool IsMap() const { return doc_ && node().kind == YamlDocuments::Kind::Map; }
+  bool IsQuoted() const { return doc_ && node().quoted; }
   const std::string& Scalar() const;
   YAML::Mark Mark() const { return doc_ ? node().mark : YAML::Mark::null_mark(); }
   // Elements of a sequence, entries of a map.

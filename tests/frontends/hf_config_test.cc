@@ -4,9 +4,11 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "frontends/hf_config/hf_config.h"
+#include "tests/approx.h"
 #include "tests/test_util.h"
 
 namespace irc::test::hf_config {
@@ -129,17 +131,28 @@ TEST_CASE("config.json: DeepSeek-V2 (latent attention, softmax routing, greedy o
 
 TEST_CASE("config.json: what is not built or not known is a located error naming the supported families") {
   std::string errors;
+  CHECK_FALSE(read(R"({"model_type": "bloom", "hidden_size": 8})", &errors));
+  CHECK(errors.find("1:16: model_type 'bloom' is not a family irc builds; supported: ") != std::string::npos);
+  CHECK(errors.find("granite, kimi_k2, llama, mistral, mixtral, olmoe, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe") !=
+        std::string::npos);
+  errors.clear();
   CHECK_FALSE(read(R"({"model_type": "gpt_neox", "hidden_size": 8})", &errors));
-  CHECK(errors.find("1:16: model_type 'gpt_neox' is not a family irc builds; supported: ") != std::string::npos);
-  CHECK(errors.find("llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe") != std::string::npos);
+  CHECK(errors.find("model_type 'gpt_neox' is not built yet (GPT-NeoX's parallel residual") != std::string::npos);
   errors.clear();
   CHECK_FALSE(read(R"({"model_type": "qwen3_next"})", &errors));
   CHECK(errors.find("model_type 'qwen3_next' is not built yet (Qwen3-Next's linear attention layers)") != std::string::npos);
   errors.clear();
-  CHECK_FALSE(read(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-  "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"bits": 4}})",
+  // A JSON string is no number nor boolean, though it spells one (transformers' typed classes
+  // refuse it; yaml-cpp alone would read "256" as 256 and "false" as false).
+  CHECK_FALSE(read(R"({"model_type": "llama", "hidden_size": "64", "num_hidden_layers": 2, "num_attention_heads": 4,
+  "vocab_size": 10, "intermediate_size": 8})",
                    &errors));
-  CHECK(errors.find("2:68: quantization_config: quantized weights are not built") != std::string::npos);
+  CHECK(errors.find("1:40: hidden_size must be a number; got the string \"64\"") != std::string::npos);
+  errors.clear();
+  CHECK_FALSE(read(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "vocab_size": 10, "intermediate_size": 8, "attention_bias": "false"})",
+                   &errors));
+  CHECK(errors.find("2:63: attention_bias must be true or false; got the string \"false\"") != std::string::npos);
   errors.clear();
   CHECK_FALSE(read(R"({"model_type": "llama", "hidden_size": 64})", &errors));
   CHECK(errors.find("the config has no 'num_hidden_layers'") != std::string::npos);
@@ -474,6 +487,165 @@ TEST_CASE("config.json: every family's parameter count exact, by hand, and as it
   CHECK(activeParameterCount(*oss) ==
         36 * (ossAttention + 128 * 2880 + 128 + 4 * ossExpert + 2 * 2880) + 2880 + 201088LL * 2880 + 2880);
   CHECK(std::abs(static_cast<double>(parameterCount(*oss)) / 116.83e9 - 1) < 0.01);
+}
+
+// The 2025 families, each counted by hand from transformers' modules and held to its card.
+TEST_CASE("config.json: Gemma 2 and 3, Phi-4, Granite and OLMoE counted by hand, exact") {
+  // gemma-2-9b: four norms a layer (input, post_attention, pre_ and post_feedforward), GeGLU,
+  // head_dim 256 on 3584 wide, a tied head: 9,241,705,984 (the card's 9.24 B).
+  auto gemma2 = read(R"({"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42,
+  "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "vocab_size": 256000, "sliding_window": 4096,
+  "query_pre_attn_scalar": 256, "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0})");
+  REQUIRE(gemma2);
+  const int64_t gemma2Layer = 3584LL * 4096 + 2 * 3584LL * 2048 + 4096LL * 3584 + 3 * 3584LL * 14336 + 4 * 3584;
+  CHECK(parameterCount(*gemma2) == 42 * gemma2Layer + 256000LL * 3584 + 3584);
+  CHECK(parameterCount(*gemma2) == 9241705984);
+  CHECK(activeParameterCount(*gemma2) == parameterCount(*gemma2));
+  CHECK(gemma2->tiedEmbeddings);
+  CHECK(gemma2->attentionSoftcap == 50.0);
+  CHECK(gemma2->scoreScale == relative(1 / 16.0));
+  // Every other layer local (Gemma2Config's layer_types): layers 0, 2, 4, ...
+  CHECK(gemma2->slidingLayer[0]);
+  CHECK_FALSE(gemma2->slidingLayer[1]);
+  CHECK(std::count(gemma2->slidingLayer.begin(), gemma2->slidingLayer.end(), true) == 21);
+  // gemma-3-1b (gemma3_text): per-head q/k norms over head_dim 256, five local layers of six, no
+  // softcaps: 999,885,952.
+  auto gemma3 = read(R"({"model_type": "gemma3_text", "hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 26,
+  "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 262144, "sliding_window": 512,
+  "sliding_window_pattern": 6, "query_pre_attn_scalar": 256})");
+  REQUIRE(gemma3);
+  const int64_t gemma3Layer = 1152LL * 1024 + 2 * 1152LL * 256 + 1024LL * 1152 + 2 * 256 + 3 * 1152LL * 6912 + 4 * 1152;
+  CHECK(parameterCount(*gemma3) == 26 * gemma3Layer + 262144LL * 1152 + 1152);
+  CHECK(parameterCount(*gemma3) == 999885952);
+  CHECK(gemma3->attentionSoftcap == 0);
+  CHECK(std::count(gemma3->slidingLayer.begin(), gemma3->slidingLayer.end(), true) == 22);  // 26 - layers 5, 11, 17, 23
+  CHECK_FALSE(gemma3->slidingLayer[5]);
+  // phi-4 (phi3): qkv_proj [(40 + 2 x 10) x 128, 5120] and gate_up_proj [2 x 17920, 5120], no
+  // biases, untied: 14,659,507,200 (the card's 14.7 B).
+  auto phi4 = read(R"({"model_type": "phi3", "hidden_size": 5120, "intermediate_size": 17920, "num_hidden_layers": 40,
+  "num_attention_heads": 40, "num_key_value_heads": 10, "vocab_size": 100352, "sliding_window": null,
+  "partial_rotary_factor": 1.0, "tie_word_embeddings": false})");
+  REQUIRE(phi4);
+  const int64_t phi4Layer = 60LL * 128 * 5120 + 5120LL * 5120 + 2 * 17920LL * 5120 + 17920LL * 5120 + 2 * 5120;
+  CHECK(parameterCount(*phi4) == 40 * phi4Layer + 2 * 100352LL * 5120 + 5120);
+  CHECK(parameterCount(*phi4) == 14659507200);
+  // granite-3.1-8b: Llama's layer (the multipliers scale, they weigh nothing), a tied head:
+  // 8,170,848,256 (the card's 8.17 B).
+  auto granite = read(R"({"model_type": "granite", "hidden_size": 4096, "intermediate_size": 12800, "num_hidden_layers": 40,
+  "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 49155, "tie_word_embeddings": true,
+  "embedding_multiplier": 12.0, "residual_multiplier": 0.22, "attention_multiplier": 0.0078125, "logits_scaling": 16.0})");
+  REQUIRE(granite);
+  const int64_t graniteLayer = 2 * 4096LL * 4096 + 2 * 4096LL * 1024 + 3 * 4096LL * 12800 + 2 * 4096;
+  CHECK(parameterCount(*granite) == 40 * graniteLayer + 49155LL * 4096 + 4096);
+  CHECK(parameterCount(*granite) == 8170848256);
+  CHECK(granite->scoreScale == 0.0078125);
+  CHECK(granite->logitDivisor == 16.0);
+  // OLMoE-1B-7B: q_norm over the whole query [2048] and k_norm over the keys [16 x 128], 64
+  // experts of 1024, top 8: 6.92 B, 1.18 B active (the card's 6.9 B and 1.3 B with the embedding whole).
+  auto olmoe = read(R"({"model_type": "olmoe", "hidden_size": 2048, "intermediate_size": 1024, "num_hidden_layers": 16,
+  "num_attention_heads": 16, "num_key_value_heads": 16, "num_experts": 64, "num_experts_per_tok": 8,
+  "norm_topk_prob": false, "vocab_size": 50304, "tie_word_embeddings": false})");
+  REQUIRE(olmoe);
+  const int64_t olmoeAttention = 4 * 2048LL * 2048 + 2048 + 2048, olmoeExpert = 3 * 2048LL * 1024;
+  CHECK(parameterCount(*olmoe) == 16 * (olmoeAttention + 64 * 2048 + 64 * olmoeExpert + 2 * 2048) + 2 * 50304LL * 2048 + 2048);
+  CHECK(activeParameterCount(*olmoe) ==
+        16 * (olmoeAttention + 64 * 2048 + 8 * olmoeExpert + 2 * 2048) + 2048 + 50304LL * 2048 + 2048);
+  CHECK(parameterCount(*olmoe) == 6919161856);
+  CHECK_FALSE(olmoe->normTopK);
+}
+
+TEST_CASE("config.json: as downloaded: quantization_config read and said, Kimi-K2, transformers 5's spellings, defaults") {
+  // DeepSeek-V3 as published, its fp8 blocks read: the model loads, said once where the key is.
+  std::string v3 = kDeepseekV3;
+  v3.insert(v3.size() - 1, R"(, "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+  "weight_block_size": [128, 128]})");
+  DiagnosticEngine diags("config.json", v3);
+  auto quantized = readDecoderConfig(v3, diags);
+  REQUIRE(quantized);
+  REQUIRE(quantized->quantization);
+  CHECK(quantized->quantization->format == "fp8 e4m3 in 128 x 128 blocks, a float32 scale each");
+  REQUIRE(diags.diagnostics().size() == 1);
+  CHECK(diags.diagnostics()[0].message.find("the checkpoint stores its weights as fp8 e4m3 in 128 x 128 blocks") !=
+        std::string::npos);
+  CHECK(formatLoc(diags.diagnostics()[0].loc) == "7:87");
+  CHECK(parameterCount(*quantized) == parameterCount(*read(kDeepseekV3)));
+  // GPT-OSS's mxfp4 experts.
+  std::string oss = kGptOss120b;
+  oss.insert(oss.size() - 1, R"(, "quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn"],
+  "quant_method": "mxfp4"})");
+  auto ossQuantized = read(oss);
+  REQUIRE(ossQuantized);
+  CHECK(ossQuantized->quantization->method == "mxfp4");
+  // Kimi-K2 is DeepSeek-V3's architecture under its own model_type.
+  std::string kimi = kDeepseekV3;
+  kimi.replace(kimi.find("\"deepseek_v3\""), 13, "\"kimi_k2\"");
+  auto k2 = read(kimi);
+  REQUIRE(k2);
+  CHECK(k2->family == DecoderFamily::DeepseekV3);
+  CHECK(parameterCount(*k2) == parameterCount(*read(kDeepseekV3)));
+  // Qwen3-MoE as transformers 5 writes it (num_local_experts) counts as transformers 4's.
+  const char* qwen3Moe = R"({"model_type": "qwen3_moe", "hidden_size": 64, "intermediate_size": 96,
+  "moe_intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+  "head_dim": 16, "%s": 8, "num_experts_per_tok": 2, "vocab_size": 100})";
+  auto spelled = [&](const std::string& key) {
+    std::string t = qwen3Moe;
+    return read(t.replace(t.find("%s"), 2, key));
+  };
+  auto v4 = spelled("num_experts"), v5 = spelled("num_local_experts");
+  REQUIRE(v4);
+  REQUIRE(v5);
+  CHECK(v5->experts == 8);
+  CHECK(parameterCount(*v5) == parameterCount(*v4));
+  // Qwen2-MoE without shared_expert_intermediate_size: Qwen2MoeConfig's 5,632 (with its gate).
+  auto shared = read(R"({"model_type": "qwen2_moe", "hidden_size": 64, "intermediate_size": 96,
+  "moe_intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_experts": 4,
+  "num_experts_per_tok": 2, "vocab_size": 100})");
+  REQUIRE(shared);
+  CHECK(shared->sharedExpertFfn == 5632);
+  CHECK(shared->sharedExpertGate);
+  // Qwen2's windows: none unless use_sliding_window (its default is false); with it, the layers
+  // from max_window_layers on (Qwen2Config's layer_types).
+  const char* qwen2 = R"({"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 28,
+  "num_attention_heads": 4, "vocab_size": 100, "sliding_window": 4096)";
+  auto unwindowed = read(std::string(qwen2) + ", \"max_window_layers\": 20}");
+  REQUIRE(unwindowed);
+  CHECK(std::count(unwindowed->slidingLayer.begin(), unwindowed->slidingLayer.end(), true) == 0);
+  auto all28 = read(std::string(qwen2) + ", \"use_sliding_window\": true, \"max_window_layers\": 28}");
+  REQUIRE(all28);
+  CHECK(std::count(all28->slidingLayer.begin(), all28->slidingLayer.end(), true) == 0);
+  auto from20 = read(std::string(qwen2) + ", \"use_sliding_window\": true, \"max_window_layers\": 20}");
+  REQUIRE(from20);
+  CHECK(std::count(from20->slidingLayer.begin(), from20->slidingLayer.end(), true) == 8);
+  CHECK(from20->slidingLayer[20]);
+  CHECK_FALSE(from20->slidingLayer[19]);
+}
+
+// Each new family's blocks (Gemma's sandwich norms, offsets and softcaps; Granite's multipliers;
+// OLMoE's wide q/k norms under TP) compile with Megatron's degrees and compute, on every rank,
+// what the single device does.
+TEST_CASE("graph: config.json's 2025 families on DP 2 x TP 2, verified on every rank") {
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> configs{
+      {"gemma2", R"({"model_type": "gemma2", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "vocab_size": 32, "sliding_window": 4,
+  "query_pre_attn_scalar": 8})"},
+      {"gemma3_text", R"({"model_type": "gemma3_text", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "vocab_size": 32, "sliding_window": 4})"},
+      {"granite", R"({"model_type": "granite", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 32, "embedding_multiplier": 12.0,
+  "residual_multiplier": 0.22, "attention_multiplier": 0.25, "logits_scaling": 8.0})"},
+      {"olmoe", R"({"model_type": "olmoe", "hidden_size": 16, "intermediate_size": 8, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_experts": 4, "num_experts_per_tok": 2, "vocab_size": 32})"},
+      {"phi3", R"({"model_type": "phi3", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 32})"}};
+  for (const auto& [family, text] : configs) {
+    CAPTURE(family);
+    writeFile(dir.path() + "/" + family + ".config.json", text);
+    writeFile(dir.path() + "/plan.yaml", "graph: " + family + ".config.json\ndims: {batch: 2, sequence: 8}\n" +
+                                             "parallel: {device_num: 4, data_parallel: 2, model_parallel: 2}\n");
+    RunResult verified = runIrc({"verify", "plan.yaml"}, dir.path());
+    CHECK_MESSAGE(verified.exitCode == 0, verified.err);
+  }
 }
 
 }  // namespace irc::test::hf_config
