@@ -226,11 +226,13 @@ void readGranite(ConfigReader& r, DecoderConfig& c) {
 // derives them when `layer_types` is not written: Mistral's and Mixtral's (and Phi-3's) every
 // layer; Qwen2's and Qwen3's only with use_sliding_window, from max_window_layers on
 // (Qwen2Config); Qwen2-MoE's every other layer below max_window_layers (Qwen2MoeConfig); Gemma 2's
-// every other layer, Gemma 3's five of each six (Gemma2Config, Gemma3TextConfig); GPT-OSS's as listed.
+// every other layer, Gemma 3's five of each six (Gemma2Config, Gemma3TextConfig), GPT-OSS's every
+// other (GptOssConfig).
 void readSlidingWindows(ConfigReader& r, DecoderConfig& c) {
   c.slidingLayer.assign(static_cast<size_t>(c.layers), false);
   const DecoderFamily f = c.family;
-  const bool gemma = f == DecoderFamily::Gemma2 || f == DecoderFamily::Gemma3Text;
+  // Windowed by default, local and global layers alternating (GptOssConfig: every other layer of 128).
+  const bool gemma = f == DecoderFamily::Gemma2 || f == DecoderFamily::Gemma3Text || f == DecoderFamily::GptOss;
   const bool qwen =
       f == DecoderFamily::Qwen2 || f == DecoderFamily::Qwen3 || f == DecoderFamily::Qwen2Moe || f == DecoderFamily::Qwen3Moe;
   if (f == DecoderFamily::Llama || f == DecoderFamily::Granite || f == DecoderFamily::Olmoe || f == DecoderFamily::DeepseekV2 ||
@@ -239,7 +241,8 @@ void readSlidingWindows(ConfigReader& r, DecoderConfig& c) {
   if (qwen && !r.flag("use_sliding_window", false)) return;
   YamlNode window = r.root().find("sliding_window");
   if (!gemma && (!window.IsDefined() || window.IsNull())) return;
-  auto w = r.positive("sliding_window", 4096);  // Gemma2Config's and Gemma3TextConfig's default
+  // Gemma2Config's and Gemma3TextConfig's default; GptOssConfig's.
+  auto w = r.positive("sliding_window", f == DecoderFamily::GptOss ? 128 : 4096);
   if (!w) return;
   c.slidingWindow = *w;
   YamlNode types = r.root().find("layer_types");

@@ -22,6 +22,11 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
       reader_.error(graphNode, fmt::format("{}{}: {}", file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
     return false;
   }
+  // Its warnings (a stored quantization) at the plan's graph line, as its errors are.
+  for (const Diagnostic& d : configDiags.diagnostics())
+    if (d.severity == Severity::Warning)
+      reader_.diags().warning(locOf(graphNode),
+                              fmt::format("{}{}: {}", file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
   // dims: a micro-batch of `batch` sequences (data_parallel's, one each, by default) of
   // `sequence` tokens (the positions the model was trained for, at most 4,096, by default).
   DecoderShape shape = defaultShape(*config, parallel_.degrees.data > 0 ? parallel_.degrees.data : 1);

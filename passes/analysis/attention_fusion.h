@@ -4,8 +4,10 @@
 //   scores = a product of q and k -> elementwise ops on the scores (scale, mask) -> softmax
 //          -> a product of the probabilities and v
 // the scores, what the elementwise ops make of them and the probabilities, each read by the next
-// op of the chain alone. The step on a cluster charges them no HBM traffic and the ops between
-// the two products no kernel of their own.
+// op of the chain alone. Attention sinks (GPT-OSS; FlashAttention 3 and cuDNN take them as an
+// operand) are part of the chain: the scores concatenated with a sink column before the
+// softmax, its probabilities sliced back to the keys' after it. The step on a cluster charges them no HBM traffic and the ops
+// between the two products no kernel of their own.
 #include <vector>
 
 #include "ir/graph.h"

@@ -50,10 +50,21 @@ bool operandHolds(const OpRule& rule, size_t operand, int factor) {
   return false;
 }
 
+bool resultHolds(const OpRule& rule, int factor) {
+  for (const DimFactors& result : rule.results)
+    for (const std::vector<int>& fs : result)
+      if (std::count(fs.begin(), fs.end(), factor) > 0) return true;
+  return false;
+}
+
 // Whether a factor counts toward the op's iteration space: every factor but one reduced within
-// a single operand (a lookup's vocabulary) or read by index (a permutation's tokens).
+// a single operand (a lookup's vocabulary), read by index (a permutation's tokens), or an
+// operand's whole dim that the result has a window or a part of under a factor of its own (a
+// Slice's input dim, a Concat's inputs': the op visits the result's points, not the product of
+// both sides' sizes, which for GPT-OSS's sink column was heads x S x S x (S + 1)).
 bool spansPoints(const OpRule& rule, int f) {
   if (std::find(rule.readByIndex.begin(), rule.readByIndex.end(), f) != rule.readByIndex.end()) return false;
+  if (rule.factorKinds[f] == FactorKind::Replicated && !resultHolds(rule, f)) return false;
   return !rule.isReduction(f) || operandsHolding(rule, f) >= 2;
 }
 

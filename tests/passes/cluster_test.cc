@@ -136,6 +136,30 @@ TEST_CASE("cluster: presets, overrides and what is wrong with a cluster block") 
             .find("precision 'int4' is not known") != std::string::npos);
 }
 
+// A Slice or a Concat visits its result's points once: GPT-OSS's sink column (scores [B, A, S, S]
+// concatenated with a column [B, A, S, 1], softmaxed, sliced back) was counted as the product of
+// both sides' sizes, A x S x S x (S + 1) a sequence, cubic: 8.8e12 of a two-layer GPT-OSS's
+// 16.2e12 forward FLOPs at S 4,096.
+TEST_CASE("cluster: a Slice's and a Concat's FLOPs are their results' elements, not both sides' sizes multiplied") {
+  const std::string model = R"(parallel: {device_num: 1}
+cluster: {preset: dgx-h100}
+inputs:
+  - {name: scores, shape: [2, 4, 16, 16], dtype: float32}
+  - {name: sink, shape: [2, 4, 16, 1], dtype: float32}
+ops:
+  - {name: with_sink, type: Concat, inputs: [scores, sink], attrs: {axis: -1}}
+  - {name: probs, type: Slice, inputs: [with_sink, [0, 0, 0, 0], [2, 4, 16, 16]]}
+  - {name: out, type: ReLU, inputs: [probs]}
+outputs: [out]
+)";
+  Compiled c = compileAllRanks(model);
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  auto e = estimateClusterStep(c.global, c.options);
+  REQUIRE(e);
+  // Concat: 2 x 4 x 16 x 17 points; Slice and ReLU: 2 x 4 x 16 x 16 each.
+  CHECK(e->modelFlops == 2.0 * 4 * 16 * 17 + 2 * (2.0 * 4 * 16 * 16));
+}
+
 TEST_CASE("cluster: the step's FLOPs, with and without recompute, and TFLOP/s per device") {
   // Data parallel over 8: the product's FLOPs are 2 x 4096 x 8192 x 8192 for all ranks together;
   // training counts 3 of them (forward, and backward's two products), recompute one more.
@@ -314,6 +338,41 @@ TEST_CASE("cluster: a fused attention kernel keeps the scores and probabilities 
   auto computeOf = [](const Compiled& c) { return estimateClusterStep(c.global, c.options)->compute; };
   Compiled unfused = compiled("false");
   CHECK(computeOf(fused) < 0.5 * computeOf(unfused));
+}
+
+TEST_CASE("cluster: attention with sinks is one fused kernel: the sink column joined and sliced off on chip") {
+  // GPT-OSS's sinks: scores [2, 8, 64, 64] joined with a column [2, 8, 64, 1] of each head's sink
+  // logit, softmaxed, the keys' probabilities sliced back for the product with v. A fused kernel
+  // (FlashAttention 3, cuDNN) takes the sink as an operand: none of it is saved or crosses HBM.
+  Compiled c = compileAllRanks(R"(parallel: {device_num: 1, training: true, precision: bf16_mixed}
+cluster: {preset: dgx-h100}
+inputs:
+  - {name: q, shape: [2, 8, 64, 16], dtype: float32}
+  - {name: k, shape: [2, 8, 64, 16], dtype: float32}
+  - {name: v, shape: [2, 8, 64, 16], dtype: float32}
+  - {name: sink, shape: [2, 8, 64, 1], dtype: float32}
+ops:
+  - {name: scores, type: BatchMatMul, inputs: [q, k], attrs: {transpose_b: true}}
+  - {name: scaled, type: Mul, inputs: [scores, 0.25]}
+  - {name: with_sink, type: Concat, inputs: [scaled, sink], attrs: {axis: -1}}
+  - {name: all, type: Softmax, inputs: [with_sink], attrs: {axis: -1}}
+  - {name: probs, type: Slice, inputs: [all, [0, 0, 0, 0], [2, 8, 64, 64]]}
+  - {name: ctx, type: BatchMatMul, inputs: [probs, v]}
+outputs: [ctx]
+)");
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  std::vector<bool> onChip = fusedAttentionValues(c.global);
+  auto chip = [&](const char* name) { return static_cast<bool>(onChip[*c.global.findValue(name)]); };
+  for (const char* v : {"scores", "scaled", "with_sink", "all", "probs"}) {
+    CAPTURE(v);
+    CHECK(chip(v));
+  }
+  CHECK_FALSE(chip("sink"));
+  CHECK_FALSE(chip("ctx"));
+  // Saved for the backward: q, k and v (32 KiB each in bf16) and the sink column, not the scores
+  // or probabilities (2 x 8 x 64 x 64 x 2 = 131,072 bytes each, or more).
+  double saved = estimateMemory(c.global, c.options).training->savedActivationBytes;
+  CHECK(saved < 131072);
 }
 
 }  // namespace irc::test

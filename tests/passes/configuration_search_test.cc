@@ -807,44 +807,57 @@ TEST_CASE("configuration search: the layer model within 2 % of the compile for T
 namespace irc::test {
 
 // Every plan the oracle compiles, not only the few the search lists, held to its layer model on
-// a cluster that exposes the gradient reduction and the optimizer's update: every message
-// 100 us (a norm's gradient, replicated over TP, reduces over DP x CP x TP in its own AllReduce,
-// the projections' over DP x CP) and HBM at 20 GB/s (the update's read and write of the
-// optimizer's state, split over DP x CP by ZeRO, is then a tenth of the step). One sequence on 8
+// clusters that expose the gradient reduction and the optimizer's update: every message 100 us
+// (a norm's gradient, replicated over TP, reduces over DP x CP x TP in its own AllReduce, the
+// projections' over DP x CP) and HBM at 20 GB/s (the update's read and write of the optimizer's
+// state, split over DP x CP by ZeRO, is then a tenth of the step). One sequence on 8
 // devices: DP 1, so ZeRO's shard is the context ranks' alone. Optimizer parallel (MindSpore's
 // level 1) gathers each weight past its threshold in its own AllGathers, one per mesh axis; the
 // 3 % left is the tied embedding's head under TP, whose shard the compile's redistribution
 // converts by three AllGathers and a slice where the layer model gathers it whole in two.
 TEST_CASE("configuration search: the layer model within 3 % of every compiled plan where the reduction and the update show") {
-  std::string text = smallGpt(8, 2, 1, "", 256);
-  text.replace(text.find("preset: dgx-a100-80gb"), 21,
-               "preset: dgx-a100-80gb, intra_node_latency: 100e-6, inter_node_latency: 100e-6, hbm_bandwidth: 2e10");
-  auto [g, gSettings, gData] = parseModelAndSettings(text);
-  CompileOptions options = optionsFromModel(gSettings);
-  options.searchCompilesEverything = true;
-  options.searchTimeLimit = 1e9;
-  DiagnosticEngine diags("m.yaml", "");
-  REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
-  const ConfigurationSearch& account = *g.search->configuration;
-  std::vector<const SearchConfiguration*> listed{&account.chosen};
-  for (const SearchConfiguration& a : account.alternatives) listed.push_back(&a);
-  int splitNorms = 0, shardedOverContext = 0;
-  for (const SearchConfiguration* c : listed) {
-    if (!c->compiled) continue;
-    CAPTURE(c->tp);
-    CAPTURE(c->cp);
-    CAPTURE(c->pp);
-    CAPTURE(c->zeroStage);
-    CAPTURE(c->optimizerLevel);
-    CAPTURE(c->recompute);
-    splitNorms += c->tp > 1 && c->cp > 1;
-    shardedOverContext += c->cp > 1 && (c->zeroStage > 0 || c->optimizerLevel > 0);
-    CHECK(c->layerModelSeconds == relative(c->stepSeconds).epsilon(0.03));
+  struct Cluster {
+    const char* name;
+    const char* keys;
+  };
+  // Every message 100 us and HBM at 20 GB/s: the reductions show; HBM at 20 GB/s alone: the update.
+  // (On the second, optimizer parallel's plans are left out: the compile's gathers of a weight
+  // split over a non-leading mesh axis bring local reorders, a Split and a Concat around the
+  // AllGather, which the layer model does not count; bound by that HBM they are 5-17 % of the step.)
+  for (const Cluster& k : {Cluster{"latency-bound, slow HBM", ", intra_node_latency: 100e-6, inter_node_latency: 100e-6"},
+                           Cluster{"slow HBM", ""}}) {
+    const bool latencyBound = std::string(k.name).find("latency") != std::string::npos;
+    std::string cluster = k.name;
+    CAPTURE(cluster);
+    std::string text = smallGpt(8, 2, 1, "", 256);
+    text.replace(text.find("preset: dgx-a100-80gb"), 21, std::string("preset: dgx-a100-80gb, hbm_bandwidth: 2e10") + k.keys);
+    auto [g, gSettings, gData] = parseModelAndSettings(text);
+    CompileOptions options = optionsFromModel(gSettings);
+    options.searchCompilesEverything = true;
+    options.searchTimeLimit = 1e9;
+    DiagnosticEngine diags("m.yaml", "");
+    REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
+    const ConfigurationSearch& account = *g.search->configuration;
+    std::vector<const SearchConfiguration*> listed{&account.chosen};
+    for (const SearchConfiguration& a : account.alternatives) listed.push_back(&a);
+    int splitNorms = 0, shardedOverContext = 0;
+    for (const SearchConfiguration* c : listed) {
+      if (!c->compiled || (!latencyBound && c->optimizerLevel > 0)) continue;
+      CAPTURE(c->tp);
+      CAPTURE(c->cp);
+      CAPTURE(c->pp);
+      CAPTURE(c->zeroStage);
+      CAPTURE(c->optimizerLevel);
+      CAPTURE(c->recompute);
+      splitNorms += c->tp > 1 && c->cp > 1;
+      shardedOverContext += c->cp > 1 && (c->zeroStage > 0 || c->optimizerLevel > 0);
+      CHECK(c->layerModelSeconds == relative(c->stepSeconds).epsilon(0.03));
+    }
+    MESSAGE(listed.size() << " plans listed, " << splitNorms << " with TP and CP, " << shardedOverContext
+                          << " sharding the optimizer over CP");
+    CHECK(splitNorms > 0);
+    CHECK(shardedOverContext > 0);
   }
-  MESSAGE(listed.size() << " plans listed, " << splitNorms << " with TP and CP, " << shardedOverContext
-                        << " sharding the optimizer over CP");
-  CHECK(splitNorms > 0);
-  CHECK(shardedOverContext > 0);
 }
 
 }  // namespace irc::test
