@@ -5,6 +5,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/exceptions.h>
 
 #include "frontends/yaml/yaml_document.h"
@@ -371,7 +372,37 @@ const std::vector<std::string>& supportedModelTypes() {
   return types;
 }
 
+namespace {
+
+// The line and column (1-based) of byte `offset` of `text`.
+SourceLoc locOfByte(const std::string& text, size_t offset) {
+  SourceLoc loc{1, 1};
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') ++loc.line, loc.col = 1;
+    else ++loc.col;
+  }
+  return loc;
+}
+
+// A config.json is JSON as Python's json module writes it: a real JSON parser first (yaml-cpp
+// alone takes trailing commas, single quotes, +256, 0256 and stray bytes, and loses the member
+// after them), and no key twice (Python and transformers keep the last, yaml-cpp the first).
+bool isStrictJson(const std::string& text, DiagnosticEngine& diags) {
+  try {
+    (void)nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    if (size_t at = what.find("syntax error"); at != std::string::npos) what = what.substr(at);
+    diags.error(locOfByte(text, e.byte > 0 ? e.byte - 1 : 0), fmt::format("invalid JSON: {}", what));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<DecoderConfig> readDecoderConfig(const std::string& text, DiagnosticEngine& diags) {
+  if (!isStrictJson(text, diags)) return std::nullopt;
   std::unique_ptr<YamlDocuments> doc;
   try {
     doc = std::make_unique<YamlDocuments>(text);  // JSON is YAML's flow style: one parser, located marks
@@ -385,6 +416,13 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
   }
   if (doc->size() != 1 || !doc->root(0).IsMap()) {
     diags.error({1, 1}, "a config.json holds one JSON object (Hugging Face's PretrainedConfig.to_json_file)");
+    return std::nullopt;
+  }
+  if (auto twice = doc->firstDuplicateKey()) {
+    diags.error({twice->again.line + 1, twice->again.column + 1},
+                fmt::format("'{}' is given twice (first at {}:{}); JSON readers disagree on which counts (Python's "
+                            "json and transformers take the last): keep one",
+                            twice->key, twice->first.line + 1, twice->first.column + 1));
     return std::nullopt;
   }
   ConfigReader r(doc->root(0), diags);

@@ -142,6 +142,23 @@ TEST_CASE("config.json: what is not built or not known is a located error naming
   CHECK_FALSE(read(R"({"model_type": "qwen3_next"})", &errors));
   CHECK(errors.find("model_type 'qwen3_next' is not built yet (Qwen3-Next's linear attention layers)") != std::string::npos);
   errors.clear();
+  // Not JSON, though yaml-cpp reads it: a trailing comma, a leading zero, a single quote; and a
+  // key twice (Python's json and transformers keep the last, yaml-cpp the first).
+  for (auto [text, said] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"model_type": "llama", "hidden_size": 64,})",
+            "1:43: invalid JSON: syntax error while parsing object key - unexpected '}'"},
+           {R"({"model_type": "llama", "hidden_size": 0256})",
+            "1:43: invalid JSON: syntax error while parsing object - unexpected number literal"},
+           {R"({'model_type': "llama"})", "1:2: invalid JSON: syntax error while parsing object key - invalid literal"},
+           {R"({"model_type": "llama",
+  "model_type": "mistral"})",
+            "2:3: 'model_type' is given twice (first at 1:2)"}}) {
+    CAPTURE(text);
+    errors.clear();
+    CHECK_FALSE(read(text, &errors));
+    CHECK_MESSAGE(errors.find(said) != std::string::npos, errors);
+  }
+  errors.clear();
   // A JSON string is no number nor boolean, though it spells one (transformers' typed classes
   // refuse it; yaml-cpp alone would read "256" as 256 and "false" as false).
   CHECK_FALSE(read(R"({"model_type": "llama", "hidden_size": "64", "num_hidden_layers": 2, "num_attention_heads": 4,
