@@ -216,8 +216,17 @@ class Printer {
       out_ += key;
       out_ += ": "sv;
     };
+    // irc's own attributes at their defaults are not MindSpore's primitive's: not printed.
+    const OpDef* def = findOpDef(op.type);
+    auto unset = [&](const std::string& key, const Attribute& value) {
+      if (!def) return false;
+      for (const AttrSpec& spec : def->attrs)
+        if (spec.name == key) return spec.ircOnly && spec.defaultValue && *spec.defaultValue == value;
+      return false;
+    };
     auto next = configured.begin();
     for (const auto& [key, value] : attrs) {
+      if (unset(key, value)) continue;
       for (; next != configured.end() && next->first <= key; ++next) {
         entry(next->first);
         out_ += next->second;

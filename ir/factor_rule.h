@@ -28,6 +28,9 @@ struct OpRule {
   // choices): they add no iteration points, as a lookup's table rows do not (its work is per
   // element it writes, not per element it could read).
   std::vector<int> readByIndex;
+  // The fraction of the iteration space the kernel visits: 1, or a sliding window's band of the
+  // attention scores (BatchMatMul's `window`).
+  double pointsVisited = 1;
 
   int factorCount() const { return static_cast<int>(factorSizes.size()); }
   bool isReduction(int f) const { return factorKinds[f] == FactorKind::Reduction; }

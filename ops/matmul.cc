@@ -37,6 +37,10 @@ InferResult inferBatchMatMul(const std::vector<InferOperand>& in, const AttrMap&
     return fail(fmt::format("BatchMatMul needs operands of rank >= 2; w has shape {}", formatShape(w.shape)), 1);
   if (x.dtype != w.dtype) return fail(fmt::format("operand dtypes differ: {} and {}", modelName(x.dtype), modelName(w.dtype)), 1);
   bool ta = boolAttr(attrs, "transpose_a"), tb = boolAttr(attrs, "transpose_b");
+  if (auto window = attrs.find("window"); window != attrs.end() && std::get<int64_t>(window->second) < 0)
+    return fail(fmt::format("window is {}; valid: 0 (every key) or the keys each query attends to (> 0)",
+                            std::get<int64_t>(window->second)),
+                0);
   size_t rx = x.shape.size(), rw = w.shape.size();
   int64_t m = ta ? x.shape[rx - 1] : x.shape[rx - 2], kx = ta ? x.shape[rx - 2] : x.shape[rx - 1];
   int64_t kw = tb ? w.shape[rw - 1] : w.shape[rw - 2], n = tb ? w.shape[rw - 2] : w.shape[rw - 1];
@@ -116,7 +120,15 @@ OpRule matmulRule(const TensorType& x, const TensorType& w, const TensorType& ou
   b.rule.results.push_back(outDims);
   std::vector<int> order = batchFactors;
   order.insert(order.end(), {m, k, n});
-  return b.done(order);
+  OpRule rule = b.done(order);
+  // Attention within a window (BatchMatMul's `window`): each query row reads `window` keys —
+  // the product's columns in q kᵀ (transpose_b), its contracted dim in probs v — so the kernel
+  // visits that fraction of the points (a sliding-window kernel skips the blocks outside it).
+  if (auto window = attrs.find("window"); window != attrs.end() && std::get<int64_t>(window->second) > 0) {
+    const int64_t keys = tb ? out.shape[batch + 1] : kSize;
+    rule.pointsVisited = static_cast<double>(std::min(std::get<int64_t>(window->second), keys)) / static_cast<double>(keys);
+  }
+  return rule;
 }
 
 class BatchMatMul : public OpFamilyRules {
@@ -130,7 +142,10 @@ class BatchMatMul : public OpFamilyRules {
   }
   SavedForBackward savedForBackward(const Op& op) const override { return factorsSaved(op); }
   void define(std::vector<OpDef>& defs) const override {
-    defs.push_back({"BatchMatMul", OpFamily::BatchMatMul, {tensor("x"), tensor("w")}, kTransposes});
+    // (irc) `window`: the keys each query row attends to, 0 for all (a sliding window's attention).
+    std::vector<AttrSpec> attrs = kTransposes;
+    attrs.push_back({"window", AttrKind::Int, Attribute(int64_t{0}), /*ircOnly=*/true});
+    defs.push_back({"BatchMatMul", OpFamily::BatchMatMul, {tensor("x"), tensor("w")}, attrs});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {
     return inferBatchMatMul(in, attrs);

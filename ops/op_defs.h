@@ -37,6 +37,9 @@ struct AttrSpec {
   std::string name;
   AttrKind kind = AttrKind::Int;
   std::optional<Attribute> defaultValue;  // nullopt: required
+  // irc's own attribute on a MindSpore primitive (BatchMatMul's `window`): dumps print it only
+  // where it is not its default, so a MindSpore graph's dump reads as MindSpore's.
+  bool ircOnly = false;
 };
 
 enum class OpFamily {

@@ -195,7 +195,9 @@ class DecoderWriter {
     module_ = at;
     // Each rank's query chunk (CP) against every key and value, gathered over the context ranks.
     Strategy heads{{dp(), tp(), cp(), 1}, {dp(), tp(), 1, 1}};
-    std::string scores = op("scores", "BatchMatMul", {q, k}, "{transpose_b: true}", heads);
+    // A sliding-window layer's products read `window` keys a query (the kernel skips the rest).
+    const std::string window = window_ > 0 ? fmt::format(", window: {}", window_) : "";
+    std::string scores = op("scores", "BatchMatMul", {q, k}, "{transpose_b: true" + window + "}", heads);
     const double scale = c_.scoreScale > 0 ? c_.scoreScale : 1.0 / std::sqrt(static_cast<double>(qkDim));
     std::string scaled = op(c_.attentionSoftcap > 0 ? "scaled_raw" : "scaled", "Mul", {scores, number(scale)});
     if (c_.attentionSoftcap > 0) scaled = softcap("scaled", scaled, c_.attentionSoftcap);
@@ -210,7 +212,7 @@ class DecoderWriter {
     } else {
       probs = op("probs", "Softmax", {scaled}, "{axis: -1}");
     }
-    std::string ctx = op("context", "BatchMatMul", {probs, v}, "", heads);
+    std::string ctx = op("context", "BatchMatMul", {probs, v}, window.empty() ? "" : "{" + window.substr(2) + "}", heads);
     std::string ct = op("context_t", "Transpose", {ctx, "[0, 2, 1, 3]"});
     std::string merged = op("context_flat", "Reshape", {ct, shapeText({tokens(), A * vDim})});
     return linear("o_proj", at + ".o_proj", merged, A * vDim, c_.hidden, Split::Row, c_.outputBias);
@@ -442,6 +444,7 @@ class DecoderWriter {
   std::string layer(int64_t l, const std::string& x) {
     const std::string at = fmt::format("model.layers.{}", l);
     prefix_ = fmt::format("L{}.", l);
+    window_ = c_.slidingLayer[l] && c_.slidingWindow < s_.sequence ? c_.slidingWindow : 0;
     std::string h = rmsNorm("input_norm", at + ".input_layernorm", x, c_.hidden);
     std::string a = c_.kvLora > 0 ? latentAttention(at + ".self_attn", h) : attention(at + ".self_attn", h);
     // Gemma norms each block's output before its residual add (and the MLP's input by
@@ -487,6 +490,7 @@ class DecoderWriter {
   int64_t deviceNum_;
   std::string inputs_, params_, ops_;
   std::string module_, prefix_;
+  int64_t window_ = 0;  // the current layer's sliding window (0: it attends to every key)
 };
 
 }  // namespace
@@ -502,16 +506,6 @@ std::optional<std::string> shapeError(const DecoderConfig& config, const Decoder
   return std::nullopt;
 }
 
-std::optional<std::string> unbuiltWindowWarning(const DecoderConfig& config, const DecoderShape& shape) {
-  int64_t sliding = std::count(config.slidingLayer.begin(), config.slidingLayer.end(), true);
-  if (sliding == 0 || config.slidingWindow >= shape.sequence) return std::nullopt;
-  return fmt::format(
-      "{} of the {} layers attend within a window of {} tokens; irc computes their attention over all {} "
-      "tokens (sliding windows are not built), which overstates its FLOPs, time and memory up to {:.3g}x",
-      sliding, config.layers, config.slidingWindow, shape.sequence,
-      static_cast<double>(shape.sequence) / static_cast<double>(config.slidingWindow));
-}
-
 std::optional<std::string> decoderModelText(const std::string& configText, const std::map<std::string, int64_t>& dims,
                                             const std::string& name, int64_t deviceNum, DiagnosticEngine& diags,
                                             int64_t* activeParameters) {
@@ -525,7 +519,6 @@ std::optional<std::string> decoderModelText(const std::string& configText, const
   }
   if (auto e = shapeError(*config, shape)) diags.error({}, "--dim: " + *e);
   if (diags.hasErrors()) return std::nullopt;
-  if (auto w = unbuiltWindowWarning(*config, shape)) diags.warning({}, *w);
   if (activeParameters) *activeParameters = activeParameterCount(*config);
   return decoderModelYaml(*config, shape, nullptr, name, deviceNum);
 }

@@ -44,10 +44,6 @@ DecoderShape defaultShape(const DecoderConfig& config, int64_t batch);
 // rotary dim), or nullopt.
 std::optional<std::string> shapeError(const DecoderConfig& config, const DecoderShape& shape);
 
-// Where `config`'s sliding-window layers attend within a window shorter than `shape`'s sequence:
-// what irc does not build (their attention is over the whole sequence), said as a warning.
-std::optional<std::string> unbuiltWindowWarning(const DecoderConfig& config, const DecoderShape& shape);
-
 // A config file's decoder as a YAML model without strategies on `deviceNum` devices, its dims
 // (`batch`, `sequence`) from `dims` or the defaults; nullopt after reporting in `diags` (the
 // config's text): `irc CONFIG.json` and `irc import CONFIG.json`. `activeParameters` gets the

@@ -37,9 +37,6 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
   }
   if (auto e = shapeError(*config, shape)) reader_.error(graphNode, *e);
   if (moe) readMoe(*moe, config->experts > 0, shape);
-  // Sliding-window layers attend over all the sequence here (the window's mask is not built):
-  // said where the window is shorter than the sequence, as it then overstates their attention.
-  if (auto w = unbuiltWindowWarning(*config, shape)) reader_.diags().warning(locOf(graphNode), file + ": " + *w);
   std::optional<DegreePlan> degrees;
   if (parallel_.degrees.given()) {
     degrees = checkDegrees(parallel_, *config, shape, reader_.diags());

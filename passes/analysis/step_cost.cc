@@ -85,7 +85,7 @@ KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& vie
     (inFirst && !inSecond ? w.rows : inSecond && !inFirst ? w.columns : w.batch) *= local;
   }
   w.matmul = isProduct(rule);
-  w.flops = (w.matmul ? 2 : 1) * points;
+  w.flops = (w.matmul ? 2 : 1) * points * rule.pointsVisited;
   for (size_t i = 0; i < view.operandShapes.size() && i < rule.operands.size(); ++i)
     if (!onChip.operand(i)) w.bytes += sliceBytes(operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]), dtype);
   for (size_t r = 0; r < view.resultShapes.size() && r < rule.results.size(); ++r)
@@ -98,7 +98,7 @@ double globalFlops(const OpRule& rule) {
   double points = 1;
   for (int f = 0; f < rule.factorCount(); ++f)
     if (spansPoints(rule, f)) points *= static_cast<double>(rule.factorSizes[f]);
-  return (isProduct(rule) ? 2 : 1) * points;
+  return (isProduct(rule) ? 2 : 1) * points * rule.pointsVisited;
 }
 
 }  // namespace

@@ -140,6 +140,36 @@ TEST_CASE("cluster: presets, overrides and what is wrong with a cluster block") 
 // concatenated with a column [B, A, S, 1], softmaxed, sliced back) was counted as the product of
 // both sides' sizes, A x S x S x (S + 1) a sequence, cubic: 8.8e12 of a two-layer GPT-OSS's
 // 16.2e12 forward FLOPs at S 4,096.
+// A sliding window's attention (BatchMatMul's `window`): each query reads `window` keys, so q kᵀ
+// computes that band of the scores and probs v contracts over it; the kernels' FLOPs and time
+// follow, the shapes do not (the scores stay [.., S, S], as transformers' masked scores are).
+TEST_CASE("cluster: a windowed attention's products count the window's keys, not the sequence's") {
+  auto flops = [](const std::string& window) {
+    const std::string attrs = window.empty() ? "" : ", window: " + window;
+    Compiled c = compileAllRanks(R"(parallel: {device_num: 1}
+cluster: {preset: dgx-h100}
+inputs:
+  - {name: q, shape: [2, 4, 64, 16], dtype: float32}
+  - {name: k, shape: [2, 4, 64, 16], dtype: float32}
+  - {name: v, shape: [2, 4, 64, 16], dtype: float32}
+ops:
+  - {name: scores, type: BatchMatMul, inputs: [q, k], attrs: {transpose_b: true)" +
+                                 attrs + R"(}}
+  - {name: ctx, type: BatchMatMul, inputs: [scores, v], attrs: {transpose_b: false)" +
+                                 attrs + R"(}}
+outputs: [ctx]
+)");
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    return estimateClusterStep(c.global, c.options)->modelFlops;
+  };
+  // Each product: 2 x (2 x 4 heads) x 64 queries x 16 dims x 64 keys.
+  const double full = 2 * (2.0 * 2 * 4 * 64 * 16 * 64);
+  CHECK(flops("") == full);
+  CHECK(flops("16") == full * 16 / 64);
+  CHECK(flops("128") == full);  // a window past the sequence is the whole sequence
+  CHECK(flops("0") == full);
+}
+
 TEST_CASE("cluster: a Slice's and a Concat's FLOPs are their results' elements, not both sides' sizes multiplied") {
   const std::string model = R"(parallel: {device_num: 1}
 cluster: {preset: dgx-h100}
