@@ -332,8 +332,33 @@ std::pair<int64_t, int64_t> parameterCounts(const Graph& graph) {
   return {all, graph.activeParameters >= 0 ? graph.activeParameters : active};
 }
 
-json totalsJson(const Graph& graph, const CompileOptions& options) {
+// The parameter bytes the report's rank holds, as `irc`'s summary line and the memory section
+// count them: its pipeline stage's parameters (those its ops are the first to read), their
+// slices in the precision it computes in (16-bit under mixed precision; the float32 masters are
+// the memory section's own row). compileTotals' figure is every stage's at the declared dtype.
+double heldParameterBytes(const Graph& graph, const CompileOptions& options, int64_t rank) {
+  const int64_t stage = graph.stageDevices > 0 ? rank / graph.stageDevices : -1;
+  std::vector<bool> counted(graph.values.size(), false);
+  double bytes = 0;
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    for (const Operand& o : op.operands) {
+      if (!o.isValue()) continue;
+      ValueId v = modelValueBehind(graph, o.value);
+      const Value& value = graph.value(v);
+      if (value.kind != ValueKind::Parameter || counted[v]) continue;
+      counted[v] = true;
+      if (stage >= 0 && op.stage != stage) continue;
+      Shape local = value.layout ? value.layout->sliceShape() : value.type.shape;
+      bytes += static_cast<double>(numElements(local)) * byteSize(computeDType(value.type.dtype, options.precision));
+    }
+  }
+  return bytes;
+}
+
+json totalsJson(const Graph& graph, const CompileOptions& options, int64_t rank) {
   CompileTotals totals = compileTotals(graph);
+  totals.paramBytesPerRank = heldParameterBytes(graph, options, rank);
   auto [parameters, activeParameters] = parameterCounts(graph);
   int inserted = 0;
   for (const auto& [type, n] : totals.insertedByType) inserted += n;
@@ -539,7 +564,7 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
   js.endArray();
 
   js.key("totals"_key);
-  js.value(totalsJson(graph, options));
+  js.value(totalsJson(graph, options, rank));
   if (graph.search) {
     js.key("search"_key);
     js.value(searchJson(graph, *graph.search));
