@@ -124,19 +124,41 @@ double sendBytes(const Graph& graph, const Op& op) {
 
 }  // namespace
 
-CompileTotals compileTotals(const Graph& graph) {
+CompileTotals compileTotals(const Graph& graph, const CompileOptions* options, int64_t rank) {
   CompileTotals t;
+  // The rank's stage, and the dtype a value moves and is held in.
+  const int64_t stage = options && graph.stageDevices > 0 ? rank / graph.stageDevices : -1;
+  auto bytesOf = [&](DType declared) { return byteSize(options ? computeDType(declared, options->precision) : declared); };
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     if (!op.inserted()) continue;
     ++t.insertedByType[op.type];
-    t.commBytesPerRank += sendBytes(graph, op);
-    if (op.step) t.gradBytesPerRank += mirrorGradientBytes(*op.step, byteSize(graph.value(op.results[0]).type.dtype));
+    if (stage >= 0 && op.stage != stage) continue;
+    const int dtypeBytes = bytesOf(graph.value(op.results[0]).type.dtype);
+    if (op.step && opTypeOfStep(*op.step) == op.type) t.commBytesPerRank += stepSendBytes(*op.step, dtypeBytes);
+    if (op.step) t.gradBytesPerRank += mirrorGradientBytes(*op.step, dtypeBytes);
   }
-  for (ValueId p : graph.parameters) {
-    const Value& v = graph.value(p);
-    Shape local = v.layout ? v.layout->sliceShape() : v.type.shape;
-    t.paramBytesPerRank += static_cast<double>(numElements(local)) * byteSize(v.type.dtype);
+  // A parameter counts on the stage of its first reader (where it is held).
+  std::vector<bool> counted(graph.values.size(), false);
+  if (stage < 0)
+    for (ValueId p : graph.parameters) {
+      const Value& v = graph.value(p);
+      Shape local = v.layout ? v.layout->sliceShape() : v.type.shape;
+      t.paramBytesPerRank += static_cast<double>(numElements(local)) * bytesOf(v.type.dtype);
+    }
+  for (OpId id : graph.order) {
+    if (stage < 0) break;
+    const Op& op = graph.op(id);
+    for (const Operand& o : op.operands) {
+      if (!o.isValue()) continue;
+      ValueId p = modelValueBehind(graph, o.value);
+      const Value& v = graph.value(p);
+      if (v.kind != ValueKind::Parameter || counted[p]) continue;
+      counted[p] = true;
+      if (op.stage != stage) continue;
+      Shape local = v.layout ? v.layout->sliceShape() : v.type.shape;
+      t.paramBytesPerRank += static_cast<double>(numElements(local)) * bytesOf(v.type.dtype);
+    }
   }
   // Bytes are whole: a ring's (n - 1) / n of a tensor is a fraction of a byte apart from what
   // its steps move.
@@ -332,33 +354,8 @@ std::pair<int64_t, int64_t> parameterCounts(const Graph& graph) {
   return {all, graph.activeParameters >= 0 ? graph.activeParameters : active};
 }
 
-// The parameter bytes the report's rank holds, as `irc`'s summary line and the memory section
-// count them: its pipeline stage's parameters (those its ops are the first to read), their
-// slices in the precision it computes in (16-bit under mixed precision; the float32 masters are
-// the memory section's own row). compileTotals' figure is every stage's at the declared dtype.
-double heldParameterBytes(const Graph& graph, const CompileOptions& options, int64_t rank) {
-  const int64_t stage = graph.stageDevices > 0 ? rank / graph.stageDevices : -1;
-  std::vector<bool> counted(graph.values.size(), false);
-  double bytes = 0;
-  for (OpId id : graph.order) {
-    const Op& op = graph.op(id);
-    for (const Operand& o : op.operands) {
-      if (!o.isValue()) continue;
-      ValueId v = modelValueBehind(graph, o.value);
-      const Value& value = graph.value(v);
-      if (value.kind != ValueKind::Parameter || counted[v]) continue;
-      counted[v] = true;
-      if (stage >= 0 && op.stage != stage) continue;
-      Shape local = value.layout ? value.layout->sliceShape() : value.type.shape;
-      bytes += static_cast<double>(numElements(local)) * byteSize(computeDType(value.type.dtype, options.precision));
-    }
-  }
-  return bytes;
-}
-
 json totalsJson(const Graph& graph, const CompileOptions& options, int64_t rank) {
-  CompileTotals totals = compileTotals(graph);
-  totals.paramBytesPerRank = heldParameterBytes(graph, options, rank);
+  CompileTotals totals = compileTotals(graph, &options, rank);
   auto [parameters, activeParameters] = parameterCounts(graph);
   int inserted = 0;
   for (const auto& [type, n] : totals.insertedByType) inserted += n;

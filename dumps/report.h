@@ -32,7 +32,9 @@ struct CompileTotals {
   double paramBytesPerRank = 0;
   double gradBytesPerRank = 0;  // training graphs: the mirrors' gradient AllReduces
 };
-CompileTotals compileTotals(const Graph& graph);
+// Every inserted op and parameter slice of the graph, at their declared dtypes; or, given the
+// options, what `rank` moves and holds: its pipeline stage's, at the precision it computes in.
+CompileTotals compileTotals(const Graph& graph, const CompileOptions* options = nullptr, int64_t rank = 0);
 
 // The rank's memory (passes/analysis/memory_estimate.h) where every model op has its layouts; the
 // report's `memory` member, with the budget's verdict when one is set.

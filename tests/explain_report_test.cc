@@ -153,30 +153,39 @@ TEST_CASE("the report has every field of spec/report.md with its type") {
   for (const auto& v : rep["values"]) CHECK(v["placements"].is_array());
 }
 
-// param_bytes_per_rank is what the rank holds, as the summary line and the memory section say:
-// its stage's parameters, at the precision it computes in. It was every stage's slices at their
-// declared float32 (here 4x: two stages, 16-bit weights).
-TEST_CASE("the report's parameter bytes are the rank's: its stage's, in the precision it holds them") {
+// The totals are the rank's, as the summary line and the memory section say: its stage's
+// parameters, Send and gradient reduction, at the precision it computes in. They were every
+// stage's at the declared float32 (GPT 145.6B on PP 8 x DP 24 under ZeRO-2: 144.6 GB of gradient
+// AllReduce a rank printed, 11.2 GB moved).
+TEST_CASE("the report's per-rank bytes are the rank's: its stage's, in the precision it holds them") {
   TempDir tmp;
   writeFile(tmp.path() + "/m.yaml",
-            R"(parallel: {device_num: 2, pipeline_stages: 2, micro_batches: 2, training: true, precision: bf16_mixed}
+            R"(parallel: {device_num: 4, pipeline_stages: 2, micro_batches: 2, training: true, precision: bf16_mixed}
 inputs: [{name: x, shape: [8, 64], dtype: float32}]
 parameters:
   - {name: w0, shape: [64, 64], dtype: float32}
   - {name: w1, shape: [64, 32], dtype: float32}
 ops:
-  - {name: mm0, type: MatMul, inputs: [x, w0]}
-  - {name: mm1, type: MatMul, inputs: [mm0, w1]}
+  - {name: mm0, type: MatMul, inputs: [x, w0], in_strategy: [[2, 1], [1, 1]]}
+  - {name: mm1, type: MatMul, inputs: [mm0, w1], in_strategy: [[2, 1], [1, 1]]}
 outputs: [mm1]
 stages: {mm0: 0, mm1: 1}
 )");
-  for (auto [rank, bytes] : std::vector<std::pair<std::string, double>>{{"0", 64.0 * 64 * 2}, {"1", 64.0 * 32 * 2}}) {
-    CAPTURE(rank);
-    RunResult r = runIrc({tmp.path() + "/m.yaml", "--report", tmp.path() + "/r.json", "--rank", rank, "-q"});
+  // Stage 0 (ranks 0, 1): w0 in bf16, its gradient all-reduced over the 2 data ranks (a ring
+  // sends 2 (n - 1) / n = 1 of it), mm0's [4, 64] rows sent on; stage 1: w1, nothing sent.
+  struct Row {
+    std::string rank;
+    double params, grads, sent;
+  };
+  for (const Row& k : {Row{"0", 64.0 * 64 * 2, 64.0 * 64 * 2, 4.0 * 64 * 2}, Row{"2", 64.0 * 32 * 2, 64.0 * 32 * 2, 0}}) {
+    CAPTURE(k.rank);
+    RunResult r = runIrc({tmp.path() + "/m.yaml", "--report", tmp.path() + "/r.json", "--rank", k.rank, "-q"});
     REQUIRE_MESSAGE(r.exitCode == 0, r.err);
     json rep = json::parse(readFile(tmp.path() + "/r.json"));
-    CHECK(rep["totals"]["param_bytes_per_rank"] == bytes);
+    CHECK(rep["totals"]["param_bytes_per_rank"] == k.params);
     CHECK(rep["totals"]["param_bytes_per_rank"] == rep["memory"]["training"]["parameters_bytes"]);
+    CHECK(rep["totals"]["grad_comm_bytes_per_rank"] == k.grads);
+    CHECK(rep["totals"]["comm_bytes_per_rank"] == k.sent);
   }
 }
 

@@ -301,7 +301,7 @@ struct Summary {
 };
 
 Summary summaryOf(const Graph& graph, const CompileOptions& options, int64_t rank) {
-  Summary s{graph.name, 0, compileTotals(graph), memoryOf(graph, options, rank), graph.search, {}, {}};
+  Summary s{graph.name, 0, compileTotals(graph, &options, rank), memoryOf(graph, options, rank), graph.search, {}, {}};
   if (graph.stageDevices > 0) s.stageSeconds = stageSeconds(graph, options);
   if (options.cluster &&
       std::all_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.inserted() || op.parallel->layoutsInferred; }))
@@ -442,6 +442,11 @@ void printSummary(const Summary& summary, const CompileOptions& options, size_t 
         formatNumber(totals.commBytesPerRank), formatNumber(totals.gradBytesPerRank),
         options.parallelOptimizerLevel > 0
             ? fmt::format("reduction ({} under optimizer parallel)", collectiveName(CollectiveKind::ReduceScatter))
+        : options.zeroStage > 0
+            // The same bytes as the AllReduce they replace (docs/memory.md).
+            ? fmt::format("reduction ({} and the updated weights' {} under ZeRO-{})",
+                          collectiveName(CollectiveKind::ReduceScatter), collectiveName(CollectiveKind::AllGather),
+                          options.zeroStage)
             : std::string(collectiveName(CollectiveKind::AllReduce)),
         formatNumber(parameters));
   else
