@@ -39,7 +39,7 @@ class DecoderWriter {
     // Gemma scales the embedding by √h, Granite by its embedding_multiplier.
     if (c_.embeddingScale != 1) x = op("embed_scaled", "Mul", {x, number(c_.embeddingScale)});
     for (int64_t l = 0; l < c_.layers; ++l) x = layer(l, x);
-    x = rmsNorm("final_norm", "model.norm", x, c_.hidden);
+    x = norm("final_norm", "model.norm", x, c_.hidden);
     std::string head = c_.tiedEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight";
     if (!c_.tiedEmbeddings) param(head, {c_.vocab, c_.hidden});
     module_ = "lm_head";
@@ -137,6 +137,14 @@ class DecoderWriter {
     std::string weight = module + ".weight";
     if (c_.normOffset) weight = op(n + ".scale", "Add", {weight, "1.0"});
     return op(n, "Mul", {normed, weight});
+  }
+  // A layer's (or the final) norm: RMSNorm, or StarCoder2's LayerNorm with its weight and bias.
+  std::string norm(const std::string& n, const std::string& module, const std::string& x, int64_t dim) {
+    if (!c_.layerNorm) return rmsNorm(n, module, x, dim);
+    module_ = module;
+    param(module + ".weight", {dim});
+    param(module + ".bias", {dim});
+    return op(n, "LayerNorm", {x, module + ".weight", module + ".bias"}, fmt::format("{{epsilon: {}}}", c_.rmsEps)) + ":0";
   }
   // Rotary position embedding of [batch, heads, sequence, head_dim]: x cos + rotate_half(x) sin.
   std::string rope(const std::string& n, const std::string& x, int64_t heads) {
@@ -259,6 +267,12 @@ class DecoderWriter {
   }
 
   std::string denseMlp(const std::string& at, const std::string& x, int64_t ffn, bool bias, const std::string& n = "") {
+    if (c_.plainMlp) {  // StarCoder2's c_fc -> tanh GeLU -> c_proj
+      std::string fc = linear(n + "c_fc", at + ".c_fc", x, c_.hidden, ffn, Split::Column, bias);
+      module_ = at;
+      std::string act = op(n + "act", "GeLU", {fc});
+      return linear(n + "c_proj", at + ".c_proj", act, ffn, c_.hidden, Split::Row, bias);
+    }
     std::string gate = linear(n + "gate_proj", at + ".gate_proj", x, c_.hidden, ffn, Split::Column, bias);
     std::string up = linear(n + "up_proj", at + ".up_proj", x, c_.hidden, ffn, Split::Column, bias);
     module_ = at;
@@ -445,7 +459,7 @@ class DecoderWriter {
     const std::string at = fmt::format("model.layers.{}", l);
     prefix_ = fmt::format("L{}.", l);
     window_ = c_.slidingLayer[l] && c_.slidingWindow < s_.sequence ? c_.slidingWindow : 0;
-    std::string h = rmsNorm("input_norm", at + ".input_layernorm", x, c_.hidden);
+    std::string h = norm("input_norm", at + ".input_layernorm", x, c_.hidden);
     std::string a = c_.kvLora > 0 ? latentAttention(at + ".self_attn", h) : attention(at + ".self_attn", h);
     // Gemma norms each block's output before its residual add (and the MLP's input by
     // pre_feedforward_layernorm); Granite scales it by residual_multiplier.
@@ -454,7 +468,7 @@ class DecoderWriter {
     if (c_.residualScale != 1) a = op("attn_scaled", "Mul", {a, number(c_.residualScale)});
     std::string r1 = op("residual_attn", "Add", {x, a}, "", residualStrategy());
     std::string h2 = c_.sandwichNorms ? rmsNorm("pre_mlp_norm", at + ".pre_feedforward_layernorm", r1, c_.hidden)
-                                      : rmsNorm("post_norm", at + ".post_attention_layernorm", r1, c_.hidden);
+                                      : norm("post_norm", at + ".post_attention_layernorm", r1, c_.hidden);
     bool sparse = c_.experts > 0 && c_.sparseLayer[l];
     std::string m = sparse ? moe(at + ".mlp", h2) : denseMlp(at + ".mlp", h2, c_.intermediate, c_.mlpBias);
     if (c_.sandwichNorms) m = rmsNorm("post_mlp_norm", at + ".post_feedforward_layernorm", m, c_.hidden);

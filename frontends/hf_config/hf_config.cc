@@ -31,7 +31,8 @@ const std::map<std::string, DecoderFamily>& families() {
                                                          {"granite", DecoderFamily::Granite},
                                                          {"olmoe", DecoderFamily::Olmoe},
                                                          {"gemma2", DecoderFamily::Gemma2},
-                                                         {"gemma3_text", DecoderFamily::Gemma3Text}};
+                                                         {"gemma3_text", DecoderFamily::Gemma3Text},
+                                                         {"starcoder2", DecoderFamily::Starcoder2}};
   return f;
 }
 
@@ -51,7 +52,8 @@ const std::map<std::string, std::string>& architectureTypes() {
                                                        {"GraniteForCausalLM", "granite"},
                                                        {"OlmoeForCausalLM", "olmoe"},
                                                        {"Gemma2ForCausalLM", "gemma2"},
-                                                       {"Gemma3ForCausalLM", "gemma3_text"}};
+                                                       {"Gemma3ForCausalLM", "gemma3_text"},
+                                                       {"Starcoder2ForCausalLM", "starcoder2"}};
   return a;
 }
 
@@ -64,7 +66,7 @@ const std::map<std::string, std::string>& notBuilt() {
       {"gemma3", "Gemma 3's vision tower; its text decoder alone is model_type gemma3_text"},
       {"falcon", "Falcon's parallel attention and LayerNorm layers"},
       {"gpt_neox", "GPT-NeoX's parallel residual and partial rotary layers"},
-      {"starcoder2", "StarCoder2's LayerNorm and GeLU layers"}};
+  };
   return n;
 }
 
@@ -454,9 +456,10 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
     if (value > kMaxConfigCount)
       r.reader().error(r.root().find(key), fmt::format("{} must be in 1 .. {}; got {}", key, kMaxConfigCount, value));
   c.maxPositions = r.positive("max_position_embeddings", 4096).value_or(4096);
-  c.rmsEps = r.number("rms_norm_eps", c.family == DecoderFamily::Olmoe ? 1e-5 : 1e-6);  // OlmoeConfig's 1e-5
+  c.rmsEps = c.family == DecoderFamily::Starcoder2 ? r.number("norm_epsilon", 1e-5)  // Starcoder2Config's LayerNorm eps
+                                                   : r.number("rms_norm_eps", c.family == DecoderFamily::Olmoe ? 1e-5 : 1e-6);
   // Gemma ties its head by default (Gemma2Config, Gemma3TextConfig); the others do not.
-  c.tiedEmbeddings = r.flag("tie_word_embeddings", gemma);
+  c.tiedEmbeddings = r.flag("tie_word_embeddings", gemma || c.family == DecoderFamily::Starcoder2);  // Starcoder2Config too
   if (c.heads % c.kvHeads != 0)
     r.reader().error(r.root().find("num_key_value_heads"),
                      fmt::format("num_attention_heads {} is not a multiple of num_key_value_heads {}", c.heads, c.kvHeads));
@@ -468,6 +471,10 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
     case DecoderFamily::Gemma2:
     case DecoderFamily::Gemma3Text: readGemma(r, c); break;
     case DecoderFamily::Granite: readGranite(r, c); break;
+    case DecoderFamily::Starcoder2:  // use_bias: every linear layer's bias (Starcoder2Config: true)
+      c.layerNorm = c.plainMlp = true;
+      c.attentionBias = c.outputBias = c.mlpBias = r.flag("use_bias", true);
+      break;
     case DecoderFamily::Olmoe:
       c.attentionBias = c.outputBias = r.flag("attention_bias", false);
       c.qkNormWide = true;
@@ -536,6 +543,10 @@ double expertParameters(const DecoderConfig& c) {
 // One layer's MLP weights: all of them, or one token's (`active`).
 double mlpParameters(const DecoderConfig& c, int64_t layer, bool active) {
   const double h = static_cast<double>(c.hidden), e = static_cast<double>(c.experts);
+  if (c.plainMlp) {  // c_fc [F, h] and c_proj [h, F], with their biases
+    const double f = static_cast<double>(c.intermediate);
+    return 2 * h * f + (c.mlpBias ? f + h : 0);
+  }
   if (c.experts == 0 || !c.sparseLayer[layer]) return swiglu(h, static_cast<double>(c.intermediate), c.mlpBias);
   double n = e * h + (c.routerBias ? e : 0);  // the router
   n += static_cast<double>(active ? c.expertsPerToken : c.experts) * expertParameters(c);
@@ -548,9 +559,10 @@ double countParameters(const DecoderConfig& c, bool active) {
   const double h = static_cast<double>(c.hidden), v = static_cast<double>(c.vocab);
   // The final norm; the output head, all of it; the embedding, of which a token reads one row,
   // unless it is the head's own matrix (tied: counted once, so active never exceeds total).
-  double n = h + v * h;
+  const double norm = (c.layerNorm ? 2 : 1) * h;  // a LayerNorm's weight and bias
+  double n = norm + v * h;
   if (!c.tiedEmbeddings) n += (active ? 1 : v) * h;
-  const double norms = (c.sandwichNorms ? 4 : 2) * h;  // Gemma's pre and post norms around each block
+  const double norms = (c.sandwichNorms ? 4 : 2) * norm;  // Gemma's pre and post norms around each block
   for (int64_t l = 0; l < c.layers; ++l) n += norms + attentionParameters(c) + mlpParameters(c, l, active);
   return n;
 }

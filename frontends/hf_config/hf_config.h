@@ -28,6 +28,7 @@ enum class DecoderFamily {
   Olmoe,       // OLMoE: q/k RMSNorm over the whole projection, 64 experts
   Gemma2,      // Gemma 2: four norms a layer, GeGLU, softcapped attention and logits, local/global layers
   Gemma3Text,  // Gemma 3's text decoder: Gemma 2's layer with per-head q/k norms, 5 local : 1 global
+  Starcoder2,  // StarCoder2: LayerNorm with biases, a GeLU MLP (c_fc, c_proj), biases everywhere
 };
 
 // What a checkpoint's `quantization_config` says its weights are stored as (read, not built:
@@ -61,6 +62,9 @@ struct DecoderConfig {
   // Gemma: each norm's weight is an offset from 1 (x · (1 + w)); four norms a layer (the
   // attention's and the MLP's outputs normed before their residual adds); a GeGLU MLP (tanh GeLU).
   bool normOffset = false, sandwichNorms = false, gatedGelu = false;
+  // StarCoder2: LayerNorm (weight and bias) for the layers' and the final norm; the MLP two
+  // linear layers around a tanh GeLU (mlp.c_fc, mlp.c_proj), not a gated unit.
+  bool layerNorm = false, plainMlp = false;
   // Multipliers: of the embedding (Gemma √h, Granite's embedding_multiplier), of each block's
   // output before its residual add (Granite), of the scores (0: 1/√d; Gemma's
   // query_pre_attn_scalar^-½, Granite's attention_multiplier), the logits' divisor (Granite's

@@ -517,7 +517,7 @@ TEST_CASE("config.json: every family's parameter count exact, by hand, and as it
 }
 
 // The 2025 families, each counted by hand from transformers' modules and held to its card.
-TEST_CASE("config.json: Gemma 2 and 3, Phi-4, Granite and OLMoE counted by hand, exact") {
+TEST_CASE("config.json: Gemma 2 and 3, Phi-4, Granite, OLMoE and StarCoder2 counted by hand, exact") {
   // gemma-2-9b: four norms a layer (input, post_attention, pre_ and post_feedforward), GeGLU,
   // head_dim 256 on 3584 wide, a tied head: 9,241,705,984 (the card's 9.24 B).
   auto gemma2 = read(R"({"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42,
@@ -579,6 +579,17 @@ TEST_CASE("config.json: Gemma 2 and 3, Phi-4, Granite and OLMoE counted by hand,
         16 * (olmoeAttention + 64 * 2048 + 8 * olmoeExpert + 2 * 2048) + 2048 + 50304LL * 2048 + 2048);
   CHECK(parameterCount(*olmoe) == 6919161856);
   CHECK_FALSE(olmoe->normTopK);
+  // starcoder2-3b: LayerNorms with biases, q/k/v/o and c_fc/c_proj with biases (use_bias), a GeLU
+  // MLP of two matrices, a tied head (Starcoder2Config's default): 3,030,371,328 (the card's 3.03 B).
+  auto starcoder2 = read(R"({"model_type": "starcoder2", "hidden_size": 3072, "intermediate_size": 12288,
+  "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2, "vocab_size": 49152, "sliding_window": 4096,
+  "use_bias": true, "norm_epsilon": 1e-05})");
+  REQUIRE(starcoder2);
+  const int64_t sc2Attention = 2 * 3072LL * 3072 + 2 * 3072LL * 256 + 3072 + 2 * 256 + 3072;
+  const int64_t sc2Mlp = 2 * 3072LL * 12288 + 12288 + 3072;
+  CHECK(parameterCount(*starcoder2) == 30 * (sc2Attention + sc2Mlp + 2 * 2 * 3072) + 49152LL * 3072 + 2 * 3072);
+  CHECK(parameterCount(*starcoder2) == 3030371328);
+  CHECK(starcoder2->tiedEmbeddings);
 }
 
 TEST_CASE("config.json: as downloaded: quantization_config read and said, Kimi-K2, transformers 5's spellings, defaults") {
@@ -664,7 +675,9 @@ TEST_CASE("graph: config.json's 2025 families on DP 2 x TP 2, verified on every 
       {"olmoe", R"({"model_type": "olmoe", "hidden_size": 16, "intermediate_size": 8, "num_hidden_layers": 2,
   "num_attention_heads": 4, "num_experts": 4, "num_experts_per_tok": 2, "vocab_size": 32})"},
       {"phi3", R"({"model_type": "phi3", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
-  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 32})"}};
+  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 32})"},
+      {"starcoder2", R"({"model_type": "starcoder2", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 32, "sliding_window": 4})"}};
   for (const auto& [family, text] : configs) {
     CAPTURE(family);
     writeFile(dir.path() + "/" + family + ".config.json", text);
