@@ -382,6 +382,9 @@ json totalsJson(const Graph& graph, const CompileOptions& options, int64_t rank)
                                    {"pipeline_bubble", e->pipelineBubble},
                                    {"optimizer", e->optimizer}};
       if (e->weightQuantization > 0) out["step_seconds_terms"]["weight_quantization"] = e->weightQuantization;
+      json byCategory = json::object();
+      for (const auto& [category, seconds] : e->timeByCategory) byCategory[category] = seconds;
+      out["time_by_category"] = byCategory;
       out["model_flops"] = e->modelFlops;
       out["hardware_flops"] = e->hardwareFlops;
       out["tflops_per_device"] = e->tflopsPerDevice;

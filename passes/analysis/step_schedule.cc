@@ -1,10 +1,12 @@
 #include "passes/analysis/step_schedule.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <map>
 #include <tuple>
 
+#include "passes/analysis/attention_fusion.h"
 #include "passes/analysis/collective_time.h"
 #include "passes/analysis/eager_dispatch.h"
 #include "passes/analysis/kernel_time.h"
@@ -32,8 +34,24 @@ struct StageWork {
   };
   std::vector<EagerOp> eagerOps;
   int64_t parameters = 0;
+  // The kernels' seconds by kind (ClusterStepEstimate::timeByCategory's first four), and the
+  // Send/Receive part of `communication`.
+  std::array<double, 4> kernels{};
+  double transfers = 0;
   double seconds() const { return compute + communication; }
 };
+
+enum KernelKind { kGemm, kAttention, kMoe, kOther };
+
+KernelKind kernelKind(const Op& op, const std::vector<bool>& attention) {
+  if (op.type == "MoeDispatch" || op.type == "MoeCombine") return kMoe;
+  for (ValueId v : op.results)
+    if (v < static_cast<ValueId>(attention.size()) && attention[v]) return kAttention;
+  for (const Operand& o : op.operands)
+    if (o.isValue() && o.value < static_cast<ValueId>(attention.size()) && attention[o.value]) return kAttention;
+  if (!op.inserted() && op.parallel->rule && isProduct(*op.parallel->rule)) return kGemm;
+  return kOther;
+}
 
 }  // namespace
 
@@ -48,6 +66,8 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   const bool eager = c.dispatch == Dispatch::Eager;
   std::optional<EagerDispatchCounter> dispatches;
   if (eager) dispatches.emplace(graph, settings);
+  // Attention's chains (found whether or not the stack fuses them), for the time by category.
+  const std::vector<bool> attention = fusedAttentionValues(graph);
   forEachOpTime(graph, settings, [&](const Op& op, const StepTime& t) {
     StageWork& w = work[std::clamp<int64_t>(op.stage, 0, stages - 1)];
     bool again = training && std::as_const(op).annotation->recompute;
@@ -62,6 +82,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     // Backward: its kernels (twice the forward's compute but under a low-precision recipe), and
     // each forward collective's dual.
     w.compute += t.compute + (training ? t.backwardCompute : 0) + (again ? t.compute : 0);
+    w.kernels[kernelKind(op, attention)] += t.compute + (training ? t.backwardCompute : 0) + (again ? t.compute : 0);
     w.communication += comm * (training ? 2 : 1) + (again ? comm : 0);
     if (training) w.backwardCompute += t.backwardCompute + (again ? t.compute : 0);
     w.forwardCompute += t.compute;
@@ -95,10 +116,12 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     double bytes = transfer.bytesPerRank / byteSize(dtype) * byteSize(computeDType(dtype, settings.precision));
     double seconds = collectiveSeconds(CollectiveKind::PointToPoint, bytes, span, c);
     StageWork& sender = work[std::clamp<int64_t>(transfer.fromStage, 0, stages - 1)];
-    sender.communication += exposedTransferSeconds(seconds, sender.forwardCompute / static_cast<double>(chunks), chunks);
+    const double sent = exposedTransferSeconds(seconds, sender.forwardCompute / static_cast<double>(chunks), chunks);
+    sender.communication += sent, sender.transfers += sent;
     if (!training) continue;
     StageWork& receiver = work[std::clamp<int64_t>(transfer.toStage, 0, stages - 1)];
-    receiver.communication += exposedTransferSeconds(seconds, receiver.backwardCompute / static_cast<double>(chunks), chunks);
+    const double received = exposedTransferSeconds(seconds, receiver.backwardCompute / static_cast<double>(chunks), chunks);
+    receiver.communication += received, receiver.transfers += received;
   }
   for (StageWork& w : work)
     for (const auto& [group, bytes] : w.gradientBytes) {
@@ -142,6 +165,20 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     e.exposedCommunication += e.gradientSyncExposed;
   }
   e.total = e.compute + e.exposedCommunication + e.pipelineBubble + e.optimizer + e.weightQuantization;
+  // Eager, the stream's time is the kernels' and the waits on the host between them.
+  double kernels = 0;
+  for (double k : slowest.kernels) kernels += k;
+  e.timeByCategory = {{"gemm", micro * slowest.kernels[kGemm]},
+                      {"attention", micro * slowest.kernels[kAttention]},
+                      {"moe_dispatch_combine", micro * slowest.kernels[kMoe]},
+                      {"elementwise_norms_and_copies", micro * slowest.kernels[kOther]},
+                      {"host_dispatch", micro * std::max(0.0, slowest.compute - kernels)},
+                      {"collectives", micro * (slowest.communication - slowest.transfers)},
+                      {"pipeline_transfers", micro * slowest.transfers},
+                      {"gradient_sync", e.gradientSyncExposed},
+                      {"pipeline_bubble", e.pipelineBubble},
+                      {"optimizer", e.optimizer},
+                      {"weight_quantization", e.weightQuantization}};
   e.modelFlops = micro * forwardFlops * (training ? 3 : 1);
   e.hardwareFlops = e.modelFlops + micro * recomputeFlops;
   double devices = static_cast<double>(settings.rankCount());

@@ -9,6 +9,9 @@
 // (passes/analysis/eager_dispatch.h), and the optimizer's loop is issued op by op too. And what it computes: model FLOPs (forward
 // and backward) and hardware FLOPs (with recompute), TFLOP/s per device and MFU.
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -32,6 +35,14 @@ struct ClusterStepEstimate {
   int32_t slowestStage = 0;
   double gradientSync = 0;  // the slowest-exposing stage's gradient reduction
   double gradientSyncExposed = 0;
+  // The step by what its time is spent on, adding up to `total` (the slowest stage's kernels and
+  // exposed communication over the micro-batches, then the step's other terms): `gemm` (products
+  // outside attention), `attention` (the scores' and context products and what lies between),
+  // `moe_dispatch_combine`, `elementwise_norms_and_copies` (every other kernel), `host_dispatch`
+  // (eager: the device waiting on the host), `collectives` (TP, CP, EP and redistribution on the
+  // critical path), `pipeline_transfers`, `gradient_sync` (exposed), `pipeline_bubble`,
+  // `optimizer`, `weight_quantization`. In this order; zero terms included.
+  std::vector<std::pair<std::string, double>> timeByCategory;
 };
 
 // Needs a cluster (settings.cluster) and layouts inferred; nullopt otherwise.

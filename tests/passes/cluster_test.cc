@@ -3,6 +3,8 @@
 // every expected figure derived by hand from the preset's datasheet figures.
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "dumps/explain.h"
@@ -368,6 +370,52 @@ TEST_CASE("cluster: a fused attention kernel keeps the scores and probabilities 
   auto computeOf = [](const Compiled& c) { return estimateClusterStep(c.global, c.options)->compute; };
   Compiled unfused = compiled("false");
   CHECK(computeOf(fused) < 0.5 * computeOf(unfused));
+}
+
+// The step by category adds up to the step: a lone product is all `gemm` (and its gradient's
+// reduction and the update); an attention block's products, softmax and scale all `attention`.
+TEST_CASE("cluster: the step by category adds up to the step and puts each kernel where it belongs") {
+  auto byCategory = [](const ClusterStepEstimate& e) {
+    std::map<std::string, double> m;
+    double sum = 0;
+    for (const auto& [category, seconds] : e.timeByCategory) m[category] = seconds, sum += seconds;
+    CHECK(sum == relative(e.total));
+    CHECK(e.timeByCategory.size() == 11);
+    return m;
+  };
+  Compiled product = compileAllRanks(
+      matmulModel("device_num: 8, training: true, precision: bf16_mixed", "preset: dgx-a100-80gb", "[[8, 1], [1, 1]]"));
+  REQUIRE_MESSAGE(product.errors.empty(), product.errors);
+  auto e = estimateClusterStep(product.global, product.options);
+  REQUIRE(e);
+  auto m = byCategory(*e);
+  CHECK(m["gemm"] == relative(e->compute));
+  CHECK(m["attention"] == 0);
+  CHECK(m["elementwise_norms_and_copies"] == 0);
+  CHECK(m["gradient_sync"] == relative(e->gradientSyncExposed));
+  CHECK(m["optimizer"] == relative(e->optimizer));
+  Compiled attention = compileAllRanks(R"(parallel: {device_num: 1, training: true, precision: bf16_mixed}
+cluster: {preset: dgx-a100-80gb}
+inputs:
+  - {name: q, shape: [2, 8, 64, 16], dtype: float32}
+  - {name: k, shape: [2, 8, 64, 16], dtype: float32}
+  - {name: v, shape: [2, 8, 64, 16], dtype: float32}
+ops:
+  - {name: scores, type: BatchMatMul, inputs: [q, k], attrs: {transpose_b: true}}
+  - {name: scaled, type: Mul, inputs: [scores, 0.25]}
+  - {name: probs, type: Softmax, inputs: [scaled], attrs: {axis: -1}}
+  - {name: ctx, type: BatchMatMul, inputs: [probs, v]}
+  - {name: out, type: ReLU, inputs: [ctx]}
+outputs: [out]
+)");
+  REQUIRE_MESSAGE(attention.errors.empty(), attention.errors);
+  e = estimateClusterStep(attention.global, attention.options);
+  REQUIRE(e);
+  m = byCategory(*e);
+  CHECK(m["gemm"] == 0);
+  CHECK(m["attention"] > 0);
+  CHECK(m["elementwise_norms_and_copies"] > 0);  // the ReLU
+  CHECK(m["attention"] + m["elementwise_norms_and_copies"] == relative(e->compute));
 }
 
 TEST_CASE("cluster: attention with sinks is one fused kernel: the sink column joined and sliced off on chip") {
