@@ -189,6 +189,39 @@ stages: {mm0: 0, mm1: 1}
   }
 }
 
+// `irc explain --time`: the step by category (adding up to the estimate the compile prints),
+// then the modules (layers folded into one row) and ops by time, each with its TFLOP/s.
+TEST_CASE("explain --time: the step by category, the modules with their layers folded, the ops by time") {
+  TempDir tmp;
+  writeFile(tmp.path() + "/m.yaml", R"(parallel: {device_num: 2, training: true, precision: bf16_mixed}
+cluster: {preset: dgx-h100}
+inputs: [{name: x, shape: [256, 512], dtype: float32}]
+parameters:
+  - {name: w0, shape: [512, 512], dtype: float32}
+  - {name: w1, shape: [512, 512], dtype: float32}
+ops:
+  - {name: l0_mm, type: MatMul, inputs: [x, w0], in_strategy: [[2, 1], [1, 1]], module: model.layers.0.mlp}
+  - {name: l0_act, type: ReLU, inputs: [l0_mm], module: model.layers.0.mlp}
+  - {name: l1_mm, type: MatMul, inputs: [l0_act, w1], module: model.layers.1.mlp}
+outputs: [l1_mm]
+)");
+  RunResult r = runIrc({"explain", tmp.path() + "/m.yaml", "--time"});
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  CHECK(r.out.find("irc explain: where m's step goes on dgx-h100 (2 devices, bf16_mixed)") != std::string::npos);
+  CHECK(r.out.find("  gemm ") != std::string::npos);
+  CHECK(r.out.find("  elementwise_norms_and_copies ") != std::string::npos);
+  // Both layers' ops in one row: 3 ops.
+  CHECK(r.out.find("  model.layers.*.mlp                           3 ") != std::string::npos);
+  CHECK(r.out.find("  l0_mm                                    MatMul") != std::string::npos);
+  // Without a cluster there is no step to take apart: said, exit 1.
+  writeFile(tmp.path() + "/flat.yaml",
+            "parallel: {device_num: 1}\ninputs: [{name: x, shape: [4], dtype: float32}]\n"
+            "ops:\n  - {name: r, type: ReLU, inputs: [x]}\noutputs: [r]\n");
+  RunResult flat = runIrc({"explain", tmp.path() + "/flat.yaml", "--time"});
+  CHECK(flat.exitCode == 1);
+  CHECK(flat.err.find("--time needs a cluster") != std::string::npos);
+}
+
 TEST_CASE("the report is deterministic and follows --rank") {
   RunResult a = runIrc({ffn(), "--report", "-", "-q"});
   RunResult b = runIrc({ffn(), "--report", "-", "-q"});

@@ -104,9 +104,11 @@ std::vector<CommandSpec> build() {
                     "irc explain examples/ffn.yaml add2.in0.redistribution_op.0 --rank 5",
                     "irc explain examples/ffn.yaml %4                   the node the step_parallel_end dump prints as %4",
                     "irc explain examples/ffn.yaml %4 --pass validate",
-                    "irc explain model.yaml --search                    search_mode auto's choice and the runners-up"},
+                    "irc explain model.yaml --search                    search_mode auto's choice and the runners-up",
+                    "irc explain plan.yaml --time                       where the predicted step goes: by category, module, op"},
                    join({{{"--rank", "R", "the rank whose groups and slice bounds are shown (default parallel.global_rank)"},
                           {"--search", "", "instead of an op: the plan search_mode auto chose, its alternatives and why each lost"},
+                          {"--time", "", "instead of an op: the predicted step by category, then the slowest stage's modules and ops by time (needs a cluster)"},
                           {"--pass", "PASS", "with a %N name: the dump %N refers to (default step_parallel_end)"}},
                          kModeOptions, {kColor, kHelp}}),
                    "NAME is an op or value name as in the model or the dumps, or %N as a dump prints it."});

@@ -1,10 +1,12 @@
-// `irc explain MODEL NAME [--rank R] [--pass PASS] [--search-mode M] [--redistribution P]`.
+// `irc explain MODEL NAME [--rank R] [--pass PASS] [--search-mode M] [--redistribution P]`, or
+// `irc explain MODEL --search` / `--time`.
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "dumps/explain.h"
 #include "dumps/ir_printer.h"
+#include "dumps/time_explain.h"
 #include "ir/suggest.h"
 #include "passes/pipeline/compile.h"
 #include "passes/pipeline/pipeline.h"
@@ -82,6 +84,27 @@ ExitStatus explainSearch(const std::vector<std::string>& positional, const Paral
   return ExitStatus::Ok;
 }
 
+// `--time`: where the predicted step goes (dumps/time_explain.h).
+ExitStatus explainTime(const std::vector<std::string>& positional, const ParallelOverrides& overrides, ColorMode color) {
+  if (positional.size() != 1) throw UsageError("usage: irc explain MODEL.yaml --time");
+  auto loaded = loadModelOrReport(positional[0], color, overrides);
+  if (!loaded) return ExitStatus::Rejected;
+  CompileOptions options = loaded->options;
+  if (!options.cluster) {
+    std::cerr << fmt::format("irc explain: --time needs a cluster: {} has no cluster block (docs/cluster.md)\n", positional[0]);
+    return ExitStatus::Rejected;
+  }
+  if (!searchConfigurationOrReport(*loaded, options, color)) return ExitStatus::Rejected;
+  options.stopAfter = "redistribution";
+  PassContext context{*loaded->diags};
+  if (compile(loaded->graph, options, context, {}) == RunOutcome::Rejected) {
+    loaded->diags->render(std::cerr, useColor(color, stderr));
+    return ExitStatus::Rejected;
+  }
+  std::cout << explainTimeText(loaded->graph, options);
+  return ExitStatus::Ok;
+}
+
 }  // namespace
 
 ExitStatus runExplain(const std::vector<std::string>& args) {
@@ -89,7 +112,7 @@ ExitStatus runExplain(const std::vector<std::string>& args) {
   ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
   std::vector<std::string> positional;
   std::optional<int64_t> rank;
-  bool search = false;
+  bool search = false, time = false;
   std::string pass = "step_parallel_end";
   ParallelOverrides overrides;
   ColorMode color = ColorMode::Auto;
@@ -100,11 +123,13 @@ ExitStatus runExplain(const std::vector<std::string>& args) {
     else if (item.flag == "--color") color = parseColorMode(item.value);
     else if (item.flag == "--pass") pass = item.value;
     else if (item.flag == "--search") search = true;
+    else if (item.flag == "--time") time = true;
     else if (takeGraphFlag(item.flag, item.value, overrides)) continue;
     else if (item.flag == "--search-mode") overrides.searchMode = parseSearchModeArg(item.flag, item.value);
     else if (item.flag == "--redistribution") overrides.redistribution = parseRedistributionArg(item.flag, item.value);
   }
   if (search) return explainSearch(positional, overrides, color);
+  if (time) return explainTime(positional, overrides, color);
   if (positional.size() != 2)
     throw UsageError("usage: irc explain MODEL.yaml NAME [--rank R] [--pass PASS] | irc explain MODEL.yaml --search");
   const PipelineStage* stage = findStage(pass);
