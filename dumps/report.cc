@@ -133,10 +133,10 @@ CompileTotals compileTotals(const Graph& graph, const CompileOptions* options, i
     const Op& op = graph.op(id);
     if (!op.inserted()) continue;
     ++t.insertedByType[op.type];
-    if (stage >= 0 && op.stage != stage) continue;
+    if ((stage >= 0 && op.stage != stage) || op.results.empty() || !op.step) continue;
     const int dtypeBytes = bytesOf(graph.value(op.results[0]).type.dtype);
-    if (op.step && opTypeOfStep(*op.step) == op.type) t.commBytesPerRank += stepSendBytes(*op.step, dtypeBytes);
-    if (op.step) t.gradBytesPerRank += mirrorGradientBytes(*op.step, dtypeBytes);
+    if (opTypeOfStep(*op.step) == op.type) t.commBytesPerRank += stepSendBytes(*op.step, dtypeBytes);
+    t.gradBytesPerRank += mirrorGradientBytes(*op.step, dtypeBytes);
   }
   // A parameter counts on the stage of its first reader (where it is held).
   std::vector<bool> counted(graph.values.size(), false);
