@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/exceptions.h>
 
+#include "frontends/json_location.h"
 #include "frontends/yaml/yaml_document.h"
 #include "frontends/yaml/yaml_reader.h"
 #include "ir/suggest.h"
@@ -376,16 +377,6 @@ const std::vector<std::string>& supportedModelTypes() {
 
 namespace {
 
-// The line and column (1-based) of byte `offset` of `text`.
-SourceLoc locOfByte(const std::string& text, size_t offset) {
-  SourceLoc loc{1, 1};
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') ++loc.line, loc.col = 1;
-    else ++loc.col;
-  }
-  return loc;
-}
-
 // A config.json is JSON as Python's json module writes it: a real JSON parser first (yaml-cpp
 // alone takes trailing commas, single quotes, +256, 0256 and stray bytes, and loses the member
 // after them), and no key twice (Python and transformers keep the last, yaml-cpp the first).
@@ -395,7 +386,7 @@ bool isStrictJson(const std::string& text, DiagnosticEngine& diags) {
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     if (size_t at = what.find("syntax error"); at != std::string::npos) what = what.substr(at);
-    diags.error(locOfByte(text, e.byte > 0 ? e.byte - 1 : 0), fmt::format("invalid JSON: {}", what));
+    diags.error(locOfParseError(text, e), fmt::format("invalid JSON: {}", what));
     return false;
   }
   return true;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "frontends/json_location.h"
 #include "ir/suggest.h"
 #include "ops/op_defs.h"
 #include "ops/op_sharding.h"
@@ -13,16 +14,6 @@ namespace {
 using json = nlohmann::ordered_json;
 
 std::string keyOf(const Op& op) { return op.msName.empty() ? op.name : op.msName; }
-
-// Line and column of a byte offset in `text`.
-SourceLoc locAt(const std::string& text, size_t offset) {
-  SourceLoc loc{1, 1};
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') ++loc.line, loc.col = 1;
-    else ++loc.col;
-  }
-  return loc;
-}
 
 }  // namespace
 
@@ -65,7 +56,7 @@ bool applyStrategyCheckpoint(Graph& graph, const std::string& text, DiagnosticEn
   try {
     ckpt = json::parse(text);
   } catch (const json::parse_error& e) {
-    return fail(locAt(text, e.byte > 0 ? e.byte - 1 : 0), fmt::format("not a strategy checkpoint: {}", e.what()));
+    return fail(locOfParseError(text, e), fmt::format("not a strategy checkpoint: {}", e.what()));
   }
   if (!ckpt.is_object() || !ckpt.contains("parallel_strategy_item") || !ckpt["parallel_strategy_item"].is_object())
     return fail({1, 1}, "a strategy checkpoint is an object with a 'parallel_strategy_item' object (MindSpore's format)");
