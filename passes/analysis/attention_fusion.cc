@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/op_defs.h"
 #include "ops/op_family.h"
 #include "passes/analysis/step_cost.h"
 
@@ -38,7 +39,7 @@ std::vector<bool> fusedAttentionValues(const Graph& graph) {
     // A sink's probability column sliced off before the product with v.
     ValueId toProduct = probs;
     if (const Op& slice = graph.op(reader[probs]);
-        !slice.inserted() && slice.type == "Slice" && !slice.results.empty() &&
+        !slice.inserted() && familyOf(slice) == OpFamily::Slice && !slice.results.empty() &&
         sameRows(graph.value(slice.results[0]).type.shape, graph.value(probs).type.shape)) {
       toProduct = slice.results[0];
       chain.push_back(toProduct);
@@ -60,7 +61,7 @@ std::vector<bool> fusedAttentionValues(const Graph& graph) {
         fused = true;
         break;
       }
-      if (!producer.inserted() && producer.type == "Concat" && !producer.operands.empty()) {
+      if (!producer.inserted() && familyOf(producer) == OpFamily::Concat && !producer.operands.empty()) {
         // The scores and a sink column joined along the keys: on from the scores.
         const Operand& first = producer.operands[0];
         if (!first.isValue() || !sameRows(graph.value(first.value).type.shape, shape)) break;

@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "ops/op_defs.h"
 #include "passes/analysis/attention_fusion.h"
 #include "passes/analysis/collective_time.h"
 #include "passes/analysis/eager_dispatch.h"
@@ -44,7 +45,7 @@ struct StageWork {
 enum KernelKind { kGemm, kAttention, kMoe, kOther };
 
 KernelKind kernelKind(const Op& op, const std::vector<bool>& attention) {
-  if (op.type == "MoeDispatch" || op.type == "MoeCombine") return kMoe;
+  if (!op.inserted() && familyOf(op) == OpFamily::MoeRouting) return kMoe;
   for (ValueId v : op.results)
     if (v < static_cast<ValueId>(attention.size()) && attention[v]) return kAttention;
   for (const Operand& o : op.operands)
