@@ -197,14 +197,19 @@ class Search {
   // master and states over the data-parallel replicas, ZeRO-2 the gradient too; MindSpore's
   // optimizer parallel (level 1) the weight, master and states.
   double bytesPerElement(const Config& c) const {
-    bool mixed = options_.precision != Precision::Fp32;
-    double weight = mixed ? 2 : 4, gradient = weight, master = mixed ? 4 : 0;
-    double states = optimizerStateBytesPerElement(options_.optimizer, options_.precision);
+    const double weight = weightBytes(), gradient = weight;
     // The replicas of a weight: data and context ranks (Megatron's distributed optimizer shards
     // over both).
     double dp = static_cast<double>(c.dp * c.cp);
-    if (c.optimizerLevel > 0) return (weight + master + states) / dp + gradient;
-    return weight + gradient / (c.zeroStage >= 2 ? dp : 1.0) + (master + states) / (c.zeroStage >= 1 ? dp : 1.0);
+    if (c.optimizerLevel > 0) return (weight + masterAndStateBytes()) / dp + gradient;
+    return weight + gradient / (c.zeroStage >= 2 ? dp : 1.0) + masterAndStateBytes() / (c.zeroStage >= 1 ? dp : 1.0);
+  }
+  // A trained element's weight (its gradient the same), and its float32 master copy (mixed
+  // precision) with the optimizer's states.
+  double weightBytes() const { return options_.precision != Precision::Fp32 ? 2 : 4; }
+  double masterAndStateBytes() const {
+    return (options_.precision != Precision::Fp32 ? 4 : 0) +
+           optimizerStateBytesPerElement(options_.optimizer, options_.precision);
   }
 
   // A stage's parameters with their step state: `trained` elements at bytesPerElement, but under
@@ -212,10 +217,7 @@ class Search {
   // weight, master copy and states split.
   double residentBytes(const Config& c, double trained, double sharded, double shardHeld) const {
     if (c.optimizerLevel == 0) return trained * bytesPerElement(c);
-    bool mixed = options_.precision != Precision::Fp32;
-    double weight = mixed ? 2 : 4, master = mixed ? 4 : 0;
-    double states = optimizerStateBytesPerElement(options_.optimizer, options_.precision);
-    return (weight + master + states) * (trained - sharded + shardHeld) + weight * trained;  // the gradient whole
+    return (weightBytes() + masterAndStateBytes()) * (trained - sharded + shardHeld) + weightBytes() * trained;
   }
 
   void enumerate() {
@@ -342,7 +344,7 @@ class Search {
     if (c.pp > 1)
       for (double bytes : m.boundaryMessages)
         p2p += collectiveSeconds(CollectiveKind::PointToPoint, bytes, pairSpan(stageDevices, cluster_.domainDevices()), cluster_);
-    const double gradientBytes = options_.precision == Precision::Fp32 ? 4 : 2;
+    const double gradientBytes = weightBytes();
     double slowest = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
     for (int64_t s = 0; s < c.pp; ++s) {
       double compute = 0, comm = 0, forward = 0, backward = 0, trained = 0, layersHere = 0, stageCasts = 0;
