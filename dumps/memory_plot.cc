@@ -4,24 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "dumps/svg_text.h"
 #include "ir/byte_size.h"
 
 namespace irc {
 namespace {
 
 constexpr double kWidth = 960, kHeight = 400, kLeft = 90, kRight = 170, kTop = 40, kBottom = 50;
-
-// Escapes text for an SVG text node (op names may hold '<' or '&').
-std::string svgEscaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
-  }
-  return out;
-}
 
 struct Series {
   std::vector<double> live;

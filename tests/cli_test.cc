@@ -264,3 +264,41 @@ TEST_CASE("--mindspore-out and the dumps say the compile's device count, not the
 }
 
 }  // namespace irc::test
+
+namespace irc::test {
+
+TEST_CASE("--trace and --schedule-plot: written only when the step can be timed, put in place at the end") {
+  TempDir dir;
+  const std::string model = sourceDir() + "/examples/gpt_pipeline.yaml";
+  // No cluster, no timeline: said, exit 1, nothing written.
+  RunResult none = runIrc({model, "--trace", "t.json", "-q"}, dir.path());
+  CHECK(none.exitCode == 1);
+  CHECK(none.err.find("irc: error: --trace lays out the step the cluster model estimates: the model has no cluster") == 0);
+  RunResult plotOnly = runIrc({"memory", model, "--schedule-plot", "s.svg"}, dir.path());
+  CHECK(plotOnly.exitCode == 1);
+  CHECK(plotOnly.err.find("--schedule-plot lays out the step") != std::string::npos);
+  CHECK(listFiles(dir.path()).empty());
+  // With one: a Chrome trace (two stages, 4 micro-batches, each pass forward and backward) and
+  // the picture.
+  writeFile(dir.path() + "/gpt.yaml", readFile(model) + "cluster: {preset: dgx-h100}\n");
+  RunResult r = runIrc({"gpt.yaml", "--trace", "t.json", "--schedule-plot", "s.svg", "-q"}, dir.path());
+  REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+  const std::string trace = readFile(dir.path() + "/t.json");
+  CHECK(trace.rfind("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"model\":\"gpt_pipeline\"", 0) == 0);
+  CHECK(trace.find("\"name\":\"backward 3\"") != std::string::npos);
+  CHECK(trace.find("\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"stage 1 (rank 4 of ranks 4-7)\"}") !=
+        std::string::npos);
+  const std::string svg = readFile(dir.path() + "/s.svg");
+  size_t blocks = 0;
+  for (size_t at = svg.find("<rect class=\"backward\""); at != std::string::npos;
+       at = svg.find("<rect class=\"backward\"", at + 1))
+    ++blocks;
+  CHECK(blocks == 8);  // 2 stages x 4 micro-batches
+  // irc memory writes the same trace.
+  CHECK(runIrc({"memory", "gpt.yaml", "--trace", "m.json"}, dir.path()).exitCode == 0);
+  CHECK(readFile(dir.path() + "/m.json") == trace);
+  // The trace is an output like the others: not written over the model.
+  CHECK(runIrc({"gpt.yaml", "--trace", "gpt.yaml", "-q"}, dir.path()).exitCode == 2);
+}
+
+}  // namespace irc::test

@@ -57,6 +57,8 @@ std::vector<CommandSpec> build() {
                           {"--strategy-ckpt-out", "FILE", "write MindSpore's strategy checkpoint JSON: every op's strategy, every parameter's layout"},
                           {"--strategy-ckpt-in", "FILE", "configure ops from a MindSpore strategy checkpoint (as parallel.strategy_ckpt_load)"},
                           {"--plan-out", "FILE", "write the compiled plan as a model to edit and compile again: strategies, stages, micro-batches, recompute, optimizer sharding and the cluster (docs/search.md)"},
+                          {"--trace", "FILE", "write the estimated step as a Chrome trace for Perfetto or chrome://tracing: a process per pipeline stage (per rank with --all-ranks), its compute and communication streams, every pass, op and collective, the allocated bytes (needs a cluster; docs/cluster.md)"},
+                          {"--schedule-plot", "FILE.svg", "draw the estimated step's pipeline schedule: stages over time, each micro-batch's forward and backward, the bubble blank (needs a cluster)"},
                           {"--torch-out", "FILE", "write the plan as PyTorch code: parallelize(model, mesh) with DTensor's parallel styles and irc's prediction (docs/plan-code.md)"},
                           {"--mindspore-out", "FILE", "write the plan as MindSpore shard() calls, with the strategy checkpoint beside it (docs/plan-code.md)"},
                           {"--passes", "A,B", "run only these passes of the pipeline"},
@@ -168,7 +170,9 @@ std::vector<CommandSpec> build() {
                           {"--training", "", "also a training step (as parallel.training)"},
                           {"--optimizer", "NAME", "the training step's optimizer: adamw, adam, sgd, momentum (implies --training)"},
                           {"--memory-budget", "SIZE", "compare the peak with SIZE (16GiB, 80GB; as parallel.memory_budget)"},
-                          {"--plot", "FILE.svg", "draw live bytes over the op sequence, the peaks marked"}},
+                          {"--plot", "FILE.svg", "draw live bytes over the op sequence, the peaks marked"},
+                          {"--trace", "FILE", "write the estimated step as a Chrome trace, each stage's allocated bytes a counter (needs a cluster; as irc --trace)"},
+                          {"--schedule-plot", "FILE.svg", "draw the estimated step's pipeline schedule (needs a cluster; as irc --schedule-plot)"}},
                          kModeOptions, {kColor, kHelp}}),
                    "docs/memory.md says what is counted and what is not."});
   specs.back().handler = runMemory;

@@ -25,6 +25,7 @@
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
 #include "tools/plan_out.h"
+#include "tools/timeline_outputs.h"
 #include "tools/commands.h"
 
 namespace irc::cli {
@@ -45,6 +46,7 @@ struct CompileArgs {
   std::string strategyCkptOut;
   std::string torchOut, mindsporeOut;  // --torch-out, --mindspore-out
   std::string planOut;                 // --plan-out
+  std::string trace, schedulePlot;     // --trace, --schedule-plot
   int reportIndent = -1;               // --report-indent N; compact by default
   std::optional<double> alpha, beta, gamma, searchTimeLimit;
   std::optional<double> memoryBudget;
@@ -89,6 +91,8 @@ bool takeOutputFlag(const std::string& f, const std::string& value, CompileArgs&
   else if (f == "--plan-out") a.planOut = value;
   else if (f == "--torch-out") a.torchOut = value;
   else if (f == "--mindspore-out") a.mindsporeOut = value;
+  else if (f == "--trace") a.trace = value;
+  else if (f == "--schedule-plot") a.schedulePlot = value;
   else if (f == "--report-indent") {
     int64_t n = parseIntArg(f, value);
     if (n < 0 || n > 16) throw UsageError(fmt::format("--report-indent takes 0 .. 16; got '{}'", value));
@@ -147,6 +151,8 @@ void checkOutputPaths(const CompileArgs& a) {
     if (a.strategyCkptOut.empty()) outputs.emplace_back("--mindspore-out's strategy checkpoint", mindsporeCheckpointPath(a));
   }
   if (!a.planOut.empty()) outputs.emplace_back("--plan-out", a.planOut);
+  if (!a.trace.empty()) outputs.emplace_back("--trace", a.trace);
+  if (!a.schedulePlot.empty()) outputs.emplace_back("--schedule-plot", a.schedulePlot);
   auto same = [](const std::string& x, const std::string& y) {
     std::error_code ex, ey;
     auto px = std::filesystem::weakly_canonical(x, ex), py = std::filesystem::weakly_canonical(y, ey);
@@ -335,14 +341,8 @@ void printMemory(const Summary& summary, const CompileOptions& options, int64_t 
   else return;
   std::vector<std::pair<double, std::string>> parts;
   if (m.training) {
-    parts = {{m.training->savedActivationBytes, "saved activations"},
-             {m.training->optimizerStateBytes, "optimizer states"},
-             {m.training->masterWeightBytes, "master weights"},
-             {m.training->parameterBytes, "parameters"},
-             {m.training->constantBytes, "constants"},
-             {m.training->gradientBytes, "gradients"},
-             {m.training->quantizedWeightBytes, "quantized weight copies"},
-             {m.training->outputBytes, "outputs"}};
+    parts.clear();
+    for (const PeakTerm& term : peakTerms(*m.training)) parts.emplace_back(term.bytes, term.name);
   } else {
     parts = {{m.inference.activationBytes, "activations"},
              {m.inference.parameterBytes, "parameters"},
@@ -524,6 +524,11 @@ class CompileOutputs {
       for (const std::string& w : torch_.warnings) std::cerr << "irc: warning: --torch-out: " << w << "\n";
     }
     if (!a_.mindsporeOut.empty()) mindspore_ = mindsporeShardCode(graph, options_, mindsporeCheckpointPath());
+    if (!a_.trace.empty() || !a_.schedulePlot.empty()) {
+      start = StageTimer::Clock::now();
+      timeline_.emplace(graph, options_, a_.trace, a_.schedulePlot, a_.allRanks);
+      timer_.add("trace", start);
+    }
   }
   // Whether the report still needs the global graph after the compile (on stdout).
   bool needsGlobalGraph() const { return a_.report == "-"; }
@@ -547,6 +552,8 @@ class CompileOutputs {
       if (a_.strategyCkptOut.empty())
         if (auto err = writeFileAtomically(mindsporeCheckpointPath(), checkpoint_)) return fail(*err);
     }
+    if (timeline_)
+      if (auto err = timeline_->write()) return fail(*err);
     return true;
   }
 
@@ -566,6 +573,7 @@ class CompileOutputs {
   std::string checkpoint_;
   PlanCode torch_;
   std::string mindspore_;
+  std::optional<TimelineOutputs> timeline_;
 };
 
 // `--plan-out` (tools/plan_out.h): the graph as strategy propagation leaves it, before anything
@@ -600,6 +608,10 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   auto searchStart = StageTimer::Clock::now();
   if (!searchConfigurationOrReport(*loaded, options, a.color)) return ExitStatus::Rejected;
   timer.add("search", searchStart);
+  if (auto err = timelineNeeds(options, a.trace.empty() ? (a.schedulePlot.empty() ? "" : "--schedule-plot") : "--trace")) {
+    std::cerr << "irc: error: " << *err << "\n";
+    return ExitStatus::Rejected;
+  }
   DumpOptions dumpOptions = dumpOptionsFor(a, graph, options);
   bool dumping = a.dumpAll || !a.dumpAfter.empty();
   DumpWriter dumps(dumpOptions);

@@ -14,6 +14,7 @@
 #include "tools/cli_util.h"
 #include "tools/command_specs.h"
 #include "tools/commands.h"
+#include "tools/timeline_outputs.h"
 
 namespace irc::cli {
 namespace {
@@ -63,6 +64,8 @@ std::string memoryTable(const MemoryEstimate& m, const Graph& graph, const Compi
     out += row("peak", t.peakBytes, "from the second step on: in the " + where(t.peakPhase, t.peakAt));
     out += row("first step's peak", t.firstStepPeakBytes,
                "no optimizer state before its update: in the " + where(t.firstStepPeakPhase, t.firstStepPeakAt));
+    out += "    the peak's terms, adding up to it:\n";
+    for (const PeakTerm& term : peakTerms(t)) out += row("  " + term.name, term.bytes, term.note);
     out += row("resident", t.residentBytes, "what each step starts with (the rows marked *)");
     out += row("  parameters *", t.parameterBytes);
     if (t.constantBytes > 0) out += row("  constants *", t.constantBytes, "held, not trained: masks, buffers");
@@ -100,7 +103,7 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
   std::optional<Optimizer> optimizer;
   std::optional<double> budget;
   bool training = false, allRanks = false;
-  std::string plot;
+  std::string plot, trace, schedulePlot;
   ParallelOverrides overrides;
   ColorMode color = ColorMode::Auto;
   while (!scan.done()) {
@@ -110,6 +113,8 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
     else if (f == "--rank") rank = parseIntArg(f, item.value);
     else if (f == "--color") color = parseColorMode(item.value);
     else if (f == "--plot") plot = item.value;
+    else if (f == "--trace") trace = item.value;
+    else if (f == "--schedule-plot") schedulePlot = item.value;
     else if (f == "--training") training = true;
     else if (f == "--all-ranks") allRanks = true;
     else if (f == "--optimizer") {
@@ -137,6 +142,10 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
   if (optimizer) options.optimizer = *optimizer;
   if (budget) options.memoryBudget = *budget;
   if (!searchConfigurationOrReport(*loaded, options, color)) return ExitStatus::Rejected;
+  if (auto err = timelineNeeds(options, trace.empty() ? (schedulePlot.empty() ? "" : "--schedule-plot") : "--trace")) {
+    std::cerr << "irc: error: " << *err << "\n";
+    return ExitStatus::Rejected;
+  }
   int64_t r = rank.value_or(options.globalRank);
   if (r < 0 || r >= options.rankCount())
     throw UsageError(fmt::format("--rank {} is not a rank of {} devices", r, options.rankCount()));
@@ -150,6 +159,13 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
   }
   std::optional<MemoryEstimate> memory = memoryOf(graph, options, r);
   if (!memory) throw InternalError("the memory estimate needs every op's layouts after redistribution");
+  if (!trace.empty() || !schedulePlot.empty()) {
+    TimelineOutputs timeline(graph, options, trace, schedulePlot, allRanks);
+    if (auto err = timeline.write()) {
+      std::cerr << "irc: error: " << *err << "\n";
+      return ExitStatus::Rejected;
+    }
+  }
   if (allRanks) {
     std::cout << allRanksTable(graph, options);
     return ExitStatus::Ok;

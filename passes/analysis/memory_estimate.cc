@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
@@ -592,6 +594,28 @@ double parameterStepBytes(double bytes, DType dtype, const ParallelSettings& set
   double master = held == dtype ? 0 : 4;  // mixed precision's float32 master weight
   return 2 * elements * byteSize(held) +
          elements * (master + optimizerStateBytesPerElement(settings.optimizer, settings.precision));
+}
+
+std::vector<PeakTerm> peakTerms(const TrainingMemory& t) {
+  const bool update = t.peakPhase == "optimizer step";
+  // After the last backward no other micro-batch's activations are held.
+  const double others = update ? 0 : (t.inFlightMicroBatches - 1) * t.savedActivationBytes;
+  std::vector<PeakTerm> terms = {{"parameters", t.parameterBytes, ""},
+                                 {"constants", t.constantBytes, "held, not trained: masks, buffers"},
+                                 {"gradients", t.gradientsResident ? t.gradientBytes : 0, ""},
+                                 {"optimizer states", t.optimizerStateBytes, ""},
+                                 {"master weights", t.masterWeightBytes, ""},
+                                 {"quantized copies", t.quantizedWeightBytes, "the recipe's weight casts"},
+                                 {"in-flight activations", others,
+                                  fmt::format("saved activations of {} other micro-batch{} in flight", t.inFlightMicroBatches - 1,
+                                              t.inFlightMicroBatches == 2 ? "" : "es")}};
+  double held = 0;
+  for (const PeakTerm& term : terms) held += term.bytes;
+  terms.push_back({"live at the peak", t.peakBytes - held,
+                   update ? "in the update: its temporaries, the gradients, the outputs"
+                          : fmt::format("in the {}: one micro-batch's activations and gradients", t.peakPhase)});
+  std::erase_if(terms, [](const PeakTerm& term) { return term.bytes == 0; });
+  return terms;
 }
 
 }  // namespace irc

@@ -73,6 +73,18 @@ struct TrainingMemory {
   double inFlightMicroBatches = 1;
 };
 
+// The steady state's peak as terms that add up to it (irc memory, the budget warning): each
+// resident part, the saved activations of the other micro-batches a pipeline stage holds in
+// flight, and what the walked micro-batch holds live at the peak (its saved activations so far,
+// its activations' gradients, the loss's and the update's temporaries, gradients made where they
+// are not resident). Zero terms left out; in that order.
+struct PeakTerm {
+  std::string name;
+  double bytes = 0;
+  std::string note;  // what it is, where the name does not say
+};
+std::vector<PeakTerm> peakTerms(const TrainingMemory& training);
+
 struct MemoryEstimate {
   InferenceMemory inference;
   std::optional<TrainingMemory> training;  // with parallel.training

@@ -11,6 +11,7 @@
 #include "passes/analysis/collective_time.h"
 #include "passes/analysis/eager_dispatch.h"
 #include "passes/analysis/kernel_time.h"
+#include "passes/analysis/pipeline_order.h"
 #include "passes/analysis/step_cost.h"
 
 namespace irc {
@@ -18,10 +19,11 @@ namespace {
 
 // One stage's micro-batch.
 struct StageWork {
-  double compute = 0;          // forward, backward, recomputed forward
-  double communication = 0;    // collectives and redistributions on the critical path, transfers
-  double backwardCompute = 0;  // what a gradient reduction can hide behind (one micro-batch)
-  double forwardCompute = 0;   // what ZeRO's weight gather can hide behind (the next step's first forward)
+  double compute = 0;               // forward, backward, recomputed forward
+  double communication = 0;         // collectives and redistributions on the critical path, transfers
+  double backwardCompute = 0;       // what a gradient reduction can hide behind (one micro-batch)
+  double forwardCompute = 0;        // what ZeRO's weight gather can hide behind (the next step's first forward)
+  double forwardCommunication = 0;  // the forward's part of `communication`
   // The stage's gradient bytes by the group they are reduced over ((ranks, nodes) -> bytes,
   // element bytes): reduced once per step, in buckets.
   std::map<std::tuple<int64_t, int64_t, double>, double> gradientBytes;
@@ -39,6 +41,9 @@ struct StageWork {
   // Send/Receive part of `communication`.
   std::array<double, 4> kernels{};
   double transfers = 0;
+  double sentForward = 0, sentBackward = 0;  // `transfers` by the phase whose Sends they are
+  // Per model chunk: its ops' forward and the rest of their micro-batch (virtual stages).
+  std::vector<double> chunkForward, chunkBackward;
   double seconds() const { return compute + communication; }
 };
 
@@ -62,7 +67,9 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   const int64_t stages = std::max<int64_t>(1, settings.pipelineStages);
   const double micro = static_cast<double>(std::max<int64_t>(1, settings.microBatches));
   const bool training = settings.training;
+  const int64_t chunks = std::max<int64_t>(1, settings.virtualStages);
   std::vector<StageWork> work(stages);
+  for (StageWork& w : work) w.chunkForward.assign(chunks, 0), w.chunkBackward.assign(chunks, 0);
   double forwardFlops = 0, recomputeFlops = 0;
   const bool eager = c.dispatch == Dispatch::Eager;
   std::optional<EagerDispatchCounter> dispatches;
@@ -85,6 +92,10 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     w.compute += t.compute + (training ? t.backwardCompute : 0) + (again ? t.compute : 0);
     w.kernels[kernelKind(op, attention)] += t.compute + (training ? t.backwardCompute : 0) + (again ? t.compute : 0);
     w.communication += comm * (training ? 2 : 1) + (again ? comm : 0);
+    w.forwardCommunication += comm;
+    const int64_t chunk = std::clamp<int64_t>(op.chunk, 0, chunks - 1);
+    w.chunkForward[chunk] += t.compute + comm;
+    if (training) w.chunkBackward[chunk] += t.backwardCompute + comm + (again ? t.compute + comm : 0);
     if (training) w.backwardCompute += t.backwardCompute + (again ? t.compute : 0);
     w.forwardCompute += t.compute;
     if (training) w.weightCasts += t.perStepCompute;
@@ -109,7 +120,6 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   // its gradient back, on the sending stage's critical path; with virtual stages, what the
   // stage's next chunk (a v-th of its forward, or of its backward) does not hide.
   int64_t stageDevices = graph.stageDevices > 0 ? graph.stageDevices : settings.deviceNum;
-  const int64_t chunks = std::max<int64_t>(1, settings.virtualStages);
   for (const PipelineTransfer& transfer : graph.transfers) {
     // (From the last stage back to the first with virtual stages.)
     GroupSpan span = pairSpan(stageDevices * std::abs(transfer.toStage - transfer.fromStage), c.domainDevices());
@@ -118,11 +128,11 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     double seconds = collectiveSeconds(CollectiveKind::PointToPoint, bytes, span, c);
     StageWork& sender = work[std::clamp<int64_t>(transfer.fromStage, 0, stages - 1)];
     const double sent = exposedTransferSeconds(seconds, sender.forwardCompute / static_cast<double>(chunks), chunks);
-    sender.communication += sent, sender.transfers += sent;
+    sender.communication += sent, sender.transfers += sent, sender.sentForward += sent;
     if (!training) continue;
     StageWork& receiver = work[std::clamp<int64_t>(transfer.toStage, 0, stages - 1)];
     const double received = exposedTransferSeconds(seconds, receiver.backwardCompute / static_cast<double>(chunks), chunks);
-    receiver.communication += received, receiver.transfers += received;
+    receiver.communication += received, receiver.transfers += received, receiver.sentBackward += received;
   }
   for (StageWork& w : work)
     for (const auto& [group, bytes] : w.gradientBytes) {
@@ -130,15 +140,51 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
       w.gradientSync += gradientReductionSeconds(bytes, elementBytes, GroupSpan{ranks, nodes}, c);
     }
   ClusterStepEstimate e;
-  for (int64_t s = 0; s < stages; ++s)
-    if (work[s].seconds() > work[e.slowestStage].seconds()) e.slowestStage = static_cast<int32_t>(s);
+  e.stages.resize(stages);
+  for (int64_t s = 0; s < stages; ++s) {
+    const StageWork& w = work[s];
+    if (w.seconds() > work[e.slowestStage].seconds()) e.slowestStage = static_cast<int32_t>(s);
+    ClusterStepEstimate::Stage& out = e.stages[s];
+    out.forward = w.forwardCompute + w.forwardCommunication + w.sentForward;
+    out.backward = w.seconds() - out.forward;
+    out.forwardCompute = w.forwardCompute, out.backwardCompute = w.backwardCompute;
+    out.sentForward = w.sentForward, out.sentBackward = w.sentBackward;
+    out.gradientSync = w.gradientSync;
+    // Its chunks' passes, adding up to its forward and the rest (eager: the stream's time, shared
+    // by the chunks' kernels).
+    auto share = [&](const std::vector<double>& own, double total, double sent) {
+      double sum = 0;
+      for (double x : own) sum += x;
+      std::vector<double> pass(chunks, (total - sent) / static_cast<double>(chunks));
+      for (int64_t k = 0; k < chunks && sum > 0; ++k) pass[k] = own[k] * (total - sent) / sum;
+      for (double& x : pass) x += sent / static_cast<double>(chunks);
+      return pass;
+    };
+    out.chunkForward = share(w.chunkForward, out.forward, w.sentForward);
+    out.chunkBackward = share(w.chunkBackward, out.backward, w.sentBackward);
+  }
+  // Every stage's pass of a chunk is the slowest stage's for that chunk (the stage whose pass of
+  // it is longest): the schedule runs at the slowest stage's pace, as 1F1B's slots are its.
+  e.passForward.assign(chunks, 0), e.passBackward.assign(chunks, 0);
+  for (int64_t k = 0; k < chunks; ++k)
+    for (const ClusterStepEstimate::Stage& st : e.stages)
+      if (st.chunkForward[k] + st.chunkBackward[k] > e.passForward[k] + e.passBackward[k])
+        e.passForward[k] = st.chunkForward[k], e.passBackward[k] = st.chunkBackward[k];
   const StageWork& slowest = work[e.slowestStage];
   e.compute = micro * slowest.compute;
   e.exposedCommunication = micro * slowest.communication;
-  // 1F1B idles P - 1 stage slots; the interleaved schedule's slots are a chunk's, a v-th of a
-  // stage's micro-batch (Narayanan et al. 2021, §2.2.2).
-  e.pipelineBubble =
-      static_cast<double>(stages - 1) * slowest.seconds() / static_cast<double>(std::max<int64_t>(1, settings.virtualStages));
+  // 1F1B idles P - 1 stage slots (Narayanan et al. 2021, §2.2.2). The interleaved schedule's
+  // slots are a chunk's: (P - 1) chunk slots where the chunks are even, and where they are not
+  // (the first chunk's embedding, the last's head and loss) the schedule run through
+  // (passes/analysis/pipeline_order.h): its span over the micro-batches' work.
+  if (chunks == 1) {
+    e.pipelineBubble = static_cast<double>(stages - 1) * slowest.seconds();
+  } else {
+    PassSeconds uniform{std::vector<std::vector<double>>(stages, e.passForward),
+                        std::vector<std::vector<double>>(stages, e.passBackward)};
+    const auto order = pipelineOrder(stages, settings.microBatches, chunks, training);
+    e.pipelineBubble = std::max(0.0, pipelineSpan(order, uniform) - micro * slowest.seconds());
+  }
   if (training) {
     // Each stage reduces its gradients as its last micro-batch's backward makes them (Megatron's
     // and FSDP's overlap): what the backward cannot hide is exposed; the worst stage decides.
@@ -148,18 +194,23 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     // AllGather behind the next step's first forward (Megatron's distributed optimizer with
     // --overlap-grad-reduce and --overlap-param-gather; FSDP's prefetch).
     const bool zero = settings.zeroStage > 0 && settings.parallelOptimizerLevel == 0;
-    for (const StageWork& w : work) {
-      double exposed =
-          zero ? std::max(0.0, w.gradientSync / 2 - w.backwardCompute) + std::max(0.0, w.gradientSync / 2 - w.forwardCompute)
-               : std::max(0.0, w.gradientSync - w.backwardCompute);
+    e.zeroGather = zero;
+    for (int64_t s = 0; s < stages; ++s) {
+      const StageWork& w = work[s];
+      ClusterStepEstimate::Stage& out = e.stages[s];
+      out.syncExposedAfter = std::max(0.0, (zero ? w.gradientSync / 2 : w.gradientSync) - w.backwardCompute);
+      out.syncExposedBefore = zero ? std::max(0.0, w.gradientSync / 2 - w.forwardCompute) : 0;
+      double exposed = out.syncExposedAfter + out.syncExposedBefore;
       if (exposed >= e.gradientSyncExposed) {
         e.gradientSyncExposed = exposed;
         e.gradientSync = w.gradientSync;
+        e.syncStage = static_cast<int32_t>(s);
       }
       double update = w.trainedElements * optimizerUpdateBytesPerElement(settings.optimizer, settings.precision) /
                       (c.device.hbmBandwidth * c.memoryEfficiency);
       // Eager, the host issues the update's ops too; the device waits for the slower.
       if (eager) update = std::max(update, optimizerDispatches(settings, w.parameters) * c.hostOpSeconds);
+      out.update = update, out.weightCasts = w.weightCasts;
       e.optimizer = std::max(e.optimizer, update);
       e.weightQuantization = std::max(e.weightQuantization, w.weightCasts);
     }

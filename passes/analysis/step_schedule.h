@@ -2,7 +2,8 @@
 // A training (or inference) step on a cluster, as it runs (docs/cluster.md): each stage's
 // micro-batch — forward, backward (twice the forward's work), the recomputed forward of
 // checkpointed ops — with tensor-parallel collectives and redistributions on the critical path;
-// the pipeline's 1F1B schedule, (M + P - 1) slots of its slowest stage; the data-parallel
+// the pipeline's 1F1B schedule, (M + P - 1) slots of its slowest stage (interleaved: each
+// chunk's slot its slowest stage's, the schedule run through); the data-parallel
 // gradient reduction overlapped with the last micro-batch's backward, what does not hide
 // exposed; the optimizer's update at HBM bandwidth. With eager dispatch (`cluster.dispatch`)
 // each stage's micro-batch is the host issuing its ops and the device running them
@@ -43,6 +44,29 @@ struct ClusterStepEstimate {
   // critical path), `pipeline_transfers`, `gradient_sync` (exposed), `pipeline_bubble`,
   // `optimizer`, `weight_quantization`. In this order; zero terms included.
   std::vector<std::pair<std::string, double>> timeByCategory;
+  // Each stage's share, as the terms above take it (passes/analysis/step_timeline.h lays them
+  // out in time): one micro-batch's forward (its kernels, the collectives on its critical path,
+  // what its Sends expose) and the rest of it (backward kernels, recomputed forwards, the
+  // collectives' duals, the gradients' Sends); its gradient reduction, split under ZeRO into the
+  // ReduceScatter after the backward and the AllGather before the next forward, with what each
+  // exposes; its update and its weight casts.
+  struct Stage {
+    double forward = 0, backward = 0;
+    double forwardCompute = 0, backwardCompute = 0;  // what a gradient reduction hides behind
+    double sentForward = 0, sentBackward = 0;        // the Sends' exposed seconds in each
+    double gradientSync = 0;
+    double syncExposedAfter = 0;   // the AllReduce's (ZeRO: the ReduceScatter's) exposed seconds
+    double syncExposedBefore = 0;  // ZeRO: the AllGather's, before the next step's first forward
+    double update = 0, weightCasts = 0;
+    // Its passes of each model chunk (virtual stages; one without), forward and the rest,
+    // adding up to `forward` and `backward`.
+    std::vector<double> chunkForward, chunkBackward;
+  };
+  std::vector<Stage> stages;
+  // The schedule's pass of each chunk on every stage: the slowest stage's for that chunk.
+  std::vector<double> passForward, passBackward;
+  bool zeroGather = false;  // the reduction is ZeRO's ReduceScatter and AllGather
+  int32_t syncStage = 0;    // the stage whose exposed reduction `gradientSyncExposed` is
 };
 
 // Needs a cluster (settings.cluster) and layouts inferred; nullopt otherwise.
