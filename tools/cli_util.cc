@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
@@ -158,9 +159,48 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
                      std::move(file.loaded->parameterData)};
 }
 
-bool searchConfigurationOrReport(LoadedModel& loaded, CompileOptions& options, ColorMode color) {
-  if (runConfigurationSearch(loaded.graph, options, *loaded.diags, compileForTrials()) != ConfigurationSearchOutcome::Failed)
-    return true;
+namespace {
+
+// A search that runs past a second shows on a terminal what it has done: its trial compiles
+// (layer models, then whole plans) and its time against search_time_limit, on one line redrawn
+// in place and cleared at the end. Silent when stderr is not a terminal or with -q.
+class SearchProgress {
+ public:
+  SearchProgress(bool enabled, double limit) : enabled_(enabled), limit_(limit), start_(Clock::now()) {}
+  ~SearchProgress() {
+    if (shown_) std::cerr << "\r\033[K" << std::flush;
+  }
+  TrialCompile wrap(TrialCompile compile) {
+    return [this, compile = std::move(compile)](Graph& graph, const CompileOptions& options, PassContext& context) {
+      RunOutcome outcome = compile(graph, options, context);
+      ++compiles_;
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+      if (enabled_ && elapsed >= 1 && elapsed - drawn_ >= 0.1) {
+        drawn_ = elapsed;
+        std::cerr << fmt::format("\r\033[Kirc: search: {} trial compile{}, {:.0f} s of its {:.0f} s limit", compiles_,
+                                 compiles_ == 1 ? "" : "s", elapsed, limit_)
+                  << std::flush;
+        shown_ = true;
+      }
+      return outcome;
+    };
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool enabled_, shown_ = false;
+  double limit_, drawn_ = 0;  // the limit, and when the line was last drawn (seconds in)
+  Clock::time_point start_;
+  int64_t compiles_ = 0;
+};
+
+}  // namespace
+
+bool searchConfigurationOrReport(LoadedModel& loaded, CompileOptions& options, ColorMode color, bool quiet) {
+  SearchProgress progress(!quiet && isatty(fileno(stderr)) != 0, options.searchTimeLimit);
+  ConfigurationSearchOutcome outcome =
+      runConfigurationSearch(loaded.graph, options, *loaded.diags, progress.wrap(compileForTrials()));
+  if (outcome != ConfigurationSearchOutcome::Failed) return true;
   loaded.diags->render(std::cerr, useColor(color, stderr));
   return false;
 }

@@ -67,7 +67,8 @@ struct LoadedModel {
 // `options` (the command's final ones) and the loaded graph; false, with its diagnostics
 // rendered, when nothing fits. Every subcommand that compiles runs it so that they all see the
 // plan `irc MODEL` compiles.
-bool searchConfigurationOrReport(LoadedModel& loaded, CompileOptions& options, ColorMode color);
+// On a terminal (not `quiet`) a search past a second shows its progress on stderr.
+bool searchConfigurationOrReport(LoadedModel& loaded, CompileOptions& options, ColorMode color, bool quiet = false);
 
 // Command-line overrides of the model's `parallel` settings.
 struct ParallelOverrides {

@@ -606,7 +606,7 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   CompileOptions& options = loaded->options;
   applyCompileArgs(a, options);
   auto searchStart = StageTimer::Clock::now();
-  if (!searchConfigurationOrReport(*loaded, options, a.color)) return ExitStatus::Rejected;
+  if (!searchConfigurationOrReport(*loaded, options, a.color, a.quiet)) return ExitStatus::Rejected;
   timer.add("search", searchStart);
   if (auto err = timelineNeeds(options, a.trace.empty() ? (a.schedulePlot.empty() ? "" : "--schedule-plot") : "--trace")) {
     std::cerr << "irc: error: " << *err << "\n";
