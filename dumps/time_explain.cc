@@ -36,6 +36,7 @@ struct Row {
   std::string name, type, module;
   int count = 0;
   double kernels = 0, comm = 0, flops = 0;  // per step: seconds, and FLOPs a device
+  std::string bound = "-";                  // an op's kernel: "compute" or "memory" ("-": none)
 };
 
 std::string percent(double part, double whole) { return whole > 0 ? fmt::format("{:.1f}%", 100 * part / whole) : "-"; }
@@ -67,6 +68,7 @@ std::string explainTimeText(const Graph& graph, const ParallelSettings& settings
     r.kernels = micro * (t.compute + (training ? t.backwardCompute : 0) + (again ? t.compute : 0));
     r.comm = micro * (t.forwardComm + t.redistribution) * ((training ? 2 : 1) + (again ? 1 : 0));
     r.flops = micro * t.globalFlops * ((training ? 3 : 1) + (again ? 1 : 0)) / stageDevices;
+    if (t.compute > 0) r.bound = t.memoryBound ? "memory" : "compute";
     stageKernels += r.kernels;
     Row& m = modules[moduleKey(r.module.empty() ? "(no module)" : r.module)];
     m.count += 1, m.kernels += r.kernels, m.comm += r.comm, m.flops += r.flops;
@@ -92,11 +94,12 @@ std::string explainTimeText(const Graph& graph, const ParallelSettings& settings
     out += fmt::format("  {:<40} {:>5} {:>12.6g} {:>12.6g} {:>7} {:>10}\n", m.name, m.count, m.kernels, m.comm,
                        percent(m.kernels, stageKernels), rate(m));
   }
-  out += fmt::format("  {:<40} {:<14} {:>12} {:>12} {:>7} {:>10}\n", "op", "type", "kernels s", "comm s", "share", "TFLOP/s");
+  out += fmt::format("  {:<40} {:<14} {:>12} {:>12} {:>7} {:>10} {:>8}\n", "op", "type", "kernels s", "comm s", "share",
+                     "TFLOP/s", "bound");
   for (size_t i = 0; i < ops.size() && i < top; ++i) {
     const Row& o = ops[i];
-    out += fmt::format("  {:<40} {:<14} {:>12.6g} {:>12.6g} {:>7} {:>10}\n", o.name, o.type, o.kernels, o.comm,
-                       percent(o.kernels, stageKernels), rate(o));
+    out += fmt::format("  {:<40} {:<14} {:>12.6g} {:>12.6g} {:>7} {:>10} {:>8}\n", o.name, o.type, o.kernels, o.comm,
+                       percent(o.kernels, stageKernels), rate(o), o.bound);
   }
   return out;
 }

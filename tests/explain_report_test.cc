@@ -213,6 +213,17 @@ outputs: [l1_mm]
   // Both layers' ops in one row: 3 ops.
   CHECK(r.out.find("  model.layers.*.mlp                           3 ") != std::string::npos);
   CHECK(r.out.find("  l0_mm                                    MatMul") != std::string::npos);
+  // Each op's kernel bound by its FLOPs or its bytes: the product of 128 x 512 by 512 x 512 fills
+  // 4 of the H100's 132 SMs with 128 x 128 tiles (wave quantization: 67 MFLOP at ~3 % of the
+  // peak, ~2.8 us) against 0.66 MB at 3.35 TB/s (~0.2 us): compute; the ReLU does one FLOP an
+  // element it reads and writes: memory.
+  auto lineOf = [&](const std::string& op) {
+    size_t at = r.out.find("\n  " + op + " ");
+    REQUIRE(at != std::string::npos);
+    return r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  CHECK(lineOf("l0_mm").ends_with(" compute"));
+  CHECK(lineOf("l0_act").ends_with(" memory"));
   // Without a cluster there is no step to take apart: said, exit 1.
   writeFile(tmp.path() + "/flat.yaml",
             "parallel: {device_num: 1}\ninputs: [{name: x, shape: [4], dtype: float32}]\n"

@@ -24,12 +24,30 @@ double kernelSeconds(const KernelWork& w, const ClusterDescription& c, Precision
   return kernelSecondsAtPeak(w, c, c.matmulPeak(precision));
 }
 
+namespace {
+
+// The roofline's two sides: the kernel's FLOPs at the achievable rate, its bytes at HBM's.
+struct Roofline {
+  double math = 0, memory = 0;
+};
+
+Roofline roofline(const KernelWork& w, const ClusterDescription& c, double productPeak) {
+  return {w.matmul ? w.flops / (productPeak * c.gemmEfficiency * waveEfficiency(w, c)) : w.flops / std::max(1.0, c.vectorPeak()),
+          w.bytes / (c.device.hbmBandwidth * c.memoryEfficiency)};
+}
+
+}  // namespace
+
 double kernelSecondsAtPeak(const KernelWork& w, const ClusterDescription& c, double productPeak) {
   if (w.view) return 0;
-  double memory = w.bytes / (c.device.hbmBandwidth * c.memoryEfficiency);
-  double math =
-      w.matmul ? w.flops / (productPeak * c.gemmEfficiency * waveEfficiency(w, c)) : w.flops / std::max(1.0, c.vectorPeak());
-  return std::max(math, memory) + c.kernelLaunchSeconds;
+  Roofline r = roofline(w, c, productPeak);
+  return std::max(r.math, r.memory) + c.kernelLaunchSeconds;
+}
+
+bool memoryBound(const KernelWork& w, const ClusterDescription& c, Precision precision) {
+  if (w.view) return false;
+  Roofline r = roofline(w, c, c.matmulPeak(precision));
+  return r.memory > r.math;
 }
 
 }  // namespace irc

@@ -21,6 +21,8 @@ struct KernelWork {
 // Output tiles per wave over the tiles launched: 1 for a product filling every unit evenly.
 double waveEfficiency(const KernelWork& work, const ClusterDescription& cluster);
 double kernelSeconds(const KernelWork& work, const ClusterDescription& cluster, Precision precision);
+// Whether its bytes take longer than its FLOPs (the roofline's memory side; false for a view).
+bool memoryBound(const KernelWork& work, const ClusterDescription& cluster, Precision precision);
 // The same with a product's peak given: a low-precision recipe's FP8 or FP4 rate.
 double kernelSecondsAtPeak(const KernelWork& work, const ClusterDescription& cluster, double productPeak);
 

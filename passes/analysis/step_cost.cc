@@ -161,6 +161,7 @@ OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view
                std::all_of(context.onChip.results.begin(), context.onChip.results.end(), [](bool b) { return b; }) && !w.matmul;
   w.view = context.isView || fused;
   t.compute = kernelSeconds(w, c, settings.precision);
+  t.memoryBound = memoryBound(w, c, settings.precision);
   t.backwardCompute = 2 * t.compute;
   if (context.lowPrecision) lowPrecisionProductTime(t, w, rule, s, view, context, held, settings);
   t.globalFlops = globalFlops(rule);
@@ -280,6 +281,7 @@ double redistributionTime(const TensorLayout& from, const TensorLayout& to, DTyp
 
 void addOpTime(StepTime& t, const OpTime& op, bool training) {
   t.compute += op.compute;
+  t.memoryBound = op.memoryBound;
   t.backwardCompute += op.backwardCompute;
   t.perStepCompute += op.perStepCompute;
   t.globalFlops += op.globalFlops;

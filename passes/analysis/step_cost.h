@@ -40,6 +40,7 @@ struct OpTime {
   std::vector<GradientShare> gradients;
   double globalFlops = 0;      // the op's FLOPs on its whole shapes (every rank's share together)
   double trainedElements = 0;  // elements of the parameter slices whose gradient it syncs
+  bool memoryBound = false;    // on a cluster: its kernel's bytes take longer than its FLOPs
 };
 
 // The terms of a step's estimate, in seconds. In training the backward computes twice the
@@ -57,6 +58,7 @@ struct StepTime {
   std::vector<GradientShare> gradients;  // on a cluster, in training
   double globalFlops = 0;                // the forward's FLOPs on whole shapes
   double trainedElements = 0;            // parameter elements a rank updates
+  bool memoryBound = false;              // one op's: its kernel's (OpTime)
   double total() const { return compute + forwardComm + redistribution + backward + gradientSync; }
 };
 
