@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "ops/collective.h"
 #include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
@@ -328,22 +329,27 @@ class TrainingWalk {
   }
 
   // The loss: cross-entropy over each floating output keeps its log-softmax; its backward makes
-  // the log-softmax's gradient and the output's. A pipeline stage before the last has no loss:
-  // its outputs' gradients arrive from the next.
+  // the log-softmax's gradient and the output's. A pipeline stage before the last has no loss,
+  // and no stage has one on what it sends on (a Send's result): those gradients arrive from the
+  // next stage.
   double loss(double live, bool lossOnOutputs) {
     gradHeld_.assign(g_.values.size(), false);
     std::vector<bool> outputSeen(g_.values.size(), false);
+    double lossBytes = 0;  // the outputs a loss is taken over
     for (ValueId v : g_.outputs) {
       ValueId r = p_.root[v];
       if (!p_.floating[r] || outputSeen[r]) continue;
       outputSeen[r] = true;
       m_.outputBytes += p_.bytes[r];
       gradHeld_[r] = p_.needsGradient[r];
+      const OpId producer = g_.value(r).producer;
+      const bool sent = producer != kNoId && g_.op(producer).step && isSend(*g_.op(producer).step);
+      if (lossOnOutputs && !sent) lossBytes += p_.bytes[r];
     }
-    m_.firstLossLiveBytes = live + (lossOnOutputs ? 3 : 1) * m_.outputBytes;
+    m_.firstLossLiveBytes = live + m_.outputBytes + 2 * lossBytes;
     lossPhase_ = lossOnOutputs ? "loss" : "backward";
-    if (lossOnOutputs) m_.savedActivationBytes += m_.outputBytes;  // the loss's log-softmax
-    return live + m_.outputBytes;                                  // the outputs' gradients
+    m_.savedActivationBytes += lossBytes;  // the loss's log-softmax
+    return live + m_.outputBytes;          // the outputs' gradients
   }
 
   // Backward, in reverse: an op's backward makes its floating operands' gradients (a parameter's

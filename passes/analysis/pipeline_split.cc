@@ -230,6 +230,15 @@ void keepPipelineStage(Graph& graph, int32_t stage) {
 MemoryEstimate estimateStageMemory(const Graph& graph, const ParallelSettings& settings, int32_t stage) {
   Graph view = graph;
   keepPipelineStage(view, stage);
+  // What the stage sends on gets its gradient back even where it also computes graph outputs
+  // (the last stage's earlier chunks under virtual stages): the walk's backward starts there too.
+  std::vector<bool> output(view.values.size(), false);
+  for (ValueId v : view.outputs) output[v] = true;
+  for (OpId id : view.order) {
+    const Op& op = view.op(id);
+    if (op.step && isSend(*op.step) && !output[op.results[0]])
+      view.outputs.push_back(op.results[0]), output[op.results[0]] = true;
+  }
   // 1F1B: while stage s runs forward and backward it holds the saved activations of
   // min(P - s, M) micro-batches; the optimizer's update comes after the last one.
   return estimateMemory(view, settings, StepPlace{stage == settings.pipelineStages - 1, inFlightMicroBatches(stage, settings)});

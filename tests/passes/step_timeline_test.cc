@@ -130,6 +130,9 @@ TEST_CASE("a 4-stage GPT's timeline: every pass on every stage, the estimate's s
         if (term.name == "in-flight activations") inFlight = term.bytes;
       }
       CHECK(sum == relative(t.peakBytes).epsilon(1e-12));
+      // Every weight of every chunk gets its gradient, the last stage's earlier chunks' too
+      // (what they send on gets its gradient back; the walk once started from the loss alone).
+      CHECK(t.gradientBytes == t.parameterBytes);
       if (chunks == 1) CHECK(inFlight == relative((3.0 - s) * t.savedActivationBytes).epsilon(1e-12));
       CHECK(peak == relative(expected).epsilon(1e-12));
     }
