@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dumps/dump_writer.h"
 #include "dumps/memory_plot.h"
@@ -41,6 +42,18 @@ std::string allRanksTable(const Graph& graph, const CompileOptions& options) {
     out += fmt::format("  {:>6}  {:>5}  {:>12}  {:>14}{}\n", r, stage, formatBytes(m.inference.peakBytes),
                        m.training ? formatBytes(m.training->peakBytes) : std::string("-"),
                        options.memoryBudget > 0 ? (peak <= options.memoryBudget ? "  yes" : "  NO") : "");
+  }
+  // Each stage's training peak as the terms that add up to it (the in-flight micro-batches
+  // differ by stage under 1F1B).
+  if (graph.stageDevices > 0 && options.training) {
+    out += "  the training peak's terms, per stage (they add up to it):\n";
+    for (const auto& [stage, m] : byStage) {
+      if (!m.training) continue;
+      std::vector<std::string> terms;
+      for (const PeakTerm& t : peakTerms(*m.training)) terms.push_back(fmt::format("{} {}", t.name, formatBytes(t.bytes)));
+      out += fmt::format("  {:>6}  {} = {}\n", fmt::format("stage {}", stage), formatBytes(m.training->peakBytes),
+                         fmt::format("{}", fmt::join(terms, " + ")));
+    }
   }
   return out;
 }
