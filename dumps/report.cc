@@ -402,6 +402,8 @@ json totalsJson(const Graph& graph, const CompileOptions& options, int64_t rank)
 json pipelineJson(const Graph& graph, const CompileOptions& options) {
   const int64_t stages = options.pipelineStages, micro = options.microBatches;
   std::vector<double> seconds = stageSeconds(graph, options);
+  // On a cluster: a micro-batch's passes on each stage as the schedule runs them, and its bubble.
+  const std::optional<ClusterStepEstimate> step = estimateClusterStep(graph, options);
   json list = json::array();
   for (int32_t s = 0; s < stages; ++s) {
     int count = 0;
@@ -426,6 +428,14 @@ json pipelineJson(const Graph& graph, const CompileOptions& options) {
       stage["in_flight_micro_batches"] = microBatchCount(m.training->inFlightMicroBatches);
       stage["saved_activations_bytes"] = m.training->savedActivationBytes;
     }
+    if (step && s < static_cast<int32_t>(step->stages.size())) {
+      const ClusterStepEstimate::Stage& st = step->stages[s];
+      double weight = 0;
+      for (double w : st.chunkWeight) weight += w;
+      stage["forward_seconds"] = st.forward;
+      stage["backward_input_seconds"] = st.backward - weight;
+      stage["backward_weight_seconds"] = weight;
+    }
     list.push_back(stage);
   }
   json transfers = json::array();
@@ -439,7 +449,9 @@ json pipelineJson(const Graph& graph, const CompileOptions& options) {
   json out = {{"stages", stages}};
   if (options.virtualStages > 1) out["virtual_stages"] = options.virtualStages;
   out["micro_batches"] = micro;
+  out["schedule"] = std::string(pipelineScheduleName(options.schedule()));
   out["bubble_fraction"] = bubbleFraction(options);
+  if (step) out["bubble_seconds"] = step->pipelineBubble;
   out["slowest_stage"] = slowest;
   out["stage_list"] = list;
   out["transfers"] = transfers;

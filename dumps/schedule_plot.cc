@@ -62,11 +62,17 @@ std::string schedulePlotSvg(const StepTimeline& t, const std::string& title) {
     if (s.stream == TimelineStream::Compute && !s.slot && s.microBatch >= 0) continue;  // the ops inside a pass
     const double x0 = x(s.start), w = std::max(0.5, x(s.start + s.seconds) - x0);
     if (s.slot) {
-      const bool forward = s.phase == TimelinePhase::Forward;
+      const bool forward = s.phase == TimelinePhase::Forward, weight = s.name.starts_with("weight gradient");
       svg += fmt::format(
           "<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{}\" fill=\"hsl({:.0f},70%,{}%)\" "
           "stroke=\"white\" stroke-width=\"0.5\"><title>{}</title></rect>\n",
-          forward ? "forward" : "backward", x0, rowTop(s.stage), w, kRow, hue(s.microBatch), forward ? 72 : 38,
+          forward  ? "forward"
+          : weight ? "weight"
+                   : "backward",
+          x0, rowTop(s.stage), w, kRow, hue(s.microBatch),
+          forward  ? 72
+          : weight ? 55
+                   : 38,
           svgEscaped(fmt::format("stage {}: {}, {}", s.stage, s.name, secondsText(s.seconds))));
       if (w >= 14)
         svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"10\" fill=\"{}\">{}</text>\n",
@@ -90,7 +96,8 @@ std::string schedulePlotSvg(const StepTimeline& t, const std::string& title) {
       "<text x=\"{7}\" y=\"{3:.1f}\">update, weight casts</text>\n"
       "<rect x=\"{8}\" y=\"{9:.1f}\" width=\"14\" height=\"6\" fill=\"#8c564b\"/>"
       "<text x=\"{10}\" y=\"{3:.1f}\">gradient reduction (under the row)</text>\n"
-      "<text x=\"{0}\" y=\"{11:.1f}\">blank: the pipeline's bubble, and a faster stage waiting on the slowest</text>\n",
+      "<text x=\"{0}\" y=\"{11:.1f}\">blank: the pipeline's bubble, and a faster stage waiting on the slowest; zero-bubble's "
+      "weight gradients mid-tone after their input gradients</text>\n",
       kLeft, legendY, kLeft + 20, legendY + 11, kLeft + 250, kLeft + 270, kLeft + 350, kLeft + 370, kLeft + 520, legendY + 3,
       kLeft + 540, legendY + 31);
   svg += "</svg>\n";

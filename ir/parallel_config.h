@@ -27,6 +27,12 @@ enum class GradientBuffer { Freed, Persistent };
 // (apex/Transformer Engine FusedAdam, MindSpore's graph-mode AdamWeightDecay: no temporaries).
 enum class OptimizerKernels { ForLoop, Foreach, Fused };
 
+// The pipeline's schedule (`pipeline_schedule`, docs/pipeline.md): GPipe (every forward, then
+// every backward), 1F1B (PipeDream-Flush), Megatron's interleaved 1F1B (with virtual stages), and
+// zero-bubble ZB-H1 (Qi et al. 2023: the backward split into its input gradient and its weight
+// gradient, the weight gradients filling the bubble under 1F1B's memory).
+enum class PipelineSchedule { Gpipe, OneFOneB, Interleaved, ZeroBubble };
+
 std::string_view searchModeName(SearchMode m);
 std::optional<SearchMode> parseSearchMode(std::string_view s);
 const std::vector<std::string>& searchModeNames();
@@ -39,6 +45,9 @@ const std::vector<std::string>& redistributionModeNames();
 std::string_view optimizerName(Optimizer o);
 std::optional<Optimizer> parseOptimizer(std::string_view s);
 const std::vector<std::string>& optimizerNames();
+std::string_view pipelineScheduleName(PipelineSchedule s);
+std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view s);
+const std::vector<std::string>& pipelineScheduleNames();
 // The float32 states an optimizer keeps per parameter element: AdamW/Adam two moments, momentum one.
 int optimizerStatesPerElement(Optimizer o);
 // Bytes of those states an element holds: float32 moments, or the recipe's (DeepSeek-V3's BF16).
@@ -87,12 +96,20 @@ struct ParallelSettings {
   // pipeline_interleave): the model is cut into P * v virtual stages, virtual stage k running on
   // pipeline stage k mod P as its model chunk k / P (Op::stage, Op::chunk).
   int64_t virtualStages = 1;
+  // 1F1B, or the interleaved one with virtual stages, unless the model names another.
+  PipelineSchedule pipelineSchedule = PipelineSchedule::OneFOneB;
   bool autoStages = false;
   // What the inputs' leading dimension holds (`input_batch`): one micro-batch (irc's default; the
   // step is micro_batches of it), or the whole step's batch, which the compile splits into
   // micro_batches as MindSpore's PipelineCell does (`input_batch: step`; ops/batch_split.h).
   bool inputsHoldStep = false;
   int64_t rankCount() const { return deviceNum * pipelineStages; }
+  // The schedule that runs: the interleaved one exactly when there are virtual stages (the
+  // search and config.json set them without naming it).
+  PipelineSchedule schedule() const {
+    if (virtualStages > 1) return PipelineSchedule::Interleaved;
+    return pipelineSchedule == PipelineSchedule::Interleaved ? PipelineSchedule::OneFOneB : pipelineSchedule;
+  }
   int64_t globalRank = 0;
   SearchMode searchMode = SearchMode::ShardingPropagation;
   bool fullyUseDevices = true;

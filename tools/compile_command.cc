@@ -405,11 +405,15 @@ void printSearch(const SearchSummary& s) {
 void printPipeline(const std::vector<double>& seconds, const CompileOptions& options) {
   size_t slowest = std::max_element(seconds.begin(), seconds.end()) - seconds.begin();
   std::cerr << fmt::format(
-      "irc: pipeline: {} stages of {} ranks{}, {} micro-batches, bubble {:.1f}%; slowest stage {} "
+      "irc: pipeline: {} stages of {} ranks{}, {} micro-batches, bubble {:.1f}%{}; slowest stage {} "
       "({:.4g} s estimated a micro-batch)\n",
       options.pipelineStages, options.deviceNum,
-      options.virtualStages > 1 ? fmt::format(" ({} virtual stages each, interleaved)", options.virtualStages) : "",
-      options.microBatches, 100 * bubbleFraction(options), slowest, seconds[slowest]);
+      options.virtualStages > 1 ? fmt::format(" ({} virtual stages each, interleaved)", options.virtualStages)
+      : options.schedule() == PipelineSchedule::OneFOneB ? std::string()
+                                                         : fmt::format(", {} schedule", pipelineScheduleName(options.schedule())),
+      options.microBatches, 100 * bubbleFraction(options),
+      options.schedule() == PipelineSchedule::ZeroBubble ? " under 1F1B (the weight gradients fill part of it)" : "", slowest,
+      seconds[slowest]);
 }
 
 // On a cluster: the step's time as it runs, and what each device computes.

@@ -24,9 +24,10 @@ TimelineOutputs::TimelineOutputs(const Graph& graph, const ParallelSettings& set
   if (!trace.empty())
     trace_.emplace(trace, [&](std::ostream& out) { writeChromeTrace(out, *timeline, graph, settings, allRanks); });
   if (!plot.empty()) {
-    std::string title = fmt::format(
-        "{}: the estimated step's schedule ({} stages, {} micro-batches{}), {:.4g} s", graph.name, timeline->stages,
-        timeline->microBatches, timeline->chunks > 1 ? fmt::format(", {} chunks a stage", timeline->chunks) : "", timeline->span);
+    std::string title =
+        fmt::format("{}: the estimated step's {} schedule ({} stages, {} micro-batches{}), {:.4g} s", graph.name,
+                    pipelineScheduleName(timeline->estimate.schedule), timeline->stages, timeline->microBatches,
+                    timeline->chunks > 1 ? fmt::format(", {} chunks a stage", timeline->chunks) : "", timeline->span);
     plot_ = schedulePlotSvg(*timeline, title);
   }
 }

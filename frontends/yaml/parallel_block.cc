@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "frontends/yaml/model_loader.h"
 #include "frontends/yaml/sharding_reader.h"
@@ -39,6 +40,7 @@ const std::vector<std::string> kParallelKeys = {"device_num",
                                                 "pipeline_stages",
                                                 "micro_batches",
                                                 "virtual_stages",
+                                                "pipeline_schedule",
                                                 "precision",
                                                 "input_batch",
                                                 "zero_stage",
@@ -271,6 +273,8 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
                                       *v, p.pipelineStages, p.microBatches, p.pipelineStages, 2 * p.pipelineStages));
       else p.virtualStages = *v;
     }
+  p.pipelineSchedule = p.virtualStages > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+  if (auto n = reader_.optional(node, "pipeline_schedule")) readPipelineSchedule(*n, p);
   if (auto n = reader_.optional(node, "precision")) {
     // `auto`: the structural search's choice (ir/cluster.h autoPrecisionCandidates); BF16 until it is made.
     std::vector<std::string> valid = precisionNames();
@@ -299,6 +303,31 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
 
 // `cost_model: {alpha, beta, gamma, peak_flops, memory_bandwidth}`: the machine plans are timed
 // for (docs/search.md); each figure positive.
+// `pipeline_schedule`: one irc builds, agreeing with the virtual stages (the interleaved schedule
+// needs them, the others run one chunk a stage). MindSpore's and DeepSeek's other schedules are
+// named as not built, not as unknown.
+void ModelLoader::readPipelineSchedule(const YamlNode& node, ParallelSettings& p) {
+  static const std::vector<std::string> notBuilt = {"zero_bubble_v", "dualpipe", "dualpipe_v",
+                                                    "seqpipe",       "seqvpp",   "seqsmartvpp"};
+  auto name = reader_.string(node, "pipeline_schedule");
+  if (!name) return;
+  if (std::find(notBuilt.begin(), notBuilt.end(), *name) != notBuilt.end()) {
+    reader_.error(node, fmt::format("pipeline_schedule '{}' is not built in irc; valid: {}", *name,
+                                    fmt::join(pipelineScheduleNames(), ", ")));
+    return;
+  }
+  auto chosen = reader_.choice(node, "pipeline_schedule", pipelineScheduleNames());
+  if (!chosen) return;
+  const PipelineSchedule s = *parsePipelineSchedule(*chosen);
+  if (s == PipelineSchedule::Interleaved && p.virtualStages <= 1)
+    reader_.error(node, "pipeline_schedule interleaved_1f1b runs model chunks: it needs virtual_stages > 1");
+  else if (s != PipelineSchedule::Interleaved && p.virtualStages > 1)
+    reader_.error(node, fmt::format("pipeline_schedule {} runs one model chunk a stage: virtual_stages {} needs "
+                                    "interleaved_1f1b",
+                                    *chosen, p.virtualStages));
+  else p.pipelineSchedule = s;
+}
+
 void ModelLoader::readCostModel(const YamlNode& node) {
   if (!reader_.checkMap(node, "'cost_model'", kCostModelKeys)) return;
   CostModel& m = parallel_.costModel;

@@ -33,7 +33,9 @@ inline int64_t virtualStageOf(const Op& op, int64_t pipelineStages) {
 }
 
 // The micro-batches whose saved activations stage `stage` holds at its peak, in whole-stage
-// units: 1F1B's min(P - stage, M); the interleaved schedule's chunks in flight over v.
+// units: 1F1B's min(P - stage, M); zero-bubble's min(P, M) on every stage (1F1B's first
+// stage's, the most a stage of 1F1B holds); GPipe's M; the interleaved schedule's chunks in
+// flight over v.
 double inFlightMicroBatches(int64_t stage, const ParallelSettings& settings);
 
 // The schedule's idle share of a step: (P - 1) / v stage-slots of bubble against M of work

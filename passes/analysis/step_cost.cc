@@ -397,6 +397,16 @@ void forEachOpTime(const Graph& graph, const ParallelSettings& settings,
   walkOpTimes(graph, settings, take);
 }
 
+double weightGradientSeconds(const Graph& graph, const Op& op, const StepTime& t) {
+  if (op.inserted() || !op.parallel->rule || !isProduct(*op.parallel->rule)) return 0;
+  for (const Operand& o : op.operands) {
+    if (!o.isValue()) continue;
+    const Value& v = graph.value(modelValueBehind(graph, o.value));
+    if (v.kind == ValueKind::Parameter && isFloat(v.type.dtype)) return t.backwardCompute / 2;
+  }
+  return 0;
+}
+
 std::vector<double> opStepSeconds(const Graph& graph, const ParallelSettings& settings) {
   std::vector<double> seconds(graph.ops.size(), 0);
   walkOpTimes(graph, settings, [&](const Op& op, const StepTime& t) { seconds[&op - graph.ops.data()] = t.total(); });

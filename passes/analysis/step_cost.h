@@ -130,6 +130,11 @@ StepTime estimateStepTime(const Graph& graph, const ParallelSettings& settings);
 // Each model op with its own terms and its input edges', in execution order.
 void forEachOpTime(const Graph& graph, const ParallelSettings& settings,
                    const std::function<void(const Op&, const StepTime&)>& take);
+// The part of a model op's backward kernels that is its weight's gradient (zero-bubble's W):
+// half of a product's backward where an operand is a trained weight (its input gradient and its
+// weight gradient are one GEMM each of the forward's FLOPs); nothing for other ops, whose
+// parameters' gradients (a norm's scale, a bias) are reductions inside their input gradient.
+double weightGradientSeconds(const Graph& graph, const Op& op, const StepTime& t);
 // The same, per model op (by OpId; 0 for inserted ops): its own time and its input edges'.
 std::vector<double> opStepSeconds(const Graph& graph, const ParallelSettings& settings);
 

@@ -42,8 +42,9 @@ struct StageWork {
   std::array<double, 4> kernels{};
   double transfers = 0;
   double sentForward = 0, sentBackward = 0;  // `transfers` by the phase whose Sends they are
-  // Per model chunk: its ops' forward and the rest of their micro-batch (virtual stages).
-  std::vector<double> chunkForward, chunkBackward;
+  // Per model chunk: its ops' forward and the rest of their micro-batch (virtual stages), and
+  // of that rest the weight gradients (zero-bubble's W).
+  std::vector<double> chunkForward, chunkBackward, chunkWeight;
   double seconds() const { return compute + communication; }
 };
 
@@ -69,7 +70,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   const bool training = settings.training;
   const int64_t chunks = std::max<int64_t>(1, settings.virtualStages);
   std::vector<StageWork> work(stages);
-  for (StageWork& w : work) w.chunkForward.assign(chunks, 0), w.chunkBackward.assign(chunks, 0);
+  for (StageWork& w : work) w.chunkForward.assign(chunks, 0), w.chunkBackward.assign(chunks, 0), w.chunkWeight.assign(chunks, 0);
   double forwardFlops = 0, recomputeFlops = 0;
   const bool eager = c.dispatch == Dispatch::Eager;
   std::optional<EagerDispatchCounter> dispatches;
@@ -96,6 +97,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     const int64_t chunk = std::clamp<int64_t>(op.chunk, 0, chunks - 1);
     w.chunkForward[chunk] += t.compute + comm;
     if (training) w.chunkBackward[chunk] += t.backwardCompute + comm + (again ? t.compute + comm : 0);
+    if (training) w.chunkWeight[chunk] += weightGradientSeconds(graph, op, t);
     if (training) w.backwardCompute += t.backwardCompute + (again ? t.compute : 0);
     w.forwardCompute += t.compute;
     if (training) w.weightCasts += t.perStepCompute;
@@ -162,28 +164,37 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     };
     out.chunkForward = share(w.chunkForward, out.forward, w.sentForward);
     out.chunkBackward = share(w.chunkBackward, out.backward, w.sentBackward);
+    out.chunkWeight = w.chunkWeight;
+    for (int64_t k = 0; k < chunks; ++k) out.chunkWeight[k] = std::min(out.chunkWeight[k], out.chunkBackward[k]);
   }
   // Every stage's pass of a chunk is the slowest stage's for that chunk (the stage whose pass of
   // it is longest): the schedule runs at the slowest stage's pace, as 1F1B's slots are its.
-  e.passForward.assign(chunks, 0), e.passBackward.assign(chunks, 0);
+  e.passForward.assign(chunks, 0), e.passBackward.assign(chunks, 0), e.passWeight.assign(chunks, 0);
   for (int64_t k = 0; k < chunks; ++k)
     for (const ClusterStepEstimate::Stage& st : e.stages)
       if (st.chunkForward[k] + st.chunkBackward[k] > e.passForward[k] + e.passBackward[k])
-        e.passForward[k] = st.chunkForward[k], e.passBackward[k] = st.chunkBackward[k];
+        e.passForward[k] = st.chunkForward[k], e.passBackward[k] = st.chunkBackward[k], e.passWeight[k] = st.chunkWeight[k];
   const StageWork& slowest = work[e.slowestStage];
   e.compute = micro * slowest.compute;
   e.exposedCommunication = micro * slowest.communication;
-  // 1F1B idles P - 1 stage slots (Narayanan et al. 2021, §2.2.2). The interleaved schedule's
-  // slots are a chunk's: (P - 1) chunk slots where the chunks are even, and where they are not
-  // (the first chunk's embedding, the last's head and loss) the schedule run through
-  // (passes/analysis/pipeline_order.h): its span over the micro-batches' work.
-  if (chunks == 1) {
+  // 1F1B idles P - 1 stage slots (Narayanan et al. 2021, §2.2.2). The other schedules run
+  // through (passes/analysis/pipeline_order.h) with every stage's pass of a chunk the slowest
+  // stage's: the interleaved one's slots are a chunk's, (P - 1) chunk slots where the chunks are
+  // even and more where they are not (the first chunk's embedding, the last's head and loss);
+  // zero-bubble's weight gradients fill what 1F1B leaves idle. The bubble is the run's span over
+  // the micro-batches' work.
+  e.schedule = settings.schedule();
+  if (e.schedule == PipelineSchedule::OneFOneB) {
     e.pipelineBubble = static_cast<double>(stages - 1) * slowest.seconds();
   } else {
+    const bool split = e.schedule == PipelineSchedule::ZeroBubble;
+    std::vector<double> backward = e.passBackward;
+    for (int64_t k = 0; split && k < chunks; ++k) backward[k] -= e.passWeight[k];
     PassSeconds uniform{std::vector<std::vector<double>>(stages, e.passForward),
-                        std::vector<std::vector<double>>(stages, e.passBackward)};
-    const auto order = pipelineOrder(stages, settings.microBatches, chunks, training);
-    e.pipelineBubble = std::max(0.0, pipelineSpan(order, uniform) - micro * slowest.seconds());
+                        std::vector<std::vector<double>>(stages, backward),
+                        std::vector<std::vector<double>>(stages, split ? e.passWeight : std::vector<double>(chunks, 0))};
+    const PipelineRun run = runPipeline(e.schedule, stages, settings.microBatches, chunks, training, uniform);
+    e.pipelineBubble = std::max(0.0, run.span - micro * slowest.seconds());
   }
   if (training) {
     // Each stage reduces its gradients as its last micro-batch's backward makes them (Megatron's

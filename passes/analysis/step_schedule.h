@@ -61,10 +61,12 @@ struct ClusterStepEstimate {
     // Its passes of each model chunk (virtual stages; one without), forward and the rest,
     // adding up to `forward` and `backward`.
     std::vector<double> chunkForward, chunkBackward;
+    std::vector<double> chunkWeight;  // of chunkBackward, the weight gradients (zero-bubble's W)
   };
   std::vector<Stage> stages;
   // The schedule's pass of each chunk on every stage: the slowest stage's for that chunk.
-  std::vector<double> passForward, passBackward;
+  std::vector<double> passForward, passBackward, passWeight;
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   bool zeroGather = false;  // the reduction is ZeRO's ReduceScatter and AllGather
   int32_t syncStage = 0;    // the stage whose exposed reduction `gradientSyncExposed` is
 };

@@ -17,6 +17,7 @@ struct StageOp {
   const Op* op = nullptr;
   StepTime t;
   bool again = false;  // recomputed before its backward
+  double weight = 0;   // of its backward kernels, its weight's gradient (zero-bubble's W pass)
   double forwardLive = 0, backwardLive = 0;
   double comm() const { return t.forwardComm + t.redistribution; }
 };
@@ -75,7 +76,10 @@ void placeInWalk(const Graph& graph, int32_t stage, bool pipelined, const StageM
 }
 
 std::string passName(const PipelinePass& p, int64_t chunks) {
-  std::string name = (p.forward ? "forward " : "backward ") + std::to_string(p.microBatch);
+  std::string name = (p.kind == PassKind::Forward    ? "forward "
+                      : p.kind == PassKind::Backward ? "backward "
+                                                     : "weight gradient ") +
+                     std::to_string(p.microBatch);
   if (chunks > 1) name += " (chunk " + std::to_string(p.chunk) + ")";
   return name;
 }
@@ -127,7 +131,7 @@ class StageLayout {
   // A backward pass, the ops in reverse: a recomputed op's forward again, its backward kernels,
   // its collectives' duals; then the gradients' Sends.
   void backward(const PipelinePass& p, double start, const std::vector<StageOp>& ops, double sent, const StageMemory& memory,
-                int64_t others) {
+                int64_t others, bool weightApart) {
     double t = start;
     // The walk's loss is the whole micro-batch's forward done: the last chunk's backward starts there.
     if (memory.training && p.chunk + 1 == static_cast<int32_t>(memory.chunks))
@@ -142,13 +146,26 @@ class StageLayout {
               o->op);
         t += o->comm();
       }
-      slice(TimelineStream::Compute, TimelinePhase::Backward, o->op->name, t, o->t.backwardCompute, &p, o->op,
-            2 * o->t.globalFlops / stageDevices_);
-      t += o->t.backwardCompute;
+      // Apart from its weight's gradient, an op's backward is its input gradient (half a product's).
+      const double kernels = o->t.backwardCompute - (weightApart ? o->weight : 0);
+      slice(TimelineStream::Compute, TimelinePhase::Backward, o->op->name, t, kernels, &p, o->op,
+            (weightApart && o->weight > 0 ? 1 : 2) * o->t.globalFlops / stageDevices_);
+      t += kernels;
       slice(TimelineStream::Collectives, TimelinePhase::Backward, o->op->name + " (collective)", t, o->comm(), &p, o->op);
       t += o->comm();
     }
     slice(TimelineStream::PipelineTransfers, TimelinePhase::Backward, "send gradients", t, sent, &p);
+  }
+
+  // Zero-bubble's W pass: the products' weight gradients, the ops in reverse.
+  void weightGradients(const PipelinePass& p, double start, const std::vector<StageOp>& ops) {
+    double t = start;
+    for (auto o = ops.rbegin(); o != ops.rend(); ++o) {
+      if (o->weight <= 0) continue;
+      slice(TimelineStream::Compute, TimelinePhase::Backward, o->op->name + " (weight gradient)", t, o->weight, &p, o->op,
+            o->t.globalFlops / stageDevices_);
+      t += o->weight;
+    }
   }
 
   const Op* opsBase_ = nullptr;
@@ -196,23 +213,34 @@ std::optional<StepTimeline> stepTimeline(const Graph& graph, const ParallelSetti
   std::vector<std::vector<std::vector<StageOp>>> ops(P, std::vector<std::vector<StageOp>>(v));
   forEachOpTime(graph, settings, [&](const Op& op, const StepTime& t) {
     auto& chunk = ops[std::clamp<int64_t>(op.stage, 0, P - 1)][std::clamp<int64_t>(op.chunk, 0, v - 1)];
-    chunk.push_back({&op, t, training && std::as_const(op).annotation->recompute, 0, 0});
+    chunk.push_back({&op, t, training && std::as_const(op).annotation->recompute, weightGradientSeconds(graph, op, t), 0, 0});
   });
 
   // Every pass of a chunk is the slowest stage's for it, as the estimate charges it. A stage
   // whose own forward is the longer (the last stage's head) takes it and a backward shorter by
   // as much: its pair of passes still lasts the slowest stage's. Only a stage whose own backward
   // then does not fit keeps it, and the span exceeds the estimate by that.
-  PassSeconds seconds{std::vector<std::vector<double>>(P, std::vector<double>(v)),
-                      std::vector<std::vector<double>>(P, std::vector<double>(v))};
+  // Zero-bubble: the backward's weight gradients are passes of their own.
+  const bool split = training && e.schedule == PipelineSchedule::ZeroBubble;
+  const std::vector<std::vector<double>> table(P, std::vector<double>(v));
+  PassSeconds seconds{table, table, table};
   for (int64_t s = 0; s < P; ++s)
     for (int64_t c = 0; c < v; ++c) {
-      seconds.forward[s][c] = std::max(e.passForward[c], e.stages[s].chunkForward[c]);
+      const ClusterStepEstimate::Stage& st = e.stages[s];
+      const double passWeight = split ? e.passWeight[c] : 0, ownWeight = split ? st.chunkWeight[c] : 0;
+      seconds.forward[s][c] = std::max(e.passForward[c], st.chunkForward[c]);
       seconds.backward[s][c] =
-          std::max(e.stages[s].chunkBackward[c], e.passForward[c] + e.passBackward[c] - seconds.forward[s][c]);
+          std::max(st.chunkBackward[c] - ownWeight, e.passForward[c] + e.passBackward[c] - passWeight - seconds.forward[s][c]);
+      seconds.weight[s][c] = std::max(passWeight, ownWeight);
     }
-  const auto order = pipelineOrder(P, out.microBatches, v, training);
-  const auto starts = pipelineStarts(order, seconds);
+  const PipelineRun run = runPipeline(e.schedule, P, out.microBatches, v, training, seconds);
+  const auto& order = run.order;
+  const auto& starts = run.starts;
+  auto secondsOf = [&](const PipelinePass& p, int64_t s) {
+    return (p.kind == PassKind::Forward    ? seconds.forward
+            : p.kind == PassKind::Backward ? seconds.backward
+                                           : seconds.weight)[s][p.chunk];
+  };
 
   // Before the first pass: a recipe's weight casts, and ZeRO's AllGather of the weights (what
   // the first forward does not hide).
@@ -222,8 +250,7 @@ std::optional<StepTimeline> stepTimeline(const Graph& graph, const ParallelSetti
   for (int64_t s = 0; s < P; ++s)
     if (!order[s].empty()) {
       const PipelinePass& last = order[s].back();
-      pipelineEnd =
-          std::max(pipelineEnd, first + starts[s].back() + (last.forward ? seconds.forward : seconds.backward)[s][last.chunk]);
+      pipelineEnd = std::max(pipelineEnd, first + starts[s].back() + secondsOf(last, s));
     }
   const double syncAfter = training ? e.stages[e.syncStage].syncExposedAfter : 0;
   out.span = pipelineEnd + syncAfter + (training ? e.optimizer : 0);
@@ -245,23 +272,27 @@ std::optional<StepTimeline> stepTimeline(const Graph& graph, const ParallelSetti
     if (training && e.zeroGather)
       layout.slice(TimelineStream::GradientSync, TimelinePhase::Step, "ZeRO AllGather of the updated weights",
                    e.weightQuantization, st.gradientSync / 2);
-    // The chunk passes of each micro-batch in flight: forward begun, backward not done.
+    // The chunk passes of each micro-batch in flight: forward begun, backward (zero-bubble: its
+    // weight gradient) not done.
     std::vector<int64_t> inFlight(out.microBatches, 0);
     int64_t total = 0;
     for (size_t i = 0; i < order[s].size(); ++i) {
       const PipelinePass& p = order[s][i];
       const double start = first + starts[s][i];
-      const double length = (p.forward ? seconds.forward : seconds.backward)[s][p.chunk];
+      const double length = secondsOf(p, s);
       layout.passEnd_ = start + length;
       const size_t before = out.slices.size();
-      layout.slice(TimelineStream::Compute, p.forward ? TimelinePhase::Forward : TimelinePhase::Backward, passName(p, v), start,
+      layout.slice(TimelineStream::Compute, p.forward() ? TimelinePhase::Forward : TimelinePhase::Backward, passName(p, v), start,
                    length, &p);
       if (out.slices.size() > before) out.slices.back().slot = true;
-      if (p.forward && training) ++inFlight[p.microBatch], ++total;
+      if (p.forward() && training) ++inFlight[p.microBatch], ++total;
       const int64_t others = total - inFlight[p.microBatch];
-      if (p.forward) layout.forward(p, start, ops[s][p.chunk], st.sentForward / static_cast<double>(v), memory, others);
-      else layout.backward(p, start, ops[s][p.chunk], st.sentBackward / static_cast<double>(v), memory, others);
-      if (!p.forward) --inFlight[p.microBatch], --total;
+      if (p.kind == PassKind::Forward)
+        layout.forward(p, start, ops[s][p.chunk], st.sentForward / static_cast<double>(v), memory, others);
+      else if (p.kind == PassKind::Backward)
+        layout.backward(p, start, ops[s][p.chunk], st.sentBackward / static_cast<double>(v), memory, others, split);
+      else layout.weightGradients(p, start, ops[s][p.chunk]);
+      if (p.kind == (split ? PassKind::Weight : PassKind::Backward)) --inFlight[p.microBatch], --total;
     }
     if (!training) continue;
     // The reduction as the estimate overlaps it: behind the stage's last micro-batch's backward,

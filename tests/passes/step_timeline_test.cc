@@ -23,14 +23,22 @@ namespace {
 std::string orderText(const std::vector<PipelinePass>& passes, bool chunks) {
   std::string out;
   for (const PipelinePass& p : passes)
-    out += fmt::format("{}{}{}{}", out.empty() ? "" : " ", p.forward ? "F" : "B", p.microBatch,
-                       chunks ? fmt::format(".{}", p.chunk) : "");
+    out += fmt::format("{}{}{}{}", out.empty() ? "" : " ",
+                       p.kind == PassKind::Forward    ? "F"
+                       : p.kind == PassKind::Backward ? "B"
+                                                      : "W",
+                       p.microBatch, chunks ? fmt::format(".{}", p.chunk) : "");
   return out;
 }
 
-PassSeconds uniform(int64_t stages, int64_t chunks, double forward, double backward) {
+PassSeconds uniform(int64_t stages, int64_t chunks, double forward, double backward, double weight = 0) {
   return {std::vector<std::vector<double>>(stages, std::vector<double>(chunks, forward)),
-          std::vector<std::vector<double>>(stages, std::vector<double>(chunks, backward))};
+          std::vector<std::vector<double>>(stages, std::vector<double>(chunks, backward)),
+          std::vector<std::vector<double>>(stages, std::vector<double>(chunks, weight))};
+}
+
+double spanOf(PipelineSchedule schedule, int64_t stages, int64_t micro, int64_t chunks, bool training, const PassSeconds& s) {
+  return runPipeline(schedule, stages, micro, chunks, training, s).span;
 }
 
 // An 8-layer GPT (tools/bench's, tensor-parallel 2, data-parallel 2) in 4 stages of 4 ranks, 8
@@ -67,18 +75,35 @@ TEST_CASE("pipeline orders, written out by hand: 1F1B's warm-up, steady state an
   CHECK(orderText(interleaved[1], true) == "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 F2.0 B0.0 F3.0 B1.0 F2.1 B2.1 F3.1 B3.1 B2.0 B3.0");
   // Inference: the forwards alone.
   CHECK(orderText(pipelineOrder(2, 3, 1, false)[1], false) == "F0 F1 F2");
+  // GPipe: every forward, then every backward.
+  CHECK(orderText(pipelineOrder(2, 3, 1, true, PipelineSchedule::Gpipe)[0], false) == "F0 F1 F2 B0 B1 B2");
+  // ZB-H1 (Qi et al. 2023): 1F1B's order with the weight gradients apart; a stage runs a W before
+  // a forward once it holds P = 4 micro-batches whose W is due, a W after each B once the
+  // forwards are done, the rest at the end. Stage 3 holds 4 where 1F1B held 1.
+  auto zb = pipelineOrder(4, 8, 1, true, PipelineSchedule::ZeroBubble);
+  CHECK(orderText(zb[0], false) == "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 F6 B3 W3 F7 B4 W4 B5 W5 B6 W6 B7 W7");
+  CHECK(orderText(zb[3], false) == "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 B7 W4 W5 W6 W7");
 }
 
 TEST_CASE("pipeline starts: the schedules' spans come out as their closed forms") {
   // 1F1B with every pass even (forward f, backward b): (M + P - 1)(f + b) (Narayanan et al. 2021).
-  CHECK(pipelineSpan(pipelineOrder(4, 8, 1, true), uniform(4, 1, 1, 2)) == 33);
-  CHECK(pipelineSpan(pipelineOrder(8, 3, 1, true), uniform(8, 1, 1, 2)) == 30);
+  const auto one = PipelineSchedule::OneFOneB, interleaved = PipelineSchedule::Interleaved;
+  CHECK(spanOf(one, 4, 8, 1, true, uniform(4, 1, 1, 2)) == 33);
+  CHECK(spanOf(one, 8, 3, 1, true, uniform(8, 1, 1, 2)) == 30);
   // Interleaved with chunk passes f / v and b / v: M (f + b) + (P - 1)(f + b) / v.
-  CHECK(pipelineSpan(pipelineOrder(2, 4, 2, true), uniform(2, 2, 0.5, 1)) == 13.5);
-  CHECK(pipelineSpan(pipelineOrder(4, 8, 2, true), uniform(4, 2, 0.5, 1)) == 28.5);
-  CHECK(pipelineSpan(pipelineOrder(4, 8, 4, true), uniform(4, 4, 0.25, 0.5)) == relative(24 + 3 * 3 / 4.0));
+  CHECK(spanOf(interleaved, 2, 4, 2, true, uniform(2, 2, 0.5, 1)) == 13.5);
+  CHECK(spanOf(interleaved, 4, 8, 2, true, uniform(4, 2, 0.5, 1)) == 28.5);
+  CHECK(spanOf(interleaved, 4, 8, 4, true, uniform(4, 4, 0.25, 0.5)) == relative(24 + 3 * 3 / 4.0));
   // Forward only: (M + P - 1) f.
-  CHECK(pipelineSpan(pipelineOrder(4, 8, 1, false), uniform(4, 1, 1, 0)) == 11);
+  CHECK(spanOf(one, 4, 8, 1, false, uniform(4, 1, 1, 0)) == 11);
+  // GPipe: the same (M + P - 1)(f + b), all forwards first.
+  CHECK(spanOf(PipelineSchedule::Gpipe, 4, 8, 1, true, uniform(4, 1, 1, 2)) == 33);
+  // ZB-H1 with F = B = W = 1 (the paper's even passes): M (F + B + W) + (P - 1)(F + B - W)
+  // = 24 + 3, against 1F1B's (M + P - 1)(F + B + W) = 33 (Qi et al. 2023, §3.1).
+  CHECK(spanOf(PipelineSchedule::ZeroBubble, 4, 8, 1, true, uniform(4, 1, 1, 1, 1)) == 27);
+  // Uneven passes too: F 1, B 1.2, W 0.8 -> 8 x 3 + 3 x 1.4; 8 stages, 16 micro-batches, W 0.5.
+  CHECK(spanOf(PipelineSchedule::ZeroBubble, 4, 8, 1, true, uniform(4, 1, 1, 1.2, 0.8)) == relative(24 + 3 * 1.4));
+  CHECK(spanOf(PipelineSchedule::ZeroBubble, 8, 16, 1, true, uniform(8, 1, 1, 1, 0.5)) == relative(16 * 2.5 + 7 * 1.5));
   // Stage 0's first backward waits for micro-batch 0 through every stage and back: 4 f + 3 b.
   auto starts = pipelineStarts(pipelineOrder(4, 8, 1, true), uniform(4, 1, 1, 2));
   CHECK(starts[0][4] == 4 + 3 * 2);
@@ -144,6 +169,70 @@ TEST_CASE("a 4-stage GPT's timeline: every pass on every stage, the estimate's s
       else if (pass && s.stage == pass->stage) CHECK(s.start + s.seconds <= pass->start + pass->seconds + 1e-15);
     }
   }
+}
+
+TEST_CASE("schedules on a 4-stage GPT: each bubble as its accounting from the passes, zero-bubble's below 1F1B's") {
+  // The report's own F, B, W of the slowest stage: 1F1B's and GPipe's bubble (P - 1)(F + B + W),
+  // ZB-H1's (P - 1)(F + B - W); each timeline spans its estimate.
+  std::map<std::string, double> steps;
+  for (const char* schedule : {"1f1b", "gpipe", "zero_bubble"}) {
+    CAPTURE(schedule);
+    Compiled c = compileAllRanks(gpt(1, fmt::format(", pipeline_schedule: {}", schedule)));
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    auto timeline = stepTimeline(c.global, c.options);
+    REQUIRE(timeline);
+    const ClusterStepEstimate& e = timeline->estimate;
+    CHECK(timeline->span == relative(e.total).epsilon(1e-9));
+    const ClusterStepEstimate::Stage& slowest = e.stages[e.slowestStage];
+    const double F = e.passForward[0], W = e.passWeight[0], B = e.passBackward[0] - W;
+    CHECK(F == relative(slowest.forward).epsilon(1e-12));
+    CHECK(W > 0);
+    const bool zero = std::string(schedule) == "zero_bubble";
+    CHECK(e.pipelineBubble == relative(3 * (zero ? F + B - W : F + B + W)).epsilon(0.02));
+    steps[schedule] = e.total;
+    // GPipe holds all 8 micro-batches on every stage, ZB-H1 1F1B's first stage's 4 on each.
+    const double inFlight = estimateStageMemory(c.global, c.options, 3).training->inFlightMicroBatches;
+    CHECK(inFlight == (zero ? 4 : std::string(schedule) == "gpipe" ? 8 : 1));
+  }
+  CHECK(steps["zero_bubble"] < steps["1f1b"]);
+  CHECK(steps["gpipe"] == relative(steps["1f1b"]).epsilon(1e-9));
+}
+
+TEST_CASE("zero-bubble's weight gradient: half of a product's backward, its input gradient the other half") {
+  // Two stages of one rank, a MatMul with its weight each: stage 1's backward is its product's
+  // two GEMMs (the input's gradient and the weight's, each the forward's FLOPs) and the Send of
+  // the input's gradient back to stage 0; W is one of the GEMMs.
+  Compiled c = compileAllRanks(
+      R"(parallel: {device_num: 2, pipeline_stages: 2, micro_batches: 4, training: true, precision: bf16_mixed, pipeline_schedule: zero_bubble}
+cluster: {preset: dgx-h100}
+inputs: [{name: x, shape: [4096, 1024], dtype: float32}]
+parameters:
+  - {name: w0, shape: [1024, 1024], dtype: float32}
+  - {name: w1, shape: [1024, 1024], dtype: float32}
+ops:
+  - {name: mm0, type: MatMul, inputs: [x, w0]}
+  - {name: mm1, type: MatMul, inputs: [mm0, w1]}
+outputs: [mm1]
+stages: {mm0: 0, mm1: 1}
+)");
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  auto e = estimateClusterStep(c.global, c.options);
+  REQUIRE(e);
+  const ClusterStepEstimate::Stage& last = e->stages[1];
+  CHECK(last.chunkWeight[0] > 0);
+  CHECK(2 * last.chunkWeight[0] == relative(last.chunkBackward[0] - last.sentBackward).epsilon(1e-12));
+}
+
+TEST_CASE("pipeline_schedule: the names irc builds, the ones it does not, and what virtual stages need") {
+  auto errors = [](const std::string& extra) { return compileAllRanks(gpt(1, extra)).errors; };
+  CHECK(errors(", pipeline_schedule: dualpipe")
+            .find("pipeline_schedule 'dualpipe' is not built in irc; valid: gpipe, 1f1b, "
+                  "interleaved_1f1b, zero_bubble") != std::string::npos);
+  CHECK(errors(", pipeline_schedule: 1f1b_zb").find("valid:") != std::string::npos);
+  CHECK(errors(", pipeline_schedule: interleaved_1f1b").find("it needs virtual_stages > 1") != std::string::npos);
+  CHECK(compileAllRanks(gpt(2, ", pipeline_schedule: zero_bubble")).errors.find("virtual_stages 2 needs interleaved_1f1b") !=
+        std::string::npos);
+  CHECK(compileAllRanks(gpt(2, ", pipeline_schedule: interleaved_1f1b")).errors.empty());
 }
 
 TEST_CASE("the Chrome trace: one process a stage, its streams named, complete events in microseconds, the counter") {
