@@ -253,6 +253,8 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
   if (s.pipelineStages > 1) out += fmt::format(", pipeline_stages: {}", s.pipelineStages);
   if (s.pipelineStages > 1 || s.microBatches > 1) out += fmt::format(", micro_batches: {}", s.microBatches);
   if (s.virtualStages > 1) out += fmt::format(", virtual_stages: {}", s.virtualStages);
+  if (s.pipelineStages > 1 && (s.schedule() == PipelineSchedule::Gpipe || s.schedule() == PipelineSchedule::ZeroBubble))
+    out += fmt::format(", pipeline_schedule: {}", pipelineScheduleName(s.schedule()));
   out += compileChoices(s);
   if (s.parallelOptimizerLevel > 0)
     out += fmt::format(", enable_parallel_optimizer: true, optimizer_level: level{}, parallel_optimizer_threshold: {}",
