@@ -255,6 +255,7 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
   if (s.virtualStages > 1) out += fmt::format(", virtual_stages: {}", s.virtualStages);
   if (s.pipelineStages > 1 && (s.schedule() == PipelineSchedule::Gpipe || s.schedule() == PipelineSchedule::ZeroBubble))
     out += fmt::format(", pipeline_schedule: {}", pipelineScheduleName(s.schedule()));
+  if (!s.recomputeLayers.empty()) out += fmt::format(", recompute_layers: [{}]", fmt::join(s.recomputeLayers, ", "));
   out += compileChoices(s);
   if (s.parallelOptimizerLevel > 0)
     out += fmt::format(", enable_parallel_optimizer: true, optimizer_level: level{}, parallel_optimizer_threshold: {}",

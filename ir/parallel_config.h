@@ -98,6 +98,10 @@ struct ParallelSettings {
   int64_t virtualStages = 1;
   // 1F1B, or the interleaved one with virtual stages, unless the model names another.
   PipelineSchedule pipelineSchedule = PipelineSchedule::OneFOneB;
+  // `recompute_layers` (MindFormers' per-stage list; one value: Megatron's uniform
+  // --recompute-num-layers): how many layers of each stage, its first, run their forward again
+  // before their backward. Empty: what `recompute:` says alone.
+  std::vector<int64_t> recomputeLayers;
   bool autoStages = false;
   // What the inputs' leading dimension holds (`input_batch`): one micro-batch (irc's default; the
   // step is micro_batches of it), or the whole step's batch, which the compile splits into

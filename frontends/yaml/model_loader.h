@@ -56,6 +56,7 @@ class ModelLoader {
   void readDegrees(const YamlNode& node);
   void readCostModel(const YamlNode& node);
   void readPipelineSchedule(const YamlNode& node, ParallelSettings& p);
+  void readRecomputeLayers(const YamlNode& node, ParallelSettings& p);
   void readCluster(const YamlNode& node);  // frontends/yaml/cluster_reader.cc
   bool readMesh(const YamlNode& node, bool deviceNumOk);
 

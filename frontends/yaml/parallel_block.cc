@@ -41,6 +41,7 @@ const std::vector<std::string> kParallelKeys = {"device_num",
                                                 "micro_batches",
                                                 "virtual_stages",
                                                 "pipeline_schedule",
+                                                "recompute_layers",
                                                 "precision",
                                                 "input_batch",
                                                 "zero_stage",
@@ -275,6 +276,7 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
     }
   p.pipelineSchedule = p.virtualStages > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
   if (auto n = reader_.optional(node, "pipeline_schedule")) readPipelineSchedule(*n, p);
+  if (auto n = reader_.optional(node, "recompute_layers")) readRecomputeLayers(*n, p);
   if (auto n = reader_.optional(node, "precision")) {
     // `auto`: the structural search's choice (ir/cluster.h autoPrecisionCandidates); BF16 until it is made.
     std::vector<std::string> valid = precisionNames();
@@ -326,6 +328,32 @@ void ModelLoader::readPipelineSchedule(const YamlNode& node, ParallelSettings& p
                                     "interleaved_1f1b",
                                     *chosen, p.virtualStages));
   else p.pipelineSchedule = s;
+}
+
+// `recompute_layers`: one count a stage (or one for every stage), each >= 0.
+void ModelLoader::readRecomputeLayers(const YamlNode& node, ParallelSettings& p) {
+  std::vector<int64_t> counts;
+  if (node.IsSequence()) {
+    auto list = reader_.intList(node, "recompute_layers");
+    if (!list) return;
+    counts = *list;
+    if (static_cast<int64_t>(counts.size()) != p.pipelineStages) {
+      reader_.error(node, fmt::format("recompute_layers lists {} stage{}; the pipeline has {} (one count a stage, or one "
+                                      "number for every stage)",
+                                      counts.size(), counts.size() == 1 ? "" : "s", p.pipelineStages));
+      return;
+    }
+  } else if (auto n = reader_.integer(node, "recompute_layers")) {
+    counts.assign(std::max<int64_t>(1, p.pipelineStages), *n);
+  } else {
+    return;
+  }
+  for (int64_t c : counts)
+    if (c < 0) {
+      reader_.error(node, fmt::format("recompute_layers counts layers and must be >= 0; got {}", c));
+      return;
+    }
+  p.recomputeLayers = counts;
 }
 
 void ModelLoader::readCostModel(const YamlNode& node) {

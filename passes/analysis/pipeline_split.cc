@@ -260,6 +260,54 @@ RankPeaks fullestRankPeaks(const Graph& graph, const ParallelSettings& settings)
   return peaks;
 }
 
+namespace {
+
+// The first all-digit part of a module path (`model.layers.3.mlp` -> 3); -1 without one.
+int64_t layerOf(const std::string& module) {
+  size_t start = 0;
+  while (start < module.size()) {
+    size_t end = module.find('.', start);
+    if (end == std::string::npos) end = module.size();
+    if (end > start && std::all_of(module.begin() + start, module.begin() + end, [](char c) { return c >= '0' && c <= '9'; }))
+      return std::stoll(module.substr(start, std::min<size_t>(end - start, 18)));
+    start = end + 1;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::optional<std::string> applyRecomputeLayers(Graph& graph, const ParallelSettings& settings) {
+  const int64_t P = std::max<int64_t>(1, settings.pipelineStages);
+  if (settings.recomputeLayers.empty()) return std::nullopt;
+  std::vector<std::vector<int64_t>> layers(P);  // each stage's layers, in order
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    const int64_t layer = op.inserted() ? -1 : layerOf(graph.moduleOf(op));
+    if (layer < 0) continue;
+    auto& mine = layers[std::clamp<int64_t>(op.stage, 0, P - 1)];
+    if (std::find(mine.begin(), mine.end(), layer) == mine.end()) mine.push_back(layer);
+  }
+  std::vector<std::vector<bool>> recomputed(P);
+  for (int64_t s = 0; s < P; ++s) {
+    const int64_t count = settings.recomputeLayers[static_cast<size_t>(s) % settings.recomputeLayers.size()];
+    std::sort(layers[s].begin(), layers[s].end());
+    if (count > static_cast<int64_t>(layers[s].size()))
+      return fmt::format(
+          "recompute_layers asks stage {} for {} layer{}; it has {} (an op's layer is the number in its module "
+          "path, model.layers.N)",
+          s, count, count == 1 ? "" : "s", layers[s].size());
+    layers[s].resize(static_cast<size_t>(count));
+  }
+  for (OpId id : graph.order) {
+    Op& op = graph.op(id);
+    const int64_t layer = op.inserted() ? -1 : layerOf(graph.moduleOf(op));
+    const auto& chosen = layers[std::clamp<int64_t>(op.stage, 0, P - 1)];
+    if (layer >= 0 && std::find(chosen.begin(), chosen.end(), layer) != chosen.end()) op.annotation->recompute = true;
+  }
+  return std::nullopt;
+}
+
 std::vector<double> stageSeconds(const Graph& graph, const ParallelSettings& settings) {
   std::vector<double> out(settings.pipelineStages, 0), seconds = opStepSeconds(graph, settings);
   for (OpId id : graph.order)

@@ -4,6 +4,8 @@
 // producing stage's ranks and a Receive on the consuming stage's, the rank at the same position
 // in both; redistribution to what the consumer needs happens after the Receive.
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -56,6 +58,11 @@ struct RankPeaks {
   double steady = 0, firstStep = 0;
 };
 RankPeaks fullestRankPeaks(const Graph& graph, const ParallelSettings& settings);
+
+// `recompute_layers`: on each stage the first so many of its layers (an op's layer: the first
+// number among its module path's parts, `model.layers.3.mlp` -> 3) run their forward again before
+// their backward. The error, naming the stage, when a stage has fewer layers than its count.
+std::optional<std::string> applyRecomputeLayers(Graph& graph, const ParallelSettings& settings);
 
 // Per stage of a compiled graph: its model ops' estimated step time.
 std::vector<double> stageSeconds(const Graph& graph, const ParallelSettings& settings);

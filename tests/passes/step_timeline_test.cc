@@ -223,6 +223,53 @@ stages: {mm0: 0, mm1: 1}
   CHECK(2 * last.chunkWeight[0] == relative(last.chunkBackward[0] - last.sentBackward).epsilon(1e-12));
 }
 
+TEST_CASE("recompute_layers: each stage's first layers recomputed, lowering its saved activations") {
+  // The 8-layer GPT with each op in its layer's module (model.layers.N), two layers a stage:
+  // [2, 1, 0, 0] recomputes layers 0 and 1 on stage 0, layer 2 on stage 1, nothing after.
+  auto withModules = [](std::string yaml) {
+    std::string out;
+    size_t at = 0;
+    for (size_t line = yaml.find('\n'); line != std::string::npos; at = line + 1, line = yaml.find('\n', at)) {
+      std::string text = yaml.substr(at, line - at);
+      size_t name = text.find("{name: l");
+      if (name != std::string::npos && text.find(", type: ") != std::string::npos && text.back() == '}') {
+        size_t digits = name + 8, end = text.find('.', digits);
+        text.insert(text.size() - 1, ", module: model.layers." + text.substr(digits, end - digits));
+      }
+      out += text + "\n";
+    }
+    return out;
+  };
+  Compiled plain = compileAllRanks(withModules(gpt(1)));
+  Compiled some = compileAllRanks(withModules(gpt(1, ", recompute_layers: [2, 1, 0, 0]")));
+  REQUIRE_MESSAGE(plain.errors.empty(), plain.errors);
+  REQUIRE_MESSAGE(some.errors.empty(), some.errors);
+  std::map<int32_t, std::set<std::string>> recomputedLayers;
+  for (OpId id : some.global.order) {
+    const Op& op = some.global.op(id);
+    if (!op.inserted() && std::as_const(op).annotation->recompute) recomputedLayers[op.stage].insert(some.global.moduleOf(op));
+  }
+  CHECK(recomputedLayers[0] == std::set<std::string>{"model.layers.0", "model.layers.1"});
+  CHECK(recomputedLayers[1] == std::set<std::string>{"model.layers.2"});
+  CHECK(recomputedLayers.count(2) == 0);
+  CHECK(recomputedLayers.count(3) == 0);
+  for (int32_t s = 0; s < 4; ++s) {
+    CAPTURE(s);
+    const double before = estimateStageMemory(plain.global, plain.options, s).training->savedActivationBytes;
+    const double after = estimateStageMemory(some.global, some.options, s).training->savedActivationBytes;
+    if (s < 2) CHECK(after < before);
+    else CHECK(after == before);
+  }
+  // Recompute costs its forward again: stage 0 is slower.
+  CHECK(estimateClusterStep(some.global, some.options)->stages[0].backward >
+        estimateClusterStep(plain.global, plain.options)->stages[0].backward);
+  // A stage asked for more layers than it holds, and a list of the wrong length.
+  CHECK(compileAllRanks(withModules(gpt(1, ", recompute_layers: [3, 0, 0, 0]")))
+            .errors.find("recompute_layers asks stage 0 for 3 layers; it has 2") != std::string::npos);
+  CHECK(compileAllRanks(withModules(gpt(1, ", recompute_layers: [1, 0]")))
+            .errors.find("recompute_layers lists 2 stages; the pipeline has 4") != std::string::npos);
+}
+
 TEST_CASE("pipeline_schedule: the names irc builds, the ones it does not, and what virtual stages need") {
   auto errors = [](const std::string& extra) { return compileAllRanks(gpt(1, extra)).errors; };
   CHECK(errors(", pipeline_schedule: dualpipe")
