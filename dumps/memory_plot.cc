@@ -57,12 +57,7 @@ std::string memoryPlotSvg(const MemoryEstimate& m, const std::string& title) {
   auto x = [&](size_t i) { return kLeft + (steps > 1 ? plotW * static_cast<double>(i) / static_cast<double>(steps - 1) : 0); };
   auto y = [&](double bytes) { return kTop + plotH * (1 - bytes / top); };
 
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n"
-      "<text x=\"{2}\" y=\"22\" font-size=\"15\">{3}</text>\n",
-      kWidth, kHeight, kLeft, svgEscaped(title));
+  std::string svg = svgDocumentStart(kWidth, kHeight, kLeft, 22, title);
   // Axes: bytes on the left (0, half, the top), the op sequence below.
   svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n", kLeft, kTop, kTop + plotH);
   svg +=

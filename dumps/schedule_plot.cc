@@ -38,12 +38,7 @@ std::string schedulePlotSvg(const StepTimeline& t, const std::string& title) {
   const double plotW = kWidth - kLeft - kRight, span = t.span > 0 ? t.span : 1;
   auto x = [&](double seconds) { return kLeft + plotW * seconds / span; };
   auto rowTop = [&](int32_t stage) { return kTop + static_cast<double>(stage) * (kRow + kGap); };
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n"
-      "<text x=\"{2}\" y=\"24\" font-size=\"15\">{3}</text>\n",
-      kWidth, height, kLeft, svgEscaped(title));
+  std::string svg = svgDocumentStart(kWidth, height, kLeft, 24, title);
   for (int32_t s = 0; s < t.stages; ++s)
     svg +=
         fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">stage {}</text>\n", kLeft - 8, rowTop(s) + kRow / 2 + 4, s);

@@ -17,27 +17,25 @@ constexpr TimelineStream kStreams[] = {TimelineStream::Compute, TimelineStream::
 // start is, so that an op ends inside its pass.
 double micros(double seconds) { return std::round(seconds * 1e9) / 1e3; }
 
+// A metadata event ("ph": "M") of a process (tid < 0) or a thread, its one argument `key`.
+template <typename Value>
+void metaEvent(JsonStream& j, const std::string& what, int64_t pid, int64_t tid, PlainKey key, const Value& value) {
+  j.beginObject();
+  j.member("name"_key, what);
+  j.member("ph"_key, std::string("M"));
+  j.member("pid"_key, pid);
+  if (tid >= 0) j.member("tid"_key, tid);
+  j.key("args"_key);
+  j.beginObject();
+  j.member(key, value);
+  j.endObject();
+  j.endObject();
+}
+
+// A process's or a thread's name and its place in the viewer's list.
 void metadata(JsonStream& j, const char* what, int64_t pid, int64_t tid, const std::string& name, int64_t sortIndex) {
-  j.beginObject();
-  j.member("name"_key, std::string(what));
-  j.member("ph"_key, std::string("M"));
-  j.member("pid"_key, pid);
-  if (tid >= 0) j.member("tid"_key, tid);
-  j.key("args"_key);
-  j.beginObject();
-  j.member("name"_key, name);
-  j.endObject();
-  j.endObject();
-  j.beginObject();
-  j.member("name"_key, std::string(tid >= 0 ? "thread_sort_index" : "process_sort_index"));
-  j.member("ph"_key, std::string("M"));
-  j.member("pid"_key, pid);
-  if (tid >= 0) j.member("tid"_key, tid);
-  j.key("args"_key);
-  j.beginObject();
-  j.member("sort_index"_key, sortIndex);
-  j.endObject();
-  j.endObject();
+  metaEvent(j, what, pid, tid, "name"_key, name);
+  metaEvent(j, tid >= 0 ? "thread_sort_index" : "process_sort_index", pid, tid, "sort_index"_key, sortIndex);
 }
 
 void event(JsonStream& j, const TimelineSlice& s, int64_t pid, const Graph& graph) {
