@@ -98,6 +98,7 @@ struct ParallelSettings {
   int64_t virtualStages = 1;
   // 1F1B, or the interleaved one with virtual stages, unless the model names another.
   PipelineSchedule pipelineSchedule = PipelineSchedule::OneFOneB;
+  bool pipelineScheduleGiven = false;  // the model names it: the structural search keeps it
   // `recompute_layers` (MindFormers' per-stage list; one value: Megatron's uniform
   // --recompute-num-layers): how many layers of each stage, its first, run their forward again
   // before their backward. Empty: what `recompute:` says alone.

@@ -327,7 +327,7 @@ void ModelLoader::readPipelineSchedule(const YamlNode& node, ParallelSettings& p
     reader_.error(node, fmt::format("pipeline_schedule {} runs one model chunk a stage: virtual_stages {} needs "
                                     "interleaved_1f1b",
                                     *chosen, p.virtualStages));
-  else p.pipelineSchedule = s;
+  else p.pipelineSchedule = s, p.pipelineScheduleGiven = true;
 }
 
 // `recompute_layers`: one count a stage (or one for every stage), each >= 0.

@@ -301,6 +301,11 @@ class Search {
   void addVariants(const Config& base, double floor) {
     for (int64_t v : {1, 2, 4, 8}) {
       if (v > 1 && (base.pp == 1 || base.micro % base.pp != 0 || base.pp * v > layers_.count)) continue;
+      // A schedule the model names is kept: the interleaved one needs virtual stages, the others
+      // run one chunk a stage.
+      if (options_.pipelineScheduleGiven && base.pp > 1 &&
+          (options_.pipelineSchedule == PipelineSchedule::Interleaved) != (v > 1))
+        continue;
       for (bool weighted : {false, true})
         for (bool sp : {false, true})
           for (Recompute r : kRecomputes) {
@@ -409,6 +414,7 @@ class Search {
       // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
       ParallelSettings schedule;
       schedule.pipelineStages = c.pp, schedule.microBatches = c.micro, schedule.virtualStages = c.v;
+      schedule.pipelineSchedule = options_.pipelineSchedule;  // GPipe holds every micro-batch
       double inFlight = inFlightMicroBatches(s, schedule);
       double stagePeak = residentBytes(c, trained, sharded, shardHeld) + trained * m.quantizedWeightsPerTrained +
                          inFlight * layersHere * m.savedPerLayer[static_cast<int>(c.recompute)] +

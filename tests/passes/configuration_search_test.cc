@@ -305,6 +305,22 @@ TEST_CASE("configuration search: the interleaved schedule is a dimension, and it
   REQUIRE(step);
   CHECK(step->total == relative(c.stepSeconds).epsilon(1e-12));
   CHECK(verifyCompiled(all).ok);
+  // A schedule the model names is kept: zero-bubble runs one chunk a stage, so the search does
+  // not interleave, and the plan it writes names the schedule and compiles to its estimate.
+  std::string zb = smallGpt(16, 16, 256, ", pipeline_schedule: zero_bubble");
+  zb.replace(zb.find("memory_budget: 80GB"), 19, "memory_budget: 2.5MB");
+  auto [z, zSettings, zData] = parseModelAndSettings(zb);
+  CompileOptions zOptions = optionsFromModel(zSettings);
+  REQUIRE(runConfigurationSearch(z, zOptions, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
+  const SearchConfiguration& zc = z.search->configuration->chosen;
+  CHECK(zc.pp > 1);
+  CHECK(zc.virtualStages == 1);
+  CHECK(zOptions.schedule() == PipelineSchedule::ZeroBubble);
+  std::string zPlan = writePlanModelYaml(z, zOptions);
+  CHECK(zPlan.find("pipeline_schedule: zero_bubble") != std::string::npos);
+  Compiled zAll = compileAllRanks(zPlan);
+  REQUIRE_MESSAGE(zAll.errors.empty(), zAll.errors);
+  CHECK(estimateClusterStep(zAll.global, zAll.options)->total == relative(zc.stepSeconds).epsilon(1e-12));
 }
 
 TEST_CASE("configuration search: context parallelism is a dimension, and its plan compiles to its estimate and verifies") {
