@@ -142,6 +142,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
       w.gradientSync += gradientReductionSeconds(bytes, elementBytes, GroupSpan{ranks, nodes}, c);
     }
   ClusterStepEstimate e;
+  e.schedule = settings.schedule();
   e.stages.resize(stages);
   for (int64_t s = 0; s < stages; ++s) {
     const StageWork& w = work[s];
@@ -167,33 +168,35 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     out.chunkWeight = w.chunkWeight;
     for (int64_t k = 0; k < chunks; ++k) out.chunkWeight[k] = std::min(out.chunkWeight[k], out.chunkBackward[k]);
   }
-  // Every stage's pass of a chunk is the slowest stage's for that chunk (the stage whose pass of
-  // it is longest): the schedule runs at the slowest stage's pace, as 1F1B's slots are its.
-  e.passForward.assign(chunks, 0), e.passBackward.assign(chunks, 0), e.passWeight.assign(chunks, 0);
-  for (int64_t k = 0; k < chunks; ++k)
-    for (const ClusterStepEstimate::Stage& st : e.stages)
-      if (st.chunkForward[k] + st.chunkBackward[k] > e.passForward[k] + e.passBackward[k])
-        e.passForward[k] = st.chunkForward[k], e.passBackward[k] = st.chunkBackward[k], e.passWeight[k] = st.chunkWeight[k];
   const StageWork& slowest = work[e.slowestStage];
   e.compute = micro * slowest.compute;
   e.exposedCommunication = micro * slowest.communication;
+  // Every stage runs at the slowest stage's pace, as 1F1B's slots are its: a stage's passes are
+  // its own chunks' stretched by slowest / own, so each stage's micro-batch lasts the slowest
+  // one's and its chunks keep their own proportions (the first chunk's embedding, the last's
+  // head and loss). Zero-bubble: the backward's weight gradients are passes of their own.
+  const bool split = training && e.schedule == PipelineSchedule::ZeroBubble;
+  const std::vector<std::vector<double>> table(stages, std::vector<double>(chunks, 0));
+  e.passes = PassSeconds{table, table, table};
+  for (int64_t s = 0; s < stages; ++s) {
+    const ClusterStepEstimate::Stage& st = e.stages[s];
+    const double own = work[s].seconds(), stretch = own > 0 ? slowest.seconds() / own : 1;
+    for (int64_t k = 0; k < chunks; ++k) {
+      const double weight = split ? st.chunkWeight[k] : 0;
+      e.passes.forward[s][k] = st.chunkForward[k] * stretch;
+      e.passes.backward[s][k] = (st.chunkBackward[k] - weight) * stretch;
+      e.passes.weight[s][k] = weight * stretch;
+    }
+  }
   // 1F1B idles P - 1 stage slots (Narayanan et al. 2021, §2.2.2). The other schedules run
-  // through (passes/analysis/pipeline_order.h) with every stage's pass of a chunk the slowest
-  // stage's: the interleaved one's slots are a chunk's, (P - 1) chunk slots where the chunks are
-  // even and more where they are not (the first chunk's embedding, the last's head and loss);
+  // through (passes/analysis/pipeline_order.h) on those passes: the interleaved one's slots are
+  // a chunk's, (P - 1) chunk slots where the chunks are even and more where they are not;
   // zero-bubble's weight gradients fill what 1F1B leaves idle. The bubble is the run's span over
   // the micro-batches' work.
-  e.schedule = settings.schedule();
   if (e.schedule == PipelineSchedule::OneFOneB) {
     e.pipelineBubble = static_cast<double>(stages - 1) * slowest.seconds();
   } else {
-    const bool split = e.schedule == PipelineSchedule::ZeroBubble;
-    std::vector<double> backward = e.passBackward;
-    for (int64_t k = 0; split && k < chunks; ++k) backward[k] -= e.passWeight[k];
-    PassSeconds uniform{std::vector<std::vector<double>>(stages, e.passForward),
-                        std::vector<std::vector<double>>(stages, backward),
-                        std::vector<std::vector<double>>(stages, split ? e.passWeight : std::vector<double>(chunks, 0))};
-    const PipelineRun run = runPipeline(e.schedule, stages, settings.microBatches, chunks, training, uniform);
+    const PipelineRun run = runPipeline(e.schedule, stages, settings.microBatches, chunks, training, e.passes);
     e.pipelineBubble = std::max(0.0, run.span - micro * slowest.seconds());
   }
   if (training) {

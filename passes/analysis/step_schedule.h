@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/analysis/pipeline_order.h"
 
 namespace irc {
 
@@ -64,8 +65,10 @@ struct ClusterStepEstimate {
     std::vector<double> chunkWeight;  // of chunkBackward, the weight gradients (zero-bubble's W)
   };
   std::vector<Stage> stages;
-  // The schedule's pass of each chunk on every stage: the slowest stage's for that chunk.
-  std::vector<double> passForward, passBackward, passWeight;
+  // Each pass's seconds as the schedule runs it, [stage][chunk]: a stage's own chunks stretched
+  // to the slowest stage's pace (forward, backward; zero-bubble: input gradient and weight
+  // gradient apart).
+  PassSeconds passes;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   bool zeroGather = false;  // the reduction is ZeRO's ReduceScatter and AllGather
   int32_t syncStage = 0;    // the stage whose exposed reduction `gradientSyncExposed` is

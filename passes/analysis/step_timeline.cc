@@ -216,23 +216,9 @@ std::optional<StepTimeline> stepTimeline(const Graph& graph, const ParallelSetti
     chunk.push_back({&op, t, training && std::as_const(op).annotation->recompute, weightGradientSeconds(graph, op, t), 0, 0});
   });
 
-  // Every pass of a chunk is the slowest stage's for it, as the estimate charges it. A stage
-  // whose own forward is the longer (the last stage's head) takes it and a backward shorter by
-  // as much: its pair of passes still lasts the slowest stage's. Only a stage whose own backward
-  // then does not fit keeps it, and the span exceeds the estimate by that.
-  // Zero-bubble: the backward's weight gradients are passes of their own.
+  // The passes as the estimate runs them (each stage at the slowest stage's pace).
+  const PassSeconds& seconds = e.passes;
   const bool split = training && e.schedule == PipelineSchedule::ZeroBubble;
-  const std::vector<std::vector<double>> table(P, std::vector<double>(v));
-  PassSeconds seconds{table, table, table};
-  for (int64_t s = 0; s < P; ++s)
-    for (int64_t c = 0; c < v; ++c) {
-      const ClusterStepEstimate::Stage& st = e.stages[s];
-      const double passWeight = split ? e.passWeight[c] : 0, ownWeight = split ? st.chunkWeight[c] : 0;
-      seconds.forward[s][c] = std::max(e.passForward[c], st.chunkForward[c]);
-      seconds.backward[s][c] =
-          std::max(st.chunkBackward[c] - ownWeight, e.passForward[c] + e.passBackward[c] - passWeight - seconds.forward[s][c]);
-      seconds.weight[s][c] = std::max(passWeight, ownWeight);
-    }
   const PipelineRun run = runPipeline(e.schedule, P, out.microBatches, v, training, seconds);
   const auto& order = run.order;
   const auto& starts = run.starts;

@@ -184,10 +184,12 @@ TEST_CASE("schedules on a 4-stage GPT: each bubble as its accounting from the pa
     const ClusterStepEstimate& e = timeline->estimate;
     CHECK(timeline->span == relative(e.total).epsilon(1e-9));
     const ClusterStepEstimate::Stage& slowest = e.stages[e.slowestStage];
-    const double F = e.passForward[0], W = e.passWeight[0], B = e.passBackward[0] - W;
+    const int32_t k = e.slowestStage;
+    const double F = e.passes.forward[k][0], B = e.passes.backward[k][0], W = e.passes.weight[k][0];
     CHECK(F == relative(slowest.forward).epsilon(1e-12));
-    CHECK(W > 0);
     const bool zero = std::string(schedule) == "zero_bubble";
+    CHECK(zero == (W > 0));
+    if (!zero) CHECK(F + B == relative(slowest.forward + slowest.backward).epsilon(1e-12));
     CHECK(e.pipelineBubble == relative(3 * (zero ? F + B - W : F + B + W)).epsilon(0.02));
     steps[schedule] = e.total;
     // GPipe holds all 8 micro-batches on every stage, ZB-H1 1F1B's first stage's 4 on each.
@@ -195,7 +197,10 @@ TEST_CASE("schedules on a 4-stage GPT: each bubble as its accounting from the pa
     CHECK(inFlight == (zero ? 4 : std::string(schedule) == "gpipe" ? 8 : 1));
   }
   CHECK(steps["zero_bubble"] < steps["1f1b"]);
-  CHECK(steps["gpipe"] == relative(steps["1f1b"]).epsilon(1e-9));
+  // GPipe's forwards run at the pace of the stage whose forward is longest (the first, with the
+  // embedding), 1F1B's closed form at the slowest stage's whole micro-batch: within a percent.
+  CHECK(steps["gpipe"] >= steps["1f1b"]);
+  CHECK(steps["gpipe"] == relative(steps["1f1b"]).epsilon(0.01));
 }
 
 TEST_CASE("zero-bubble's weight gradient: half of a product's backward, its input gradient the other half") {
