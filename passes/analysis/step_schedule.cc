@@ -171,31 +171,27 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   const StageWork& slowest = work[e.slowestStage];
   e.compute = micro * slowest.compute;
   e.exposedCommunication = micro * slowest.communication;
-  // Every stage runs at the slowest stage's pace, as 1F1B's slots are its: a stage's passes are
-  // its own chunks' stretched by slowest / own, so each stage's micro-batch lasts the slowest
-  // one's and its chunks keep their own proportions (the first chunk's embedding, the last's
-  // head and loss). Zero-bubble: the backward's weight gradients are passes of their own.
+  // The schedule run through (passes/analysis/pipeline_order.h) with every pass its own
+  // stage's: a stage starts a pass when it is free and the pass's input has arrived, so a light
+  // stage waits on a heavy one and the heavy chunks (the first's embedding, the last's head and
+  // loss) lengthen the warm-up and drain. Zero-bubble: the backward's weight gradients are passes
+  // of their own. The bubble is the span over the slowest stage's work, which it runs back to
+  // back: 1F1B's (P - 1) stage slots (Narayanan et al. 2021, §2.2.2) where the stages are even,
+  // the interleaved schedule's (P - 1) chunk slots, zero-bubble's weight gradients filling what
+  // 1F1B leaves idle.
   const bool split = training && e.schedule == PipelineSchedule::ZeroBubble;
   const std::vector<std::vector<double>> table(stages, std::vector<double>(chunks, 0));
   e.passes = PassSeconds{table, table, table};
   for (int64_t s = 0; s < stages; ++s) {
     const ClusterStepEstimate::Stage& st = e.stages[s];
-    const double own = work[s].seconds(), stretch = own > 0 ? slowest.seconds() / own : 1;
     for (int64_t k = 0; k < chunks; ++k) {
       const double weight = split ? st.chunkWeight[k] : 0;
-      e.passes.forward[s][k] = st.chunkForward[k] * stretch;
-      e.passes.backward[s][k] = (st.chunkBackward[k] - weight) * stretch;
-      e.passes.weight[s][k] = weight * stretch;
+      e.passes.forward[s][k] = st.chunkForward[k];
+      e.passes.backward[s][k] = st.chunkBackward[k] - weight;
+      e.passes.weight[s][k] = weight;
     }
   }
-  // 1F1B idles P - 1 stage slots (Narayanan et al. 2021, §2.2.2). The other schedules run
-  // through (passes/analysis/pipeline_order.h) on those passes: the interleaved one's slots are
-  // a chunk's, (P - 1) chunk slots where the chunks are even and more where they are not;
-  // zero-bubble's weight gradients fill what 1F1B leaves idle. The bubble is the run's span over
-  // the micro-batches' work.
-  if (e.schedule == PipelineSchedule::OneFOneB) {
-    e.pipelineBubble = static_cast<double>(stages - 1) * slowest.seconds();
-  } else {
+  if (stages > 1) {
     const PipelineRun run = runPipeline(e.schedule, stages, settings.microBatches, chunks, training, e.passes);
     e.pipelineBubble = std::max(0.0, run.span - micro * slowest.seconds());
   }

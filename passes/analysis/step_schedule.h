@@ -65,9 +65,8 @@ struct ClusterStepEstimate {
     std::vector<double> chunkWeight;  // of chunkBackward, the weight gradients (zero-bubble's W)
   };
   std::vector<Stage> stages;
-  // Each pass's seconds as the schedule runs it, [stage][chunk]: a stage's own chunks stretched
-  // to the slowest stage's pace (forward, backward; zero-bubble: input gradient and weight
-  // gradient apart).
+  // Each pass's seconds as the schedule runs it, [stage][chunk]: its stage's chunk's forward and
+  // backward (zero-bubble: the input gradient and the weight gradient apart).
   PassSeconds passes;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   bool zeroGather = false;  // the reduction is ZeRO's ReduceScatter and AllGather

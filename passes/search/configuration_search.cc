@@ -350,7 +350,7 @@ class Search {
       for (double bytes : m.boundaryMessages)
         p2p += collectiveSeconds(CollectiveKind::PointToPoint, bytes, pairSpan(stageDevices, cluster_.domainDevices()), cluster_);
     const double gradientBytes = weightBytes();
-    double slowest = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
+    double slowest = 0, stagesTogether = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
     for (int64_t s = 0; s < c.pp; ++s) {
       double compute = 0, comm = 0, forward = 0, backward = 0, trained = 0, layersHere = 0, stageCasts = 0;
       std::map<int64_t, double> gradients;  // trained elements by their reduction group in the trial
@@ -396,6 +396,7 @@ class Search {
       comm += static_cast<double>(s > 0 ? c.v : c.v - 1) * exposedTransferSeconds(p2p, backward / chunks, c.v);
       comm += static_cast<double>(s < c.pp - 1 ? c.v : c.v - 1) * exposedTransferSeconds(p2p, forward / chunks, c.v);
       slowest = std::max(slowest, compute + comm);
+      stagesTogether += compute + comm;
       // (What optimizer parallel shards is reduced with each micro-batch above.)
       double sync = gradientSyncSeconds(c, gradients, gradientBytes);
       // ZeRO's ReduceScatter hides behind the last backward, its AllGather behind the next
@@ -421,8 +422,14 @@ class Search {
                          m.transient[static_cast<int>(c.recompute)];
       peak = std::max(peak, stagePeak);
     }
-    // 1F1B's P - 1 idle slots; interleaved, (P - 1) / v (Narayanan et al. 2021).
-    c.seconds = (micro + static_cast<double>(c.pp - 1) / static_cast<double>(c.v)) * slowest + exposedSync + update + casts;
+    // The slowest stage runs its micro-batches back to back; the first micro-batch's forward
+    // reaches it through the stages before it and the last's backward leaves through them, and
+    // it waits on the round trip through those after it: one micro-batch of every other stage,
+    // a chunk's (a v-th) interleaved. Even stages: 1F1B's P - 1 idle slots, interleaved
+    // (P - 1) / v (Narayanan et al. 2021); the compile runs the schedule itself
+    // (passes/analysis/step_schedule.cc).
+    const double bubble = (stagesTogether - slowest) / static_cast<double>(c.v);
+    c.seconds = micro * slowest + bubble + exposedSync + update + casts;
     c.modelSeconds = c.seconds;
     c.peak = peak;
     double hardware = micro * static_cast<double>(c.dp) * m.flops * (3 + (full ? 1 : 0));

@@ -433,8 +433,13 @@ TEST_CASE("the step schedule, derived by hand in seconds: 2 stages x DP 2, 4 mic
     REQUIRE(e);
     CHECK(e->slowestStage == 0);
     CHECK(e->compute == relative(M * 3 * 2 * F).epsilon(1e-9));
-    // 1F1B: M + P - 1 slots of the slowest stage's micro-batch.
-    CHECK(e->pipelineBubble == relative(stage0).epsilon(1e-9));
+    // 1F1B run through (stage 0: forward 2F + p, backward 4F; stage 1: forward F, backward
+    // 2F + p): stage 0 runs F0 F1, waits F for stage 1's backward of micro-batch 0 (done at
+    // 5F + 2p), then runs B0 F2 B1 F3 B2 back to back; stage 1's last backward ends at 20F + 5p
+    // (after stage 0's F3 at 17F + 4p), which with p > F is after stage 0's B2 ends (21F + 4p)
+    // by p - F. Idle in all: p, where 1F1B's closed form charges a whole slot (6F + p).
+    CHECK(p2p > F);
+    CHECK(e->pipelineBubble == relative(p2p).epsilon(1e-9));
     CHECK(stage1 < stage0);
     // Each stage all-reduces its weights' gradients over its 2 replicas inside its node, in one
     // bucket (under Megatron's 40 M elements): 2 (n - 1)/n = 1 of the bytes at the intra-node
@@ -452,7 +457,7 @@ TEST_CASE("the step schedule, derived by hand in seconds: 2 stages x DP 2, 4 mic
     }
     CHECK(e->exposedCommunication == relative(M * p2p + std::max(exposed0, exposed1)).epsilon(1e-9));
     CHECK(e->optimizer == relative(optimizer).epsilon(1e-9));
-    CHECK(e->total == relative(M * stage0 + stage0 + std::max(exposed0, exposed1) + optimizer).epsilon(1e-9));
+    CHECK(e->total == relative(M * stage0 + p2p + std::max(exposed0, exposed1) + optimizer).epsilon(1e-9));
   }
 }
 
