@@ -2,6 +2,7 @@
 // (a reduction: splitting it leaves the output partial). MindSpore's device matrix is
 // [batch..., m, k, n]. MatMul alone takes an out_strategy, to reduce-scatter its output.
 #include <Eigen/Dense>
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -88,6 +89,24 @@ TensorValue matmul(const TensorValue& x, const TensorValue& w, bool ta, bool tb,
   return out;
 }
 
+// Of a queries × keys attention, the points a kernel visits. `window` > 0: each query reads
+// `window` keys (a sliding window). Causal: query i (counted from 1) reads the keys up to its own
+// position, the queries being the sequence's last (keys - queries before them: a chunk of
+// queries after a cache); within a window, the last `window` of those. The sum over the queries
+// of min(window, keys before and at i), over queries × keys.
+double attentionPointsVisited(int64_t queries, int64_t keys, int64_t window, bool causal) {
+  if (queries <= 0 || keys <= 0) return 1;
+  const double w = window > 0 ? static_cast<double>(std::min(window, keys)) : static_cast<double>(keys);
+  if (!causal) return w / static_cast<double>(keys);
+  // Query i reads min(w, offset + i) keys, offset = keys - queries (>= 0; a longer query side
+  // reads from the first key on).
+  const double offset = static_cast<double>(std::max<int64_t>(0, keys - queries)), q = static_cast<double>(queries);
+  // The queries whose reach offset + i stays under w: i <= w - offset.
+  const double ramp = std::clamp(w - offset, 0.0, q);
+  const double visited = ramp * offset + ramp * (ramp + 1) / 2 + (q - ramp) * w;
+  return visited / (q * static_cast<double>(keys));
+}
+
 const std::vector<AttrSpec> kTransposes = {attr("transpose_a", AttrKind::Bool, false),
                                            attr("transpose_b", AttrKind::Bool, false)};
 
@@ -121,12 +140,14 @@ OpRule matmulRule(const TensorType& x, const TensorType& w, const TensorType& ou
   std::vector<int> order = batchFactors;
   order.insert(order.end(), {m, k, n});
   OpRule rule = b.done(order);
-  // Attention within a window (BatchMatMul's `window`): each query row reads `window` keys —
-  // the product's columns in q kᵀ (transpose_b), its contracted dim in probs v — so the kernel
-  // visits that fraction of the points (a sliding-window kernel skips the blocks outside it).
-  if (auto window = attrs.find("window"); window != attrs.end() && std::get<int64_t>(window->second) > 0) {
+  // Attention's products (BatchMatMul's `window` and `causal`): the kernel visits only the
+  // points a query reads, and skips the blocks outside them.
+  const auto windowAttr = attrs.find("window"), causalAttr = attrs.find("causal");
+  const int64_t window = windowAttr != attrs.end() ? std::get<int64_t>(windowAttr->second) : 0;
+  const bool causal = causalAttr != attrs.end() && std::get<bool>(causalAttr->second);
+  if (window > 0 || causal) {
     const int64_t keys = tb ? out.shape[batch + 1] : kSize;
-    rule.pointsVisited = static_cast<double>(std::min(std::get<int64_t>(window->second), keys)) / static_cast<double>(keys);
+    rule.pointsVisited = attentionPointsVisited(out.shape[batch], keys, window, causal);
   }
   return rule;
 }
@@ -145,6 +166,8 @@ class BatchMatMul : public OpFamilyRules {
     // (irc) `window`: the keys each query row attends to, 0 for all (a sliding window's attention).
     std::vector<AttrSpec> attrs = kTransposes;
     attrs.push_back({"window", AttrKind::Int, Attribute(int64_t{0}), /*ircOnly=*/true});
+    // (irc) `causal`: each query attends to the keys at or before its position.
+    attrs.push_back({"causal", AttrKind::Bool, Attribute(false), /*ircOnly=*/true});
     defs.push_back({"BatchMatMul", OpFamily::BatchMatMul, {tensor("x"), tensor("w")}, attrs});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {

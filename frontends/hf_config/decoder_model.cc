@@ -203,9 +203,11 @@ class DecoderWriter {
     module_ = at;
     // Each rank's query chunk (CP) against every key and value, gathered over the context ranks.
     Strategy heads{{dp(), tp(), cp(), 1}, {dp(), tp(), 1, 1}};
-    // A sliding-window layer's products read `window` keys a query (the kernel skips the rest).
-    const std::string window = window_ > 0 ? fmt::format(", window: {}", window_) : "";
-    std::string scores = op("scores", "BatchMatMul", {q, k}, "{transpose_b: true" + window + "}", heads);
+    // A decoder's attention is causal (transformers' SDPA and flash paths pass is_causal): its
+    // products read the keys up to each query's position, a sliding-window layer's the last
+    // `window` of them, and the kernel skips the rest (the mask itself is not built).
+    const std::string reach = "causal: true" + (window_ > 0 ? fmt::format(", window: {}", window_) : std::string());
+    std::string scores = op("scores", "BatchMatMul", {q, k}, "{transpose_b: true, " + reach + "}", heads);
     const double scale = c_.scoreScale > 0 ? c_.scoreScale : 1.0 / std::sqrt(static_cast<double>(qkDim));
     std::string scaled = op(c_.attentionSoftcap > 0 ? "scaled_raw" : "scaled", "Mul", {scores, number(scale)});
     if (c_.attentionSoftcap > 0) scaled = softcap("scaled", scaled, c_.attentionSoftcap);
@@ -220,7 +222,7 @@ class DecoderWriter {
     } else {
       probs = op("probs", "Softmax", {scaled}, "{axis: -1}");
     }
-    std::string ctx = op("context", "BatchMatMul", {probs, v}, window.empty() ? "" : "{" + window.substr(2) + "}", heads);
+    std::string ctx = op("context", "BatchMatMul", {probs, v}, "{" + reach + "}", heads);
     std::string ct = op("context_t", "Transpose", {ctx, "[0, 2, 1, 3]"});
     std::string merged = op("context_flat", "Reshape", {ct, shapeText({tokens(), A * vDim})});
     return linear("o_proj", at + ".o_proj", merged, A * vDim, c_.hidden, Split::Row, c_.outputBias);

@@ -71,7 +71,9 @@ bool spansPoints(const OpRule& rule, int f) {
 // One op's kernel on its slice: its FLOPs (2 a point where a factor is contracted between two
 // operands, else 1), the bytes of its operands and results not kept on chip, and a product's
 // output rows, columns and independent products.
-KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const OnChip& onChip) {
+// `visited`: of the points, those the kernel computes (rule.pointsVisited, or all of them).
+KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const OnChip& onChip,
+                      double visited) {
   KernelWork w;
   double points = 1;
   for (int f = 0; f < rule.factorCount(); ++f) {
@@ -85,7 +87,7 @@ KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& vie
     (inFirst && !inSecond ? w.rows : inSecond && !inFirst ? w.columns : w.batch) *= local;
   }
   w.matmul = isProduct(rule);
-  w.flops = (w.matmul ? 2 : 1) * points * rule.pointsVisited;
+  w.flops = (w.matmul ? 2 : 1) * points * visited;
   for (size_t i = 0; i < view.operandShapes.size() && i < rule.operands.size(); ++i)
     if (!onChip.operand(i)) w.bytes += sliceBytes(operandLayout(rule, s, static_cast<int>(i), view.operandShapes[i]), dtype);
   for (size_t r = 0; r < view.resultShapes.size() && r < rule.results.size(); ++r)
@@ -104,7 +106,7 @@ double globalFlops(const OpRule& rule) {
 }  // namespace
 
 double computeTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType dtype, const CostModel& model) {
-  KernelWork w = kernelWork(rule, s, view, dtype, {});
+  KernelWork w = kernelWork(rule, s, view, dtype, {}, rule.pointsVisited);
   return std::max(w.flops / model.peakFlops, w.bytes / model.memoryBandwidth);
 }
 
@@ -154,7 +156,12 @@ OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view
   const ClusterDescription& c = *settings.cluster;
   DType held = computeDType(dtype, settings.precision);
   OpTime t;
-  KernelWork w = kernelWork(rule, s, view, held, context.onChip);
+  // An attention product skips the points outside a query's window or past its position
+  // (BatchMatMul's `window`, `causal`) inside a fused kernel, which visits only the blocks that
+  // hold some; unfused (the scores in HBM, eager attention), it computes every point and the mask
+  // comes after it (Megatron-LM's 2021 runs, transformers' eager attention).
+  const bool inFusedAttention = context.onChip.result(0) || context.onChip.operand(0);
+  KernelWork w = kernelWork(rule, s, view, held, context.onChip, inFusedAttention ? rule.pointsVisited : 1);
   // A view launches nothing; nor does an op a fused attention kernel runs on chip (its results
   // never leave it, and it is no product).
   bool fused = !context.onChip.results.empty() &&
@@ -162,7 +169,12 @@ OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view
   w.view = context.isView || fused;
   t.compute = kernelSeconds(w, c, settings.precision);
   t.memoryBound = memoryBound(w, c, settings.precision);
-  t.backwardCompute = 2 * t.compute;
+  // A fused kernel's backward recomputes the scores from q and k (FlashAttention keeps only the
+  // softmax's row statistics; Dao et al. 2022, §3.1 and appendix B): the scores' product runs
+  // three times in the backward (recomputed, then the gradients of q and of k), the context's
+  // twice (of the probabilities and of v), 2.5 times the forward's products in all.
+  const bool fusedScores = w.matmul && context.onChip.result(0);
+  t.backwardCompute = (fusedScores ? 3 : 2) * t.compute;
   if (context.lowPrecision) lowPrecisionProductTime(t, w, rule, s, view, context, held, settings);
   t.globalFlops = globalFlops(rule);
   if (!view.resultShapes.empty() && !rule.results.empty()) {

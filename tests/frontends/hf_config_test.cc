@@ -239,17 +239,18 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
       // The sliding layer's window (4) is shorter than the sequence (8): built, not warned of.
       CHECK(v.err.find("window") == std::string::npos);
     }
-  // GPT-OSS's sliding layer (layer 0) reads 4 keys a query, its full layer all 8.
+  // GPT-OSS's sliding layer (layer 0) reads the last 4 keys up to a query, its full layer all up
+  // to it (causal).
   REQUIRE(
       runIrc({"import", "oss.config.json", "-o", "oss.yaml", "--dim", "batch=4", "--dim", "sequence=8"}, dir.path()).exitCode ==
       0);
   const std::string ossModel = readFile(dir.path() + "/oss.yaml");
-  CHECK(
-      ossModel.find("name: L0.scores, type: BatchMatMul, inputs: [L0.q_rope, L0.k_rep], attrs: {transpose_b: true, window: 4}") !=
-      std::string::npos);
-  CHECK(ossModel.find("name: L0.context, type: BatchMatMul, inputs: [L0.probs, L0.v_rep], attrs: {window: 4}") !=
+  CHECK(ossModel.find("name: L0.scores, type: BatchMatMul, inputs: [L0.q_rope, L0.k_rep], attrs: {transpose_b: true, causal: "
+                      "true, window: 4}") != std::string::npos);
+  CHECK(ossModel.find("name: L0.context, type: BatchMatMul, inputs: [L0.probs, L0.v_rep], attrs: {causal: true, window: 4}") !=
         std::string::npos);
-  CHECK(ossModel.find("name: L1.scores, type: BatchMatMul, inputs: [L1.q_rope, L1.k_rep], attrs: {transpose_b: true}") !=
+  CHECK(ossModel.find(
+            "name: L1.scores, type: BatchMatMul, inputs: [L1.q_rope, L1.k_rep], attrs: {transpose_b: true, causal: true}") !=
         std::string::npos);
   // The config itself, as an ONNX graph is given: data parallel over --device-num.
   RunResult direct =

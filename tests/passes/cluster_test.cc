@@ -145,31 +145,99 @@ TEST_CASE("cluster: presets, overrides and what is wrong with a cluster block") 
 // A sliding window's attention (BatchMatMul's `window`): each query reads `window` keys, so q kᵀ
 // computes that band of the scores and probs v contracts over it; the kernels' FLOPs and time
 // follow, the shapes do not (the scores stay [.., S, S], as transformers' masked scores are).
-TEST_CASE("cluster: a windowed attention's products count the window's keys, not the sequence's") {
-  auto flops = [](const std::string& window) {
-    const std::string attrs = window.empty() ? "" : ", window: " + window;
-    Compiled c = compileAllRanks(R"(parallel: {device_num: 1}
-cluster: {preset: dgx-h100}
+// Causal (BatchMatMul's `causal`, as a decoder's SDPA with is_causal): query i reads the keys
+// up to its position, so a causal kernel computes the lower triangle of blocks (Megatron-LM's
+// FLOP count halves attention the same way); with a window, the last `window` of those.
+TEST_CASE("cluster: a windowed or causal attention's products count the keys each query reads, not the sequence's") {
+  auto flops = [](const std::string& attrs, int64_t queries = 64, int64_t keys = 64) {
+    Compiled c = compileAllRanks(fmt::format(R"(parallel: {{device_num: 1}}
+cluster: {{preset: dgx-h100}}
 inputs:
-  - {name: q, shape: [2, 4, 64, 16], dtype: float32}
-  - {name: k, shape: [2, 4, 64, 16], dtype: float32}
-  - {name: v, shape: [2, 4, 64, 16], dtype: float32}
+  - {{name: q, shape: [2, 4, {0}, 16], dtype: float32}}
+  - {{name: k, shape: [2, 4, {1}, 16], dtype: float32}}
+  - {{name: v, shape: [2, 4, {1}, 16], dtype: float32}}
 ops:
-  - {name: scores, type: BatchMatMul, inputs: [q, k], attrs: {transpose_b: true)" +
-                                 attrs + R"(}}
-  - {name: ctx, type: BatchMatMul, inputs: [scores, v], attrs: {transpose_b: false)" +
-                                 attrs + R"(}}
+  - {{name: scores, type: BatchMatMul, inputs: [q, k], attrs: {{transpose_b: true{2}}}}}
+  - {{name: ctx, type: BatchMatMul, inputs: [scores, v], attrs: {{transpose_b: false{2}}}}}
 outputs: [ctx]
-)");
+)",
+                                             queries, keys, attrs));
     REQUIRE_MESSAGE(c.errors.empty(), c.errors);
     return estimateClusterStep(c.global, c.options)->modelFlops;
   };
   // Each product: 2 x (2 x 4 heads) x 64 queries x 16 dims x 64 keys.
   const double full = 2 * (2.0 * 2 * 4 * 64 * 16 * 64);
   CHECK(flops("") == full);
-  CHECK(flops("16") == full * 16 / 64);
-  CHECK(flops("128") == full);  // a window past the sequence is the whole sequence
-  CHECK(flops("0") == full);
+  CHECK(flops(", window: 16") == full * 16 / 64);
+  CHECK(flops(", window: 128") == full);  // a window past the sequence is the whole sequence
+  CHECK(flops(", window: 0") == full);
+  CHECK(flops(", causal: false") == full);
+  // Causal: queries 1..64 read 1..64 keys, 2,080 of the 4,096 points; within a window of 16,
+  // 1 + 2 + ... + 16 and then 16 for each of the other 48 queries: 904.
+  CHECK(flops(", causal: true") == relative(full * 2080 / 4096));
+  CHECK(flops(", causal: true, window: 16") == relative(full * 904 / 4096));
+  // Two queries after four cached keys, of six: they read 5 and 6 keys (11 of 12 points); with
+  // a window of 3, 3 each (6 of 12).
+  const double chunk = 2 * (2.0 * 2 * 4 * 2 * 16 * 6);
+  CHECK(flops(", causal: true", 2, 6) == relative(chunk * 11 / 12));
+  CHECK(flops(", causal: true, window: 3", 2, 6) == relative(chunk * 6 / 12));
+}
+
+// The time follows inside a fused kernel (it skips the blocks no query reads); unfused, each
+// product computes every point and the mask comes after it.
+TEST_CASE("cluster: a causal attention's products take half the time in a fused kernel, all of it unfused") {
+  auto compute = [](const std::string& causal, const std::string& fused) {
+    Compiled c = compileAllRanks(fmt::format(R"(parallel: {{device_num: 1, precision: bf16_mixed}}
+cluster: {{preset: dgx-h100, fused_attention: {1}}}
+inputs:
+  - {{name: q, shape: [1, 8, 1024, 2048], dtype: float32}}
+  - {{name: k, shape: [1, 8, 1024, 2048], dtype: float32}}
+  - {{name: v, shape: [1, 8, 1024, 2048], dtype: float32}}
+ops:
+  - {{name: scores, type: BatchMatMul, inputs: [q, k], attrs: {{transpose_b: true, causal: {0}}}}}
+  - {{name: probs, type: Softmax, inputs: [scores], attrs: {{axis: -1}}}}
+  - {{name: ctx, type: BatchMatMul, inputs: [probs, v], attrs: {{causal: {0}}}}}
+outputs: [ctx]
+)",
+                                             causal, fused));
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    return estimateClusterStep(c.global, c.options)->compute;
+  };
+  // A head dim of 2,048 keeps every product bound by its math, fused or not (unfused, the
+  // [8, 1024, 1024] scores' 16 MiB in 16 bits take less than the product). Fused: two product
+  // kernels (the softmax runs on chip), the causal kernel's math 1,025 of each 2,048 points
+  // ((S + 1) / 2S); the launches stay. Unfused, each product computes every point.
+  const double launches = 2 * clusterPreset("dgx-h100")->kernelLaunchSeconds;
+  CHECK(compute("true", "true") - launches == relative((compute("false", "true") - launches) * 1025 / 2048));
+  CHECK(compute("true", "false") == compute("false", "false"));
+  CHECK(compute("false", "false") > compute("false", "true"));
+}
+
+// FlashAttention's backward recomputes the scores (it saved only the softmax's statistics):
+// the scores' product three times, the context's two gradients, 2.5 times the forward's products.
+TEST_CASE("cluster: a fused attention's backward recomputes the scores' product") {
+  for (const char* fused : {"true", "false"}) {
+    CAPTURE(fused);
+    Compiled c = compileAllRanks(fmt::format(R"(parallel: {{device_num: 1, precision: bf16_mixed, training: true}}
+cluster: {{preset: dgx-h100, fused_attention: {}}}
+inputs:
+  - {{name: q, shape: [1, 8, 4096, 128], dtype: float32}}
+  - {{name: k, shape: [1, 8, 4096, 128], dtype: float32}}
+  - {{name: v, shape: [1, 8, 4096, 128], dtype: float32}}
+ops:
+  - {{name: scores, type: BatchMatMul, inputs: [q, k], attrs: {{transpose_b: true}}}}
+  - {{name: probs, type: Softmax, inputs: [scores], attrs: {{axis: -1}}}}
+  - {{name: ctx, type: BatchMatMul, inputs: [probs, v]}}
+outputs: [ctx]
+)",
+                                             fused));
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    std::map<std::string, StepTime> times;
+    forEachOpTime(c.global, c.options, [&](const Op& op, const StepTime& t) { times[op.name] = t; });
+    const bool yes = std::string(fused) == "true";
+    CHECK(times["scores"].backwardCompute == relative((yes ? 3 : 2) * times["scores"].compute));
+    CHECK(times["ctx"].backwardCompute == relative(2 * times["ctx"].compute));
+  }
 }
 
 TEST_CASE("cluster: a Slice's and a Concat's FLOPs are their results' elements, not both sides' sizes multiplied") {
@@ -513,8 +581,9 @@ TEST_CASE("cluster: fused attention's kernel seconds, derived by hand, against t
                                 + (16 * MiB + 4) / 1e12 + launch        // the scale: the scores in and out, the scalar
                                 + 16 * MiB / 1e12 + launch              // the softmax
                                 + (8 * MiB + 2 * MiB) / 1e12 + launch;  // probs v: reads probs, v; writes ctx
-  // Training: the backward computes twice the forward.
-  CHECK(computeOf("true") == relative(3 * fusedForward).epsilon(1e-9));
+  // Training: the backward computes twice the forward, and the fused kernel's recomputes the
+  // scores' product once more (its launch too).
+  CHECK(computeOf("true") == relative(3 * fusedForward + (product + launch)).epsilon(1e-9));
   CHECK(computeOf("false") == relative(3 * unfusedForward).epsilon(1e-6));
 }
 
