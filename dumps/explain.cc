@@ -230,10 +230,10 @@ std::string explainSearchText(const SearchSummary& s) {
   std::string out = fmt::format(
       "structural search over {} repeated layers: {} configurations (DP x TP x PP x CP, expert parallelism, virtual "
       "stages, micro-batch size, recompute, optimizer level, sequence parallelism), {} dropped by the memory lower bound, {} "
-      "layer models compiled, {} plans compiled whole\n"
-      "chosen:\n",
+      "layer models compiled, {} plans compiled whole\n",
       c.layers, c.considered, c.prunedByMemory, c.probes, c.compiledPlans);
-  out += configurationRow(c.chosen);
+  if (!c.given.empty()) out += fmt::format("kept as the model gives them: {}\n", fmt::join(c.given, ", "));
+  out += "chosen:\n" + configurationRow(c.chosen);
   if (!c.alternatives.empty()) out += "the fastest others by the estimate:\n";
   for (const SearchConfiguration& a : c.alternatives) out += configurationRow(a);
   return out;

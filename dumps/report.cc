@@ -501,6 +501,7 @@ json searchJson(const Graph& graph, const SearchSummary& s) {
         {"configuration", configurationJson(c.chosen)},
         {"alternatives", alternatives},
         {"layers", c.layers},
+        {"given", c.given},
         {"configurations_considered", c.considered},
         {"pruned_by_memory_bound", c.prunedByMemory},
         {"layer_models", c.probes},

@@ -99,6 +99,13 @@ struct ParallelSettings {
   // 1F1B, or the interleaved one with virtual stages, unless the model names another.
   PipelineSchedule pipelineSchedule = PipelineSchedule::OneFOneB;
   bool pipelineScheduleGiven = false;  // the model names it: the structural search keeps it
+  // What else the model gives that the structural search would otherwise choose: each is kept
+  // (docs/search.md, "What the model fixes").
+  struct GivenToSearch {
+    bool zeroStage = false;       // zero_stage
+    bool optimizerLevel = false;  // enable_parallel_optimizer (with optimizer_level)
+    bool microBatches = false;    // micro_batches
+  } given;
   // `recompute_layers` (MindFormers' per-stage list; one value: Megatron's uniform
   // --recompute-num-layers): how many layers of each stage, its first, run their forward again
   // before their backward. Empty: what `recompute:` says alone.

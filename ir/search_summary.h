@@ -57,6 +57,8 @@ struct ConfigurationSearch {
   // and the best candidates by the layer model left uncompiled.
   int64_t unestimated = 0, uncompiled = 0;
   int64_t layers = 0;  // the repeated layers found
+  // What the model gave that the search kept, in the model's words ("zero_stage 2").
+  std::vector<std::string> given;
   // precision: auto: the recipe chosen, and each recipe tried with its plan's step (0 where
   // nothing fit), in the order tried.
   std::string precision;

@@ -231,7 +231,8 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
     if (auto s = reader_.choice(*n, "optimizer_kernels", optimizerKernelsNames()))
       p.optimizerKernels = *parseOptimizerKernels(*s);
   if (auto n = reader_.optional(node, "enable_parallel_optimizer"))
-    if (auto b = reader_.boolean(*n, "enable_parallel_optimizer")) p.parallelOptimizerLevel = *b ? 1 : 0;
+    if (auto b = reader_.boolean(*n, "enable_parallel_optimizer"))
+      p.parallelOptimizerLevel = *b ? 1 : 0, p.given.optimizerLevel = true;
   if (auto n = reader_.optional(node, "optimizer_level")) {
     static const std::vector<std::string> levels = {"level1", "level2", "level3"};
     if (auto s = reader_.choice(*n, "optimizer_level", levels)) {
@@ -259,7 +260,7 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
     if (auto v = reader_.integer(*n, "micro_batches")) {
       if (*v < 1 || *v > kMaxDeviceNum)
         reader_.error(*n, fmt::format("micro_batches must be in 1 .. {}; got {}", kMaxDeviceNum, *v));
-      else p.microBatches = *v;
+      else p.microBatches = *v, p.given.microBatches = true;
     }
   if (auto n = reader_.optional(node, "virtual_stages"))
     if (auto v = reader_.integer(*n, "virtual_stages")) {
@@ -293,7 +294,7 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
         reader_.error(*n, fmt::format("zero_stage must be 0, 1 (optimizer states) or 2 (and gradients); got {} (the weights "
                                       "too: enable_parallel_optimizer)",
                                       *v));
-      else p.zeroStage = static_cast<int>(*v);
+      else p.zeroStage = static_cast<int>(*v), p.given.zeroStage = true;
     }
   if (auto n = reader_.optional(node, "input_batch"))
     if (auto s = reader_.choice(*n, "input_batch", {"micro_batch", "step"})) p.inputsHoldStep = *s == "step";

@@ -110,6 +110,10 @@ class Search {
     layers_ = findLayers(graph_);
     batch_ = inputBatchOf(graph_);
     if (layers_.count < 2 || batch_ < 1) return ConfigurationSearchOutcome::NotApplicable;
+    // Given micro-batches: the step is that many of the inputs' batch (unless the inputs hold
+    // the whole step), and every plan runs that many.
+    if (options_.given.microBatches && !options_.inputsHoldStep) batch_ *= options_.microBatches;
+    readGivenRecompute();
     std::tie(experts_, expertElements_) = expertsOf(graph_);
     std::tie(sequence_, hidden_) = sequenceAndHiddenOf(graph_);
     attentionProducts_ = std::any_of(graph_.ops.begin(), graph_.ops.end(),
@@ -163,15 +167,17 @@ class Search {
       if (!mayFit(c.peak) && !options_.searchCompilesEverything) continue;
       // Past the time limit the search stops at the first plan that fits: it says what it left.
       if (best && compiled >= kCompiled && !options_.searchCompilesEverything) break;
-      if (best && timeUp()) {
+      if (best && timeUp(compileSeconds_ / static_cast<double>(std::max(1, compiled)))) {
         for (size_t j = i; j < configs_.size() && compiled + uncompiled_ < kCompiled; ++j)
           uncompiled_ += mayFit(configs_[j].peak) ? 1 : 0;
         break;
       }
       ++compiled;
+      const double before = elapsed();
       auto prepared = prepare(c);
-      if (!prepared) continue;
-      if (!compileWhole(*prepared, c)) continue;
+      const bool ok = prepared && compileWhole(*prepared, c);
+      compileSeconds_ += elapsed() - before;
+      if (!ok) continue;
       if (fits(c.peak) && (!best || c.seconds < best->config->seconds)) best = std::move(prepared);
     }
     if (!best) {
@@ -190,7 +196,10 @@ class Search {
 
   bool fits(double peak) const { return options_.memoryBudget <= 0 || peak <= options_.memoryBudget; }
   bool mayFit(double layerModelPeak) const { return fits(layerModelPeak * kModelMargin); }
-  bool timeUp() const { return std::chrono::duration<double>(Clock::now() - start_).count() > options_.searchTimeLimit; }
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  // Whether another piece of work as long as `typical` (the mean of those done) would end past
+  // the time limit: the search stops before starting it rather than after it overruns.
+  bool timeUp(double typical = 0) const { return elapsed() + typical > options_.searchTimeLimit; }
 
   // Bytes a parameter element costs a rank for the step (docs/memory.md): the weight, its
   // gradient, float32 master copy (mixed precision) and optimizer states; ZeRO-1 shards the
@@ -218,6 +227,39 @@ class Search {
   double residentBytes(const Config& c, double trained, double sharded, double shardHeld) const {
     if (c.optimizerLevel == 0) return trained * bytesPerElement(c);
     return (weightBytes() + masterAndStateBytes()) * (trained - sharded + shardHeld) + weightBytes() * trained;
+  }
+
+  // The model's own checkpoints (`recompute:`, an op's `recompute: true`) are kept as they are:
+  // every plan recomputes them. Every op of every layer marked is full recompute; other marks
+  // are estimated as selective (some of each layer's forward again, its other activations
+  // kept), and the plans compiled whole time them exactly.
+  void readGivenRecompute() {
+    int64_t marked = 0, layerOps = 0, layerMarked = 0;
+    for (OpId id : graph_.order) {
+      const Op& op = graph_.op(id);
+      if (op.inserted()) continue;
+      const bool inLayer = layers_.slot[id] >= 0 && layers_.slot[id] < layers_.count;
+      const bool recomputed = std::as_const(op).annotation->recompute;
+      layerOps += inLayer, marked += recomputed, layerMarked += inLayer && recomputed;
+    }
+    if (marked == 0) return;
+    givenRecompute_ = layerMarked == layerOps ? Recompute::Full : Recompute::Selective;
+    givenRecomputeOps_ = marked;
+  }
+
+  // What the model gave that the search keeps, in the model's words (explain --search, the report).
+  std::vector<std::string> givenSettings() const {
+    std::vector<std::string> out;
+    if (options_.given.zeroStage) out.push_back(fmt::format("zero_stage {}", options_.zeroStage));
+    if (options_.given.optimizerLevel)
+      out.push_back(options_.parallelOptimizerLevel > 0
+                        ? fmt::format("enable_parallel_optimizer (level {})", options_.parallelOptimizerLevel)
+                        : "enable_parallel_optimizer false");
+    if (options_.given.microBatches) out.push_back(fmt::format("micro_batches {}", options_.microBatches));
+    if (givenRecompute_) out.push_back(fmt::format("recompute ({} ops checkpointed)", givenRecomputeOps_));
+    if (options_.pipelineScheduleGiven)
+      out.push_back(fmt::format("pipeline_schedule {}", pipelineScheduleName(options_.pipelineSchedule)));
+    return out;
   }
 
   void enumerate() {
@@ -262,6 +304,10 @@ class Search {
       return;
     }
     for (auto [zeroStage, level] : {std::pair{0, 0}, {1, 0}, {2, 0}, {0, 1}}) {
+      // A ZeRO stage or optimizer parallel the model gives is kept (its level as given).
+      if (options_.given.zeroStage && zeroStage != options_.zeroStage) continue;
+      if (options_.given.optimizerLevel && (level > 0) != (options_.parallelOptimizerLevel > 0)) continue;
+      if (level > 0 && options_.given.optimizerLevel) level = options_.parallelOptimizerLevel;
       if ((zeroStage > 0 || level > 0) && dp * cp == 1) continue;
       for (int64_t ep : expertParallelChoices(dp, tp)) {
         Config base;
@@ -276,6 +322,7 @@ class Search {
           // ranks share; Megatron's and Llama 3's long-context runs use micro-batch 1).
           if (mbs > kMaxMicroBatchSize || (cp > 1 && mbs > 1)) break;
           base.mbs = mbs, base.micro = batch_ / dp / mbs;
+          if (options_.given.microBatches && base.micro != options_.microBatches) continue;
           addVariants(base, floor);
         }
       }
@@ -312,6 +359,7 @@ class Search {
             // (Sequence parallelism with context parallelism is not planned: their token splits
             // would have to nest.)
             if ((sp && (base.tp == 1 || base.cp > 1)) || (weighted && base.pp == 1)) continue;
+            if (givenRecompute_ && r != *givenRecompute_) continue;
             ++considered_;
             if (!fits(floor)) {
               ++pruned_;
@@ -330,10 +378,11 @@ class Search {
     auto key = std::make_tuple(tp, mbs, sp, ep, cp);
     auto it = models_.find(key);
     // Past the time limit no new layer model is made (the configurations needing one drop out).
-    if (it == models_.end() && probes_ > 0 && timeUp()) return nullptr;
+    if (it == models_.end() && probes_ > 0 && timeUp(modelSeconds_ / static_cast<double>(probes_))) return nullptr;
     if (it == models_.end()) {
+      const double before = elapsed();
       it = models_.emplace(key, buildLayerModel(graph_, options_, layers_, tp, mbs, sp, attention_, ep, compile_, cp)).first;
-      if (it->second) ++probes_;
+      if (it->second) ++probes_, modelSeconds_ += elapsed() - before;
     }
     return it->second ? &*it->second : nullptr;
   }
@@ -489,8 +538,10 @@ class Search {
   std::optional<Prepared> prepare(Config& c) const {
     Prepared p{graph_, options_, &c};
     if (splitBatch(p.graph, c.dp * c.mbs) || seedTensorParallel(p.graph, c.dp, c.tp, c.sp, c.ep, c.cp)) return std::nullopt;
-    clearRecompute(p.graph);
-    markRecompute(p.graph, layers_, c.recompute, attention_);
+    if (!givenRecompute_) {
+      clearRecompute(p.graph);
+      markRecompute(p.graph, layers_, c.recompute, attention_);
+    }
     for (OpId id : p.graph.order) {
       Op& op = p.graph.op(id);
       int32_t slot = layers_.slot[id];
@@ -549,7 +600,7 @@ class Search {
     s.sequenceParallel = c.sp;
     s.expertTensor = experts_ > 0 ? c.tp : 1;  // the seeds split the experts over TP (tensor_parallel_seeds.h)
     s.virtualStages = c.v;
-    s.recompute = recomputeName(c.recompute);
+    s.recompute = givenRecompute_ && *givenRecompute_ != Recompute::Full ? "given" : recomputeName(c.recompute);
     s.optimizerLevel = c.optimizerLevel;
     s.zeroStage = c.zeroStage;
     for (int64_t st = 0; st < c.pp; ++st) {
@@ -610,6 +661,7 @@ class Search {
     account.unestimated = unestimated_;
     account.uncompiled = uncompiled_;
     account.layers = layers_.count;
+    account.given = givenSettings();
     summary->configuration = std::move(account);
     CompileOptions o = best.options;
     // The caller's wishes that are not the search's stay theirs.
@@ -636,12 +688,15 @@ class Search {
   int64_t experts_ = 0;        // the grouped experts' count (0: no experts)
   double expertElements_ = 0;  // their weights' elements
   std::vector<Config> configs_;
+  std::optional<Recompute> givenRecompute_;  // the model's checkpoints, kept (readGivenRecompute)
+  int64_t givenRecomputeOps_ = 0;
   int64_t sequence_ = 0;            // the tokens a sequence holds (0: no lookup of token ids found)
   int64_t hidden_ = 0;              // the lookup's hidden size
   bool attentionProducts_ = false;  // context parallelism splits their queries
   std::map<std::tuple<int64_t, int64_t, bool, int64_t, int64_t>, std::optional<LayerModel>> models_;
   int64_t considered_ = 0, pruned_ = 0, probes_ = 0;
-  std::vector<std::string> unsplittable_;  // why each mesh that could not split the model was left out
+  double modelSeconds_ = 0, compileSeconds_ = 0;  // spent building layer models, compiling plans whole
+  std::vector<std::string> unsplittable_;         // why each mesh that could not split the model was left out
   // What search_time_limit left unexplored: configurations without a layer model (so without an
   // estimate), and candidates among the kCompiled best that were not compiled.
   int64_t unestimated_ = 0, uncompiled_ = 0;
@@ -654,7 +709,7 @@ namespace {
 ConfigurationSearchOutcome searchOnce(Graph& graph, CompileOptions& options, DiagnosticEngine& diags,
                                       const TrialCompile& compile) {
   if (options.searchMode != SearchMode::Auto || !options.cluster || !options.training || options.pipelineStages > 1 ||
-      options.microBatches > 1)
+      (options.microBatches > 1 && !options.given.microBatches))
     return ConfigurationSearchOutcome::NotApplicable;
   for (const Op& op : graph.ops)
     if (!op.inserted() && std::as_const(op).annotation->configured()) return ConfigurationSearchOutcome::NotApplicable;

@@ -323,6 +323,50 @@ TEST_CASE("configuration search: the interleaved schedule is a dimension, and it
   CHECK(estimateClusterStep(zAll.global, zAll.options)->total == relative(zc.stepSeconds).epsilon(1e-12));
 }
 
+// What the model gives is a constraint, not a starting point: the search explores the rest and
+// every plan keeps it (zero_stage had come out as the search's ZeRO-1, enable_parallel_optimizer
+// as level 0, a recompute glob as none, and micro_batches sent the model to the operator-level
+// search instead).
+TEST_CASE("configuration search: zero_stage, enable_parallel_optimizer, micro_batches and recompute the model gives are kept") {
+  DiagnosticEngine diags("m.yaml", "");
+  auto searched = [&](const std::string& extra, const std::string& tail = "") {
+    auto [g, settings, data] = parseModelAndSettings(smallGpt(16, 4, 64, extra) + tail);
+    CompileOptions options = optionsFromModel(settings);
+    REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
+    return std::make_pair(*g.search->configuration, options);
+  };
+  const auto [free, freeOptions] = searched("");
+  CHECK(free.given.empty());
+  CHECK(free.chosen.zeroStage != 2);  // left alone, it chooses otherwise: the constraint below binds
+  for (const auto& [c, o] : {searched(", zero_stage: 2")}) {
+    CHECK(c.chosen.zeroStage == 2);
+    CHECK(o.zeroStage == 2);
+    for (const SearchConfiguration& a : c.alternatives) CHECK(a.zeroStage == 2);
+    CHECK(c.given == std::vector<std::string>{"zero_stage 2"});
+  }
+  for (const auto& [c, o] : {searched(", enable_parallel_optimizer: true, optimizer_level: level2")}) {
+    CHECK(c.chosen.optimizerLevel == 2);
+    CHECK(o.parallelOptimizerLevel == 2);
+    for (const SearchConfiguration& a : c.alternatives) CHECK(a.optimizerLevel == 2);
+  }
+  // Micro-batches: the step is 4 of the inputs' 64 sequences, and every plan runs 4.
+  for (const auto& [c, o] : {searched(", micro_batches: 4")}) {
+    CHECK(c.chosen.microBatches == 4);
+    CHECK(c.chosen.dp * c.chosen.microBatchSize == 64);
+    CHECK(o.microBatches == 4);
+    for (const SearchConfiguration& a : c.alternatives) CHECK(a.microBatches == 4);
+    CHECK(c.given == std::vector<std::string>{"micro_batches 4"});
+  }
+  // The model's checkpoints, every layer op of every layer: full recompute in every plan, the
+  // marks kept.
+  for (const auto& [c, o] : {searched("", "recompute: [\"l?_*\"]\n")}) {
+    CHECK(c.chosen.recompute == "full");
+    for (const SearchConfiguration& a : c.alternatives) CHECK(a.recompute == "full");
+    REQUIRE(c.given.size() == 1);
+    CHECK(c.given[0].find("recompute (") == 0);
+  }
+}
+
 TEST_CASE("configuration search: context parallelism is a dimension, and its plan compiles to its estimate and verifies") {
   // One sequence of 256 tokens on 8 devices: data parallelism has one sequence to split, so
   // the devices go to tensor, pipeline or context ranks; the seeds of a CP plan split every
