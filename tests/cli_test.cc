@@ -267,6 +267,38 @@ TEST_CASE("--mindspore-out and the dumps say the compile's device count, not the
 
 namespace irc::test {
 
+// --mindspore-out wrote the shards alone: nothing of the pipeline, micro-batches, recompute or
+// optimizer parallel the figures assume. Now each, or a `# not expressible:` line and a warning.
+TEST_CASE("--mindspore-out: the plan's pipeline, micro-batches, recompute and optimizer parallel, or what it cannot say") {
+  TempDir dir;
+  const std::string model = readFile(sourceDir() + "/examples/gpt_pipeline.yaml");
+  auto write = [&](const std::string& from, const std::string& to) {
+    std::string text = model;
+    text.replace(text.find(from), from.size(), to);
+    writeFile(dir.path() + "/m.yaml", text);
+    RunResult r = runIrc({"m.yaml", "--mindspore-out", "ms.py", "-q"}, dir.path());
+    REQUIRE_MESSAGE(r.exitCode == 0, r.err);
+    return std::make_pair(readFile(dir.path() + "/ms.py"), r.err);
+  };
+  const std::string parallel = "micro_batches: 4, training: true}";
+  auto [plain, plainErr] =
+      write(parallel, "micro_batches: 4, training: true, enable_parallel_optimizer: true}\nrecompute: [\"l0.*\"]");
+  CHECK(plain.find("PIPELINE_STAGES = 2\nMICRO_BATCHES = 4\nINTERLEAVE = False\nSCHEDULER = \"1f1b\"\n") != std::string::npos);
+  CHECK(plain.find("OPTIMIZER_LEVEL = \"level1\"") != std::string::npos);
+  CHECK(plain.find("net = Pipeline(net, micro_size=MICRO_BATCHES, stage_config=STAGE_CONFIG)") != std::string::npos);
+  CHECK(plain.find("parallel.pipeline(stages=PIPELINE_STAGES, interleave=INTERLEAVE, scheduler=SCHEDULER)") != std::string::npos);
+  CHECK(plain.find("RECOMPUTE = [\n") != std::string::npos);
+  CHECK(plain.find("# not expressible") == std::string::npos);
+  CHECK(plainErr.empty());
+  // GPipe has MindSpore's name; zero-bubble ZB-H1 and ZeRO have none: said in the file and on stderr.
+  CHECK(write(parallel, "micro_batches: 4, training: true, pipeline_schedule: gpipe}").first.find("SCHEDULER = \"gpipe\"") !=
+        std::string::npos);
+  auto [zb, zbErr] = write(parallel, "micro_batches: 4, training: true, pipeline_schedule: zero_bubble, zero_stage: 1}");
+  CHECK(zb.find("# not expressible: pipeline_schedule zero_bubble: MindSpore's schedulers are gpipe, 1f1b") != std::string::npos);
+  CHECK(zb.find("# not expressible: zero_stage 1 (Megatron's distributed optimizer") != std::string::npos);
+  CHECK(zbErr.find("irc: warning: --mindspore-out: pipeline_schedule zero_bubble") != std::string::npos);
+}
+
 TEST_CASE("--trace and --schedule-plot: written only when the step can be timed, put in place at the end") {
   TempDir dir;
   const std::string model = sourceDir() + "/examples/gpt_pipeline.yaml";

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "dumps/dump_writer.h"
+#include "dumps/mindspore_context_code.h"
 #include "dumps/plan_code.h"
 #include "dumps/report.h"
 #include "frontends/mindspore/strategy_checkpoint.h"
@@ -527,7 +528,11 @@ class CompileOutputs {
       torch_ = torchPlanCode(graph, options_, summary.totals, summary.memory ? &*summary.memory : nullptr);
       for (const std::string& w : torch_.warnings) std::cerr << "irc: warning: --torch-out: " << w << "\n";
     }
-    if (!a_.mindsporeOut.empty()) mindspore_ = mindsporeShardCode(graph, options_, mindsporeCheckpointPath());
+    if (!a_.mindsporeOut.empty()) {
+      const PlanCode context = mindsporeContextCode(graph, options_);
+      mindspore_ = mindsporeShardCode(graph, options_, mindsporeCheckpointPath()) + context.text;
+      for (const std::string& w : context.warnings) std::cerr << "irc: warning: --mindspore-out: " << w << "\n";
+    }
     if (!a_.trace.empty() || !a_.schedulePlot.empty()) {
       start = StageTimer::Clock::now();
       timeline_.emplace(graph, options_, a_.trace, a_.schedulePlot, a_.allRanks);
