@@ -26,27 +26,29 @@ class DecoderWriter {
     // transformers computes them from position_ids (not trained: inputs), unsqueezed over the heads.
     input("position_cos", {s_.batch, s_.sequence, c_.rotaryDim()});
     input("position_sin", {s_.batch, s_.sequence, c_.rotaryDim()});
-    param("model.embed_tokens.weight", {c_.vocab, c_.hidden});
-    module_ = "model.embed_tokens";
+    const std::string embedding = base() + (c_.neox ? ".embed_in" : ".embed_tokens");
+    param(embedding + ".weight", {c_.vocab, c_.hidden});
+    module_ = embedding;
     bool vocabSplit = d_ && d_->model > 1;  // Megatron's vocabulary-parallel embedding (MindSpore: whole indices)
-    op("embed", "Gather", {"model.embed_tokens.weight", "input_ids"}, "{axis: 0}",
+    op("embed", "Gather", {embedding + ".weight", "input_ids"}, "{axis: 0}",
        vocabSplit ? Strategy{{tp(), 1}, {1, 1}} : Strategy{{1, 1}, {dp(), cp()}});
-    module_ = "model.rotary_emb";
+    module_ = base() + ".rotary_emb";
     op("rotary_cos", "Reshape", {"position_cos", shapeText({s_.batch, 1, s_.sequence, c_.rotaryDim()})});
     op("rotary_sin", "Reshape", {"position_sin", shapeText({s_.batch, 1, s_.sequence, c_.rotaryDim()})});
-    module_ = "model";
+    module_ = base();
     std::string x = op("embed_flat", "Reshape", {"embed", shapeText({T, c_.hidden})});
     // Gemma scales the embedding by √h, Granite by its embedding_multiplier.
     if (c_.embeddingScale != 1) x = op("embed_scaled", "Mul", {x, number(c_.embeddingScale)});
     for (int64_t l = 0; l < c_.layers; ++l) x = layer(l, x);
-    x = norm("final_norm", "model.norm", x, c_.hidden);
-    std::string head = c_.tiedEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight";
+    x = norm("final_norm", base() + (c_.neox ? ".final_layer_norm" : ".norm"), x, c_.hidden);
+    const std::string headModule = c_.neox ? "embed_out" : "lm_head";
+    std::string head = c_.tiedEmbeddings ? embedding + ".weight" : headModule + ".weight";
     if (!c_.tiedEmbeddings) param(head, {c_.vocab, c_.hidden});
-    module_ = "lm_head";
+    module_ = headModule;
     std::string logits = op(finalLogits() ? "lm_head_raw" : "lm_head", "MatMul", {x, head}, "{transpose_b: true}",
                             Strategy{{dp() * cp(), 1}, {tp(), 1}});
     // Granite divides the logits by logits_scaling; Gemma 2 softcaps them.
-    module_ = "model";
+    module_ = base();
     if (c_.logitDivisor != 1)
       logits = op(c_.logitSoftcap > 0 ? "logits_scaled" : "lm_head", "Mul", {logits, number(1 / c_.logitDivisor)});
     if (c_.logitSoftcap > 0) softcap("lm_head", logits, c_.logitSoftcap);
@@ -62,6 +64,8 @@ class DecoderWriter {
 
  private:
   int64_t tokens() const { return s_.batch * s_.sequence; }
+  // The decoder's module, as transformers names it: `model`, GPT-NeoX's `gpt_neox`.
+  std::string base() const { return c_.neox ? "gpt_neox" : "model"; }
   int64_t dp() const { return d_ ? d_->data : 1; }
   int64_t tp() const { return d_ ? d_->model : 1; }
   int64_t ep() const { return d_ ? d_->expert : 1; }
@@ -146,8 +150,19 @@ class DecoderWriter {
     param(module + ".bias", {dim});
     return op(n, "LayerNorm", {x, module + ".weight", module + ".bias"}, fmt::format("{{epsilon: {}}}", c_.rmsEps)) + ":0";
   }
-  // Rotary position embedding of [batch, heads, sequence, head_dim]: x cos + rotate_half(x) sin.
+  // Rotary position embedding of [batch, heads, sequence, head_dim]: x cos + rotate_half(x) sin;
+  // on the first rotaryDim of the head's dims only where that is fewer (GPT-NeoX's rotary_pct),
+  // the rest passed through and joined after.
   std::string rope(const std::string& n, const std::string& x, int64_t heads) {
+    const int64_t B = s_.batch, S = s_.sequence, d = c_.rotaryDim();
+    if (c_.kvLora == 0 && d < c_.headDim) {  // (Slice: begin and size, as MindSpore's)
+      std::string rot = op(n + ".rot", "Slice", {x, "[0, 0, 0, 0]", shapeText({B, heads, S, d})});
+      std::string pass = op(n + ".pass", "Slice", {x, fmt::format("[0, 0, 0, {}]", d), shapeText({B, heads, S, c_.headDim - d})});
+      return op(n, "Concat", {ropeAll(n + ".rotated", rot, heads), pass}, "{axis: -1}");
+    }
+    return ropeAll(n, x, heads);
+  }
+  std::string ropeAll(const std::string& n, const std::string& x, int64_t heads) {
     const int64_t B = s_.batch, S = s_.sequence, d = c_.rotaryDim(), half = d / 2;
     std::string lo = op(n + ".x1", "Slice", {x, "[0, 0, 0, 0]", shapeText({B, heads, S, half})});
     std::string hi = op(n + ".x2", "Slice", {x, fmt::format("[0, 0, 0, {}]", half), shapeText({B, heads, S, d - half})});
@@ -195,8 +210,24 @@ class DecoderWriter {
     return attend(at, qh, repeatKv("k", kh), repeatKv("v", vh), d, d);
   }
 
+  // GPT-NeoX's attention: one query_key_value projection whose output holds each head's
+  // [q; k; v] (viewed [.., heads, 3 d] and chunked: Megatron's layout, so splitting its rows over
+  // TP gives each rank whole heads), rotary on each head's first rotaryDim, then `dense`.
+  std::string neoxAttention(const std::string& at, const std::string& x) {
+    const int64_t B = s_.batch, S = s_.sequence, d = c_.headDim, A = c_.heads;
+    std::string qkv = linear("qkv_proj", at + ".query_key_value", x, c_.hidden, 3 * A * d, Split::Column, c_.attentionBias);
+    std::string r = op("qkv_heads", "Reshape", {qkv, shapeText({B, S, A, 3 * d})});
+    std::string t = op("qkv_t", "Transpose", {r, "[0, 2, 1, 3]"});
+    auto part = [&](const char* n, int64_t i) {
+      return op(n, "Slice", {t, fmt::format("[0, 0, 0, {}]", i * d), shapeText({B, A, S, d})});
+    };
+    module_ = at;
+    std::string q = rope("q_rope", part("q_t", 0), A), k = rope("k_rope", part("k_t", 1), A), v = part("v_t", 2);
+    return attend(at, q, k, v, d, d);
+  }
+
   // softmax(q kᵀ / √d) v over [batch, heads, sequence, ·] (GPT-OSS: with each head's sink logit
-  // in the denominator), then o_proj.
+  // in the denominator), then o_proj (GPT-NeoX's dense).
   std::string attend(const std::string& at, const std::string& q, const std::string& k, const std::string& v, int64_t qkDim,
                      int64_t vDim) {
     const int64_t B = s_.batch, S = s_.sequence, A = c_.heads;
@@ -225,7 +256,7 @@ class DecoderWriter {
     std::string ctx = op("context", "BatchMatMul", {probs, v}, "{" + reach + "}", heads);
     std::string ct = op("context_t", "Transpose", {ctx, "[0, 2, 1, 3]"});
     std::string merged = op("context_flat", "Reshape", {ct, shapeText({tokens(), A * vDim})});
-    return linear("o_proj", at + ".o_proj", merged, A * vDim, c_.hidden, Split::Row, c_.outputBias);
+    return linear("o_proj", at + (c_.neox ? ".dense" : ".o_proj"), merged, A * vDim, c_.hidden, Split::Row, c_.outputBias);
   }
 
   // DeepSeek's multi-head latent attention: queries through a low-rank compression (q_a, norm,
@@ -269,11 +300,11 @@ class DecoderWriter {
   }
 
   std::string denseMlp(const std::string& at, const std::string& x, int64_t ffn, bool bias, const std::string& n = "") {
-    if (c_.plainMlp) {  // StarCoder2's c_fc -> tanh GeLU -> c_proj
-      std::string fc = linear(n + "c_fc", at + ".c_fc", x, c_.hidden, ffn, Split::Column, bias);
+    if (c_.plainMlp) {  // StarCoder2's c_fc -> tanh GeLU -> c_proj; GPT-NeoX's dense_h_to_4h -> GeLU -> dense_4h_to_h
+      std::string fc = linear(n + "c_fc", at + (c_.neox ? ".dense_h_to_4h" : ".c_fc"), x, c_.hidden, ffn, Split::Column, bias);
       module_ = at;
-      std::string act = op(n + "act", "GeLU", {fc});
-      return linear(n + "c_proj", at + ".c_proj", act, ffn, c_.hidden, Split::Row, bias);
+      std::string act = op(n + "act", c_.exactGelu ? "ExactGeLU" : "GeLU", {fc});
+      return linear(n + "c_proj", at + (c_.neox ? ".dense_4h_to_h" : ".c_proj"), act, ffn, c_.hidden, Split::Row, bias);
     }
     std::string gate = linear(n + "gate_proj", at + ".gate_proj", x, c_.hidden, ffn, Split::Column, bias);
     std::string up = linear(n + "up_proj", at + ".up_proj", x, c_.hidden, ffn, Split::Column, bias);
@@ -458,11 +489,23 @@ class DecoderWriter {
   }
 
   std::string layer(int64_t l, const std::string& x) {
-    const std::string at = fmt::format("model.layers.{}", l);
+    const std::string at = fmt::format("{}.layers.{}", base(), l);
     prefix_ = fmt::format("L{}.", l);
     window_ = c_.slidingLayer[l] && c_.slidingWindow < s_.sequence ? c_.slidingWindow : 0;
     std::string h = norm("input_norm", at + ".input_layernorm", x, c_.hidden);
-    std::string a = c_.kvLora > 0 ? latentAttention(at + ".self_attn", h) : attention(at + ".self_attn", h);
+    std::string a = c_.kvLora > 0 ? latentAttention(at + ".self_attn", h)
+                    : c_.neox     ? neoxAttention(at + ".attention", h)
+                                  : attention(at + ".self_attn", h);
+    if (c_.parallelResidual) {
+      // GPT-NeoX's use_parallel_residual: x + attention(ln1(x)) + mlp(ln2(x)).
+      std::string h2 = norm("post_norm", at + ".post_attention_layernorm", x, c_.hidden);
+      std::string m = denseMlp(at + ".mlp", h2, c_.intermediate, c_.mlpBias);
+      module_ = at;
+      std::string r1 = op("residual_attn", "Add", {x, a}, "", residualStrategy());
+      std::string out = op("residual_mlp", "Add", {r1, m}, "", residualStrategy());
+      prefix_.clear();
+      return out;
+    }
     // Gemma norms each block's output before its residual add (and the MLP's input by
     // pre_feedforward_layernorm); Granite scales it by residual_multiplier.
     if (c_.sandwichNorms) a = rmsNorm("post_attn_norm", at + ".post_attention_layernorm", a, c_.hidden);
@@ -494,7 +537,9 @@ class DecoderWriter {
   std::string stagesBlock() const {
     if (!d_ || d_->pipelineStages <= 1) return "";
     const int64_t chunks = d_->pipelineStages * d_->virtualStages;
-    std::string s = "stages:\n  \"embed*\": 0\n";
+    // (The embedding's ops by name: a glob `embed*` would take GPT-NeoX's head, module embed_out.)
+    std::string s = "stages:\n  \"embed\": 0\n  \"embed_flat\": 0\n";
+    if (c_.embeddingScale != 1) s += "  \"embed_scaled\": 0\n";
     for (int64_t l = 0; l < c_.layers; ++l) s += fmt::format("  \"L{}.*\": {}\n", l, l * chunks / c_.layers);
     s += fmt::format("  \"final_norm*\": {}\n  \"lm_head\": {}\n", chunks - 1, chunks - 1);
     return s;

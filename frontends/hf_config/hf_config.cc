@@ -33,7 +33,8 @@ const std::map<std::string, DecoderFamily>& families() {
                                                          {"olmoe", DecoderFamily::Olmoe},
                                                          {"gemma2", DecoderFamily::Gemma2},
                                                          {"gemma3_text", DecoderFamily::Gemma3Text},
-                                                         {"starcoder2", DecoderFamily::Starcoder2}};
+                                                         {"starcoder2", DecoderFamily::Starcoder2},
+                                                         {"gpt_neox", DecoderFamily::GptNeox}};
   return f;
 }
 
@@ -54,7 +55,8 @@ const std::map<std::string, std::string>& architectureTypes() {
                                                        {"OlmoeForCausalLM", "olmoe"},
                                                        {"Gemma2ForCausalLM", "gemma2"},
                                                        {"Gemma3ForCausalLM", "gemma3_text"},
-                                                       {"Starcoder2ForCausalLM", "starcoder2"}};
+                                                       {"Starcoder2ForCausalLM", "starcoder2"},
+                                                       {"GPTNeoXForCausalLM", "gpt_neox"}};
   return a;
 }
 
@@ -66,7 +68,6 @@ const std::map<std::string, std::string>& notBuilt() {
       {"llama4_text", "Llama 4's chunked and NoPE attention layers and interleaved experts"},
       {"gemma3", "Gemma 3's vision tower; its text decoder alone is model_type gemma3_text"},
       {"falcon", "Falcon's parallel attention and LayerNorm layers"},
-      {"gpt_neox", "GPT-NeoX's parallel residual and partial rotary layers"},
   };
   return n;
 }
@@ -213,6 +214,27 @@ void readGemma(ConfigReader& r, DecoderConfig& c) {
   else c.scoreScale = 1 / std::sqrt(scalar);
   c.attentionSoftcap = r.number("attn_logit_softcapping", gemma2 ? 50.0 : 0.0);
   c.logitSoftcap = r.number("final_logit_softcapping", gemma2 ? 30.0 : 0.0);
+}
+
+// GPT-NeoX's layers (GPTNeoXConfig's defaults): LayerNorms, biases on q/k/v and the output
+// (attention_bias: true) and on the MLP's two linear layers (always), rotary embedding on
+// rotary_pct (0.25) of each head's dims, the parallel residual (use_parallel_residual: true),
+// the MLP's hidden_act ("gelu": exact; "gelu_new", "gelu_fast", "gelu_pytorch_tanh": the tanh
+// form), an untied embed_out.
+void readGptNeox(ConfigReader& r, DecoderConfig& c) {
+  c.neox = c.layerNorm = c.plainMlp = c.mlpBias = true;
+  c.attentionBias = c.outputBias = r.flag("attention_bias", true);
+  c.parallelResidual = r.flag("use_parallel_residual", true);
+  const double pct = r.number("rotary_pct", 0.25);
+  if (!(pct > 0 && pct <= 1))
+    r.reader().error(r.root().find("rotary_pct"), fmt::format("rotary_pct must be in (0, 1]; got {}", pct));
+  else c.rotaryHeadDim = static_cast<int64_t>(static_cast<double>(c.headDim) * pct);  // int(head_size * rotary_pct)
+  YamlNode act = r.root().find("hidden_act");
+  const std::string activation =
+      act.IsDefined()
+          ? r.reader().choice(act, "hidden_act", {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh"}).value_or("gelu")
+          : "gelu";
+  c.exactGelu = activation == "gelu";
 }
 
 // Granite's multipliers (GraniteConfig: all 1 by default).
@@ -447,7 +469,8 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
     if (value > kMaxConfigCount)
       r.reader().error(r.root().find(key), fmt::format("{} must be in 1 .. {}; got {}", key, kMaxConfigCount, value));
   c.maxPositions = r.positive("max_position_embeddings", 4096).value_or(4096);
-  c.rmsEps = c.family == DecoderFamily::Starcoder2 ? r.number("norm_epsilon", 1e-5)  // Starcoder2Config's LayerNorm eps
+  c.rmsEps = c.family == DecoderFamily::Starcoder2 ? r.number("norm_epsilon", 1e-5)    // Starcoder2Config's LayerNorm eps
+             : c.family == DecoderFamily::GptNeox  ? r.number("layer_norm_eps", 1e-5)  // GPTNeoXConfig's
                                                    : r.number("rms_norm_eps", c.family == DecoderFamily::Olmoe ? 1e-5 : 1e-6);
   // Gemma ties its head by default (Gemma2Config, Gemma3TextConfig); the others do not.
   c.tiedEmbeddings = r.flag("tie_word_embeddings", gemma || c.family == DecoderFamily::Starcoder2);  // Starcoder2Config too
@@ -466,6 +489,7 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
       c.layerNorm = c.plainMlp = true;
       c.attentionBias = c.outputBias = c.mlpBias = r.flag("use_bias", true);
       break;
+    case DecoderFamily::GptNeox: readGptNeox(r, c); break;
     case DecoderFamily::Olmoe:
       c.attentionBias = c.outputBias = r.flag("attention_bias", false);
       c.qkNormWide = true;

@@ -29,6 +29,7 @@ enum class DecoderFamily {
   Gemma2,      // Gemma 2: four norms a layer, GeGLU, softcapped attention and logits, local/global layers
   Gemma3Text,  // Gemma 3's text decoder: Gemma 2's layer with per-head q/k norms, 5 local : 1 global
   Starcoder2,  // StarCoder2: LayerNorm with biases, a GeLU MLP (c_fc, c_proj), biases everywhere
+  GptNeox,     // GPT-NeoX (Pythia): StarCoder2's kinds of layers, fused per-head qkv, partial rotary, parallel residual
 };
 
 // What a checkpoint's `quantization_config` says its weights are stored as (read, not built:
@@ -65,6 +66,14 @@ struct DecoderConfig {
   // StarCoder2: LayerNorm (weight and bias) for the layers' and the final norm; the MLP two
   // linear layers around a tanh GeLU (mlp.c_fc, mlp.c_proj), not a gated unit.
   bool layerNorm = false, plainMlp = false;
+  // GPT-NeoX: its module names (gpt_neox.embed_in, .layers.N.attention.query_key_value, .mlp's
+  // dense_h_to_4h and dense_4h_to_h, final_layer_norm, embed_out); q, k and v from one
+  // projection whose rows are each head's [q; k; v]; the MLP's GeLU exact (hidden_act "gelu");
+  // the attention and the MLP both reading the layer's input, their outputs added to it
+  // (use_parallel_residual); rotary embedding on the first rotaryHeadDim of each head's dims
+  // (rotary_pct; 0: all of them).
+  bool neox = false, exactGelu = false, parallelResidual = false;
+  int64_t rotaryHeadDim = 0;
   // Multipliers: of the embedding (Gemma √h, Granite's embedding_multiplier), of each block's
   // output before its residual add (Granite), of the scores (0: 1/√d; Gemma's
   // query_pre_attn_scalar^-½, Granite's attention_multiplier), the logits' divisor (Granite's
@@ -88,7 +97,7 @@ struct DecoderConfig {
   // DeepSeek-V2's and V3's multi-head latent attention (kvLora > 0): query and key-value compressions,
   // the per-head dims without and with rotary embedding, and the value head dim.
   int64_t qLora = 0, kvLora = 0, qkNope = 0, qkRope = 0, vHead = 0;
-  int64_t rotaryDim() const { return kvLora > 0 ? qkRope : headDim; }
+  int64_t rotaryDim() const { return kvLora > 0 ? qkRope : rotaryHeadDim > 0 ? rotaryHeadDim : headDim; }
   // Attention: GPT-OSS's learned per-head sink logits; sliding windows (0: none) per layer.
   bool sinks = false;
   int64_t slidingWindow = 0;

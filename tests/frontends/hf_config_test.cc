@@ -136,8 +136,8 @@ TEST_CASE("config.json: what is not built or not known is a located error naming
   CHECK(errors.find("granite, kimi_k2, llama, mistral, mixtral, olmoe, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe") !=
         std::string::npos);
   errors.clear();
-  CHECK_FALSE(read(R"({"model_type": "gpt_neox", "hidden_size": 8})", &errors));
-  CHECK(errors.find("model_type 'gpt_neox' is not built yet (GPT-NeoX's parallel residual") != std::string::npos);
+  CHECK_FALSE(read(R"({"model_type": "falcon", "hidden_size": 8})", &errors));
+  CHECK(errors.find("model_type 'falcon' is not built yet (Falcon's parallel attention") != std::string::npos);
   errors.clear();
   CHECK_FALSE(read(R"({"model_type": "qwen3_next"})", &errors));
   CHECK(errors.find("model_type 'qwen3_next' is not built yet (Qwen3-Next's linear attention layers)") != std::string::npos);
@@ -228,6 +228,31 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
   "kv_lora_rank": 8, "q_lora_rank": null, "qk_rope_head_dim": 4, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_group": 4,
   "topk_group": 2, "topk_method": "group_limited_greedy", "num_experts_per_tok": 2, "first_k_dense_replace": 1,
   "vocab_size": 32})");
+  // GPT-NeoX: the fused per-head qkv split over TP by whole heads, partial rotary, the parallel residual.
+  writeFile(dir.path() + "/neox.config.json",
+            R"({"model_type": "gpt_neox", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "rotary_pct": 0.5, "vocab_size": 32})");
+  for (const char* degrees :
+       {"data_parallel: 2, model_parallel: 2", "data_parallel: 2, model_parallel: 2, sequence_parallel: true",
+        "data_parallel: 2, pipeline_stages: 2, micro_batches: 2"}) {
+    writeFile(dir.path() + "/v.yaml", std::string("graph: neox.config.json\ndims: {batch: 4, sequence: 8}\n") +
+                                          "parallel: {device_num: 4, training: true, " + degrees + "}\n");
+    RunResult v = runIrc({"verify", "v.yaml"}, dir.path());
+    CHECK_MESSAGE(v.exitCode == 0, "neox ", degrees, ": ", v.err);
+  }
+  // The parallel residual: the MLP's norm reads the layer's input, and both blocks add to it.
+  REQUIRE(
+      runIrc({"import", "neox.config.json", "-o", "neox.yaml", "--dim", "batch=4", "--dim", "sequence=8"}, dir.path()).exitCode ==
+      0);
+  const std::string neox = readFile(dir.path() + "/neox.yaml");
+  CHECK(
+      neox.find("name: L0.post_norm, type: LayerNorm, inputs: [embed_flat, gpt_neox.layers.0.post_attention_layernorm.weight") !=
+      std::string::npos);
+  CHECK(neox.find("name: L0.residual_attn, type: Add, inputs: [embed_flat, L0.o_proj_bias]") != std::string::npos);
+  CHECK(neox.find("name: L1.input_norm, type: LayerNorm, inputs: [L0.residual_mlp,") != std::string::npos);
+  // Rotary on the first 2 of each head's 4 dims; v unrotated, the third of each head's rows.
+  CHECK(neox.find("name: L0.q_rope.rot, type: Slice, inputs: [L0.q_t, [0, 0, 0, 0], [4, 4, 8, 2]]") != std::string::npos);
+  CHECK(neox.find("name: L0.v_t, type: Slice, inputs: [L0.qkv_t, [0, 0, 0, 8], [4, 4, 8, 4]]") != std::string::npos);
   for (const char* model : {"ds", "oss", "v2"})
     for (const char* degrees : {"data_parallel: 2, model_parallel: 2, expert_parallel: 2",
                                 "data_parallel: 2, model_parallel: 2, expert_parallel: 2, sequence_parallel: true",
@@ -591,6 +616,21 @@ TEST_CASE("config.json: Gemma 2 and 3, Phi-4, Granite, OLMoE and StarCoder2 coun
   CHECK(parameterCount(*starcoder2) == 30 * (sc2Attention + sc2Mlp + 2 * 2 * 3072) + 49152LL * 3072 + 2 * 3072);
   CHECK(parameterCount(*starcoder2) == 3030371328);
   CHECK(starcoder2->tiedEmbeddings);
+  // pythia-160m (EleutherAI's config.json): LayerNorms with biases, query_key_value [3h, h] and
+  // dense with biases (attention_bias), dense_h_to_4h and dense_4h_to_h with biases, an untied
+  // embed_out: 162,322,944, as transformers counts GPTNeoXForCausalLM's; rotary on 16 of 64 dims.
+  auto pythia = read(R"({"architectures": ["GPTNeoXForCausalLM"], "hidden_act": "gelu", "hidden_size": 768,
+  "intermediate_size": 3072, "layer_norm_eps": 1e-05, "max_position_embeddings": 2048, "model_type": "gpt_neox",
+  "num_attention_heads": 12, "num_hidden_layers": 12, "rotary_emb_base": 10000, "rotary_pct": 0.25,
+  "tie_word_embeddings": false, "use_parallel_residual": true, "vocab_size": 50304})");
+  REQUIRE(pythia);
+  const int64_t neoxAttention = 768LL * 2304 + 2304 + 768LL * 768 + 768, neoxMlp = 2 * 768LL * 3072 + 3072 + 768;
+  CHECK(parameterCount(*pythia) == 12 * (neoxAttention + neoxMlp + 2 * 2 * 768) + 2 * 50304LL * 768 + 2 * 768);
+  CHECK(parameterCount(*pythia) == 162322944);
+  CHECK(activeParameterCount(*pythia) == 162322944 - 50303LL * 768);
+  CHECK(pythia->rotaryDim() == 16);
+  CHECK(pythia->parallelResidual);
+  CHECK(pythia->exactGelu);
 }
 
 TEST_CASE("config.json: as downloaded: quantization_config read and said, Kimi-K2, transformers 5's spellings, defaults") {
