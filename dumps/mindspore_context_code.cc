@@ -54,7 +54,7 @@ PlanCode mindsporeContextCode(const Graph& graph, const CompileOptions& options)
   // Each cell's stage (and chunk), each checkpointed cell.
   std::map<std::string, std::set<int32_t>> stages;
   std::map<std::string, int32_t> chunks;
-  std::set<std::string> recomputed, split;
+  std::set<std::string> recomputed, notRecomputed;  // cells with an op checkpointed, with one not
   std::vector<std::string> order;
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
@@ -64,7 +64,7 @@ PlanCode mindsporeContextCode(const Graph& graph, const CompileOptions& options)
     stages[cell].insert(op.stage);
     chunks[cell] = std::max(chunks[cell], op.chunk);
     if (options.training && std::as_const(op).annotation->recompute) recomputed.insert(cell);
-    else split.insert(cell);
+    else notRecomputed.insert(cell);
   }
   out += "\n# The plan's pipeline, optimizer parallel and recompute, as MindSpore 2.7's AutoParallel and\n";
   out += "# Pipeline take them: net = parallelize(net) before training.\n";
@@ -87,10 +87,10 @@ PlanCode mindsporeContextCode(const Graph& graph, const CompileOptions& options)
   // A cell checkpointed whole; one whose ops are only partly checkpointed is named by its ops.
   out += "RECOMPUTE = [";
   for (const std::string& cell : order)
-    if (recomputed.count(cell) && !split.count(cell)) out += fmt::format("\n    {},", pythonString(cell));
+    if (recomputed.count(cell) && !notRecomputed.count(cell)) out += fmt::format("\n    {},", pythonString(cell));
   out += recomputed.empty() ? "]\n" : "\n]\n";
   for (const std::string& cell : order)
-    if (recomputed.count(cell) && split.count(cell))
+    if (recomputed.count(cell) && notRecomputed.count(cell))
       notExpressible(fmt::format("cell {} is checkpointed in part (some of its ops); recompute() takes a whole cell", cell));
   const int level = options.parallelOptimizerLevel;
   out += fmt::format("OPTIMIZER_LEVEL = {}\n", level > 0 ? pythonString(fmt::format("level{}", level)) : "None");

@@ -100,4 +100,18 @@ VerifyResult verifyCompiled(const Compiled& c, uint64_t seed) {
   return simulateAndCompare(c.original, c.global, c.locals, options);
 }
 
+std::string twoStageProducts(const std::string& parallel) {
+  return "parallel: " + parallel + "\n" + R"(cluster: {preset: dgx-h100}
+inputs: [{name: x, shape: [4096, 1024], dtype: float32}]
+parameters:
+  - {name: w0, shape: [1024, 1024], dtype: float32}
+  - {name: w1, shape: [1024, 1024], dtype: float32}
+ops:
+  - {name: mm0, type: MatMul, inputs: [x, w0]}
+  - {name: mm1, type: MatMul, inputs: [mm0, w1]}
+outputs: [mm1]
+stages: {mm0: 0, mm1: 1}
+)";
+}
+
 }  // namespace irc::test

@@ -39,4 +39,8 @@ struct OpFacts {
 };
 OpFacts opFacts(const std::string& yaml, const std::string& opName);
 
+// Two pipeline stages of one [4096, 1024] x [1024, 1024] product each on a dgx-h100, `parallel`
+// the model's parallel block (its two stages and micro-batches among it).
+std::string twoStageProducts(const std::string& parallel);
+
 }  // namespace irc::test

@@ -45,13 +45,6 @@ class PassEnds {
   std::vector<double> forward_, backward_, weight_;
 };
 
-double secondsOf(const PipelinePass& p, const PassSeconds& seconds, int64_t stage) {
-  const auto& table = p.kind == PassKind::Forward    ? seconds.forward
-                      : p.kind == PassKind::Backward ? seconds.backward
-                                                     : seconds.weight;
-  return table[stage][p.chunk];
-}
-
 int64_t microBatchesOf(const std::vector<std::vector<PipelinePass>>& order) {
   int64_t micro = 0;
   for (const auto& passes : order)
@@ -63,7 +56,7 @@ double spanOf(const std::vector<std::vector<PipelinePass>>& order, const std::ve
               const PassSeconds& seconds) {
   double span = 0;
   for (size_t s = 0; s < order.size(); ++s)
-    if (!order[s].empty()) span = std::max(span, starts[s].back() + secondsOf(order[s].back(), seconds, static_cast<int64_t>(s)));
+    if (!order[s].empty()) span = std::max(span, starts[s].back() + seconds.of(order[s].back(), static_cast<int64_t>(s)));
   return span;
 }
 
@@ -141,7 +134,7 @@ std::vector<std::vector<double>> pipelineStarts(const std::vector<std::vector<Pi
         const double ready = ends.ready(p, vs);
         if (ready == kPending) break;
         const double start = std::max(free[s], ready);
-        free[s] = start + secondsOf(p, seconds, s);
+        free[s] = start + seconds.of(p, s);
         ends.done(p, vs, free[s]);
         starts[s].push_back(start);
         ++next[s], --left, ran = true;

@@ -25,6 +25,10 @@ struct PipelinePass {
 // under zero-bubble the weight gradient.
 struct PassSeconds {
   std::vector<std::vector<double>> forward, backward, weight;
+  double of(const PipelinePass& p, int64_t stage) const {
+    const auto& table = p.kind == PassKind::Forward ? forward : p.kind == PassKind::Backward ? backward : weight;
+    return table[stage][p.chunk];
+  }
 };
 
 // Per stage, its passes in the order it runs them, for the schedules whose order is fixed.

@@ -216,28 +216,18 @@ std::optional<StepTimeline> stepTimeline(const Graph& graph, const ParallelSetti
     chunk.push_back({&op, t, training && std::as_const(op).annotation->recompute, weightGradientSeconds(graph, op, t), 0, 0});
   });
 
-  // The passes as the estimate runs them (each stage at the slowest stage's pace).
+  // The schedule as the estimate runs it, each pass its own stage's.
   const PassSeconds& seconds = e.passes;
   const bool split = training && e.schedule == PipelineSchedule::ZeroBubble;
   const PipelineRun run = runPipeline(e.schedule, P, out.microBatches, v, training, seconds);
   const auto& order = run.order;
   const auto& starts = run.starts;
-  auto secondsOf = [&](const PipelinePass& p, int64_t s) {
-    return (p.kind == PassKind::Forward    ? seconds.forward
-            : p.kind == PassKind::Backward ? seconds.backward
-                                           : seconds.weight)[s][p.chunk];
-  };
 
   // Before the first pass: a recipe's weight casts, and ZeRO's AllGather of the weights (what
   // the first forward does not hide).
   const double syncBefore = training ? e.stages[e.syncStage].syncExposedBefore : 0;
   const double first = e.weightQuantization + syncBefore;
-  double pipelineEnd = first;
-  for (int64_t s = 0; s < P; ++s)
-    if (!order[s].empty()) {
-      const PipelinePass& last = order[s].back();
-      pipelineEnd = std::max(pipelineEnd, first + starts[s].back() + secondsOf(last, s));
-    }
+  const double pipelineEnd = first + run.span;
   const double syncAfter = training ? e.stages[e.syncStage].syncExposedAfter : 0;
   out.span = pipelineEnd + syncAfter + (training ? e.optimizer : 0);
 
@@ -265,7 +255,7 @@ std::optional<StepTimeline> stepTimeline(const Graph& graph, const ParallelSetti
     for (size_t i = 0; i < order[s].size(); ++i) {
       const PipelinePass& p = order[s][i];
       const double start = first + starts[s][i];
-      const double length = secondsOf(p, s);
+      const double length = seconds.of(p, s);
       layout.passEnd_ = start + length;
       const size_t before = out.slices.size();
       layout.slice(TimelineStream::Compute, p.forward() ? TimelinePhase::Forward : TimelinePhase::Backward, passName(p, v), start,

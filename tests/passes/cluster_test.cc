@@ -485,19 +485,8 @@ outputs: [out]
   CHECK(m["elementwise_norms_and_copies"] > 0);  // the ReLU
   CHECK(m["attention"] + m["elementwise_norms_and_copies"] == relative(e->compute));
   // Two stages: the Send/Receive on the critical path is `pipeline_transfers`, not collectives.
-  Compiled piped =
-      compileAllRanks(R"(parallel: {device_num: 2, pipeline_stages: 2, micro_batches: 2, training: true, precision: bf16_mixed}
-cluster: {preset: dgx-h100}
-inputs: [{name: x, shape: [4096, 1024], dtype: float32}]
-parameters:
-  - {name: w0, shape: [1024, 1024], dtype: float32}
-  - {name: w1, shape: [1024, 1024], dtype: float32}
-ops:
-  - {name: mm0, type: MatMul, inputs: [x, w0]}
-  - {name: mm1, type: MatMul, inputs: [mm0, w1]}
-outputs: [mm1]
-stages: {mm0: 0, mm1: 1}
-)");
+  Compiled piped = compileAllRanks(
+      twoStageProducts("{device_num: 2, pipeline_stages: 2, micro_batches: 2, training: true, precision: bf16_mixed}"));
   REQUIRE_MESSAGE(piped.errors.empty(), piped.errors);
   e = estimateClusterStep(piped.global, piped.options);
   REQUIRE(e);

@@ -207,19 +207,9 @@ TEST_CASE("zero-bubble's weight gradient: half of a product's backward, its inpu
   // Two stages of one rank, a MatMul with its weight each: stage 1's backward is its product's
   // two GEMMs (the input's gradient and the weight's, each the forward's FLOPs) and the Send of
   // the input's gradient back to stage 0; W is one of the GEMMs.
-  Compiled c = compileAllRanks(
-      R"(parallel: {device_num: 2, pipeline_stages: 2, micro_batches: 4, training: true, precision: bf16_mixed, pipeline_schedule: zero_bubble}
-cluster: {preset: dgx-h100}
-inputs: [{name: x, shape: [4096, 1024], dtype: float32}]
-parameters:
-  - {name: w0, shape: [1024, 1024], dtype: float32}
-  - {name: w1, shape: [1024, 1024], dtype: float32}
-ops:
-  - {name: mm0, type: MatMul, inputs: [x, w0]}
-  - {name: mm1, type: MatMul, inputs: [mm0, w1]}
-outputs: [mm1]
-stages: {mm0: 0, mm1: 1}
-)");
+  Compiled c =
+      compileAllRanks(twoStageProducts("{device_num: 2, pipeline_stages: 2, micro_batches: 4, training: true, precision: "
+                                       "bf16_mixed, pipeline_schedule: zero_bubble}"));
   REQUIRE_MESSAGE(c.errors.empty(), c.errors);
   auto e = estimateClusterStep(c.global, c.options);
   REQUIRE(e);
