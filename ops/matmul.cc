@@ -42,6 +42,14 @@ InferResult inferBatchMatMul(const std::vector<InferOperand>& in, const AttrMap&
     return fail(fmt::format("window is {}; valid: 0 (every key) or the keys each query attends to (> 0)",
                             std::get<int64_t>(window->second)),
                 0);
+  if (auto chunk = attrs.find("chunk"); chunk != attrs.end() && std::get<int64_t>(chunk->second) != 0) {
+    const int64_t c = std::get<int64_t>(chunk->second);
+    if (c < 0) return fail(fmt::format("chunk is {}; valid: 0 (no chunks) or the chunk's tokens (> 0)", c), 0);
+    if (!boolAttr(attrs, "causal"))
+      return fail(fmt::format("chunk {} reads a query's chunk up to its position: it needs causal: true", c), 0);
+    if (auto window = attrs.find("window"); window != attrs.end() && std::get<int64_t>(window->second) > 0)
+      return fail("chunk and window are two kinds of local attention: give one", 0);
+  }
   size_t rx = x.shape.size(), rw = w.shape.size();
   int64_t m = ta ? x.shape[rx - 1] : x.shape[rx - 2], kx = ta ? x.shape[rx - 2] : x.shape[rx - 1];
   int64_t kw = tb ? w.shape[rw - 1] : w.shape[rw - 2], n = tb ? w.shape[rw - 2] : w.shape[rw - 1];
@@ -94,8 +102,20 @@ TensorValue matmul(const TensorValue& x, const TensorValue& w, bool ta, bool tb,
 // position, the queries being the sequence's last (keys - queries before them: a chunk of
 // queries after a cache); within a window, the last `window` of those. The sum over the queries
 // of min(window, keys before and at i), over queries × keys.
-double attentionPointsVisited(int64_t queries, int64_t keys, int64_t window, bool causal) {
+double attentionPointsVisited(int64_t queries, int64_t keys, int64_t window, bool causal, int64_t chunk) {
   if (queries <= 0 || keys <= 0) return 1;
+  if (chunk > 0 && causal) {
+    // Chunked (Llama 4's local layers): the key at position p is read by the queries of its chunk
+    // at or after it; query p reads (p mod chunk) + 1 keys. Over positions 0 .. n - 1 that is
+    // whole chunks' chunk (chunk + 1) / 2 and the last part's r (r + 1) / 2.
+    const double c = static_cast<double>(chunk);
+    auto readUpTo = [&](int64_t n) {
+      const double whole = static_cast<double>(n / chunk), r = static_cast<double>(n % chunk);
+      return whole * c * (c + 1) / 2 + r * (r + 1) / 2;
+    };
+    const int64_t offset = std::max<int64_t>(0, keys - queries), last = offset + std::min(queries, keys);
+    return (readUpTo(last) - readUpTo(offset)) / (static_cast<double>(queries) * static_cast<double>(keys));
+  }
   const double w = window > 0 ? static_cast<double>(std::min(window, keys)) : static_cast<double>(keys);
   if (!causal) return w / static_cast<double>(keys);
   // Query i reads min(w, offset + i) keys, offset = keys - queries (>= 0; a longer query side
@@ -140,14 +160,15 @@ OpRule matmulRule(const TensorType& x, const TensorType& w, const TensorType& ou
   std::vector<int> order = batchFactors;
   order.insert(order.end(), {m, k, n});
   OpRule rule = b.done(order);
-  // Attention's products (BatchMatMul's `window` and `causal`): the kernel visits only the
-  // points a query reads, and skips the blocks outside them.
-  const auto windowAttr = attrs.find("window"), causalAttr = attrs.find("causal");
+  // Attention's products (BatchMatMul's `window`, `chunk` and `causal`): the kernel visits only
+  // the points a query reads, and skips the blocks outside them.
+  const auto windowAttr = attrs.find("window"), causalAttr = attrs.find("causal"), chunkAttr = attrs.find("chunk");
   const int64_t window = windowAttr != attrs.end() ? std::get<int64_t>(windowAttr->second) : 0;
+  const int64_t chunk = chunkAttr != attrs.end() ? std::get<int64_t>(chunkAttr->second) : 0;
   const bool causal = causalAttr != attrs.end() && std::get<bool>(causalAttr->second);
   if (window > 0 || causal) {
     const int64_t keys = tb ? out.shape[batch + 1] : kSize;
-    rule.pointsVisited = attentionPointsVisited(out.shape[batch], keys, window, causal);
+    rule.pointsVisited = attentionPointsVisited(out.shape[batch], keys, window, causal, chunk);
   }
   return rule;
 }
@@ -168,6 +189,9 @@ class BatchMatMul : public OpFamilyRules {
     attrs.push_back({"window", AttrKind::Int, Attribute(int64_t{0}), /*ircOnly=*/true});
     // (irc) `causal`: each query attends to the keys at or before its position.
     attrs.push_back({"causal", AttrKind::Bool, Attribute(false), /*ircOnly=*/true});
+    // (irc) `chunk`: with causal, each query attends to the keys of its own chunk of `chunk`
+    // tokens up to its position (Llama 4's chunked attention), 0 for none.
+    attrs.push_back({"chunk", AttrKind::Int, Attribute(int64_t{0}), /*ircOnly=*/true});
     defs.push_back({"BatchMatMul", OpFamily::BatchMatMul, {tensor("x"), tensor("w")}, attrs});
   }
   InferResult inferTypes(const OpDef&, const std::vector<InferOperand>& in, const AttrMap& attrs) const override {

@@ -181,6 +181,33 @@ outputs: [ctx]
   const double chunk = 2 * (2.0 * 2 * 4 * 2 * 16 * 6);
   CHECK(flops(", causal: true", 2, 6) == relative(chunk * 11 / 12));
   CHECK(flops(", causal: true, window: 3", 2, 6) == relative(chunk * 6 / 12));
+  // Chunked (Llama 4): chunks of 16 of the 64 positions, query p reading (p mod 16) + 1 keys: four
+  // times 1 + ... + 16 = 544 of the 4,096 points; chunks of 48: 1 + ... + 48 and 1 + ... + 16,
+  // 1,312. The two queries after four cached keys in chunks of 4: positions 4 and 5 read 1 and 2
+  // keys, 3 of 12.
+  CHECK(flops(", causal: true, chunk: 16") == relative(full * 544 / 4096));
+  CHECK(flops(", causal: true, chunk: 48") == relative(full * 1312 / 4096));
+  CHECK(flops(", causal: true, chunk: 64") == flops(", causal: true"));
+  CHECK(flops(", causal: true, chunk: 4", 2, 6) == relative(chunk * 3 / 12));
+}
+
+TEST_CASE("model: a chunk needs causal attention and no window: said at the op") {
+  for (auto [attrs, said] : std::vector<std::pair<std::string, std::string>>{
+           {"chunk: 4", "chunk 4 reads a query's chunk up to its position: it needs causal: true"},
+           {"causal: true, chunk: 4, window: 2", "chunk and window are two kinds of local attention: give one"},
+           {"causal: true, chunk: -1", "chunk is -1; valid: 0 (no chunks) or the chunk's tokens (> 0)"}}) {
+    Compiled c = compileAllRanks(fmt::format(R"(parallel: {{device_num: 1}}
+inputs:
+  - {{name: q, shape: [2, 8, 16], dtype: float32}}
+  - {{name: k, shape: [2, 8, 16], dtype: float32}}
+ops:
+  - {{name: scores, type: BatchMatMul, inputs: [q, k], attrs: {{transpose_b: true, {}}}}}
+outputs: [scores]
+)",
+                                             attrs));
+    CAPTURE(attrs);
+    CHECK(c.errors.find(said) != std::string::npos);
+  }
 }
 
 // The time follows inside a fused kernel (it skips the blocks no query reads); unfused, each
