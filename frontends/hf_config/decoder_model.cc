@@ -23,24 +23,35 @@ class DecoderWriter {
     const int64_t T = tokens();
     input("input_ids", {s_.batch, s_.sequence}, "int32");
     // model.rotary_emb's tables for each sequence's positions, [batch, sequence, head_dim] as
-    // transformers computes them from position_ids (not trained: inputs), unsqueezed over the heads.
-    input("position_cos", {s_.batch, s_.sequence, c_.rotaryDim()});
-    input("position_sin", {s_.batch, s_.sequence, c_.rotaryDim()});
-    const std::string embedding = base() + (c_.neox ? ".embed_in" : ".embed_tokens");
+    // transformers computes them from position_ids (not trained: inputs), unsqueezed over the heads;
+    // ALiBi's biases [batch, heads, 1, keys] (build_alibi_tensor: each head's slope times the key's
+    // position) instead.
+    if (c_.rotary()) {
+      input("position_cos", {s_.batch, s_.sequence, c_.rotaryDim()});
+      input("position_sin", {s_.batch, s_.sequence, c_.rotaryDim()});
+    } else {
+      input("alibi", {s_.batch, c_.heads, 1, s_.sequence});
+    }
+    // Llama 4's NoPE layers scale each query by its position's log1p(floor((p + 1) / floor_scale))
+    // · attn_scale + 1, a table of the positions like rotary's.
+    if (temperatureScaled()) input("attention_scales", {s_.batch, 1, s_.sequence, 1});
+    const std::string embedding = base() + (c_.neox ? ".embed_in" : c_.falcon ? ".word_embeddings" : ".embed_tokens");
     param(embedding + ".weight", {c_.vocab, c_.hidden});
     module_ = embedding;
     bool vocabSplit = d_ && d_->model > 1;  // Megatron's vocabulary-parallel embedding (MindSpore: whole indices)
     op("embed", "Gather", {embedding + ".weight", "input_ids"}, "{axis: 0}",
        vocabSplit ? Strategy{{tp(), 1}, {1, 1}} : Strategy{{1, 1}, {dp(), cp()}});
     module_ = base() + ".rotary_emb";
-    op("rotary_cos", "Reshape", {"position_cos", shapeText({s_.batch, 1, s_.sequence, c_.rotaryDim()})});
-    op("rotary_sin", "Reshape", {"position_sin", shapeText({s_.batch, 1, s_.sequence, c_.rotaryDim()})});
+    if (c_.rotary()) {
+      op("rotary_cos", "Reshape", {"position_cos", shapeText({s_.batch, 1, s_.sequence, c_.rotaryDim()})});
+      op("rotary_sin", "Reshape", {"position_sin", shapeText({s_.batch, 1, s_.sequence, c_.rotaryDim()})});
+    }
     module_ = base();
     std::string x = op("embed_flat", "Reshape", {"embed", shapeText({T, c_.hidden})});
     // Gemma scales the embedding by √h, Granite by its embedding_multiplier.
     if (c_.embeddingScale != 1) x = op("embed_scaled", "Mul", {x, number(c_.embeddingScale)});
     for (int64_t l = 0; l < c_.layers; ++l) x = layer(l, x);
-    x = norm("final_norm", base() + (c_.neox ? ".final_layer_norm" : ".norm"), x, c_.hidden);
+    x = norm("final_norm", base() + (c_.neox ? ".final_layer_norm" : c_.falcon ? ".ln_f" : ".norm"), x, c_.hidden);
     const std::string headModule = c_.neox ? "embed_out" : "lm_head";
     std::string head = c_.tiedEmbeddings ? embedding + ".weight" : headModule + ".weight";
     if (!c_.tiedEmbeddings) param(head, {c_.vocab, c_.hidden});
@@ -64,8 +75,10 @@ class DecoderWriter {
 
  private:
   int64_t tokens() const { return s_.batch * s_.sequence; }
-  // The decoder's module, as transformers names it: `model`, GPT-NeoX's `gpt_neox`.
-  std::string base() const { return c_.neox ? "gpt_neox" : "model"; }
+  // The decoder's module, as transformers names it: `model`, GPT-NeoX's `gpt_neox`, Falcon's
+  // `transformer` (its layers `h`).
+  std::string base() const { return c_.neox ? "gpt_neox" : c_.falcon ? "transformer" : "model"; }
+  std::string layerModule(int64_t l) const { return fmt::format("{}.{}.{}", base(), c_.falcon ? "h" : "layers", l); }
   int64_t dp() const { return d_ ? d_->data : 1; }
   int64_t tp() const { return d_ ? d_->model : 1; }
   int64_t ep() const { return d_ ? d_->expert : 1; }
@@ -86,6 +99,17 @@ class DecoderWriter {
   static std::string shapeText(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
   static std::string number(double v) { return fmt::format("{}", v); }
   bool finalLogits() const { return c_.logitDivisor != 1 || c_.logitSoftcap > 0; }
+  bool temperatureScaled() const {
+    return c_.temperatureTuning && std::find(c_.ropeLayer.begin(), c_.ropeLayer.end(), false) != c_.ropeLayer.end();
+  }
+  // Llama 4's L2 norm of each head's queries or keys (Llama4TextL2Norm: RMSNorm without a weight).
+  std::string l2Norm(const std::string& n, const std::string& x) {
+    std::string sq = op(n + ".square", "Mul", {x, x});
+    std::string mean = op(n + ".mean", "ReduceMean", {sq, "-1"}, "{keep_dims: true}");
+    std::string eps = op(n + ".eps", "Add", {mean, fmt::format("{}", c_.rmsEps)});
+    std::string inv = op(n + ".rsqrt", "Pow", {eps, "-0.5"});
+    return op(n, "Mul", {x, inv});
+  }
   // cap · tanh(x / cap): Gemma 2's softcapping of the scores and the logits.
   std::string softcap(const std::string& n, const std::string& x, double cap) {
     std::string in = op(n + "_capped_in", "Mul", {x, number(1 / cap)});
@@ -181,7 +205,12 @@ class DecoderWriter {
     module_ = module;
     std::string t = op(n + "_t", "Transpose", {r, "[0, 2, 1, 3]"});
     module_ = module.substr(0, module.rfind('.'));  // self_attn: rope is the attention module's
-    return rope(n + "_rope", t, count);
+    if (!rope_) {                                   // Llama 4's NoPE layer: no rotation; its queries scaled by position
+      if (n == "q" && temperatureScaled()) return op("q_scaled", "Mul", {t, "attention_scales"});
+      return t;
+    }
+    std::string rotated = rope(n + "_rope", t, count);
+    return c_.l2QkNorm ? l2Norm(n + "_l2norm", rotated) : rotated;
   }
   // Grouped-query attention's repeat_kv: [B, g, S, d] -> [B, heads, S, d].
   std::string repeatKv(const std::string& n, const std::string& x) {
@@ -226,8 +255,29 @@ class DecoderWriter {
     return attend(at, q, k, v, d, d);
   }
 
+  // Falcon's attention: one query_key_value projection viewed [.., groups, heads / groups + 2, d]
+  // (each key-value group's queries, then its key and value: so splitting its rows over TP by
+  // whole groups gives each rank its heads' keys), the keys and values broadcast to the group's
+  // heads, rotary on the whole head (or ALiBi in the scores), then `dense`.
+  std::string falconAttention(const std::string& at, const std::string& x) {
+    const int64_t B = s_.batch, S = s_.sequence, d = c_.headDim, A = c_.heads, G = c_.kvHeads, R = A / G + 2;
+    std::string qkv = linear("qkv_proj", at + ".query_key_value", x, c_.hidden, (A + 2 * G) * d, Split::Column, c_.attentionBias);
+    std::string grouped = op("qkv_groups", "Reshape", {qkv, shapeText({B, S, G, R, d})});
+    module_ = at;
+    auto part = [&](const std::string& n, int64_t first, int64_t count, int64_t heads) {
+      std::string sliced =
+          op(n + "_part", "Slice", {grouped, fmt::format("[0, 0, 0, {}, 0]", first), shapeText({B, S, G, count, d})});
+      std::string flat = op(n + "_heads", "Reshape", {sliced, shapeText({B, S, heads, d})});
+      return op(n + "_t", "Transpose", {flat, "[0, 2, 1, 3]"});
+    };
+    std::string q = part("q", 0, R - 2, A), k = part("k", R - 2, 1, G), v = part("v", R - 1, 1, G);
+    if (c_.rotary()) q = rope("q_rope", q, A), k = rope("k_rope", k, G);
+    return attend(at, q, repeatKv("k", k), repeatKv("v", v), d, d);
+  }
+
   // softmax(q kᵀ / √d) v over [batch, heads, sequence, ·] (GPT-OSS: with each head's sink logit
-  // in the denominator), then o_proj (GPT-NeoX's dense).
+  // in the denominator; Falcon-RW: ALiBi's biases added to the scores), then o_proj (GPT-NeoX's
+  // and Falcon's dense).
   std::string attend(const std::string& at, const std::string& q, const std::string& k, const std::string& v, int64_t qkDim,
                      int64_t vDim) {
     const int64_t B = s_.batch, S = s_.sequence, A = c_.heads;
@@ -237,8 +287,13 @@ class DecoderWriter {
     // A decoder's attention is causal (transformers' SDPA and flash paths pass is_causal): its
     // products read the keys up to each query's position, a sliding-window layer's the last
     // `window` of them, and the kernel skips the rest (the mask itself is not built).
-    const std::string reach = "causal: true" + (window_ > 0 ? fmt::format(", window: {}", window_) : std::string());
-    std::string scores = op("scores", "BatchMatMul", {q, k}, "{transpose_b: true, " + reach + "}", heads);
+    // Llama 4's chunked layers: the keys of the query's own chunk up to it.
+    const std::string reach = "causal: true" + (window_ > 0 ? fmt::format(", window: {}", window_) : std::string()) +
+                              (chunk_ > 0 ? fmt::format(", chunk: {}", chunk_) : std::string());
+    std::string scores =
+        op(c_.alibi ? "scores_raw" : "scores", "BatchMatMul", {q, k}, "{transpose_b: true, " + reach + "}", heads);
+    // (FalconAttention: (q kᵀ + alibi) / √d.)
+    if (c_.alibi) scores = op("scores", "Add", {scores, "alibi"});
     const double scale = c_.scoreScale > 0 ? c_.scoreScale : 1.0 / std::sqrt(static_cast<double>(qkDim));
     std::string scaled = op(c_.attentionSoftcap > 0 ? "scaled_raw" : "scaled", "Mul", {scores, number(scale)});
     if (c_.attentionSoftcap > 0) scaled = softcap("scaled", scaled, c_.attentionSoftcap);
@@ -256,7 +311,8 @@ class DecoderWriter {
     std::string ctx = op("context", "BatchMatMul", {probs, v}, "{" + reach + "}", heads);
     std::string ct = op("context_t", "Transpose", {ctx, "[0, 2, 1, 3]"});
     std::string merged = op("context_flat", "Reshape", {ct, shapeText({tokens(), A * vDim})});
-    return linear("o_proj", at + (c_.neox ? ".dense" : ".o_proj"), merged, A * vDim, c_.hidden, Split::Row, c_.outputBias);
+    return linear("o_proj", at + (c_.neox || c_.falcon ? ".dense" : ".o_proj"), merged, A * vDim, c_.hidden, Split::Row,
+                  c_.outputBias);
   }
 
   // DeepSeek's multi-head latent attention: queries through a low-rank compression (q_a, norm,
@@ -300,11 +356,13 @@ class DecoderWriter {
   }
 
   std::string denseMlp(const std::string& at, const std::string& x, int64_t ffn, bool bias, const std::string& n = "") {
-    if (c_.plainMlp) {  // StarCoder2's c_fc -> tanh GeLU -> c_proj; GPT-NeoX's dense_h_to_4h -> GeLU -> dense_4h_to_h
-      std::string fc = linear(n + "c_fc", at + (c_.neox ? ".dense_h_to_4h" : ".c_fc"), x, c_.hidden, ffn, Split::Column, bias);
+    if (c_.plainMlp) {  // StarCoder2's c_fc -> tanh GeLU -> c_proj; GPT-NeoX's and Falcon's dense_h_to_4h -> GeLU ->
+                        // dense_4h_to_h
+      const bool dense = c_.neox || c_.falcon;
+      std::string fc = linear(n + "c_fc", at + (dense ? ".dense_h_to_4h" : ".c_fc"), x, c_.hidden, ffn, Split::Column, bias);
       module_ = at;
       std::string act = op(n + "act", c_.exactGelu ? "ExactGeLU" : "GeLU", {fc});
-      return linear(n + "c_proj", at + (c_.neox ? ".dense_4h_to_h" : ".c_proj"), act, ffn, c_.hidden, Split::Row, bias);
+      return linear(n + "c_proj", at + (dense ? ".dense_4h_to_h" : ".c_proj"), act, ffn, c_.hidden, Split::Row, bias);
     }
     std::string gate = linear(n + "gate_proj", at + ".gate_proj", x, c_.hidden, ffn, Split::Column, bias);
     std::string up = linear(n + "up_proj", at + ".up_proj", x, c_.hidden, ffn, Split::Column, bias);
@@ -329,7 +387,7 @@ class DecoderWriter {
   // The router's choice of K experts per token: [tokens, K] weights and indices.
   std::pair<std::string, std::string> route(const std::string& at, const std::string& x) {
     const int64_t E = c_.experts, K = c_.expertsPerToken, T = tokens();
-    const std::string router = at + (c_.family == DecoderFamily::GptOss ? ".router" : ".gate");
+    const std::string router = at + (c_.family == DecoderFamily::GptOss || c_.llama4 ? ".router" : ".gate");
     module_ = router;
     param(router + ".weight", {E, c_.hidden});
     std::string logits =
@@ -344,6 +402,11 @@ class DecoderWriter {
         std::string probs = op("router_probs", "Softmax", {logits}, "{axis: -1}");
         std::string topk = op("topk", "TopK", {probs, std::to_string(K)});
         weights = topk + ":0", indices = topk + ":1";
+        break;
+      }
+      case Routing::TopKSigmoidInput: {  // (the others' scores are sigmoid(-inf): 0)
+        std::string topk = op("topk", "TopK", {logits, std::to_string(K)});
+        weights = op("topk_scores", "Sigmoid", {topk + ":0"}), indices = topk + ":1";
         break;
       }
       case Routing::TopKSoftmax: {
@@ -393,13 +456,14 @@ class DecoderWriter {
   std::string expertProduct(const std::string& n, const std::string& x, const std::string& weight, int64_t in, int64_t out,
                             ExpertSplit split) {
     const int64_t E = c_.experts;
-    const bool gptOss = c_.family == DecoderFamily::GptOss;
-    param(weight, gptOss ? std::vector<int64_t>{E, in, out} : std::vector<int64_t>{E, out, in});
+    // (GPT-OSS's and Llama 4's experts hold [E, in, out], a bmm's right operand.)
+    const bool inOut = c_.family == DecoderFamily::GptOss || c_.llama4;
+    param(weight, inOut ? std::vector<int64_t>{E, in, out} : std::vector<int64_t>{E, out, in});
     const int64_t etp = expertTensor();
     const int64_t inSplit = split == ExpertSplit::Row ? etp : 1, outSplit = split == ExpertSplit::Column ? etp : 1;
     Strategy grouped{{dispatchSplit() / etp / ep(), ep(), 1, inSplit},
-                     gptOss ? std::vector<int64_t>{ep(), inSplit, outSplit} : std::vector<int64_t>{ep(), outSplit, inSplit}};
-    std::string y = op(n, "BatchMatMul", {x, weight}, gptOss ? "" : "{transpose_b: true}", grouped);
+                     inOut ? std::vector<int64_t>{ep(), inSplit, outSplit} : std::vector<int64_t>{ep(), outSplit, inSplit}};
+    std::string y = op(n, "BatchMatMul", {x, weight}, inOut ? "" : "{transpose_b: true}", grouped);
     if (!c_.expertBias) return y;
     param(weight + "_bias", {E, out});
     std::string b = op(n + "_bias_b", "Reshape", {weight + "_bias", shapeText({E, 1, out})});
@@ -442,9 +506,17 @@ class DecoderWriter {
     const int64_t capacity = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(s_.capacityFactor * share - 1e-9)), 1, S * K);
     auto [weights, indices] = route(at, x);
     module_ = at + ".experts";
+    std::string routed = x;
+    if (c_.routing == Routing::TopKSigmoidInput) {
+      // Llama 4 scales the token by its expert's score before the expert (one expert a token), and
+      // sums the experts' outputs unweighted: the combine's weights are ones (0 · w + 1).
+      routed = op("routed_in", "Mul", {x, weights});
+      std::string zero = op("route_weights_zero", "Mul", {weights, "0.0"});
+      weights = op("route_weights_one", "Add", {zero, "1.0"});
+    }
     std::string w3 = op("route_weights", "Reshape", {weights, shapeText({G, S, K})});
     std::string i3 = op("route_experts", "Reshape", {indices, shapeText({G, S, K})});
-    std::string x3 = op("tokens", "Reshape", {x, shapeText({G, S, H})});
+    std::string x3 = op("tokens", "Reshape", {routed, shapeText({G, S, H})});
     const int64_t groupSplit = dispatchSplit();
     std::string slots = op("dispatch", "MoeDispatch", {x3, i3}, fmt::format("{{num_experts: {}, capacity: {}}}", E, capacity),
                            Strategy{{groupSplit, 1, 1}, {groupSplit, 1, 1}});
@@ -489,16 +561,23 @@ class DecoderWriter {
   }
 
   std::string layer(int64_t l, const std::string& x) {
-    const std::string at = fmt::format("{}.layers.{}", base(), l);
+    const std::string at = layerModule(l);
     prefix_ = fmt::format("L{}.", l);
     window_ = c_.slidingLayer[l] && c_.slidingWindow < s_.sequence ? c_.slidingWindow : 0;
-    std::string h = norm("input_norm", at + ".input_layernorm", x, c_.hidden);
+    rope_ = c_.ropeIn(l);
+    chunk_ = c_.llama4 && c_.chunkedLayer[l] && c_.attentionChunk > 0 && c_.attentionChunk < s_.sequence ? c_.attentionChunk : 0;
+    // (Falcon's parallel layer with two norms names them ln_attn and ln_mlp.)
+    const bool twoParallelNorms = c_.falcon && c_.parallelResidual && !c_.sharedNorm;
+    std::string h = norm("input_norm", at + (twoParallelNorms ? ".ln_attn" : ".input_layernorm"), x, c_.hidden);
     std::string a = c_.kvLora > 0 ? latentAttention(at + ".self_attn", h)
                     : c_.neox     ? neoxAttention(at + ".attention", h)
+                    : c_.falcon   ? falconAttention(at + ".self_attention", h)
                                   : attention(at + ".self_attn", h);
     if (c_.parallelResidual) {
-      // GPT-NeoX's use_parallel_residual: x + attention(ln1(x)) + mlp(ln2(x)).
-      std::string h2 = norm("post_norm", at + ".post_attention_layernorm", x, c_.hidden);
+      // GPT-NeoX's use_parallel_residual, Falcon's parallel_attn: x + attention(ln1(x)) +
+      // mlp(ln2(x)), ln2 Falcon's ln_mlp or the attention's own norm (sharedNorm).
+      std::string h2 =
+          c_.sharedNorm ? h : norm("post_norm", at + (twoParallelNorms ? ".ln_mlp" : ".post_attention_layernorm"), x, c_.hidden);
       std::string m = denseMlp(at + ".mlp", h2, c_.intermediate, c_.mlpBias);
       module_ = at;
       std::string r1 = op("residual_attn", "Add", {x, a}, "", residualStrategy());
@@ -515,7 +594,8 @@ class DecoderWriter {
     std::string h2 = c_.sandwichNorms ? rmsNorm("pre_mlp_norm", at + ".pre_feedforward_layernorm", r1, c_.hidden)
                                       : norm("post_norm", at + ".post_attention_layernorm", r1, c_.hidden);
     bool sparse = c_.experts > 0 && c_.sparseLayer[l];
-    std::string m = sparse ? moe(at + ".mlp", h2) : denseMlp(at + ".mlp", h2, c_.intermediate, c_.mlpBias);
+    const std::string mlp = at + (c_.llama4 ? ".feed_forward" : ".mlp");
+    std::string m = sparse ? moe(mlp, h2) : denseMlp(mlp, h2, c_.intermediate, c_.mlpBias);
     if (c_.sandwichNorms) m = rmsNorm("post_mlp_norm", at + ".post_feedforward_layernorm", m, c_.hidden);
     module_ = at;
     if (c_.residualScale != 1) m = op("mlp_scaled", "Mul", {m, number(c_.residualScale)});
@@ -552,6 +632,8 @@ class DecoderWriter {
   std::string inputs_, params_, ops_;
   std::string module_, prefix_;
   int64_t window_ = 0;  // the current layer's sliding window (0: it attends to every key)
+  int64_t chunk_ = 0;   // its attention's chunk (Llama 4; 0: none)
+  bool rope_ = true;    // whether it rotates its queries and keys (Llama 4's NoPE layers do not)
 };
 
 }  // namespace
@@ -562,7 +644,7 @@ std::optional<std::string> shapeError(const DecoderConfig& config, const Decoder
     return fmt::format(
         "a micro-batch of {} sequences of {} tokens is more than irc builds a config's model for (each at most {})", shape.batch,
         shape.sequence, kMaxDim);
-  if (config.rotaryDim() % 2 != 0)
+  if (config.rotary() && config.rotaryDim() % 2 != 0)
     return fmt::format("rotary embeddings rotate halves: the rotary head dim {} must be even", config.rotaryDim());
   return std::nullopt;
 }

@@ -34,7 +34,10 @@ const std::map<std::string, DecoderFamily>& families() {
                                                          {"gemma2", DecoderFamily::Gemma2},
                                                          {"gemma3_text", DecoderFamily::Gemma3Text},
                                                          {"starcoder2", DecoderFamily::Starcoder2},
-                                                         {"gpt_neox", DecoderFamily::GptNeox}};
+                                                         {"gpt_neox", DecoderFamily::GptNeox},
+                                                         {"falcon", DecoderFamily::Falcon},
+                                                         {"llama4", DecoderFamily::Llama4},
+                                                         {"llama4_text", DecoderFamily::Llama4}};
   return f;
 }
 
@@ -56,7 +59,10 @@ const std::map<std::string, std::string>& architectureTypes() {
                                                        {"Gemma2ForCausalLM", "gemma2"},
                                                        {"Gemma3ForCausalLM", "gemma3_text"},
                                                        {"Starcoder2ForCausalLM", "starcoder2"},
-                                                       {"GPTNeoXForCausalLM", "gpt_neox"}};
+                                                       {"GPTNeoXForCausalLM", "gpt_neox"},
+                                                       {"FalconForCausalLM", "falcon"},
+                                                       {"Llama4ForConditionalGeneration", "llama4"},
+                                                       {"Llama4ForCausalLM", "llama4_text"}};
   return a;
 }
 
@@ -64,10 +70,7 @@ const std::map<std::string, std::string>& architectureTypes() {
 const std::map<std::string, std::string>& notBuilt() {
   static const std::map<std::string, std::string> n = {
       {"qwen3_next", "Qwen3-Next's linear attention layers"},
-      {"llama4", "Llama 4's chunked and NoPE attention layers and interleaved experts"},
-      {"llama4_text", "Llama 4's chunked and NoPE attention layers and interleaved experts"},
       {"gemma3", "Gemma 3's vision tower; its text decoder alone is model_type gemma3_text"},
-      {"falcon", "Falcon's parallel attention and LayerNorm layers"},
   };
   return n;
 }
@@ -78,6 +81,7 @@ double countParameters(const DecoderConfig& c, bool active);
 constexpr int64_t kMaxConfigSize = int64_t{1} << 20;
 // Layers, experts and heads: published models have at most a few hundred of each.
 constexpr int64_t kMaxConfigCount = 4096;
+constexpr int64_t kMaxPositions = int64_t{1} << 30;
 
 class ConfigReader {
  public:
@@ -85,7 +89,8 @@ class ConfigReader {
 
   // A size key: 1 .. kMaxConfigSize (published models' largest sizes are 2^18 vocabulary
   // entries; the bound keeps every count the model is built from far inside int64).
-  std::optional<int64_t> positive(const char* key, std::optional<int64_t> fallback = std::nullopt) {
+  std::optional<int64_t> positive(const char* key, std::optional<int64_t> fallback = std::nullopt,
+                                  int64_t most = kMaxConfigSize) {
     YamlNode n = root_.find(key);
     if (!n.IsDefined() || n.IsNull()) {
       if (!fallback)
@@ -94,8 +99,8 @@ class ConfigReader {
     }
     if (!isJsonValue(n, key)) return std::nullopt;
     auto v = reader_.integer(n, key);
-    if (v && (*v < 1 || *v > kMaxConfigSize)) {
-      reader_.error(n, fmt::format("{} must be in 1 .. {}; got {}", key, kMaxConfigSize, *v));
+    if (v && (*v < 1 || *v > most)) {
+      reader_.error(n, fmt::format("{} must be in 1 .. {}; got {}", key, most, *v));
       return std::nullopt;
     }
     return v;
@@ -237,6 +242,119 @@ void readGptNeox(ConfigReader& r, DecoderConfig& c) {
   c.exactGelu = activation == "gelu";
 }
 
+// Falcon's layers (FalconConfig's defaults, FalconDecoderLayer, FalconAttention): LayerNorms,
+// every linear layer's bias by `bias` (false), the MLP's `activation` ("gelu": exact), a tied head
+// (PretrainedConfig's default). The fused query_key_value's groups: new_decoder_architecture's
+// num_kv_heads, multi_query's one (true by default), else each head its own [q; k; v]. The
+// attention and the MLP both read the layer's input with parallel_attn (true) — through one
+// LayerNorm, or with the new architecture's num_ln_in_parallel_attn 2 (its default) ln_attn and
+// ln_mlp — else Llama's sequential layer. ALiBi (alibi: false) in place of rotary embedding.
+void readFalcon(ConfigReader& r, DecoderConfig& c) {
+  c.falcon = c.layerNorm = c.plainMlp = true;
+  c.attentionBias = c.outputBias = c.mlpBias = r.flag("bias", false);
+  c.alibi = r.flag("alibi", false);
+  const bool newArchitecture = r.flag("new_decoder_architecture", false), parallel = r.flag("parallel_attn", true);
+  if (newArchitecture && !parallel)
+    r.reader().error(r.root().find("parallel_attn"),
+                     "new_decoder_architecture builds its layers with parallel_attn: true only (FalconDecoderLayer)");
+  int64_t parallelNorms = newArchitecture ? r.positive("num_ln_in_parallel_attn", 2).value_or(2) : 1;
+  if (parallelNorms > 2)
+    r.reader().error(r.root().find("num_ln_in_parallel_attn"),
+                     fmt::format("num_ln_in_parallel_attn must be 1 or 2; got {}", parallelNorms));
+  c.parallelResidual = parallel;
+  c.sharedNorm = parallel && parallelNorms == 1;
+  YamlNode act = r.root().find("activation");
+  const std::string activation =
+      act.IsDefined()
+          ? r.reader().choice(act, "activation", {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh"}).value_or("gelu")
+          : "gelu";
+  c.exactGelu = activation == "gelu";
+}
+
+// Falcon's key-value groups: num_kv_heads (n_head_kv, FalconConfig's attribute_map) with the new
+// architecture, one with multi_query, else every head (FalconAttention.num_kv_heads).
+int64_t falconKeyValueHeads(ConfigReader& r, int64_t heads) {
+  if (r.flag("new_decoder_architecture", false))
+    return r.positive(r.spelled({"num_kv_heads", "n_head_kv"}), heads).value_or(heads);
+  return r.flag("multi_query", true) ? 1 : heads;
+}
+
+// Llama 4's text decoder (Llama4TextConfig's defaults, Llama4TextDecoderLayer, Llama4TextMoe):
+// MoE layers (moe_layers, else every interleave_moe_layer_step-th from step - 1) of
+// num_local_experts (16) experts of intermediate_size, a shared expert as wide, the router's top
+// num_experts_per_tok (1) logits' sigmoids scaling the chosen expert's input; dense layers of
+// intermediate_size_mlp (16384); rotary on the layers no_rope_layers marks 1 (by default all but
+// every no_rope_layer_interval-th, 4), their attention chunked in attention_chunk_size (8192)
+// tokens unless layer_types says otherwise, their queries and keys L2-normed (use_qk_norm); the
+// NoPE layers global, their queries scaled by position (attn_temperature_tuning).
+void readLlama4(ConfigReader& r, DecoderConfig& c) {
+  c.llama4 = true;
+  c.attentionBias = c.outputBias = r.flag("attention_bias", false);
+  c.expertFfn = c.sharedExpertFfn = c.intermediate;
+  c.sharedExpertCount = 1;
+  c.intermediate = r.positive("intermediate_size_mlp", 16384).value_or(16384);
+  c.experts = r.positive("num_local_experts", 16).value_or(16);
+  c.expertsPerToken = r.positive("num_experts_per_tok", 1).value_or(1);
+  c.routing = Routing::TopKSigmoidInput;
+  c.normTopK = false;
+  if (c.experts > kMaxConfigCount)
+    r.reader().error(r.root().find("num_local_experts"),
+                     fmt::format("num_local_experts must be in 1 .. {}; got {}", kMaxConfigCount, c.experts));
+  // (Each expert's input is scaled by its score: irc's dispatch carries one copy of a token.)
+  if (c.expertsPerToken != 1)
+    r.reader().error(r.root().find("num_experts_per_tok"),
+                     fmt::format("num_experts_per_tok {}: irc builds Llama 4's input-scaled routing for one expert a token "
+                                 "(Scout's and Maverick's)",
+                                 c.expertsPerToken));
+  auto perLayer = [&](const char* key, std::vector<bool>& into, auto&& fromValue) {
+    YamlNode n = r.root().find(key);
+    if (!n.IsDefined() || n.IsNull() || (n.IsSequence() && n.size() == 0)) return false;
+    if (!n.IsSequence() || static_cast<int64_t>(n.size()) < c.layers) {
+      r.reader().error(n, fmt::format("{} must list each of the {} layers", key, c.layers));
+      return true;
+    }
+    for (int64_t l = 0; l < c.layers; ++l) into[l] = fromValue(n[l]);
+    return true;
+  };
+  c.sparseLayer.assign(static_cast<size_t>(c.layers), false);
+  YamlNode moeLayers = r.root().find("moe_layers");
+  if (moeLayers.IsDefined() && !moeLayers.IsNull()) {
+    for (int64_t l : r.reader().intList(moeLayers, "moe_layers").value_or(std::vector<int64_t>{})) {
+      if (l < 0 || l >= c.layers)
+        r.reader().error(moeLayers, fmt::format("moe_layers names layer {}; the model has layers 0 .. {}", l, c.layers - 1));
+      else c.sparseLayer[l] = true;
+    }
+  } else {
+    const int64_t step = r.positive("interleave_moe_layer_step", 1).value_or(1);
+    for (int64_t l = step - 1; l < c.layers; l += step) c.sparseLayer[l] = true;
+  }
+  c.ropeLayer.assign(static_cast<size_t>(c.layers), true);
+  const bool listed = perLayer("no_rope_layers", c.ropeLayer, [&](const YamlNode& v) {
+    auto one = r.reader().integer(v, "no_rope_layers");
+    if (one && *one != 0 && *one != 1)
+      r.reader().error(v, fmt::format("no_rope_layers holds 1 (rotary) or 0 (NoPE); got {}", *one));
+    return one.value_or(1) == 1;
+  });
+  if (!listed) {
+    const int64_t interval = r.positive("no_rope_layer_interval", 4).value_or(4);
+    for (int64_t l = 0; l < c.layers; ++l) c.ropeLayer[l] = (l + 1) % interval != 0;
+  }
+  c.chunkedLayer = c.ropeLayer;
+  perLayer("layer_types", c.chunkedLayer, [&](const YamlNode& v) {
+    return r.reader().choice(v, "layer_types", {"chunked_attention", "full_attention"}).value_or("") == "chunked_attention";
+  });
+  YamlNode chunk = r.root().find("attention_chunk_size");
+  c.attentionChunk = chunk.IsDefined() && chunk.IsNull() ? 0 : r.positive("attention_chunk_size", 8192).value_or(0);
+  c.l2QkNorm = r.flag("use_qk_norm", true);
+  // (Scout's config.json writes attn_temperature_tuning as 4; Python reads any non-zero number as true.)
+  YamlNode tuning = r.root().find("attn_temperature_tuning");
+  if (tuning.IsScalar() && !tuning.IsQuoted() && tuning.Scalar() != "true" && tuning.Scalar() != "false")
+    c.temperatureTuning = r.number("attn_temperature_tuning", 1) != 0;
+  else c.temperatureTuning = r.flag("attn_temperature_tuning", true);
+  c.floorScale = r.positive("floor_scale", 8192).value_or(8192);
+  c.attentionScale = r.number("attn_scale", 0.1);
+}
+
 // Granite's multipliers (GraniteConfig: all 1 by default).
 void readGranite(ConfigReader& r, DecoderConfig& c) {
   c.attentionBias = c.outputBias = r.flag("attention_bias", false);
@@ -262,7 +380,7 @@ void readSlidingWindows(ConfigReader& r, DecoderConfig& c) {
   const bool qwen =
       f == DecoderFamily::Qwen2 || f == DecoderFamily::Qwen3 || f == DecoderFamily::Qwen2Moe || f == DecoderFamily::Qwen3Moe;
   if (f == DecoderFamily::Llama || f == DecoderFamily::Granite || f == DecoderFamily::Olmoe || f == DecoderFamily::DeepseekV2 ||
-      f == DecoderFamily::DeepseekV3)
+      f == DecoderFamily::DeepseekV3 || f == DecoderFamily::Falcon || f == DecoderFamily::Llama4)
     return;  // their attention has no window
   if (qwen && !r.flag("use_sliding_window", false)) return;
   YamlNode window = r.root().find("sliding_window");
@@ -440,45 +558,70 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
                             twice->key, twice->first.line + 1, twice->first.column + 1));
     return std::nullopt;
   }
-  ConfigReader r(doc->root(0), diags);
-  auto type = r.modelType();
+  ConfigReader top(doc->root(0), diags);
+  auto type = top.modelType();
   if (!type) return std::nullopt;
   DecoderConfig c;
   c.modelType = *type;
   c.family = families().at(*type);
-  c.quantization = r.quantization();
+  c.quantization = top.quantization();
+  // Llama 4 as published (Llama4Config, model_type llama4): the decoder's keys in text_config,
+  // beside a vision tower irc does not build.
+  std::optional<ConfigReader> textConfig;
+  if (*type == "llama4") {
+    YamlNode nested = top.root().find("text_config");
+    if (nested.IsMap()) {
+      textConfig.emplace(nested, diags);
+      diags.warning(locOf(nested),
+                    "llama4: irc plans the text decoder (Llama4ForCausalLM, text_config); the vision tower "
+                    "and its projector (vision_config) are not built");
+    }
+  }
+  ConfigReader& r = textConfig ? *textConfig : top;
   if (c.quantization)
     diags.warning({c.quantization->line, c.quantization->column},
                   fmt::format("quantization_config: the checkpoint stores its weights as {}; irc plans the model "
                               "unquantized, in the plan's precision (a training run trains it so; serving the stored "
                               "format is not planned)",
                               c.quantization->format));
-  auto hidden = r.positive("hidden_size"), layers = r.positive("num_hidden_layers"), heads = r.positive("num_attention_heads");
-  auto vocab = r.positive("vocab_size"), intermediate = r.positive("intermediate_size");
-  if (!hidden || !layers || !heads || !vocab || !intermediate) return std::nullopt;
+  // (FalconConfig's attribute_map: n_layer and n_head; its MLP ffn_hidden_size, 4 h by default.)
+  const bool falcon = c.family == DecoderFamily::Falcon;
+  const char* layersKey = falcon ? r.spelled({"num_hidden_layers", "n_layer"}) : "num_hidden_layers";
+  const char* headsKey = falcon ? r.spelled({"num_attention_heads", "n_head"}) : "num_attention_heads";
+  auto hidden = r.positive("hidden_size"), layers = r.positive(layersKey), heads = r.positive(headsKey);
+  auto vocab = r.positive("vocab_size");
+  if (!hidden || !layers || !heads || !vocab) return std::nullopt;
+  auto intermediate = falcon ? r.positive("ffn_hidden_size", 4 * *hidden) : r.positive("intermediate_size");
+  if (!intermediate) return std::nullopt;
   c.hidden = *hidden;
   c.layers = *layers;
   c.heads = *heads;
   c.vocab = *vocab;
   c.intermediate = *intermediate;
-  c.kvHeads = r.positive("num_key_value_heads", c.heads).value_or(c.heads);
+  c.kvHeads = falcon ? falconKeyValueHeads(r, c.heads) : r.positive("num_key_value_heads", c.heads).value_or(c.heads);
   const bool gemma = c.family == DecoderFamily::Gemma2 || c.family == DecoderFamily::Gemma3Text;
   // (Gemma2Config's and Gemma3TextConfig's head_dim is 256 whatever the width.)
   c.headDim = r.positive("head_dim", gemma ? 256 : std::max<int64_t>(1, c.hidden / c.heads)).value_or(1);
-  for (auto [key, value] : {std::pair{"num_hidden_layers", c.layers}, {"num_attention_heads", c.heads}})
+  for (auto [key, value] : {std::pair{layersKey, c.layers}, {headsKey, c.heads}})
     if (value > kMaxConfigCount)
       r.reader().error(r.root().find(key), fmt::format("{} must be in 1 .. {}; got {}", key, kMaxConfigCount, value));
-  c.maxPositions = r.positive("max_position_embeddings", 4096).value_or(4096);
-  c.rmsEps = c.family == DecoderFamily::Starcoder2 ? r.number("norm_epsilon", 1e-5)    // Starcoder2Config's LayerNorm eps
-             : c.family == DecoderFamily::GptNeox  ? r.number("layer_norm_eps", 1e-5)  // GPTNeoXConfig's
-                                                   : r.number("rms_norm_eps", c.family == DecoderFamily::Olmoe ? 1e-5 : 1e-6);
+  const bool llama4 = c.family == DecoderFamily::Llama4;
+  const int64_t positions = falcon ? 2048 : llama4 ? 131072 : 4096;  // FalconConfig's, Llama4TextConfig's defaults
+  // (Llama 4 Scout's context is 10,485,760 tokens; the positions bound only the default sequence.)
+  c.maxPositions = r.positive("max_position_embeddings", positions, kMaxPositions).value_or(positions);
+  c.rmsEps = c.family == DecoderFamily::Starcoder2 ? r.number("norm_epsilon", 1e-5)        // Starcoder2Config's LayerNorm eps
+             : c.family == DecoderFamily::GptNeox  ? r.number("layer_norm_eps", 1e-5)      // GPTNeoXConfig's
+             : falcon                              ? r.number("layer_norm_epsilon", 1e-5)  // FalconConfig's
+                      : r.number("rms_norm_eps", c.family == DecoderFamily::Olmoe || llama4 ? 1e-5 : 1e-6);
   // Gemma ties its head by default (Gemma2Config, Gemma3TextConfig); the others do not.
-  c.tiedEmbeddings = r.flag("tie_word_embeddings", gemma || c.family == DecoderFamily::Starcoder2);  // Starcoder2Config too
+  // (Starcoder2Config too; FalconConfig keeps PretrainedConfig's true.)
+  c.tiedEmbeddings = r.flag("tie_word_embeddings", gemma || c.family == DecoderFamily::Starcoder2 || falcon);
   if (c.heads % c.kvHeads != 0)
-    r.reader().error(r.root().find("num_key_value_heads"),
-                     fmt::format("num_attention_heads {} is not a multiple of num_key_value_heads {}", c.heads, c.kvHeads));
+    r.reader().error(r.root().find(falcon ? "num_kv_heads" : "num_key_value_heads"),
+                     fmt::format("num_attention_heads {} is not a multiple of {} {}", c.heads,
+                                 falcon ? "num_kv_heads" : "num_key_value_heads", c.kvHeads));
   if (!r.root().find("head_dim").IsDefined() && !isDeepseek(c.family) && !gemma && c.hidden % c.heads != 0)
-    r.reader().error(r.root().find("num_attention_heads"),
+    r.reader().error(r.root().find(headsKey),
                      fmt::format("hidden_size {} is not a multiple of num_attention_heads {} (and the config gives no head_dim)",
                                  c.hidden, c.heads));
   switch (c.family) {
@@ -490,6 +633,8 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
       c.attentionBias = c.outputBias = c.mlpBias = r.flag("use_bias", true);
       break;
     case DecoderFamily::GptNeox: readGptNeox(r, c); break;
+    case DecoderFamily::Falcon: readFalcon(r, c); break;
+    case DecoderFamily::Llama4: readLlama4(r, c); break;
     case DecoderFamily::Olmoe:
       c.attentionBias = c.outputBias = r.flag("attention_bias", false);
       c.qkNormWide = true;
@@ -577,7 +722,8 @@ double countParameters(const DecoderConfig& c, bool active) {
   const double norm = (c.layerNorm ? 2 : 1) * h;  // a LayerNorm's weight and bias
   double n = norm + v * h;
   if (!c.tiedEmbeddings) n += (active ? 1 : v) * h;
-  const double norms = (c.sandwichNorms ? 4 : 2) * norm;  // Gemma's pre and post norms around each block
+  // Gemma's pre and post norms around each block; Falcon's one norm for both blocks.
+  const double norms = (c.sandwichNorms ? 4 : c.sharedNorm ? 1 : 2) * norm;
   for (int64_t l = 0; l < c.layers; ++l) n += norms + attentionParameters(c) + mlpParameters(c, l, active);
   return n;
 }

@@ -30,6 +30,9 @@ enum class DecoderFamily {
   Gemma3Text,  // Gemma 3's text decoder: Gemma 2's layer with per-head q/k norms, 5 local : 1 global
   Starcoder2,  // StarCoder2: LayerNorm with biases, a GeLU MLP (c_fc, c_proj), biases everywhere
   GptNeox,     // GPT-NeoX (Pythia): StarCoder2's kinds of layers, fused per-head qkv, partial rotary, parallel residual
+  Falcon,  // Falcon (7B, 40B, 180B, 2-11B, RW): fused grouped qkv, multi-query or grouped, parallel attention, ALiBi or rotary
+  Llama4,  // Llama 4's text decoder (Scout, Maverick): chunked rotary and global NoPE layers, MoE and dense layers, a shared
+           // expert
 };
 
 // What a checkpoint's `quantization_config` says its weights are stored as (read, not built:
@@ -46,6 +49,7 @@ enum class Routing {
   TopKSoftmax,          // the top k logits, softmax over them (GPT-OSS)
   SigmoidGroupLimited,  // sigmoid scores, top groups then top k by score + bias (DeepSeek-V3)
   SoftmaxGroupLimited,  // softmax scores, the groups with the best expert, then top k (DeepSeek-V2)
+  TopKSigmoidInput,     // the top k logits' sigmoids, scaling each chosen expert's input, not its output (Llama 4)
 };
 
 struct DecoderConfig {
@@ -74,6 +78,24 @@ struct DecoderConfig {
   // (rotary_pct; 0: all of them).
   bool neox = false, exactGelu = false, parallelResidual = false;
   int64_t rotaryHeadDim = 0;
+  // Falcon: its module names (transformer.word_embeddings, .h.N.self_attention.query_key_value
+  // and .dense, .mlp's dense_h_to_4h and dense_4h_to_h, ln_f, lm_head); one query_key_value
+  // projection whose output, viewed [.., kvHeads, heads / kvHeads + 2, d], holds each key-value
+  // group's queries, then its key, then its value (new_decoder_architecture: num_kv_heads groups;
+  // multi_query: one; else one a head, [q; k; v]); `sharedNorm`: the attention and the MLP read
+  // one LayerNorm's output (parallel_attn with input_layernorm alone); `alibi`: ALiBi's per-head
+  // linear biases added to the scores, no rotary embedding.
+  bool falcon = false, sharedNorm = false, alibi = false;
+  // Llama 4: its module names (model.layers.N.feed_forward with .router, .experts and
+  // .shared_expert; experts' weights [E, in, out]); per layer whether it has rotary embedding
+  // (ropeLayer: no_rope_layers' 1s; the others are NoPE) and whether its attention is chunked
+  // (chunkedLayer, attentionChunk tokens a chunk); the rotary layers' queries and keys L2-normed
+  // (l2QkNorm); the NoPE layers' queries scaled by position (temperatureTuning: attn_scale,
+  // floor_scale).
+  bool llama4 = false, l2QkNorm = false, temperatureTuning = false;
+  std::vector<bool> ropeLayer, chunkedLayer;
+  int64_t attentionChunk = 0, floorScale = 8192;
+  double attentionScale = 0.1;
   // Multipliers: of the embedding (Gemma √h, Granite's embedding_multiplier), of each block's
   // output before its residual add (Granite), of the scores (0: 1/√d; Gemma's
   // query_pre_attn_scalar^-½, Granite's attention_multiplier), the logits' divisor (Granite's
@@ -98,6 +120,8 @@ struct DecoderConfig {
   // the per-head dims without and with rotary embedding, and the value head dim.
   int64_t qLora = 0, kvLora = 0, qkNope = 0, qkRope = 0, vHead = 0;
   int64_t rotaryDim() const { return kvLora > 0 ? qkRope : rotaryHeadDim > 0 ? rotaryHeadDim : headDim; }
+  bool rotary() const { return !alibi; }
+  bool ropeIn(int64_t layer) const { return rotary() && (ropeLayer.empty() || ropeLayer[layer]); }
   // Attention: GPT-OSS's learned per-head sink logits; sliding windows (0: none) per layer.
   bool sinks = false;
   int64_t slidingWindow = 0;

@@ -133,11 +133,12 @@ TEST_CASE("config.json: what is not built or not known is a located error naming
   std::string errors;
   CHECK_FALSE(read(R"({"model_type": "bloom", "hidden_size": 8})", &errors));
   CHECK(errors.find("1:16: model_type 'bloom' is not a family irc builds; supported: ") != std::string::npos);
-  CHECK(errors.find("granite, kimi_k2, llama, mistral, mixtral, olmoe, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe") !=
+  CHECK(errors.find(
+            "granite, kimi_k2, llama, llama4, llama4_text, mistral, mixtral, olmoe, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe") !=
         std::string::npos);
   errors.clear();
-  CHECK_FALSE(read(R"({"model_type": "falcon", "hidden_size": 8})", &errors));
-  CHECK(errors.find("model_type 'falcon' is not built yet (Falcon's parallel attention") != std::string::npos);
+  CHECK_FALSE(read(R"({"model_type": "gemma3", "hidden_size": 8})", &errors));
+  CHECK(errors.find("model_type 'gemma3' is not built yet (Gemma 3's vision tower") != std::string::npos);
   errors.clear();
   CHECK_FALSE(read(R"({"model_type": "qwen3_next"})", &errors));
   CHECK(errors.find("model_type 'qwen3_next' is not built yet (Qwen3-Next's linear attention layers)") != std::string::npos);
@@ -727,6 +728,217 @@ TEST_CASE("graph: config.json's 2025 families on DP 2 x TP 2, verified on every 
     RunResult verified = runIrc({"verify", "plan.yaml"}, dir.path());
     CHECK_MESSAGE(verified.exitCode == 0, verified.err);
   }
+}
+
+TEST_CASE("config.json: Falcon's three attention layouts and its layers counted by hand, exact") {
+  // falcon-7b (tiiuae's config.json, as published: no max_position_embeddings, no ffn_hidden_size,
+  // no tie_word_embeddings): multi-query, one LayerNorm for the parallel attention and MLP, no
+  // biases, a tied head. query_key_value [h + 2 d, h], dense [h, h], the MLP 4 h wide:
+  // 6,921,720,704 (the card's "7B").
+  auto f7b = read(R"({"alibi": false, "architectures": ["FalconForCausalLM"], "bias": false, "hidden_size": 4544,
+  "layer_norm_epsilon": 1e-05, "model_type": "falcon", "multi_query": true, "new_decoder_architecture": false,
+  "num_attention_heads": 71, "num_hidden_layers": 32, "parallel_attn": true, "vocab_size": 65024})");
+  REQUIRE(f7b);
+  const int64_t h7 = 4544, d7 = 64;
+  const int64_t layer7 = h7 * (h7 + 2 * d7) + h7 * h7 + 2 * h7 * 4 * h7 + 2 * h7;
+  CHECK(parameterCount(*f7b) == 32 * layer7 + 65024 * h7 + 2 * h7);
+  CHECK(parameterCount(*f7b) == 6921720704);
+  CHECK(activeParameterCount(*f7b) == parameterCount(*f7b));  // the head is the embedding: every row read
+  CHECK(f7b->kvHeads == 1);
+  CHECK(f7b->sharedNorm);
+  CHECK(f7b->tiedEmbeddings);
+  CHECK(f7b->maxPositions == 2048);
+  CHECK(f7b->exactGelu);
+  // falcon-40b: the new decoder architecture, 8 key-value groups of 16 heads, ln_attn and ln_mlp
+  // (num_ln_in_parallel_attn 2 by default).
+  auto f40b = read(R"({"model_type": "falcon", "hidden_size": 8192, "num_attention_heads": 128, "num_kv_heads": 8,
+  "num_hidden_layers": 60, "new_decoder_architecture": true, "vocab_size": 65024, "parallel_attn": true, "bias": false})");
+  REQUIRE(f40b);
+  const int64_t h40 = 8192, d40 = 64;
+  const int64_t layer40 = h40 * (128 + 2 * 8) * d40 + h40 * h40 + 2 * h40 * 4 * h40 + 2 * 2 * h40;
+  CHECK(parameterCount(*f40b) == 60 * layer40 + 65024 * h40 + 2 * h40);
+  CHECK(f40b->kvHeads == 8);
+  CHECK_FALSE(f40b->sharedNorm);
+  CHECK(f40b->parallelResidual);
+  // falcon-rw-1b: ALiBi, each head its own [q; k; v] (multi_query false), Llama's sequential
+  // layer (parallel_attn false), biases everywhere; FalconConfig's n_layer and n_head spellings.
+  auto rw = read(R"({"alibi": true, "bias": true, "hidden_size": 2048, "model_type": "falcon", "multi_query": false,
+  "n_head": 32, "n_layer": 24, "parallel_attn": false, "vocab_size": 50304})");
+  REQUIRE(rw);
+  const int64_t hr = 2048;
+  const int64_t layerRw = hr * 3 * hr + 3 * hr + hr * hr + hr + 2 * hr * 4 * hr + 4 * hr + hr + 2 * 2 * hr;
+  CHECK(parameterCount(*rw) == 24 * layerRw + 50304 * hr + 2 * hr);
+  CHECK(parameterCount(*rw) == 1311625216);
+  CHECK(rw->kvHeads == 32);
+  CHECK_FALSE(rw->rotary());
+  CHECK_FALSE(rw->parallelResidual);
+  // What FalconDecoderLayer cannot build is said where it is written.
+  std::string errors;
+  CHECK_FALSE(read(R"({"model_type": "falcon", "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "vocab_size": 32, "new_decoder_architecture": true, "parallel_attn": false})",
+                   &errors));
+  CHECK(errors.find("2:72: new_decoder_architecture builds its layers with parallel_attn: true only") != std::string::npos);
+}
+
+TEST_CASE("graph: config.json's Falcon layouts verified under TP, SP and PP; multi-query refuses TP by its one key head") {
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> configs{
+      // Grouped (40B, 180B): the groups split over TP, each rank its groups' queries, keys and values.
+      {"grouped", R"({"model_type": "falcon", "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "num_kv_heads": 2, "new_decoder_architecture": true, "vocab_size": 32})"},
+      // Falcon 2 (11B): grouped with one LayerNorm, its own MLP width, an untied head.
+      {"one_norm", R"({"model_type": "falcon", "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "num_kv_heads": 2, "new_decoder_architecture": true, "num_ln_in_parallel_attn": 1, "ffn_hidden_size": 24,
+  "tie_word_embeddings": false, "vocab_size": 32})"},
+      // RefinedWeb: ALiBi, per-head [q; k; v], the sequential layer, biases.
+      {"rw", R"({"model_type": "falcon", "hidden_size": 16, "n_layer": 2, "n_head": 4, "multi_query": false,
+  "parallel_attn": false, "alibi": true, "bias": true, "vocab_size": 32})"}};
+  for (const auto& [layout, text] : configs)
+    for (const char* degrees :
+         {"data_parallel: 2, model_parallel: 2", "data_parallel: 2, model_parallel: 2, sequence_parallel: true",
+          "data_parallel: 2, pipeline_stages: 2, micro_batches: 2"}) {
+      CAPTURE(layout);
+      CAPTURE(degrees);
+      writeFile(dir.path() + "/" + layout + ".config.json", text);
+      writeFile(dir.path() + "/v.yaml", "graph: " + layout + ".config.json\ndims: {batch: 4, sequence: 8}\n" +
+                                            "parallel: {device_num: 4, training: true, " + degrees + "}\n");
+      RunResult v = runIrc({"verify", "v.yaml"}, dir.path());
+      CHECK_MESSAGE(v.exitCode == 0, v.err);
+    }
+  // The grouped layout as transformers views it: [.., groups, heads / groups + 2, d], the key
+  // the group's next-to-last row, the value its last; ALiBi added to the scores before the scale.
+  REQUIRE(
+      runIrc({"import", "grouped.config.json", "-o", "g.yaml", "--dim", "batch=4", "--dim", "sequence=8"}, dir.path()).exitCode ==
+      0);
+  const std::string grouped = readFile(dir.path() + "/g.yaml");
+  CHECK(grouped.find("name: L0.qkv_groups, type: Reshape, inputs: [L0.qkv_proj, [4, 8, 2, 4, 4]]") != std::string::npos);
+  CHECK(grouped.find("name: L0.k_part, type: Slice, inputs: [L0.qkv_groups, [0, 0, 0, 2, 0], [4, 8, 2, 1, 4]]") !=
+        std::string::npos);
+  CHECK(grouped.find("name: L0.input_norm, type: LayerNorm, inputs: [embed_flat, transformer.h.0.ln_attn.weight") !=
+        std::string::npos);
+  CHECK(grouped.find("name: L0.post_norm, type: LayerNorm, inputs: [embed_flat, transformer.h.0.ln_mlp.weight") !=
+        std::string::npos);
+  REQUIRE(runIrc({"import", "rw.config.json", "-o", "rw.yaml", "--dim", "batch=4", "--dim", "sequence=8"}, dir.path()).exitCode ==
+          0);
+  const std::string rw = readFile(dir.path() + "/rw.yaml");
+  CHECK(rw.find("{name: alibi, shape: [4, 4, 1, 8]") != std::string::npos);
+  CHECK(rw.find("name: L0.scores, type: Add, inputs: [L0.scores_raw, alibi]") != std::string::npos);
+  CHECK(rw.find("position_cos") == std::string::npos);
+  CHECK(rw.find("name: L0.post_norm, type: LayerNorm, inputs: [L0.residual_attn, transformer.h.0.post_attention_layernorm") !=
+        std::string::npos);
+  // Multi-query (7B): one key head, which TP cannot split.
+  writeFile(dir.path() + "/mqa.config.json", R"({"model_type": "falcon", "hidden_size": 16, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "vocab_size": 32})");
+  writeFile(dir.path() + "/v.yaml",
+            "graph: mqa.config.json\ndims: {batch: 4, sequence: 8}\n"
+            "parallel: {device_num: 4, data_parallel: 2, model_parallel: 2}\n");
+  RunResult tp = runIrc({"verify", "v.yaml"}, dir.path());
+  CHECK(tp.exitCode == 1);
+  CHECK(tp.err.find("model_parallel 2 does not divide the model's 1 key-value heads; valid: 1") != std::string::npos);
+  writeFile(dir.path() + "/v.yaml",
+            "graph: mqa.config.json\ndims: {batch: 4, sequence: 8}\n"
+            "parallel: {device_num: 4, training: true, data_parallel: 4}\n");
+  RunResult dp = runIrc({"verify", "v.yaml"}, dir.path());
+  CHECK_MESSAGE(dp.exitCode == 0, dp.err);
+}
+
+// Llama 4 Scout's config.json as published (Llama4Config: the decoder's keys in text_config,
+// attn_temperature_tuning written as 4, no_rope_layers an empty list, a 10,485,760-token context).
+constexpr const char* kLlama4Scout = R"({"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+ "text_config": {"attention_bias": false, "attention_chunk_size": 8192, "attn_scale": 0.1, "attn_temperature_tuning": 4,
+ "floor_scale": 8192, "head_dim": 128, "hidden_act": "silu", "hidden_size": 5120, "interleave_moe_layer_step": 1,
+ "intermediate_size": 8192, "intermediate_size_mlp": 16384, "max_position_embeddings": 10485760, "model_type": "llama4_text",
+ "no_rope_layers": [], "num_attention_heads": 40, "num_experts_per_tok": 1, "num_hidden_layers": 48, "num_key_value_heads": 8,
+ "num_local_experts": 16, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "use_qk_norm": true, "vocab_size": 202048},
+ "tie_word_embeddings": false, "vision_config": {"hidden_size": 1408, "num_hidden_layers": 34, "intermediate_size": 5632}})";
+
+TEST_CASE("config.json: Llama 4 Scout and Maverick as published: the text decoder counted by hand, its layers' kinds") {
+  std::string said;
+  auto scout = read(kLlama4Scout, &said);
+  REQUIRE(scout);
+  CHECK(said.find("the vision tower and its projector (vision_config) are not built") != std::string::npos);
+  // Every layer MoE: 16 experts and a shared expert of 8,192 (SwiGLU: 3 h F each), the router
+  // [16, h]; attention q and o [h, 40·128], k and v [h, 8·128]; two RMSNorms; an untied head.
+  const int64_t h = 5120, expert = 3 * h * 8192;
+  const int64_t attention = 2 * h * 40 * 128 + 2 * h * 8 * 128;
+  const int64_t moeLayer = attention + 16 * h + 16 * expert + expert + 2 * h;
+  CHECK(parameterCount(*scout) == 48 * moeLayer + 2 * 202048LL * h + h);
+  CHECK(parameterCount(*scout) == 107769861120);  // the card's 109B with the vision tower
+  // A token's: one routed expert and the shared one, its embedding row.
+  const int64_t activeLayer = attention + 16 * h + 2 * expert + 2 * h;
+  CHECK(activeParameterCount(*scout) == 48 * activeLayer + 202048LL * h + h + h);
+  CHECK(activeParameterCount(*scout) == 16138414080);  // the card's 17B active
+  CHECK(scout->temperatureTuning);
+  // Rotary (and chunked, L2-normed) layers but every fourth; those NoPE and global.
+  REQUIRE(scout->ropeLayer.size() == 48);
+  CHECK(scout->ropeLayer[0]);
+  CHECK_FALSE(scout->ropeLayer[3]);
+  CHECK(scout->chunkedLayer[2]);
+  CHECK_FALSE(scout->chunkedLayer[47]);
+  CHECK(scout->attentionChunk == 8192);
+  CHECK(scout->l2QkNorm);
+  // Maverick: 128 experts on every other layer (interleave_moe_layer_step 2: layers 1, 3, ...),
+  // dense layers of intermediate_size_mlp between; no qk norm. 400B total, 17B active.
+  std::string maverick = kLlama4Scout;
+  for (auto [from, to] :
+       std::vector<std::pair<std::string, std::string>>{{"\"interleave_moe_layer_step\": 1", "\"interleave_moe_layer_step\": 2"},
+                                                        {"\"num_local_experts\": 16", "\"num_local_experts\": 128"},
+                                                        {"\"use_qk_norm\": true", "\"use_qk_norm\": false"}})
+    maverick.replace(maverick.find(from), from.size(), to);
+  auto m = read(maverick);
+  REQUIRE(m);
+  const int64_t dense = attention + 3 * h * 16384 + 2 * h, sparse = attention + 128 * h + 128 * expert + expert + 2 * h;
+  CHECK(parameterCount(*m) == 24 * (dense + sparse) + 2 * 202048LL * h + h);
+  CHECK(parameterCount(*m) == 400711848960);
+  CHECK(activeParameterCount(*m) == 24 * dense + 24 * (attention + 128 * h + 2 * expert + 2 * h) + 202048LL * h + 2 * h);
+  CHECK_FALSE(m->sparseLayer[0]);
+  CHECK(m->sparseLayer[1]);
+  CHECK_FALSE(m->l2QkNorm);
+  // Llama4ForCausalLM's own config (llama4_text) reads as the nested one.
+  auto text = read(R"({"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192, "head_dim": 128,
+  "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "vocab_size": 202048})");
+  REQUIRE(text);
+  CHECK(parameterCount(*text) == parameterCount(*scout));
+  // What irc's dispatch cannot carry is said: each expert's input scaled by its own score.
+  std::string errors;
+  CHECK_FALSE(read(R"({"model_type": "llama4_text", "hidden_size": 16, "intermediate_size": 8, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "vocab_size": 32, "num_experts_per_tok": 2})",
+                   &errors));
+  CHECK(errors.find("num_experts_per_tok 2: irc builds Llama 4's input-scaled routing for one expert a token") !=
+        std::string::npos);
+}
+
+TEST_CASE("graph: config.json's Llama 4: chunked rotary and NoPE layers, interleaved experts, verified under TP, EP, SP and PP") {
+  TempDir dir;
+  writeFile(dir.path() + "/l4.config.json", R"({"model_type": "llama4", "vision_config": {"hidden_size": 8},
+  "text_config": {"hidden_size": 16, "intermediate_size": 8, "intermediate_size_mlp": 32, "num_hidden_layers": 4,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 4, "vocab_size": 32, "num_local_experts": 4,
+  "interleave_moe_layer_step": 2, "no_rope_layer_interval": 2, "attention_chunk_size": 4}})");
+  for (const char* degrees : {"data_parallel: 2, model_parallel: 2, expert_parallel: 2",
+                              "data_parallel: 2, model_parallel: 2, expert_parallel: 2, sequence_parallel: true",
+                              "data_parallel: 2, expert_parallel: 2, pipeline_stages: 2, micro_batches: 2"}) {
+    CAPTURE(degrees);
+    writeFile(dir.path() + "/v.yaml", std::string("graph: l4.config.json\ndims: {batch: 4, sequence: 8}\n") +
+                                          "parallel: {device_num: 4, training: true, " + degrees + "}\n");
+    RunResult v = runIrc({"verify", "v.yaml"}, dir.path());
+    CHECK_MESSAGE(v.exitCode == 0, v.err);
+  }
+  REQUIRE(runIrc({"import", "l4.config.json", "-o", "l4.yaml", "--dim", "batch=4", "--dim", "sequence=8"}, dir.path()).exitCode ==
+          0);
+  const std::string l4 = readFile(dir.path() + "/l4.yaml");
+  // Layer 0: rotary, its queries L2-normed, its attention in chunks of 4; layer 1: NoPE, global,
+  // its queries scaled by position; its MoE scales the token by the expert's score before it.
+  CHECK(l4.find("name: L0.scores, type: BatchMatMul, inputs: [L0.q_l2norm, L0.k_rep], attrs: {transpose_b: true, causal: "
+                "true, chunk: 4}") != std::string::npos);
+  CHECK(l4.find("name: L1.scores, type: BatchMatMul, inputs: [L1.q_scaled, L1.k_rep], attrs: {transpose_b: true, causal: "
+                "true}") != std::string::npos);
+  CHECK(l4.find("name: L1.q_scaled, type: Mul, inputs: [L1.q_t, attention_scales]") != std::string::npos);
+  CHECK(l4.find("L1.k_rope") == std::string::npos);
+  CHECK(l4.find("name: L1.topk_scores, type: Sigmoid, inputs: [L1.topk:0], module: model.layers.1.feed_forward.router") !=
+        std::string::npos);
+  CHECK(l4.find("name: L1.tokens, type: Reshape, inputs: [L1.routed_in, [4, 8, 16]]") != std::string::npos);
+  CHECK(l4.find("{name: model.layers.1.feed_forward.experts.gate_up_proj, shape: [4, 16, 16]") != std::string::npos);
+  CHECK(l4.find("{name: model.layers.0.feed_forward.down_proj.weight, shape: [16, 32]") != std::string::npos);
 }
 
 }  // namespace irc::test::hf_config
