@@ -386,6 +386,7 @@ json totalsJson(const Graph& graph, const CompileOptions& options, int64_t rank)
       for (const auto& [category, seconds] : e->timeByCategory) byCategory[category] = seconds;
       out["time_by_category"] = byCategory;
       out["model_flops"] = e->modelFlops;
+      out["model_flops_every_point"] = e->modelFlopsEveryPoint;
       out["hardware_flops"] = e->hardwareFlops;
       out["tflops_per_device"] = e->tflopsPerDevice;
       out["mfu"] = e->mfu;

@@ -95,12 +95,13 @@ KernelWork kernelWork(const OpRule& rule, const OpSharding& s, const OpView& vie
   return w;
 }
 
-// The op's FLOPs on its whole shapes: every rank's share together (its points unsplit).
-double globalFlops(const OpRule& rule) {
+// The op's FLOPs on its whole shapes: every rank's share together (its points unsplit); of an
+// attention product, the points its queries read, or (`everyPoint`) all of them.
+double globalFlops(const OpRule& rule, bool everyPoint = false) {
   double points = 1;
   for (int f = 0; f < rule.factorCount(); ++f)
     if (spansPoints(rule, f)) points *= static_cast<double>(rule.factorSizes[f]);
-  return (isProduct(rule) ? 2 : 1) * points * rule.pointsVisited;
+  return (isProduct(rule) ? 2 : 1) * points * (everyPoint ? 1.0 : rule.pointsVisited);
 }
 
 }  // namespace
@@ -177,6 +178,7 @@ OpTime clusterOpTime(const OpRule& rule, const OpSharding& s, const OpView& view
   t.backwardCompute = (fusedScores ? 3 : 2) * t.compute;
   if (context.lowPrecision) lowPrecisionProductTime(t, w, rule, s, view, context, held, settings);
   t.globalFlops = globalFlops(rule);
+  t.everyPointFlops = globalFlops(rule, true);
   if (!view.resultShapes.empty() && !rule.results.empty()) {
     double bytes = sliceBytes(resultLayout(rule, s, 0, view.resultShapes[0]), held);
     for (const ForwardOp& f : forwardOps(rule, s, view)) {
@@ -214,6 +216,7 @@ OpTime opTime(const OpRule& rule, const OpSharding& s, const OpView& view, DType
   t.compute = computeTime(rule, s, view, dtype, m);
   t.backwardCompute = 2 * t.compute;
   t.globalFlops = globalFlops(rule);
+  t.everyPointFlops = globalFlops(rule, true);
   if (!view.resultShapes.empty() && !rule.results.empty()) {
     double bytes = sliceBytes(resultLayout(rule, s, 0, view.resultShapes[0]), dtype);
     for (const ForwardOp& f : forwardOps(rule, s, view)) {
@@ -297,6 +300,7 @@ void addOpTime(StepTime& t, const OpTime& op, bool training) {
   t.backwardCompute += op.backwardCompute;
   t.perStepCompute += op.perStepCompute;
   t.globalFlops += op.globalFlops;
+  t.everyPointFlops += op.everyPointFlops;
   t.trainedElements += op.trainedElements;
   t.forwardComm += op.forwardComm;
   if (!training) return;

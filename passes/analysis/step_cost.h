@@ -39,6 +39,7 @@ struct OpTime {
   double gradientSync = 0;
   std::vector<GradientShare> gradients;
   double globalFlops = 0;      // the op's FLOPs on its whole shapes (every rank's share together)
+  double everyPointFlops = 0;  // those with every point of an attention product (no mask skipped)
   double trainedElements = 0;  // elements of the parameter slices whose gradient it syncs
   bool memoryBound = false;    // on a cluster: its kernel's bytes take longer than its FLOPs
 };
@@ -57,6 +58,7 @@ struct StepTime {
   double gradientSync = 0;
   std::vector<GradientShare> gradients;  // on a cluster, in training
   double globalFlops = 0;                // the forward's FLOPs on whole shapes
+  double everyPointFlops = 0;            // with every point of its attention products
   double trainedElements = 0;            // parameter elements a rank updates
   bool memoryBound = false;              // one op's: its kernel's (OpTime)
   double total() const { return compute + forwardComm + redistribution + backward + gradientSync; }

@@ -71,7 +71,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   const int64_t chunks = std::max<int64_t>(1, settings.virtualStages);
   std::vector<StageWork> work(stages);
   for (StageWork& w : work) w.chunkForward.assign(chunks, 0), w.chunkBackward.assign(chunks, 0), w.chunkWeight.assign(chunks, 0);
-  double forwardFlops = 0, recomputeFlops = 0;
+  double forwardFlops = 0, recomputeFlops = 0, everyPointFlops = 0;
   const bool eager = c.dispatch == Dispatch::Eager;
   std::optional<EagerDispatchCounter> dispatches;
   if (eager) dispatches.emplace(graph, settings);
@@ -104,6 +104,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     for (const GradientShare& g : t.gradients) w.gradientBytes[{g.span.ranks, g.span.nodes, g.elementBytes}] += g.bytes;
     w.trainedElements += t.trainedElements;
     forwardFlops += t.globalFlops;
+    everyPointFlops += t.everyPointFlops;
     if (again) recomputeFlops += t.globalFlops;
   });
   // Eager dispatch: the host issues each micro-batch's forward, then its backward in reverse,
@@ -242,6 +243,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
                       {"optimizer", e.optimizer},
                       {"weight_quantization", e.weightQuantization}};
   e.modelFlops = micro * forwardFlops * (training ? 3 : 1);
+  e.modelFlopsEveryPoint = micro * everyPointFlops * (training ? 3 : 1);
   e.hardwareFlops = e.modelFlops + micro * recomputeFlops;
   double devices = static_cast<double>(settings.rankCount());
   if (e.total > 0) {

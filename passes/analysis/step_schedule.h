@@ -29,7 +29,10 @@ struct ClusterStepEstimate {
   double weightQuantization = 0;
   double total = 0;
   // Per step, all devices.
-  double modelFlops = 0;       // forward and backward (3x the forward), without recompute
+  double modelFlops = 0;  // forward and backward (3x the forward), without recompute
+  // The same with every point of the attention products (the causal mask's and windows' skipped
+  // points counted: the dense s² count of PaLM's and the pre-2024 Megatron-LM formula).
+  double modelFlopsEveryPoint = 0;
   double hardwareFlops = 0;    // with recompute's extra forward
   double tflopsPerDevice = 0;  // hardware FLOPs per second per device, in TFLOP/s (as Megatron-LM reports)
   double mfu = 0;              // model FLOPs per second over the devices' dense matmul peak

@@ -149,7 +149,7 @@ TEST_CASE("cluster: presets, overrides and what is wrong with a cluster block") 
 // up to its position, so a causal kernel computes the lower triangle of blocks (Megatron-LM's
 // FLOP count halves attention the same way); with a window, the last `window` of those.
 TEST_CASE("cluster: a windowed or causal attention's products count the keys each query reads, not the sequence's") {
-  auto flops = [](const std::string& attrs, int64_t queries = 64, int64_t keys = 64) {
+  auto flops = [](const std::string& attrs, int64_t queries = 64, int64_t keys = 64, bool everyPoint = false) {
     Compiled c = compileAllRanks(fmt::format(R"(parallel: {{device_num: 1}}
 cluster: {{preset: dgx-h100}}
 inputs:
@@ -163,7 +163,8 @@ outputs: [ctx]
 )",
                                              queries, keys, attrs));
     REQUIRE_MESSAGE(c.errors.empty(), c.errors);
-    return estimateClusterStep(c.global, c.options)->modelFlops;
+    auto e = estimateClusterStep(c.global, c.options);
+    return everyPoint ? e->modelFlopsEveryPoint : e->modelFlops;
   };
   // Each product: 2 x (2 x 4 heads) x 64 queries x 16 dims x 64 keys.
   const double full = 2 * (2.0 * 2 * 4 * 64 * 16 * 64);
@@ -189,6 +190,9 @@ outputs: [ctx]
   CHECK(flops(", causal: true, chunk: 48") == relative(full * 1312 / 4096));
   CHECK(flops(", causal: true, chunk: 64") == flops(", causal: true"));
   CHECK(flops(", causal: true, chunk: 4", 2, 6) == relative(chunk * 3 / 12));
+  // The report's model_flops_every_point: every product's points, masked or not.
+  for (const char* attrs : {"", ", causal: true", ", causal: true, window: 16", ", causal: true, chunk: 16"})
+    CHECK(flops(attrs, 64, 64, true) == full);
 }
 
 TEST_CASE("model: a chunk needs causal attention and no window: said at the op") {
