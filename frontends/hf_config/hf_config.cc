@@ -221,6 +221,14 @@ void readGemma(ConfigReader& r, DecoderConfig& c) {
   c.logitSoftcap = r.number("final_logit_softcapping", gemma2 ? 30.0 : 0.0);
 }
 
+// A GeLU MLP's activation `key` (transformers' ACT2FN names): "gelu" (the default) the exact
+// GeLU; "gelu_new", "gelu_fast", "gelu_pytorch_tanh" the tanh form.
+bool isExactGelu(ConfigReader& r, const char* key) {
+  YamlNode act = r.root().find(key);
+  if (!act.IsDefined()) return true;
+  return r.reader().choice(act, key, {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh"}).value_or("gelu") == "gelu";
+}
+
 // GPT-NeoX's layers (GPTNeoXConfig's defaults): LayerNorms, biases on q/k/v and the output
 // (attention_bias: true) and on the MLP's two linear layers (always), rotary embedding on
 // rotary_pct (0.25) of each head's dims, the parallel residual (use_parallel_residual: true),
@@ -234,12 +242,7 @@ void readGptNeox(ConfigReader& r, DecoderConfig& c) {
   if (!(pct > 0 && pct <= 1))
     r.reader().error(r.root().find("rotary_pct"), fmt::format("rotary_pct must be in (0, 1]; got {}", pct));
   else c.rotaryHeadDim = static_cast<int64_t>(static_cast<double>(c.headDim) * pct);  // int(head_size * rotary_pct)
-  YamlNode act = r.root().find("hidden_act");
-  const std::string activation =
-      act.IsDefined()
-          ? r.reader().choice(act, "hidden_act", {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh"}).value_or("gelu")
-          : "gelu";
-  c.exactGelu = activation == "gelu";
+  c.exactGelu = isExactGelu(r, "hidden_act");
 }
 
 // Falcon's layers (FalconConfig's defaults, FalconDecoderLayer, FalconAttention): LayerNorms,
@@ -263,12 +266,7 @@ void readFalcon(ConfigReader& r, DecoderConfig& c) {
                      fmt::format("num_ln_in_parallel_attn must be 1 or 2; got {}", parallelNorms));
   c.parallelResidual = parallel;
   c.sharedNorm = parallel && parallelNorms == 1;
-  YamlNode act = r.root().find("activation");
-  const std::string activation =
-      act.IsDefined()
-          ? r.reader().choice(act, "activation", {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh"}).value_or("gelu")
-          : "gelu";
-  c.exactGelu = activation == "gelu";
+  c.exactGelu = isExactGelu(r, "activation");
 }
 
 // Falcon's key-value groups: num_kv_heads (n_head_kv, FalconConfig's attribute_map) with the new
