@@ -12,6 +12,7 @@
 #include "passes/analysis/eager_dispatch.h"
 #include "passes/analysis/kernel_time.h"
 #include "passes/analysis/pipeline_order.h"
+#include "passes/analysis/routed_share.h"
 #include "passes/analysis/step_cost.h"
 
 namespace irc {
@@ -71,7 +72,9 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   const int64_t chunks = std::max<int64_t>(1, settings.virtualStages);
   std::vector<StageWork> work(stages);
   for (StageWork& w : work) w.chunkForward.assign(chunks, 0), w.chunkBackward.assign(chunks, 0), w.chunkWeight.assign(chunks, 0);
-  double forwardFlops = 0, recomputeFlops = 0, everyPointFlops = 0;
+  // Model FLOPs: the routed tokens' share of the experts' slots (padding is hardware FLOPs only).
+  double forwardFlops = 0, paddingFlops = 0, recomputeFlops = 0, everyPointFlops = 0;
+  const std::vector<double> routed = routedShares(graph);
   const bool eager = c.dispatch == Dispatch::Eager;
   std::optional<EagerDispatchCounter> dispatches;
   if (eager) dispatches.emplace(graph, settings);
@@ -103,8 +106,10 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     if (training) w.weightCasts += t.perStepCompute;
     for (const GradientShare& g : t.gradients) w.gradientBytes[{g.span.ranks, g.span.nodes, g.elementBytes}] += g.bytes;
     w.trainedElements += t.trainedElements;
-    forwardFlops += t.globalFlops;
-    everyPointFlops += t.everyPointFlops;
+    const double share = routed[&op - graph.ops.data()];
+    forwardFlops += share * t.globalFlops;
+    paddingFlops += (1 - share) * t.globalFlops;
+    everyPointFlops += share * t.everyPointFlops;
     if (again) recomputeFlops += t.globalFlops;
   });
   // Eager dispatch: the host issues each micro-batch's forward, then its backward in reverse,
@@ -244,7 +249,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
                       {"weight_quantization", e.weightQuantization}};
   e.modelFlops = micro * forwardFlops * (training ? 3 : 1);
   e.modelFlopsEveryPoint = micro * everyPointFlops * (training ? 3 : 1);
-  e.hardwareFlops = e.modelFlops + micro * recomputeFlops;
+  e.hardwareFlops = e.modelFlops + micro * (paddingFlops * (training ? 3 : 1) + recomputeFlops);
   double devices = static_cast<double>(settings.rankCount());
   if (e.total > 0) {
     e.tflopsPerDevice = e.hardwareFlops / e.total / devices / 1e12;
