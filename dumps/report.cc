@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "passes/analysis/pipeline_split.h"
+#include "passes/analysis/routed_share.h"
 #include "passes/analysis/step_cost.h"
 #include "passes/analysis/step_schedule.h"
 
@@ -332,9 +333,10 @@ json clusterJson(const ClusterDescription& c, Precision precision) {
 }
 
 // Every trainable weight, and the weights one token's forward pass multiplies with: all of
-// them but a lookup table's other rows, unless the frontend knows the routing (a mixture of
-// experts' config.json: its chosen experts only).
+// them but a lookup table's other rows and the experts a token does not choose (K of E of a
+// dispatch's experts' weights); a config.json's frontend gives its own count.
 std::pair<int64_t, int64_t> parameterCounts(const Graph& graph) {
+  const std::vector<double> expertShare = activeParameterShares(graph);
   std::vector<int64_t> readRows(graph.values.size(), -1);  // a lookup table: the elements of one row
   for (const Op& op : graph.ops) {
     if (op.inserted()) continue;
@@ -349,7 +351,7 @@ std::pair<int64_t, int64_t> parameterCounts(const Graph& graph) {
     const Value& value = graph.value(v);
     if (!value.trainable) continue;
     all += numElements(value.type.shape);
-    active += readRows[v] >= 0 ? readRows[v] : numElements(value.type.shape);
+    active += readRows[v] >= 0 ? readRows[v] : std::llround(static_cast<double>(numElements(value.type.shape)) * expertShare[v]);
   }
   return {all, graph.activeParameters >= 0 ? graph.activeParameters : active};
 }

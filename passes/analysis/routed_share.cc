@@ -32,4 +32,33 @@ std::vector<double> routedShares(const Graph& graph) {
   return opShare;
 }
 
+std::vector<double> activeParameterShares(const Graph& graph) {
+  // Per value, the dispatch whose slots it holds (kNoId outside the experts).
+  std::vector<OpId> region(graph.values.size(), kNoId);
+  std::vector<double> share(graph.values.size(), 1.0);
+  for (OpId id : graph.order) {
+    const Op& op = graph.op(id);
+    OpId from = kNoId;
+    for (const Operand& o : op.operands)
+      if (o.isValue() && region[o.value] != kNoId) from = region[o.value];
+    const bool routing = !op.inserted() && familyOf(op) == OpFamily::MoeRouting;
+    if (routing) from = op.attrs.count("capacity") ? id : kNoId;  // a dispatch opens the slots, a combine closes them
+    if (from != kNoId && !routing) {
+      const Op& dispatch = graph.op(from);
+      const int64_t experts = std::get<int64_t>(dispatch.attrs.at("num_experts"));
+      const Shape& indices = graph.value(dispatch.operands[1].value).type.shape;  // [G, S, K]
+      const int64_t perToken = indices.size() == 3 ? indices[2] : 1;
+      for (const Operand& o : op.operands) {
+        if (!o.isValue()) continue;
+        const Value& v = graph.value(o.value);
+        if (v.producer == kNoId && v.trainable && !v.type.shape.empty() && v.type.shape[0] == experts)
+          share[o.value] =
+              std::min(share[o.value], static_cast<double>(std::min(perToken, experts)) / static_cast<double>(experts));
+      }
+    }
+    for (ValueId r : op.results) region[r] = from;
+  }
+  return share;
+}
+
 }  // namespace irc

@@ -13,4 +13,8 @@ namespace irc {
 // Per op (by OpId).
 std::vector<double> routedShares(const Graph& graph);
 
+// Per value (by ValueId): of a parameter the experts' products read ([E, ..] inside a dispatch's
+// slots), the share one token's forward multiplies with, K / E; 1 for every other value.
+std::vector<double> activeParameterShares(const Graph& graph);
+
 }  // namespace irc

@@ -2,11 +2,13 @@
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "passes/analysis/routed_share.h"
 #include "passes/analysis/step_schedule.h"
 #include "tests/approx.h"
 #include "tests/model_util.h"
+#include "tests/test_util.h"
 
 namespace irc::test {
 namespace {
@@ -68,6 +70,39 @@ TEST_CASE("model FLOPs: the routed tokens' share of the experts' slots; the padd
   // are the whole at 2. What differs is the dispatch writing 4 x 2 x 16 more slot points (its
   // operands are tokens: counted whole) and the combine's points halved: 3 x (128 - 64).
   CHECK(e->modelFlops - full->modelFlops == relative(3 * (128 - 64)));
+}
+
+// The report's active_parameters for any graph with a dispatch: a token multiplies with K of
+// the E experts' weights.
+TEST_CASE("active parameters: the experts' weights a token's K choices read, of E") {
+  Compiled c = experts(4);
+  const std::vector<double> shares = activeParameterShares(c.global);
+  for (ValueId v : c.global.parameters)
+    if (c.global.value(v).name == "w") CHECK(shares[v] == 0.25);  // one choice of 4 experts
+  for (ValueId v : c.global.inputs) CHECK(shares[v] == 1.0);
+  // As the report counts a YAML model's: the 4 x 16 x 16 experts of which 2 choices read half,
+  // and a 16 x 16 head every token reads.
+  TempDir dir;
+  writeFile(dir.path() + "/moe.yaml", R"(name: moe
+parallel: {device_num: 1}
+inputs:
+  - {name: x, shape: [1, 8, 16], dtype: float32}
+  - {name: idx, shape: [1, 8, 2], dtype: int32}
+  - {name: gate, shape: [1, 8, 2], dtype: float32}
+parameters:
+  - {name: w, shape: [4, 16, 16], dtype: float32}
+  - {name: head, shape: [16, 16], dtype: float32}
+ops:
+  - {name: slots, type: MoeDispatch, inputs: [x, idx], attrs: {num_experts: 4, capacity: 4}}
+  - {name: y, type: BatchMatMul, inputs: [slots, w]}
+  - {name: back, type: MoeCombine, inputs: [y, idx, gate]}
+  - {name: out, type: BatchMatMul, inputs: [back, head]}
+outputs: [out]
+)");
+  REQUIRE(runIrc({"moe.yaml", "-q", "--report", "r.json"}, dir.path()).exitCode == 0);
+  const nlohmann::json totals = nlohmann::json::parse(readFile(dir.path() + "/r.json"))["totals"];
+  CHECK(totals["parameters"] == 4 * 16 * 16 + 16 * 16);
+  CHECK(totals["active_parameters"] == 2 * 16 * 16 + 16 * 16);
 }
 
 }  // namespace
