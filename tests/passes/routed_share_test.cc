@@ -8,6 +8,7 @@
 #include "passes/analysis/step_schedule.h"
 #include "tests/approx.h"
 #include "tests/model_util.h"
+#include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 
 namespace irc::test {
