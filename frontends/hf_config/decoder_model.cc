@@ -125,15 +125,18 @@ class DecoderWriter {
   }
   // An op of the current module; its name prefixed by the layer's. Returns its name.
   std::string op(const std::string& n, const std::string& type, const std::vector<std::string>& inputs,
-                 const std::string& attrs = "", const std::optional<Strategy>& strategy = std::nullopt) {
+                 const std::string& attrs = "", const std::optional<Strategy>& strategy = std::nullopt,
+                 const std::optional<Strategy>& outStrategy = std::nullopt) {
     std::string full = prefix_ + n;
     ops_ += fmt::format("  - {{name: {}, type: {}, inputs: [{}]", full, type, fmt::join(inputs, ", "));
     if (!attrs.empty()) ops_ += ", attrs: " + attrs;
-    if (strategy && d_) {
+    auto strategyText = [](const Strategy& strategy) {
       std::vector<std::string> dims;
-      for (const auto& s : *strategy) dims.push_back(shapeText(s));
-      ops_ += fmt::format(", in_strategy: [{}]", fmt::join(dims, ", "));
-    }
+      for (const auto& s : strategy) dims.push_back(shapeText(s));
+      return fmt::format("[{}]", fmt::join(dims, ", "));
+    };
+    if (strategy && d_) ops_ += ", in_strategy: " + strategyText(*strategy);
+    if (strategy && outStrategy && d_) ops_ += ", out_strategy: " + strategyText(*outStrategy);
     ops_ += ", module: " + module_ + "}\n";
     return full;
   }
@@ -147,7 +150,13 @@ class DecoderWriter {
     Strategy s = split == Split::Column ? Strategy{{tokenSplit(), 1}, {tp(), 1}}
                  : split == Split::Row  ? Strategy{{tokenSplit(), tp()}, {1, tp()}}
                                         : Strategy{{tokenSplit(), 1}, {1, 1}};
-    std::string y = op(n, "MatMul", {x, module + ".weight"}, "{transpose_b: true}", s);
+    // Under sequence parallelism a row product's partial sum is reduce-scattered over the tokens
+    // straight into the residual stream's layout (Megatron's reduce_scatter_to_sequence_parallel_
+    // region; MindFormers writes it as the projection's out_strategy ((dp * mp, 1),)), where an
+    // AllReduce would give every rank the whole sum to keep a quarter of it.
+    std::optional<Strategy> scattered;
+    if (split == Split::Row && tp() > 1 && residualStrategy()) scattered = Strategy{{tokenSplit() * tp(), 1}};
+    std::string y = op(n, "MatMul", {x, module + ".weight"}, "{transpose_b: true}", s, scattered);
     if (!bias) return y;
     param(module + ".bias", {out});
     return op(n + "_bias", "Add", {y, module + ".bias"});

@@ -338,6 +338,31 @@ TEST_CASE("graph: config.json with MindFormers' degrees: a tiny Mixtral's expert
                        "(data_parallel 4 would fill them)") != std::string::npos);
 }
 
+TEST_CASE("graph: config.json with sequence parallelism: each row product reduce-scattered into the tokens, verified") {
+  // Megatron's sequence parallelism: o_proj and down_proj reduce-scatter their partial sums over
+  // the tokens (MindFormers' out_strategy ((dp * mp, 1),)); an AllReduce and a StridedSlice sent
+  // each rank the whole sum to keep half of it. 2 layers x 2 row products: 4 ReduceScatter; the
+  // one AllReduce left is the vocabulary-split embedding's.
+  TempDir dir;
+  writeFile(dir.path() + "/tiny.config.json",
+            R"({"model_type": "llama", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64, "max_position_embeddings": 64})");
+  writeFile(dir.path() + "/sp.yaml",
+            "graph: tiny.config.json\ndims: {batch: 2, sequence: 8}\n"
+            "parallel: {device_num: 4, training: true, data_parallel: 2, model_parallel: 2, "
+            "sequence_parallel: true}\n");
+  RunResult compiled = runIrc({"sp.yaml"}, dir.path());
+  REQUIRE_MESSAGE(compiled.exitCode == 0, compiled.err);
+  CHECK(compiled.err.find(" 1 AllReduce, ") != std::string::npos);
+  CHECK(compiled.err.find(" 4 ReduceScatter, ") != std::string::npos);
+  REQUIRE(runIrc({"sp.yaml", "--dump-after", "step_parallel_end", "--dump-dir", "d"}, dir.path()).exitCode == 0);
+  const std::string dump = readFile(dir.path() + "/d/rank_0/step_parallel_end_0003.ir");
+  for (const char* row : {"(L0.o_proj.forward_op.0) = ReduceScatter(", "(L1.down_proj.forward_op.0) = ReduceScatter("})
+    CHECK_MESSAGE(dump.find(row) != std::string::npos, row);
+  RunResult v = runIrc({"verify", "sp.yaml"}, dir.path());
+  CHECK_MESSAGE(v.exitCode == 0, v.err);
+}
+
 TEST_CASE("graph: config.json with context_parallel: Llama 3's mesh [dp, cp, tp], keys and values gathered over CP, verified") {
   TempDir dir;
   writeFile(dir.path() + "/tiny.config.json",
