@@ -16,18 +16,29 @@ bool sameRows(const Shape& a, const Shape& b) {
   return a.size() == b.size() && !a.empty() && std::equal(a.begin(), a.end() - 1, b.begin());
 }
 
-}  // namespace
+// Per value, the readers' count and the last reader.
+struct Readers {
+  std::vector<int> count;
+  std::vector<OpId> last;
+};
 
-std::vector<bool> fusedAttentionValues(const Graph& graph) {
-  std::vector<int> readers(graph.values.size(), 0);
-  std::vector<OpId> reader(graph.values.size(), kNoId);
+Readers readersOf(const Graph& graph) {
+  Readers r{std::vector<int>(graph.values.size(), 0), std::vector<OpId>(graph.values.size(), kNoId)};
   for (OpId id : graph.order)
     for (const Operand& o : graph.op(id).operands)
       if (o.isValue()) {
-        ++readers[o.value];
-        reader[o.value] = id;
+        ++r.count[o.value];
+        r.last[o.value] = id;
       }
-  for (ValueId v : graph.outputs) readers[v] += 2;  // an output leaves the kernel
+  for (ValueId v : graph.outputs) r.count[v] += 2;  // an output leaves the kernel
+  return r;
+}
+
+// The fused chains: per value whether it stays on chip; `products` collects each chain's two
+// products (the scores' and the context's).
+std::vector<bool> fusedChains(const Graph& graph, const Readers& r, std::vector<OpId>* products) {
+  const std::vector<int>& readers = r.count;
+  const std::vector<OpId>& reader = r.last;
   std::vector<bool> onChip(graph.values.size(), false);
   using Part = OpFamilyRules::AttentionPart;
   for (OpId id : graph.order) {
@@ -53,12 +64,12 @@ std::vector<bool> fusedAttentionValues(const Graph& graph) {
       return kNoId;
     };
     ValueId v = onScores(softmax);
-    bool fused = false;
+    OpId scores = kNoId;
     while (v != kNoId && readers[v] == 1 && graph.value(v).producer != kNoId) {
       const Op& producer = graph.op(graph.value(v).producer);
       chain.push_back(v);
       if (isProductOp(producer)) {
-        fused = true;
+        scores = graph.value(v).producer;
         break;
       }
       if (!producer.inserted() && familyOf(producer) == OpFamily::Concat && !producer.operands.empty()) {
@@ -72,10 +83,47 @@ std::vector<bool> fusedAttentionValues(const Graph& graph) {
       if (producer.inserted() || rulesOf(producer).attentionPart(producer) != Part::Elementwise) break;
       v = onScores(producer);
     }
-    if (fused)
-      for (ValueId c : chain) onChip[c] = true;
+    if (scores == kNoId) continue;
+    for (ValueId c : chain) onChip[c] = true;
+    if (products) products->insert(products->end(), {scores, reader[toProduct]});
   }
   return onChip;
+}
+
+}  // namespace
+
+std::vector<bool> fusedAttentionValues(const Graph& graph) { return fusedChains(graph, readersOf(graph), nullptr); }
+
+std::vector<bool> fusedAttentionSharedKeysAndValues(const Graph& graph) {
+  Readers r = readersOf(graph);
+  std::vector<OpId> products;
+  fusedChains(graph, r, &products);
+  std::vector<bool> shared(graph.values.size(), false);
+  for (OpId id : products) {
+    const Op& product = graph.op(id);
+    if (product.operands.size() < 2 || !product.operands[1].isValue()) continue;
+    // Back from the keys (values) operand through views read once to the broadcast.
+    ValueId u = product.operands[1].value;
+    while (r.count[u] == 1 && graph.value(u).producer != kNoId) {
+      const Op& producer = graph.op(graph.value(u).producer);
+      if (producer.inserted() || !rulesOf(producer).resultIsView(graph, producer) || producer.operands.empty() ||
+          !producer.operands[0].isValue())
+        break;
+      u = producer.operands[0].value;
+    }
+    if (r.count[u] != 1 || graph.value(u).producer == kNoId) continue;
+    const Op& broadcast = graph.op(graph.value(u).producer);
+    if (broadcast.inserted() || familyOf(broadcast) != OpFamily::BroadcastTo || broadcast.operands.empty() ||
+        !broadcast.operands[0].isValue())
+      continue;
+    // Only the repeat of each key-value head: dims of size 1 expanded, the rest as they are.
+    const Shape& from = graph.value(broadcast.operands[0].value).type.shape;
+    const Shape& to = graph.value(u).type.shape;
+    bool repeat = from.size() == to.size();
+    for (size_t d = 0; repeat && d < from.size(); ++d) repeat = from[d] == to[d] || from[d] == 1;
+    if (repeat) shared[u] = true;
+  }
+  return shared;
 }
 
 }  // namespace irc

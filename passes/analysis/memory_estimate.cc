@@ -65,7 +65,10 @@ std::vector<Shape> localShapes(const Graph& g, int64_t rank) {
 }
 
 // `precision`: a floating value is held in its compute dtype (16-bit in the mixed modes).
-Program programOf(const Graph& g, int64_t rank, Precision precision) {
+// `viewsOfOperand`: per value, a result that shares its op's first operand's memory beyond the
+// ops' own views (a grouped-query attention's repeated keys and values, which a fused kernel
+// reads unrepeated: passes/analysis/attention_fusion.h).
+Program programOf(const Graph& g, int64_t rank, Precision precision, const std::vector<bool>& viewsOfOperand) {
   Program p;
   size_t n = g.values.size();
   std::vector<Shape> local = localShapes(g, rank);
@@ -96,8 +99,9 @@ Program programOf(const Graph& g, int64_t rank, Precision precision) {
     const Op& op = g.op(g.order[pos]);
     // A view (and a training graph's identity mirror) shares its operand's memory, and so does
     // a bias added into the product it alone reads (torch's addmm).
-    int shared =
-        (op.inserted() && op.role == InsertedRole::Mirror) || (!op.inserted() && rulesOf(op).resultIsView(g, op)) ? 0 : -1;
+    const bool view = !op.inserted() && (rulesOf(op).resultIsView(g, op) ||
+                                         (!viewsOfOperand.empty() && !op.results.empty() && viewsOfOperand[op.results[0]]));
+    int shared = (op.inserted() && op.role == InsertedRole::Mirror) || view ? 0 : -1;
     if (shared < 0 && !op.inserted()) {
       int into = rulesOf(op).accumulatesInto(g, op);
       if (into >= 0 && readers[op.operands[into].value] == 1 && p.bytes[op.operands[into].value] == p.bytes[op.results[0]])
@@ -582,8 +586,10 @@ double quantizeForLinearLayers(const Graph& g, Program& p, const PrecisionRecipe
 }  // namespace
 
 MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings, StepPlace place) {
-  Program p = programOf(graph, settings.globalRank, settings.precision);
-  if (settings.cluster && settings.cluster->fusedAttention) keepAttentionOnChip(graph, p);
+  const bool fused = settings.cluster && settings.cluster->fusedAttention;
+  Program p = programOf(graph, settings.globalRank, settings.precision,
+                        fused ? fusedAttentionSharedKeysAndValues(graph) : std::vector<bool>{});
+  if (fused) keepAttentionOnChip(graph, p);
   MemoryEstimate e;
   e.inference = inference(graph, p);
   if (!settings.training) return e;

@@ -334,7 +334,11 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
   std::vector<bool> read(graph.values.size(), false);
   // On a cluster whose stack fuses attention, the values its kernels keep on chip.
   std::vector<bool> onChip;
-  if (settings.cluster && settings.cluster->fusedAttention) onChip = fusedAttentionValues(graph);
+  std::vector<bool> repeatedKeyValues;
+  if (settings.cluster && settings.cluster->fusedAttention) {
+    onChip = fusedAttentionValues(graph);
+    repeatedKeyValues = fusedAttentionSharedKeysAndValues(graph);
+  }
   // On a cluster under a low-precision recipe, the linear layers it runs in FP8 or FP4 (a recipe
   // with a quantized dispatch moves their activations cast: DeepSeek-V3's FP8 dispatch).
   const PrecisionRecipe& recipe = recipeOf(settings.precision);
@@ -346,7 +350,9 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
     const Op& op = graph.op(id);
     if (op.inserted() || !op.parallel->layoutsInferred || !op.parallel->hasSharding || !op.parallel->rule) continue;
     KernelContext context;
-    context.isView = rulesOf(op).resultIsView(graph, op);
+    // (A grouped-query attention's repeated keys and values the fused kernel reads unrepeated.)
+    context.isView = rulesOf(op).resultIsView(graph, op) ||
+                     (!repeatedKeyValues.empty() && !op.results.empty() && repeatedKeyValues[op.results[0]]);
     if (!linearWeight.empty() && linearWeight[id] >= 0) {
       context.linearWeight = linearWeight[id];
       context.lowPrecision = true;

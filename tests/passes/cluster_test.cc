@@ -607,4 +607,45 @@ TEST_CASE("cluster: fused attention's kernel seconds, derived by hand, against t
   CHECK(computeOf("false") == relative(3 * unfusedForward).epsilon(1e-6));
 }
 
+TEST_CASE("cluster: a fused kernel reads a grouped-query attention's keys and values unrepeated: the repeat launches nothing") {
+  // 4 query heads over 2 key-value heads (transformers' repeat_kv: a Reshape to [b, 2, 1, s, d],
+  // a BroadcastTo [b, 2, 2, s, d], a Reshape to [b, 4, s, d]). FlashAttention reads each
+  // key-value head for its group of query heads: the repeated copies are never written, so the
+  // step is that of the same attention given keys and values of 4 heads, where the repeat's two
+  // broadcasts would each add a kernel (a launch and 2 x 64 KiB written). Unfused (eager
+  // attention), the copies are made.
+  auto computeOf = [](bool grouped, const char* fused) {
+    const std::string kv = grouped ? "[1, 2, 128, 64]" : "[1, 4, 128, 64]";
+    std::string ops =
+        "ops:\n  - {name: scores, type: BatchMatMul, inputs: [q, K], attrs: {transpose_b: true}}\n"
+        "  - {name: scaled, type: Mul, inputs: [scores, 0.125]}\n  - {name: probs, type: Softmax, inputs: [scaled], "
+        "attrs: {axis: -1}}\n  - {name: ctx, type: BatchMatMul, inputs: [probs, V]}\n";
+    if (grouped) {
+      for (const char* x : {"k", "v"})
+        ops += fmt::format(
+            "  - {{name: {0}_e, type: Reshape, inputs: [{0}, [1, 2, 1, 128, 64]]}}\n"
+            "  - {{name: {0}_b, type: BroadcastTo, inputs: [{0}_e, [1, 2, 2, 128, 64]]}}\n"
+            "  - {{name: {0}_rep, type: Reshape, inputs: [{0}_b, [1, 4, 128, 64]]}}\n",
+            x);
+      ops.replace(ops.find("[q, K]"), 6, "[q, k_rep]");
+      ops.replace(ops.find("[probs, V]"), 10, "[probs, v_rep]");
+    } else {
+      ops.replace(ops.find("[q, K]"), 6, "[q, k]");
+      ops.replace(ops.find("[probs, V]"), 10, "[probs, v]");
+    }
+    Compiled c = compileAllRanks(fmt::format(
+        "parallel: {{device_num: 1, training: true}}\n"
+        "cluster: {{devices_per_node: 1, peak_flops: {{fp32: 1e14}}, compute_units: 32, gemm_efficiency: 1, "
+        "hbm_bandwidth: 1e12, memory_efficiency: 1, intra_node_bandwidth: 1e11, nics_per_node: 1, nic_gbps: 100, "
+        "kernel_launch_seconds: 1e-6, fused_attention: {}}}\n"
+        "inputs:\n  - {{name: q, shape: [1, 4, 128, 64], dtype: float32}}\n  - {{name: k, shape: {}, dtype: float32}}\n"
+        "  - {{name: v, shape: {}, dtype: float32}}\n{}outputs: [ctx]\n",
+        fused, kv, kv, ops));
+    REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+    return estimateClusterStep(c.global, c.options)->compute;
+  };
+  CHECK(computeOf(true, "true") == computeOf(false, "true"));
+  CHECK(computeOf(true, "false") > computeOf(false, "false") + 2 * 1e-6);
+}
+
 }  // namespace irc::test

@@ -197,6 +197,39 @@ TEST_CASE("memory: fused attention keeps the scores and probabilities on chip an
   }
 }
 
+TEST_CASE("memory: a fused grouped-query attention saves its keys and values at their own heads, not repeated") {
+  // q [1, 4, 8, 16] over keys and values of 2 heads [1, 2, 8, 16], each scaled by a trained
+  // [16] gain, float32, one device, on a stack that fuses attention. Saved for backward, by hand:
+  // each gain's Mul its activation operand (x 2,048 B, kx and vx 1,024 B each); the scores'
+  // product q (2,048) and its keys; the context's product the softmax's statistic (4 heads x 8
+  // rows x 4 B = 128) and its values; the loss its log-softmax over ctx (2,048). The kernel reads
+  // the 2 key-value heads itself (the repeat to 4 heads is a view of them): the keys and values
+  // saved are k and v, 1,024 B each — 10,368 B in all, where the repeated copies would be 2,048
+  // each (12,416).
+  const std::string model =
+      "parallel: {device_num: 1, training: true}\ncluster: {preset: dgx-h100}\n"
+      "inputs:\n  - {name: x, shape: [1, 4, 8, 16], dtype: float32}\n  - {name: kx, shape: [1, 2, 8, 16], dtype: float32}\n"
+      "  - {name: vx, shape: [1, 2, 8, 16], dtype: float32}\n"
+      "parameters:\n  - {name: wq, shape: [16], dtype: float32}\n  - {name: wk, shape: [16], dtype: float32}\n"
+      "  - {name: wv, shape: [16], dtype: float32}\n"
+      "ops:\n  - {name: q, type: Mul, inputs: [x, wq]}\n  - {name: k, type: Mul, inputs: [kx, wk]}\n"
+      "  - {name: v, type: Mul, inputs: [vx, wv]}\n"
+      "  - {name: k_e, type: Reshape, inputs: [k, [1, 2, 1, 8, 16]]}\n"
+      "  - {name: k_b, type: BroadcastTo, inputs: [k_e, [1, 2, 2, 8, 16]]}\n"
+      "  - {name: k_rep, type: Reshape, inputs: [k_b, [1, 4, 8, 16]]}\n"
+      "  - {name: v_e, type: Reshape, inputs: [v, [1, 2, 1, 8, 16]]}\n"
+      "  - {name: v_b, type: BroadcastTo, inputs: [v_e, [1, 2, 2, 8, 16]]}\n"
+      "  - {name: v_rep, type: Reshape, inputs: [v_b, [1, 4, 8, 16]]}\n"
+      "  - {name: scores, type: BatchMatMul, inputs: [q, k_rep], attrs: {transpose_b: true}}\n"
+      "  - {name: scaled, type: Mul, inputs: [scores, 0.25]}\n  - {name: probs, type: Softmax, inputs: [scaled], attrs: {axis: "
+      "-1}}\n"
+      "  - {name: context, type: BatchMatMul, inputs: [probs, v_rep]}\noutputs: [context]\n";
+  Compiled c = compileAllRanks(model);
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  TrainingMemory m = *estimateMemory(c.global, c.options).training;
+  CHECK(m.savedActivationBytes == 2048 + 1024 + 1024 + 2048 + 1024 + 128 + 1024 + 2048);
+}
+
 TEST_CASE("memory: a bias added to the product it alone reads is torch's addmm, one buffer; read twice, two") {
   // x (4x2 float32, 32 B) -> MatMul w (2x8) -> h (128 B) -> Add b (8) -> y. Parameters 64 + 32 =
   // 96 B. At the MatMul x and h are live: 96 + 32 + 128 = 256. The Add writes into h's buffer
