@@ -33,12 +33,19 @@ ValueId modelValueBehind(const Graph& graph, ValueId v) {
 
 namespace {
 
-void applyRankArgs(const RedistStep& s, AttrMap& attrs, std::vector<Operand>& operands, int64_t rank) {
-  auto setGroup = [&] {
-    std::vector<int64_t> group = stepGroup(s, rank);
-    attrs["group"] = mindsporeGroupName(group);
-    attrs["group_ranks"] = groupRanksText(group);
+void applyRankArgs(const RedistStep& s, AttrMap& attrs, std::vector<Operand>& operands, int64_t rank, RankDetail detail) {
+  // A group's MindSpore name and ranks text: thousands of ranks formatted per collective, read by
+  // the printers, the report and the executor, never by shape inference (RankDetail::Shapes).
+  auto groupNames = [&](std::initializer_list<const char*> names) {
+    std::string name, ranks;
+    if (detail == RankDetail::Everything) {
+      std::vector<int64_t> group = stepGroup(s, rank);
+      name = mindsporeGroupName(group);
+      ranks = groupRanksText(group);
+    }
+    for (const char* key : names) attrs[key] = std::string(key) == "group_ranks" ? ranks : name;
   };
+  auto setGroup = [&] { groupNames({"group", "group_ranks"}); };
   switch (s.kind) {
     case RedistStep::Kind::Split: {
       auto [begin, end] = splitBounds(s, rank);
@@ -84,10 +91,7 @@ void applyRankArgs(const RedistStep& s, AttrMap& attrs, std::vector<Operand>& op
     case RedistStep::Kind::Receive: {
       // The pipeline group: the ranks at this rank's position in every stage; the peer is named
       // by its stage, its rank in that group (as MindSpore's pipeline split does).
-      std::vector<int64_t> group = stepGroup(s, rank);
-      attrs["group"] = mindsporeGroupName(group);
-      attrs["group_back"] = mindsporeGroupName(group);
-      attrs["group_ranks"] = groupRanksText(group);
+      groupNames({"group", "group_back", "group_ranks"});
       attrs[s.kind == RedistStep::Kind::Send ? "dest_rank" : "src_rank"] = s.peerStage;
       attrs["sr_tag"] = s.srTag;
       attrs["shape"] = IntTuple(s.localBefore.begin(), s.localBefore.end());
@@ -102,17 +106,17 @@ void applyRankArgs(const RedistStep& s, AttrMap& attrs, std::vector<Operand>& op
 
 bool hasRankArgs(const Op& op) { return op.step && opTypeOfStep(*op.step) == op.type; }
 
-OpForRank::OpForRank(const Graph& graph, const Op& op, int64_t rank) : op_(op) {
-  if (!graph.localShapes && hasRankArgs(op)) args_ = rankArgs(op, rank);
+OpForRank::OpForRank(const Graph& graph, const Op& op, int64_t rank, RankDetail detail) : op_(op) {
+  if (!graph.localShapes && hasRankArgs(op)) args_ = rankArgs(op, rank, detail);
 }
 
 void materializeForRank(Op& op, int64_t rank) {
-  if (hasRankArgs(op)) applyRankArgs(*op.step, op.attrs, op.operands, rank);
+  if (hasRankArgs(op)) applyRankArgs(*op.step, op.attrs, op.operands, rank, RankDetail::Everything);
 }
 
-RankArgs rankArgs(const Op& op, int64_t rank) {
+RankArgs rankArgs(const Op& op, int64_t rank, RankDetail detail) {
   RankArgs args{op.attrs, op.operands};
-  applyRankArgs(*op.step, args.attrs, args.operands, rank);
+  applyRankArgs(*op.step, args.attrs, args.operands, rank, detail);
   return args;
 }
 

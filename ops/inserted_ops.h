@@ -26,7 +26,10 @@ struct RankArgs {
 // Whether materializeForRank changes the op (a step of its own kind; not the Split and Concat
 // around a gather, which every rank runs alike).
 bool hasRankArgs(const Op& op);
-RankArgs rankArgs(const Op& op, int64_t rank);
+// `Shapes`: what the rank's shapes need (a slice's bounds, a group's size), its groups' names and
+// ranks left empty — the memory estimate's and the verifier's view, which never read them.
+enum class RankDetail { Everything, Shapes };
+RankArgs rankArgs(const Op& op, int64_t rank, RankDetail detail = RankDetail::Everything);
 // One rank's view of an op. The global graph's inserted ops carry no rank's arguments: the view
 // derives the rank's groups, bounds and offsets for the ops that have them (rankArgs); any other
 // op, and every op of a rank's local graph (shape slicing gave it its rank's arguments with
@@ -34,7 +37,7 @@ RankArgs rankArgs(const Op& op, int64_t rank);
 // read ops through it.
 class OpForRank {
  public:
-  OpForRank(const Graph& graph, const Op& op, int64_t rank);
+  OpForRank(const Graph& graph, const Op& op, int64_t rank, RankDetail detail = RankDetail::Everything);
   const Op& op() const { return op_; }
   const AttrMap& attrs() const { return args_ ? args_->attrs : op_.attrs; }
   const std::vector<Operand>& operands() const { return args_ ? args_->operands : op_.operands; }

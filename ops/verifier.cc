@@ -165,7 +165,7 @@ std::vector<std::string> verifyGraph(const Graph& graph) {
     bool ok = true;
     // An inserted op of the global graph gets its groups and bounds per rank: check them as rank
     // 0 sees them (every rank's are made alike).
-    const OpForRank view(graph, op, 0);
+    const OpForRank view(graph, op, 0, RankDetail::Shapes);
     for (const AttrSpec& spec : def->attrs)
       if (!view.attrs().count(spec.name)) {
         problems.push_back(fmt::format("op '{}' lacks attribute '{}'", op.name, spec.name));

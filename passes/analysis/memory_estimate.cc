@@ -57,7 +57,7 @@ std::vector<Shape> localShapes(const Graph& g, int64_t rank) {
       types.push_back(o.isValue() ? TensorType{g.value(o.value).type.dtype, local[o.value]} : TensorType{});
       operandTypes.push_back(o.isValue() ? &types.back() : nullptr);
     }
-    InferResult r = inferOnOperandTypes(OpForRank(g, op, rank), operandTypes);
+    InferResult r = inferOnOperandTypes(OpForRank(g, op, rank, RankDetail::Shapes), operandTypes);
     if (auto* t = std::get_if<std::vector<TensorType>>(&r))
       for (size_t i = 0; i < t->size() && i < op.results.size(); ++i) local[op.results[i]] = (*t)[i].shape;
   }

@@ -45,6 +45,37 @@ TEST_CASE("rankArgs are the attrs and operands materializeForRank gives, rank by
   CHECK(differingByRank > 0);  // the groups and bounds do depend on the rank here
 }
 
+TEST_CASE("a rank's shapes-only view is its full view less its groups' names: the same bounds and sizes") {
+  // RankDetail::Shapes (the memory estimate's and the verifier's view) skips formatting the
+  // groups' MindSpore names and rank lists, thousands of ranks a collective at scale; the
+  // attributes stay present, empty, and everything else is the full view's.
+  Compiled c = compileAllRanks(readFile(sourceDir() + "/examples/attention.yaml"));
+  REQUIRE(c.errors.empty());
+  int groups = 0;
+  for (OpId id : c.global.order) {
+    const Op& op = c.global.op(id);
+    if (!hasRankArgs(op)) continue;
+    for (int64_t rank : {0, 5}) {
+      CAPTURE(op.name);
+      RankArgs full = rankArgs(op, rank), shapes = rankArgs(op, rank, RankDetail::Shapes);
+      CHECK(sameOperands(full.operands, shapes.operands));
+      REQUIRE(full.attrs.size() == shapes.attrs.size());
+      for (const auto& [key, value] : full.attrs) {
+        CAPTURE(key);
+        REQUIRE(shapes.attrs.count(key));
+        if (key == "group" || key == "group_ranks" || key == "group_back") {
+          CHECK(shapes.attrs.at(key) == Attribute(std::string()));
+          CHECK(value != Attribute(std::string()));
+          ++groups;
+        } else {
+          CHECK(shapes.attrs.at(key) == value);
+        }
+      }
+    }
+  }
+  CHECK(groups > 0);
+}
+
 TEST_CASE("the global graph's inserted ops carry no rank's arguments; each rank's view derives them") {
   std::string yaml = readFile(sourceDir() + "/examples/attention.yaml");
   Compiled atZero = compileAllRanks(yaml);
