@@ -206,7 +206,9 @@ std::string configurationRow(const SearchConfiguration& c) {
       "  DP {:>4} x TP {:>2} x PP {:>3}{}{}{}{}  micro-batch {} x {:<4} recompute {:<9} optimizer {:<15}  "
       "{:8.4g} s  {:6.1f} TFLOP/s  peak {:6.1f} GiB  ({})\n      layers per stage: {}; {}\n",
       c.dp, c.tp, c.pp, c.cp > 1 ? fmt::format(" x CP {}", c.cp) : "",
-      c.virtualStages > 1 ? fmt::format(" (v {})", c.virtualStages) : "",
+      c.virtualStages > 1                   ? fmt::format(" (v {})", c.virtualStages)
+      : c.pipelineSchedule == "zero_bubble" ? " (ZB)"
+                                            : "",
       c.ep > 1 || c.expertTensor > 1
           ? fmt::format(" EP {}{}", c.ep, c.expertTensor > 1 ? fmt::format(" ETP {}", c.expertTensor) : "")
           : "",
@@ -229,7 +231,8 @@ std::string explainSearchText(const SearchSummary& s) {
   const ConfigurationSearch& c = *s.configuration;
   std::string out = fmt::format(
       "structural search over {} repeated layers: {} configurations (DP x TP x PP x CP, expert parallelism, virtual "
-      "stages, micro-batch size, recompute, optimizer level, sequence parallelism), {} dropped by the memory lower bound, {} "
+      "stages or the zero-bubble schedule, micro-batch size, recompute, optimizer level, sequence parallelism), {} dropped by "
+      "the memory lower bound, {} "
       "layer models compiled, {} plans compiled whole\n",
       c.layers, c.considered, c.prunedByMemory, c.probes, c.compiledPlans);
   if (!c.given.empty()) out += fmt::format("kept as the model gives them: {}\n", fmt::join(c.given, ", "));

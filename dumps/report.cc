@@ -485,6 +485,7 @@ json configurationJson(const SearchConfiguration& c) {
                   {"layer_model_step_seconds", c.layerModelSeconds},
                   {"verdict", c.verdict}};
   if (c.virtualStages > 1) out["virtual_stages"] = c.virtualStages;  // the interleaved schedule's
+  if (!c.pipelineSchedule.empty()) out["pipeline_schedule"] = c.pipelineSchedule;
   if (c.ep > 1) out["expert_parallel"] = c.ep;
   if (c.expertTensor > 1) out["expert_tensor_parallel"] = c.expertTensor;
   return out;

@@ -371,7 +371,9 @@ void printSearch(const SearchSummary& s) {
         "estimated step {:.4g} s, {:.4g} TFLOP/s per device, peak {}{} ({} layers; {} "
         "configurations, {} dropped by the memory bound, {} layer models, {} plans compiled)\n",
         k.dp, k.tp, k.pp, k.cp > 1 ? fmt::format(" x CP {}", k.cp) : "",
-        k.virtualStages > 1 ? fmt::format(" ({} virtual stages each)", k.virtualStages) : "",
+        k.virtualStages > 1                   ? fmt::format(" ({} virtual stages each)", k.virtualStages)
+        : k.pipelineSchedule == "zero_bubble" ? std::string(" (the zero-bubble schedule)")
+                                              : std::string(),
         k.ep > 1 || k.expertTensor > 1
             ? fmt::format(" (experts over {} of the data-parallel ranks{})", k.ep,
                           k.expertTensor > 1 ? fmt::format(", each split over the {} tensor-parallel ranks", k.expertTensor) : "")

@@ -112,6 +112,11 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
     parallel["fully_use_devices"] = written.fullyUseDevices;
     if (written.pipelineStages > 1) parallel["pipeline_stages"] = written.pipelineStages;
     if (written.virtualStages > 1) parallel["virtual_stages"] = written.virtualStages;
+    // (As a YAML model's plan writes it, dumps/model_yaml_writer.cc: a schedule other than the
+    // stage count's default.)
+    if (written.pipelineStages > 1 &&
+        (written.schedule() == PipelineSchedule::Gpipe || written.schedule() == PipelineSchedule::ZeroBubble))
+      parallel["pipeline_schedule"] = std::string(pipelineScheduleName(written.schedule()));
     if (written.microBatches > 1) {
       parallel["micro_batches"] = written.microBatches;
       parallel["input_batch"] = "step";

@@ -19,6 +19,7 @@
 #include "passes/analysis/memory_estimate.h"
 #include "passes/analysis/pipeline_split.h"
 #include "passes/analysis/step_cost.h"
+#include "passes/analysis/pipeline_order.h"
 #include "passes/analysis/step_schedule.h"
 #include "passes/search/tensor_parallel_seeds.h"
 
@@ -42,6 +43,8 @@ struct Config {
   int64_t ep = 1;  // expert parallelism: the experts split over ep of the dp ranks
   int64_t cp = 1;  // context parallelism: each sequence's tokens over cp ranks (dp * cp replicas)
   int64_t v = 1;   // virtual stages a pipeline stage (the interleaved schedule)
+  // With pipeline stages and one chunk a stage in training: 1F1B or zero-bubble (ZB-H1).
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   bool sp = false;
   bool weightedSplit = false;       // first and last stages lightened by the embedding and head
   std::vector<int64_t> layerStage;  // each layer's virtual stage (its stage: mod pp)
@@ -353,22 +356,28 @@ class Search {
       if (options_.pipelineScheduleGiven && base.pp > 1 &&
           (options_.pipelineSchedule == PipelineSchedule::Interleaved) != (v > 1))
         continue;
-      for (bool weighted : {false, true})
-        for (bool sp : {false, true})
-          for (Recompute r : kRecomputes) {
-            // (Sequence parallelism with context parallelism is not planned: their token splits
-            // would have to nest.)
-            if ((sp && (base.tp == 1 || base.cp > 1)) || (weighted && base.pp == 1)) continue;
-            if (givenRecompute_ && r != *givenRecompute_) continue;
-            ++considered_;
-            if (!fits(floor)) {
-              ++pruned_;
-              continue;
+      // The schedule: the model's if it names one; else with one chunk a stage 1F1B or
+      // zero-bubble (ZB-H1: the same peak on the first stage, less bubble), interleaved with more.
+      std::vector<PipelineSchedule> schedules = {options_.pipelineSchedule};
+      if (!options_.pipelineScheduleGiven && base.pp > 1 && v == 1 && options_.training)
+        schedules = {PipelineSchedule::OneFOneB, PipelineSchedule::ZeroBubble};
+      for (PipelineSchedule schedule : schedules)
+        for (bool weighted : {false, true})
+          for (bool sp : {false, true})
+            for (Recompute r : kRecomputes) {
+              // (Sequence parallelism with context parallelism is not planned: their token splits
+              // would have to nest.)
+              if ((sp && (base.tp == 1 || base.cp > 1)) || (weighted && base.pp == 1)) continue;
+              if (givenRecompute_ && r != *givenRecompute_) continue;
+              ++considered_;
+              if (!fits(floor)) {
+                ++pruned_;
+                continue;
+              }
+              Config c = base;
+              c.v = v, c.weightedSplit = weighted, c.sp = sp, c.recompute = r, c.schedule = schedule;
+              configs_.push_back(c);
             }
-            Config c = base;
-            c.v = v, c.weightedSplit = weighted, c.sp = sp, c.recompute = r;
-            configs_.push_back(c);
-          }
     }
   }
 
@@ -400,8 +409,13 @@ class Search {
         p2p += collectiveSeconds(CollectiveKind::PointToPoint, bytes, pairSpan(stageDevices, cluster_.domainDevices()), cluster_);
     const double gradientBytes = weightBytes();
     double slowest = 0, stagesTogether = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
+    // Each stage's micro-batch as the zero-bubble schedule's passes: forward, input gradient, weight gradient.
+    struct StagePasses {
+      double forward = 0, backward = 0, weight = 0;
+    };
+    std::vector<StagePasses> stagePasses;
     for (int64_t s = 0; s < c.pp; ++s) {
-      double compute = 0, comm = 0, forward = 0, backward = 0, trained = 0, layersHere = 0, stageCasts = 0;
+      double compute = 0, comm = 0, forward = 0, backward = 0, trained = 0, layersHere = 0, stageCasts = 0, weight = 0;
       std::map<int64_t, double> gradients;  // trained elements by their reduction group in the trial
       // Optimizer parallel: the elements it shards, and their share a rank holds and updates.
       double sharded = 0, shardHeld = 0;
@@ -412,6 +426,7 @@ class Search {
         forward += m.compute[slot];
         comm += 2 * m.comm[slot] + againComm;
         backward += m.backward[slot] + again;
+        weight += m.weightGradient[slot];
         trained += m.trained[slot];
         stageCasts += m.weightCasts[slot];
         for (const auto& [ranks, elements] : m.gradientElements[slot]) gradients[ranks] += elements;
@@ -446,6 +461,8 @@ class Search {
       comm += static_cast<double>(s < c.pp - 1 ? c.v : c.v - 1) * exposedTransferSeconds(p2p, forward / chunks, c.v);
       slowest = std::max(slowest, compute + comm);
       stagesTogether += compute + comm;
+      if (c.schedule == PipelineSchedule::ZeroBubble)
+        stagePasses.push_back({forward + comm / 2, compute - forward - weight + comm / 2, weight});
       // (What optimizer parallel shards is reduced with each micro-batch above.)
       double sync = gradientSyncSeconds(c, gradients, gradientBytes);
       // ZeRO's ReduceScatter hides behind the last backward, its AllGather behind the next
@@ -464,7 +481,7 @@ class Search {
       // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
       ParallelSettings schedule;
       schedule.pipelineStages = c.pp, schedule.microBatches = c.micro, schedule.virtualStages = c.v;
-      schedule.pipelineSchedule = options_.pipelineSchedule;  // GPipe holds every micro-batch
+      schedule.pipelineSchedule = c.schedule;  // GPipe holds every micro-batch, zero-bubble min(P, M) on every stage
       double inFlight = inFlightMicroBatches(s, schedule);
       double stagePeak = residentBytes(c, trained, sharded, shardHeld) + trained * m.quantizedWeightsPerTrained +
                          inFlight * layersHere * m.savedPerLayer[static_cast<int>(c.recompute)] +
@@ -477,7 +494,21 @@ class Search {
     // a chunk's (a v-th) interleaved. Even stages: 1F1B's P - 1 idle slots, interleaved
     // (P - 1) / v (Narayanan et al. 2021); the compile runs the schedule itself
     // (passes/analysis/step_schedule.cc).
-    const double bubble = (stagesTogether - slowest) / static_cast<double>(c.v);
+    // Zero-bubble (ZB-H1): how much of the weight gradients' time fills the bubble depends on the
+    // micro-batches and how uneven the stages are ((P - 1)(F + B - W) against 1F1B's
+    // (P - 1)(F + B + W) only with even stages and many micro-batches): its order is run through
+    // with each stage's passes (passes/analysis/pipeline_order.h, as the compile runs it), the
+    // communication split evenly between the forward and the backward.
+    double bubble = (stagesTogether - slowest) / static_cast<double>(c.v);
+    if (c.schedule == PipelineSchedule::ZeroBubble) {
+      PassSeconds passes;
+      for (const StagePasses& st : stagePasses) {
+        passes.forward.push_back({st.forward});
+        passes.backward.push_back({st.backward});
+        passes.weight.push_back({st.weight});
+      }
+      bubble = std::max(0.0, runPipeline(c.schedule, c.pp, c.micro, 1, true, passes).span - micro * slowest);
+    }
     c.seconds = micro * slowest + bubble + exposedSync + update + casts;
     c.modelSeconds = c.seconds;
     c.peak = peak;
@@ -553,6 +584,7 @@ class Search {
     o = searchCompileOptions(options_, c.dp * c.cp * c.tp);
     o.pipelineStages = c.pp;
     o.virtualStages = c.v;
+    o.pipelineSchedule = c.v > 1 ? PipelineSchedule::Interleaved : c.schedule;
     o.microBatches = c.micro;
     o.parallelOptimizerLevel = c.optimizerLevel;
     o.zeroStage = c.zeroStage;
@@ -600,6 +632,7 @@ class Search {
     s.sequenceParallel = c.sp;
     s.expertTensor = experts_ > 0 ? c.tp : 1;  // the seeds split the experts over TP (tensor_parallel_seeds.h)
     s.virtualStages = c.v;
+    if (c.pp > 1) s.pipelineSchedule = pipelineScheduleName(c.v > 1 ? PipelineSchedule::Interleaved : c.schedule);
     s.recompute = givenRecompute_ && *givenRecompute_ != Recompute::Full ? "given" : recomputeName(c.recompute);
     s.optimizerLevel = c.optimizerLevel;
     s.zeroStage = c.zeroStage;
@@ -635,8 +668,8 @@ class Search {
     // A configuration that differs from one listed only where it changes nothing (a weighted
     // split giving the same layers per stage) is the same plan: listed once.
     auto planKey = [](const SearchConfiguration& d) {
-      return std::make_tuple(d.dp, d.tp, d.pp, d.cp, d.ep, d.virtualStages, d.microBatchSize, d.microBatches, d.sequenceParallel,
-                             d.recompute, d.optimizerLevel, d.zeroStage, d.stageLayers);
+      return std::make_tuple(d.dp, d.tp, d.pp, d.cp, d.ep, d.virtualStages, d.pipelineSchedule, d.microBatchSize, d.microBatches,
+                             d.sequenceParallel, d.recompute, d.optimizerLevel, d.zeroStage, d.stageLayers);
     };
     std::set<decltype(planKey(account.chosen))> listed{planKey(account.chosen)};
     for (const Config* other : others) {

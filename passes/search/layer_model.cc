@@ -129,7 +129,7 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
   LayerModel m;
   const size_t slots = static_cast<size_t>(layers.count + 2);
   m.compute.assign(slots, 0), m.comm.assign(slots, 0), m.recomputeSelective.assign(slots, 0), m.commSelective.assign(slots, 0);
-  m.trained.assign(slots, 0), m.backward.assign(slots, 0), m.weightCasts.assign(slots, 0);
+  m.trained.assign(slots, 0), m.backward.assign(slots, 0), m.weightCasts.assign(slots, 0), m.weightGradient.assign(slots, 0);
   m.gradientElements.assign(slots, {});
   forEachOpTime(g, o, [&](const Op& op, const StepTime& t) {
     OpId id = static_cast<OpId>(&op - g.ops.data());
@@ -138,6 +138,7 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
     double comm = t.forwardComm + t.redistribution;
     m.compute[slot] += t.compute;
     m.backward[slot] += t.backwardCompute;
+    m.weightGradient[slot] += weightGradientSeconds(g, op, t);
     m.weightCasts[slot] += t.perStepCompute;
     m.comm[slot] += comm;
     bool selective = false;

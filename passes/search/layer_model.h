@@ -45,6 +45,9 @@ struct LayerModel {
   // The backward's kernels, and a low-precision recipe's weight casts once a step
   // (passes/analysis/step_cost.h OpTime).
   std::vector<double> backward, weightCasts;
+  // The backward's weight gradients (zero-bubble's W: passes/analysis/step_cost.h
+  // weightGradientSeconds), part of `backward`.
+  std::vector<double> weightGradient;
   // Per slot, the trained elements by the size of their gradient's reduction group in the trial
   // (a norm's weight, replicated over TP too, reduces over more ranks than a TP-split projection's
   // and in its own AllReduce, as the compile does).
