@@ -51,7 +51,11 @@ class DecoderWriter {
     // Gemma scales the embedding by √h, Granite by its embedding_multiplier.
     if (c_.embeddingScale != 1) x = op("embed_scaled", "Mul", {x, number(c_.embeddingScale)});
     for (int64_t l = 0; l < c_.layers; ++l) x = layer(l, x);
-    x = norm("final_norm", base() + (c_.neox ? ".final_layer_norm" : c_.falcon ? ".ln_f" : ".norm"), x, c_.hidden);
+    x = gatheredForColumns("final_norm", norm("final_norm",
+                                              base() + (c_.neox     ? ".final_layer_norm"
+                                                        : c_.falcon ? ".ln_f"
+                                                                    : ".norm"),
+                                              x, c_.hidden));
     const std::string headModule = c_.neox ? "embed_out" : "lm_head";
     std::string head = c_.tiedEmbeddings ? embedding + ".weight" : headModule + ".weight";
     if (!c_.tiedEmbeddings) param(head, {c_.vocab, c_.hidden});
@@ -163,7 +167,9 @@ class DecoderWriter {
   }
   // RMSNorm as transformers computes it: x / sqrt(mean(x^2) + eps) * weight, over the last dim
   // (Gemma's weight an offset from 1: times 1 + weight).
-  std::string rmsNorm(const std::string& n, const std::string& module, const std::string& x, int64_t dim) {
+  // `stream`: a norm of the residual stream, which under sequence parallelism runs whole on each
+  // rank's tokens (Megatron's and MindFormers' norms between the tensor-parallel regions).
+  std::string rmsNorm(const std::string& n, const std::string& module, const std::string& x, int64_t dim, bool stream = false) {
     module_ = module;
     param(module + ".weight", {dim});
     std::string sq = op(n + ".square", "Mul", {x, x});
@@ -173,15 +179,30 @@ class DecoderWriter {
     std::string normed = op(n + ".normed", "Mul", {x, inv});
     std::string weight = module + ".weight";
     if (c_.normOffset) weight = op(n + ".scale", "Add", {weight, "1.0"});
-    return op(n, "Mul", {normed, weight});
+    std::optional<Strategy> onTokens;
+    if (stream && residualStrategy()) onTokens = Strategy{{tokenSplit() * tp(), 1}, {1}};
+    return op(n, "Mul", {normed, weight}, "", onTokens);
+  }
+  // Under sequence parallelism the column products' input: the norm's tokens gathered over TP
+  // once for every product that reads them (Megatron's gather before its fused QKV or fc1), a
+  // view whose layout is its readers' (a Reshape to the same shape). Without it each of q, k and
+  // v would gather its own copy.
+  std::string gatheredForColumns(const std::string& n, const std::string& normed) {
+    if (!residualStrategy() || tp() == 1) return normed;
+    return op(n + ".gathered", "Reshape", {normed, shapeText({tokens(), c_.hidden})});
   }
   // A layer's (or the final) norm: RMSNorm, or StarCoder2's LayerNorm with its weight and bias.
-  std::string norm(const std::string& n, const std::string& module, const std::string& x, int64_t dim) {
-    if (!c_.layerNorm) return rmsNorm(n, module, x, dim);
+  // (`stream` false: a norm of tokens every rank holds whole, the first layer's after the
+  // embedding's AllReduce: split there it would be gathered again.)
+  std::string norm(const std::string& n, const std::string& module, const std::string& x, int64_t dim, bool stream = true) {
+    if (!c_.layerNorm) return rmsNorm(n, module, x, dim, stream);
     module_ = module;
     param(module + ".weight", {dim});
     param(module + ".bias", {dim});
-    return op(n, "LayerNorm", {x, module + ".weight", module + ".bias"}, fmt::format("{{epsilon: {}}}", c_.rmsEps)) + ":0";
+    std::optional<Strategy> onTokens;
+    if (stream && residualStrategy()) onTokens = Strategy{{tokenSplit() * tp(), 1}, {1}, {1}};
+    return op(n, "LayerNorm", {x, module + ".weight", module + ".bias"}, fmt::format("{{epsilon: {}}}", c_.rmsEps), onTokens) +
+           ":0";
   }
   // Rotary position embedding of [batch, heads, sequence, head_dim]: x cos + rotate_half(x) sin;
   // on the first rotaryDim of the head's dims only where that is fewer (GPT-NeoX's rotary_pct),
@@ -577,7 +598,8 @@ class DecoderWriter {
     chunk_ = c_.llama4 && c_.chunkedLayer[l] && c_.attentionChunk > 0 && c_.attentionChunk < s_.sequence ? c_.attentionChunk : 0;
     // (Falcon's parallel layer with two norms names them ln_attn and ln_mlp.)
     const bool twoParallelNorms = c_.falcon && c_.parallelResidual && !c_.sharedNorm;
-    std::string h = norm("input_norm", at + (twoParallelNorms ? ".ln_attn" : ".input_layernorm"), x, c_.hidden);
+    std::string h = gatheredForColumns(
+        "input_norm", norm("input_norm", at + (twoParallelNorms ? ".ln_attn" : ".input_layernorm"), x, c_.hidden, l > 0));
     std::string a = c_.kvLora > 0 ? latentAttention(at + ".self_attn", h)
                     : c_.neox     ? neoxAttention(at + ".attention", h)
                     : c_.falcon   ? falconAttention(at + ".self_attention", h)
@@ -585,8 +607,11 @@ class DecoderWriter {
     if (c_.parallelResidual) {
       // GPT-NeoX's use_parallel_residual, Falcon's parallel_attn: x + attention(ln1(x)) +
       // mlp(ln2(x)), ln2 Falcon's ln_mlp or the attention's own norm (sharedNorm).
-      std::string h2 =
-          c_.sharedNorm ? h : norm("post_norm", at + (twoParallelNorms ? ".ln_mlp" : ".post_attention_layernorm"), x, c_.hidden);
+      std::string h2 = h;
+      if (!c_.sharedNorm) {
+        const char* mlpNorm = twoParallelNorms ? ".ln_mlp" : ".post_attention_layernorm";
+        h2 = gatheredForColumns("post_norm", norm("post_norm", at + mlpNorm, x, c_.hidden, l > 0));
+      }
       std::string m = denseMlp(at + ".mlp", h2, c_.intermediate, c_.mlpBias);
       module_ = at;
       std::string r1 = op("residual_attn", "Add", {x, a}, "", residualStrategy());
@@ -596,16 +621,19 @@ class DecoderWriter {
     }
     // Gemma norms each block's output before its residual add (and the MLP's input by
     // pre_feedforward_layernorm); Granite scales it by residual_multiplier.
-    if (c_.sandwichNorms) a = rmsNorm("post_attn_norm", at + ".post_attention_layernorm", a, c_.hidden);
+    if (c_.sandwichNorms) a = rmsNorm("post_attn_norm", at + ".post_attention_layernorm", a, c_.hidden, true);
     module_ = at;
     if (c_.residualScale != 1) a = op("attn_scaled", "Mul", {a, number(c_.residualScale)});
     std::string r1 = op("residual_attn", "Add", {x, a}, "", residualStrategy());
-    std::string h2 = c_.sandwichNorms ? rmsNorm("pre_mlp_norm", at + ".pre_feedforward_layernorm", r1, c_.hidden)
+    std::string h2 = c_.sandwichNorms ? rmsNorm("pre_mlp_norm", at + ".pre_feedforward_layernorm", r1, c_.hidden, true)
                                       : norm("post_norm", at + ".post_attention_layernorm", r1, c_.hidden);
     bool sparse = c_.experts > 0 && c_.sparseLayer[l];
     const std::string mlp = at + (c_.llama4 ? ".feed_forward" : ".mlp");
-    std::string m = sparse ? moe(mlp, h2) : denseMlp(mlp, h2, c_.intermediate, c_.mlpBias);
-    if (c_.sandwichNorms) m = rmsNorm("post_mlp_norm", at + ".post_feedforward_layernorm", m, c_.hidden);
+    // (A mixture of experts routes the sequence-parallel tokens themselves.)
+    std::string m = sparse ? moe(mlp, h2)
+                           : denseMlp(mlp, gatheredForColumns(c_.sandwichNorms ? "pre_mlp_norm" : "post_norm", h2),
+                                      c_.intermediate, c_.mlpBias);
+    if (c_.sandwichNorms) m = rmsNorm("post_mlp_norm", at + ".post_feedforward_layernorm", m, c_.hidden, true);
     module_ = at;
     if (c_.residualScale != 1) m = op("mlp_scaled", "Mul", {m, number(c_.residualScale)});
     std::string out = op("residual_mlp", "Add", {r1, m}, "", residualStrategy());

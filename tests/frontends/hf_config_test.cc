@@ -357,8 +357,16 @@ TEST_CASE("graph: config.json with sequence parallelism: each row product reduce
   CHECK(compiled.err.find(" 4 ReduceScatter, ") != std::string::npos);
   REQUIRE(runIrc({"sp.yaml", "--dump-after", "step_parallel_end", "--dump-dir", "d"}, dir.path()).exitCode == 0);
   const std::string dump = readFile(dir.path() + "/d/rank_0/step_parallel_end_0003.ir");
-  for (const char* row : {"(L0.o_proj.forward_op.0) = ReduceScatter(", "(L1.down_proj.forward_op.0) = ReduceScatter("})
+  for (const char* row :
+       {"(L0.o_proj.forward_op.0) = ReduceScatter(", "(L1.down_proj.forward_op.0) = ReduceScatter(",
+        // The norms run on each rank's tokens, weight included (the gathered
+        // tokens kept for its gradient were 4 times a rank's), and each norm's
+        // output is gathered once for the products that read it (q, k and v
+        // each gathered their own copy when the weight was split).
+        "(L1.input_norm) = Mul(%100, %101) {instance name: L1.input_norm} primitive_attrs: {in_strategy: ((4, 1), (1))}",
+        "(L1.input_norm.gathered.forward_op.1) = AllGather(", "(L1.post_norm.gathered.forward_op.1) = AllGather("})
     CHECK_MESSAGE(dump.find(row) != std::string::npos, row);
+  CHECK(compiled.err.find(" 4 AllGather, ") != std::string::npos);  // L0's post_norm, L1's two, the final norm's
   RunResult v = runIrc({"verify", "sp.yaml"}, dir.path());
   CHECK_MESSAGE(v.exitCode == 0, v.err);
 }
