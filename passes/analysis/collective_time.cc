@@ -32,6 +32,19 @@ GroupSpan pairSpan(int64_t distance, int64_t devicesPerNode) {
   return {2, distance >= std::max<int64_t>(1, devicesPerNode) ? 2 : 1};
 }
 
+namespace {
+
+// The bus bandwidth a group's ring runs at: the intra-node (NVLink-domain) link within one,
+// else the slower of it and the NICs of the group's ranks on each node.
+double busBandwidthOf(const GroupSpan& span, const ClusterDescription& c) {
+  double intra = c.intraNodeBandwidth * c.intraNodeEfficiency;
+  if (span.nodes <= 1) return intra;
+  int64_t perNode = std::max<int64_t>(1, span.ranksPerNode());
+  return std::min(intra, static_cast<double>(perNode) * c.nicBandwidthPerDevice() * c.interNodeEfficiency);
+}
+
+}  // namespace
+
 LinkShare linkOf(const GroupSpan& span, const ClusterDescription& c) {
   double intra = c.intraNodeBandwidth * c.intraNodeEfficiency;
   // An NVLink domain wider than a node (an NVL72 rack) is what `span.nodes` counts.
@@ -41,8 +54,7 @@ LinkShare linkOf(const GroupSpan& span, const ClusterDescription& c) {
             domain ? fmt::format("NVLink within one {}-GPU domain ({:.0f} GB/s bus bandwidth)", c.nvlinkDomain, intra / 1e9)
                    : fmt::format("the intra-node link within one node ({:.0f} GB/s bus bandwidth)", intra / 1e9)};
   int64_t perNode = std::max<int64_t>(1, span.ranksPerNode());
-  double nics = static_cast<double>(perNode) * c.nicBandwidthPerDevice() * c.interNodeEfficiency;
-  double bus = std::min(intra, nics);
+  double bus = busBandwidthOf(span, c);
   return {
       bus, c.interNodeLatency,
       fmt::format("the network across {} {}, {} rank{} per {} ({:.0f} GB/s bus bandwidth)", span.nodes,
@@ -52,7 +64,8 @@ LinkShare linkOf(const GroupSpan& span, const ClusterDescription& c) {
 double collectiveSeconds(CollectiveKind kind, double localBytes, const GroupSpan& span, const ClusterDescription& c) {
   double n = static_cast<double>(span.ranks);
   if (kind != CollectiveKind::PointToPoint && n <= 1) return 0;
-  LinkShare link = linkOf(span, c);
+  // (The bandwidth alone: the link's description is formatted for the explanations, not here.)
+  const double bus = busBandwidthOf(span, c);
   // Latency: ring steps within a node, tree levels between nodes (NCCL switches to trees at scale).
   double perNode = static_cast<double>(std::max<int64_t>(1, span.ranksPerNode()));
   double k = static_cast<double>(span.nodes);
@@ -61,7 +74,7 @@ double collectiveSeconds(CollectiveKind kind, double localBytes, const GroupSpan
     if (span.nodes > 1) return localBytes / (c.nicBandwidthPerDevice() * c.interNodeEfficiency) + c.interNodeLatency;
     return localBytes / (c.intraNodeBandwidth * c.intraNodeEfficiency) + c.intraNodeLatency;
   }
-  return ringTraffic(kind, n) * localBytes / link.busBandwidth + ringPasses(kind) * hops;
+  return ringTraffic(kind, n) * localBytes / bus + ringPasses(kind) * hops;
 }
 
 double gradientReductionSeconds(double bytes, double elementBytes, const GroupSpan& span, const ClusterDescription& c) {

@@ -49,8 +49,11 @@ struct Config {
   bool weightedSplit = false;       // first and last stages lightened by the embedding and head
   std::vector<int64_t> layerStage;  // each layer's virtual stage (its stage: mod pp)
   Recompute recompute = Recompute::None;
-  int zeroStage = 0;       // ZeRO-1/2: optimizer states (and gradients) sharded, no extra traffic
-  int optimizerLevel = 0;  // MindSpore's optimizer parallel: weights sharded, gathered each micro-batch
+  // Recompute only on the stages that would not fit without it (estimate() decides which).
+  bool recomputeWhereNeeded = false;
+  std::vector<bool> stageRecompute;  // per stage: its layers recomputed
+  int zeroStage = 0;                 // ZeRO-1/2: optimizer states (and gradients) sharded, no extra traffic
+  int optimizerLevel = 0;            // MindSpore's optimizer parallel: weights sharded, gathered each micro-batch
   const LayerModel* model = nullptr;
   double seconds = 0, tflops = 0, peak = 0;
   double modelSeconds = 0;   // the layer model's step, kept when a compile replaces `seconds`
@@ -376,6 +379,12 @@ class Search {
               }
               Config c = base;
               c.v = v, c.weightedSplit = weighted, c.sp = sp, c.recompute = r, c.schedule = schedule;
+              // Recompute per stage (MindFormers' per-stage layer counts, SAPP's and hyper-parallel's
+              // per-stage search): under a budget, with stages, the stages that fit without it run
+              // none — faster each, and 1F1B's later stages hold fewer micro-batches. Not where the
+              // model gives its checkpoints; zero-bubble holds P micro-batches on every stage.
+              c.recomputeWhereNeeded = r != Recompute::None && base.pp > 1 && !givenRecompute_ && options_.memoryBudget > 0 &&
+                                       schedule != PipelineSchedule::ZeroBubble;
               configs_.push_back(c);
             }
     }
@@ -400,7 +409,6 @@ class Search {
 
   void estimate(Config& c) const {
     const LayerModel& m = *c.model;
-    const bool selective = c.recompute == Recompute::Selective, full = c.recompute == Recompute::Full;
     const double micro = static_cast<double>(c.micro);
     const int64_t stageDevices = c.dp * c.cp * c.tp;
     double p2p = 0;
@@ -414,7 +422,15 @@ class Search {
       double forward = 0, backward = 0, weight = 0;
     };
     std::vector<StagePasses> stagePasses;
-    for (int64_t s = 0; s < c.pp; ++s) {
+    // One stage's micro-batch and peak under recompute mode `r` (its layers').
+    struct StageFigures {
+      double seconds = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
+      double peakWithoutRecompute = 0;  // the same stage's peak with none
+      StagePasses passes;
+    };
+    auto stageFigures = [&](int64_t s, Recompute r) {
+      const bool selective = r == Recompute::Selective, full = r == Recompute::Full;
+      StageFigures f;
       double compute = 0, comm = 0, forward = 0, backward = 0, trained = 0, layersHere = 0, stageCasts = 0, weight = 0;
       std::map<int64_t, double> gradients;  // trained elements by their reduction group in the trial
       // Optimizer parallel: the elements it shards, and their share a rank holds and updates.
@@ -459,34 +475,47 @@ class Search {
       const double chunks = static_cast<double>(c.v);
       comm += static_cast<double>(s > 0 ? c.v : c.v - 1) * exposedTransferSeconds(p2p, backward / chunks, c.v);
       comm += static_cast<double>(s < c.pp - 1 ? c.v : c.v - 1) * exposedTransferSeconds(p2p, forward / chunks, c.v);
-      slowest = std::max(slowest, compute + comm);
-      stagesTogether += compute + comm;
-      if (c.schedule == PipelineSchedule::ZeroBubble)
-        stagePasses.push_back({forward + comm / 2, compute - forward - weight + comm / 2, weight});
+      f.seconds = compute + comm;
+      f.passes = {forward + comm / 2, compute - forward - weight + comm / 2, weight};
       // (What optimizer parallel shards is reduced with each micro-batch above.)
       double sync = gradientSyncSeconds(c, gradients, gradientBytes);
       // ZeRO's ReduceScatter hides behind the last backward, its AllGather behind the next
       // forward (passes/analysis/step_schedule.cc, the compile's estimate).
       const bool zero = c.zeroStage > 0 && c.optimizerLevel == 0;
-      exposedSync = std::max(exposedSync, zero ? std::max(0.0, sync / 2 - backward) + std::max(0.0, sync / 2 - forward)
-                                               : std::max(0.0, sync - backward));
+      f.exposedSync =
+          zero ? std::max(0.0, sync / 2 - backward) + std::max(0.0, sync / 2 - forward) : std::max(0.0, sync - backward);
       // The elements a rank updates: ZeRO's shard of all of them over DP x CP; optimizer
       // parallel's shards and the weights it leaves whole.
       double updated = c.optimizerLevel > 0 ? trained - sharded + shardHeld
                        : c.zeroStage > 0    ? trained / static_cast<double>(c.dp * c.cp)
                                             : trained;
-      update = std::max(update, updated * optimizerBytes() / (cluster_.device.hbmBandwidth * cluster_.memoryEfficiency));
-      casts = std::max(casts, stageCasts);
+      f.update = updated * optimizerBytes() / (cluster_.device.hbmBandwidth * cluster_.memoryEfficiency);
+      f.casts = stageCasts;
       // Memory: the stage's parameters with their step state, the saved activations of the
       // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
       ParallelSettings schedule;
       schedule.pipelineStages = c.pp, schedule.microBatches = c.micro, schedule.virtualStages = c.v;
       schedule.pipelineSchedule = c.schedule;  // GPipe holds every micro-batch, zero-bubble min(P, M) on every stage
       double inFlight = inFlightMicroBatches(s, schedule);
-      double stagePeak = residentBytes(c, trained, sharded, shardHeld) + trained * m.quantizedWeightsPerTrained +
-                         inFlight * layersHere * m.savedPerLayer[static_cast<int>(c.recompute)] +
-                         m.transient[static_cast<int>(c.recompute)];
-      peak = std::max(peak, stagePeak);
+      const double held = residentBytes(c, trained, sharded, shardHeld) + trained * m.quantizedWeightsPerTrained;
+      f.peak = held + inFlight * layersHere * m.savedPerLayer[static_cast<int>(r)] + m.transient[static_cast<int>(r)];
+      f.peakWithoutRecompute = held + inFlight * layersHere * m.savedPerLayer[0] + m.transient[0];
+      return f;
+    };
+    // Recompute where needed: a stage that fits without it (the later stages of 1F1B, which hold
+    // fewer micro-batches) runs none, with the layer model's margin below the budget.
+    c.stageRecompute.assign(static_cast<size_t>(c.pp), c.recompute != Recompute::None);
+    for (int64_t s = 0; s < c.pp; ++s) {
+      StageFigures f = stageFigures(s, c.recompute);
+      if (c.recomputeWhereNeeded && f.peakWithoutRecompute <= options_.memoryBudget * kModelMargin)
+        f = stageFigures(s, Recompute::None), c.stageRecompute[s] = false;
+      slowest = std::max(slowest, f.seconds);
+      stagesTogether += f.seconds;
+      if (c.schedule == PipelineSchedule::ZeroBubble) stagePasses.push_back(f.passes);
+      exposedSync = std::max(exposedSync, f.exposedSync);
+      update = std::max(update, f.update);
+      casts = std::max(casts, f.casts);
+      peak = std::max(peak, f.peak);
     }
     // The slowest stage runs its micro-batches back to back; the first micro-batch's forward
     // reaches it through the stages before it and the last's backward leaves through them, and
@@ -501,18 +530,30 @@ class Search {
     // communication split evenly between the forward and the backward.
     double bubble = (stagesTogether - slowest) / static_cast<double>(c.v);
     if (c.schedule == PipelineSchedule::ZeroBubble) {
-      PassSeconds passes;
-      for (const StagePasses& st : stagePasses) {
-        passes.forward.push_back({st.forward});
-        passes.backward.push_back({st.backward});
-        passes.weight.push_back({st.weight});
+      // (Configurations that differ only where the stages' passes do not, ZeRO's stage or the
+      // weighted split giving the same layers, run the same order: run once.)
+      std::vector<double> key = {static_cast<double>(c.pp), static_cast<double>(c.micro)};
+      for (const StagePasses& st : stagePasses) key.insert(key.end(), {st.forward, st.backward, st.weight});
+      auto [it, fresh] = zeroBubbleSpans_.try_emplace(std::move(key), 0.0);
+      if (fresh) {
+        PassSeconds passes;
+        for (const StagePasses& st : stagePasses) {
+          passes.forward.push_back({st.forward});
+          passes.backward.push_back({st.backward});
+          passes.weight.push_back({st.weight});
+        }
+        it->second = runPipeline(c.schedule, c.pp, c.micro, 1, true, passes).span;
       }
-      bubble = std::max(0.0, runPipeline(c.schedule, c.pp, c.micro, 1, true, passes).span - micro * slowest);
+      bubble = std::max(0.0, it->second - micro * slowest);
     }
     c.seconds = micro * slowest + bubble + exposedSync + update + casts;
     c.modelSeconds = c.seconds;
     c.peak = peak;
-    double hardware = micro * static_cast<double>(c.dp) * m.flops * (3 + (full ? 1 : 0));
+    // Full recompute runs the forward once more on the layers it recomputes.
+    double recomputed = 0;
+    if (c.recompute == Recompute::Full)
+      for (int64_t l = 0; l < layers_.count; ++l) recomputed += c.stageRecompute[c.layerStage[l] % c.pp] ? 1 : 0;
+    const double hardware = micro * static_cast<double>(c.dp) * m.flops * (3 + recomputed / static_cast<double>(layers_.count));
     c.tflops = c.seconds > 0 ? hardware / c.seconds / static_cast<double>(options_.deviceNum * 1) / 1e12 : 0;
   }
 
@@ -571,7 +612,10 @@ class Search {
     if (splitBatch(p.graph, c.dp * c.mbs) || seedTensorParallel(p.graph, c.dp, c.tp, c.sp, c.ep, c.cp)) return std::nullopt;
     if (!givenRecompute_) {
       clearRecompute(p.graph);
-      markRecompute(p.graph, layers_, c.recompute, attention_);
+      std::vector<bool> recomputed(static_cast<size_t>(layers_.count), true);
+      for (int64_t l = 0; l < layers_.count && !c.stageRecompute.empty(); ++l)
+        recomputed[l] = c.stageRecompute[c.layerStage[l] % c.pp];
+      markRecompute(p.graph, layers_, c.recompute, attention_, &recomputed);
     }
     for (OpId id : p.graph.order) {
       Op& op = p.graph.op(id);
@@ -634,6 +678,12 @@ class Search {
     s.virtualStages = c.v;
     if (c.pp > 1) s.pipelineSchedule = pipelineScheduleName(c.v > 1 ? PipelineSchedule::Interleaved : c.schedule);
     s.recompute = givenRecompute_ && *givenRecompute_ != Recompute::Full ? "given" : recomputeName(c.recompute);
+    if (c.recomputeWhereNeeded && std::count(c.stageRecompute.begin(), c.stageRecompute.end(), false) > 0) {
+      std::vector<int64_t> on;
+      for (int64_t st = 0; st < c.pp; ++st)
+        if (c.stageRecompute[st]) on.push_back(st);
+      s.recompute = on.empty() ? "none" : fmt::format("{} on stages {}", s.recompute, fmt::join(on, ","));
+    }
     s.optimizerLevel = c.optimizerLevel;
     s.zeroStage = c.zeroStage;
     for (int64_t st = 0; st < c.pp; ++st) {
@@ -728,8 +778,9 @@ class Search {
   bool attentionProducts_ = false;  // context parallelism splits their queries
   std::map<std::tuple<int64_t, int64_t, bool, int64_t, int64_t>, std::optional<LayerModel>> models_;
   int64_t considered_ = 0, pruned_ = 0, probes_ = 0;
-  double modelSeconds_ = 0, compileSeconds_ = 0;  // spent building layer models, compiling plans whole
-  std::vector<std::string> unsplittable_;         // why each mesh that could not split the model was left out
+  mutable std::map<std::vector<double>, double> zeroBubbleSpans_;  // zero-bubble's span by (P, M, each stage's passes)
+  double modelSeconds_ = 0, compileSeconds_ = 0;                   // spent building layer models, compiling plans whole
+  std::vector<std::string> unsplittable_;                          // why each mesh that could not split the model was left out
   // What search_time_limit left unexplored: configurations without a layer model (so without an
   // estimate), and candidates among the kCompiled best that were not compiled.
   int64_t unestimated_ = 0, uncompiled_ = 0;

@@ -69,12 +69,14 @@ const char* recomputeName(Recompute r) {
   return r == Recompute::None ? "none" : r == Recompute::Selective ? "selective" : "full";
 }
 
-void markRecompute(Graph& graph, const LayerMap& layers, Recompute r, const std::vector<bool>& attention) {
+void markRecompute(Graph& graph, const LayerMap& layers, Recompute r, const std::vector<bool>& attention,
+                   const std::vector<bool>* layerMask) {
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
     if (op.inserted() || op.annotation->recompute) continue;
     int32_t slot = layers.slot[id];
     if (slot < 0 || slot >= layers.count) continue;
+    if (layerMask && !(*layerMask)[slot]) continue;
     bool chosen = r == Recompute::Full;
     if (r == Recompute::Selective)
       for (ValueId v : op.results) chosen = chosen || attention[v];

@@ -36,7 +36,9 @@ inline constexpr std::array<Recompute, 3> kRecomputes = {Recompute::None, Recomp
 const char* recomputeName(Recompute r);
 // Marks each layer's ops (`attention`: per value, the selective part's results) as checkpoints;
 // clearRecompute takes every mark off.
-void markRecompute(Graph& graph, const LayerMap& layers, Recompute r, const std::vector<bool>& attention);
+// `layerMask`: only the layers it marks true (recompute on some stages).
+void markRecompute(Graph& graph, const LayerMap& layers, Recompute r, const std::vector<bool>& attention,
+                   const std::vector<bool>* layerMask = nullptr);
 void clearRecompute(Graph& graph);
 
 // One data-parallel replica's micro-batch on `tp` devices, per slot (layers, before, after).
