@@ -94,11 +94,11 @@ std::vector<bool> fusedChains(const Graph& graph, const Readers& r, std::vector<
 
 std::vector<bool> fusedAttentionValues(const Graph& graph) { return fusedChains(graph, readersOf(graph), nullptr); }
 
-std::vector<bool> fusedAttentionSharedKeysAndValues(const Graph& graph) {
+FusedAttention fusedAttentionOf(const Graph& graph) {
   Readers r = readersOf(graph);
   std::vector<OpId> products;
-  fusedChains(graph, r, &products);
-  std::vector<bool> shared(graph.values.size(), false);
+  FusedAttention out{fusedChains(graph, r, &products), std::vector<bool>(graph.values.size(), false)};
+  std::vector<bool>& shared = out.repeatedKeysAndValues;
   for (OpId id : products) {
     const Op& product = graph.op(id);
     if (product.operands.size() < 2 || !product.operands[1].isValue()) continue;
@@ -123,7 +123,7 @@ std::vector<bool> fusedAttentionSharedKeysAndValues(const Graph& graph) {
     for (size_t d = 0; repeat && d < from.size(); ++d) repeat = from[d] == to[d] || from[d] == 1;
     if (repeat) shared[u] = true;
   }
-  return shared;
+  return out;
 }
 
 }  // namespace irc

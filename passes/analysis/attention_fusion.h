@@ -17,11 +17,15 @@ namespace irc {
 // Per value of the (compiled) graph: whether it stays on chip.
 std::vector<bool> fusedAttentionValues(const Graph& graph);
 
-// Per value: a grouped-query attention's keys or values repeated to every query head (transformers'
-// repeat_kv: a BroadcastTo of a size-1 dim, then a Reshape) for a fused chain's product alone. The
-// kernel reads each key-value head for its group of query heads itself (FlashAttention 2's and
-// cuDNN's GQA, MindSpore's FlashAttentionScore): the repeat is a view of the heads it repeats,
-// never written, and what the product keeps for backward is those heads.
-std::vector<bool> fusedAttentionSharedKeysAndValues(const Graph& graph);
+// Both, per value, from one walk of the chains: what stays on chip, and a grouped-query
+// attention's keys or values repeated to every query head (transformers' repeat_kv: a BroadcastTo
+// of a size-1 dim, then a Reshape) for a fused chain's product alone. The kernel reads each
+// key-value head for its group of query heads itself (FlashAttention 2's and cuDNN's GQA,
+// MindSpore's FlashAttentionScore): the repeat is a view of the heads it repeats, never written,
+// and what the product keeps for backward is those heads.
+struct FusedAttention {
+  std::vector<bool> onChip, repeatedKeysAndValues;
+};
+FusedAttention fusedAttentionOf(const Graph& graph);
 
 }  // namespace irc

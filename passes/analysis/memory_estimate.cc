@@ -508,8 +508,7 @@ class TrainingWalk {
 // log-sum-exp of each query's scores (FlashAttention-2's `L`, Dao 2023 Algorithm 1; backward
 // makes one more of the same size, D = rowsum(dO * O)): the probabilities' value stands for it,
 // with that size, so that what the second product saves is the statistic.
-void keepAttentionOnChip(const Graph& g, Program& p) {
-  std::vector<bool> onChip = fusedAttentionValues(g);
+void keepAttentionOnChip(const Graph& g, Program& p, const std::vector<bool>& onChip) {
   using Part = OpFamilyRules::AttentionPart;
   for (size_t v = 0; v < onChip.size(); ++v) {
     if (!onChip[v]) continue;
@@ -586,10 +585,10 @@ double quantizeForLinearLayers(const Graph& g, Program& p, const PrecisionRecipe
 }  // namespace
 
 MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settings, StepPlace place) {
-  const bool fused = settings.cluster && settings.cluster->fusedAttention;
-  Program p = programOf(graph, settings.globalRank, settings.precision,
-                        fused ? fusedAttentionSharedKeysAndValues(graph) : std::vector<bool>{});
-  if (fused) keepAttentionOnChip(graph, p);
+  FusedAttention fusedAttention;
+  if (settings.cluster && settings.cluster->fusedAttention) fusedAttention = fusedAttentionOf(graph);
+  Program p = programOf(graph, settings.globalRank, settings.precision, fusedAttention.repeatedKeysAndValues);
+  if (!fusedAttention.onChip.empty()) keepAttentionOnChip(graph, p, fusedAttention.onChip);
   MemoryEstimate e;
   e.inference = inference(graph, p);
   if (!settings.training) return e;

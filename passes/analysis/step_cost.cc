@@ -333,12 +333,10 @@ void walkOpTimes(const Graph& graph, const ParallelSettings& settings, Take take
   };
   std::vector<bool> read(graph.values.size(), false);
   // On a cluster whose stack fuses attention, the values its kernels keep on chip.
-  std::vector<bool> onChip;
-  std::vector<bool> repeatedKeyValues;
-  if (settings.cluster && settings.cluster->fusedAttention) {
-    onChip = fusedAttentionValues(graph);
-    repeatedKeyValues = fusedAttentionSharedKeysAndValues(graph);
-  }
+  FusedAttention fusedAttention;
+  if (settings.cluster && settings.cluster->fusedAttention) fusedAttention = fusedAttentionOf(graph);
+  const std::vector<bool>& onChip = fusedAttention.onChip;
+  const std::vector<bool>& repeatedKeyValues = fusedAttention.repeatedKeysAndValues;
   // On a cluster under a low-precision recipe, the linear layers it runs in FP8 or FP4 (a recipe
   // with a quantized dispatch moves their activations cast: DeepSeek-V3's FP8 dispatch).
   const PrecisionRecipe& recipe = recipeOf(settings.precision);
