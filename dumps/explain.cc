@@ -8,7 +8,7 @@
 #include "dumps/ir_printer.h"
 #include "dumps/origin_text.h"
 #include "ops/inserted_ops.h"
-#include "passes/analysis/step_cost.h"
+#include "cost/step_cost.h"
 #include "ir/layout_notation.h"
 #include "ops/collective.h"
 #include "ops/op_defs.h"

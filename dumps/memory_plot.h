@@ -4,7 +4,7 @@
 // marked and named.
 #include <string>
 
-#include "passes/analysis/memory_estimate.h"
+#include "cost/memory_estimate.h"
 
 namespace irc {
 

@@ -15,7 +15,7 @@
 #include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
-#include "passes/plan/plan_queries.h"
+#include "plan/plan_queries.h"
 #include "ops/op_sharding.h"
 
 namespace irc {

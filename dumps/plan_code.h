@@ -7,7 +7,7 @@
 
 #include "dumps/report.h"
 #include "passes/manager/compile_options.h"
-#include "passes/analysis/memory_estimate.h"
+#include "cost/memory_estimate.h"
 
 namespace irc {
 

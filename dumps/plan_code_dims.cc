@@ -9,7 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "dumps/python_literal.h"
-#include "passes/plan/plan_queries.h"
+#include "plan/plan_queries.h"
 
 namespace irc {
 

@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "passes/analysis/pipeline_split.h"
-#include "passes/analysis/routed_share.h"
-#include "passes/analysis/step_cost.h"
-#include "passes/analysis/step_schedule.h"
+#include "cost/stage_estimate.h"
+#include "cost/routed_share.h"
+#include "cost/step_cost.h"
+#include "cost/step_schedule.h"
 
 #include <algorithm>
 #include <sstream>
@@ -20,7 +20,7 @@
 #include "ops/collective.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
-#include "passes/analysis/memory_estimate.h"
+#include "cost/memory_estimate.h"
 #include "ops/op_sharding.h"
 
 namespace irc {
@@ -376,7 +376,7 @@ json totalsJson(const Graph& graph, const CompileOptions& options, int64_t rank)
                                  {"redistribution", t.redistribution},
                                  {"backward", t.backward},
                                  {"gradient_sync", t.gradientSync}};
-    // On a cluster: the step as it runs (passes/analysis/step_schedule.h), and what it computes.
+    // On a cluster: the step as it runs (cost/step_schedule.h), and what it computes.
     if (auto e = estimateClusterStep(graph, options)) {
       out["estimated_step_seconds"] = e->total;
       out["step_seconds_terms"] = {{"compute", e->compute},

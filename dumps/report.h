@@ -12,7 +12,7 @@
 
 #include "ir/graph.h"
 #include "passes/manager/compile_options.h"
-#include "passes/analysis/memory_estimate.h"
+#include "cost/memory_estimate.h"
 
 namespace irc {
 
@@ -36,7 +36,7 @@ struct CompileTotals {
 // options, what `rank` moves and holds: its pipeline stage's, at the precision it computes in.
 CompileTotals compileTotals(const Graph& graph, const CompileOptions* options = nullptr, int64_t rank = 0);
 
-// The rank's memory (passes/analysis/memory_estimate.h) where every model op has its layouts; the
+// The rank's memory (cost/memory_estimate.h) where every model op has its layouts; the
 // report's `memory` member, with the budget's verdict when one is set.
 // A pipelined compile's: the stage of `rank` (default the global rank).
 std::optional<MemoryEstimate> memoryOf(const Graph& graph, const CompileOptions& options,

@@ -5,7 +5,7 @@
 // bubble blank, and under each row the gradient reduction, the update and the weight casts.
 #include <string>
 
-#include "passes/analysis/step_timeline.h"
+#include "cost/step_timeline.h"
 
 namespace irc {
 

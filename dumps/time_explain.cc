@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "ir/cluster.h"
-#include "passes/analysis/step_cost.h"
-#include "passes/analysis/step_schedule.h"
+#include "cost/step_cost.h"
+#include "cost/step_schedule.h"
 
 namespace irc {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// The estimated step (passes/analysis/step_timeline.h) in the Chrome Trace Event format that
+// The estimated step (cost/step_timeline.h) in the Chrome Trace Event format that
 // Perfetto's UI and chrome://tracing open (docs/cluster.md, "The step as a timeline"): a process
 // per pipeline stage (its first rank; with `allRanks` a process per rank, each its stage's), a
 // thread per stream, a complete event ("ph": "X", microseconds) per pass, op, collective and
@@ -7,7 +7,7 @@
 #include <ostream>
 
 #include "ir/graph.h"
-#include "passes/analysis/step_timeline.h"
+#include "cost/step_timeline.h"
 
 namespace irc {
 

@@ -3,7 +3,7 @@
 // format told by its name and first byte, and the ONNX, config.json or YAML frontend run on it;
 // then what every load does to the result: an ONNX graph's (or a config.json's) default
 // settings, the step's batch split into micro-batches (`input_batch: step`), and a strategy
-// checkpoint applied. Every subcommand loads through it (tools/cli_util.h's loadModelOrReport
+// checkpoint applied. Every subcommand loads through it (cli/cli_util.h's loadModelOrReport
 // maps the command line's flags onto LoadOptions and prints what went wrong).
 #include <map>
 #include <memory>

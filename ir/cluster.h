@@ -56,7 +56,7 @@ struct ClusterDescription {
   double interNodeEfficiency = 0.9;   // of the NICs' line rate
   double kernelLaunchSeconds = 4e-6;  // per kernel: launch and the gap between dependent kernels
   // The software stack's attention: fused (FlashAttention: the scores and probabilities stay on
-  // chip, passes/analysis/attention_fusion.h) or one kernel per op with the scores in HBM.
+  // chip, cost/attention_fusion.h) or one kernel per op with the scores in HBM.
   bool fusedAttention = false;
   Dispatch dispatch = Dispatch::Graph;
   // Eager dispatch: the host's seconds per op it issues (Python, the dispatcher, autocast,

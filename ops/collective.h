@@ -2,8 +2,8 @@
 // The collectives, one home: which op family and which redistribution step is which collective,
 // the names MindSpore prints for them, and the bytes they move under the ring algorithm (NCCL's
 // accounting, ../shared/hardware.md). The ring formula is written here once; the cost models
-// (passes/planners/optimal_planner.h, passes/planners/redistribution_planner.h, passes/analysis/step_cost.h), the cluster's
-// collective time (passes/analysis/collective_time.h), the report and `irc diff` take it from here.
+// (plan/optimal_planner.h, plan/redistribution_planner.h, cost/step_cost.h), the cluster's
+// collective time (cost/collective_time.h), the report and `irc diff` take it from here.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -78,7 +78,7 @@ struct ModulePart {
   bool weightTransposed = false;
 };
 
-// How an op runs in a lockstep run of every rank (passes/analysis/spmd_simulator.h): alone on each rank
+// How an op runs in a lockstep run of every rank (verify/spmd_simulator.h): alone on each rank
 // (evaluate), as a collective over the groups of its step (evaluateOnGroup), or as a pipeline
 // Receive of what its Send passed on at the rank of the same position in the sending stage.
 enum class RunsAs { EachRank, Collective, Receive };
@@ -154,14 +154,14 @@ class OpFamilyRules {
   // Rewrites the op's constants and attributes for its rank's slices (Reshape's target shape).
   virtual void localize(Op&) const {}
 
-  // --- Running on every rank (passes/analysis/spmd_simulator.h) ---
+  // --- Running on every rank (verify/spmd_simulator.h) ---
   virtual RunsAs runsAs(const OpDef&) const { return RunsAs::EachRank; }
   // A collective's results on the members of one group, in the group's order, from their
   // operands (`members`, also in the group's order); a result all members receive alike is one
   // shared value.
   virtual std::vector<SharedValue> evaluateOnGroup(const RedistStep& step, const std::vector<const TensorValue*>& members) const;
 
-  // --- Memory (passes/analysis/memory_estimate.h) ---
+  // --- Memory (cost/memory_estimate.h) ---
   // What a training step keeps of the op until its backward. The default keeps every tensor
   // operand (a MatMul's both sides, a Conv's input and kernel); shape-only ops, sums and the
   // collectives keep nothing.
@@ -172,7 +172,7 @@ class OpFamilyRules {
   // The operand whose buffer torch's kernel writes the result into, -1 for none: a Linear's
   // bias is added into its product (addmm, or `out.add_(bias)`), a Conv's into its output, so
   // the product and the biased result are one buffer. Memory takes it where nothing else reads
-  // that operand (passes/analysis/memory_estimate.h).
+  // that operand (cost/memory_estimate.h).
   virtual int accumulatesInto(const Graph&, const Op&) const { return -1; }
 
   // --- Import rewrites (frontends/onnx/onnx_merged_batch_regions.h) ---

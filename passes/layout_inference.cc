@@ -15,7 +15,7 @@
 #include "ir/layout_notation.h"
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"
-#include "passes/plan/plan_queries.h"
+#include "plan/plan_queries.h"
 #include "passes/propagation/propagation_common.h"
 
 namespace irc {

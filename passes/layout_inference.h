@@ -8,6 +8,6 @@
 namespace irc {
 
 std::unique_ptr<Pass> createLayoutInferencePass(const CompileOptions& options);
-// (The plan's query API, layoutOfValue and layoutNeeded: passes/plan/plan_queries.h.)
+// (The plan's query API, layoutOfValue and layoutNeeded: plan/plan_queries.h.)
 
 }  // namespace irc

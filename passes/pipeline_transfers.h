@@ -1,7 +1,7 @@
 #pragma once
 // A step of pipeline slot 3 (after redistribution, no dump of its own: the stage dumps after it),
 // with pipeline stages: the Send/Receive pair of every value crossing
-// stages (passes/analysis/pipeline_split.h).
+// stages, each placed right before its value's first reader in the later stage (docs/pipeline.md).
 #include <memory>
 
 #include "passes/manager/compile_options.h"

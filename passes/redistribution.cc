@@ -19,16 +19,15 @@
 
 #include "ops/inserted_ops.h"
 #include "ir/int_text.h"
-#include "passes/plan/plan_queries.h"
+#include "plan/plan_queries.h"
 #include "ops/op_family.h"
 #include "ops/int_key.h"
 #include "ops/op_inserter.h"
 #include "ops/collective.h"
 #include "ops/step_emission.h"
-#include "passes/planners/optimal_planner.h"
-#include "passes/analysis/step_cost.h"
-#include "passes/analysis/pipeline_split.h"
-#include "passes/planners/redistribution_planner.h"
+#include "plan/optimal_planner.h"
+#include "cost/step_cost.h"
+#include "plan/redistribution_planner.h"
 
 namespace irc {
 namespace {

@@ -13,8 +13,8 @@
 #include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/shape_inference.h"
-#include "passes/plan/plan_queries.h"
-#include "passes/analysis/pipeline_split.h"
+#include "plan/plan_queries.h"
+#include "plan/stage_view.h"
 #include "ops/op_family.h"
 
 namespace irc {

@@ -1,6 +1,7 @@
 #pragma once
 // A step of pipeline slot 3 (before redistribution, no dump of its own): `stages: auto` splits
-// the execution order into pipeline stages from the layouts' costs (passes/analysis/pipeline_split.h).
+// the execution order into pipeline stages from the layouts' costs (cost/step_cost.h,
+// cost/stage_estimate.h), and `recompute_layers` marks each stage's first layers.
 #include <memory>
 
 #include "passes/manager/compile_options.h"

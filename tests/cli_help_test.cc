@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "tests/test_util.h"
-#include "tools/command_specs.h"
+#include "cli/command_specs.h"
 
 namespace irc::test {
 

@@ -49,7 +49,7 @@ TEST_CASE("explain says on which of MindSpore's criteria the losing alternative 
                    "(1 against 4)\n") != std::string::npos);
   RunResult o = runIrc({"explain", tmp.path() + "/m.yaml", "o"});
   // Rowwise: an AllReduce of a [8, 16] float32 partial (512 bytes), MindSpore's corrected cost for
-  // small messages (at most 2048 bytes cost 3072; passes/planners/redistribution_planner.cc correctComm).
+  // small messages (at most 2048 bytes cost 3072; plan/redistribution_planner.cc correctComm).
   CHECK(o.out.find("  best losing alternative: ((1, 4), (4, 1)) at cost 0; the edge costs tie, it lost on its own forward "
                    "communication (3072 bytes against 0 bytes)\n") != std::string::npos);
 }

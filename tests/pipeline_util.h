@@ -7,7 +7,7 @@
 
 #include "ir/graph.h"
 #include "passes/manager/compile_options.h"
-#include "passes/analysis/spmd_simulator.h"
+#include "verify/spmd_simulator.h"
 
 namespace irc::test {
 

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "dumps/report.h"
-#include "passes/analysis/step_cost.h"
+#include "cost/step_cost.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 

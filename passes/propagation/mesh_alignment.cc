@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "ops/op_sharding.h"
-#include "passes/plan/plan_queries.h"
+#include "plan/plan_queries.h"
 #include "passes/propagation/sharding_assignment.h"
 
 namespace irc {

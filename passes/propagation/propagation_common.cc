@@ -1,6 +1,6 @@
 #include "passes/propagation/propagation_common.h"
 #include "ops/op_defs.h"
-#include "passes/plan/plan_queries.h"
+#include "plan/plan_queries.h"
 #include "passes/propagation/sharding_assignment.h"
 
 #include <functional>

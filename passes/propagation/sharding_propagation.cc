@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "ops/int_key.h"
-#include "passes/plan/plan_queries.h"
+#include "plan/plan_queries.h"
 #include "ops/collective.h"
-#include "passes/planners/redistribution_planner.h"
+#include "plan/redistribution_planner.h"
 #include "passes/propagation/mesh_alignment.h"
 #include "passes/propagation/sharding_assignment.h"
 #include "passes/propagation/sharding_propagation.h"

@@ -1,6 +1,6 @@
 #pragma once
 // search_mode auto (docs/search.md): every op the user did not configure gets the strategy that
-// minimises the estimated step time (passes/analysis/step_cost.h) with every rank's peak memory within
+// minimises the estimated step time (cost/step_cost.h) with every rank's peak memory within
 // parallel.memory_budget. An ILP with a one-hot choice per op and per edge (XLA's auto-sharding
 // and Alpa's formulation), solved by CBC; the ops of repeated layers share their variables.
 #include "ir/graph.h"

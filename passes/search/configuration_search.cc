@@ -14,13 +14,13 @@
 #include "ir/dtype.h"
 #include "ir/tensor_layout.h"
 #include "ops/batch_split.h"
-#include "passes/analysis/collective_time.h"
+#include "cost/collective_time.h"
 #include "passes/search/layer_model.h"
-#include "passes/analysis/memory_estimate.h"
-#include "passes/analysis/pipeline_split.h"
-#include "passes/analysis/step_cost.h"
-#include "passes/analysis/pipeline_order.h"
-#include "passes/analysis/step_schedule.h"
+#include "cost/memory_estimate.h"
+#include "cost/stage_estimate.h"
+#include "cost/step_cost.h"
+#include "plan/pipeline_order.h"
+#include "cost/step_schedule.h"
 #include "passes/search/tensor_parallel_seeds.h"
 
 namespace irc {
@@ -480,7 +480,7 @@ class Search {
       // (What optimizer parallel shards is reduced with each micro-batch above.)
       double sync = gradientSyncSeconds(c, gradients, gradientBytes);
       // ZeRO's ReduceScatter hides behind the last backward, its AllGather behind the next
-      // forward (passes/analysis/step_schedule.cc, the compile's estimate).
+      // forward (cost/step_schedule.cc, the compile's estimate).
       const bool zero = c.zeroStage > 0 && c.optimizerLevel == 0;
       f.exposedSync =
           zero ? std::max(0.0, sync / 2 - backward) + std::max(0.0, sync / 2 - forward) : std::max(0.0, sync - backward);
@@ -522,11 +522,11 @@ class Search {
     // it waits on the round trip through those after it: one micro-batch of every other stage,
     // a chunk's (a v-th) interleaved. Even stages: 1F1B's P - 1 idle slots, interleaved
     // (P - 1) / v (Narayanan et al. 2021); the compile runs the schedule itself
-    // (passes/analysis/step_schedule.cc).
+    // (cost/step_schedule.cc).
     // Zero-bubble (ZB-H1): how much of the weight gradients' time fills the bubble depends on the
     // micro-batches and how uneven the stages are ((P - 1)(F + B - W) against 1F1B's
     // (P - 1)(F + B + W) only with even stages and many micro-batches): its order is run through
-    // with each stage's passes (passes/analysis/pipeline_order.h, as the compile runs it), the
+    // with each stage's passes (plan/pipeline_order.h, as the compile runs it), the
     // communication split evenly between the forward and the backward.
     double bubble = (stagesTogether - slowest) / static_cast<double>(c.v);
     if (c.schedule == PipelineSchedule::ZeroBubble) {

@@ -8,12 +8,12 @@
 
 #include "ir/cluster.h"
 #include "ir/tensor_layout.h"
-#include "passes/analysis/attention_fusion.h"
+#include "cost/attention_fusion.h"
 #include "ops/batch_split.h"
 #include "ops/inserted_ops.h"
-#include "passes/plan/plan_queries.h"
-#include "passes/analysis/memory_estimate.h"
-#include "passes/analysis/step_cost.h"
+#include "plan/plan_queries.h"
+#include "cost/memory_estimate.h"
+#include "cost/step_cost.h"
 #include "passes/search/tensor_parallel_seeds.h"
 
 namespace irc {

@@ -45,9 +45,9 @@ void clearRecompute(Graph& graph);
 struct LayerModel {
   std::vector<double> compute, comm, recomputeSelective, commSelective, trained;
   // The backward's kernels, and a low-precision recipe's weight casts once a step
-  // (passes/analysis/step_cost.h OpTime).
+  // (cost/step_cost.h OpTime).
   std::vector<double> backward, weightCasts;
-  // The backward's weight gradients (zero-bubble's W: passes/analysis/step_cost.h
+  // The backward's weight gradients (zero-bubble's W: cost/step_cost.h
   // weightGradientSeconds), part of `backward`.
   std::vector<double> weightGradient;
   // Per slot, the trained elements by the size of their gradient's reduction group in the trial

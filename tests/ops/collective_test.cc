@@ -1,5 +1,5 @@
 // OpFamilyRules::evaluateOnGroup: the collectives' semantics over one group, which `irc
-// verify`'s lockstep run (passes/analysis/spmd_simulator.h) takes from the ops' families. Expected values
+// verify`'s lockstep run (verify/spmd_simulator.h) takes from the ops' families. Expected values
 // worked out by hand from MindSpore's definitions.
 #include <doctest/doctest.h>
 

@@ -8,12 +8,12 @@
 #include <fmt/format.h>
 
 #include "dumps/explain.h"
-#include "passes/analysis/attention_fusion.h"
-#include "passes/analysis/collective_time.h"
-#include "passes/analysis/kernel_time.h"
-#include "passes/analysis/memory_estimate.h"
-#include "passes/analysis/step_cost.h"
-#include "passes/analysis/step_schedule.h"
+#include "cost/attention_fusion.h"
+#include "cost/collective_time.h"
+#include "cost/kernel_time.h"
+#include "cost/memory_estimate.h"
+#include "cost/step_cost.h"
+#include "cost/step_schedule.h"
 #include "tests/approx.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "passes/analysis/eager_dispatch.h"
-#include "passes/analysis/kernel_time.h"
-#include "passes/analysis/step_schedule.h"
+#include "cost/eager_dispatch.h"
+#include "cost/kernel_time.h"
+#include "cost/step_schedule.h"
 #include "tests/approx.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"

@@ -1,4 +1,4 @@
-// Will it fit (passes/analysis/memory_estimate.h): the FFN's peaks derived by hand, views, the optimizer's
+// Will it fit (cost/memory_estimate.h): the FFN's peaks derived by hand, views, the optimizer's
 // states, and the budget warning.
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 
 #include "dumps/report.h"
 #include "ir/byte_size.h"
-#include "passes/analysis/memory_estimate.h"
+#include "cost/memory_estimate.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 

@@ -1,4 +1,4 @@
-// Pipeline parallelism (passes/analysis/pipeline_split.h): stages by glob and `auto`, Send/Receive pairs
+// Pipeline parallelism (cost/stage_estimate.h): stages by glob and `auto`, Send/Receive pairs
 // in the ranks' programs, verify across stages, the bubble, and 1F1B memory derived by hand.
 #include <doctest/doctest.h>
 
@@ -9,8 +9,8 @@
 
 #include "dumps/ir_printer.h"
 #include "dumps/report.h"
-#include "passes/analysis/step_schedule.h"
-#include "passes/analysis/pipeline_split.h"
+#include "cost/step_schedule.h"
+#include "cost/stage_estimate.h"
 #include "tests/approx.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"

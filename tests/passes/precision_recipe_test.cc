@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
-#include "passes/analysis/linear_layers.h"
-#include "passes/analysis/memory_estimate.h"
-#include "passes/analysis/step_cost.h"
-#include "passes/analysis/step_schedule.h"
-#include "passes/analysis/collective_time.h"
+#include "cost/linear_layers.h"
+#include "cost/memory_estimate.h"
+#include "cost/step_cost.h"
+#include "cost/step_schedule.h"
+#include "cost/collective_time.h"
 #include "tests/approx.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "ir/tensor_value.h"
-#include "passes/planners/optimal_planner.h"
-#include "passes/planners/redistribution_planner.h"
+#include "plan/optimal_planner.h"
+#include "plan/redistribution_planner.h"
 
 namespace irc::test {
 namespace {

@@ -1,11 +1,11 @@
-// The experts' padded slots: hardware FLOPs, not model FLOPs (passes/analysis/routed_share.h).
+// The experts' padded slots: hardware FLOPs, not model FLOPs (cost/routed_share.h).
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "passes/analysis/routed_share.h"
-#include "passes/analysis/step_schedule.h"
+#include "cost/routed_share.h"
+#include "cost/step_schedule.h"
 #include "tests/approx.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"

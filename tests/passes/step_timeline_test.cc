@@ -1,4 +1,4 @@
-// The estimated step laid out in time (passes/analysis/step_timeline.h): the pipeline's orders
+// The estimated step laid out in time (cost/step_timeline.h): the pipeline's orders
 // written out by hand from PipeDream-Flush's and Megatron-LM's schedules, spans from the
 // closed forms, and a GPT's timeline against its estimate and its memory estimate.
 #include <doctest/doctest.h>
@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "dumps/trace_json.h"
-#include "passes/analysis/pipeline_order.h"
-#include "passes/analysis/pipeline_split.h"
-#include "passes/analysis/step_timeline.h"
+#include "plan/pipeline_order.h"
+#include "cost/stage_estimate.h"
+#include "cost/step_timeline.h"
 #include "tests/approx.h"
 #include "tests/pipeline_util.h"
 #include "tools/bench/transformer_model.h"

@@ -22,7 +22,7 @@
 #include "frontends/yaml/yaml_frontend.h"
 #include "ops/verifier.h"
 #include "passes/pipeline/compile.h"
-#include "passes/analysis/spmd_simulator.h"
+#include "verify/spmd_simulator.h"
 
 namespace {
 

@@ -25,7 +25,7 @@
 #include "frontends/onnx/onnx_tensors.h"
 #include "ops/reference_ops.h"
 #include "passes/pipeline/compile.h"
-#include "passes/analysis/spmd_simulator.h"
+#include "verify/spmd_simulator.h"
 #include "ops/op_defs.h"
 
 namespace fs = std::filesystem;
