@@ -18,7 +18,7 @@
 #include "ir/suggest.h"
 #include "passes/pipeline/compile.h"
 #include "ops/batch_split.h"
-#include "passes/search/configuration_search.h"
+#include "search/configuration_search.h"
 
 namespace irc::cli {
 

@@ -63,7 +63,7 @@ struct LoadedModel {
   std::map<ValueId, TensorValue> parameterData;
 };
 
-// search_mode auto on a cluster: the structural search (passes/search/configuration_search.h) on
+// search_mode auto on a cluster: the structural search (search/configuration_search.h) on
 // `options` (the command's final ones) and the loaded graph; false, with its diagnostics
 // rendered, when nothing fits. Every subcommand that compiles runs it so that they all see the
 // plan `irc MODEL` compiles.

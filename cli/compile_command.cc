@@ -20,6 +20,7 @@
 #include "ir/suggest.h"
 #include "ops/collective.h"
 #include "passes/pipeline/compile.h"
+#include "search/operator_search.h"
 #include "cost/stage_estimate.h"
 #include "passes/pipeline/pipeline.h"
 #include "cost/step_schedule.h"
@@ -653,7 +654,7 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
   if (!a.planOut.empty()) hooks.instrumentations.push_back(&plan);
 
   PassContext context{*loaded->diags};
-  RunOutcome outcome = compile(graph, options, context, hooks);
+  RunOutcome outcome = compileWithSearch(graph, options, context, hooks);
   progress.clear();
   if (outcome == RunOutcome::Rejected) {
     loaded->diags->render(std::cerr, useColor(a.color, stderr));

@@ -17,6 +17,7 @@
 #include "frontends/mindspore/parallel_facts.h"
 #include "ir/attribute.h"
 #include "passes/pipeline/compile.h"
+#include "search/operator_search.h"
 #include "cli/cli_util.h"
 #include "cli/command_specs.h"
 #include "cli/commands.h"
@@ -61,7 +62,7 @@ std::optional<Stages> stagesOfModel(const std::string& path, int64_t rank, Color
   PassContext context{*loaded->diags};
   CompileHooks hooks;
   hooks.instrumentations.push_back(&capture);
-  if (compile(loaded->graph, options, context, hooks) == RunOutcome::Rejected) {
+  if (compileWithSearch(loaded->graph, options, context, hooks) == RunOutcome::Rejected) {
     loaded->diags->render(std::cerr, useColor(color, stderr));
     return std::nullopt;
   }

@@ -9,6 +9,7 @@
 #include "dumps/time_explain.h"
 #include "ir/suggest.h"
 #include "passes/pipeline/compile.h"
+#include "search/operator_search.h"
 #include "passes/pipeline/pipeline.h"
 #include "cli/cli_util.h"
 #include "cli/command_specs.h"
@@ -70,7 +71,7 @@ ExitStatus explainSearch(const std::vector<std::string>& positional, const Paral
     // The operator-level search runs inside the pipeline: compile through propagation.
     options.stopAfter = "sharding_propagation";
     PassContext context{*loaded->diags};
-    if (compile(loaded->graph, options, context, {}) == RunOutcome::Rejected) {
+    if (compileWithSearch(loaded->graph, options, context, {}) == RunOutcome::Rejected) {
       loaded->diags->render(std::cerr, useColor(color, stderr));
       return ExitStatus::Rejected;
     }
@@ -97,7 +98,7 @@ ExitStatus explainTime(const std::vector<std::string>& positional, const Paralle
   if (!searchConfigurationOrReport(*loaded, options, color)) return ExitStatus::Rejected;
   options.stopAfter = "redistribution";
   PassContext context{*loaded->diags};
-  if (compile(loaded->graph, options, context, {}) == RunOutcome::Rejected) {
+  if (compileWithSearch(loaded->graph, options, context, {}) == RunOutcome::Rejected) {
     loaded->diags->render(std::cerr, useColor(color, stderr));
     return ExitStatus::Rejected;
   }
@@ -155,7 +156,7 @@ ExitStatus runExplain(const std::vector<std::string>& args) {
   CompileHooks hooks;
   if (byNumber) hooks.instrumentations.push_back(&capture);
   PassContext context{diags};
-  if (compile(*graph, options, context, hooks) == RunOutcome::Rejected) {
+  if (compileWithSearch(*graph, options, context, hooks) == RunOutcome::Rejected) {
     diags.render(std::cerr, useColor(color, stderr));
     return ExitStatus::Rejected;
   }

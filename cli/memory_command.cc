@@ -12,6 +12,7 @@
 #include "ir/byte_size.h"
 #include "ir/suggest.h"
 #include "passes/pipeline/compile.h"
+#include "search/operator_search.h"
 #include "cli/cli_util.h"
 #include "cli/command_specs.h"
 #include "cli/commands.h"
@@ -166,7 +167,7 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
   options.ranks = {r};
   PassContext context{*loaded->diags};
   Graph& graph = loaded->graph;
-  if (compile(graph, options, context, {}) == RunOutcome::Rejected) {
+  if (compileWithSearch(graph, options, context, {}) == RunOutcome::Rejected) {
     loaded->diags->render(std::cerr, useColor(color, stderr));
     return ExitStatus::Rejected;
   }

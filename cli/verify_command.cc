@@ -11,6 +11,7 @@
 #include "ir/limits.h"
 #include "ir/suggest.h"
 #include "passes/pipeline/compile.h"
+#include "search/operator_search.h"
 #include "verify/spmd_simulator.h"
 #include "cli/cli_util.h"
 #include "cli/command_specs.h"
@@ -291,7 +292,7 @@ ExitStatus runVerify(const std::vector<std::string>& args) {
   PassContext context{diags};
   CompileHooks hooks;
   hooks.rankGraphs = [&](int64_t rank, Graph&& local) { locals.emplace(rank, std::move(local)); };
-  if (compile(*graph, compileOptions, context, hooks) == RunOutcome::Rejected) {
+  if (compileWithSearch(*graph, compileOptions, context, hooks) == RunOutcome::Rejected) {
     diags.render(std::cerr, useColor(a.color, stderr));
     return ExitStatus::Rejected;
   }

@@ -22,6 +22,12 @@ void DiagnosticEngine::error(SourceLoc loc, std::string message) {
   diagnostics_.push_back({Severity::Error, loc, std::move(message)});
 }
 
+void DiagnosticEngine::report(const Diagnostic& d) {
+  if (d.severity == Severity::Error) error(d.loc, d.message);
+  else if (d.severity == Severity::Warning) warning(d.loc, d.message);
+  else note(d.loc, d.message);
+}
+
 void DiagnosticEngine::warning(SourceLoc loc, std::string message) {
   diagnostics_.push_back({Severity::Warning, loc, std::move(message)});
 }

@@ -44,6 +44,8 @@ class DiagnosticEngine {
   // Something the user should know that does not stop the run (rendered with the errors, or on
   // its own when there are none).
   void warning(SourceLoc loc, std::string message);
+  // One reported elsewhere (a search's, a trial's), again here with its severity.
+  void report(const Diagnostic& d);
 
   size_t errorCount() const { return errorCount_; }
   bool hasErrors() const { return errorCount_ > 0; }

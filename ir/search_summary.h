@@ -1,5 +1,5 @@
 #pragma once
-// What search_mode auto found and how (passes/search/auto_search.cc writes it; the report's `search`
+// What search_mode auto found and how (search/auto_search.cc writes it; the report's `search`
 // section, explain and the stderr summary read it).
 #include <cstdint>
 #include <optional>
@@ -24,7 +24,7 @@ struct SearchClass {
   std::vector<SearchAlternative> runnersUp;  // cheapest first, at most three
 };
 
-// One configuration of the structural search (passes/search/configuration_search.h): the mesh
+// One configuration of the structural search (search/configuration_search.h): the mesh
 // factorisation, the micro-batching, recompute and optimizer sharding, and what it was estimated at.
 struct SearchConfiguration {
   int64_t dp = 1, tp = 1, pp = 1, cp = 1;

@@ -9,6 +9,13 @@
 namespace irc {
 namespace {
 
+// The checkpoint's strategy becomes the op's configured one.
+void pinCheckpointStrategy(Op& op) {
+  op.annotation->inStrategy = *std::as_const(op).annotation->checkpointStrategy;
+  op.annotation->inLayout.reset();
+  op.annotation->inStrategyLoc = op.loc;
+}
+
 class CheckpointStrategyPass : public Pass {
  public:
   explicit CheckpointStrategyPass(const CompileOptions& options) : options_(options) {}
@@ -19,6 +26,13 @@ class CheckpointStrategyPass : public Pass {
     bool any = std::any_of(graph.ops.begin(), graph.ops.end(),
                            [](const Op& op) { return op.annotation->checkpointStrategy.has_value(); });
     if (!any || !hasModelOps(graph)) return PassStatus::Unchanged;
+    // search_mode auto keeps every configured strategy and searches the rest: the checkpoint's
+    // strategies are all configured (a dry run would be a second search, over other constraints).
+    if (options_.searchMode == SearchMode::Auto) {
+      for (Op& op : graph.ops)
+        if (std::as_const(op).annotation->checkpointStrategy) pinCheckpointStrategy(op);
+      return PassStatus::Annotated;
+    }
     Graph dry = graph;
     for (Op& op : dry.ops)
       if (op.annotation.written()) op.annotation->checkpointStrategy.reset();
@@ -29,9 +43,7 @@ class CheckpointStrategyPass : public Pass {
       const Op& got = dry.ops[i];
       if (got.parallel->hasSharding && strategyOf(got) == *op.annotation->checkpointStrategy && !takesLayoutsFromNeighbours(op))
         continue;
-      op.annotation->inStrategy = *op.annotation->checkpointStrategy;
-      op.annotation->inLayout.reset();
-      op.annotation->inStrategyLoc = op.loc;
+      pinCheckpointStrategy(op);
     }
     return PassStatus::Annotated;
   }

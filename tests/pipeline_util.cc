@@ -6,6 +6,7 @@
 #include "ir/layout_notation.h"
 #include "ops/inserted_ops.h"
 #include "passes/pipeline/compile.h"
+#include "search/operator_search.h"
 
 namespace irc::test {
 
@@ -38,7 +39,7 @@ std::optional<Graph> runPipeline(const std::string& yaml,
   CompileHooks hooks;
   prepare(g->graph, options, hooks);
   PassContext context{diags};
-  if (compile(g->graph, options, context, hooks) == RunOutcome::Rejected) errors = diags.renderToString();
+  if (compileWithSearch(g->graph, options, context, hooks) == RunOutcome::Rejected) errors = diags.renderToString();
   return std::move(g->graph);
 }
 

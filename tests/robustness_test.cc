@@ -8,6 +8,7 @@
 
 #include "frontends/yaml/yaml_frontend.h"
 #include "passes/pipeline/compile.h"
+#include "search/operator_search.h"
 #include "tests/test_util.h"
 
 namespace irc::test {
@@ -68,7 +69,7 @@ TEST_CASE("mutated models are compiled or rejected with diagnostics, never crash
         continue;
       }
       PassContext context{diags};
-      if (compile(g->graph, optionsFromModel(g->parallel), context) == RunOutcome::Rejected) {
+      if (compileWithSearch(g->graph, optionsFromModel(g->parallel), context) == RunOutcome::Rejected) {
         ++rejected;
         CHECK(diags.hasErrors());
       } else {

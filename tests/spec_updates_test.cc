@@ -5,6 +5,7 @@
 
 #include "dumps/report.h"
 #include "cost/step_cost.h"
+#include "tests/check_lines.h"
 #include "tests/pipeline_util.h"
 #include "tests/test_util.h"
 
@@ -193,6 +194,28 @@ TEST_CASE("reason lines count device axes from the right, as tensor maps and out
 }  // namespace irc::test
 
 namespace irc::test {
+
+TEST_CASE("strategy checkpoint under search_mode auto: its strategies are kept, the search chooses the rest") {
+  // The operator-level search runs above the pipeline (search/operator_search.h) from where
+  // strategy propagation begins: the checkpoint's strategies configured, every one of them (a
+  // search keeps what is configured; no dry run, which would be a second search).
+  TempDir tmp;
+  std::string ffn = readFile(sourceDir() + "/examples/ffn.yaml");
+  ffn.replace(ffn.find("  search_mode: sharding_propagation"), 35, "  search_mode: auto\n  strategy_ckpt_load: ck.json");
+  writeFile(tmp.path() + "/ffn.yaml", ffn);
+  writeFile(tmp.path() + "/ck.json", R"({"current_stage": 0, "parallel_strategy_item": {
+    "add2": {"stage": 0, "parallel_strategy": [[8, 1], [1]]}}})");
+  REQUIRE(runIrc({"ffn.yaml", "--dump-after", "step_parallel_begin", "-q"}, tmp.path()).exitCode == 0);
+  std::string dump = readFile(tmp.path() + "/ffn_ir/rank_0/step_parallel_begin_0001.ir");
+  size_t add2 = dump.find("{instance name: add2}");
+  REQUIRE(add2 != std::string::npos);
+  CHECK(dump.find("{in_strategy: ((8, 1), (1))}", add2) != std::string::npos);
+  CHECK(dump.find("# strategy: user", add2) != std::string::npos);
+  // matmul2, relu and add: the search's (matmul's strategy is the model's own).
+  CHECK(checkLines(dump,
+                   "CHECK: instance name: relu\nCHECK-NEXT: in_strategy\nCHECK-NEXT: # strategy: searched\n"
+                   "CHECK: instance name: matmul2\nCHECK-NEXT: in_strategy\nCHECK-NEXT: # strategy: searched\n") == "");
+}
 
 TEST_CASE("strategy checkpoint: MindSpore's JSON out, and back in as fixed strategies: identical dumps") {
   TempDir tmp;

@@ -3,29 +3,16 @@
 // model's `parallel` block reaches them through optionsFromModel(), and the command line's
 // overrides are applied to the options, not written into the model.
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/device_matrix.h"
 #include "ir/parallel_config.h"
+#include "plan/operator_plan.h"
 
 namespace irc {
-
-class Graph;
-struct PassContext;
-struct CompileOptions;
-struct PropagationInput;  // passes/propagation/propagation_common.h
-enum class RunOutcome;    // passes/manager/pass_manager.h
-
-// How a search compiles a candidate plan: compile() (passes/pipeline/compile.h), handed to the
-// searches by the compile they are a stage of, so that no search includes the pipeline.
-using TrialCompile = std::function<RunOutcome(Graph&, const CompileOptions&, PassContext&)>;
-// search_mode auto's operator-level search (passes/search/auto_search.h), as strategy
-// propagation runs it: set by compile(), whose pipeline the search is a stage of, so that
-// propagation does not include the search above it.
-using OperatorLevelSearch = std::function<bool(Graph&, const PropagationInput&, PassContext&)>;
 
 // The parallel settings in effect (the model's, then the command line's overrides), and what to
 // run.
@@ -37,9 +24,9 @@ struct CompileOptions : ParallelSettings {
   std::vector<int64_t> ranks;
   // Where the model's `parallel` block is, for errors about the settings (none for an ONNX graph).
   SourceLoc settingsLoc;
-  // compile() itself, set by compile() for the operator-level search that runs inside it.
-  TrialCompile trialCompile;
-  OperatorLevelSearch operatorLevelSearch;
+  // search_mode auto's operator-level choice, which strategy propagation applies: made by the
+  // search above the pipeline (search/operator_search.h compileWithSearch), never inside it.
+  std::shared_ptr<const OperatorPlan> operatorPlan;
   // The structural search compiles every configuration that fits, not its layer model's best
   // few: the tests' brute-force oracle for its choice (no command-line spelling).
   bool searchCompilesEverything = false;

@@ -1,19 +1,10 @@
 #include "passes/pipeline/compile.h"
 
 #include "passes/pipeline/pipeline.h"
-#include "passes/search/auto_search.h"
 
 namespace irc {
 
-TrialCompile compileForTrials() {
-  return [](Graph& graph, const CompileOptions& options, PassContext& context) { return compile(graph, options, context); };
-}
-
-RunOutcome compile(Graph& graph, const CompileOptions& given, PassContext& context, const CompileHooks& hooks) {
-  // The operator-level search (a stage of this pipeline) compiles its candidates with this.
-  CompileOptions options = given;
-  if (!options.trialCompile) options.trialCompile = compileForTrials();
-  if (!options.operatorLevelSearch) options.operatorLevelSearch = runAutoSearch;
+RunOutcome compile(Graph& graph, const CompileOptions& options, PassContext& context, const CompileHooks& hooks) {
   PassManager manager;
   schedulePipeline(manager, options);
   manager.setRanks(options.ranksToMaterialize());

@@ -1,6 +1,6 @@
 #pragma once
-// The one way to run irc's pipeline: compile, verify, explain, diff, the benchmark and the
-// tests all call compile() on a loaded model.
+// The one way to run irc's pipeline on a chosen plan: the searches (search/), and through them
+// compile, verify, explain, diff, the benchmark and the tests, call compile() on a loaded model.
 #include <functional>
 #include <vector>
 
@@ -21,10 +21,9 @@ struct CompileHooks {
 };
 
 // Runs the pipeline `options` selects on `graph` (the global passes in place, then shape slicing
-// once per rank to materialize). Rejections are diagnostics in `context`.
+// once per rank to materialize). Rejections are diagnostics in `context`. search_mode auto's
+// operator-level choice must be in the options (search/operator_search.h compileWithSearch
+// searches, then calls this): the pipeline runs no search.
 RunOutcome compile(Graph& graph, const CompileOptions& options, PassContext& context, const CompileHooks& hooks = {});
-
-// compile() as a search's trial compile (the structural search's callers hand it this).
-TrialCompile compileForTrials();
 
 }  // namespace irc

@@ -74,6 +74,16 @@ void schedulePipeline(PassManager& manager, const CompileOptions& options) {
   }
 }
 
+bool schedulesStrategyPropagation(const CompileOptions& options) {
+  const std::vector<std::string>& only = options.passes;
+  for (const PipelineStage& stage : pipelineStages()) {
+    const bool chosen = only.empty() || std::find(only.begin(), only.end(), stage.passName) != only.end();
+    if (stage.passName == "sharding_propagation" && chosen) return true;
+    if (stage.passName == options.stopAfter) break;
+  }
+  return false;
+}
+
 const PipelineStage* findStage(std::string_view name) {
   // factor_propagation is the same pipeline slot as sharding_propagation, in the other mode.
   if (name == "factor_propagation") name = "sharding_propagation";

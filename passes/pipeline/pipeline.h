@@ -30,6 +30,8 @@ class PassManager;
 // Schedules the pipeline's stages on `manager`: all of them, only those in `options.passes`, or
 // up to and including `options.stopAfter` (compile() does this; see passes/pipeline/compile.h).
 void schedulePipeline(PassManager& manager, const CompileOptions& options);
+// Whether those stages include strategy propagation (where search_mode auto's choice applies).
+bool schedulesStrategyPropagation(const CompileOptions& options);
 
 // The stage a pass or dump name refers to, or null.
 const PipelineStage* findStage(std::string_view name);

@@ -55,14 +55,22 @@ class FactorPropagationMode : public PropagationMode {
   }
 };
 
-// auto: the operator-level search (the ILP) picks every op's strategy.
+// auto: the operator-level search (the ILP, search/auto_search.h) picked every op's strategy
+// before this compile began; its plan is applied here, where the search's choice takes effect
+// in the pipeline, with what it said.
 class AutoSearchMode : public PropagationMode {
  public:
   bool usesAllDevices() const override { return true; }
   bool fill(Graph& graph, const PropagationInput& in, PassContext& context, const CompileOptions& options) const override {
-    if (!options.operatorLevelSearch)
-      throw InternalError("search_mode auto runs inside compile(), which hands strategy propagation the search");
-    if (!options.operatorLevelSearch(graph, in, context)) return false;
+    if (!options.operatorPlan)
+      throw InternalError(
+          "search_mode auto compiles the operator-level search's plan (search/operator_search.h compileWithSearch); "
+          "this compile was given none");
+    const OperatorPlan& plan = *options.operatorPlan;
+    for (const Diagnostic& d : plan.diagnostics) context.diags.report(d);
+    if (!plan.found) return false;
+    for (const OperatorPlan::Choice& c : plan.choices) assignSharding(graph.op(c.op), c.sharding, c.origin);
+    graph.search = plan.summary;
     replicateTheRest(graph, in, options.deviceNum);
     return true;
   }

@@ -14,6 +14,7 @@
 #include "ops/reference_ops.h"
 #include "ops/shape_inference.h"
 #include "passes/pipeline/compile.h"
+#include "search/operator_search.h"
 #include "tests/approx.h"
 #include "tests/model_util.h"
 #include "tests/npz_util.h"
@@ -1548,7 +1549,7 @@ TEST_CASE("an empty dim (size 0) is never split: a strategy splitting it is a lo
     PassContext context{diags};
     CompileOptions options = optionsFromModel(settings);
     options.ranks = options.everyRank();
-    RunOutcome outcome = compile(g, options, context, {});
+    RunOutcome outcome = compileWithSearch(g, options, context, {});
     if (ways == 1) {
       CHECK_MESSAGE(outcome != RunOutcome::Rejected, diags.renderToString());
     } else {

@@ -1,4 +1,4 @@
-// search_mode auto (passes/search/auto_search.h): the solver, the grouping of repeated layers, optimality
+// search_mode auto (search/auto_search.h): the solver, the grouping of repeated layers, optimality
 // against enumerating every plan of small graphs, the acceptance GPT under a memory budget, and
 // the paths without a plan.
 #include <doctest/doctest.h>
@@ -15,8 +15,9 @@
 #include "ops/op_rule.h"
 #include "ops/op_sharding.h"
 #include "passes/pipeline/compile.h"
-#include "passes/search/auto_search.h"
-#include "passes/search/ilp_solver.h"
+#include "search/operator_search.h"
+#include "search/auto_search.h"
+#include "search/ilp_solver.h"
 #include "cost/memory_estimate.h"
 #include "cost/step_cost.h"
 #include "passes/propagation/strategy_candidates.h"
@@ -319,7 +320,7 @@ TEST_CASE("search paths: a budget no plan meets, an op with one candidate, confi
     options.searchLimitAtSolution = solutions;
     options.stopAfter = "redistribution";
     PassContext context{diags};
-    RunOutcome outcome = compile(g, options, context, {});
+    RunOutcome outcome = compileWithSearch(g, options, context, {});
     return std::make_pair(outcome, g.search);
   };
   SUBCASE("a time limit that falls before any plan is an error that says so") {

@@ -1,10 +1,11 @@
-// compile(): the one entry point, its options, and what the pass manager does with them.
+// compileWithSearch(): the one entry point, its options, and what the pass manager does with them.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "frontends/yaml/yaml_frontend.h"
 #include "passes/pipeline/compile.h"
+#include "search/operator_search.h"
 
 namespace irc::test {
 
@@ -32,13 +33,14 @@ size_t countType(const Graph& g, const std::string& type) {
 
 }  // namespace
 
-TEST_CASE("compile() reads the options, not the graph: overrides change the plan and leave the model's parallel block") {
+TEST_CASE(
+    "compileWithSearch() reads the options, not the graph: overrides change the plan and leave the model's parallel block") {
   Loaded mindspore, optimal;
   PassContext c1{mindspore.diags}, c2{optimal.diags};
   CompileOptions options = optionsFromModel(mindspore.model.parallel);
-  REQUIRE(compile(mindspore.graph, options, c1) == RunOutcome::Ok);
+  REQUIRE(compileWithSearch(mindspore.graph, options, c1) == RunOutcome::Ok);
   options.redistribution = RedistributionMode::Optimal;
-  REQUIRE(compile(optimal.graph, options, c2) == RunOutcome::Ok);
+  REQUIRE(compileWithSearch(optimal.graph, options, c2) == RunOutcome::Ok);
   // The partial MatMul feeding a consumer that wants dim 0 split: AllReduce + slice for
   // MindSpore's planner, one ReduceScatter for the optimal one.
   CHECK(countType(mindspore.graph, "AllReduce") == 1);
@@ -47,7 +49,7 @@ TEST_CASE("compile() reads the options, not the graph: overrides change the plan
   CHECK(optimal.model.parallel.redistribution == RedistributionMode::MindSpore);
 }
 
-TEST_CASE("compile() stops after the stage options.stopAfter names, and materializes options.ranks") {
+TEST_CASE("compileWithSearch() stops after the stage options.stopAfter names, and materializes options.ranks") {
   Loaded l;
   PassContext context{l.diags};
   CompileOptions options = optionsFromModel(l.model.parallel);
@@ -58,14 +60,14 @@ TEST_CASE("compile() stops after the stage options.stopAfter names, and material
     CHECK(local.localShapes);
     materialized.push_back(rank);
   };
-  REQUIRE(compile(l.graph, options, context, hooks) == RunOutcome::Ok);
+  REQUIRE(compileWithSearch(l.graph, options, context, hooks) == RunOutcome::Ok);
   CHECK(materialized == std::vector<int64_t>{1, 3});
 
   Loaded stopped;
   PassContext context2{stopped.diags};
   options.stopAfter = "layout_inference";
   materialized.clear();
-  REQUIRE(compile(stopped.graph, options, context2, hooks) == RunOutcome::Ok);
+  REQUIRE(compileWithSearch(stopped.graph, options, context2, hooks) == RunOutcome::Ok);
   CHECK(materialized.empty());
   CHECK(countType(stopped.graph, "AllReduce") == 0);
   CHECK(stopped.graph.op(0).parallel->layoutsInferred);
@@ -88,7 +90,7 @@ TEST_CASE("a rank's local graph: only inputs, parameters and outputs hold their 
       sliced.push_back(fmt::format("{} {} of {}", v.name, ranges, fmt::join(v.rankSlice->globalShape, "x")));
     }
   };
-  REQUIRE(compile(l.graph, options, context, hooks) == RunOutcome::Ok);
+  REQUIRE(compileWithSearch(l.graph, options, context, hooks) == RunOutcome::Ok);
   // Rank 1 of 4: x split on dim 1, w on dim 0 (MatMul [[1, 4], [4, 1]]), r on dim 0 (ReLU [[4, 1]]).
   CHECK(sliced == std::vector<std::string>{"x [0:8][4:8] of 8x16", "w [4:8][0:8] of 16x8", "r [2:4][0:8] of 8x8"});
 }

@@ -15,11 +15,12 @@
 #include "dumps/model_yaml_writer.h"
 #include "ops/batch_split.h"
 #include "passes/pipeline/compile.h"
-#include "passes/search/configuration_search.h"
-#include "passes/search/layer_model.h"
+#include "search/operator_search.h"
+#include "search/configuration_search.h"
+#include "search/layer_model.h"
 #include "cost/memory_estimate.h"
 #include "cost/step_schedule.h"
-#include "passes/search/tensor_parallel_seeds.h"
+#include "search/tensor_parallel_seeds.h"
 #include "tests/approx.h"
 #include "tests/model_util.h"
 #include "tests/pipeline_util.h"
@@ -169,7 +170,7 @@ TEST_CASE("configuration search: expert parallelism's seeds dispatch each rank's
   options.stopAfter = "redistribution";
   DiagnosticEngine diags("m.yaml", "");
   PassContext context{diags};
-  REQUIRE(compile(g, options, context, {}) == RunOutcome::Ok);
+  REQUIRE(compileWithSearch(g, options, context, {}) == RunOutcome::Ok);
   std::map<std::string, int> inserted;
   for (OpId id : g.order)
     if (g.op(id).inserted()) ++inserted[g.op(id).type];
@@ -191,7 +192,7 @@ TEST_CASE("configuration search: expert parallelism's seeds dispatch each rank's
   Compiled all = compileAllRanks(writePlanModelYaml(g2, options));
   REQUIRE_MESSAGE(all.errors.empty(), all.errors);
   CHECK(verifyCompiled(all).ok);
-  REQUIRE(compile(g2, options, context, {}) == RunOutcome::Ok);
+  REQUIRE(compileWithSearch(g2, options, context, {}) == RunOutcome::Ok);
   std::map<std::string, std::vector<std::string>> at;
   for (OpId id : g2.order)
     if (g2.op(id).inserted() && g2.op(id).type != "_MirrorOperator") at[g2.op(id).type].push_back(g2.op(id).name);
@@ -257,7 +258,7 @@ TEST_CASE("configuration search: a plan that fits, written back, compiles to the
   CompileOptions run = options;
   run.stopAfter = "redistribution";
   PassContext context{diags};
-  REQUIRE(compile(compiled, run, context, {}) == RunOutcome::Ok);
+  REQUIRE(compileWithSearch(compiled, run, context, {}) == RunOutcome::Ok);
   auto step = estimateClusterStep(compiled, run);
   REQUIRE(step);
   CHECK(step->total == relative(c.stepSeconds).epsilon(1e-12));

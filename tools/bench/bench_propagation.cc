@@ -19,6 +19,7 @@
 #include "dumps/report.h"
 #include "frontends/yaml/yaml_frontend.h"
 #include "passes/pipeline/compile.h"
+#include "search/operator_search.h"
 #include "tools/bench/transformer_model.h"
 
 namespace {
@@ -50,7 +51,7 @@ double commBytes(const std::string& text, irc::SearchMode mode, irc::Redistribut
   options.redistribution = planner;
   options.stopAfter = "redistribution";
   irc::PassContext context{diags};
-  if (irc::compile(graph->graph, options, context) != irc::RunOutcome::Ok) return -1;
+  if (irc::compileWithSearch(graph->graph, options, context) != irc::RunOutcome::Ok) return -1;
   return irc::compileTotals(graph->graph).commBytesPerRank;
 }
 
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
       irc::PassContext context{diags};
       irc::CompileHooks hooks;
       hooks.instrumentations.push_back(&timer);
-      if (irc::compile(graph->graph, options, context, hooks) != irc::RunOutcome::Ok) {
+      if (irc::compileWithSearch(graph->graph, options, context, hooks) != irc::RunOutcome::Ok) {
         std::cerr << diags.renderToString();
         return 1;
       }

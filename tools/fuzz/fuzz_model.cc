@@ -22,6 +22,7 @@
 #include "frontends/yaml/yaml_frontend.h"
 #include "ops/verifier.h"
 #include "passes/pipeline/compile.h"
+#include "search/operator_search.h"
 #include "verify/spmd_simulator.h"
 
 namespace {
@@ -127,7 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     compileOptions.ranks = compileOptions.everyRank();
     CompileHooks hooks;
     hooks.rankGraphs = [&](int64_t rank, Graph&& local) { locals.emplace(rank, std::move(local)); };
-    if (compile(*graph, compileOptions, context, hooks) == RunOutcome::Rejected) {
+    if (compileWithSearch(*graph, compileOptions, context, hooks) == RunOutcome::Rejected) {
       if (!diags.hasErrors()) fail("a pass rejected without a diagnostic", text);
       return 0;
     }

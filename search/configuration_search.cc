@@ -1,5 +1,5 @@
 #include "passes/manager/pass_manager.h"
-#include "passes/search/configuration_search.h"
+#include "search/configuration_search.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,13 +15,13 @@
 #include "ir/tensor_layout.h"
 #include "ops/batch_split.h"
 #include "cost/collective_time.h"
-#include "passes/search/layer_model.h"
+#include "search/layer_model.h"
 #include "cost/memory_estimate.h"
 #include "cost/stage_estimate.h"
 #include "cost/step_cost.h"
 #include "plan/pipeline_order.h"
 #include "cost/step_schedule.h"
-#include "passes/search/tensor_parallel_seeds.h"
+#include "search/tensor_parallel_seeds.h"
 
 namespace irc {
 
@@ -835,11 +835,7 @@ ConfigurationSearchOutcome searchPrecisions(Graph& graph, CompileOptions& option
     return ConfigurationSearchOutcome::Failed;
   }
   Tried& kept = best ? *best : *first;
-  for (const Diagnostic& d : kept.diags.diagnostics()) {
-    if (d.severity == Severity::Error) diags.error(d.loc, d.message);
-    else if (d.severity == Severity::Warning) diags.warning(d.loc, d.message);
-    else diags.note(d.loc, d.message);
-  }
+  for (const Diagnostic& d : kept.diags.diagnostics()) diags.report(d);
   if (kept.outcome == ConfigurationSearchOutcome::Applied) {
     // (The account is shared by the graph's copies: this one gets its own.)
     auto summary = std::make_shared<SearchSummary>(*kept.graph.search);

@@ -1,4 +1,4 @@
-#include "passes/search/tensor_parallel_seeds.h"
+#include "search/tensor_parallel_seeds.h"
 
 #include <fmt/format.h>
 

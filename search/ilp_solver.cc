@@ -1,4 +1,4 @@
-#include "passes/search/ilp_solver.h"
+#include "search/ilp_solver.h"
 
 #include <chrono>
 #include <cmath>

@@ -1,5 +1,5 @@
 #pragma once
-// The structural search's view of a model of repeated layers (passes/search/configuration_search.h):
+// The structural search's view of a model of repeated layers (search/configuration_search.h):
 // which layer each op belongs to, and one data-parallel replica's micro-batch compiled on the
 // tensor-parallel ranks, timed and sized per layer by the cluster's step model — the layer
 // model every configuration with that tensor-parallel size and micro-batch is estimated from.
@@ -11,6 +11,7 @@
 
 #include "ir/graph.h"
 #include "passes/manager/compile_options.h"
+#include "search/operator_search.h"
 
 namespace irc {
 

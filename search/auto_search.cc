@@ -1,5 +1,4 @@
-#include "passes/manager/pass_manager.h"
-#include "passes/search/auto_search.h"
+#include "search/auto_search.h"
 
 #include <algorithm>
 #include <cctype>
@@ -15,12 +14,13 @@
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
 #include "plan/plan_queries.h"
-#include "passes/search/ilp_solver.h"
+#include "search/ilp_solver.h"
 #include "cost/memory_estimate.h"
 #include "cost/stage_estimate.h"
 #include "cost/step_cost.h"
 #include "passes/propagation/strategy_candidates.h"
 #include "ops/op_sharding.h"
+#include "passes/pipeline/compile.h"
 
 namespace irc {
 
@@ -634,9 +634,7 @@ class AutoSearch {
     // the pipeline's Send/Receive), through the pass manager.
     options.passes = {"layout_inference", "redistribution"};
     options.stopAfter.clear();
-    if (!options.trialCompile)
-      throw std::logic_error("the operator-level search runs inside compile(), which gives it trialCompile");
-    if (options.trialCompile(copy, options, context) != RunOutcome::Ok) return {};
+    if (compile(copy, options, context) != RunOutcome::Ok) return {};
     return fullestRankPeaks(copy, options);
   }
 

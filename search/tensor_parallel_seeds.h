@@ -1,6 +1,6 @@
 #pragma once
 // Megatron-LM's tensor parallelism found in a graph's structure, as the strategies the structural
-// search configures (passes/search/configuration_search.h) and sharding propagation completes: a MatMul
+// search configures (search/configuration_search.h) and sharding propagation completes: a MatMul
 // by a 2-D weight is column-parallel (its output features split over `tp` ranks) unless what it
 // reads is already split on its features by an earlier column-parallel product, then it is
 // row-parallel (its contraction split; its result partial, completed by an AllReduce) — the

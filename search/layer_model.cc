@@ -1,5 +1,5 @@
 #include "passes/manager/pass_manager.h"
-#include "passes/search/layer_model.h"
+#include "search/layer_model.h"
 
 #include <algorithm>
 #include <cctype>
@@ -14,7 +14,7 @@
 #include "plan/plan_queries.h"
 #include "cost/memory_estimate.h"
 #include "cost/step_cost.h"
-#include "passes/search/tensor_parallel_seeds.h"
+#include "search/tensor_parallel_seeds.h"
 
 namespace irc {
 

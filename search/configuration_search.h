@@ -8,8 +8,8 @@
 //      memory lower bound before anything is compiled;
 //   2. per (tensor-parallel size, micro-batch size, sequence parallel) one data-parallel
 //      replica's micro-batch is compiled on `tp` devices (Megatron's column/row products,
-//      passes/search/tensor_parallel_seeds.h, completed by sharding propagation) and timed and sized by
-//      the step model of a cluster: the layer model (passes/search/layer_model.h); layers repeat, so
+//      search/tensor_parallel_seeds.h, completed by sharding propagation) and timed and sized by
+//      the step model of a cluster: the layer model (search/layer_model.h); layers repeat, so
 //      every layer of it is one row;
 //   3. every configuration is estimated from its layer model (1F1B over the stages' layers,
 //      the data-parallel gradient reduction over the links its group crosses, the optimizer);
@@ -19,6 +19,7 @@
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
 #include "passes/manager/compile_options.h"
+#include "search/operator_search.h"
 
 namespace irc {
 
@@ -28,7 +29,7 @@ enum class ConfigurationSearchOutcome {
   Failed,         // nothing fits (a diagnostic says why)
 };
 
-// Its trial compiles run `compile` (compileForTrials(): passes/pipeline/compile.h).
+// Its trial compiles run `compile` (compileForTrials(): search/operator_search.h).
 ConfigurationSearchOutcome runConfigurationSearch(Graph& graph, CompileOptions& options, DiagnosticEngine& diags,
                                                   const TrialCompile& compile);
 
