@@ -7,7 +7,7 @@
 
 #include "cost/memory_estimate.h"
 #include "ir/graph.h"
-#include "ir/parallel_config.h"
+#include "plan/parallel_config.h"
 
 namespace irc {
 

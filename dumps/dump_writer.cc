@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "plan/parallel_config.h"
 #include "dumps/dot_printer.h"
 
 namespace irc {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/parallel_config.h"
 #include "dumps/ir_printer.h"
 #include "passes/manager/pass_manager.h"
 

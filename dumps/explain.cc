@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "plan/parallel_config.h"
+#include "plan/search_summary.h"
 #include "dumps/ir_printer.h"
 #include "dumps/origin_text.h"
 #include "ops/inserted_ops.h"

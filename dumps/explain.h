@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "plan/parallel_config.h"
 #include "ir/graph.h"
 
 namespace irc {

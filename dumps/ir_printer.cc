@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "plan/parallel_config.h"
 #include "dumps/origin_text.h"
 #include "dumps/text_append.h"
 #include "ops/inserted_ops.h"

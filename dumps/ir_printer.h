@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 
+#include "plan/parallel_config.h"
 #include "ir/graph.h"
 
 namespace irc {

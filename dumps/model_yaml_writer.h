@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "plan/parallel_config.h"
 #include "ir/graph.h"
 
 namespace irc {

@@ -5,6 +5,7 @@
 // step's micro-batches, each with its share and the TFLOP/s a device it achieves.
 #include <string>
 
+#include "plan/parallel_config.h"
 #include "ir/graph.h"
 
 namespace irc {

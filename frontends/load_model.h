@@ -13,7 +13,7 @@
 #include "frontends/loaded_graph.h"
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
-#include "ir/parallel_config.h"
+#include "plan/parallel_config.h"
 #include "ir/tensor_value.h"
 
 namespace irc {

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "ir/graph.h"
-#include "ir/parallel_config.h"
+#include "plan/parallel_config.h"
 #include "ir/tensor_value.h"
 
 namespace irc {

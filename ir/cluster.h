@@ -2,7 +2,7 @@
 // The machine a plan runs on (`cluster:` in models and plans, `--cluster PRESET`; docs/cluster.md):
 // what one device computes and holds, how many share a node, and the links within and between
 // nodes. Presets carry vendors' datasheet figures; every figure can be overridden. Without a
-// cluster, plans are timed by the flat alpha-beta model (CostModel, ir/parallel_config.h).
+// cluster, plans are timed by the flat alpha-beta model (CostModel, plan/parallel_config.h).
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -14,8 +14,6 @@
 #include "ir/heap_optional.h"
 #include "ir/heap_default.h"
 #include "ir/op_parallel.h"
-#include "ir/parallel_config.h"
-#include "ir/search_summary.h"
 #include "ir/redist_step.h"
 #include "ir/shape.h"
 #include "ir/sharding.h"
@@ -149,6 +147,8 @@ struct RedistributionRecord {
   std::vector<std::string> reasons;
   std::string reason;  // one line for the whole edge
 };
+
+struct SearchSummary;  // plan/search_summary.h: the search's account, which the graph carries
 
 class Graph {
  public:

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/parallel_config.h"
+#include "ir/cost_model.h"
 #include "ir/redist_step.h"
 #include "ir/tensor_layout.h"
 #include "ops/op_defs.h"

@@ -8,7 +8,7 @@
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
 #include "ir/op_parallel.h"
-#include "ir/search_summary.h"
+#include "plan/search_summary.h"
 
 namespace irc {
 

@@ -6,7 +6,7 @@
 // model; a partial source is usually finished by a ReduceScatter (AllReduce + slice fused).
 #include <functional>
 
-#include "ir/parallel_config.h"
+#include "plan/parallel_config.h"
 #include "plan/redistribution_planner.h"
 
 namespace irc {
@@ -17,7 +17,7 @@ namespace irc {
 //   ReduceScatter  (n-1)·alpha + (n-1)/n·B·beta   + B·gamma
 //   AlltoAll       (n-1)·alpha + (n-1)/n·B·beta
 //   StridedSlice   B/n·gamma (the slice is copied)   Reshape  B·gamma
-// The model's figures are CostModel's (ir/parallel_config.h): `parallel.cost_model`, or
+// The model's figures are CostModel's (plan/parallel_config.h): `parallel.cost_model`, or
 // `irc --alpha S --beta S --gamma S`.
 // A ring AllReduce of `bytes` per rank over `n` ranks (0 for one rank).
 double allReduceTime(double bytes, double n, const CostModel& model);

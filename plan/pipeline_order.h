@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ir/parallel_config.h"
+#include "plan/parallel_config.h"
 
 namespace irc {
 

@@ -6,7 +6,7 @@
 
 #include "frontends/hf_config/decoder_model.h"
 #include "ir/diagnostics.h"
-#include "ir/parallel_config.h"
+#include "plan/parallel_config.h"
 
 namespace irc {
 

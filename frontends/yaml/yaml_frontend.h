@@ -9,7 +9,7 @@
 
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
-#include "ir/parallel_config.h"
+#include "plan/parallel_config.h"
 #include "frontends/loaded_graph.h"
 #include "ir/tensor_value.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ir/device_matrix.h"
-#include "ir/parallel_config.h"
+#include "plan/parallel_config.h"
 #include "plan/operator_plan.h"
 
 namespace irc {

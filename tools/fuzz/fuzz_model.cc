@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 
+#include "plan/parallel_config.h"
 #include "dumps/ir_diff.h"
 #include "dumps/model_yaml_writer.h"
 #include "frontends/mindspore/mindspore_import.h"

@@ -1,4 +1,4 @@
-#include "ir/parallel_config.h"
+#include "plan/parallel_config.h"
 
 #include <map>
 
@@ -118,16 +118,6 @@ int optimizerStatesPerElement(Optimizer o) {
     case Optimizer::Sgd: return 0;
   }
   return 0;
-}
-
-FigureBounds costModelBounds(const std::string& key) {
-  // Seconds per message, seconds per byte sent and copied, FLOP/s, bytes/s.
-  static const std::map<std::string, FigureBounds> bounds = {{"alpha", {1e-9, 1}},
-                                                             {"beta", {1e-15, 1e-3}},
-                                                             {"gamma", {1e-15, 1e-3}},
-                                                             {"peak_flops", {1e9, 1e18}},
-                                                             {"memory_bandwidth", {1e6, 1e15}}};
-  return bounds.at(key);
 }
 
 double optimizerStateBytesPerElement(Optimizer o, Precision p) { return recipeOf(p).momentBytes * optimizerStatesPerElement(o); }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/cluster.h"
+#include "ir/cost_model.h"
 #include "ir/device_matrix.h"
 #include "ir/diagnostics.h"
 
@@ -62,25 +63,6 @@ const std::vector<std::string>& gradientBufferNames();
 std::string_view optimizerKernelsName(OptimizerKernels k);
 std::optional<OptimizerKernels> parseOptimizerKernels(std::string_view s);
 const std::vector<std::string>& optimizerKernelsNames();
-
-// The machine a plan's time is estimated for (`parallel.cost_model`; docs/search.md). Defaults:
-// alpha 10 us per message, beta 0.1 ns/byte (10 GB/s links), gamma 0.01 ns/byte (100 GB/s local
-// copies); an op's compute runs at 100 TFLOP/s or 1 TB/s of memory traffic, the slower of the two.
-struct CostModel {
-  double alpha = 10e-6;
-  double beta = 1e-10;
-  double gamma = 1e-11;
-  double peakFlops = 100e12;
-  double memoryBandwidth = 1e12;
-};
-
-// What machines do, generously bounded (a figure outside is a unit mistake and prints absurd
-// seconds): per cost_model key (alpha, beta, gamma, peak_flops, memory_bandwidth), the lowest and
-// highest figure, for the YAML key and its command-line flag alike.
-struct FigureBounds {
-  double low, high;
-};
-FigureBounds costModelBounds(const std::string& key);
 
 // The settings a compile runs with that a model's `parallel` block gives (the command line may
 // override some of them in passes/manager/compile_options.h's CompileOptions, which extends this).
