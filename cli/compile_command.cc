@@ -371,16 +371,16 @@ void printSearch(const SearchSummary& s) {
         "irc: search: DP {} x TP {} x PP {}{}{}{}{}, micro-batch {} x {}, recompute {}, ZeRO stage {}, optimizer level {}: "
         "estimated step {:.4g} s, {:.4g} TFLOP/s per device, peak {}{} ({} layers; {} "
         "configurations, {} dropped by the memory bound, {} layer models, {} plans compiled)\n",
-        k.dp, k.tp, k.pp, k.cp > 1 ? fmt::format(" x CP {}", k.cp) : "",
-        k.virtualStages > 1                   ? fmt::format(" ({} virtual stages each)", k.virtualStages)
+        k.dims.dp, k.dims.tp, k.dims.pp, k.dims.cp > 1 ? fmt::format(" x CP {}", k.dims.cp) : "",
+        k.dims.v > 1                          ? fmt::format(" ({} virtual stages each)", k.dims.v)
         : k.pipelineSchedule == "zero_bubble" ? std::string(" (the zero-bubble schedule)")
                                               : std::string(),
-        k.ep > 1 || k.expertTensor > 1
-            ? fmt::format(" (experts over {} of the data-parallel ranks{})", k.ep,
-                          k.expertTensor > 1 ? fmt::format(", each split over the {} tensor-parallel ranks", k.expertTensor) : "")
+        k.dims.ep > 1 || k.dims.etp > 1
+            ? fmt::format(" (experts over {} of the data-parallel ranks{})", k.dims.ep,
+                          k.dims.etp > 1 ? fmt::format(", each split over the {} tensor-parallel ranks", k.dims.etp) : "")
             : "",
-        k.sequenceParallel ? " (sequence parallel)" : "", k.microBatchSize, k.microBatches, k.recompute, k.zeroStage,
-        k.optimizerLevel, k.stepSeconds, k.tflopsPerDevice, formatBytes(k.peakBytes),
+        k.dims.sp ? " (sequence parallel)" : "", k.microBatchSize, k.microBatches, k.recompute, k.zeroStage, k.optimizerLevel,
+        k.stepSeconds, k.tflopsPerDevice, formatBytes(k.peakBytes),
         s.memoryBudget > 0 ? " within " + formatBytes(s.memoryBudget) : std::string(" (no memory budget)"), c.layers,
         c.considered, c.prunedByMemory, c.probes, c.compiledPlans);
     if (s.status == "time_limit")

@@ -207,15 +207,15 @@ std::string configurationRow(const SearchConfiguration& c) {
   return fmt::format(
       "  DP {:>4} x TP {:>2} x PP {:>3}{}{}{}{}  micro-batch {} x {:<4} recompute {:<9} optimizer {:<15}  "
       "{:8.4g} s  {:6.1f} TFLOP/s  peak {:6.1f} GiB  ({})\n      layers per stage: {}; {}\n",
-      c.dp, c.tp, c.pp, c.cp > 1 ? fmt::format(" x CP {}", c.cp) : "",
-      c.virtualStages > 1                   ? fmt::format(" (v {})", c.virtualStages)
+      c.dims.dp, c.dims.tp, c.dims.pp, c.dims.cp > 1 ? fmt::format(" x CP {}", c.dims.cp) : "",
+      c.dims.v > 1                          ? fmt::format(" (v {})", c.dims.v)
       : c.pipelineSchedule == "zero_bubble" ? " (ZB)"
                                             : "",
-      c.ep > 1 || c.expertTensor > 1
-          ? fmt::format(" EP {}{}", c.ep, c.expertTensor > 1 ? fmt::format(" ETP {}", c.expertTensor) : "")
+      c.dims.ep > 1 || c.dims.etp > 1
+          ? fmt::format(" EP {}{}", c.dims.ep, c.dims.etp > 1 ? fmt::format(" ETP {}", c.dims.etp) : "")
           : "",
-      c.sequenceParallel ? " +SP" : "    ", c.microBatchSize, c.microBatches, c.recompute, optimizer, c.stepSeconds,
-      c.tflopsPerDevice, c.peakBytes / (1024.0 * 1024 * 1024), c.compiled ? "compiled" : "layer model", stages, c.verdict);
+      c.dims.sp ? " +SP" : "    ", c.microBatchSize, c.microBatches, c.recompute, optimizer, c.stepSeconds, c.tflopsPerDevice,
+      c.peakBytes / (1024.0 * 1024 * 1024), c.compiled ? "compiled" : "layer model", stages, c.verdict);
 }
 
 }  // namespace

@@ -467,11 +467,11 @@ json pipelineJson(const Graph& graph, const CompileOptions& options) {
 json configurationJson(const SearchConfiguration& c) {
   json stages = json::array();
   for (int64_t n : c.stageLayers) stages.push_back(n);
-  json out = json{{"dp", c.dp},
-                  {"tp", c.tp},
-                  {"pp", c.pp},
-                  {"cp", c.cp},
-                  {"sequence_parallel", c.sequenceParallel},
+  json out = json{{"dp", c.dims.dp},
+                  {"tp", c.dims.tp},
+                  {"pp", c.dims.pp},
+                  {"cp", c.dims.cp},
+                  {"sequence_parallel", c.dims.sp},
                   {"micro_batch_size", c.microBatchSize},
                   {"micro_batches", c.microBatches},
                   {"recompute", c.recompute},
@@ -484,10 +484,10 @@ json configurationJson(const SearchConfiguration& c) {
                   {"estimated_by", c.compiled ? "compile" : "layer_model"},
                   {"layer_model_step_seconds", c.layerModelSeconds},
                   {"verdict", c.verdict}};
-  if (c.virtualStages > 1) out["virtual_stages"] = c.virtualStages;  // the interleaved schedule's
+  if (c.dims.v > 1) out["virtual_stages"] = c.dims.v;  // the interleaved schedule's
   if (!c.pipelineSchedule.empty()) out["pipeline_schedule"] = c.pipelineSchedule;
-  if (c.ep > 1) out["expert_parallel"] = c.ep;
-  if (c.expertTensor > 1) out["expert_tensor_parallel"] = c.expertTensor;
+  if (c.dims.ep > 1) out["expert_parallel"] = c.dims.ep;
+  if (c.dims.etp > 1) out["expert_tensor_parallel"] = c.dims.etp;
   return out;
 }
 

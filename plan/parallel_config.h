@@ -10,6 +10,7 @@
 #include "ir/cost_model.h"
 #include "ir/device_matrix.h"
 #include "ir/diagnostics.h"
+#include "plan/parallel_dims.h"
 
 namespace irc {
 
@@ -149,23 +150,22 @@ struct ParallelSettings {
 };
 
 // The model's `parallel` block as written.
-// A config.json plan's parallel degrees in MindFormers' words (`data_parallel`, `model_parallel`,
-// `expert_parallel`, `context_parallel`, `sequence_parallel`, and Megatron's
-// `expert_tensor_parallel`; docs/config-json.md): the graph's
-// builder writes the strategies Megatron and MindFormers run for them. 0 where not given.
-struct ParallelDegrees {
-  int64_t data = 0, model = 0, expert = 0, context = 0;
-  int64_t expertTensor = 0;  // Megatron's expert_tensor_parallel (0: not given, model_parallel as both frameworks default)
-  bool sequence = false;
-  SourceLoc dataLoc, modelLoc, expertLoc, contextLoc, expertTensorLoc, sequenceLoc;
-  bool given() const { return data > 0 || model > 0 || expert > 0 || context > 0 || expertTensor > 0 || sequenceLoc.valid(); }
+// Where a config.json plan's `parallel:` block gave each of its degrees, in MindFormers' words
+// (`data_parallel`, `model_parallel`, `expert_parallel`, `context_parallel`, `sequence_parallel`,
+// and Megatron's `expert_tensor_parallel`; docs/config-json.md): the graph's builder writes the
+// strategies Megatron and MindFormers run for them. An invalid location: not given (the degree
+// then ParallelDims' 1, data parallel what fills the devices).
+struct DegreeLocations {
+  SourceLoc dp, tp, ep, cp, etp, sp;
+  bool any() const { return dp.valid() || tp.valid() || ep.valid() || cp.valid() || etp.valid() || sp.valid(); }
 };
 
 struct ParallelConfig : ParallelSettings {
   // `strategy_ckpt_load`: a MindSpore strategy checkpoint configuring ops (relative to the model).
   std::string strategyCkptLoad;
-  SourceLoc loc;  // the `parallel` mapping
-  ParallelDegrees degrees;
+  SourceLoc loc;         // the `parallel` mapping
+  ParallelDims degrees;  // as given (pipeline stages and virtual stages: ParallelSettings')
+  DegreeLocations degreesAt;
 };
 
 }  // namespace irc

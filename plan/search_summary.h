@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/sharding.h"
+#include "plan/parallel_dims.h"
 
 namespace irc {
 
@@ -27,13 +28,9 @@ struct SearchClass {
 // One configuration of the structural search (search/configuration_search.h): the mesh
 // factorisation, the micro-batching, recompute and optimizer sharding, and what it was estimated at.
 struct SearchConfiguration {
-  int64_t dp = 1, tp = 1, pp = 1, cp = 1;
-  int64_t ep = 1;                // expert parallelism: the grouped experts split over ep of the DP ranks
-  int64_t expertTensor = 1;      // each expert's FFN split over the TP ranks (a model with experts: tp)
-  int64_t virtualStages = 1;     // the interleaved schedule's virtual stages a pipeline stage
+  ParallelDims dims;             // etp: each expert's FFN split over the TP ranks (a model with experts: tp)
   std::string pipelineSchedule;  // with pipeline stages: 1f1b, zero_bubble, interleaved_1f1b or gpipe
   int64_t microBatchSize = 1, microBatches = 1;
-  bool sequenceParallel = false;     // Megatron's: norms and residual adds split by tokens over TP
   std::string recompute = "none";    // none, selective (attention), full (each layer)
   int optimizerLevel = 0;            // MindSpore's optimizer_level; 0 off
   int zeroStage = 0;                 // ZeRO-1/2 (parallel.zero_stage); 0 off

@@ -39,10 +39,9 @@ constexpr int kCompiled = 8;
 constexpr double kModelMargin = 0.97;
 
 struct Config {
-  int64_t tp = 1, pp = 1, dp = 1, mbs = 1, micro = 1;
-  int64_t ep = 1;  // expert parallelism: the experts split over ep of the dp ranks
-  int64_t cp = 1;  // context parallelism: each sequence's tokens over cp ranks (dp * cp replicas)
-  int64_t v = 1;   // virtual stages a pipeline stage (the interleaved schedule)
+  // dp, tp, pp, cp, ep, v and sp (etp: tp with experts, the seeds' split, tensor_parallel_seeds.h)
+  ParallelDims dims;
+  int64_t mbs = 1, micro = 1;
   // With pipeline stages and one chunk a stage in training: 1F1B or zero-bubble (ZB-H1).
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   bool sp = false;
@@ -138,21 +137,22 @@ class Search {
       return ConfigurationSearchOutcome::Failed;
     }
     for (Config& c : configs_) {
-      c.model = modelFor(c.tp, c.mbs, c.sp, c.ep, c.cp);
+      c.model = modelFor(c.dims.tp, c.mbs, c.dims.sp, c.dims.ep, c.dims.cp);
       if (!c.model) continue;
       double perLayer = 0;
       for (int64_t l = 0; l < layers_.count; ++l) perLayer += c.model->trained[l] / static_cast<double>(layers_.count);
       c.layerStage = c.weightedSplit && perLayer > 0
-                         ? splitLayers(layers_.count, c.pp * c.v, c.model->trained[layers_.pre()] / perLayer,
+                         ? splitLayers(layers_.count, c.dims.pp * c.dims.v, c.model->trained[layers_.pre()] / perLayer,
                                        c.model->trained[layers_.post()] / perLayer)
-                         : splitLayers(layers_.count, c.pp * c.v, 0, 0);
+                         : splitLayers(layers_.count, c.dims.pp * c.dims.v, 0, 0);
       estimate(c);
     }
     for (const Config& c : configs_) {
       if (c.model) continue;
       // Without a layer model: the time limit came first (none was built for its key), or TP does not split the layers.
-      if (!models_.count(std::make_tuple(c.tp, c.mbs, c.sp, c.ep, c.cp))) ++unestimated_;
-      else unsplittable_.push_back(fmt::format("TP {}: the layers' products and heads do not split {} ways", c.tp, c.tp));
+      if (!models_.count(std::make_tuple(c.dims.tp, c.mbs, c.dims.sp, c.dims.ep, c.dims.cp))) ++unestimated_;
+      else
+        unsplittable_.push_back(fmt::format("TP {}: the layers' products and heads do not split {} ways", c.dims.tp, c.dims.tp));
     }
     std::erase_if(configs_, [](const Config& c) { return c.model == nullptr; });
     if (configs_.empty() && !unsplittable_.empty()) {
@@ -215,7 +215,7 @@ class Search {
     const double weight = weightBytes(), gradient = weight;
     // The replicas of a weight: data and context ranks (Megatron's distributed optimizer shards
     // over both).
-    double dp = static_cast<double>(c.dp * c.cp);
+    double dp = static_cast<double>(c.dims.dp * c.dims.cp);
     if (c.optimizerLevel > 0) return (weight + masterAndStateBytes()) / dp + gradient;
     return weight + gradient / (c.zeroStage >= 2 ? dp : 1.0) + masterAndStateBytes() / (c.zeroStage >= 1 ? dp : 1.0);
   }
@@ -317,7 +317,7 @@ class Search {
       if ((zeroStage > 0 || level > 0) && dp * cp == 1) continue;
       for (int64_t ep : expertParallelChoices(dp, tp)) {
         Config base;
-        base.tp = tp, base.pp = pp, base.dp = dp, base.ep = ep, base.cp = cp, base.zeroStage = zeroStage,
+        base.dims.tp = tp, base.dims.pp = pp, base.dims.dp = dp, base.dims.ep = ep, base.dims.cp = cp, base.zeroStage = zeroStage,
         base.optimizerLevel = level;
         // The lower bound: every parameter once over the tensor and pipeline ranks (the
         // experts' once over the expert ranks too).
@@ -353,16 +353,16 @@ class Search {
   // gets a layer.
   void addVariants(const Config& base, double floor) {
     for (int64_t v : {1, 2, 4, 8}) {
-      if (v > 1 && (base.pp == 1 || base.micro % base.pp != 0 || base.pp * v > layers_.count)) continue;
+      if (v > 1 && (base.dims.pp == 1 || base.micro % base.dims.pp != 0 || base.dims.pp * v > layers_.count)) continue;
       // A schedule the model names is kept: the interleaved one needs virtual stages, the others
       // run one chunk a stage.
-      if (options_.pipelineScheduleGiven && base.pp > 1 &&
+      if (options_.pipelineScheduleGiven && base.dims.pp > 1 &&
           (options_.pipelineSchedule == PipelineSchedule::Interleaved) != (v > 1))
         continue;
       // The schedule: the model's if it names one; else with one chunk a stage 1F1B or
       // zero-bubble (ZB-H1: the same peak on the first stage, less bubble), interleaved with more.
       std::vector<PipelineSchedule> schedules = {options_.pipelineSchedule};
-      if (!options_.pipelineScheduleGiven && base.pp > 1 && v == 1 && options_.training)
+      if (!options_.pipelineScheduleGiven && base.dims.pp > 1 && v == 1 && options_.training)
         schedules = {PipelineSchedule::OneFOneB, PipelineSchedule::ZeroBubble};
       for (PipelineSchedule schedule : schedules)
         for (bool weighted : {false, true})
@@ -370,7 +370,7 @@ class Search {
             for (Recompute r : kRecomputes) {
               // (Sequence parallelism with context parallelism is not planned: their token splits
               // would have to nest.)
-              if ((sp && (base.tp == 1 || base.cp > 1)) || (weighted && base.pp == 1)) continue;
+              if ((sp && (base.dims.tp == 1 || base.dims.cp > 1)) || (weighted && base.dims.pp == 1)) continue;
               if (givenRecompute_ && r != *givenRecompute_) continue;
               ++considered_;
               if (!fits(floor)) {
@@ -378,13 +378,13 @@ class Search {
                 continue;
               }
               Config c = base;
-              c.v = v, c.weightedSplit = weighted, c.sp = sp, c.recompute = r, c.schedule = schedule;
+              c.dims.v = v, c.weightedSplit = weighted, c.dims.sp = sp, c.recompute = r, c.schedule = schedule;
               // Recompute per stage (MindFormers' per-stage layer counts, SAPP's and hyper-parallel's
               // per-stage search): under a budget, with stages, the stages that fit without it run
               // none — faster each, and 1F1B's later stages hold fewer micro-batches. Not where the
               // model gives its checkpoints; zero-bubble holds P micro-batches on every stage.
-              c.recomputeWhereNeeded = r != Recompute::None && base.pp > 1 && !givenRecompute_ && options_.memoryBudget > 0 &&
-                                       schedule != PipelineSchedule::ZeroBubble;
+              c.recomputeWhereNeeded = r != Recompute::None && base.dims.pp > 1 && !givenRecompute_ &&
+                                       options_.memoryBudget > 0 && schedule != PipelineSchedule::ZeroBubble;
               configs_.push_back(c);
             }
     }
@@ -399,7 +399,10 @@ class Search {
     if (it == models_.end() && probes_ > 0 && timeUp(modelSeconds_ / static_cast<double>(probes_))) return nullptr;
     if (it == models_.end()) {
       const double before = elapsed();
-      it = models_.emplace(key, buildLayerModel(graph_, options_, layers_, tp, mbs, sp, attention_, ep, compile_, cp)).first;
+      it = models_
+               .emplace(key, buildLayerModel(graph_, options_, layers_, {.dp = ep, .tp = tp, .cp = cp, .ep = ep, .sp = sp}, mbs,
+                                             attention_, compile_))
+               .first;
       if (it->second) ++probes_, modelSeconds_ += elapsed() - before;
     }
     return it->second ? &*it->second : nullptr;
@@ -410,9 +413,9 @@ class Search {
   void estimate(Config& c) const {
     const LayerModel& m = *c.model;
     const double micro = static_cast<double>(c.micro);
-    const int64_t stageDevices = c.dp * c.cp * c.tp;
+    const int64_t stageDevices = c.dims.dp * c.dims.cp * c.dims.tp;
     double p2p = 0;
-    if (c.pp > 1)
+    if (c.dims.pp > 1)
       for (double bytes : m.boundaryMessages)
         p2p += collectiveSeconds(CollectiveKind::PointToPoint, bytes, pairSpan(stageDevices, cluster_.domainDevices()), cluster_);
     const double gradientBytes = weightBytes();
@@ -452,7 +455,7 @@ class Search {
         // each (the compile's redistribution).
         const double passes = layer && full ? 3 : 2;
         for (const LayerModel::OptimizerShard& w : m.optimizerShards[slot]) {
-          const int64_t ways = w.replicas * c.dp / c.ep;
+          const int64_t ways = w.replicas * c.dims.dp / c.dims.ep;
           if (ways <= 1 || w.dim0 % ways != 0) continue;
           const double part = w.elements / static_cast<double>(ways);
           comm += passes * optimizerGatherSeconds(c, ways, part * gradientBytes);
@@ -462,19 +465,20 @@ class Search {
         }
       };
       for (int64_t l = 0; l < layers_.count; ++l)
-        if (c.layerStage[l] % c.pp == s) {
+        if (c.layerStage[l] % c.dims.pp == s) {
           add(static_cast<int32_t>(l), true);
           layersHere += 1;
         }
       if (s == 0) add(layers_.pre(), false);
-      if (s == c.pp - 1) add(layers_.post(), false);
+      if (s == c.dims.pp - 1) add(layers_.post(), false);
       // A micro-batch crosses each virtual-stage boundary once: stage s receives at the start of
       // each of its v chunks (but the first stage's first) and sends at each end (but the last's).
       // Interleaved, each hides behind the next chunk's forward (activations) or backward
       // (gradients) as far as it can (exposedTransferSeconds).
-      const double chunks = static_cast<double>(c.v);
-      comm += static_cast<double>(s > 0 ? c.v : c.v - 1) * exposedTransferSeconds(p2p, backward / chunks, c.v);
-      comm += static_cast<double>(s < c.pp - 1 ? c.v : c.v - 1) * exposedTransferSeconds(p2p, forward / chunks, c.v);
+      const double chunks = static_cast<double>(c.dims.v);
+      comm += static_cast<double>(s > 0 ? c.dims.v : c.dims.v - 1) * exposedTransferSeconds(p2p, backward / chunks, c.dims.v);
+      comm += static_cast<double>(s < c.dims.pp - 1 ? c.dims.v : c.dims.v - 1) *
+              exposedTransferSeconds(p2p, forward / chunks, c.dims.v);
       f.seconds = compute + comm;
       f.passes = {forward + comm / 2, compute - forward - weight + comm / 2, weight};
       // (What optimizer parallel shards is reduced with each micro-batch above.)
@@ -487,14 +491,14 @@ class Search {
       // The elements a rank updates: ZeRO's shard of all of them over DP x CP; optimizer
       // parallel's shards and the weights it leaves whole.
       double updated = c.optimizerLevel > 0 ? trained - sharded + shardHeld
-                       : c.zeroStage > 0    ? trained / static_cast<double>(c.dp * c.cp)
+                       : c.zeroStage > 0    ? trained / static_cast<double>(c.dims.dp * c.dims.cp)
                                             : trained;
       f.update = updated * optimizerBytes() / (cluster_.device.hbmBandwidth * cluster_.memoryEfficiency);
       f.casts = stageCasts;
       // Memory: the stage's parameters with their step state, the saved activations of the
       // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
       ParallelSettings schedule;
-      schedule.pipelineStages = c.pp, schedule.microBatches = c.micro, schedule.virtualStages = c.v;
+      schedule.pipelineStages = c.dims.pp, schedule.microBatches = c.micro, schedule.virtualStages = c.dims.v;
       schedule.pipelineSchedule = c.schedule;  // GPipe holds every micro-batch, zero-bubble min(P, M) on every stage
       double inFlight = inFlightMicroBatches(s, schedule);
       const double held = residentBytes(c, trained, sharded, shardHeld) + trained * m.quantizedWeightsPerTrained;
@@ -504,8 +508,8 @@ class Search {
     };
     // Recompute where needed: a stage that fits without it (the later stages of 1F1B, which hold
     // fewer micro-batches) runs none, with the layer model's margin below the budget.
-    c.stageRecompute.assign(static_cast<size_t>(c.pp), c.recompute != Recompute::None);
-    for (int64_t s = 0; s < c.pp; ++s) {
+    c.stageRecompute.assign(static_cast<size_t>(c.dims.pp), c.recompute != Recompute::None);
+    for (int64_t s = 0; s < c.dims.pp; ++s) {
       StageFigures f = stageFigures(s, c.recompute);
       if (c.recomputeWhereNeeded && f.peakWithoutRecompute <= options_.memoryBudget * kModelMargin)
         f = stageFigures(s, Recompute::None), c.stageRecompute[s] = false;
@@ -528,11 +532,11 @@ class Search {
     // (P - 1)(F + B + W) only with even stages and many micro-batches): its order is run through
     // with each stage's passes (plan/pipeline_order.h, as the compile runs it), the
     // communication split evenly between the forward and the backward.
-    double bubble = (stagesTogether - slowest) / static_cast<double>(c.v);
+    double bubble = (stagesTogether - slowest) / static_cast<double>(c.dims.v);
     if (c.schedule == PipelineSchedule::ZeroBubble) {
       // (Configurations that differ only where the stages' passes do not, ZeRO's stage or the
       // weighted split giving the same layers, run the same order: run once.)
-      std::vector<double> key = {static_cast<double>(c.pp), static_cast<double>(c.micro)};
+      std::vector<double> key = {static_cast<double>(c.dims.pp), static_cast<double>(c.micro)};
       for (const StagePasses& st : stagePasses) key.insert(key.end(), {st.forward, st.backward, st.weight});
       auto [it, fresh] = zeroBubbleSpans_.try_emplace(std::move(key), 0.0);
       if (fresh) {
@@ -542,7 +546,7 @@ class Search {
           passes.backward.push_back({st.backward});
           passes.weight.push_back({st.weight});
         }
-        it->second = runPipeline(c.schedule, c.pp, c.micro, 1, true, passes).span;
+        it->second = runPipeline(c.schedule, c.dims.pp, c.micro, 1, true, passes).span;
       }
       bubble = std::max(0.0, it->second - micro * slowest);
     }
@@ -552,8 +556,9 @@ class Search {
     // Full recompute runs the forward once more on the layers it recomputes.
     double recomputed = 0;
     if (c.recompute == Recompute::Full)
-      for (int64_t l = 0; l < layers_.count; ++l) recomputed += c.stageRecompute[c.layerStage[l] % c.pp] ? 1 : 0;
-    const double hardware = micro * static_cast<double>(c.dp) * m.flops * (3 + recomputed / static_cast<double>(layers_.count));
+      for (int64_t l = 0; l < layers_.count; ++l) recomputed += c.stageRecompute[c.layerStage[l] % c.dims.pp] ? 1 : 0;
+    const double hardware =
+        micro * static_cast<double>(c.dims.dp) * m.flops * (3 + recomputed / static_cast<double>(layers_.count));
     c.tflops = c.seconds > 0 ? hardware / c.seconds / static_cast<double>(options_.deviceNum * 1) / 1e12 : 0;
   }
 
@@ -566,7 +571,7 @@ class Search {
   double gradientSyncSeconds(const Config& c, const std::map<int64_t, double>& gradients, double elementBytes) const {
     double seconds = 0;
     for (const auto& [trialRanks, elements] : gradients) {
-      if (trialRanks * c.dp / c.ep <= 1 || elements <= 0) continue;
+      if (trialRanks * c.dims.dp / c.dims.ep <= 1 || elements <= 0) continue;
       seconds += gradientReductionSeconds(elements * elementBytes, elementBytes, replicaSpan(c, trialRanks), cluster_);
     }
     return seconds;
@@ -575,10 +580,10 @@ class Search {
   // one AllGather per mesh axis of the replicas ([DP, CP, TP], the inner first), as the compile's
   // redistribution gathers them (a norm's over TP too; an expert's over DP / EP).
   double optimizerGatherSeconds(const Config& c, int64_t ways, double partBytes) const {
-    const int64_t replicas = c.dp * c.cp;
-    const int64_t tpPart = ways > replicas && ways % c.tp == 0 ? c.tp : 1;
-    const int64_t cpPart = (ways / tpPart) % c.cp == 0 ? c.cp : 1, dpPart = ways / tpPart / cpPart;
-    const DeviceMatrix mesh = DeviceMatrix::unnamed({c.dp, c.cp, c.tp});
+    const int64_t replicas = c.dims.dp * c.dims.cp;
+    const int64_t tpPart = ways > replicas && ways % c.dims.tp == 0 ? c.dims.tp : 1;
+    const int64_t cpPart = (ways / tpPart) % c.dims.cp == 0 ? c.dims.cp : 1, dpPart = ways / tpPart / cpPart;
+    const DeviceMatrix mesh = DeviceMatrix::unnamed({c.dims.dp, c.dims.cp, c.dims.tp});
     double seconds = 0, bytes = partBytes;
     for (auto [axis, part] : {std::pair{2, tpPart}, {1, cpPart}, {0, dpPart}}) {
       if (part <= 1) continue;
@@ -590,8 +595,8 @@ class Search {
   // The devices of a weight's replicas, `trialRanks` of them in the layer model's trial: r x DP / EP
   // here, the data ranks outermost.
   GroupSpan replicaSpan(const Config& c, int64_t trialRanks) const {
-    const int64_t ranks = trialRanks * c.dp / c.ep;
-    const int64_t replicas = c.dp * c.cp, stageDevices = replicas * c.tp;
+    const int64_t ranks = trialRanks * c.dims.dp / c.dims.ep;
+    const int64_t replicas = c.dims.dp * c.dims.cp, stageDevices = replicas * c.dims.tp;
     return ranks > replicas && ranks % replicas == 0 && stageDevices % ranks == 0
                ? groupSpan(DeviceMatrix::unnamed({replicas, stageDevices / ranks, ranks / replicas}), {0, 2},
                            cluster_.domainDevices())
@@ -609,31 +614,31 @@ class Search {
 
   std::optional<Prepared> prepare(Config& c) const {
     Prepared p{graph_, options_, &c};
-    if (splitBatch(p.graph, c.dp * c.mbs) || seedTensorParallel(p.graph, c.dp, c.tp, c.sp, c.ep, c.cp)) return std::nullopt;
+    if (splitBatch(p.graph, c.dims.dp * c.mbs) || seedTensorParallel(p.graph, c.dims)) return std::nullopt;
     if (!givenRecompute_) {
       clearRecompute(p.graph);
       std::vector<bool> recomputed(static_cast<size_t>(layers_.count), true);
       for (int64_t l = 0; l < layers_.count && !c.stageRecompute.empty(); ++l)
-        recomputed[l] = c.stageRecompute[c.layerStage[l] % c.pp];
+        recomputed[l] = c.stageRecompute[c.layerStage[l] % c.dims.pp];
       markRecompute(p.graph, layers_, c.recompute, attention_, &recomputed);
     }
     for (OpId id : p.graph.order) {
       Op& op = p.graph.op(id);
       int32_t slot = layers_.slot[id];
-      int64_t virtualStage = slot == layers_.pre() ? 0 : slot == layers_.post() ? c.pp * c.v - 1 : c.layerStage[slot];
-      op.stage = static_cast<int32_t>(virtualStage % c.pp);
-      op.chunk = static_cast<int32_t>(virtualStage / c.pp);
+      int64_t virtualStage = slot == layers_.pre() ? 0 : slot == layers_.post() ? c.dims.pp * c.dims.v - 1 : c.layerStage[slot];
+      op.stage = static_cast<int32_t>(virtualStage % c.dims.pp);
+      op.chunk = static_cast<int32_t>(virtualStage / c.dims.pp);
     }
     CompileOptions& o = p.options;
-    o = searchCompileOptions(options_, c.dp * c.cp * c.tp);
-    o.pipelineStages = c.pp;
-    o.virtualStages = c.v;
-    o.pipelineSchedule = c.v > 1 ? PipelineSchedule::Interleaved : c.schedule;
+    o = searchCompileOptions(options_, c.dims.dp * c.dims.cp * c.dims.tp);
+    o.pipelineStages = c.dims.pp;
+    o.virtualStages = c.dims.v;
+    o.pipelineSchedule = c.dims.v > 1 ? PipelineSchedule::Interleaved : c.schedule;
     o.microBatches = c.micro;
     o.parallelOptimizerLevel = c.optimizerLevel;
     o.zeroStage = c.zeroStage;
     o.memoryBudget = options_.memoryBudget;
-    o.enableAlltoall = o.enableAlltoall || c.ep > 1;  // the tokens to their experts and back
+    o.enableAlltoall = o.enableAlltoall || c.dims.ep > 1;  // the tokens to their experts and back
     return p;
   }
 
@@ -672,23 +677,22 @@ class Search {
 
   SearchConfiguration described(const Config& c) const {
     SearchConfiguration s;
-    s.dp = c.dp, s.tp = c.tp, s.pp = c.pp, s.cp = c.cp, s.ep = c.ep, s.microBatchSize = c.mbs, s.microBatches = c.micro,
-    s.sequenceParallel = c.sp;
-    s.expertTensor = experts_ > 0 ? c.tp : 1;  // the seeds split the experts over TP (tensor_parallel_seeds.h)
-    s.virtualStages = c.v;
-    if (c.pp > 1) s.pipelineSchedule = pipelineScheduleName(c.v > 1 ? PipelineSchedule::Interleaved : c.schedule);
+    s.dims = c.dims;
+    s.dims.etp = experts_ > 0 ? c.dims.tp : 1;  // the seeds split the experts over TP (tensor_parallel_seeds.h)
+    s.microBatchSize = c.mbs, s.microBatches = c.micro;
+    if (c.dims.pp > 1) s.pipelineSchedule = pipelineScheduleName(c.dims.v > 1 ? PipelineSchedule::Interleaved : c.schedule);
     s.recompute = givenRecompute_ && *givenRecompute_ != Recompute::Full ? "given" : recomputeName(c.recompute);
     if (c.recomputeWhereNeeded && std::count(c.stageRecompute.begin(), c.stageRecompute.end(), false) > 0) {
       std::vector<int64_t> on;
-      for (int64_t st = 0; st < c.pp; ++st)
+      for (int64_t st = 0; st < c.dims.pp; ++st)
         if (c.stageRecompute[st]) on.push_back(st);
       s.recompute = on.empty() ? "none" : fmt::format("{} on stages {}", s.recompute, fmt::join(on, ","));
     }
     s.optimizerLevel = c.optimizerLevel;
     s.zeroStage = c.zeroStage;
-    for (int64_t st = 0; st < c.pp; ++st) {
+    for (int64_t st = 0; st < c.dims.pp; ++st) {
       int64_t n = 0;
-      for (int64_t l = 0; l < layers_.count; ++l) n += c.layerStage[l] % c.pp == st;
+      for (int64_t l = 0; l < layers_.count; ++l) n += c.layerStage[l] % c.dims.pp == st;
       s.stageLayers.push_back(n);
     }
     s.stepSeconds = c.seconds, s.tflopsPerDevice = c.tflops, s.peakBytes = c.peak, s.compiled = c.compiled;
@@ -718,8 +722,9 @@ class Search {
     // A configuration that differs from one listed only where it changes nothing (a weighted
     // split giving the same layers per stage) is the same plan: listed once.
     auto planKey = [](const SearchConfiguration& d) {
-      return std::make_tuple(d.dp, d.tp, d.pp, d.cp, d.ep, d.virtualStages, d.pipelineSchedule, d.microBatchSize, d.microBatches,
-                             d.sequenceParallel, d.recompute, d.optimizerLevel, d.zeroStage, d.stageLayers);
+      return std::make_tuple(d.dims.dp, d.dims.tp, d.dims.pp, d.dims.cp, d.dims.ep, d.dims.v, d.pipelineSchedule,
+                             d.microBatchSize, d.microBatches, d.dims.sp, d.recompute, d.optimizerLevel, d.zeroStage,
+                             d.stageLayers);
     };
     std::set<decltype(planKey(account.chosen))> listed{planKey(account.chosen)};
     for (const Config* other : others) {

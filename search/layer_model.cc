@@ -111,12 +111,13 @@ CompileOptions searchCompileOptions(const CompileOptions& base, int64_t devices)
   return o;
 }
 
-std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers, int64_t tp,
-                                          int64_t mbs, bool sp, std::vector<bool>& attention, int64_t ep,
-                                          const TrialCompile& compile, int64_t cp) {
+std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers,
+                                          const ParallelDims& group, int64_t mbs, std::vector<bool>& attention,
+                                          const TrialCompile& compile) {
+  const int64_t tp = group.tp, ep = group.ep, cp = group.cp;
   Graph g = graph;
   // A tensor-parallel size or micro-batch the shapes do not divide has no model.
-  if (splitBatch(g, mbs * ep) || seedTensorParallel(g, ep, tp, sp, ep, cp)) return std::nullopt;
+  if (splitBatch(g, mbs * ep) || seedTensorParallel(g, group)) return std::nullopt;
   CompileOptions o = searchCompileOptions(base, tp * ep * cp);
   o.enableAlltoall = o.enableAlltoall || ep > 1;  // the tokens to their experts and back
   DiagnosticEngine quiet("search", "");

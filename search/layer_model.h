@@ -80,14 +80,14 @@ struct LayerModel {
 // propagation from the seeds, through redistribution, no budget.
 CompileOptions searchCompileOptions(const CompileOptions& base, int64_t devices);
 
-// The layer model of (`tp`, micro-batch size `mbs`, sequence parallel `sp`, expert parallel
-// `ep`), or nullopt when the shapes do not divide or the compile rejects it. With ep > 1 the
+// The layer model of a replica group's degrees (`group`: its tp, sp, ep, cp, with dp = ep) and
+// micro-batch size `mbs`, or nullopt when the shapes do not divide or the compile rejects it. With ep > 1 the
 // model is of ep replicas on ep * tp devices (the experts' AlltoAll runs between them); its
 // figures stay one rank's, its FLOPs one replica's. With cp > 1 each replica's sequences are split
 // over cp context ranks (ep * tp * cp devices). `attention` is filled on the first call (per
 // value of `graph`: the selective recompute's part). Its compile runs `compile`.
-std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers, int64_t tp,
-                                          int64_t mbs, bool sp, std::vector<bool>& attention, int64_t ep,
-                                          const TrialCompile& compile, int64_t cp = 1);
+std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers,
+                                          const ParallelDims& group, int64_t mbs, std::vector<bool>& attention,
+                                          const TrialCompile& compile);
 
 }  // namespace irc

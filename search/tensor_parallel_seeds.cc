@@ -72,8 +72,9 @@ std::pair<int64_t, double> expertsOf(const Graph& graph) {
   return {experts, elements};
 }
 
-std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel, int64_t ep,
-                                              int64_t cp) {
+std::optional<std::string> seedTensorParallel(Graph& graph, const ParallelDims& dims) {
+  const int64_t dp = dims.dp, tp = dims.tp, ep = dims.ep, cp = dims.cp;
+  const bool sequenceParallel = dims.sp;
   // Per value: split on its features by a column-parallel product upstream.
   std::vector<bool> featureSplit(graph.values.size(), false);
   const int64_t experts = expertsOf(graph).first;

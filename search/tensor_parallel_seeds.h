@@ -16,6 +16,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "plan/parallel_dims.h"
 
 namespace irc {
 
@@ -34,8 +35,8 @@ namespace irc {
 //
 // Sets in_strategy on the graph's weight products and lookups; the error when a split does not
 // divide a dimension it splits (the graph is then partly seeded: use a copy).
-std::optional<std::string> seedTensorParallel(Graph& graph, int64_t dp, int64_t tp, bool sequenceParallel = false, int64_t ep = 1,
-                                              int64_t cp = 1);
+// The degrees read: dp, tp, sp, ep and cp (expert tensor parallelism is tp here).
+std::optional<std::string> seedTensorParallel(Graph& graph, const ParallelDims& dims);
 
 // An attention product: a BatchMatMul of two 4-D activations [B, heads, S, .] (the scores from
 // queries and keys, the context from probabilities and values).

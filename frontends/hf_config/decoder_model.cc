@@ -16,8 +16,8 @@ using Strategy = std::vector<std::vector<int64_t>>;
 // Writes the model's lists; each op line names its module.
 class DecoderWriter {
  public:
-  DecoderWriter(const DecoderConfig& c, const DecoderShape& s, const DegreePlan* d, int64_t deviceNum)
-      : c_(c), s_(s), d_(d), deviceNum_(deviceNum) {}
+  DecoderWriter(const DecoderConfig& c, const DecoderShape& s, const ParallelDims* d, int64_t microBatches, int64_t deviceNum)
+      : c_(c), s_(s), d_(d), microBatches_(microBatches), deviceNum_(deviceNum) {}
 
   std::string write(const std::string& name) {
     const int64_t T = tokens();
@@ -38,7 +38,7 @@ class DecoderWriter {
     const std::string embedding = base() + (c_.neox ? ".embed_in" : c_.falcon ? ".word_embeddings" : ".embed_tokens");
     param(embedding + ".weight", {c_.vocab, c_.hidden});
     module_ = embedding;
-    bool vocabSplit = d_ && d_->model > 1;  // Megatron's vocabulary-parallel embedding (MindSpore: whole indices)
+    bool vocabSplit = d_ && d_->tp > 1;  // Megatron's vocabulary-parallel embedding (MindSpore: whole indices)
     op("embed", "Gather", {embedding + ".weight", "input_ids"}, "{axis: 0}",
        vocabSplit ? Strategy{{tp(), 1}, {1, 1}} : Strategy{{1, 1}, {dp(), cp()}});
     module_ = base() + ".rotary_emb";
@@ -83,11 +83,11 @@ class DecoderWriter {
   // `transformer` (its layers `h`).
   std::string base() const { return c_.neox ? "gpt_neox" : c_.falcon ? "transformer" : "model"; }
   std::string layerModule(int64_t l) const { return fmt::format("{}.{}.{}", base(), c_.falcon ? "h" : "layers", l); }
-  int64_t dp() const { return d_ ? d_->data : 1; }
-  int64_t tp() const { return d_ ? d_->model : 1; }
-  int64_t ep() const { return d_ ? d_->expert : 1; }
-  int64_t cp() const { return d_ ? d_->context : 1; }
-  int64_t expertTensor() const { return d_ ? d_->expertTensor : 1; }
+  int64_t dp() const { return d_ ? d_->dp : 1; }
+  int64_t tp() const { return d_ ? d_->tp : 1; }
+  int64_t ep() const { return d_ ? d_->ep : 1; }
+  int64_t cp() const { return d_ ? d_->cp : 1; }
+  int64_t expertTensor() const { return d_ ? d_->etp : 1; }
   // The tokens [batch * sequence] split over the data ranks (the batch) and the context ranks (the
   // sequence), on the mesh [dp, cp, tp] Megatron and Llama 3 use.
   int64_t tokenSplit() const { return dp() * cp(); }
@@ -96,7 +96,7 @@ class DecoderWriter {
   // The residual stream: with sequence parallelism split over DP, CP and TP by tokens (the norms
   // follow it; column products gather it over TP, row products reduce-scatter into it).
   std::optional<Strategy> residualStrategy() const {
-    if (!d_ || !d_->sequence) return std::nullopt;
+    if (!d_ || !d_->sp) return std::nullopt;
     return Strategy{{tokenSplit() * tp(), 1}, {tokenSplit() * tp(), 1}};
   }
 
@@ -507,7 +507,7 @@ class DecoderWriter {
   // largest TP group within a node (8 on every cluster preset), so any TP dividing it splits the
   // experts' columns as Megatron does.
   static constexpr int64_t kNodeTensorBlocks = 8;
-  int64_t gateUpBlocks() const { return d_ ? d_->expertTensor : std::gcd(c_.expertFfn, kNodeTensorBlocks); }
+  int64_t gateUpBlocks() const { return d_ ? d_->etp : std::gcd(c_.expertFfn, kNodeTensorBlocks); }
   std::pair<std::string, std::string> gateUpHalves(const std::string& gu, int64_t groups, int64_t capacity) {
     const int64_t E = c_.experts, F = c_.expertFfn, etp = gateUpBlocks();
     if (etp == 1) {
@@ -644,16 +644,15 @@ class DecoderWriter {
   std::string parallelBlock() const {
     if (!d_) return fmt::format("parallel: {{device_num: {}}}\n", deviceNum_);
     std::string p = fmt::format("parallel: {{device_num: {}, fully_use_devices: false, enable_alltoall: true", d_->devices());
-    if (d_->pipelineStages > 1)
-      p += fmt::format(", pipeline_stages: {}, micro_batches: {}", d_->pipelineStages, d_->microBatches);
-    if (d_->virtualStages > 1) p += fmt::format(", virtual_stages: {}", d_->virtualStages);
+    if (d_->pp > 1) p += fmt::format(", pipeline_stages: {}, micro_batches: {}", d_->pp, microBatches_);
+    if (d_->v > 1) p += fmt::format(", virtual_stages: {}", d_->v);
     return p + "}\n";
   }
   // Megatron's even split: layer l on virtual stage l * P * v / L, the embedding with the first
   // layer, the final norm and the head with the last.
   std::string stagesBlock() const {
-    if (!d_ || d_->pipelineStages <= 1) return "";
-    const int64_t chunks = d_->pipelineStages * d_->virtualStages;
+    if (!d_ || d_->pp <= 1) return "";
+    const int64_t chunks = d_->pp * d_->v;
     // (The embedding's ops by name: a glob `embed*` would take GPT-NeoX's head, module embed_out.)
     std::string s = "stages:\n  \"embed\": 0\n  \"embed_flat\": 0\n";
     if (c_.embeddingScale != 1) s += "  \"embed_scaled\": 0\n";
@@ -664,7 +663,8 @@ class DecoderWriter {
 
   const DecoderConfig& c_;
   const DecoderShape& s_;
-  const DegreePlan* d_;
+  const ParallelDims* d_;
+  int64_t microBatches_;
   int64_t deviceNum_;
   std::string inputs_, params_, ops_;
   std::string module_, prefix_;
@@ -700,16 +700,16 @@ std::optional<std::string> decoderModelText(const std::string& configText, const
   if (auto e = shapeError(*config, shape)) diags.error({}, "--dim: " + *e);
   if (diags.hasErrors()) return std::nullopt;
   if (activeParameters) *activeParameters = activeParameterCount(*config);
-  return decoderModelYaml(*config, shape, nullptr, name, deviceNum);
+  return decoderModelYaml(*config, shape, nullptr, 1, name, deviceNum);
 }
 
 DecoderShape defaultShape(const DecoderConfig& config, int64_t batch) {
   return {batch, std::min<int64_t>(config.maxPositions, 4096)};
 }
 
-std::string decoderModelYaml(const DecoderConfig& config, const DecoderShape& shape, const DegreePlan* degrees,
-                             const std::string& name, int64_t deviceNum) {
-  return DecoderWriter(config, shape, degrees, deviceNum).write(name);
+std::string decoderModelYaml(const DecoderConfig& config, const DecoderShape& shape, const ParallelDims* degrees,
+                             int64_t microBatches, const std::string& name, int64_t deviceNum) {
+  return DecoderWriter(config, shape, degrees, microBatches, deviceNum).write(name);
 }
 
 }  // namespace irc

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "frontends/hf_config/hf_config.h"
+#include "plan/parallel_dims.h"
 
 namespace irc {
 
@@ -22,18 +23,6 @@ struct DecoderShape {
   // `capacity_factor` (choices past it dropped), or a dropless run's busiest expert over the
   // mean (`imbalance`: every expert's grouped product then runs the busiest's tokens). 1: balanced.
   double capacityFactor = 1;
-};
-
-// Checked parallel degrees (frontends/hf_config/parallel_degrees.h).
-struct DegreePlan {
-  int64_t data = 1, model = 1, expert = 1;
-  int64_t context = 1;  // each sequence split over CP ranks, keys and values gathered (Llama 3's)
-  // The experts' FFN split over the model-parallel ranks (Megatron's expert tensor parallelism,
-  // MindFormers' experts' model_parallel): 1 or `model`.
-  int64_t expertTensor = 1;
-  int64_t pipelineStages = 1, virtualStages = 1, microBatches = 1;
-  bool sequence = false;  // Megatron's sequence parallelism: norms and residuals split over TP by tokens
-  int64_t devices() const { return data * context * model * pipelineStages; }
 };
 
 // A micro-batch of `batch` sequences of the positions the model was trained for, at most 4,096
@@ -52,8 +41,9 @@ std::optional<std::string> decoderModelText(const std::string& configText, const
                                             const std::string& name, int64_t deviceNum, DiagnosticEngine& diags,
                                             int64_t* activeParameters = nullptr);
 
-// The YAML model; `degrees` null: no strategies, on `deviceNum` devices.
-std::string decoderModelYaml(const DecoderConfig& config, const DecoderShape& shape, const DegreePlan* degrees,
-                             const std::string& name, int64_t deviceNum = 1);
+// The YAML model; `degrees` null: no strategies, on `deviceNum` devices; with pipeline stages
+// `microBatches` a step.
+std::string decoderModelYaml(const DecoderConfig& config, const DecoderShape& shape, const ParallelDims* degrees,
+                             int64_t microBatches, const std::string& name, int64_t deviceNum = 1);
 
 }  // namespace irc

@@ -7,11 +7,12 @@
 #include "frontends/hf_config/decoder_model.h"
 #include "ir/diagnostics.h"
 #include "plan/parallel_config.h"
+#include "plan/parallel_dims.h"
 
 namespace irc {
 
 // nullopt after reporting; the degrees not given are 1 (data_parallel: what the devices leave).
-std::optional<DegreePlan> checkDegrees(const ParallelConfig& parallel, const DecoderConfig& config, const DecoderShape& shape,
-                                       DiagnosticEngine& diags);
+std::optional<ParallelDims> checkDegrees(const ParallelConfig& parallel, const DecoderConfig& config, const DecoderShape& shape,
+                                         DiagnosticEngine& diags);
 
 }  // namespace irc

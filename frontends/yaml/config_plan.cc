@@ -29,7 +29,7 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
                               fmt::format("{}{}: {}", file, d.loc.valid() ? ":" + formatLoc(d.loc) : "", d.message));
   // dims: a micro-batch of `batch` sequences (data_parallel's, one each, by default) of
   // `sequence` tokens (the positions the model was trained for, at most 4,096, by default).
-  DecoderShape shape = defaultShape(*config, parallel_.degrees.data > 0 ? parallel_.degrees.data : 1);
+  DecoderShape shape = defaultShape(*config, parallel_.degrees.dp);
   for (const auto& [name, size] : dims) {
     if (name == "batch") shape.batch = size;
     else if (name == "sequence") shape.sequence = size;
@@ -37,8 +37,8 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
   }
   if (auto e = shapeError(*config, shape)) reader_.error(graphNode, *e);
   if (moe) readMoe(*moe, config->experts > 0, shape);
-  std::optional<DegreePlan> degrees;
-  if (parallel_.degrees.given()) {
+  std::optional<ParallelDims> degrees;
+  if (parallel_.degreesAt.any()) {
     degrees = checkDegrees(parallel_, *config, shape, reader_.diags());
     // The frameworks' plans leave devices a strategy does not use replicated, and MindFormers
     // dispatches tokens to their experts by AlltoAll (`enable_alltoall`).
@@ -46,7 +46,8 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
     parallel_.enableAlltoall = true;
   }
   if (reader_.diags().hasErrors()) return false;
-  const std::string text = decoderModelYaml(*config, shape, degrees ? &*degrees : nullptr, modelStem(file));
+  const std::string text =
+      decoderModelYaml(*config, shape, degrees ? &*degrees : nullptr, parallel_.microBatches, modelStem(file));
   DiagnosticEngine modelDiags(file + " (as a model)", text);
   FrontendOptions modelOptions;
   modelOptions.defaultName = modelStem(file);
@@ -61,7 +62,7 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
   graph_ = std::move(loaded->graph);
   graph_.activeParameters = activeParameterCount(*config);
   graph_.modulesFromConfig = true;
-  degreeStages_ = degrees && degrees->pipelineStages > 1;
+  degreeStages_ = degrees && degrees->pp > 1;
   return true;
 }
 

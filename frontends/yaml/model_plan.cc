@@ -80,7 +80,7 @@ std::optional<LoadedGraph> PlanReader::read(const YamlNode& root) {
     return std::nullopt;
   }
   const bool config = isConfigFile(path);
-  if (parallel_.degrees.given() && !config) {
+  if (parallel_.degreesAt.any() && !config) {
     reader_.diags().error(parallel_.loc,
                           "data_parallel, model_parallel, expert_parallel, expert_tensor_parallel, "
                           "context_parallel and sequence_parallel are a config.json plan's degrees (graph: config.json); over an "

@@ -56,12 +56,13 @@ const std::vector<std::string> kCostModelKeys = {"alpha", "beta", "gamma", "peak
 // MindFormers' parallel degrees (a config.json plan's; their checks against the model and the
 // device count are the graph builder's, frontends/hf_config/parallel_degrees.cc).
 void ModelLoader::readDegrees(const YamlNode& node) {
-  ParallelDegrees& d = parallel_.degrees;
-  for (auto [key, value, loc] : {std::tuple{"data_parallel", &d.data, &d.dataLoc},
-                                 {"model_parallel", &d.model, &d.modelLoc},
-                                 {"expert_parallel", &d.expert, &d.expertLoc},
-                                 {"context_parallel", &d.context, &d.contextLoc},
-                                 {"expert_tensor_parallel", &d.expertTensor, &d.expertTensorLoc}})
+  ParallelDims& d = parallel_.degrees;
+  DegreeLocations& at = parallel_.degreesAt;
+  for (auto [key, value, loc] : {std::tuple{"data_parallel", &d.dp, &at.dp},
+                                 {"model_parallel", &d.tp, &at.tp},
+                                 {"expert_parallel", &d.ep, &at.ep},
+                                 {"context_parallel", &d.cp, &at.cp},
+                                 {"expert_tensor_parallel", &d.etp, &at.etp}})
     if (auto n = reader_.optional(node, key))
       if (auto v = reader_.integer(*n, key)) {
         if (*v < 1 || *v > kMaxDeviceNum) {
@@ -73,8 +74,8 @@ void ModelLoader::readDegrees(const YamlNode& node) {
       }
   if (auto n = reader_.optional(node, "sequence_parallel"))
     if (auto b = reader_.boolean(*n, "sequence_parallel")) {
-      d.sequence = *b;
-      d.sequenceLoc = locOf(*n);
+      d.sp = *b;
+      at.sp = locOf(*n);
     }
 }
 

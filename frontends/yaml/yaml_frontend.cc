@@ -118,7 +118,7 @@ std::optional<LoadedGraph> ModelReader::read(const YamlNode& root) {
   if (auto n = reader_.optional(root, "name"))
     if (auto s = reader_.string(*n, "name")) graph_.name = *s;
   if (auto p = reader_.required(root, "parallel", "the model")) blocks_.readParallel(*p);
-  if (parallel_.degrees.given())
+  if (parallel_.degreesAt.any())
     reader_.diags().error(parallel_.loc,
                           "data_parallel, model_parallel, expert_parallel, expert_tensor_parallel, "
                           "context_parallel and sequence_parallel are a config.json plan's degrees (graph: config.json); a model "

@@ -127,7 +127,7 @@ TEST_CASE("configuration search: the step's batch splits into a micro-batch's pr
 
 TEST_CASE("configuration search: Megatron's column and row products are found in the graph") {
   Graph g = parseModel(smallGpt(8, 2, 32));
-  REQUIRE_FALSE(seedTensorParallel(g, 2, 4).has_value());
+  REQUIRE_FALSE(seedTensorParallel(g, {.dp = 2, .tp = 4}).has_value());
   CHECK(seedOf(g, "l0_qkv") == ShardStrategy{{2, 1}, {1, 4}});   // column: output features
   CHECK(seedOf(g, "l0_proj") == ShardStrategy{{2, 4}, {4, 1}});  // row: reads the heads' split
   CHECK(seedOf(g, "l1_fc1") == ShardStrategy{{2, 1}, {1, 4}});
@@ -137,13 +137,13 @@ TEST_CASE("configuration search: Megatron's column and row products are found in
   CHECK(seedOf(g, "l0_ln1").empty());
   // Sequence parallelism: the norms and residual adds split their tokens over both.
   Graph s = parseModel(smallGpt(8, 2, 32));
-  REQUIRE_FALSE(seedTensorParallel(s, 2, 4, true).has_value());
+  REQUIRE_FALSE(seedTensorParallel(s, {.dp = 2, .tp = 4, .sp = true}).has_value());
   CHECK(seedOf(s, "l0_ln1") == ShardStrategy{{8, 1}, {1}, {1}});
   CHECK(seedOf(s, "l0_res1") == ShardStrategy{{8, 1}, {8, 1}});
   // A split that does not divide is refused.
   Graph bad = parseModel(smallGpt(8, 2, 32));
   // (3 divides q/k/v's 192 output features; the row product's 64 features it does not.)
-  CHECK(seedTensorParallel(bad, 2, 3).value() == "op 'l0_proj': 3 ranks do not divide dimension 1 of size 64");
+  CHECK(seedTensorParallel(bad, {.dp = 2, .tp = 3}).value() == "op 'l0_proj': 3 ranks do not divide dimension 1 of size 64");
 }
 
 TEST_CASE("configuration search: expert parallelism's seeds dispatch each rank's own tokens, moving them by AlltoAll only") {
@@ -161,7 +161,7 @@ TEST_CASE("configuration search: expert parallelism's seeds dispatch each rank's
   REQUIRE(text.find("parallel: {device_num: 1}") != std::string::npos);
   text.replace(text.find("parallel: {device_num: 1}"), 25, "parallel: {device_num: 4, training: true, fully_use_devices: false}");
   auto [g, settings, gData] = parseModelAndSettings(text);
-  REQUIRE_FALSE(seedTensorParallel(g, 4, 1, false, 4).has_value());
+  REQUIRE_FALSE(seedTensorParallel(g, {.dp = 4, .tp = 1, .ep = 4}).has_value());
   CHECK(seedOf(g, "L0.dispatch") == ShardStrategy{{4, 1, 1}, {4, 1, 1}});
   CHECK(seedOf(g, "L1.combine") == ShardStrategy{{4, 1, 1, 1}, {4, 1, 1}, {4, 1, 1}});
   CHECK(seedOf(g, "L0.gate_up") == ShardStrategy{{1, 4, 1, 1}, {4, 1, 1}});
@@ -183,7 +183,7 @@ TEST_CASE("configuration search: expert parallelism's seeds dispatch each rank's
   // TP ranks, reach their experts by the AlltoAll alone (the fused gate_up's halves are taken per
   // rank block), and the experts' partial sums are reduced over TP once.
   auto [g2, settings2, gData2] = parseModelAndSettings(text);
-  REQUIRE_FALSE(seedTensorParallel(g2, 2, 2, false, 2).has_value());
+  REQUIRE_FALSE(seedTensorParallel(g2, {.dp = 2, .tp = 2, .ep = 2}).has_value());
   CHECK(seedOf(g2, "L0.router") == ShardStrategy{{2, 1}, {1, 1}});
   CHECK(seedOf(g2, "L0.gate_up") == ShardStrategy{{1, 2, 1, 1}, {2, 2, 1}});
   CHECK(seedOf(g2, "L0.down") == ShardStrategy{{1, 2, 1, 2}, {2, 1, 2}});
@@ -228,12 +228,12 @@ TEST_CASE("configuration search: a plan that fits, written back, compiles to the
   REQUIRE(g.search);
   REQUIRE(g.search->configuration);
   const SearchConfiguration& c = g.search->configuration->chosen;
-  CHECK(c.dp * c.tp * c.pp == 16);
+  CHECK(c.dims.dp * c.dims.tp * c.dims.pp == 16);
   CHECK(options.rankCount() == 16);
-  CHECK(options.pipelineStages == c.pp);
+  CHECK(options.pipelineStages == c.dims.pp);
   CHECK(options.microBatches == c.microBatches);
-  CHECK(c.dp * c.microBatchSize * c.microBatches == 64);
-  CHECK(inputBatchOf(g) == c.dp * c.microBatchSize);
+  CHECK(c.dims.dp * c.microBatchSize * c.microBatches == 64);
+  CHECK(inputBatchOf(g) == c.dims.dp * c.microBatchSize);
   CHECK(c.compiled);
   CHECK(c.peakBytes <= 80e9);
   CHECK(g.search->configuration->alternatives.size() <= 5);
@@ -248,8 +248,8 @@ TEST_CASE("configuration search: a plan that fits, written back, compiles to the
     if (a.compiled) CHECK(a.verdict.find("both compiled") != std::string::npos);
     else if (a.verdict.find("GiB") == std::string::npos) CHECK(a.verdict.find("by the layer model") != std::string::npos);
     if (a.compiled && a.verdict.find("slower") != std::string::npos) CHECK(a.stepSeconds >= c.stepSeconds);
-    CHECK(rows.insert({a.dp, a.tp, a.pp, a.microBatchSize, a.microBatches, a.recompute, a.optimizerLevel, a.zeroStage,
-                       a.sequenceParallel})
+    CHECK(rows.insert({a.dims.dp, a.dims.tp, a.dims.pp, a.microBatchSize, a.microBatches, a.recompute, a.optimizerLevel,
+                       a.zeroStage, a.dims.sp})
               .second);
   }
   std::string plan = writePlanModelYaml(g, options);
@@ -291,15 +291,15 @@ TEST_CASE("configuration search: the interleaved schedule is a dimension, and it
   DiagnosticEngine diags("m.yaml", "");
   REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
   const SearchConfiguration& c = g.search->configuration->chosen;
-  CHECK(c.pp > 1);
-  CHECK(c.virtualStages > 1);
-  CHECK(options.virtualStages == c.virtualStages);
-  CHECK(c.microBatches % c.pp == 0);  // Megatron's condition for the interleaved schedule
+  CHECK(c.dims.pp > 1);
+  CHECK(c.dims.v > 1);
+  CHECK(options.virtualStages == c.dims.v);
+  CHECK(c.microBatches % c.dims.pp == 0);  // Megatron's condition for the interleaved schedule
   int32_t chunks = 0;
   for (OpId id : g.order) chunks = std::max(chunks, g.op(id).chunk + 1);
-  CHECK(chunks == c.virtualStages);
+  CHECK(chunks == c.dims.v);
   std::string plan = writePlanModelYaml(g, options);
-  CHECK(plan.find(fmt::format("virtual_stages: {}", c.virtualStages)) != std::string::npos);
+  CHECK(plan.find(fmt::format("virtual_stages: {}", c.dims.v)) != std::string::npos);
   Compiled all = compileAllRanks(plan);
   REQUIRE_MESSAGE(all.errors.empty(), all.errors);
   auto step = estimateClusterStep(all.global, all.options);
@@ -314,8 +314,8 @@ TEST_CASE("configuration search: the interleaved schedule is a dimension, and it
   CompileOptions zOptions = optionsFromModel(zSettings);
   REQUIRE(runConfigurationSearch(z, zOptions, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
   const SearchConfiguration& zc = z.search->configuration->chosen;
-  CHECK(zc.pp > 1);
-  CHECK(zc.virtualStages == 1);
+  CHECK(zc.dims.pp > 1);
+  CHECK(zc.dims.v == 1);
   CHECK(zOptions.schedule() == PipelineSchedule::ZeroBubble);
   std::string zPlan = writePlanModelYaml(z, zOptions);
   CHECK(zPlan.find("pipeline_schedule: zero_bubble") != std::string::npos);
@@ -343,8 +343,8 @@ TEST_CASE("configuration search: the zero-bubble schedule is a dimension, and it
   CompileOptions options, oneFOneBOptions;
   Graph g = search("", options);
   const SearchConfiguration& c = g.search->configuration->chosen;
-  CHECK(c.pp == 2);
-  CHECK(c.virtualStages == 1);
+  CHECK(c.dims.pp == 2);
+  CHECK(c.dims.v == 1);
   CHECK(c.pipelineSchedule == "zero_bubble");
   CHECK(options.schedule() == PipelineSchedule::ZeroBubble);
   Graph kept = search(", pipeline_schedule: 1f1b", oneFOneBOptions);
@@ -387,7 +387,7 @@ TEST_CASE("configuration search: zero_stage, enable_parallel_optimizer, micro_ba
   // Micro-batches: the step is 4 of the inputs' 64 sequences, and every plan runs 4.
   for (const auto& [c, o] : {searched(", micro_batches: 4")}) {
     CHECK(c.chosen.microBatches == 4);
-    CHECK(c.chosen.dp * c.chosen.microBatchSize == 64);
+    CHECK(c.chosen.dims.dp * c.chosen.microBatchSize == 64);
     CHECK(o.microBatches == 4);
     for (const SearchConfiguration& a : c.alternatives) CHECK(a.microBatches == 4);
     CHECK(c.given == std::vector<std::string>{"micro_batches 4"});
@@ -408,7 +408,7 @@ TEST_CASE("configuration search: context parallelism is a dimension, and its pla
   // activation's tokens over the context ranks and keep the keys and values whole for the
   // attention products.
   auto [seeded, seededSettings, seededData] = parseModelAndSettings(smallGpt(8, 2, 1, "", 256));
-  REQUIRE_FALSE(seedTensorParallel(seeded, 1, 2, false, 1, 4).has_value());
+  REQUIRE_FALSE(seedTensorParallel(seeded, {.dp = 1, .tp = 2, .cp = 4}).has_value());
   CHECK(seedOf(seeded, "l0_qkv") == ShardStrategy{{4, 1}, {1, 2}});
   CHECK(seedOf(seeded, "l0_scores") == ShardStrategy{{1, 2, 4, 1}, {1, 2, 1, 1}});
   CHECK(seedOf(seeded, "l0_ctx") == ShardStrategy{{1, 2, 4, 1}, {1, 2, 1, 1}});
@@ -421,20 +421,20 @@ TEST_CASE("configuration search: context parallelism is a dimension, and its pla
   REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
   const ConfigurationSearch& account = *g.search->configuration;
   // Considered: a CP plan is listed (chosen or a runner-up) with its estimate.
-  bool listed = account.chosen.cp > 1;
-  for (const SearchConfiguration& a : account.alternatives) listed = listed || a.cp > 1;
+  bool listed = account.chosen.dims.cp > 1;
+  for (const SearchConfiguration& a : account.alternatives) listed = listed || a.dims.cp > 1;
   CHECK(listed);
   const SearchConfiguration& c = account.chosen;
   // One sequence: DP has nothing to split; CP splits its tokens without TP's collectives.
-  CHECK(c.cp > 1);
-  CHECK(explainSearchText(*g.search).find(fmt::format("x CP {}", c.cp)) != std::string::npos);
-  CHECK(c.dp * c.tp * c.pp * c.cp == 8);
-  CHECK(256 % (2 * c.cp) == 0);  // each sequence in 2 x CP chunks
+  CHECK(c.dims.cp > 1);
+  CHECK(explainSearchText(*g.search).find(fmt::format("x CP {}", c.dims.cp)) != std::string::npos);
+  CHECK(c.dims.dp * c.dims.tp * c.dims.pp * c.dims.cp == 8);
+  CHECK(256 % (2 * c.dims.cp) == 0);  // each sequence in 2 x CP chunks
   Compiled all = compileAllRanks(writePlanModelYaml(g, options));
   REQUIRE_MESSAGE(all.errors.empty(), all.errors);
   CHECK(estimateClusterStep(all.global, all.options)->total == relative(c.stepSeconds).epsilon(1e-12));
   CHECK(verifyCompiled(all).ok);
-  MESSAGE("chosen: DP ", c.dp, " TP ", c.tp, " PP ", c.pp, " CP ", c.cp, ", ", c.stepSeconds, " s");
+  MESSAGE("chosen: DP ", c.dims.dp, " TP ", c.dims.tp, " PP ", c.dims.pp, " CP ", c.dims.cp, ", ", c.stepSeconds, " s");
 }
 
 TEST_CASE("configuration search: nothing fits a budget below the parameters' floor") {
@@ -775,8 +775,8 @@ TEST_CASE("configuration search: a brute-force oracle compiling every configurat
                       << " by the search");
     CHECK(oracle.compiledPlans > 2 * chosen.compiledPlans);
     for (const SearchConfiguration* c : {&chosen.chosen, &oracle.chosen})
-      MESSAGE(fmt::format("DP {} TP {} PP {} v {}, {} x {}, recompute {}, ZeRO {}, level {}: {} s, peak {} B", c->dp, c->tp,
-                          c->pp, c->virtualStages, c->microBatchSize, c->microBatches, c->recompute, c->zeroStage,
+      MESSAGE(fmt::format("DP {} TP {} PP {} v {}, {} x {}, recompute {}, ZeRO {}, level {}: {} s, peak {} B", c->dims.dp,
+                          c->dims.tp, c->dims.pp, c->dims.v, c->microBatchSize, c->microBatches, c->recompute, c->zeroStage,
                           c->optimizerLevel, c->stepSeconds, c->peakBytes));
     CHECK(chosen.chosen.stepSeconds <= oracle.chosen.stepSeconds * (1 + 1e-12));
     CHECK(chosen.chosen.peakBytes <= (k.budget == "80GB" ? 80e9 : 1.2e6));
@@ -860,11 +860,11 @@ TEST_CASE("configuration search: the layer model within 2 % of the compile for T
     for (const SearchConfiguration& a : account.alternatives) listed.push_back(&a);
     for (const SearchConfiguration* c : listed) {
       if (!c->compiled) continue;
-      CAPTURE(c->tp);
-      CAPTURE(c->cp);
-      CAPTURE(c->pp);
-      CAPTURE(c->dp);
-      sawContext = sawContext || c->cp > 1;
+      CAPTURE(c->dims.tp);
+      CAPTURE(c->dims.cp);
+      CAPTURE(c->dims.pp);
+      CAPTURE(c->dims.dp);
+      sawContext = sawContext || c->dims.cp > 1;
       CHECK(c->layerModelSeconds == relative(c->stepSeconds).epsilon(0.02));
     }
   }
@@ -940,14 +940,14 @@ TEST_CASE(
     int splitNorms = 0, shardedOverContext = 0;
     for (const SearchConfiguration* c : listed) {
       if (!c->compiled || (!latencyBound && c->optimizerLevel > 0)) continue;
-      CAPTURE(c->tp);
-      CAPTURE(c->cp);
-      CAPTURE(c->pp);
+      CAPTURE(c->dims.tp);
+      CAPTURE(c->dims.cp);
+      CAPTURE(c->dims.pp);
       CAPTURE(c->zeroStage);
       CAPTURE(c->optimizerLevel);
       CAPTURE(c->recompute);
-      splitNorms += c->tp > 1 && c->cp > 1;
-      shardedOverContext += c->cp > 1 && (c->zeroStage > 0 || c->optimizerLevel > 0);
+      splitNorms += c->dims.tp > 1 && c->dims.cp > 1;
+      shardedOverContext += c->dims.cp > 1 && (c->zeroStage > 0 || c->optimizerLevel > 0);
       // (Latency-bound, the layer model's stages of the TP 2 x CP 2 x PP 2 plans under optimizer
       // parallel are 2.8 % under the compile's, each: with both stages in the step (the
       // pipeline run through), 3.1 % in all.)
