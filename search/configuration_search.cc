@@ -14,6 +14,7 @@
 #include "ir/dtype.h"
 #include "ir/tensor_layout.h"
 #include "ops/batch_split.h"
+#include "ops/op_traits.h"
 #include "cost/collective_time.h"
 #include "search/layer_model.h"
 #include "cost/memory_estimate.h"
@@ -65,7 +66,7 @@ struct Config {
 std::pair<int64_t, int64_t> sequenceAndHiddenOf(const Graph& graph) {
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
-    if (op.type != "Gather" || op.operands.size() < 2 || !op.operands[0].isValue() || !op.operands[1].isValue()) continue;
+    if (!isLookup(op) || op.operands.size() < 2 || !op.operands[0].isValue() || !op.operands[1].isValue()) continue;
     const Shape& table = graph.value(op.operands[0].value).type.shape;
     const Shape& ids = graph.value(op.operands[1].value).type.shape;
     if (table.size() == 2 && ids.size() == 2) return {ids[1], table[1]};

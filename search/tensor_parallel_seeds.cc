@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ir/dtype.h"
+#include "ops/op_traits.h"
 
 namespace irc {
 namespace {
@@ -34,14 +35,14 @@ bool isTokenwise(const Graph& graph, const Op& op, const std::vector<bool>& feat
     return o.isValue() && graph.value(o.value).kind != ValueKind::Parameter && !featureSplit[o.value] &&
            graph.value(o.value).type.shape.size() >= 2;
   };
-  if (op.type == "LayerNorm" || op.type == "RmsNorm") return !op.operands.empty() && activation(op.operands[0]);
-  if (op.type != "Add" || op.operands.size() != 2 || !activation(op.operands[0]) || !activation(op.operands[1])) return false;
+  if (isNorm(op)) return !op.operands.empty() && activation(op.operands[0]);
+  if (!isAdd(op) || op.operands.size() != 2 || !activation(op.operands[0]) || !activation(op.operands[1])) return false;
   return graph.value(op.operands[0].value).type.shape == graph.value(op.operands[1].value).type.shape;
 }
 
 // A grouped expert product: dispatched tokens [groups, E, slots, in] by weights [E, ., .].
 bool isExpertProduct(const Graph& graph, const Op& op) {
-  if (op.type != "BatchMatMul" || op.operands.size() < 2 || !op.operands[0].isValue() || !isWeight(graph, op.operands[1], 3) ||
+  if (!isBatchedProduct(op) || op.operands.size() < 2 || !op.operands[0].isValue() || !isWeight(graph, op.operands[1], 3) ||
       flag(op, "transpose_a"))
     return false;
   const Shape& x = graph.value(op.operands[0].value).type.shape;
@@ -51,7 +52,7 @@ bool isExpertProduct(const Graph& graph, const Op& op) {
 }  // namespace
 
 bool isAttentionProduct(const Graph& graph, const Op& op) {
-  if (op.type != "BatchMatMul" || op.operands.size() < 2 || flag(op, "transpose_a")) return false;
+  if (!isBatchedProduct(op) || op.operands.size() < 2 || flag(op, "transpose_a")) return false;
   for (size_t i = 0; i < 2; ++i) {
     const Operand& o = op.operands[i];
     if (!o.isValue() || graph.value(o.value).kind == ValueKind::Parameter || graph.value(o.value).type.shape.size() != 4)
@@ -94,7 +95,7 @@ std::optional<std::string> seedTensorParallel(Graph& graph, const ParallelDims& 
       seed = ShardStrategy{xs, ws};
       shapes = {&graph.value(op.operands[0].value).type.shape, &graph.value(op.operands[1].value).type.shape};
       split = !row && tp > 1;
-    } else if ((ep > 1 || tp > 1) && (op.type == "MoeDispatch" || op.type == "MoeCombine")) {
+    } else if ((ep > 1 || tp > 1) && isExpertRouting(op)) {
       // The token permutation around them: each data-parallel rank dispatches and combines its
       // own groups (every operand's dim 0), so the tokens reach the AlltoAll as they left the
       // router, as MindFormers' and Megatron's dispatchers run (frontends/hf_config's plan).
@@ -107,7 +108,7 @@ std::optional<std::string> seedTensorParallel(Graph& graph, const ParallelDims& 
         seed->push_back(std::move(t));
         shapes.push_back(&shape);
       }
-    } else if (op.type == "MatMul" && op.operands.size() >= 2 && op.operands[0].isValue() && isWeight(graph, op.operands[1], 2) &&
+    } else if (isProduct(op) && op.operands.size() >= 2 && op.operands[0].isValue() && isWeight(graph, op.operands[1], 2) &&
                !flag(op, "transpose_a") &&
                !isWeight(graph, op.operands[0], graph.value(op.operands[0].value).type.shape.size())) {
       const Shape& x = graph.value(op.operands[0].value).type.shape;
@@ -130,7 +131,7 @@ std::optional<std::string> seedTensorParallel(Graph& graph, const ParallelDims& 
       seed = ShardStrategy{xs, ws};
       shapes = {&x, &w};
       split = !row && !whole;
-    } else if (op.type == "Gather" && op.operands.size() >= 2 && isWeight(graph, op.operands[0], 2) && op.operands[1].isValue()) {
+    } else if (isLookup(op) && op.operands.size() >= 2 && isWeight(graph, op.operands[0], 2) && op.operands[1].isValue()) {
       const Shape& indices = graph.value(op.operands[1].value).type.shape;
       if (!indices.empty()) {
         IntTuple is(indices.size(), 1);

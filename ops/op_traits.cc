@@ -1,0 +1,12 @@
+#include "ops/op_traits.h"
+
+namespace irc {
+
+bool isNorm(const Op& op) { return op.type == "LayerNorm" || op.type == "RmsNorm"; }
+bool isAdd(const Op& op) { return op.type == "Add"; }
+bool isProduct(const Op& op) { return op.type == "MatMul"; }
+bool isBatchedProduct(const Op& op) { return op.type == "BatchMatMul"; }
+bool isLookup(const Op& op) { return op.type == "Gather"; }
+bool isExpertRouting(const Op& op) { return op.type == "MoeDispatch" || op.type == "MoeCombine"; }
+
+}  // namespace irc
