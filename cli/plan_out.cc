@@ -114,8 +114,7 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
     if (written.virtualStages > 1) parallel["virtual_stages"] = written.virtualStages;
     // (As a YAML model's plan writes it, dumps/model_yaml_writer.cc: a schedule other than the
     // stage count's default.)
-    if (written.pipelineStages > 1 &&
-        (written.schedule() == PipelineSchedule::Gpipe || written.schedule() == PipelineSchedule::ZeroBubble))
+    if (written.pipelineStages > 1 && traitsOf(written.schedule()).named)
       parallel["pipeline_schedule"] = std::string(pipelineScheduleName(written.schedule()));
     if (written.microBatches > 1) {
       parallel["micro_batches"] = written.microBatches;

@@ -10,17 +10,7 @@
 namespace irc {
 
 double inFlightMicroBatches(int64_t stage, const ParallelSettings& s) {
-  const int64_t P = s.pipelineStages, v = s.virtualStages;
-  // GPipe runs every forward before the first backward: each stage holds them all.
-  if (s.schedule() == PipelineSchedule::Gpipe) return static_cast<double>(s.microBatches);
-  // ZB-H1 lets every stage hold what 1F1B's first does: P micro-batches whose weight gradient is due.
-  if (s.schedule() == PipelineSchedule::ZeroBubble) return static_cast<double>(std::min(P, s.microBatches));
-  if (v <= 1) return static_cast<double>(std::min(P - stage, s.microBatches));
-  // Megatron's interleaved 1F1B: rank s warms up with (P - s - 1) * 2 + (v - 1) * P chunk
-  // micro-batches, then holds one more in its steady state, of M * v in all; a chunk holds a
-  // v-th of the stage's layers (stage 0: P + (P - 1) / v, Korthikanti et al. 2022, §4.2.3).
-  const int64_t chunks = std::min((P - stage - 1) * 2 + (v - 1) * P + 1, s.microBatches * v);
-  return static_cast<double>(chunks) / static_cast<double>(v);
+  return traitsOf(s.schedule()).inFlight(stage, s.pipelineStages, s.virtualStages, s.microBatches);
 }
 
 MemoryEstimate estimateStageMemory(const Graph& graph, const ParallelSettings& settings, int32_t stage) {

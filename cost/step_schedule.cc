@@ -185,7 +185,7 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
   // back: 1F1B's (P - 1) stage slots (Narayanan et al. 2021, §2.2.2) where the stages are even,
   // the interleaved schedule's (P - 1) chunk slots, zero-bubble's weight gradients filling what
   // 1F1B leaves idle.
-  const bool split = training && e.schedule == PipelineSchedule::ZeroBubble;
+  const bool split = training && traitsOf(e.schedule).splitsWeightGradient;
   const std::vector<std::vector<double>> table(stages, std::vector<double>(chunks, 0));
   e.passes = PassSeconds{table, table, table};
   for (int64_t s = 0; s < stages; ++s) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "plan/parallel_config.h"
 #include "plan/pipeline_order.h"
 
 namespace irc {

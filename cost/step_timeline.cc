@@ -218,7 +218,7 @@ std::optional<StepTimeline> stepTimeline(const Graph& graph, const ParallelSetti
 
   // The schedule as the estimate runs it, each pass its own stage's.
   const PassSeconds& seconds = e.passes;
-  const bool split = training && e.schedule == PipelineSchedule::ZeroBubble;
+  const bool split = training && traitsOf(e.schedule).splitsWeightGradient;
   const PipelineRun run = runPipeline(e.schedule, P, out.microBatches, v, training, seconds);
   const auto& order = run.order;
   const auto& starts = run.starts;

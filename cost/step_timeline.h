@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "plan/parallel_config.h"
 #include "cost/step_schedule.h"
 
 namespace irc {

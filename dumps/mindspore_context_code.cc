@@ -30,17 +30,6 @@ std::string cellOf(const Graph& graph, const Op& op) {
   return path;
 }
 
-// MindSpore's scheduler for irc's schedule (AutoParallel.pipeline's `scheduler`: gpipe, 1f1b,
-// seqpipe, seqvpp, seqsmartvpp, zero_bubble_v); none for zero-bubble ZB-H1, which it lacks.
-const char* mindsporeScheduler(PipelineSchedule s) {
-  switch (s) {
-    case PipelineSchedule::Gpipe: return "gpipe";
-    case PipelineSchedule::OneFOneB:
-    case PipelineSchedule::Interleaved: return "1f1b";
-    default: return nullptr;
-  }
-}
-
 }  // namespace
 
 PlanCode mindsporeContextCode(const Graph& graph, const CompileOptions& options) {
@@ -69,7 +58,7 @@ PlanCode mindsporeContextCode(const Graph& graph, const CompileOptions& options)
   out += "\n# The plan's pipeline, optimizer parallel and recompute, as MindSpore 2.7's AutoParallel and\n";
   out += "# Pipeline take them: net = parallelize(net) before training.\n";
   out += "from mindspore.parallel import Pipeline\nfrom mindspore.parallel.auto_parallel import AutoParallel\n\n";
-  const char* scheduler = mindsporeScheduler(options.schedule());
+  const char* scheduler = traitsOf(options.schedule()).mindsporeScheduler;
   out += fmt::format("PIPELINE_STAGES = {}\nMICRO_BATCHES = {}\nINTERLEAVE = {}\nSCHEDULER = {}\n", options.pipelineStages,
                      options.microBatches, options.virtualStages > 1 ? "True" : "False",
                      pythonString(scheduler ? scheduler : "1f1b"));

@@ -253,7 +253,7 @@ std::string writePlanModelYaml(const Graph& graph, const ParallelSettings& s) {
   if (s.pipelineStages > 1) out += fmt::format(", pipeline_stages: {}", s.pipelineStages);
   if (s.pipelineStages > 1 || s.microBatches > 1) out += fmt::format(", micro_batches: {}", s.microBatches);
   if (s.virtualStages > 1) out += fmt::format(", virtual_stages: {}", s.virtualStages);
-  if (s.pipelineStages > 1 && (s.schedule() == PipelineSchedule::Gpipe || s.schedule() == PipelineSchedule::ZeroBubble))
+  if (s.pipelineStages > 1 && traitsOf(s.schedule()).named)
     out += fmt::format(", pipeline_schedule: {}", pipelineScheduleName(s.schedule()));
   if (!s.recomputeLayers.empty()) out += fmt::format(", recompute_layers: [{}]", fmt::join(s.recomputeLayers, ", "));
   out += compileChoices(s);

@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "ir/graph.h"
+#include "plan/parallel_config.h"
 #include "cost/step_timeline.h"
 
 namespace irc {

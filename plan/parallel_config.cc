@@ -57,10 +57,6 @@ const std::pair<OptimizerKernels, const char*> kOptimizerKernels[] = {
     {OptimizerKernels::Foreach, "foreach"},
     {OptimizerKernels::Fused, "fused"},
 };
-const std::pair<PipelineSchedule, const char*> kPipelineSchedules[] = {{PipelineSchedule::Gpipe, "gpipe"},
-                                                                       {PipelineSchedule::OneFOneB, "1f1b"},
-                                                                       {PipelineSchedule::Interleaved, "interleaved_1f1b"},
-                                                                       {PipelineSchedule::ZeroBubble, "zero_bubble"}};
 
 }  // namespace
 
@@ -87,13 +83,6 @@ std::string_view optimizerName(Optimizer o) { return nameOf(o, kOptimizers); }
 std::optional<Optimizer> parseOptimizer(std::string_view s) { return lookup(s, kOptimizers); }
 const std::vector<std::string>& optimizerNames() {
   static const auto names = namesOf(kOptimizers);
-  return names;
-}
-
-std::string_view pipelineScheduleName(PipelineSchedule s) { return nameOf(s, kPipelineSchedules); }
-std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view s) { return lookup(s, kPipelineSchedules); }
-const std::vector<std::string>& pipelineScheduleNames() {
-  static const auto names = namesOf(kPipelineSchedules);
   return names;
 }
 

@@ -11,6 +11,7 @@
 #include "ir/device_matrix.h"
 #include "ir/diagnostics.h"
 #include "plan/parallel_dims.h"
+#include "plan/pipeline_schedule.h"
 
 namespace irc {
 
@@ -29,12 +30,6 @@ enum class GradientBuffer { Freed, Persistent };
 // (apex/Transformer Engine FusedAdam, MindSpore's graph-mode AdamWeightDecay: no temporaries).
 enum class OptimizerKernels { ForLoop, Foreach, Fused };
 
-// The pipeline's schedule (`pipeline_schedule`, docs/pipeline.md): GPipe (every forward, then
-// every backward), 1F1B (PipeDream-Flush), Megatron's interleaved 1F1B (with virtual stages), and
-// zero-bubble ZB-H1 (Qi et al. 2023: the backward split into its input gradient and its weight
-// gradient, the weight gradients filling the bubble under 1F1B's memory).
-enum class PipelineSchedule { Gpipe, OneFOneB, Interleaved, ZeroBubble };
-
 std::string_view searchModeName(SearchMode m);
 std::optional<SearchMode> parseSearchMode(std::string_view s);
 const std::vector<std::string>& searchModeNames();
@@ -47,9 +42,6 @@ const std::vector<std::string>& redistributionModeNames();
 std::string_view optimizerName(Optimizer o);
 std::optional<Optimizer> parseOptimizer(std::string_view s);
 const std::vector<std::string>& optimizerNames();
-std::string_view pipelineScheduleName(PipelineSchedule s);
-std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view s);
-const std::vector<std::string>& pipelineScheduleNames();
 // The float32 states an optimizer keeps per parameter element: AdamW/Adam two moments, momentum one.
 int optimizerStatesPerElement(Optimizer o);
 // Bytes of those states an element holds: float32 moments, or the recipe's (DeepSeek-V3's BF16).

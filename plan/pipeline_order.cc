@@ -94,7 +94,7 @@ std::vector<std::vector<PipelinePass>> pipelineOrder(int64_t stages, int64_t mic
   const int64_t passes = microBatches * chunks;
   for (int64_t s = 0; s < stages; ++s) {
     std::vector<PipelinePass>& out = order[s];
-    if (training && schedule == PipelineSchedule::ZeroBubble && chunks == 1) {
+    if (training && traitsOf(schedule).splitsWeightGradient && chunks == 1) {
       out = zeroBubbleOrder(stages, s, microBatches);
       continue;
     }

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "plan/parallel_config.h"
+#include "plan/pipeline_schedule.h"
 
 namespace irc {
 

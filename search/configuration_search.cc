@@ -516,7 +516,7 @@ class Search {
         f = stageFigures(s, Recompute::None), c.stageRecompute[s] = false;
       slowest = std::max(slowest, f.seconds);
       stagesTogether += f.seconds;
-      if (c.schedule == PipelineSchedule::ZeroBubble) stagePasses.push_back(f.passes);
+      if (traitsOf(c.schedule).splitsWeightGradient) stagePasses.push_back(f.passes);
       exposedSync = std::max(exposedSync, f.exposedSync);
       update = std::max(update, f.update);
       casts = std::max(casts, f.casts);
@@ -534,7 +534,7 @@ class Search {
     // with each stage's passes (plan/pipeline_order.h, as the compile runs it), the
     // communication split evenly between the forward and the backward.
     double bubble = (stagesTogether - slowest) / static_cast<double>(c.dims.v);
-    if (c.schedule == PipelineSchedule::ZeroBubble) {
+    if (traitsOf(c.schedule).splitsWeightGradient) {
       // (Configurations that differ only where the stages' passes do not, ZeRO's stage or the
       // weighted split giving the same layers, run the same order: run once.)
       std::vector<double> key = {static_cast<double>(c.dims.pp), static_cast<double>(c.micro)};
