@@ -4,7 +4,7 @@
 
 #include "cost/memory_estimate.h"
 #include "cost/step_cost.h"
-#include "ir/redist_step.h"
+#include "ops/collective.h"
 #include "plan/stage_view.h"
 
 namespace irc {

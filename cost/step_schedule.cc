@@ -61,19 +61,21 @@ KernelKind kernelKind(const Op& op, const std::vector<bool>& attention) {
   return kOther;
 }
 
-}  // namespace
+// The step's FLOPs: the model's (routed tokens only, causal attention), at every point of the
+// scores, and the hardware's extra (capacity padding, recomputed forwards), one micro-batch's.
+struct StepFlops {
+  double forward = 0, padding = 0, recompute = 0, everyPoint = 0;
+};
 
-std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const ParallelSettings& settings) {
-  if (!settings.cluster) return std::nullopt;
+// Each stage's micro-batch: its ops' kernels and collectives by phase, chunk and kind, its
+// gradients and trained elements; eager, the host's stream of issues.
+StepFlops addOpWork(const Graph& graph, const ParallelSettings& settings, std::vector<StageWork>& work) {
   const ClusterDescription& c = *settings.cluster;
-  const int64_t stages = std::max<int64_t>(1, settings.pipelineStages);
-  const double micro = static_cast<double>(std::max<int64_t>(1, settings.microBatches));
-  const bool training = settings.training;
+  const int64_t stages = static_cast<int64_t>(work.size());
   const int64_t chunks = std::max<int64_t>(1, settings.virtualStages);
-  std::vector<StageWork> work(stages);
-  for (StageWork& w : work) w.chunkForward.assign(chunks, 0), w.chunkBackward.assign(chunks, 0), w.chunkWeight.assign(chunks, 0);
+  const bool training = settings.training;
+  StepFlops flops;
   // Model FLOPs: the routed tokens' share of the experts' slots (padding is hardware FLOPs only).
-  double forwardFlops = 0, paddingFlops = 0, recomputeFlops = 0, everyPointFlops = 0;
   const std::vector<double> routed = routedShares(graph);
   const bool eager = c.dispatch == Dispatch::Eager;
   std::optional<EagerDispatchCounter> dispatches;
@@ -107,10 +109,10 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     for (const GradientShare& g : t.gradients) w.gradientBytes[{g.span.ranks, g.span.nodes, g.elementBytes}] += g.bytes;
     w.trainedElements += t.trainedElements;
     const double share = routed[&op - graph.ops.data()];
-    forwardFlops += share * t.globalFlops;
-    paddingFlops += (1 - share) * t.globalFlops;
-    everyPointFlops += share * t.everyPointFlops;
-    if (again) recomputeFlops += t.globalFlops;
+    flops.forward += share * t.globalFlops;
+    flops.padding += (1 - share) * t.globalFlops;
+    flops.everyPoint += share * t.everyPointFlops;
+    if (again) flops.recompute += t.globalFlops;
   });
   // Eager dispatch: the host issues each micro-batch's forward, then its backward in reverse,
   // and the device runs each kernel once issued: the stream's time replaces the kernels' sum.
@@ -124,6 +126,15 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
       w.backwardCompute = stream.finish() - w.forwardCompute;
       w.compute = stream.finish();
     }
+  return flops;
+}
+
+// The Send/Receive pairs' exposed seconds on their stages, and each stage's gradient reduction.
+void addTransfersAndGradientSync(const Graph& graph, const ParallelSettings& settings, std::vector<StageWork>& work) {
+  const ClusterDescription& c = *settings.cluster;
+  const int64_t stages = static_cast<int64_t>(work.size());
+  const int64_t chunks = std::max<int64_t>(1, settings.virtualStages);
+  const bool training = settings.training;
   // Send/Receive at stage boundaries: each micro-batch's activation forward and, in training,
   // its gradient back, on the sending stage's critical path; with virtual stages, what the
   // stage's next chunk (a v-th of its forward, or of its backward) does not hide.
@@ -147,8 +158,11 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
       auto [ranks, nodes, elementBytes] = group;
       w.gradientSync += gradientReductionSeconds(bytes, elementBytes, GroupSpan{ranks, nodes}, c);
     }
-  ClusterStepEstimate e;
-  e.schedule = settings.schedule();
+}
+
+// Each stage's forward and backward of one micro-batch, by chunk, and the slowest stage.
+void describeStages(ClusterStepEstimate& e, const std::vector<StageWork>& work, int64_t chunks) {
+  const int64_t stages = static_cast<int64_t>(work.size());
   e.stages.resize(stages);
   for (int64_t s = 0; s < stages; ++s) {
     const StageWork& w = work[s];
@@ -174,9 +188,13 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     out.chunkWeight = w.chunkWeight;
     for (int64_t k = 0; k < chunks; ++k) out.chunkWeight[k] = std::min(out.chunkWeight[k], out.chunkBackward[k]);
   }
-  const StageWork& slowest = work[e.slowestStage];
-  e.compute = micro * slowest.compute;
-  e.exposedCommunication = micro * slowest.communication;
+}
+
+// The schedule's passes per stage and chunk, and the bubble its run leaves over the slowest stage.
+void addPipelineBubble(ClusterStepEstimate& e, const ParallelSettings& settings, const StageWork& slowest, int64_t chunks) {
+  const int64_t stages = static_cast<int64_t>(e.stages.size());
+  const double micro = static_cast<double>(std::max<int64_t>(1, settings.microBatches));
+  const bool training = settings.training;
   // The schedule run through (plan/pipeline_order.h) with every pass its own
   // stage's: a stage starts a pass when it is free and the pass's input has arrived, so a light
   // stage waits on a heavy one and the heavy chunks (the first's embedding, the last's head and
@@ -201,7 +219,14 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     const PipelineRun run = runPipeline(e.schedule, stages, settings.microBatches, chunks, training, e.passes);
     e.pipelineBubble = std::max(0.0, run.span - micro * slowest.seconds());
   }
-  if (training) {
+}
+
+// Training: the gradients' reduction each stage cannot hide, the optimizer's update, the weight casts.
+void addGradientSyncAndUpdate(ClusterStepEstimate& e, const ParallelSettings& settings, const std::vector<StageWork>& work) {
+  const ClusterDescription& c = *settings.cluster;
+  const int64_t stages = static_cast<int64_t>(work.size());
+  const bool eager = c.dispatch == Dispatch::Eager;
+  {
     // Each stage reduces its gradients as its last micro-batch's backward makes them (Megatron's
     // and FSDP's overlap): what the backward cannot hide is exposed; the worst stage decides.
     // With ZeRO the reduction is a ReduceScatter (each rank keeps its shard's sum) and, after the
@@ -232,7 +257,14 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
     }
     e.exposedCommunication += e.gradientSyncExposed;
   }
-  e.total = e.compute + e.exposedCommunication + e.pipelineBubble + e.optimizer + e.weightQuantization;
+}
+
+// The step's time by category and its FLOPs, a device's TFLOP/s and MFU.
+void addCategoriesAndFlops(ClusterStepEstimate& e, const ParallelSettings& settings, const StageWork& slowest,
+                           const StepFlops& flops) {
+  const ClusterDescription& c = *settings.cluster;
+  const double micro = static_cast<double>(std::max<int64_t>(1, settings.microBatches));
+  const bool training = settings.training;
   // Eager, the stream's time is the kernels' and the waits on the host between them.
   double kernels = 0;
   for (double k : slowest.kernels) kernels += k;
@@ -247,14 +279,37 @@ std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const
                       {"pipeline_bubble", e.pipelineBubble},
                       {"optimizer", e.optimizer},
                       {"weight_quantization", e.weightQuantization}};
-  e.modelFlops = micro * forwardFlops * (training ? 3 : 1);
-  e.modelFlopsEveryPoint = micro * everyPointFlops * (training ? 3 : 1);
-  e.hardwareFlops = e.modelFlops + micro * (paddingFlops * (training ? 3 : 1) + recomputeFlops);
+  e.modelFlops = micro * flops.forward * (training ? 3 : 1);
+  e.modelFlopsEveryPoint = micro * flops.everyPoint * (training ? 3 : 1);
+  e.hardwareFlops = e.modelFlops + micro * (flops.padding * (training ? 3 : 1) + flops.recompute);
   double devices = static_cast<double>(settings.rankCount());
   if (e.total > 0) {
     e.tflopsPerDevice = e.hardwareFlops / e.total / devices / 1e12;
     e.mfu = e.modelFlops / e.total / devices / c.matmulPeak(settings.precision);
   }
+}
+
+}  // namespace
+
+std::optional<ClusterStepEstimate> estimateClusterStep(const Graph& graph, const ParallelSettings& settings) {
+  if (!settings.cluster) return std::nullopt;
+  const int64_t stages = std::max<int64_t>(1, settings.pipelineStages);
+  const double micro = static_cast<double>(std::max<int64_t>(1, settings.microBatches));
+  const int64_t chunks = std::max<int64_t>(1, settings.virtualStages);
+  std::vector<StageWork> work(stages);
+  for (StageWork& w : work) w.chunkForward.assign(chunks, 0), w.chunkBackward.assign(chunks, 0), w.chunkWeight.assign(chunks, 0);
+  const StepFlops flops = addOpWork(graph, settings, work);
+  addTransfersAndGradientSync(graph, settings, work);
+  ClusterStepEstimate e;
+  e.schedule = settings.schedule();
+  describeStages(e, work, chunks);
+  const StageWork& slowest = work[e.slowestStage];
+  e.compute = micro * slowest.compute;
+  e.exposedCommunication = micro * slowest.communication;
+  addPipelineBubble(e, settings, slowest, chunks);
+  if (settings.training) addGradientSyncAndUpdate(e, settings, work);
+  e.total = e.compute + e.exposedCommunication + e.pipelineBubble + e.optimizer + e.weightQuantization;
+  addCategoriesAndFlops(e, settings, slowest, flops);
   return e;
 }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "ir/redist_step.h"
+#include "ops/collective.h"
 
 namespace irc {
 
