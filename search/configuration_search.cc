@@ -411,117 +411,101 @@ class Search {
 
   // --- a configuration from its layer model ---
 
-  void estimate(Config& c) const {
+  // Each stage's micro-batch as the zero-bubble schedule's passes: forward, input gradient, weight gradient.
+  struct StagePasses {
+    double forward = 0, backward = 0, weight = 0;
+  };
+  // A stage's figures: one micro-batch's time and passes, the step's exposed sync, update and casts, its peaks.
+  struct StageFigures {
+    double seconds = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
+    double peakWithoutRecompute = 0;  // the same stage's peak with none
+    StagePasses passes;
+  };
+
+  // Stage `s`'s micro-batch and peak under recompute mode `r` (its layers'), its transfers of
+  // `p2p` seconds each.
+  StageFigures stageFigures(const Config& c, int64_t s, Recompute r, double p2p) const {
     const LayerModel& m = *c.model;
-    const double micro = static_cast<double>(c.micro);
-    const int64_t stageDevices = c.dims.dp * c.dims.cp * c.dims.tp;
-    double p2p = 0;
-    if (c.dims.pp > 1)
-      for (double bytes : m.boundaryMessages)
-        p2p += collectiveSeconds(CollectiveKind::PointToPoint, bytes, pairSpan(stageDevices, cluster_.domainDevices()), cluster_);
     const double gradientBytes = weightBytes();
-    double slowest = 0, stagesTogether = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
-    // Each stage's micro-batch as the zero-bubble schedule's passes: forward, input gradient, weight gradient.
-    struct StagePasses {
-      double forward = 0, backward = 0, weight = 0;
+    const bool selective = r == Recompute::Selective, full = r == Recompute::Full;
+    StageFigures f;
+    double compute = 0, comm = 0, forward = 0, backward = 0, trained = 0, layersHere = 0, stageCasts = 0, weight = 0;
+    std::map<int64_t, double> gradients;  // trained elements by their reduction group in the trial
+    // Optimizer parallel: the elements it shards, and their share a rank holds and updates.
+    double sharded = 0, shardHeld = 0;
+    auto add = [&](int32_t slot, bool layer) {
+      double again = layer ? (full ? m.compute[slot] : selective ? m.recomputeSelective[slot] : 0) : 0;
+      double againComm = layer ? (full ? m.comm[slot] : selective ? m.commSelective[slot] : 0) : 0;
+      compute += m.compute[slot] + m.backward[slot] + again;
+      forward += m.compute[slot];
+      comm += 2 * m.comm[slot] + againComm;
+      backward += m.backward[slot] + again;
+      weight += m.weightGradient[slot];
+      trained += m.trained[slot];
+      stageCasts += m.weightCasts[slot];
+      for (const auto& [ranks, elements] : m.gradientElements[slot]) gradients[ranks] += elements;
+      if (c.optimizerLevel == 0) return;
+      // Each shardable weight gathered for each micro-batch's forward (again for a layer's
+      // full recompute) and its gradient reduce-scattered after the backward, one collective
+      // each (the compile's redistribution).
+      const double passes = layer && full ? 3 : 2;
+      for (const LayerModel::OptimizerShard& w : m.optimizerShards[slot]) {
+        const int64_t ways = w.replicas * c.dims.dp / c.dims.ep;
+        if (ways <= 1 || w.dim0 % ways != 0) continue;
+        const double part = w.elements / static_cast<double>(ways);
+        comm += passes * optimizerGatherSeconds(c, ways, part * gradientBytes);
+        if (!w.firstReader) continue;
+        gradients[w.replicas] -= w.elements;
+        sharded += w.elements, shardHeld += part;
+      }
     };
-    std::vector<StagePasses> stagePasses;
-    // One stage's micro-batch and peak under recompute mode `r` (its layers').
-    struct StageFigures {
-      double seconds = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
-      double peakWithoutRecompute = 0;  // the same stage's peak with none
-      StagePasses passes;
-    };
-    auto stageFigures = [&](int64_t s, Recompute r) {
-      const bool selective = r == Recompute::Selective, full = r == Recompute::Full;
-      StageFigures f;
-      double compute = 0, comm = 0, forward = 0, backward = 0, trained = 0, layersHere = 0, stageCasts = 0, weight = 0;
-      std::map<int64_t, double> gradients;  // trained elements by their reduction group in the trial
-      // Optimizer parallel: the elements it shards, and their share a rank holds and updates.
-      double sharded = 0, shardHeld = 0;
-      auto add = [&](int32_t slot, bool layer) {
-        double again = layer ? (full ? m.compute[slot] : selective ? m.recomputeSelective[slot] : 0) : 0;
-        double againComm = layer ? (full ? m.comm[slot] : selective ? m.commSelective[slot] : 0) : 0;
-        compute += m.compute[slot] + m.backward[slot] + again;
-        forward += m.compute[slot];
-        comm += 2 * m.comm[slot] + againComm;
-        backward += m.backward[slot] + again;
-        weight += m.weightGradient[slot];
-        trained += m.trained[slot];
-        stageCasts += m.weightCasts[slot];
-        for (const auto& [ranks, elements] : m.gradientElements[slot]) gradients[ranks] += elements;
-        if (c.optimizerLevel == 0) return;
-        // Each shardable weight gathered for each micro-batch's forward (again for a layer's
-        // full recompute) and its gradient reduce-scattered after the backward, one collective
-        // each (the compile's redistribution).
-        const double passes = layer && full ? 3 : 2;
-        for (const LayerModel::OptimizerShard& w : m.optimizerShards[slot]) {
-          const int64_t ways = w.replicas * c.dims.dp / c.dims.ep;
-          if (ways <= 1 || w.dim0 % ways != 0) continue;
-          const double part = w.elements / static_cast<double>(ways);
-          comm += passes * optimizerGatherSeconds(c, ways, part * gradientBytes);
-          if (!w.firstReader) continue;
-          gradients[w.replicas] -= w.elements;
-          sharded += w.elements, shardHeld += part;
-        }
-      };
-      for (int64_t l = 0; l < layers_.count; ++l)
-        if (c.layerStage[l] % c.dims.pp == s) {
-          add(static_cast<int32_t>(l), true);
-          layersHere += 1;
-        }
-      if (s == 0) add(layers_.pre(), false);
-      if (s == c.dims.pp - 1) add(layers_.post(), false);
-      // A micro-batch crosses each virtual-stage boundary once: stage s receives at the start of
-      // each of its v chunks (but the first stage's first) and sends at each end (but the last's).
-      // Interleaved, each hides behind the next chunk's forward (activations) or backward
-      // (gradients) as far as it can (exposedTransferSeconds).
-      const double chunks = static_cast<double>(c.dims.v);
-      comm += static_cast<double>(s > 0 ? c.dims.v : c.dims.v - 1) * exposedTransferSeconds(p2p, backward / chunks, c.dims.v);
-      comm += static_cast<double>(s < c.dims.pp - 1 ? c.dims.v : c.dims.v - 1) *
-              exposedTransferSeconds(p2p, forward / chunks, c.dims.v);
-      f.seconds = compute + comm;
-      f.passes = {forward + comm / 2, compute - forward - weight + comm / 2, weight};
-      // (What optimizer parallel shards is reduced with each micro-batch above.)
-      double sync = gradientSyncSeconds(c, gradients, gradientBytes);
-      // ZeRO's ReduceScatter hides behind the last backward, its AllGather behind the next
-      // forward (cost/step_schedule.cc, the compile's estimate).
-      const bool zero = c.zeroStage > 0 && c.optimizerLevel == 0;
-      f.exposedSync =
-          zero ? std::max(0.0, sync / 2 - backward) + std::max(0.0, sync / 2 - forward) : std::max(0.0, sync - backward);
-      // The elements a rank updates: ZeRO's shard of all of them over DP x CP; optimizer
-      // parallel's shards and the weights it leaves whole.
-      double updated = c.optimizerLevel > 0 ? trained - sharded + shardHeld
-                       : c.zeroStage > 0    ? trained / static_cast<double>(c.dims.dp * c.dims.cp)
-                                            : trained;
-      f.update = updated * optimizerBytes() / (cluster_.device.hbmBandwidth * cluster_.memoryEfficiency);
-      f.casts = stageCasts;
-      // Memory: the stage's parameters with their step state, the saved activations of the
-      // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
-      ParallelSettings schedule;
-      schedule.pipelineStages = c.dims.pp, schedule.microBatches = c.micro, schedule.virtualStages = c.dims.v;
-      schedule.pipelineSchedule = c.schedule;  // GPipe holds every micro-batch, zero-bubble min(P, M) on every stage
-      double inFlight = inFlightMicroBatches(s, schedule);
-      const double held = residentBytes(c, trained, sharded, shardHeld) + trained * m.quantizedWeightsPerTrained;
-      f.peak = held + inFlight * layersHere * m.savedPerLayer[static_cast<int>(r)] + m.transient[static_cast<int>(r)];
-      f.peakWithoutRecompute = held + inFlight * layersHere * m.savedPerLayer[0] + m.transient[0];
-      return f;
-    };
-    // Recompute where needed: a stage that fits without it (the later stages of 1F1B, which hold
-    // fewer micro-batches) runs none, with the layer model's margin below the budget.
-    c.stageRecompute.assign(static_cast<size_t>(c.dims.pp), c.recompute != Recompute::None);
-    for (int64_t s = 0; s < c.dims.pp; ++s) {
-      StageFigures f = stageFigures(s, c.recompute);
-      if (c.recomputeWhereNeeded && f.peakWithoutRecompute <= options_.memoryBudget * kModelMargin)
-        f = stageFigures(s, Recompute::None), c.stageRecompute[s] = false;
-      slowest = std::max(slowest, f.seconds);
-      stagesTogether += f.seconds;
-      if (traitsOf(c.schedule).splitsWeightGradient) stagePasses.push_back(f.passes);
-      exposedSync = std::max(exposedSync, f.exposedSync);
-      update = std::max(update, f.update);
-      casts = std::max(casts, f.casts);
-      peak = std::max(peak, f.peak);
-    }
+    for (int64_t l = 0; l < layers_.count; ++l)
+      if (c.layerStage[l] % c.dims.pp == s) {
+        add(static_cast<int32_t>(l), true);
+        layersHere += 1;
+      }
+    if (s == 0) add(layers_.pre(), false);
+    if (s == c.dims.pp - 1) add(layers_.post(), false);
+    // A micro-batch crosses each virtual-stage boundary once: stage s receives at the start of
+    // each of its v chunks (but the first stage's first) and sends at each end (but the last's).
+    // Interleaved, each hides behind the next chunk's forward (activations) or backward
+    // (gradients) as far as it can (exposedTransferSeconds).
+    const double chunks = static_cast<double>(c.dims.v);
+    comm += static_cast<double>(s > 0 ? c.dims.v : c.dims.v - 1) * exposedTransferSeconds(p2p, backward / chunks, c.dims.v);
+    comm += static_cast<double>(s < c.dims.pp - 1 ? c.dims.v : c.dims.v - 1) *
+            exposedTransferSeconds(p2p, forward / chunks, c.dims.v);
+    f.seconds = compute + comm;
+    f.passes = {forward + comm / 2, compute - forward - weight + comm / 2, weight};
+    // (What optimizer parallel shards is reduced with each micro-batch above.)
+    double sync = gradientSyncSeconds(c, gradients, gradientBytes);
+    // ZeRO's ReduceScatter hides behind the last backward, its AllGather behind the next
+    // forward (cost/step_schedule.cc, the compile's estimate).
+    const bool zero = c.zeroStage > 0 && c.optimizerLevel == 0;
+    f.exposedSync =
+        zero ? std::max(0.0, sync / 2 - backward) + std::max(0.0, sync / 2 - forward) : std::max(0.0, sync - backward);
+    // The elements a rank updates: ZeRO's shard of all of them over DP x CP; optimizer
+    // parallel's shards and the weights it leaves whole.
+    double updated = c.optimizerLevel > 0 ? trained - sharded + shardHeld
+                     : c.zeroStage > 0    ? trained / static_cast<double>(c.dims.dp * c.dims.cp)
+                                          : trained;
+    f.update = updated * optimizerBytes() / (cluster_.device.hbmBandwidth * cluster_.memoryEfficiency);
+    f.casts = stageCasts;
+    // Memory: the stage's parameters with their step state, the saved activations of the
+    // micro-batches 1F1B keeps in flight, and what is live on top at the peak.
+    ParallelSettings schedule;
+    schedule.pipelineStages = c.dims.pp, schedule.microBatches = c.micro, schedule.virtualStages = c.dims.v;
+    schedule.pipelineSchedule = c.schedule;  // GPipe holds every micro-batch, zero-bubble min(P, M) on every stage
+    double inFlight = inFlightMicroBatches(s, schedule);
+    const double held = residentBytes(c, trained, sharded, shardHeld) + trained * m.quantizedWeightsPerTrained;
+    f.peak = held + inFlight * layersHere * m.savedPerLayer[static_cast<int>(r)] + m.transient[static_cast<int>(r)];
+    f.peakWithoutRecompute = held + inFlight * layersHere * m.savedPerLayer[0] + m.transient[0];
+    return f;
+  }
+
+  // The pipeline's bubble over the slowest stage's back-to-back micro-batches.
+  double pipelineBubble(const Config& c, double slowest, double stagesTogether,
+                        const std::vector<StagePasses>& stagePasses) const {
+    const double micro = static_cast<double>(c.micro);
     // The slowest stage runs its micro-batches back to back; the first micro-batch's forward
     // reaches it through the stages before it and the last's backward leaves through them, and
     // it waits on the round trip through those after it: one micro-batch of every other stage,
@@ -551,6 +535,35 @@ class Search {
       }
       bubble = std::max(0.0, it->second - micro * slowest);
     }
+    return bubble;
+  }
+
+  void estimate(Config& c) const {
+    const LayerModel& m = *c.model;
+    const double micro = static_cast<double>(c.micro);
+    const int64_t stageDevices = c.dims.dp * c.dims.cp * c.dims.tp;
+    double p2p = 0;
+    if (c.dims.pp > 1)
+      for (double bytes : m.boundaryMessages)
+        p2p += collectiveSeconds(CollectiveKind::PointToPoint, bytes, pairSpan(stageDevices, cluster_.domainDevices()), cluster_);
+    double slowest = 0, stagesTogether = 0, exposedSync = 0, update = 0, casts = 0, peak = 0;
+    std::vector<StagePasses> stagePasses;
+    // Recompute where needed: a stage that fits without it (the later stages of 1F1B, which hold
+    // fewer micro-batches) runs none, with the layer model's margin below the budget.
+    c.stageRecompute.assign(static_cast<size_t>(c.dims.pp), c.recompute != Recompute::None);
+    for (int64_t s = 0; s < c.dims.pp; ++s) {
+      StageFigures f = stageFigures(c, s, c.recompute, p2p);
+      if (c.recomputeWhereNeeded && f.peakWithoutRecompute <= options_.memoryBudget * kModelMargin)
+        f = stageFigures(c, s, Recompute::None, p2p), c.stageRecompute[s] = false;
+      slowest = std::max(slowest, f.seconds);
+      stagesTogether += f.seconds;
+      if (traitsOf(c.schedule).splitsWeightGradient) stagePasses.push_back(f.passes);
+      exposedSync = std::max(exposedSync, f.exposedSync);
+      update = std::max(update, f.update);
+      casts = std::max(casts, f.casts);
+      peak = std::max(peak, f.peak);
+    }
+    const double bubble = pipelineBubble(c, slowest, stagesTogether, stagePasses);
     c.seconds = micro * slowest + bubble + exposedSync + update + casts;
     c.modelSeconds = c.seconds;
     c.peak = peak;
