@@ -73,101 +73,135 @@ std::pair<int64_t, double> expertsOf(const Graph& graph) {
   return {experts, elements};
 }
 
+namespace {
+
+// One op's seed: its strategy (none: the op is left to propagation), the shapes the strategy
+// must divide (one per tensor operand), and whether its results leave split on their features.
+struct Seed {
+  std::optional<ShardStrategy> strategy;
+  std::vector<const Shape*> shapes;
+  bool split = false;
+};
+
+const Shape& shapeOf(const Graph& graph, const Operand& o) { return graph.value(o.value).type.shape; }
+
+// Expert tensor parallelism with TP (Megatron-Core's default): the first product of each
+// expert column-parallel (its output features over tp), the one reading those row-parallel.
+Seed expertProductSeed(const Graph& graph, const Op& op, const ParallelDims& d, const std::vector<bool>& featureSplit) {
+  const bool row = featureSplit[op.operands[0].value];
+  const bool transposed = flag(op, "transpose_b");
+  IntTuple xs{d.dp / d.ep, d.ep, 1, row ? d.tp : 1}, ws{d.ep, 1, 1};
+  ws[(row != transposed) ? 1 : 2] = d.tp;
+  return {ShardStrategy{xs, ws}, {&shapeOf(graph, op.operands[0]), &shapeOf(graph, op.operands[1])}, !row && d.tp > 1};
+}
+
+// The token permutation around them: each data-parallel rank dispatches and combines its own
+// groups (every operand's dim 0), so the tokens reach the AlltoAll as they left the router, as
+// MindFormers' and Megatron's dispatchers run (frontends/hf_config's plan).
+Seed routingSeed(const Graph& graph, const Op& op, const ParallelDims& d) {
+  Seed seed{ShardStrategy{}, {}, false};
+  for (const Operand& o : op.operands) {
+    if (!o.isValue()) continue;
+    IntTuple t(shapeOf(graph, o).size(), 1);
+    if (!t.empty()) t[0] = d.dp;
+    seed.strategy->push_back(std::move(t));
+    seed.shapes.push_back(&shapeOf(graph, o));
+  }
+  return seed;
+}
+
+bool isLinear(const Graph& graph, const Op& op) {
+  return isProduct(op) && op.operands.size() >= 2 && op.operands[0].isValue() && isWeight(graph, op.operands[1], 2) &&
+         !flag(op, "transpose_a") && !isWeight(graph, op.operands[0], shapeOf(graph, op.operands[0]).size());
+}
+
+// Megatron's linear layer: column-parallel, or row-parallel after a column-parallel one.
+Seed linearSeed(const Graph& graph, const Op& op, const ParallelDims& d, const std::vector<bool>& featureSplit, int64_t experts) {
+  const Shape& x = shapeOf(graph, op.operands[0]);
+  const Shape& w = shapeOf(graph, op.operands[1]);
+  bool row = featureSplit[op.operands[0].value];
+  bool transposed = flag(op, "transpose_b");
+  // In a mixture of experts, a router's logits (as many as the experts; Megatron-Core keeps
+  // the router whole) or a gate to fewer features than ranks (Qwen2-MoE's shared-expert
+  // gate) stays replicated: data-parallel only.
+  const int64_t outFeatures = transposed ? w[0] : w[1];
+  const bool whole = experts > 0 && !row && (outFeatures == experts || outFeatures % d.tp != 0);
+  IntTuple xs(x.size(), 1), ws{1, 1};
+  // The tokens: [B, S, .] over data and context ranks on two dims, [B * S, .] on one.
+  xs[0] = d.dp;
+  if (x.size() >= 3) xs[1] = d.cp;
+  else xs[0] *= d.cp;
+  if (row) xs.back() = d.tp;
+  // The weight's output features (column-parallel) or its contraction (row-parallel).
+  if (!whole) ws[(row != transposed) ? 0 : 1] = d.tp;
+  return {ShardStrategy{xs, ws}, {&x, &w}, !row && !whole};
+}
+
+// An embedding lookup: the indices over the data and context ranks, the table whole.
+Seed lookupSeed(const Graph& graph, const Op& op, const ParallelDims& d) {
+  const Shape& indices = shapeOf(graph, op.operands[1]);
+  if (indices.empty()) return {};
+  IntTuple is(indices.size(), 1);
+  is[0] = d.dp;
+  if (indices.size() >= 2) is[1] = d.cp;
+  else is[0] *= d.cp;
+  return {ShardStrategy{IntTuple{1, 1}, is}, {&shapeOf(graph, op.operands[0]), &indices}, false};
+}
+
+// The rank's query chunk against every key (and value): heads over the tensor ranks, split as
+// the column-parallel projections left them.
+Seed attentionSeed(const Graph& graph, const Op& op, const ParallelDims& d, const std::vector<bool>& featureSplit) {
+  return {ShardStrategy{IntTuple{d.dp, d.tp, d.cp, 1}, IntTuple{d.dp, d.tp, 1, 1}},
+          {&shapeOf(graph, op.operands[0]), &shapeOf(graph, op.operands[1])},
+          featureSplit[op.operands[0].value] || featureSplit[op.operands[1].value]};
+}
+
+// Sequence parallelism: tokens split over data and tensor ranks; parameters (a norm's gain and
+// bias) whole.
+Seed tokenwiseSeed(const Graph& graph, const Op& op, const ParallelDims& d) {
+  Seed seed;
+  for (const Operand& o : op.operands) {
+    if (!o.isValue()) continue;
+    IntTuple t(shapeOf(graph, o).size(), 1);
+    if (graph.value(o.value).kind != ValueKind::Parameter) t[0] = d.dp * d.tp;
+    if (!seed.strategy) seed.strategy = ShardStrategy{};
+    seed.strategy->push_back(std::move(t));
+    seed.shapes.push_back(&shapeOf(graph, o));
+  }
+  return seed;
+}
+
+Seed seedOf(const Graph& graph, const Op& op, const ParallelDims& d, const std::vector<bool>& featureSplit, int64_t experts) {
+  if ((d.ep > 1 || d.tp > 1) && isExpertProduct(graph, op)) return expertProductSeed(graph, op, d, featureSplit);
+  if ((d.ep > 1 || d.tp > 1) && isExpertRouting(op)) return routingSeed(graph, op, d);
+  if (isLinear(graph, op)) return linearSeed(graph, op, d, featureSplit, experts);
+  if (isLookup(op) && op.operands.size() >= 2 && isWeight(graph, op.operands[0], 2) && op.operands[1].isValue())
+    return lookupSeed(graph, op, d);
+  if (d.cp > 1 && isAttentionProduct(graph, op)) return attentionSeed(graph, op, d, featureSplit);
+  if (d.sp && d.tp > 1 && isTokenwise(graph, op, featureSplit)) return tokenwiseSeed(graph, op, d);
+  // Any other op passes a feature split on from what it reads (an activation between products).
+  Seed passOn;
+  for (const Operand& o : op.operands)
+    if (o.isValue() && graph.value(o.value).kind != ValueKind::Parameter && featureSplit[o.value]) passOn.split = true;
+  return passOn;
+}
+
+}  // namespace
+
 std::optional<std::string> seedTensorParallel(Graph& graph, const ParallelDims& dims) {
-  const int64_t dp = dims.dp, tp = dims.tp, ep = dims.ep, cp = dims.cp;
-  const bool sequenceParallel = dims.sp;
   // Per value: split on its features by a column-parallel product upstream.
   std::vector<bool> featureSplit(graph.values.size(), false);
   const int64_t experts = expertsOf(graph).first;
   for (OpId id : graph.order) {
     Op& op = graph.op(id);
     if (op.inserted()) continue;
-    bool split = false;
-    std::optional<ShardStrategy> seed;
-    std::vector<const Shape*> shapes;
-    if ((ep > 1 || tp > 1) && isExpertProduct(graph, op)) {
-      // Expert tensor parallelism with TP (Megatron-Core's default): the first product of each
-      // expert column-parallel (its output features over tp), the one reading those row-parallel.
-      const bool row = featureSplit[op.operands[0].value];
-      const bool transposed = flag(op, "transpose_b");
-      IntTuple xs{dp / ep, ep, 1, row ? tp : 1}, ws{ep, 1, 1};
-      ws[(row != transposed) ? 1 : 2] = tp;
-      seed = ShardStrategy{xs, ws};
-      shapes = {&graph.value(op.operands[0].value).type.shape, &graph.value(op.operands[1].value).type.shape};
-      split = !row && tp > 1;
-    } else if ((ep > 1 || tp > 1) && isExpertRouting(op)) {
-      // The token permutation around them: each data-parallel rank dispatches and combines its
-      // own groups (every operand's dim 0), so the tokens reach the AlltoAll as they left the
-      // router, as MindFormers' and Megatron's dispatchers run (frontends/hf_config's plan).
-      seed = ShardStrategy{};
-      for (const Operand& o : op.operands) {
-        if (!o.isValue()) continue;
-        const Shape& shape = graph.value(o.value).type.shape;
-        IntTuple t(shape.size(), 1);
-        if (!t.empty()) t[0] = dp;
-        seed->push_back(std::move(t));
-        shapes.push_back(&shape);
-      }
-    } else if (isProduct(op) && op.operands.size() >= 2 && op.operands[0].isValue() && isWeight(graph, op.operands[1], 2) &&
-               !flag(op, "transpose_a") &&
-               !isWeight(graph, op.operands[0], graph.value(op.operands[0].value).type.shape.size())) {
-      const Shape& x = graph.value(op.operands[0].value).type.shape;
-      const Shape& w = graph.value(op.operands[1].value).type.shape;
-      bool row = featureSplit[op.operands[0].value];
-      bool transposed = flag(op, "transpose_b");
-      // In a mixture of experts, a router's logits (as many as the experts; Megatron-Core keeps
-      // the router whole) or a gate to fewer features than ranks (Qwen2-MoE's shared-expert
-      // gate) stays replicated: data-parallel only.
-      const int64_t outFeatures = transposed ? w[0] : w[1];
-      const bool whole = experts > 0 && !row && (outFeatures == experts || outFeatures % tp != 0);
-      IntTuple xs(x.size(), 1), ws{1, 1};
-      // The tokens: [B, S, .] over data and context ranks on two dims, [B * S, .] on one.
-      xs[0] = dp;
-      if (x.size() >= 3) xs[1] = cp;
-      else xs[0] *= cp;
-      if (row) xs.back() = tp;
-      // The weight's output features (column-parallel) or its contraction (row-parallel).
-      if (!whole) ws[(row != transposed) ? 0 : 1] = tp;
-      seed = ShardStrategy{xs, ws};
-      shapes = {&x, &w};
-      split = !row && !whole;
-    } else if (isLookup(op) && op.operands.size() >= 2 && isWeight(graph, op.operands[0], 2) && op.operands[1].isValue()) {
-      const Shape& indices = graph.value(op.operands[1].value).type.shape;
-      if (!indices.empty()) {
-        IntTuple is(indices.size(), 1);
-        is[0] = dp;
-        if (indices.size() >= 2) is[1] = cp;
-        else is[0] *= cp;
-        seed = ShardStrategy{IntTuple{1, 1}, is};
-        shapes = {&graph.value(op.operands[0].value).type.shape, &indices};
-      }
-    } else if (cp > 1 && isAttentionProduct(graph, op)) {
-      // The rank's query chunk against every key (and value): heads over the tensor ranks.
-      seed = ShardStrategy{IntTuple{dp, tp, cp, 1}, IntTuple{dp, tp, 1, 1}};
-      shapes = {&graph.value(op.operands[0].value).type.shape, &graph.value(op.operands[1].value).type.shape};
-      // Its heads stay split as the column-parallel projections left them.
-      split = featureSplit[op.operands[0].value] || featureSplit[op.operands[1].value];
-    } else if (sequenceParallel && tp > 1 && isTokenwise(graph, op, featureSplit)) {
-      // Tokens split over data and tensor ranks; parameters (a norm's gain and bias) whole.
-      for (const Operand& o : op.operands) {
-        if (!o.isValue()) continue;
-        const Shape& shape = graph.value(o.value).type.shape;
-        IntTuple t(shape.size(), 1);
-        if (graph.value(o.value).kind != ValueKind::Parameter) t[0] = dp * tp;
-        if (!seed) seed = ShardStrategy{};
-        seed->push_back(std::move(t));
-        shapes.push_back(&shape);
-      }
-    } else {
-      for (const Operand& o : op.operands)
-        if (o.isValue() && graph.value(o.value).kind != ValueKind::Parameter && featureSplit[o.value]) split = true;
+    Seed seed = seedOf(graph, op, dims, featureSplit, experts);
+    if (seed.strategy) {
+      for (size_t i = 0; i < seed.shapes.size(); ++i)
+        if (auto e = divides(op, *seed.shapes[i], (*seed.strategy)[i])) return e;
+      op.annotation->inStrategy = std::move(*seed.strategy);
     }
-    if (seed) {
-      for (size_t i = 0; i < shapes.size(); ++i)
-        if (auto e = divides(op, *shapes[i], (*seed)[i])) return e;
-      op.annotation->inStrategy = std::move(*seed);
-    }
-    for (ValueId r : op.results) featureSplit[r] = split;
+    for (ValueId r : op.results) featureSplit[r] = seed.split;
   }
   return std::nullopt;
 }
