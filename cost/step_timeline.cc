@@ -199,6 +199,79 @@ const char* timelinePhaseName(TimelinePhase phase) {
   return "";
 }
 
+namespace {
+
+// Where one stage's slices go: the estimate's schedule run and the step's frame around it.
+struct TimelineFrame {
+  const ClusterStepEstimate& e;
+  const PipelineRun& run;
+  double first, pipelineEnd, syncAfter;  // the first pass's start, the pipeline's end, the sync after it
+  bool training, split, pipelined;
+  int64_t v;
+  double stageDevices;
+};
+
+// Stage `stage`'s slices and memory samples: its weight casts and ZeRO gather, each pass of the
+// schedule with its ops and transfers, the gradient reduction and the update.
+void drawStage(StepTimeline& out, const Graph& graph, const ParallelSettings& settings, int32_t stage,
+               std::vector<std::vector<StageOp>>& stageOps, const TimelineFrame& f) {
+  const ClusterStepEstimate& e = f.e;
+  const PassSeconds& seconds = e.passes;
+  const auto& order = f.run.order;
+  const auto& starts = f.run.starts;
+  const double first = f.first, pipelineEnd = f.pipelineEnd, syncAfter = f.syncAfter, stageDevices = f.stageDevices;
+  const bool training = f.training, split = f.split, pipelined = f.pipelined;
+  const int64_t v = f.v;
+  const ClusterStepEstimate::Stage& st = e.stages[stage];
+  StageMemory memory = stageMemory(graph, settings, stage, v);
+  out.stagePeakBytes[stage] = memory.peak;
+  std::vector<StageOp*> all;
+  for (auto& chunk : stageOps)
+    for (StageOp& o : chunk) all.push_back(&o);
+  placeInWalk(graph, stage, pipelined, memory, all);
+  StageLayout layout(out, stage, stageDevices);
+  layout.opsBase_ = graph.ops.data();
+  if (memory.training) layout.sample(0, memory.training->residentBytes);
+  layout.slice(TimelineStream::Compute, TimelinePhase::Step, "weight casts (once a step)", 0, training ? st.weightCasts : 0);
+  if (training && e.zeroGather)
+    layout.slice(TimelineStream::GradientSync, TimelinePhase::Step, "ZeRO AllGather of the updated weights", e.weightQuantization,
+                 st.gradientSync / 2);
+  // The chunk passes of each micro-batch in flight: forward begun, backward (zero-bubble: its
+  // weight gradient) not done.
+  std::vector<int64_t> inFlight(out.microBatches, 0);
+  int64_t total = 0;
+  for (size_t i = 0; i < order[stage].size(); ++i) {
+    const PipelinePass& p = order[stage][i];
+    const double start = first + starts[stage][i];
+    const double length = seconds.of(p, stage);
+    layout.passEnd_ = start + length;
+    const size_t before = out.slices.size();
+    layout.slice(TimelineStream::Compute, p.forward() ? TimelinePhase::Forward : TimelinePhase::Backward, passName(p, v), start,
+                 length, &p);
+    if (out.slices.size() > before) out.slices.back().slot = true;
+    if (p.forward() && training) ++inFlight[p.microBatch], ++total;
+    const int64_t others = total - inFlight[p.microBatch];
+    if (p.kind == PassKind::Forward)
+      layout.forward(p, start, stageOps[p.chunk], st.sentForward / static_cast<double>(v), memory, others);
+    else if (p.kind == PassKind::Backward)
+      layout.backward(p, start, stageOps[p.chunk], st.sentBackward / static_cast<double>(v), memory, others, split);
+    else layout.weightGradients(p, start, stageOps[p.chunk]);
+    if (p.kind == (split ? PassKind::Weight : PassKind::Backward)) --inFlight[p.microBatch], --total;
+  }
+  if (!training) return;
+  // The reduction as the estimate overlaps it: behind the stage's last micro-batch's backward,
+  // ending with the pipeline; then the update, once every stage's reduction is done.
+  layout.slice(TimelineStream::GradientSync, TimelinePhase::Backward,
+               e.zeroGather ? "gradient ReduceScatter" : "gradient AllReduce", pipelineEnd - st.backwardCompute,
+               e.zeroGather ? st.gradientSync / 2 : st.gradientSync);
+  const double update = pipelineEnd + syncAfter;
+  if (memory.training) layout.sample(update, memory.training->stepLiveBytes);
+  layout.slice(TimelineStream::Compute, TimelinePhase::Optimizer, "optimizer update", update, st.update);
+  if (memory.training) layout.sample(update + st.update, memory.training->residentBytes);
+}
+
+}  // namespace
+
 std::optional<StepTimeline> stepTimeline(const Graph& graph, const ParallelSettings& settings) {
   auto estimate = estimateClusterStep(graph, settings);
   if (!estimate) return std::nullopt;
@@ -220,8 +293,6 @@ std::optional<StepTimeline> stepTimeline(const Graph& graph, const ParallelSetti
   const PassSeconds& seconds = e.passes;
   const bool split = training && traitsOf(e.schedule).splitsWeightGradient;
   const PipelineRun run = runPipeline(e.schedule, P, out.microBatches, v, training, seconds);
-  const auto& order = run.order;
-  const auto& starts = run.starts;
 
   // Before the first pass: a recipe's weight casts, and ZeRO's AllGather of the weights (what
   // the first forward does not hide).
@@ -232,55 +303,8 @@ std::optional<StepTimeline> stepTimeline(const Graph& graph, const ParallelSetti
   out.span = pipelineEnd + syncAfter + (training ? e.optimizer : 0);
 
   out.stagePeakBytes.assign(P, 0);
-  for (int64_t s = 0; s < P; ++s) {
-    const int32_t stage = static_cast<int32_t>(s);
-    const ClusterStepEstimate::Stage& st = e.stages[s];
-    StageMemory memory = stageMemory(graph, settings, stage, v);
-    out.stagePeakBytes[s] = memory.peak;
-    std::vector<StageOp*> all;
-    for (auto& chunk : ops[s])
-      for (StageOp& o : chunk) all.push_back(&o);
-    placeInWalk(graph, stage, pipelined, memory, all);
-    StageLayout layout(out, stage, stageDevices);
-    layout.opsBase_ = graph.ops.data();
-    if (memory.training) layout.sample(0, memory.training->residentBytes);
-    layout.slice(TimelineStream::Compute, TimelinePhase::Step, "weight casts (once a step)", 0, training ? st.weightCasts : 0);
-    if (training && e.zeroGather)
-      layout.slice(TimelineStream::GradientSync, TimelinePhase::Step, "ZeRO AllGather of the updated weights",
-                   e.weightQuantization, st.gradientSync / 2);
-    // The chunk passes of each micro-batch in flight: forward begun, backward (zero-bubble: its
-    // weight gradient) not done.
-    std::vector<int64_t> inFlight(out.microBatches, 0);
-    int64_t total = 0;
-    for (size_t i = 0; i < order[s].size(); ++i) {
-      const PipelinePass& p = order[s][i];
-      const double start = first + starts[s][i];
-      const double length = seconds.of(p, s);
-      layout.passEnd_ = start + length;
-      const size_t before = out.slices.size();
-      layout.slice(TimelineStream::Compute, p.forward() ? TimelinePhase::Forward : TimelinePhase::Backward, passName(p, v), start,
-                   length, &p);
-      if (out.slices.size() > before) out.slices.back().slot = true;
-      if (p.forward() && training) ++inFlight[p.microBatch], ++total;
-      const int64_t others = total - inFlight[p.microBatch];
-      if (p.kind == PassKind::Forward)
-        layout.forward(p, start, ops[s][p.chunk], st.sentForward / static_cast<double>(v), memory, others);
-      else if (p.kind == PassKind::Backward)
-        layout.backward(p, start, ops[s][p.chunk], st.sentBackward / static_cast<double>(v), memory, others, split);
-      else layout.weightGradients(p, start, ops[s][p.chunk]);
-      if (p.kind == (split ? PassKind::Weight : PassKind::Backward)) --inFlight[p.microBatch], --total;
-    }
-    if (!training) continue;
-    // The reduction as the estimate overlaps it: behind the stage's last micro-batch's backward,
-    // ending with the pipeline; then the update, once every stage's reduction is done.
-    layout.slice(TimelineStream::GradientSync, TimelinePhase::Backward,
-                 e.zeroGather ? "gradient ReduceScatter" : "gradient AllReduce", pipelineEnd - st.backwardCompute,
-                 e.zeroGather ? st.gradientSync / 2 : st.gradientSync);
-    const double update = pipelineEnd + syncAfter;
-    if (memory.training) layout.sample(update, memory.training->stepLiveBytes);
-    layout.slice(TimelineStream::Compute, TimelinePhase::Optimizer, "optimizer update", update, st.update);
-    if (memory.training) layout.sample(update + st.update, memory.training->residentBytes);
-  }
+  const TimelineFrame frame{e, run, first, pipelineEnd, syncAfter, training, split, pipelined, v, stageDevices};
+  for (int64_t s = 0; s < P; ++s) drawStage(out, graph, settings, static_cast<int32_t>(s), ops[s], frame);
   auto byPlace = [](const TimelineSlice& a, const TimelineSlice& b) {
     return a.stage != b.stage ? a.stage < b.stage : a.start != b.start ? a.start < b.start : a.slot > b.slot;
   };
