@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "plan/parallel_config.h"
 
 namespace irc {
 

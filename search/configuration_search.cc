@@ -119,15 +119,7 @@ class Search {
     // Given micro-batches: the step is that many of the inputs' batch (unless the inputs hold
     // the whole step), and every plan runs that many.
     if (options_.given.microBatches && !options_.inputsHoldStep) batch_ *= options_.microBatches;
-    readGivenRecompute();
-    std::tie(experts_, expertElements_) = expertsOf(graph_);
-    std::tie(sequence_, hidden_) = sequenceAndHiddenOf(graph_);
-    attentionProducts_ = std::any_of(graph_.ops.begin(), graph_.ops.end(),
-                                     [&](const Op& op) { return !op.inserted() && isAttentionProduct(graph_, op); });
-    totalTrained_ = 0;
-    for (ValueId v : graph_.parameters)
-      if (graph_.value(v).trainable && isFloat(graph_.value(v).type.dtype))
-        totalTrained_ += static_cast<double>(numElements(graph_.value(v).type.shape));
+    readModel();
     enumerate();
     if (configs_.empty()) {
       diags_.error(options_.settingsLoc,
@@ -137,6 +129,39 @@ class Search {
                                options_.deviceNum, options_.memoryBudget / kGiB, considered_, options_.deviceNum));
       return ConfigurationSearchOutcome::Failed;
     }
+    if (!estimateByLayerModels()) return ConfigurationSearchOutcome::Failed;
+    std::stable_sort(configs_.begin(), configs_.end(), [](const Config& a, const Config& b) { return a.seconds < b.seconds; });
+    int compiled = 0;
+    std::optional<Prepared> best = compileFastest(compiled);
+    if (!best) {
+      diags_.error(options_.settingsLoc,
+                   fmt::format("search: no configuration of {} devices fits memory_budget {:.1f} GiB ({} "
+                               "considered, {} dropped by the memory lower bound, {} compiled)",
+                               options_.deviceNum, options_.memoryBudget / kGiB, considered_, pruned_, compiled));
+      return ConfigurationSearchOutcome::Failed;
+    }
+    apply(std::move(*best), compiled);
+    return ConfigurationSearchOutcome::Applied;
+  }
+
+ private:
+  // What the search reads of the model once: the user's recompute, the experts, the sequence and
+  // hidden size, whether attention has products of its own, the trained elements.
+  void readModel() {
+    readGivenRecompute();
+    std::tie(experts_, expertElements_) = expertsOf(graph_);
+    std::tie(sequence_, hidden_) = sequenceAndHiddenOf(graph_);
+    attentionProducts_ = std::any_of(graph_.ops.begin(), graph_.ops.end(),
+                                     [&](const Op& op) { return !op.inserted() && isAttentionProduct(graph_, op); });
+    totalTrained_ = 0;
+    for (ValueId v : graph_.parameters)
+      if (graph_.value(v).trainable && isFloat(graph_.value(v).type.dtype))
+        totalTrained_ += static_cast<double>(numElements(graph_.value(v).type.shape));
+  }
+
+  // Each configuration's step and peak by its layer model; those without one dropped (false,
+  // with the error, when no degree splits the model at all).
+  bool estimateByLayerModels() {
     for (Config& c : configs_) {
       c.model = modelFor(c.dims.tp, c.mbs, c.dims.sp, c.dims.ep, c.dims.cp);
       if (!c.model) continue;
@@ -164,41 +189,11 @@ class Search {
                    fmt::format("search: no configuration of {} devices splits this model: {} (a device count whose "
                                "divisors split the batch, the heads and the layers does)",
                                options_.deviceNum, fmt::join(unsplittable_, "; ")));
-      return ConfigurationSearchOutcome::Failed;
+      return false;
     }
-    std::stable_sort(configs_.begin(), configs_.end(), [](const Config& a, const Config& b) { return a.seconds < b.seconds; });
-    std::optional<Prepared> best;
-    int compiled = 0;
-    for (size_t i = 0; i < configs_.size(); ++i) {
-      Config& c = configs_[i];
-      if (!mayFit(c.peak) && !options_.searchCompilesEverything) continue;
-      // Past the time limit the search stops at the first plan that fits: it says what it left.
-      if (best && compiled >= kCompiled && !options_.searchCompilesEverything) break;
-      if (best && timeUp(compileSeconds_ / static_cast<double>(std::max(1, compiled)))) {
-        for (size_t j = i; j < configs_.size() && compiled + uncompiled_ < kCompiled; ++j)
-          uncompiled_ += mayFit(configs_[j].peak) ? 1 : 0;
-        break;
-      }
-      ++compiled;
-      const double before = elapsed();
-      auto prepared = prepare(c);
-      const bool ok = prepared && compileWhole(*prepared, c);
-      compileSeconds_ += elapsed() - before;
-      if (!ok) continue;
-      if (fits(c.peak) && (!best || c.seconds < best->config->seconds)) best = std::move(prepared);
-    }
-    if (!best) {
-      diags_.error(options_.settingsLoc,
-                   fmt::format("search: no configuration of {} devices fits memory_budget {:.1f} GiB ({} "
-                               "considered, {} dropped by the memory lower bound, {} compiled)",
-                               options_.deviceNum, options_.memoryBudget / kGiB, considered_, pruned_, compiled));
-      return ConfigurationSearchOutcome::Failed;
-    }
-    apply(std::move(*best), compiled);
-    return ConfigurationSearchOutcome::Applied;
+    return true;
   }
 
- private:
   static constexpr double kGiB = 1024.0 * 1024 * 1024;
 
   bool fits(double peak) const { return options_.memoryBudget <= 0 || peak <= options_.memoryBudget; }
@@ -625,6 +620,31 @@ class Search {
     CompileOptions options;
     Config* config = nullptr;
   };
+
+  // The fastest configurations by the layer model, compiled whole in that order until enough
+  // fit or the time limit falls: the fastest that fits by its compile.
+  std::optional<Prepared> compileFastest(int& compiled) {
+    std::optional<Prepared> best;
+    for (size_t i = 0; i < configs_.size(); ++i) {
+      Config& c = configs_[i];
+      if (!mayFit(c.peak) && !options_.searchCompilesEverything) continue;
+      // Past the time limit the search stops at the first plan that fits: it says what it left.
+      if (best && compiled >= kCompiled && !options_.searchCompilesEverything) break;
+      if (best && timeUp(compileSeconds_ / static_cast<double>(std::max(1, compiled)))) {
+        for (size_t j = i; j < configs_.size() && compiled + uncompiled_ < kCompiled; ++j)
+          uncompiled_ += mayFit(configs_[j].peak) ? 1 : 0;
+        break;
+      }
+      ++compiled;
+      const double before = elapsed();
+      auto prepared = prepare(c);
+      const bool ok = prepared && compileWhole(*prepared, c);
+      compileSeconds_ += elapsed() - before;
+      if (!ok) continue;
+      if (fits(c.peak) && (!best || c.seconds < best->config->seconds)) best = std::move(prepared);
+    }
+    return best;
+  }
 
   std::optional<Prepared> prepare(Config& c) const {
     Prepared p{graph_, options_, &c};
