@@ -9,6 +9,7 @@
 
 #include "frontends/yaml/yaml_reader.h"
 #include "ir/graph.h"
+#include "plan/parallel_config.h"
 
 namespace irc {
 
