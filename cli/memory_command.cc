@@ -107,11 +107,8 @@ std::string memoryTable(const MemoryEstimate& m, const Graph& graph, const Compi
   return out;
 }
 
-}  // namespace
-
-ExitStatus runMemory(const std::vector<std::string>& args) {
-  const CommandSpec& spec = commandSpec("memory");
-  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
+// irc memory's flags.
+struct MemoryArgs {
   std::vector<std::string> positional;
   std::optional<int64_t> rank;
   std::optional<Optimizer> optimizer;
@@ -120,34 +117,48 @@ ExitStatus runMemory(const std::vector<std::string>& args) {
   std::string plot, trace, schedulePlot;
   ParallelOverrides overrides;
   ColorMode color = ColorMode::Auto;
+};
+
+MemoryArgs parseMemoryArgs(const std::vector<std::string>& args) {
+  const CommandSpec& spec = commandSpec("memory");
+  ArgScanner scan(args, flagsWithValue(spec), switchFlags(spec));
+  MemoryArgs a;
   while (!scan.done()) {
     auto item = scan.next();
     const std::string& f = item.flag;
-    if (f.empty()) positional.push_back(item.value);
-    else if (f == "--rank") rank = parseIntArg(f, item.value);
-    else if (f == "--color") color = parseColorMode(item.value);
-    else if (f == "--plot") plot = item.value;
-    else if (f == "--trace") trace = item.value;
-    else if (f == "--schedule-plot") schedulePlot = item.value;
-    else if (f == "--training") training = true;
-    else if (f == "--all-ranks") allRanks = true;
+    if (f.empty()) a.positional.push_back(item.value);
+    else if (f == "--rank") a.rank = parseIntArg(f, item.value);
+    else if (f == "--color") a.color = parseColorMode(item.value);
+    else if (f == "--plot") a.plot = item.value;
+    else if (f == "--trace") a.trace = item.value;
+    else if (f == "--schedule-plot") a.schedulePlot = item.value;
+    else if (f == "--training") a.training = true;
+    else if (f == "--all-ranks") a.allRanks = true;
     else if (f == "--optimizer") {
-      optimizer = parseOptimizer(item.value);
-      if (!optimizer)
+      a.optimizer = parseOptimizer(item.value);
+      if (!a.optimizer)
         throw UsageError(
             fmt::format("--optimizer: '{}' is not an optimizer; valid: {}", item.value, joinNames(optimizerNames())));
     } else if (f == "--memory-budget") {
       std::string error;
-      budget = parseByteSize(item.value, error);
-      if (!budget) throw UsageError(fmt::format("--memory-budget: {}", error));
-    } else if (takeGraphFlag(f, item.value, overrides)) {
+      a.budget = parseByteSize(item.value, error);
+      if (!a.budget) throw UsageError(fmt::format("--memory-budget: {}", error));
+    } else if (takeGraphFlag(f, item.value, a.overrides)) {
       continue;
     } else if (f == "--search-mode") {
-      overrides.searchMode = parseSearchModeArg(f, item.value);
+      a.overrides.searchMode = parseSearchModeArg(f, item.value);
     } else if (f == "--redistribution") {
-      overrides.redistribution = parseRedistributionArg(f, item.value);
+      a.overrides.redistribution = parseRedistributionArg(f, item.value);
     }
   }
+  return a;
+}
+
+}  // namespace
+
+ExitStatus runMemory(const std::vector<std::string>& args) {
+  const MemoryArgs a = parseMemoryArgs(args);
+  const auto& [positional, rank, optimizer, budget, training, allRanks, plot, trace, schedulePlot, overrides, color] = a;
   if (positional.size() != 1) throw UsageError("usage: irc memory MODEL.yaml [--rank R] [--plot FILE.svg]");
   auto loaded = loadModelOrReport(positional[0], color, overrides);
   if (!loaded) return ExitStatus::Rejected;
