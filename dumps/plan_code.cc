@@ -87,16 +87,59 @@ std::string styleCall(const Graph::ModuleStyle& s, bool keepDTensor, const std::
   return fmt::format("{}({})", cls, fmt::join(args, ", "));
 }
 
+// A module a weight layout styles: its style, the ranks it is split over, the op that says so.
+struct FoundStyle {
+  Graph::ModuleStyle style;
+  int64_t split = 0;
+  std::string op;
+};
+
+// A grouped product's weights [experts, ., .] split by the expert dim (expert parallelism, which
+// torchtitan applies with its own ExpertParallel style, not a DTensor one) or by each expert's
+// features (expert tensor parallelism, torchtitan's TensorParallel on its GroupedExperts):
+// neither is a style over transformers' modules.
+std::string expertSplitWarning(const Graph& graph, const Op& op, const TensorLayout& w) {
+  std::string how;
+  if (!w.dims[0].empty())
+    how = fmt::format(
+        "its experts are split over {} ranks by the expert dim (expert parallelism: torchtitan's "
+        "ExpertParallel style)",
+        w.mesh.dims[w.dims[0][0]]);
+  else
+    how =
+        "each expert's weights are split on their features (expert tensor parallelism: torchtitan's "
+        "TensorParallel on its GroupedExperts)";
+  return fmt::format("{} ('{}'): {}, which this file does not write; left replicated", graph.moduleOf(op), op.name, how);
+}
+
+// The styles over one tensor-parallel mesh dim: of the size most modules are split into
+// (`tpSize`); a module split otherwise is left out with a warning.
+std::vector<Graph::ModuleStyle> onOneTensorDim(const std::vector<FoundStyle>& found, std::vector<std::string>& warnings,
+                                               int64_t& tpSize) {
+  std::map<int64_t, int> modulesOfSize;
+  for (const FoundStyle& f : found) ++modulesOfSize[f.split];
+  for (const auto& [size, count] : modulesOfSize)
+    if (count > modulesOfSize[tpSize] || (count == modulesOfSize[tpSize] && size > tpSize) || !modulesOfSize.count(tpSize))
+      tpSize = size;
+  std::vector<Graph::ModuleStyle> out;
+  for (const FoundStyle& f : found) {
+    if (f.split == tpSize) {
+      out.push_back(f.style);
+      continue;
+    }
+    warnings.push_back(
+        fmt::format("{} ('{}'): split {} ways where the plan's other modules are split {} ways over one "
+                    "tensor-parallel mesh dim; left out of the plan",
+                    f.style.module, f.op, f.split, tpSize));
+  }
+  return out;
+}
+
 // The styles a plan without `modules:` amounts to: each Linear's and Embedding's weight layout.
 // One tensor-parallel mesh dim, "tp", carries them: of the size most modules are split into
 // (`tpSize`); a module split otherwise is left out with a warning.
 std::vector<Graph::ModuleStyle> derivedStyles(const Graph& graph, std::vector<std::string>& warnings, int64_t& tpSize) {
-  struct Found {
-    Graph::ModuleStyle style;
-    int64_t split = 0;
-    std::string op;
-  };
-  std::vector<Found> found;
+  std::vector<FoundStyle> found;
   std::map<std::string, size_t> seen;
   std::set<std::string> expertModules;
   for (OpId id : graph.order) {
@@ -112,24 +155,7 @@ std::vector<Graph::ModuleStyle> derivedStyles(const Graph& graph, std::vector<st
     const bool split = std::any_of(w.dims.begin(), w.dims.end(), [](const std::vector<int>& axes) { return !axes.empty(); });
     if (w.dims.size() == 3 && split && part.kind == ModulePart::Kind::Product && weight.isValue() &&
         graph.value(modelValueBehind(graph, weight.value)).kind == ValueKind::Parameter) {
-      // A grouped product's weights [experts, ., .] split by the expert dim (expert parallelism,
-      // which torchtitan applies with its own ExpertParallel style, not a DTensor one) or by each
-      // expert's features (expert tensor parallelism, torchtitan's TensorParallel on its
-      // GroupedExperts): neither is a style over transformers' modules.
-      if (expertModules.insert(graph.moduleOf(op)).second) {
-        std::string how;
-        if (!w.dims[0].empty())
-          how = fmt::format(
-              "its experts are split over {} ranks by the expert dim (expert parallelism: torchtitan's "
-              "ExpertParallel style)",
-              w.mesh.dims[w.dims[0][0]]);
-        else
-          how =
-              "each expert's weights are split on their features (expert tensor parallelism: torchtitan's "
-              "TensorParallel on its GroupedExperts)";
-        warnings.push_back(
-            fmt::format("{} ('{}'): {}, which this file does not write; left replicated", graph.moduleOf(op), op.name, how));
-      }
+      if (expertModules.insert(graph.moduleOf(op)).second) warnings.push_back(expertSplitWarning(graph, op, w));
       continue;
     }
     if (w.dims.size() != 2) continue;
@@ -140,7 +166,7 @@ std::vector<Graph::ModuleStyle> derivedStyles(const Graph& graph, std::vector<st
     const std::vector<int>& inAxes = w.dims[1 - outDim];
     const std::string& module = graph.moduleOf(op);
     if (outAxes.empty() && inAxes.empty()) continue;
-    Found f{{module, "", "tp", "", ""}, 0, op.name};
+    FoundStyle f{{module, "", "tp", "", ""}, 0, op.name};
     if (outAxes.size() == 1 && inAxes.empty()) {
       f.style.style = "colwise";
       f.split = w.mesh.dims[outAxes[0]];
@@ -162,23 +188,7 @@ std::vector<Graph::ModuleStyle> derivedStyles(const Graph& graph, std::vector<st
     }
     found.push_back(f);
   }
-  std::map<int64_t, int> modulesOfSize;
-  for (const Found& f : found) ++modulesOfSize[f.split];
-  for (const auto& [size, count] : modulesOfSize)
-    if (count > modulesOfSize[tpSize] || (count == modulesOfSize[tpSize] && size > tpSize) || !modulesOfSize.count(tpSize))
-      tpSize = size;
-  std::vector<Graph::ModuleStyle> out;
-  for (const Found& f : found) {
-    if (f.split == tpSize) {
-      out.push_back(f.style);
-      continue;
-    }
-    warnings.push_back(
-        fmt::format("{} ('{}'): split {} ways where the plan's other modules are split {} ways over one "
-                    "tensor-parallel mesh dim; left out of the plan",
-                    f.style.module, f.op, f.split, tpSize));
-  }
-  return out;
+  return onOneTensorDim(found, warnings, tpSize);
 }
 
 // PREPARE: where irc converts a module's output once for all its readers (module_outputs.h).
