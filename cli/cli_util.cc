@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "frontends/load_model.h"
+#include "frontends/load/load_model.h"
 #include "frontends/onnx/onnx_frontend.h"
 #include "frontends/mindspore/strategy_checkpoint.h"
 #include "ir/suggest.h"

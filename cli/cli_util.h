@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "frontends/load_model.h"
+#include "frontends/load/load_model.h"
 #include "ir/graph.h"
 #include "ir/tensor_value.h"
 #include "passes/manager/compile_options.h"

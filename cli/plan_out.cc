@@ -46,6 +46,59 @@ void applyCommandLineSettings(YAML::Node& root, const ParallelSettings& written)
     root["cluster"]["preset"] = written.cluster->preset;
 }
 
+// A YAML model compiled as written: the model itself, with what the command line set and the
+// operator-level search chose written in, keeps everything that decided the compile (a named
+// mesh, layout annotations, out_strategy, input shardings), which a model rebuilt from the
+// graph lost (a factor-propagation model's plan recompiled replicated).
+std::string modelPlanText(YAML::Node& root, const Graph& graph, const ParallelSettings& written) {
+  applyCommandLineSettings(root, written);
+  // What --alpha/--beta/--gamma, --cluster and the like set over the model's own.
+  YAML::Node choices = YAML::Load(compileChoicesYaml(written));
+  for (auto it = choices.begin(); it != choices.end(); ++it) root["parallel"][it->first.Scalar()] = it->second;
+  if (written.cluster) root["cluster"] = YAML::Load(clusterBlockYaml(*written.cluster))["cluster"];
+  for (YAML::Node op : root["ops"]) {
+    if (!op.IsMap() || !op["name"].IsScalar()) continue;
+    std::optional<ValueId> v = graph.findValue(op["name"].Scalar());
+    if (!v || graph.value(*v).producer == kNoId) continue;
+    const Op& compiled = graph.op(graph.value(*v).producer);
+    if (searched(compiled)) op["in_strategy"] = strategyNode(strategyOf(compiled));
+    // A strategy the model does not write (a --strategy-ckpt-in checkpoint's) is written in.
+    else if (compiled.annotation->inStrategy && !op["in_strategy"].IsDefined() && !op["in_layout"].IsDefined())
+      op["in_strategy"] = strategyNode(*compiled.annotation->inStrategy);
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+// The structural search's settings; the plan's graph is the step's, split again on loading.
+void writeStructuralSettings(YAML::Node& root, const Graph& graph, const ParallelSettings& written) {
+  YAML::Node parallel = root["parallel"];
+  parallel["fully_use_devices"] = written.fullyUseDevices;
+  if (written.pipelineStages > 1) parallel["pipeline_stages"] = written.pipelineStages;
+  if (written.virtualStages > 1) parallel["virtual_stages"] = written.virtualStages;
+  // (As a YAML model's plan writes it, dumps/model_yaml_writer.cc: a schedule other than the
+  // stage count's default.)
+  if (written.pipelineStages > 1 && traitsOf(written.schedule()).named)
+    parallel["pipeline_schedule"] = std::string(pipelineScheduleName(written.schedule()));
+  if (written.microBatches > 1) {
+    parallel["micro_batches"] = written.microBatches;
+    parallel["input_batch"] = "step";
+  }
+  if (written.zeroStage > 0) parallel["zero_stage"] = written.zeroStage;
+  if (written.parallelOptimizerLevel > 0) {
+    parallel["enable_parallel_optimizer"] = true;
+    parallel["optimizer_level"] = "level" + std::to_string(written.parallelOptimizerLevel);
+  }
+  for (const auto& [name, stage] : stageEntries(graph, written.pipelineStages)) root["stages"][name] = stage;
+  for (const std::vector<std::string>& names : recomputeEntries(graph)) {
+    YAML::Node entry(YAML::NodeType::Sequence);
+    for (const std::string& n : names) entry.push_back(n);
+    entry.SetStyle(YAML::EmitterStyle::Flow);
+    root["recompute"].push_back(entry);
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> planOutText(const Graph& graph, const ParallelSettings& settings, const std::string& modelPath,
@@ -68,28 +121,7 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
   const ParallelSettings& written = settings;
   const bool structural = graph.search && graph.search->configuration;
   if (!onnxPlan && !structural && root.IsMap() && root["ops"].IsSequence()) {
-    // A YAML model compiled as written: the model itself, with what the command line set and the
-    // operator-level search chose written in, keeps everything that decided the compile (a named
-    // mesh, layout annotations, out_strategy, input shardings), which a model rebuilt from the
-    // graph lost (a factor-propagation model's plan recompiled replicated).
-    applyCommandLineSettings(root, written);
-    // What --alpha/--beta/--gamma, --cluster and the like set over the model's own.
-    YAML::Node choices = YAML::Load(compileChoicesYaml(written));
-    for (auto it = choices.begin(); it != choices.end(); ++it) root["parallel"][it->first.Scalar()] = it->second;
-    if (written.cluster) root["cluster"] = YAML::Load(clusterBlockYaml(*written.cluster))["cluster"];
-    for (YAML::Node op : root["ops"]) {
-      if (!op.IsMap() || !op["name"].IsScalar()) continue;
-      std::optional<ValueId> v = graph.findValue(op["name"].Scalar());
-      if (!v || graph.value(*v).producer == kNoId) continue;
-      const Op& compiled = graph.op(graph.value(*v).producer);
-      if (searched(compiled)) op["in_strategy"] = strategyNode(strategyOf(compiled));
-      // A strategy the model does not write (a --strategy-ckpt-in checkpoint's) is written in.
-      else if (compiled.annotation->inStrategy && !op["in_strategy"].IsDefined() && !op["in_layout"].IsDefined())
-        op["in_strategy"] = strategyNode(*compiled.annotation->inStrategy);
-    }
-    YAML::Emitter out;
-    out << root;
-    text = std::string(out.c_str()) + "\n";
+    text = modelPlanText(root, graph, written);
     return std::nullopt;
   }
   if (!onnxPlan) {
@@ -106,33 +138,7 @@ std::optional<std::string> planOutText(const Graph& graph, const ParallelSetting
   fs::path outDir = fs::absolute(fs::path(outPath)).parent_path();
   root["graph"] = fs::relative(fs::absolute(graphPath), outDir).generic_string();
   applyCommandLineSettings(root, written);
-  YAML::Node parallel = root["parallel"];
-  if (structural) {
-    // The structural search's settings; the plan's graph is the step's, split again on loading.
-    parallel["fully_use_devices"] = written.fullyUseDevices;
-    if (written.pipelineStages > 1) parallel["pipeline_stages"] = written.pipelineStages;
-    if (written.virtualStages > 1) parallel["virtual_stages"] = written.virtualStages;
-    // (As a YAML model's plan writes it, dumps/model_yaml_writer.cc: a schedule other than the
-    // stage count's default.)
-    if (written.pipelineStages > 1 && traitsOf(written.schedule()).named)
-      parallel["pipeline_schedule"] = std::string(pipelineScheduleName(written.schedule()));
-    if (written.microBatches > 1) {
-      parallel["micro_batches"] = written.microBatches;
-      parallel["input_batch"] = "step";
-    }
-    if (written.zeroStage > 0) parallel["zero_stage"] = written.zeroStage;
-    if (written.parallelOptimizerLevel > 0) {
-      parallel["enable_parallel_optimizer"] = true;
-      parallel["optimizer_level"] = "level" + std::to_string(written.parallelOptimizerLevel);
-    }
-    for (const auto& [name, stage] : stageEntries(graph, written.pipelineStages)) root["stages"][name] = stage;
-    for (const std::vector<std::string>& names : recomputeEntries(graph)) {
-      YAML::Node entry(YAML::NodeType::Sequence);
-      for (const std::string& n : names) entry.push_back(n);
-      entry.SetStyle(YAML::EmitterStyle::Flow);
-      root["recompute"].push_back(entry);
-    }
-  }
+  if (structural) writeStructuralSettings(root, graph, written);
   for (OpId id : graph.order) {
     const Op& op = graph.op(id);
     // The search's choices: the operator-level one's, or the structural one's seeds.

@@ -111,25 +111,12 @@ CompileOptions searchCompileOptions(const CompileOptions& base, int64_t devices)
   return o;
 }
 
-std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers,
-                                          const ParallelDims& group, int64_t mbs, std::vector<bool>& attention,
-                                          const TrialCompile& compile) {
-  const int64_t tp = group.tp, ep = group.ep, cp = group.cp;
-  Graph g = graph;
-  // A tensor-parallel size or micro-batch the shapes do not divide has no model.
-  if (splitBatch(g, mbs * ep) || seedTensorParallel(g, group)) return std::nullopt;
-  CompileOptions o = searchCompileOptions(base, tp * ep * cp);
-  o.enableAlltoall = o.enableAlltoall || ep > 1;  // the tokens to their experts and back
-  DiagnosticEngine quiet("search", "");
-  PassContext context{quiet};
-  if (compile(g, o, context) != RunOutcome::Ok) return std::nullopt;
-  // The scores and probabilities of attention (what selective recompute does not keep): the
-  // chains a fused kernel would keep on chip, found on the first compiled model.
-  if (attention.empty()) {
-    attention = fusedAttentionValues(g);
-    attention.resize(graph.values.size());
-  }
-  LayerModel m;
+namespace {
+
+// Each slot's seconds (forward, backward, weight gradient, casts, communication; the selective
+// recompute's share), trained elements, gradients and the model's FLOPs, from the compiled copy.
+void addOpTimes(const Graph& g, const CompileOptions& o, const LayerMap& layers, const std::vector<bool>& attention, int64_t ep,
+                LayerModel& m) {
   const size_t slots = static_cast<size_t>(layers.count + 2);
   m.compute.assign(slots, 0), m.comm.assign(slots, 0), m.recomputeSelective.assign(slots, 0), m.commSelective.assign(slots, 0);
   m.trained.assign(slots, 0), m.backward.assign(slots, 0), m.weightCasts.assign(slots, 0), m.weightGradient.assign(slots, 0);
@@ -154,8 +141,11 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
     for (const GradientShare& share : t.gradients) m.gradientElements[slot][share.span.ranks] += share.bytes / share.elementBytes;
     m.flops += t.globalFlops / static_cast<double>(ep);
   });
-  // The parameters optimizer parallel may shard, by the slot of each reader.
-  m.optimizerShards.assign(slots, {});
+}
+
+// The parameters optimizer parallel may shard, by the slot of each reader.
+void addOptimizerShards(const Graph& g, const CompileOptions& base, const LayerMap& layers, LayerModel& m) {
+  m.optimizerShards.assign(static_cast<size_t>(layers.count + 2), {});
   std::vector<bool> seen(g.values.size(), false);
   std::map<ValueId, LayerModel::OptimizerShard> held;
   for (OpId id : g.order) {
@@ -185,8 +175,11 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
       m.optimizerShards[layers.slot[id]].push_back(shard);
     }
   }
-  // What a stage boundary sends: the values layer 1 reads from layer 0 or from before the layers,
-  // at their local slices.
+}
+
+// What a stage boundary sends: the values layer 1 reads from layer 0 or from before the layers,
+// at their local slices.
+void addBoundaryMessages(const Graph& g, const CompileOptions& base, const LayerMap& layers, LayerModel& m) {
   std::vector<bool> counted(g.values.size(), false);
   for (OpId id : g.order) {
     if (id >= static_cast<OpId>(layers.slot.size()) || layers.slot[id] != 1) continue;
@@ -199,11 +192,17 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
       m.boundaryMessages.push_back(sliceBytes(*v.layout, computeDType(v.type.dtype, base.precision)));
     }
   }
+}
+
+// A layer's saved activations and the transient peak under each recompute choice; false when
+// the copy has no training memory.
+bool addLayerMemory(Graph& g, const CompileOptions& o, const LayerMap& layers, const std::vector<bool>& attention,
+                    LayerModel& m) {
   for (Recompute r : kRecomputes) {
     clearRecompute(g);
     markRecompute(g, layers, r, attention);
     MemoryEstimate e = estimateMemory(g, o);
-    if (!e.training) return std::nullopt;
+    if (!e.training) return false;
     const TrainingMemory& t = *e.training;
     double resident = t.parameterBytes + t.gradientBytes + t.optimizerStateBytes + t.masterWeightBytes + t.constantBytes +
                       t.quantizedWeightBytes;
@@ -213,6 +212,34 @@ std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptio
     m.savedPerLayer[static_cast<int>(r)] = t.savedActivationBytes / static_cast<double>(layers.count);
     m.transient[static_cast<int>(r)] = std::max(0.0, t.peakBytes - resident - t.savedActivationBytes);
   }
+  return true;
+}
+
+}  // namespace
+
+std::optional<LayerModel> buildLayerModel(const Graph& graph, const CompileOptions& base, const LayerMap& layers,
+                                          const ParallelDims& group, int64_t mbs, std::vector<bool>& attention,
+                                          const TrialCompile& compile) {
+  const int64_t tp = group.tp, ep = group.ep, cp = group.cp;
+  Graph g = graph;
+  // A tensor-parallel size or micro-batch the shapes do not divide has no model.
+  if (splitBatch(g, mbs * ep) || seedTensorParallel(g, group)) return std::nullopt;
+  CompileOptions o = searchCompileOptions(base, tp * ep * cp);
+  o.enableAlltoall = o.enableAlltoall || ep > 1;  // the tokens to their experts and back
+  DiagnosticEngine quiet("search", "");
+  PassContext context{quiet};
+  if (compile(g, o, context) != RunOutcome::Ok) return std::nullopt;
+  // The scores and probabilities of attention (what selective recompute does not keep): the
+  // chains a fused kernel would keep on chip, found on the first compiled model.
+  if (attention.empty()) {
+    attention = fusedAttentionValues(g);
+    attention.resize(graph.values.size());
+  }
+  LayerModel m;
+  addOpTimes(g, o, layers, attention, ep, m);
+  addOptimizerShards(g, base, layers, m);
+  addBoundaryMessages(g, base, layers, m);
+  if (!addLayerMemory(g, o, layers, attention, m)) return std::nullopt;
   return m;
 }
 

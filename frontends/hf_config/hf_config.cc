@@ -9,8 +9,8 @@
 #include <yaml-cpp/exceptions.h>
 
 #include "frontends/json_location.h"
-#include "frontends/yaml/yaml_document.h"
-#include "frontends/yaml/yaml_reader.h"
+#include "frontends/document/yaml_document.h"
+#include "frontends/document/yaml_reader.h"
 #include "ir/suggest.h"
 
 namespace irc {
@@ -530,67 +530,48 @@ bool isStrictJson(const std::string& text, DiagnosticEngine& diags) {
   return true;
 }
 
-}  // namespace
-
-std::optional<DecoderConfig> readDecoderConfig(const std::string& text, DiagnosticEngine& diags) {
-  if (!isStrictJson(text, diags)) return std::nullopt;
+// The config's one JSON object, strict (isStrictJson), with every key once; read with yaml-cpp
+// (JSON is YAML's flow style) for the marks the diagnostics are located at. nullptr: rejected.
+std::unique_ptr<YamlDocuments> configDocument(const std::string& text, DiagnosticEngine& diags) {
+  if (!isStrictJson(text, diags)) return nullptr;
   std::unique_ptr<YamlDocuments> doc;
   try {
     doc = std::make_unique<YamlDocuments>(text);  // JSON is YAML's flow style: one parser, located marks
   } catch (const YamlRunaway& e) {
     diags.error({std::max(e.mark.line, 0) + 1, std::max(e.mark.column, 0) + 1},
                 "invalid JSON: the parser makes no progress here");
-    return std::nullopt;
+    return nullptr;
   } catch (const YAML::Exception& e) {
     diags.error({e.mark.line + 1, e.mark.column + 1}, fmt::format("invalid JSON: {}", e.msg));
-    return std::nullopt;
+    return nullptr;
   }
   if (doc->size() != 1 || !doc->root(0).IsMap()) {
     diags.error({1, 1}, "a config.json holds one JSON object (Hugging Face's PretrainedConfig.to_json_file)");
-    return std::nullopt;
+    return nullptr;
   }
   if (auto twice = doc->firstDuplicateKey()) {
     diags.error({twice->again.line + 1, twice->again.column + 1},
                 fmt::format("'{}' is given twice (first at {}:{}); JSON readers disagree on which counts (Python's "
                             "json and transformers take the last): keep one",
                             twice->key, twice->first.line + 1, twice->first.column + 1));
-    return std::nullopt;
+    return nullptr;
   }
-  ConfigReader top(doc->root(0), diags);
-  auto type = top.modelType();
-  if (!type) return std::nullopt;
-  DecoderConfig c;
-  c.modelType = *type;
-  c.family = families().at(*type);
-  c.quantization = top.quantization();
-  // Llama 4 as published (Llama4Config, model_type llama4): the decoder's keys in text_config,
-  // beside a vision tower irc does not build.
-  std::optional<ConfigReader> textConfig;
-  if (*type == "llama4") {
-    YamlNode nested = top.root().find("text_config");
-    if (nested.IsMap()) {
-      textConfig.emplace(nested, diags);
-      diags.warning(locOf(nested),
-                    "llama4: irc plans the text decoder (Llama4ForCausalLM, text_config); the vision tower "
-                    "and its projector (vision_config) are not built");
-    }
-  }
-  ConfigReader& r = textConfig ? *textConfig : top;
-  if (c.quantization)
-    diags.warning({c.quantization->line, c.quantization->column},
-                  fmt::format("quantization_config: the checkpoint stores its weights as {}; irc plans the model "
-                              "unquantized, in the plan's precision (a training run trains it so; serving the stored "
-                              "format is not planned)",
-                              c.quantization->format));
+  return doc;
+}
+
+// The sizes every family has (the hidden width, layers, heads, vocabulary, MLP width, key-value
+// heads, head width, positions, the norm's epsilon, a tied head) and their consistency; false
+// when one is missing.
+bool readSizes(ConfigReader& r, DecoderConfig& c) {
   // (FalconConfig's attribute_map: n_layer and n_head; its MLP ffn_hidden_size, 4 h by default.)
   const bool falcon = c.family == DecoderFamily::Falcon;
   const char* layersKey = falcon ? r.spelled({"num_hidden_layers", "n_layer"}) : "num_hidden_layers";
   const char* headsKey = falcon ? r.spelled({"num_attention_heads", "n_head"}) : "num_attention_heads";
   auto hidden = r.positive("hidden_size"), layers = r.positive(layersKey), heads = r.positive(headsKey);
   auto vocab = r.positive("vocab_size");
-  if (!hidden || !layers || !heads || !vocab) return std::nullopt;
+  if (!hidden || !layers || !heads || !vocab) return false;
   auto intermediate = falcon ? r.positive("ffn_hidden_size", 4 * *hidden) : r.positive("intermediate_size");
-  if (!intermediate) return std::nullopt;
+  if (!intermediate) return false;
   c.hidden = *hidden;
   c.layers = *layers;
   c.heads = *heads;
@@ -622,6 +603,11 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
     r.reader().error(r.root().find(headsKey),
                      fmt::format("hidden_size {} is not a multiple of num_attention_heads {} (and the config gives no head_dim)",
                                  c.hidden, c.heads));
+  return true;
+}
+
+// What each family's layers hold beyond the common sizes: biases, norms, fused projections.
+void readFamilyKeys(ConfigReader& r, DecoderConfig& c) {
   switch (c.family) {
     case DecoderFamily::Gemma2:
     case DecoderFamily::Gemma3Text: readGemma(r, c); break;
@@ -658,6 +644,41 @@ std::optional<DecoderConfig> readDecoderConfig(const std::string& text, Diagnost
       c.sinks = true;
       break;
   }
+}
+
+}  // namespace
+
+std::optional<DecoderConfig> readDecoderConfig(const std::string& text, DiagnosticEngine& diags) {
+  std::unique_ptr<YamlDocuments> doc = configDocument(text, diags);
+  if (!doc) return std::nullopt;
+  ConfigReader top(doc->root(0), diags);
+  auto type = top.modelType();
+  if (!type) return std::nullopt;
+  DecoderConfig c;
+  c.modelType = *type;
+  c.family = families().at(*type);
+  c.quantization = top.quantization();
+  // Llama 4 as published (Llama4Config, model_type llama4): the decoder's keys in text_config,
+  // beside a vision tower irc does not build.
+  std::optional<ConfigReader> textConfig;
+  if (*type == "llama4") {
+    YamlNode nested = top.root().find("text_config");
+    if (nested.IsMap()) {
+      textConfig.emplace(nested, diags);
+      diags.warning(locOf(nested),
+                    "llama4: irc plans the text decoder (Llama4ForCausalLM, text_config); the vision tower "
+                    "and its projector (vision_config) are not built");
+    }
+  }
+  ConfigReader& r = textConfig ? *textConfig : top;
+  if (c.quantization)
+    diags.warning({c.quantization->line, c.quantization->column},
+                  fmt::format("quantization_config: the checkpoint stores its weights as {}; irc plans the model "
+                              "unquantized, in the plan's precision (a training run trains it so; serving the stored "
+                              "format is not planned)",
+                              c.quantization->format));
+  if (!readSizes(r, c)) return std::nullopt;
+  readFamilyKeys(r, c);
   readSlidingWindows(r, c);
   if (isMoe(c.family)) readExperts(r, c);
   if (diags.hasErrors()) return std::nullopt;

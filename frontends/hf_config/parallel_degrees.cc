@@ -9,21 +9,12 @@
 
 namespace irc {
 
-std::optional<ParallelDims> checkDegrees(const ParallelConfig& p, const DecoderConfig& c, const DecoderShape& shape,
-                                         DiagnosticEngine& diags) {
+namespace {
+
+// How each sequence splits: context parallelism's chunks, sequence parallelism's shards.
+void checkSequenceSplit(const ParallelConfig& p, const DecoderShape& shape, ParallelDims& d, DiagnosticEngine& diags) {
   const ParallelDims& g = p.degrees;
   const DegreeLocations& given = p.degreesAt;
-  const size_t before = diags.errorCount();
-  ParallelDims d;
-  d.pp = p.pipelineStages;
-  d.v = p.virtualStages;
-  d.tp = g.tp;
-  d.ep = g.ep;
-  d.cp = g.cp;
-  const int64_t stageDevices = p.deviceNum;  // one pipeline stage's devices (device_num / pipeline_stages)
-  const int64_t others = d.tp * d.cp;
-  d.dp = given.dp.valid() ? g.dp : stageDevices / others;
-  SourceLoc at = given.dp.valid() ? given.dp : p.loc;
   // Context parallelism as Llama 3 and Megatron run it: each sequence in 2 x CP chunks, so that
   // every rank gets equal causal work.
   if (d.cp > 1 && shape.sequence % (2 * d.cp) != 0) {
@@ -48,6 +39,13 @@ std::optional<ParallelDims> checkDegrees(const ParallelConfig& p, const DecoderC
     diags.error(given.sp, fmt::format("sequence_parallel splits each sequence's {} tokens over {}, which does not divide them",
                                       shape.sequence, over));
   }
+}
+
+// The grid fills a pipeline stage's devices, and data parallelism splits the micro-batch.
+void checkDeviceGrid(const ParallelConfig& p, const DecoderShape& shape, const ParallelDims& d, DiagnosticEngine& diags) {
+  const DegreeLocations& given = p.degreesAt;
+  const int64_t stageDevices = p.deviceNum, others = d.tp * d.cp;
+  SourceLoc at = given.dp.valid() ? given.dp : p.loc;
   if (d.dp * others != stageDevices) {
     std::string context = d.cp > 1 ? fmt::format(" x context_parallel {}", d.cp) : "";
     diags.error(at, fmt::format("data_parallel {}{} x model_parallel {} x pipeline_stages {} is {} devices; device_num is {} "
@@ -58,6 +56,11 @@ std::optional<ParallelDims> checkDegrees(const ParallelConfig& p, const DecoderC
   if (d.dp > 0 && shape.batch % d.dp != 0)
     diags.error(at, fmt::format("data_parallel {} does not divide the micro-batch's {} sequences (dims.batch); valid: {}", d.dp,
                                 shape.batch, divisorsText(shape.batch)));
+}
+
+// Model parallelism divides every dimension it splits.
+void checkTensorSplit(const ParallelConfig& p, const DecoderConfig& c, const ParallelDims& d, DiagnosticEngine& diags) {
+  const DegreeLocations& given = p.degreesAt;
   auto divides = [&](int64_t size, const char* what) {
     if (size % d.tp != 0)
       diags.error(given.tp, fmt::format("model_parallel {} does not divide the model's {} {}; valid: {}", d.tp, size, what,
@@ -68,6 +71,13 @@ std::optional<ParallelDims> checkDegrees(const ParallelConfig& p, const DecoderC
   divides(c.vocab, "vocabulary entries");
   divides(c.intermediate, "MLP columns");
   if (c.sharedExpertFfn > 0) divides(c.sharedExpertFfn, "shared-expert columns");
+}
+
+// The experts' degrees: expert parallelism, expert tensor parallelism, their folding.
+void checkExperts(const ParallelConfig& p, const DecoderConfig& c, const DecoderShape& shape, ParallelDims& d,
+                  DiagnosticEngine& diags) {
+  const ParallelDims& g = p.degrees;
+  const DegreeLocations& given = p.degreesAt;
   if (d.ep > 1 && c.experts == 0)
     diags.error(given.ep, fmt::format("expert_parallel {}: {} has no experts (valid: 1)", d.ep, c.modelType));
   if (c.experts > 0 && c.experts % d.ep != 0)
@@ -108,6 +118,27 @@ std::optional<ParallelDims> checkDegrees(const ParallelConfig& p, const DecoderC
                             d.cp > 1 ? fmt::format("context_parallel {} x model_parallel {}", d.cp, d.tp)
                                      : fmt::format("model_parallel {}", d.tp),
                             shape.sequence, d.cp > 1 ? "context and model-parallel" : "model-parallel"));
+}
+
+}  // namespace
+
+std::optional<ParallelDims> checkDegrees(const ParallelConfig& p, const DecoderConfig& c, const DecoderShape& shape,
+                                         DiagnosticEngine& diags) {
+  const ParallelDims& g = p.degrees;
+  const DegreeLocations& given = p.degreesAt;
+  const size_t before = diags.errorCount();
+  ParallelDims d;
+  d.pp = p.pipelineStages;
+  d.v = p.virtualStages;
+  d.tp = g.tp;
+  d.ep = g.ep;
+  d.cp = g.cp;
+  const int64_t stageDevices = p.deviceNum;  // one pipeline stage's devices (device_num / pipeline_stages)
+  d.dp = given.dp.valid() ? g.dp : stageDevices / (d.tp * d.cp);
+  checkSequenceSplit(p, shape, d, diags);
+  checkDeviceGrid(p, shape, d, diags);
+  checkTensorSplit(p, c, d, diags);
+  checkExperts(p, c, shape, d, diags);
   if (p.pipelineStages > 1 && c.layers < p.pipelineStages)
     diags.error(p.loc, fmt::format("pipeline_stages {} is more than the model's {} layers", p.pipelineStages, c.layers));
   if (diags.errorCount() > before) return std::nullopt;

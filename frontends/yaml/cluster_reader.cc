@@ -44,6 +44,68 @@ constexpr Range kLatency{1e-9, 1, "s"};
 constexpr Range kNicGbps{1e-3, 1e6, "Gb/s"};
 constexpr Range kFraction{0, 1, "(a fraction)"};
 
+// A cluster's figures read within what hardware does (a figure outside it is a typo or a unit
+// mistake, and would print NaN or absurd seconds): Range's bounds, each documented in
+// docs/cluster.md.
+class FigureReader {
+ public:
+  FigureReader(YamlReader& reader, const YamlNode& node) : reader_(reader), node_(node) {}
+
+  bool figure(const char* key, double& into, Range range) {
+    auto n = reader_.optional(node_, key);
+    if (!n) return false;
+    auto v = reader_.number(*n, fmt::format("cluster.{}", key));
+    if (!v) return false;
+    if (!(*v >= range.low && *v <= range.high) || (range.low == 0 && *v == 0)) {
+      reader_.error(*n, fmt::format("cluster.{} is {} {}, outside what hardware does; valid: {} .. {}", key, *v, range.unit,
+                                    range.low == 0 ? "> 0" : fmt::format("{:g}", range.low), fmt::format("{:g}", range.high)));
+      return false;
+    }
+    into = *v;
+    return true;
+  }
+  bool count(const char* key, int64_t& into, Range range) {
+    double v = 0;
+    if (!figure(key, v, range)) return false;
+    if (v != static_cast<double>(static_cast<int64_t>(v))) {
+      reader_.error(*reader_.optional(node_, key), fmt::format("cluster.{} must be a whole number; got {}", key, v));
+      return false;
+    }
+    into = static_cast<int64_t>(v);
+    return true;
+  }
+  // `peak_flops:` by precision (fp16's peak is bf16's: the datasheets give one figure for both).
+  void peaks(DeviceFigures& device) {
+    auto peaks = reader_.optional(node_, "peak_flops");
+    if (!peaks || !reader_.checkMap(*peaks, "'cluster.peak_flops'", kPeakKeys)) return;
+    double* into[] = {&device.fp32Flops, &device.tf32Flops, &device.bf16Flops,
+                      &device.bf16Flops, &device.fp8Flops,  &device.fp4Flops};
+    for (size_t i = 0; i < kPeakKeys.size(); ++i)
+      if (auto n = reader_.optional(*peaks, kPeakKeys[i]))
+        if (auto v = reader_.number(*n, "cluster.peak_flops." + kPeakKeys[i])) {
+          if (*v >= kFlops.low && *v <= kFlops.high) *into[i] = *v;
+          else
+            reader_.error(*n, fmt::format("cluster.peak_flops.{} is {} FLOP/s, outside what a device does; valid: {:g} .. {:g}",
+                                          kPeakKeys[i], *v, kFlops.low, kFlops.high));
+        }
+  }
+
+ private:
+  YamlReader& reader_;
+  const YamlNode& node_;
+};
+
+// Without a preset every figure the model needs must be given: those missing.
+std::vector<std::string> missingFigures(const ClusterDescription& c) {
+  std::vector<std::string> missing;
+  if (!(c.device.bf16Flops > 0 || c.device.fp32Flops > 0)) missing.push_back("peak_flops");
+  if (!(c.device.hbmBandwidth > 0)) missing.push_back("hbm_bandwidth");
+  if (!(c.intraNodeBandwidth > 0)) missing.push_back("intra_node_bandwidth");
+  if (!(c.nicGbps > 0)) missing.push_back("nic_gbps");
+  if (c.nicsPerNode < 1) missing.push_back("nics_per_node");
+  return missing;
+}
+
 }  // namespace
 
 void ModelLoader::readCluster(const YamlNode& node) {
@@ -56,32 +118,8 @@ void ModelLoader::readCluster(const YamlNode& node) {
     c = *clusterPreset(*name);
     complete = true;
   }
-  // A figure within what hardware does (a figure outside it is a typo or a unit mistake, and
-  // would print NaN or absurd seconds): Range's bounds, each documented in docs/cluster.md.
-  auto figure = [&](const char* key, double& into, Range range) {
-    auto n = reader_.optional(node, key);
-    if (!n) return false;
-    auto v = reader_.number(*n, fmt::format("cluster.{}", key));
-    if (!v) return false;
-    if (!(*v >= range.low && *v <= range.high) || (range.low == 0 && *v == 0)) {
-      reader_.error(*n, fmt::format("cluster.{} is {} {}, outside what hardware does; valid: {} .. {}", key, *v, range.unit,
-                                    range.low == 0 ? "> 0" : fmt::format("{:g}", range.low), fmt::format("{:g}", range.high)));
-      return false;
-    }
-    into = *v;
-    return true;
-  };
-  auto count = [&](const char* key, int64_t& into, Range range) {
-    double v = 0;
-    if (!figure(key, v, range)) return false;
-    if (v != static_cast<double>(static_cast<int64_t>(v))) {
-      reader_.error(*reader_.optional(node, key), fmt::format("cluster.{} must be a whole number; got {}", key, v));
-      return false;
-    }
-    into = static_cast<int64_t>(v);
-    return true;
-  };
-  if (count("devices_per_node", c.devicesPerNode, kPerNode)) {
+  FigureReader figures(reader_, node);
+  if (figures.count("devices_per_node", c.devicesPerNode, kPerNode)) {
     // The ranks fill whole nodes, or part of one: 3 per node on 8 devices is no machine.
     int64_t ranks = parallel_.rankCount();
     if (ranks > c.devicesPerNode && ranks % c.devicesPerNode != 0)
@@ -91,51 +129,31 @@ void ModelLoader::readCluster(const YamlNode& node) {
                                 c.devicesPerNode, ranks, ranks, ranks));
   }
   // The NVLink domain holds whole nodes (an NVL72 rack's 18 trays of 4).
-  if (count("nvlink_domain", c.nvlinkDomain, kPerNode) && c.nvlinkDomain % c.devicesPerNode != 0)
+  if (figures.count("nvlink_domain", c.nvlinkDomain, kPerNode) && c.nvlinkDomain % c.devicesPerNode != 0)
     reader_.error(*reader_.optional(node, "nvlink_domain"),
                   fmt::format("cluster.nvlink_domain {} does not hold whole nodes of {} devices (valid: a multiple of {})",
                               c.nvlinkDomain, c.devicesPerNode, c.devicesPerNode));
-  if (auto peaks = reader_.optional(node, "peak_flops")) {
-    if (reader_.checkMap(*peaks, "'cluster.peak_flops'", kPeakKeys)) {
-      double* into[] = {&c.device.fp32Flops, &c.device.tf32Flops, &c.device.bf16Flops,
-                        &c.device.bf16Flops, &c.device.fp8Flops,  &c.device.fp4Flops};
-      for (size_t i = 0; i < kPeakKeys.size(); ++i)
-        if (auto n = reader_.optional(*peaks, kPeakKeys[i]))
-          if (auto v = reader_.number(*n, "cluster.peak_flops." + kPeakKeys[i])) {
-            if (*v >= kFlops.low && *v <= kFlops.high) *into[i] = *v;
-            else
-              reader_.error(*n, fmt::format("cluster.peak_flops.{} is {} FLOP/s, outside what a device does; valid: {:g} .. {:g}",
-                                            kPeakKeys[i], *v, kFlops.low, kFlops.high));
-          }
-    }
-  }
-  figure("hbm_bytes", c.device.hbmBytes, kHbmBytes);
-  figure("hbm_bandwidth", c.device.hbmBandwidth, kBandwidth);
-  count("compute_units", c.device.computeUnits, kComputeUnits);
-  figure("intra_node_bandwidth", c.intraNodeBandwidth, kBandwidth);
-  figure("intra_node_latency", c.intraNodeLatency, kLatency);
-  count("nics_per_node", c.nicsPerNode, kPerNode);
-  figure("nic_gbps", c.nicGbps, kNicGbps);
-  figure("inter_node_latency", c.interNodeLatency, kLatency);
-  figure("gemm_efficiency", c.gemmEfficiency, kFraction);
-  figure("memory_efficiency", c.memoryEfficiency, kFraction);
-  figure("intra_node_efficiency", c.intraNodeEfficiency, kFraction);
-  figure("inter_node_efficiency", c.interNodeEfficiency, kFraction);
-  figure("kernel_launch_seconds", c.kernelLaunchSeconds, kLatency);
+  figures.peaks(c.device);
+  figures.figure("hbm_bytes", c.device.hbmBytes, kHbmBytes);
+  figures.figure("hbm_bandwidth", c.device.hbmBandwidth, kBandwidth);
+  figures.count("compute_units", c.device.computeUnits, kComputeUnits);
+  figures.figure("intra_node_bandwidth", c.intraNodeBandwidth, kBandwidth);
+  figures.figure("intra_node_latency", c.intraNodeLatency, kLatency);
+  figures.count("nics_per_node", c.nicsPerNode, kPerNode);
+  figures.figure("nic_gbps", c.nicGbps, kNicGbps);
+  figures.figure("inter_node_latency", c.interNodeLatency, kLatency);
+  figures.figure("gemm_efficiency", c.gemmEfficiency, kFraction);
+  figures.figure("memory_efficiency", c.memoryEfficiency, kFraction);
+  figures.figure("intra_node_efficiency", c.intraNodeEfficiency, kFraction);
+  figures.figure("inter_node_efficiency", c.interNodeEfficiency, kFraction);
+  figures.figure("kernel_launch_seconds", c.kernelLaunchSeconds, kLatency);
   if (auto n = reader_.optional(node, "fused_attention"))
     if (auto b = reader_.boolean(*n, "cluster.fused_attention")) c.fusedAttention = *b;
   if (auto n = reader_.optional(node, "dispatch"))
     if (auto d = reader_.choice(*n, "cluster.dispatch", {"eager", "graph"})) c.dispatch = *parseDispatch(*d);
-  figure("host_op_seconds", c.hostOpSeconds, kLatency);
+  figures.figure("host_op_seconds", c.hostOpSeconds, kLatency);
   if (!complete) {
-    // Without a preset every figure the model needs must be given.
-    std::vector<std::string> missing;
-    if (!(c.device.bf16Flops > 0 || c.device.fp32Flops > 0)) missing.push_back("peak_flops");
-    if (!(c.device.hbmBandwidth > 0)) missing.push_back("hbm_bandwidth");
-    if (!(c.intraNodeBandwidth > 0)) missing.push_back("intra_node_bandwidth");
-    if (!(c.nicGbps > 0)) missing.push_back("nic_gbps");
-    if (c.nicsPerNode < 1) missing.push_back("nics_per_node");
-    if (!missing.empty()) {
+    if (std::vector<std::string> missing = missingFigures(c); !missing.empty()) {
       reader_.error(node, fmt::format("cluster needs a preset ({}) or {}", fmt::join(clusterPresetNames(), ", "),
                                       fmt::join(missing, ", ")));
       return;

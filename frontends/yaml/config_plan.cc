@@ -8,7 +8,7 @@
 #include "frontends/hf_config/decoder_model.h"
 #include "frontends/hf_config/hf_config.h"
 #include "frontends/hf_config/parallel_degrees.h"
-#include "frontends/load_model.h"
+#include "frontends/model_text.h"
 #include "frontends/yaml/model_loader.h"
 
 namespace irc::model_loading {

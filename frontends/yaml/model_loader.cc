@@ -7,7 +7,7 @@
 
 #include "frontends/yaml/model_loader.h"
 #include "frontends/yaml/sharding_reader.h"
-#include "frontends/yaml/yaml_reader.h"
+#include "frontends/document/yaml_reader.h"
 
 namespace irc::model_loading {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "frontends/hf_config/decoder_model.h"
-#include "frontends/yaml/yaml_document.h"
+#include "frontends/document/yaml_document.h"
 #include "frontends/yaml/yaml_frontend.h"
-#include "frontends/yaml/yaml_reader.h"
+#include "frontends/document/yaml_reader.h"
 #include "ir/graph.h"
 #include "ops/op_defs.h"
 
@@ -69,6 +69,9 @@ class ModelLoader {
   std::vector<bool> opsMatching(const std::string& glob) const;
   // `stages:` op-name or module-path globs to pipeline stages, or `auto` (frontends/yaml/pipeline_stages.cc).
   void readStages(const std::optional<YamlNode>& node);
+  void readAutoStages();                                                  // stages: auto
+  std::vector<int32_t> readNamedStages(const YamlNode& node);             // each op's named stage, -1 for none
+  void placeStages(const YamlNode& node, std::vector<int32_t>& stageOf);  // the others, and the checks
 
   YamlReader reader_;
   FrontendOptions options_;

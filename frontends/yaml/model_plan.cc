@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "frontends/load_model.h"
+#include "frontends/model_text.h"
 #include "frontends/yaml/model_loader.h"
 #include "frontends/onnx/onnx_frontend.h"
 #include "frontends/yaml/sharding_reader.h"

@@ -9,46 +9,32 @@
 
 namespace irc::model_loading {
 
-void ModelLoader::readStages(const std::optional<YamlNode>& node) {
+// `stages: auto`: each stage runs at least one op, so more stages than ops cannot be split (and
+// would only cost time and memory for every stage pair).
+void ModelLoader::readAutoStages() {
   ParallelConfig& p = parallel_;
-  if (!node) {
-    if (p.pipelineStages > 1)
-      reader_.diags().error(p.loc, fmt::format("pipeline_stages {} needs `stages:`: op-name globs to stage numbers "
-                                               "(stages: {{\"l0.*\": 0, \"l1.*\": 1}}), or stages: auto",
-                                               p.pipelineStages));
+  int64_t ops = 0;
+  for (const Op& op : graph_.ops) ops += op.inserted() ? 0 : 1;
+  if (p.pipelineStages * p.virtualStages > ops) {
+    reader_.diags().error(p.loc, p.virtualStages > 1
+                                     ? fmt::format("pipeline_stages {} x virtual_stages {} is more than the graph's {} ops: "
+                                                   "stages: auto gives each virtual stage at least one",
+                                                   p.pipelineStages, p.virtualStages, ops)
+                                     : fmt::format("pipeline_stages {} is more than the graph's {} ops: stages: auto gives "
+                                                   "each stage at least one (valid: 1 .. {})",
+                                                   p.pipelineStages, ops, ops));
     return;
   }
-  if (p.pipelineStages == 1) {
-    reader_.error(*node, "stages: needs parallel.pipeline_stages (more than one stage)");
-    return;
-  }
-  if (node->IsScalar() && node->Scalar() == "auto") {
-    // Each stage runs at least one op: more stages than ops cannot be split (and would only
-    // cost time and memory for every stage pair).
-    int64_t ops = 0;
-    for (const Op& op : graph_.ops) ops += op.inserted() ? 0 : 1;
-    if (p.pipelineStages * p.virtualStages > ops) {
-      reader_.diags().error(p.loc, p.virtualStages > 1
-                                       ? fmt::format("pipeline_stages {} x virtual_stages {} is more than the graph's {} ops: "
-                                                     "stages: auto gives each virtual stage at least one",
-                                                     p.pipelineStages, p.virtualStages, ops)
-                                       : fmt::format("pipeline_stages {} is more than the graph's {} ops: stages: auto gives "
-                                                     "each stage at least one (valid: 1 .. {})",
-                                                     p.pipelineStages, ops, ops));
-      return;
-    }
-    p.autoStages = true;
-    return;
-  }
-  if (!node->IsMap()) {
-    reader_.error(*node, fmt::format("stages must map op-name (or module-path) globs to stage numbers, or be auto; got {}",
-                                     describeNode(*node)));
-    return;
-  }
+  p.autoStages = true;
+}
+
+// Each op a glob of `stages:` names, at that glob's (virtual) stage; -1 for the others.
+std::vector<int32_t> ModelLoader::readNamedStages(const YamlNode& node) {
+  const ParallelConfig& p = parallel_;
   const int64_t virtualStages = p.pipelineStages * p.virtualStages;
   const char* kind = p.virtualStages > 1 ? "virtual stage" : "stage";
   std::vector<int32_t> stageOf(graph_.ops.size(), -1);
-  for (auto it = node->begin(); it != node->end(); ++it) {
+  for (auto it = node.begin(); it != node.end(); ++it) {
     std::string glob = it->first.Scalar();
     auto stage = reader_.integer(it->second, fmt::format("stages.{}", glob));
     if (!stage) continue;
@@ -72,7 +58,15 @@ void ModelLoader::readStages(const std::optional<YamlNode>& node) {
                                            graph_.modulePaths.empty() ? "" : " or module", closestNames(glob, names)));
     }
   }
-  if (reader_.diags().hasErrors()) return;
+  return stageOf;
+}
+
+// The ops no glob names, in the latest stage of the ops they read; each op's stage and chunk,
+// and the checks that values flow forward and that every stage runs an op.
+void ModelLoader::placeStages(const YamlNode& node, std::vector<int32_t>& stageOf) {
+  const ParallelConfig& p = parallel_;
+  const int64_t virtualStages = p.pipelineStages * p.virtualStages;
+  const char* kind = p.virtualStages > 1 ? "virtual stage" : "stage";
   std::vector<int> opsIn(virtualStages, 0);
   for (OpId id : graph_.order) {
     Op& op = graph_.op(id);
@@ -102,9 +96,36 @@ void ModelLoader::readStages(const std::optional<YamlNode>& node) {
     int ops = 0;
     for (int64_t k = s; k < virtualStages; k += p.pipelineStages) ops += opsIn[k];
     if (ops == 0)
-      reader_.error(*node,
+      reader_.error(node,
                     fmt::format("pipeline stage {} has no op: each of the {} stages needs at least one", s, p.pipelineStages));
   }
+}
+
+void ModelLoader::readStages(const std::optional<YamlNode>& node) {
+  ParallelConfig& p = parallel_;
+  if (!node) {
+    if (p.pipelineStages > 1)
+      reader_.diags().error(p.loc, fmt::format("pipeline_stages {} needs `stages:`: op-name globs to stage numbers "
+                                               "(stages: {{\"l0.*\": 0, \"l1.*\": 1}}), or stages: auto",
+                                               p.pipelineStages));
+    return;
+  }
+  if (p.pipelineStages == 1) {
+    reader_.error(*node, "stages: needs parallel.pipeline_stages (more than one stage)");
+    return;
+  }
+  if (node->IsScalar() && node->Scalar() == "auto") {
+    readAutoStages();
+    return;
+  }
+  if (!node->IsMap()) {
+    reader_.error(*node, fmt::format("stages must map op-name (or module-path) globs to stage numbers, or be auto; got {}",
+                                     describeNode(*node)));
+    return;
+  }
+  std::vector<int32_t> stageOf = readNamedStages(*node);
+  if (reader_.diags().hasErrors()) return;
+  placeStages(*node, stageOf);
 }
 
 }  // namespace irc::model_loading

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "frontends/yaml/yaml_reader.h"
+#include "frontends/document/yaml_reader.h"
 #include "ir/graph.h"
 #include "plan/parallel_config.h"
 

@@ -13,7 +13,7 @@
 
 #include "frontends/yaml/model_loader.h"
 #include "frontends/yaml/sharding_reader.h"
-#include "frontends/yaml/yaml_reader.h"
+#include "frontends/document/yaml_reader.h"
 #include "ir/int_text.h"
 #include "ir/byte_size.h"
 #include "ir/limits.h"

@@ -1,4 +1,4 @@
-// frontends/yaml/yaml_document.h: the event-built tree must agree with yaml-cpp's own node tree on
+// frontends/document/yaml_document.h: the event-built tree must agree with yaml-cpp's own node tree on
 // every node's kind, scalar and mark (diagnostics point where they did), and stop yaml-cpp's
 // runaway parses.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "frontends/yaml/yaml_document.h"
+#include "frontends/document/yaml_document.h"
 #include "tests/test_util.h"
 
 namespace irc::test {

@@ -736,7 +736,7 @@ TEST_CASE("input_batch: step splits the inputs' batch into micro_batches before 
   writeFile(tmp.path() + "/bad.yaml", modelWith(3));
   RunResult bad = runIrc({"bad.yaml", "-q"}, tmp.path());
   CHECK(bad.exitCode == 1);
-  // Located at the parallel block, as every load's rejection is (frontends/load_model.h).
+  // Located at the parallel block, as every load's rejection is (frontends/load/load_model.h).
   CHECK(bad.err.rfind("bad.yaml:1:11: error: input_batch: step: micro_batches 3 does not divide the step's batch of 8 "
                       "samples\n",
                       0) == 0);

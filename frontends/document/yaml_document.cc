@@ -1,4 +1,4 @@
-#include "frontends/yaml/yaml_document.h"
+#include "frontends/document/yaml_document.h"
 
 #include <map>
 #include <istream>

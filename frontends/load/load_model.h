@@ -11,6 +11,7 @@
 #include <string>
 
 #include "frontends/loaded_graph.h"
+#include "frontends/model_text.h"
 #include "ir/diagnostics.h"
 #include "ir/graph.h"
 #include "plan/parallel_config.h"
@@ -18,14 +19,8 @@
 
 namespace irc {
 
-// The file's text ("-" reads stdin), at most kMaxModelBytes; nullopt with `error` set when it
-// cannot be read.
-std::optional<std::string> readModelText(const std::string& path, std::string& error);
-std::string modelStem(const std::string& path);  // "examples/ffn.yaml" -> "ffn"; "-" -> "stdin"
 // An ONNX file: named .onnx, or starting as a serialized ModelProto does.
 bool isOnnxFile(const std::string& path, const std::string& bytes);
-// A Hugging Face config.json (docs/config-json.md): named .json.
-bool isConfigFile(const std::string& path);
 
 struct LoadOptions {
   std::map<std::string, int64_t> dims;  // an ONNX graph's symbolic dims

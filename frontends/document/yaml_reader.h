@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "frontends/yaml/yaml_document.h"
+#include "frontends/document/yaml_document.h"
 
 #include "ir/diagnostics.h"
 

@@ -1,4 +1,4 @@
-#include "frontends/yaml/yaml_reader.h"
+#include "frontends/document/yaml_reader.h"
 
 #include "ir/names.h"
 
