@@ -520,7 +520,8 @@ namespace {
 // after them), and no key twice (Python and transformers keep the last, yaml-cpp the first).
 bool isStrictJson(const std::string& text, DiagnosticEngine& diags) {
   try {
-    (void)nlohmann::json::parse(text);
+    const nlohmann::json parsed = nlohmann::json::parse(text);  // thrown on invalid JSON; the tree is not used
+    (void)parsed;
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     if (size_t at = what.find("syntax error"); at != std::string::npos) what = what.substr(at);

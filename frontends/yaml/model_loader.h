@@ -53,6 +53,8 @@ class ModelLoader {
   bool readDeviceCount(const YamlNode& node, const std::optional<DeviceMatrix>& mesh);
   std::optional<DeviceMatrix> readNamedMesh(const YamlNode& node);
   void readParallelSettings(const YamlNode& node);
+  void readOptimizerSettings(const YamlNode& node);
+  void readPipelineSettings(const YamlNode& node);
   void readDegrees(const YamlNode& node);
   void readCostModel(const YamlNode& node);
   void readPipelineSchedule(const YamlNode& node, ParallelSettings& p);

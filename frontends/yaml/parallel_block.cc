@@ -211,19 +211,9 @@ bool ModelLoader::readDeviceCount(const YamlNode& node, const std::optional<Devi
   return ok;
 }
 
-// The search mode and the switches.
-void ModelLoader::readParallelSettings(const YamlNode& node) {
+// The optimizer, its kernels and gradient buffer, and optimizer parallel's level and threshold.
+void ModelLoader::readOptimizerSettings(const YamlNode& node) {
   ParallelConfig& p = parallel_;
-  if (auto n = reader_.optional(node, "search_mode"))
-    if (auto s = reader_.choice(*n, "search_mode", searchModeNames())) p.searchMode = *parseSearchMode(*s);
-  if (auto n = reader_.optional(node, "fully_use_devices"))
-    if (auto b = reader_.boolean(*n, "fully_use_devices")) p.fullyUseDevices = *b;
-  if (auto n = reader_.optional(node, "factor_strategy"))
-    if (auto s = reader_.choice(*n, "factor_strategy", factorStrategyNames())) p.factorStrategy = *parseFactorStrategy(*s);
-  if (auto n = reader_.optional(node, "strategy_ckpt_load"))
-    if (auto s = reader_.string(*n, "strategy_ckpt_load")) p.strategyCkptLoad = *s;
-  if (auto n = reader_.optional(node, "training"))
-    if (auto b = reader_.boolean(*n, "training")) p.training = *b;
   if (auto n = reader_.optional(node, "optimizer"))
     if (auto s = reader_.choice(*n, "optimizer", optimizerNames())) p.optimizer = *parseOptimizer(*s);
   if (auto n = reader_.optional(node, "gradient_buffer"))
@@ -246,17 +236,11 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
       if (*v < 0) reader_.error(*n, fmt::format("parallel_optimizer_threshold is in KiB and must be >= 0; got {}", *v));
       else p.parallelOptimizerThresholdKiB = *v;
     }
-  if (auto n = reader_.optional(node, "memory_budget")) {
-    std::string error;
-    if (auto bytes = n->IsScalar() ? parseByteSize(n->Scalar(), error) : std::nullopt) p.memoryBudget = *bytes;
-    else reader_.error(*n, fmt::format("memory_budget: {}", n->IsScalar() ? error : "must be a size such as 16GiB or 80e9"));
-  }
-  if (auto n = reader_.optional(node, "search_time_limit"))
-    if (auto v = reader_.number(*n, "search_time_limit")) {
-      if (!(*v > 0)) reader_.error(*n, fmt::format("search_time_limit is in seconds and must be > 0; got {}", *v));
-      else p.searchTimeLimit = *v;
-    }
-  if (auto n = reader_.optional(node, "cost_model")) readCostModel(*n);
+}
+
+// The micro-batches, virtual stages, schedule and per-stage recompute of a pipeline.
+void ModelLoader::readPipelineSettings(const YamlNode& node) {
+  ParallelConfig& p = parallel_;
   if (auto n = reader_.optional(node, "micro_batches"))
     if (auto v = reader_.integer(*n, "micro_batches")) {
       if (*v < 1 || *v > kMaxDeviceNum)
@@ -279,8 +263,36 @@ void ModelLoader::readParallelSettings(const YamlNode& node) {
   p.pipelineSchedule = p.virtualStages > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
   if (auto n = reader_.optional(node, "pipeline_schedule")) readPipelineSchedule(*n, p);
   if (auto n = reader_.optional(node, "recompute_layers")) readRecomputeLayers(*n, p);
+}
+
+// The search mode and the switches.
+void ModelLoader::readParallelSettings(const YamlNode& node) {
+  ParallelConfig& p = parallel_;
+  if (auto n = reader_.optional(node, "search_mode"))
+    if (auto s = reader_.choice(*n, "search_mode", searchModeNames())) p.searchMode = *parseSearchMode(*s);
+  if (auto n = reader_.optional(node, "fully_use_devices"))
+    if (auto b = reader_.boolean(*n, "fully_use_devices")) p.fullyUseDevices = *b;
+  if (auto n = reader_.optional(node, "factor_strategy"))
+    if (auto s = reader_.choice(*n, "factor_strategy", factorStrategyNames())) p.factorStrategy = *parseFactorStrategy(*s);
+  if (auto n = reader_.optional(node, "strategy_ckpt_load"))
+    if (auto s = reader_.string(*n, "strategy_ckpt_load")) p.strategyCkptLoad = *s;
+  if (auto n = reader_.optional(node, "training"))
+    if (auto b = reader_.boolean(*n, "training")) p.training = *b;
+  readOptimizerSettings(node);
+  if (auto n = reader_.optional(node, "memory_budget")) {
+    std::string error;
+    if (auto bytes = n->IsScalar() ? parseByteSize(n->Scalar(), error) : std::nullopt) p.memoryBudget = *bytes;
+    else reader_.error(*n, fmt::format("memory_budget: {}", n->IsScalar() ? error : "must be a size such as 16GiB or 80e9"));
+  }
+  if (auto n = reader_.optional(node, "search_time_limit"))
+    if (auto v = reader_.number(*n, "search_time_limit")) {
+      if (!(*v > 0)) reader_.error(*n, fmt::format("search_time_limit is in seconds and must be > 0; got {}", *v));
+      else p.searchTimeLimit = *v;
+    }
+  if (auto n = reader_.optional(node, "cost_model")) readCostModel(*n);
+  readPipelineSettings(node);
   if (auto n = reader_.optional(node, "precision")) {
-    // `auto`: the structural search's choice (ir/cluster.h autoPrecisionCandidates); BF16 until it is made.
+    // `auto`: the structural search's choice (plan/device_precision.h autoPrecisionCandidates); BF16 until it is made.
     std::vector<std::string> valid = precisionNames();
     valid.push_back("auto");
     if (auto s = reader_.choice(*n, "precision", valid)) {
