@@ -29,6 +29,7 @@
 #include "cli/plan_out.h"
 #include "cli/timeline_outputs.h"
 #include "cli/commands.h"
+#include "plan/device_precision.h"
 
 namespace irc::cli {
 namespace {
@@ -475,8 +476,8 @@ void applyCompileArgs(const CompileArgs& a, CompileOptions& options) {
   if (a.cluster) options.cluster = a.cluster;
   if (a.precision) options.precision = *a.precision, options.precisionAuto = a.precisionAuto;
   if (options.cluster)
-    if (auto why = options.cluster->whyUnsupported(options.precision))
-      throw UsageError(fmt::format("{} (valid here: {})", *why, joinNames(options.cluster->supportedPrecisions())));
+    if (auto why = whyUnsupported(*options.cluster, options.precision))
+      throw UsageError(fmt::format("{} (valid here: {})", *why, joinNames(supportedPrecisions(*options.cluster))));
   options.passes = a.passes;
   options.stopAfter = a.stopAfter;
   if (a.rank && (*a.rank < 0 || *a.rank >= options.rankCount()))

@@ -1,4 +1,5 @@
 #include "cost/kernel_time.h"
+#include "plan/device_precision.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,7 +22,7 @@ double waveEfficiency(const KernelWork& w, const ClusterDescription& c) {
 }
 
 double kernelSeconds(const KernelWork& w, const ClusterDescription& c, Precision precision) {
-  return kernelSecondsAtPeak(w, c, c.matmulPeak(precision));
+  return kernelSecondsAtPeak(w, c, matmulPeak(c, precision));
 }
 
 namespace {
@@ -46,7 +47,7 @@ double kernelSecondsAtPeak(const KernelWork& w, const ClusterDescription& c, dou
 
 bool memoryBound(const KernelWork& w, const ClusterDescription& c, Precision precision) {
   if (w.view) return false;
-  Roofline r = roofline(w, c, c.matmulPeak(precision));
+  Roofline r = roofline(w, c, matmulPeak(c, precision));
   return r.memory > r.math;
 }
 

@@ -6,6 +6,7 @@
 // of one tile per compute unit, and a last partial wave leaves units idle (NVIDIA's "Matrix Multiplication
 // Background" guide), so small and skinny products fall far below peak.
 #include "ir/cluster.h"
+#include "plan/precision.h"
 
 namespace irc {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The linear layers as Transformer Engine runs them (its Linear, LayerNormLinear, GroupedLinear):
-// the products a low-precision recipe runs in FP8 or FP4 (ir/precision.h, docs/cluster.md
+// the products a low-precision recipe runs in FP8 or FP4 (plan/precision.h, docs/cluster.md
 // "Precision recipes") and whose tensor-parallel AllGather and ReduceScatter TE overlaps
 // (`tp_comm_overlap`). A product of an activation with a trained weight, except the two that
 // every stack leaves to plain 16-bit kernels: the output layer (the last product before a graph output; Megatron's

@@ -547,7 +547,7 @@ TrainingMemory training(const Graph& g, const Program& p, const ParallelSettings
   return TrainingWalk(g, p, sharding, savedForBackward(g, p, regathered), quantizedWeights).run(settings, place);
 }
 
-// A low-precision recipe in training (ir/precision.h): a linear layer keeps its activation for
+// A low-precision recipe in training (plan/precision.h): a linear layer keeps its activation for
 // the weight gradient as the quantized column-wise copy it made (Transformer Engine's Linear
 // saves its cast input, a LayerNormLinear's norm writes it cast), so a value only such products
 // save for backward is held in the recipe's format; one another op's backward reads too stays

@@ -14,6 +14,7 @@
 #include "plan/optimal_planner.h"
 #include "ops/int_key.h"
 #include "plan/redistribution_planner.h"
+#include "plan/device_precision.h"
 
 namespace irc {
 namespace {
@@ -137,7 +138,7 @@ void lowPrecisionProductTime(OpTime& t, const KernelWork& wide, const OpRule& ru
   const double copies = settings.training ? 2 : 1;
   KernelWork gemm = wide;
   gemm.bytes = recipe.activationCopyBytes(x) + recipe.weightCopyBytes(w) + y * wideBytes;
-  const double gemmSeconds = kernelSecondsAtPeak(gemm, c, c.productPeak(recipe.linear, settings.precision));
+  const double gemmSeconds = kernelSecondsAtPeak(gemm, c, productPeak(c, recipe.linear, settings.precision));
   auto stream = [&](double bytes) { return kernelSeconds({.bytes = bytes}, c, settings.precision); };
   auto cast = [&](double n, double copyBytes) {
     double seconds = stream(n * wideBytes + copies * copyBytes);

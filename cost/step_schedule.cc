@@ -14,6 +14,7 @@
 #include "plan/pipeline_order.h"
 #include "cost/routed_share.h"
 #include "cost/step_cost.h"
+#include "plan/device_precision.h"
 
 namespace irc {
 namespace {
@@ -285,7 +286,7 @@ void addCategoriesAndFlops(ClusterStepEstimate& e, const ParallelSettings& setti
   double devices = static_cast<double>(settings.rankCount());
   if (e.total > 0) {
     e.tflopsPerDevice = e.hardwareFlops / e.total / devices / 1e12;
-    e.mfu = e.modelFlops / e.total / devices / c.matmulPeak(settings.precision);
+    e.mfu = e.modelFlops / e.total / devices / matmulPeak(c, settings.precision);
   }
 }
 

@@ -22,6 +22,7 @@
 #include "ops/op_family.h"
 #include "cost/memory_estimate.h"
 #include "ops/op_sharding.h"
+#include "plan/device_precision.h"
 
 namespace irc {
 namespace {
@@ -322,12 +323,12 @@ json clusterJson(const ClusterDescription& c, Precision precision) {
   json out = {{"preset", c.preset},
               {"precision", std::string(precisionName(precision))},
               {"devices_per_node", c.devicesPerNode},
-              {"matmul_peak_flops", c.matmulPeak(precision)},
+              {"matmul_peak_flops", matmulPeak(c, precision)},
               {"hbm_bandwidth", c.device.hbmBandwidth},
               {"intra_node_bandwidth", c.intraNodeBandwidth},
               {"nic_bandwidth_per_device", c.nicBandwidthPerDevice()}};
   const PrecisionRecipe& recipe = recipeOf(precision);
-  if (recipe.lowPrecision()) out["linear_product_peak_flops"] = c.productPeak(recipe.linear, precision);
+  if (recipe.lowPrecision()) out["linear_product_peak_flops"] = productPeak(c, recipe.linear, precision);
   if (c.nvlinkDomain > 0) out["nvlink_domain"] = c.nvlinkDomain;
   return out;
 }

@@ -176,47 +176,6 @@ double ClusterDescription::nicBandwidthPerDevice() const {
   return static_cast<double>(nicsPerNode) * nicGbps * 1e9 / 8 / static_cast<double>(std::max<int64_t>(1, devicesPerNode));
 }
 
-double ClusterDescription::matmulPeak(Precision p) const {
-  if (p != Precision::Fp32 && device.bf16Flops > 0) return device.bf16Flops;
-  return device.fp32Flops > 0 ? device.fp32Flops : device.bf16Flops;
-}
-
-double ClusterDescription::productPeak(ProductFormat f, Precision p) const {
-  switch (f) {
-    case ProductFormat::Fp8: return device.fp8Flops;
-    case ProductFormat::Fp4: return device.fp4Flops;
-    case ProductFormat::Wide: break;
-  }
-  return matmulPeak(p);
-}
-
-std::optional<std::string> ClusterDescription::whyUnsupported(Precision p) const {
-  const PrecisionRecipe& r = recipeOf(p);
-  std::string who = preset.empty() ? "the cluster's device" : preset + "'s device";
-  if (r.blackwellOnly && device.fp4Flops <= 0)
-    return fmt::format("precision {} scales its blocks in Blackwell's tensor cores; {} has none (no peak_flops.fp4)", r.name,
-                       who);
-  if (r.linear == ProductFormat::Fp8 && device.fp8Flops <= 0)
-    return fmt::format("precision {} runs the linear layers on FP8 tensor cores; {} has none (no peak_flops.fp8)", r.name, who);
-  if (r.linear == ProductFormat::Fp4 && device.fp4Flops <= 0)
-    return fmt::format("precision {} runs the linear layers on FP4 tensor cores; {} has none (no peak_flops.fp4)", r.name, who);
-  return std::nullopt;
-}
-
-std::vector<Precision> ClusterDescription::autoPrecisionCandidates() const {
-  std::vector<Precision> out{Precision::Bf16Mixed};
-  if (device.fp8Flops > 0) out.push_back(device.fp4Flops > 0 ? Precision::Mxfp8 : Precision::Fp8Tensorwise);
-  std::erase_if(out, [&](Precision p) { return whyUnsupported(p).has_value(); });
-  return out;
-}
-
-std::vector<std::string> ClusterDescription::supportedPrecisions() const {
-  std::vector<std::string> out;
-  for (const std::string& name : precisionNames())
-    if (!whyUnsupported(*parsePrecision(name))) out.push_back(name);
-  return out;
-}
-
 const std::vector<std::string>& clusterPresetNames() {
   static const std::vector<std::string> names = {"dgx-a100-80gb", "dgx-h100",    "h200-sxm",   "dgx-h800",    "hgx-h20",
                                                  "dgx-b200",      "gb200-nvl72", "dgx-b300",   "gb300-nvl72", "mi300x",

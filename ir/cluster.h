@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "ir/dtype.h"
-#include "ir/precision.h"
 
 namespace irc {
 
@@ -67,22 +66,6 @@ struct ClusterDescription {
   double nicBandwidthPerDevice() const;
   // The devices a group can span and stay on the scale-up links.
   int64_t domainDevices() const { return nvlinkDomain > 0 ? nvlinkDomain : devicesPerNode; }
-  // Peak FLOP/s of a matrix product in `p` (tensor cores: bf16/fp16 in the mixed modes and
-  // around the low-precision recipes' linear layers, fp32 otherwise), of a product in a given
-  // format (FP8, FP4: the recipe's linear layers; 0 where the device has no such unit), and of
-  // other arithmetic (the fp32 vector rate).
-  double matmulPeak(Precision p) const;
-  // The precisions the device runs: a low-precision recipe needs its format's tensor cores
-  // (FP8; the block formats Blackwell's, which the FP4 peak stands for). Why `p` is not among
-  // them, or nullopt.
-  std::vector<std::string> supportedPrecisions() const;
-  std::optional<std::string> whyUnsupported(Precision p) const;
-  // What `precision: auto` chooses among: BF16 mixed precision, and where the device has FP8
-  // tensor cores the FP8 recipe its vendor's training framework runs by default (Blackwell:
-  // MXFP8; Hopper and Ada: per-tensor current scaling). Not FP16 (BF16's speed with loss scaling)
-  // nor NVFP4 (its numerics are a choice a user makes, not a speed-up to take silently).
-  std::vector<Precision> autoPrecisionCandidates() const;
-  double productPeak(ProductFormat f, Precision p) const;
   double vectorPeak() const { return device.fp32Flops; }
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/cluster.h"
+#include "plan/precision.h"
 #include "ir/cost_model.h"
 #include "ir/device_matrix.h"
 #include "ir/diagnostics.h"
@@ -129,7 +130,7 @@ struct ParallelSettings {
   std::optional<ClusterDescription> cluster;
   Precision precision = Precision::Fp32;  // `precision`
   // `precision: auto`: the structural search chooses among the device's recipes
-  // (autoPrecisionCandidates, ir/cluster.h); `precision` holds the choice once it is made.
+  // (autoPrecisionCandidates, plan/device_precision.h); `precision` holds the choice once it is made.
   bool precisionAuto = false;
   // search_mode auto: the solver's time limit in seconds (`--search-time-limit`).
   double searchTimeLimit = 60;

@@ -23,6 +23,7 @@
 #include "plan/pipeline_order.h"
 #include "cost/step_schedule.h"
 #include "search/tensor_parallel_seeds.h"
+#include "plan/device_precision.h"
 
 namespace irc {
 
@@ -845,7 +846,7 @@ ConfigurationSearchOutcome searchOnce(Graph& graph, CompileOptions& options, Dia
 ConfigurationSearchOutcome searchPrecisions(Graph& graph, CompileOptions& options, DiagnosticEngine& diags,
                                             const TrialCompile& compile) {
   const std::vector<Precision> candidates =
-      options.cluster ? options.cluster->autoPrecisionCandidates() : std::vector<Precision>{};
+      options.cluster ? autoPrecisionCandidates(*options.cluster) : std::vector<Precision>{};
   struct Tried {
     Graph graph;
     CompileOptions options;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "frontends/yaml/model_loader.h"
+#include "plan/device_precision.h"
 
 namespace irc::model_loading {
 namespace {
@@ -160,8 +161,8 @@ void ModelLoader::readCluster(const YamlNode& node) {
     }
   }
   if (reader_.diags().hasErrors()) return;
-  if (auto why = c.whyUnsupported(parallel_.precision)) {
-    reader_.error(node, fmt::format("{} (valid here: {})", *why, fmt::join(c.supportedPrecisions(), ", ")));
+  if (auto why = whyUnsupported(c, parallel_.precision)) {
+    reader_.error(node, fmt::format("{} (valid here: {})", *why, fmt::join(supportedPrecisions(c), ", ")));
     return;
   }
   parallel_.cluster = c;

@@ -1,4 +1,4 @@
-// The low-precision recipes (ir/precision.h, docs/cluster.md "Precision recipes") on one linear
+// The low-precision recipes (plan/precision.h, docs/cluster.md "Precision recipes") on one linear
 // layer, every expected figure derived by hand from the preset's datasheet figures: its GEMMs at
 // the FP8/FP4 peak on quantized operands, its casts as streaming kernels, the weight's cast once a
 // step, and the bytes the recipe keeps.

@@ -1,4 +1,4 @@
-#include "ir/precision.h"
+#include "plan/precision.h"
 
 namespace irc {
 namespace {
