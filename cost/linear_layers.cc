@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/collective.h"
 #include "ops/inserted_ops.h"
 #include "cost/step_cost.h"
 
@@ -39,7 +40,13 @@ std::vector<int> linearLayerWeightOperands(const Graph& g) {
   // Per value, walking forward through ops that are no product: whether it reaches a graph
   // output (the output layer's result) or an op choosing by value (a router's scores).
   std::vector<bool> toOutput(n, false), toChoice(n, false);
-  for (ValueId v : g.outputs) toOutput[v] = true;
+  // A pipeline stage's view returns what it sends to the next stage (plan/stage_view.h): that is
+  // no output layer's result, the products before it are linear layers as on the whole graph.
+  for (ValueId v : g.outputs) {
+    OpId producer = g.value(v).producer;
+    const Op* sender = producer == kNoId ? nullptr : &g.op(producer);
+    if (!(sender && sender->step && isSend(*sender->step))) toOutput[v] = true;
+  }
   for (auto it = g.order.rbegin(); it != g.order.rend(); ++it) {
     const Op& op = g.op(*it);
     if (isModelProduct(op)) continue;

@@ -10,6 +10,7 @@
 #include "ops/inserted_ops.h"
 #include "ops/op_defs.h"
 #include "ops/op_family.h"
+#include "ops/op_traits.h"
 #include "ops/shape_inference.h"
 #include "cost/attention_fusion.h"
 #include "cost/linear_layers.h"
@@ -231,7 +232,11 @@ bool recomputed(const Graph& g, OpId id) {
   return !op.inserted() && std::as_const(op).annotation->recompute;
 }
 
-SavedForBackwardPlan savedForBackward(const Graph& g, const Program& p, const std::vector<bool>& regathered) {
+// `rebuiltFrom`: per root value, what the backward makes it again from instead of keeping it
+// (kNoId: kept as it is): optimizer parallel level 3's weights and a low-precision recipe's
+// sequence-parallel activations gathered again, a fused gated unit's activation computed again
+// (quantizeForLinearLayers, fuseGatedUnits). The source is kept in its place.
+SavedForBackwardPlan savedForBackward(const Graph& g, const Program& p, const std::vector<ValueId>& rebuiltFrom) {
   size_t n = g.values.size();
   SavedForBackwardPlan plan{std::vector<bool>(n, false), std::vector<bool>(n, false), std::vector<int>(n, p.end),
                             std::vector<std::vector<ValueId>>(p.end), 0};
@@ -243,13 +248,17 @@ SavedForBackwardPlan savedForBackward(const Graph& g, const Program& p, const st
     bool again = recomputed(g, g.order[pos]);
     if (again) ++plan.recomputedOps;
     SavedForBackward s = rulesOf(op).savedForBackward(op);
-    auto keep = [&](ValueId v, bool boundary) {
-      ValueId r = p.root[v];
+    auto keepRoot = [&](ValueId r, bool boundary, bool regathered) {
       if (resident(p, r) || p.bytes[r] == 0) return;
       plan.savedBy[pos].push_back(r);
       plan.earliestSaver[r] = std::min(plan.earliestSaver[r], pos);
-      if ((!again || boundary) && !regathered[r]) plan.saved[r] = true;
+      if ((!again || boundary) && !regathered) plan.saved[r] = true;
       else plan.dropped[r] = true;
+    };
+    auto keep = [&](ValueId v, bool boundary) {
+      ValueId r = p.root[v], source = rebuiltFrom[p.root[v]];
+      keepRoot(r, boundary, source != kNoId);
+      if (source != kNoId) keepRoot(source, boundary, false);
     };
     // Outside this op's checkpoint: not recomputed, or recomputed by another checkpoint.
     auto fromOutside = [&](ValueId v) {
@@ -532,7 +541,7 @@ void keepAttentionOnChip(const Graph& g, Program& p, const std::vector<bool>& on
 }
 
 TrainingMemory training(const Graph& g, const Program& p, const ParallelSettings& settings, StepPlace place,
-                        double quantizedWeights) {
+                        double quantizedWeights, std::vector<ValueId> rebuiltFrom) {
   const int level = settings.parallelOptimizerLevel, zeroStage = settings.zeroStage;
   Sharding sharding{level, zeroStage, std::vector<double>(g.values.size(), 1.0), gatheredCopies(g, p)};
   if (zeroStage > 0)
@@ -540,20 +549,41 @@ TrainingMemory training(const Graph& g, const Program& p, const ParallelSettings
   // Optimizer parallel: level 1 keeps each sharded parameter's gradient whole until the step
   // (reduce-scattered then), level 2 and 3 reduce-scatter it as it is made; level 3 also gathers
   // a weight again for its backward instead of keeping the gathered copy.
-  std::vector<bool> regathered(g.values.size(), false);
   if (level == 3)
-    for (ValueId copy : sharding.gathered)
-      if (copy != kNoId) regathered[copy] = true;
-  return TrainingWalk(g, p, sharding, savedForBackward(g, p, regathered), quantizedWeights).run(settings, place);
+    for (size_t w = 0; w < sharding.gathered.size(); ++w)
+      if (ValueId copy = sharding.gathered[w]; copy != kNoId) rebuiltFrom[copy] = static_cast<ValueId>(w);
+  return TrainingWalk(g, p, sharding, savedForBackward(g, p, rebuiltFrom), quantizedWeights).run(settings, place);
+}
+
+// Per root value: the ops reading it (an op making a view of it not counted).
+std::vector<int> readersOf(const Graph& g, const Program& p) {
+  std::vector<int> readers(g.values.size(), 0);
+  for (OpId id : g.order) {
+    const Op& op = g.op(id);
+    std::vector<ValueId> read;
+    for (const Operand& o : op.operands)
+      if (o.isValue()) read.push_back(p.root[o.value]);
+    std::sort(read.begin(), read.end());
+    read.erase(std::unique(read.begin(), read.end()), read.end());
+    for (ValueId r : read)
+      if (op.results.empty() || p.root[op.results[0]] != r) ++readers[r];
+  }
+  return readers;
 }
 
 // A low-precision recipe in training (plan/precision.h): a linear layer keeps its activation for
 // the weight gradient as the quantized column-wise copy it made (Transformer Engine's Linear
 // saves its cast input, a LayerNormLinear's norm writes it cast), so a value only such products
 // save for backward is held in the recipe's format; one another op's backward reads too stays
-// 16-bit (that second, quantized copy is not counted). Returns the bytes of the linear layers'
-// weights cast, row- and column-wise, which live through the step.
-double quantizeForLinearLayers(const Graph& g, Program& p, const PrecisionRecipe& recipe) {
+// 16-bit (that second, quantized copy is not counted). TE's sequence-parallel Linear keeps its
+// rank's share of the tokens, not the gathered ones, and gathers them again in the backward for
+// the weight gradient (issued before the input gradient's GEMM, which hides it: not timed): an
+// AllGather whose result only linear layers save, of a value the gather alone reads, is gathered
+// again from that value (`rebuiltFrom`), which is held cast (the norm before TE's
+// LayerNormLinear writes its output cast). Returns the bytes of the linear layers' weights cast,
+// row- and column-wise, which live through the step.
+double quantizeForLinearLayers(const Graph& g, Program& p, const PrecisionRecipe& recipe, const std::vector<int>& readers,
+                               std::vector<ValueId>& rebuiltFrom) {
   std::vector<int> weight = linearLayerWeightOperands(g);
   std::vector<bool> byLinear(g.values.size(), false), byOther(g.values.size(), false), counted(g.values.size(), false);
   double weights = 0;
@@ -576,10 +606,55 @@ double quantizeForLinearLayers(const Graph& g, Program& p, const PrecisionRecipe
     for (int i : saved.results)
       if (i < static_cast<int>(op.results.size())) byOther[p.root[op.results[i]]] = true;
   }
+  auto onlyByLinear = [&](ValueId v) { return byLinear[v] && !byOther[v] && p.floating[v] && p.bytes[v] > 0; };
+  // The AllGather behind a value, through the local steps that follow it (a Split and Concat
+  // moving the gathered dim, reshapes): the value gathered, or kNoId.
+  auto gatheredFrom = [&](ValueId v) {
+    for (int hops = 0; hops < 16; ++hops) {
+      OpId producer = g.value(v).producer;
+      if (producer == kNoId) return kNoId;
+      const Op& op = g.op(producer);
+      if (!op.inserted() || op.operands.empty() || !op.operands[0].isValue()) return kNoId;
+      std::optional<CollectiveKind> kind = op.step ? collectiveOf(*op.step) : std::nullopt;
+      if (kind == CollectiveKind::AllGather) return p.root[op.operands[0].value];
+      if (kind) return kNoId;
+      v = op.operands[0].value;
+    }
+    return kNoId;
+  };
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    if (!onlyByLinear(v) || p.root[v] != static_cast<ValueId>(v)) continue;
+    const ValueId source = gatheredFrom(static_cast<ValueId>(v));
+    if (source == kNoId || source == static_cast<ValueId>(v) || byLinear[source] || byOther[source] || !p.floating[source] ||
+        resident(p, source) || readers[source] != 1)
+      continue;
+    rebuiltFrom[v] = source;
+    p.bytes[source] = recipe.activationCopyBytes(p.bytes[source] / byteSize(p.dtype[source]));
+  }
   for (size_t v = 0; v < g.values.size(); ++v)
-    if (byLinear[v] && !byOther[v] && p.floating[v] && p.bytes[v] > 0)
-      p.bytes[v] = recipe.activationCopyBytes(p.bytes[v] / byteSize(p.dtype[v]));
+    if (onlyByLinear(v)) p.bytes[v] = recipe.activationCopyBytes(p.bytes[v] / byteSize(p.dtype[v]));
   return weights;
+}
+
+// Under a low-precision recipe the MLP's gated unit is the fused kernel the recipe's stack runs
+// (Megatron-Core's bias_swiglu / bias_geglu, Transformer Engine's LayerNormMLP): it keeps its
+// inputs, the gate's and the value's products, and its backward computes the activation again
+// from the gate; the activation's result (SiLU(gate) before the Mul) is not kept. A gate
+// activation whose one reader is a Mul is made again from its input (`rebuiltFrom`).
+void fuseGatedUnits(const Graph& g, const Program& p, const std::vector<int>& readers, std::vector<ValueId>& rebuiltFrom) {
+  for (OpId id : g.order) {
+    const Op& mul = g.op(id);
+    if (mul.inserted() || !isMul(mul) || mul.operands.size() != 2) continue;
+    for (const Operand& o : mul.operands) {
+      if (!o.isValue()) continue;
+      ValueId act = p.root[o.value];
+      OpId producer = g.value(act).producer;
+      if (producer == kNoId || readers[act] != 1) continue;
+      const Op& activation = g.op(producer);
+      if (!isGateActivation(activation) || activation.operands.empty() || !activation.operands[0].isValue()) continue;
+      if (rebuiltFrom[act] == kNoId && p.floating[act]) rebuiltFrom[act] = p.root[activation.operands[0].value];
+    }
+  }
 }
 
 }  // namespace
@@ -593,8 +668,14 @@ MemoryEstimate estimateMemory(const Graph& graph, const ParallelSettings& settin
   e.inference = inference(graph, p);
   if (!settings.training) return e;
   const PrecisionRecipe& recipe = recipeOf(settings.precision);
-  double quantizedWeights = recipe.lowPrecision() ? quantizeForLinearLayers(graph, p, recipe) : 0;
-  e.training = training(graph, p, settings, place, quantizedWeights);
+  std::vector<ValueId> rebuiltFrom(graph.values.size(), kNoId);
+  double quantizedWeights = 0;
+  if (recipe.lowPrecision()) {
+    const std::vector<int> readers = readersOf(graph, p);
+    quantizedWeights = quantizeForLinearLayers(graph, p, recipe, readers, rebuiltFrom);
+    fuseGatedUnits(graph, p, readers, rebuiltFrom);
+  }
+  e.training = training(graph, p, settings, place, quantizedWeights, std::move(rebuiltFrom));
   return e;
 }
 

@@ -9,7 +9,9 @@
 #include "cost/linear_layers.h"
 #include "cost/memory_estimate.h"
 #include "cost/step_cost.h"
+#include "cost/stage_estimate.h"
 #include "cost/step_schedule.h"
+#include "plan/stage_view.h"
 #include "cost/collective_time.h"
 #include "tests/approx.h"
 #include "tests/model_util.h"
@@ -63,6 +65,93 @@ TEST_CASE("precision recipes: which products are linear layers") {
     if (op.name == "hidden") CHECK(weight[id] == 1);
     if (op.name == "head") CHECK(weight[id] == -1);  // the output layer stays 16-bit
   }
+}
+
+TEST_CASE("precision recipes: a pipeline stage's products before its Send are linear layers") {
+  // mm0 on stage 0 feeds mm1 on stage 1 (the output layer). Stage 0's view returns what it
+  // sends, which is not the model's output: mm0 stays a linear layer there, so the stage keeps
+  // w0's row- and column-wise FP8 copies (a byte an element each) and mm0's input in FP8.
+  Compiled c =
+      compileAllRanks(twoStageProducts("{device_num: 2, pipeline_stages: 2, micro_batches: 2, training: true, optimizer: adamw, "
+                                       "precision: fp8_tensorwise}"));
+  Graph view = c.global;
+  keepPipelineStage(view, 0);
+  std::vector<int> weight = linearLayerWeightOperands(view);
+  for (OpId id : view.order)
+    if (view.op(id).name == "mm0") CHECK(weight[id] == 1);
+  MemoryEstimate stage0 = estimateStageMemory(c.global, c.options, 0);
+  REQUIRE(stage0.training);
+  CHECK(stage0.training->quantizedWeightBytes == 2.0 * 1024 * 1024);
+}
+
+// A SwiGLU block, x [1024, 512] -> gate, up [1024, 1024] -> SiLU(gate) * up -> down [1024, 512]
+// -> head (the output layer), in `precision` on one H100.
+std::string swiGlu(const std::string& precision) {
+  return fmt::format(
+      "parallel: {{device_num: 1, training: true, optimizer: adamw, precision: {}}}\n"
+      "cluster: {{preset: dgx-h100}}\n"
+      "inputs: [{{name: x, shape: [1024, 512], dtype: float32}}]\n"
+      "parameters:\n"
+      "  - {{name: wg, shape: [512, 1024], dtype: float32}}\n"
+      "  - {{name: wu, shape: [512, 1024], dtype: float32}}\n"
+      "  - {{name: wd, shape: [1024, 512], dtype: float32}}\n"
+      "  - {{name: wh, shape: [512, 512], dtype: float32}}\n"
+      "ops:\n"
+      "  - {{name: gate, type: MatMul, inputs: [x, wg]}}\n"
+      "  - {{name: up, type: MatMul, inputs: [x, wu]}}\n"
+      "  - {{name: act, type: SiLU, inputs: [gate]}}\n"
+      "  - {{name: gated, type: Mul, inputs: [act, up]}}\n"
+      "  - {{name: down, type: MatMul, inputs: [gated, wd]}}\n"
+      "  - {{name: head, type: MatMul, inputs: [down, wh]}}\n"
+      "outputs: [head]\n",
+      precision);
+}
+
+TEST_CASE("precision recipes: the gated unit as the recipe's fused kernel keeps its inputs, not SiLU's result") {
+  constexpr double kMiB = 1024.0 * 1024;
+  // Saved for backward, by hand: x once in FP8 for gate's and up's weight gradients (1024 x 512,
+  // a byte each: 0.5 MiB); gate (SiLU's input) and up (the Mul's) at 16 bits, 2 MiB each; gated
+  // in FP8 for down's (1 MiB); down at 16 bits for the head, a 16-bit product (1 MiB); the loss's
+  // log-softmax over head's 1024 x 512 (1 MiB). The fused kernel computes SiLU(gate) again in
+  // its backward: act's 2 MiB are made again, not kept.
+  Compiled c = compileAllRanks(swiGlu("fp8_tensorwise"));
+  TrainingMemory fp8 = *estimateMemory(c.global, c.options).training;
+  CHECK(fp8.savedActivationBytes == 7.5 * kMiB);
+  CHECK(fp8.recomputedActivationBytes == 2 * kMiB);
+  // In bf16_mixed the graph runs op by op, as torch's autograd keeps it: act is kept, and x,
+  // gated at 16 bits (1 + 2 + 2 + 2 + 2 + 1 + 1 MiB).
+  Compiled bf16 = compileAllRanks(swiGlu("bf16_mixed"));
+  TrainingMemory mixed = *estimateMemory(bf16.global, bf16.options).training;
+  CHECK(mixed.savedActivationBytes == 11 * kMiB);
+  CHECK(mixed.recomputedActivationBytes == 0);
+}
+
+TEST_CASE("precision recipes: a sequence-parallel linear layer keeps its rank's tokens and gathers them again") {
+  constexpr double kKiB = 1024;
+  // scale keeps x's 1024 tokens split over the 2 ranks; proj needs them whole (its weight split
+  // by columns): an AllGather between. As Transformer Engine's sequence-parallel Linear runs it,
+  // proj keeps its rank's 512 tokens cast (512 x 512, a byte each: 256 KiB), not the gathered
+  // 1024 (512 KiB), which its backward gathers again.
+  const std::string model =
+      "parallel: {device_num: 2, training: true, optimizer: adamw, precision: fp8_tensorwise}\n"
+      "cluster: {preset: dgx-h100}\n"
+      "inputs: [{name: x, shape: [1024, 512], dtype: float32}]\n"
+      "parameters:\n"
+      "  - {name: s, shape: [512], dtype: float32}\n"
+      "  - {name: w, shape: [512, 1024], dtype: float32}\n"
+      "  - {name: v, shape: [1024, 512], dtype: float32}\n"
+      "ops:\n"
+      "  - {name: scale, type: Mul, inputs: [x, s], in_strategy: [[2, 1], [1]]}\n"
+      "  - {name: proj, type: MatMul, inputs: [scale, w], in_strategy: [[1, 1], [1, 2]]}\n"
+      "  - {name: head, type: MatMul, inputs: [proj, v], in_strategy: [[1, 2], [2, 1]]}\n"
+      "outputs: [head]\n";
+  Compiled c = compileAllRanks(model);
+  TrainingMemory m = *estimateMemory(c.global, c.options).training;
+  // Also kept: x's 512 local tokens at 16 bits for s's gradient (512 KiB); proj's 1024 x 512
+  // local columns at 16 bits for the head (1 MiB); the loss's log-softmax over head's 1024 x 512
+  // (1 MiB).
+  CHECK(m.savedActivationBytes == (256 + 512 + 1024 + 1024) * kKiB);
+  CHECK(m.recomputedActivationBytes == 512 * kKiB);
 }
 
 TEST_CASE("precision recipes: one linear layer's seconds, forward and backward, per recipe") {
