@@ -460,7 +460,7 @@ class TrainingWalk {
   // micro-batches' saved activations lie under its forward and backward.
   void settle(const ParallelSettings& settings) {
     m_.gradientsResident = settings.gradientBuffer == GradientBuffer::Persistent || settings.microBatches > 1;
-    const double inFlight = static_cast<double>(m_.inFlightMicroBatches - 1) * m_.savedActivationBytes;
+    const double inFlight = m_.otherMicroBatchesBytes();
     const double under =
         inFlight + m_.masterWeightBytes + m_.quantizedWeightBytes + (m_.gradientsResident ? m_.gradientBytes : 0);
     m_.residentBytes = m_.parameterBytes + m_.constantBytes + m_.optimizerStateBytes + m_.masterWeightBytes +
@@ -691,7 +691,7 @@ double parameterStepBytes(double bytes, DType dtype, const ParallelSettings& set
 std::vector<PeakTerm> peakTerms(const TrainingMemory& t) {
   const bool update = t.peakPhase == "optimizer step";
   // After the last backward no other micro-batch's activations are held.
-  const double others = update ? 0 : (t.inFlightMicroBatches - 1) * t.savedActivationBytes;
+  const double others = update ? 0 : t.otherMicroBatchesBytes();
   std::vector<PeakTerm> terms = {{"parameters", t.parameterBytes, ""},
                                  {"constants", t.constantBytes, "held, not trained: masks, buffers"},
                                  {"gradients", t.gradientsResident ? t.gradientBytes : 0, ""},

@@ -3,6 +3,7 @@
 // as the dumps print it (the global graph after redistribution, each value at its local slice
 // shape; in irc's SPMD every rank holds the same shapes). docs/memory.md says what it counts,
 // what it assumes and what it ignores.
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +73,11 @@ struct TrainingMemory {
   // A pipeline stage under 1F1B: the micro-batches whose saved activations its peak holds (the
   // peak counts the others' on top of the one walked).
   double inFlightMicroBatches = 1;
+  // The saved activations of `chunks` chunk passes of a stage cut into `of` chunks (virtual
+  // stages), in whole bytes: a chunk holds its part of the stage's, rounded up.
+  double savedOfChunks(double chunks, double of) const { return std::ceil(chunks * savedActivationBytes / of); }
+  // The other in-flight micro-batches' saved activations, under the walked one's.
+  double otherMicroBatchesBytes() const { return savedOfChunks(inFlightMicroBatches - 1, 1); }
 };
 
 // The steady state's peak as terms that add up to it (irc memory, the budget warning): each

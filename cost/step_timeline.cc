@@ -32,8 +32,7 @@ struct StageMemory {
   double chunks = 1;
   double at(double walked, int64_t othersChunks) const {
     if (!training) return walked;
-    const double saved = training->savedActivationBytes;
-    return walked - (training->inFlightMicroBatches - 1) * saved + static_cast<double>(othersChunks) * saved / chunks;
+    return walked - training->otherMicroBatchesBytes() + training->savedOfChunks(static_cast<double>(othersChunks), chunks);
   }
 };
 

@@ -461,4 +461,34 @@ TEST_CASE("the step schedule, derived by hand in seconds: 2 stages x DP 2, 4 mic
   }
 }
 
+TEST_CASE("virtual stages: a stage's in-flight chunks hold whole bytes") {
+  // Six products over 2 stages x 3 virtual stages (stage 0 runs a, c, e), 4 micro-batches.
+  // Megatron's interleaved warm-up on stage 0: (P - 1) * 2 + (v - 1) * P + 1 = 7 chunk passes in
+  // flight, 7/3 micro-batches; the other 4/3 lie under the walked one. Stage 0 keeps x, b and d
+  // for its weights' gradients: 512 x (256 + 128 + 64) float32 = 917,504 bytes, which 3 does
+  // not divide, so the others' are 4/3 of it rounded up to a whole byte: 1,223,339.
+  const std::string model =
+      "parallel: {device_num: 2, pipeline_stages: 2, micro_batches: 4, virtual_stages: 3, training: true}\n"
+      "inputs: [{name: x, shape: [512, 256], dtype: float32}]\n"
+      "parameters:\n"
+      "  - {name: w0, shape: [256, 64], dtype: float32}\n  - {name: w1, shape: [64, 128], dtype: float32}\n"
+      "  - {name: w2, shape: [128, 64], dtype: float32}\n  - {name: w3, shape: [64, 64], dtype: float32}\n"
+      "  - {name: w4, shape: [64, 64], dtype: float32}\n  - {name: w5, shape: [64, 64], dtype: float32}\n"
+      "ops:\n"
+      "  - {name: a, type: MatMul, inputs: [x, w0]}\n  - {name: b, type: MatMul, inputs: [a, w1]}\n"
+      "  - {name: c, type: MatMul, inputs: [b, w2]}\n  - {name: d, type: MatMul, inputs: [c, w3]}\n"
+      "  - {name: e, type: MatMul, inputs: [d, w4]}\n  - {name: f, type: MatMul, inputs: [e, w5]}\n"
+      "outputs: [f]\n"
+      "stages: {a: 0, b: 1, c: 2, d: 3, e: 4, f: 5}\n";
+  Compiled c = compileAllRanks(model);
+  REQUIRE_MESSAGE(c.errors.empty(), c.errors);
+  MemoryEstimate s0 = estimateStageMemory(c.global, c.options, 0);
+  REQUIRE(s0.training);
+  CHECK(s0.training->inFlightMicroBatches == doctest::Approx(7.0 / 3));
+  CHECK(s0.training->savedActivationBytes == 917504);
+  CHECK(s0.training->otherMicroBatchesBytes() == 1223339);
+  CHECK(s0.training->peakBytes == std::floor(s0.training->peakBytes));
+  CHECK(s0.training->firstStepPeakBytes == std::floor(s0.training->firstStepPeakBytes));
+}
+
 }  // namespace irc::test
