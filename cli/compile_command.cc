@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cost/cluster_presets.h"
 #include "dumps/dump_writer.h"
 #include "dumps/mindspore_context_code.h"
 #include "dumps/plan_code.h"

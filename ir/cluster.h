@@ -69,9 +69,4 @@ struct ClusterDescription {
   double vectorPeak() const { return device.fp32Flops; }
 };
 
-// The presets' names (dgx-a100-80gb, dgx-h100, h200-sxm, dgx-b200, gb200-nvl72, ..., docs/cluster.md)
-// and a preset by name.
-const std::vector<std::string>& clusterPresetNames();
-std::optional<ClusterDescription> clusterPreset(std::string_view name);
-
 }  // namespace irc

@@ -2,6 +2,7 @@
 // overridden, or every figure given.
 #include <fmt/format.h>
 
+#include "cost/cluster_presets.h"
 #include "frontends/yaml/model_loader.h"
 #include "plan/device_precision.h"
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cost/cluster_presets.h"
 #include "dumps/explain.h"
 #include "cost/attention_fusion.h"
 #include "cost/collective_time.h"

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cost/cluster_presets.h"
 #include "cost/linear_layers.h"
 #include "cost/memory_estimate.h"
 #include "cost/step_cost.h"
