@@ -20,12 +20,16 @@ std::optional<double> parseByteSize(std::string_view text, std::string& error) {
   char* stop = nullptr;
   double value = number.empty() ? NAN : std::strtod(number.c_str(), &stop);
   if (number.empty() || stop != number.c_str() + number.size() || !std::isfinite(value) || value < 0) {
-    error = fmt::format("'{}' is not a size (write e.g. 16GiB, 80GB or 1.5e9)", text);
+    error = fmt::format("'{}' is not a size (write e.g. 16GiB, 80GB or 1.5e9 bytes)", text);
     return std::nullopt;
   }
-  static const std::pair<const char*, double> units[] = {
-      {"", 1},      {"B", 1},        {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
-      {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  // KB, MB, GB and TB of memory are JEDEC's binary units, as a device's memory is sold and as
+  // MindSpore reads max_device_memory ("80GB": kGBToByte = 1024 << 20): an "80 GB" A100 holds
+  // 80 GiB. A decimal size is written as a number (80e9).
+  constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024, kTiB = kGiB * 1024;
+  static const std::pair<const char*, double> units[] = {{"", 1},       {"B", 1},     {"KB", kKiB},  {"MB", kMiB},
+                                                         {"GB", kGiB},  {"TB", kTiB}, {"KiB", kKiB}, {"MiB", kMiB},
+                                                         {"GiB", kGiB}, {"TiB", kTiB}};
   for (const auto& [name, scale] : units) {
     if (unit != name) continue;
     // Bytes are whole, and a size of nothing fits nothing: 0 (or 0.5B) is no budget a user meant.

@@ -690,7 +690,7 @@ TEST_CASE("--plan-out of the structural search over an ONNX graph: the plan with
 }
 
 TEST_CASE("--plan-out of the structural search over a config.json's experts: EP and ETP chosen, AlltoAll kept, verified") {
-  // A tiny Mixtral under a budget (60 KB) that whole experts on every rank do not fit: the search
+  // A tiny Mixtral under a budget (60,000 bytes) that whole experts on every rank do not fit: the search
   // splits them over 4 EP ranks and each over the 2 TP ranks. Its plan recompiles to the same
   // estimate and peak: `enable_alltoall`, which the search sets for the dispatch, is written (the
   // plan recompiled without it moved the tokens by AllGather and Split: +40 % exposed communication,
@@ -701,7 +701,7 @@ TEST_CASE("--plan-out of the structural search over a config.json's experts: EP 
   "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64, "num_local_experts": 4, "num_experts_per_tok": 2})");
   writeFile(tmp.path() + "/t.yaml",
             "graph: tiny.config.json\ndims: {batch: 8, sequence: 8}\n"
-            "parallel: {device_num: 8, search_mode: auto, training: true, memory_budget: 60KB}\ncluster: {preset: dgx-h100}\n");
+            "parallel: {device_num: 8, search_mode: auto, training: true, memory_budget: 60e3}\ncluster: {preset: dgx-h100}\n");
   REQUIRE(runIrc({"t.yaml", "--plan-out", "p.yaml", "--report", "a.json", "-q"}, tmp.path()).exitCode == 0);
   auto first = nlohmann::json::parse(readFile(tmp.path() + "/a.json"));
   const auto& chosen = first["search"]["configuration"];
@@ -755,7 +755,7 @@ TEST_CASE("configuration search: a brute-force oracle compiling every configurat
     int devices, layers, batch;
     std::string budget;
   };
-  std::vector<Case> cases{{4, 2, 8, "80GB"}, {8, 4, 16, "1.2MB"}, {4, 4, 16, "80GB"}};
+  std::vector<Case> cases{{4, 2, 8, "80GB"}, {8, 4, 16, "1.2e6"}, {4, 4, 16, "80GB"}};
   for (const Case& k : cases) {
     CAPTURE(k.devices);
     CAPTURE(k.budget);
@@ -779,7 +779,7 @@ TEST_CASE("configuration search: a brute-force oracle compiling every configurat
                           c->dims.tp, c->dims.pp, c->dims.v, c->microBatchSize, c->microBatches, c->recompute, c->zeroStage,
                           c->optimizerLevel, c->stepSeconds, c->peakBytes));
     CHECK(chosen.chosen.stepSeconds <= oracle.chosen.stepSeconds * (1 + 1e-12));
-    CHECK(chosen.chosen.peakBytes <= (k.budget == "80GB" ? 80e9 : 1.2e6));
+    CHECK(chosen.chosen.peakBytes <= (k.budget == "80GB" ? 80.0 * 1073741824 : 1.2e6));
   }
 }
 #endif

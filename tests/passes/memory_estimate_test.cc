@@ -338,7 +338,9 @@ TEST_CASE("memory: the report's memory section, the summary line, and the budget
   CHECK(runIrc({"big.yaml", "-q", "--cluster", "h200-sxm"}, dir.path()).err.empty());  // 140 GiB
   std::string error;
   CHECK(parseByteSize("16GiB", error) == 16.0 * 1073741824);
-  CHECK(parseByteSize("80 GB", error) == 80e9);
+  // GB of memory is JEDEC's (and MindSpore's max_device_memory's) 2^30: an "80 GB" A100 holds 80 GiB.
+  CHECK(parseByteSize("80 GB", error) == 80.0 * 1073741824);
+  CHECK(parseByteSize("512MB", error) == 512.0 * 1048576);
   CHECK(parseByteSize("1.5e9", error) == 1.5e9);
   CHECK(!parseByteSize("16GiBs", error));
   CHECK(error.find("valid: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB") != std::string::npos);
