@@ -111,7 +111,13 @@ std::vector<int64_t> splitLayers(int64_t count, int64_t pp, double pre, double p
 class Search {
  public:
   Search(Graph& graph, CompileOptions& options, DiagnosticEngine& diags, const TrialCompile& compile)
-      : graph_(graph), options_(options), diags_(diags), compile_(compile), cluster_(*options.cluster), start_(Clock::now()) {}
+      : graph_(graph),
+        options_(options),
+        diags_(diags),
+        compile_(compile),
+        cluster_(*options.cluster),
+        bound_(memoryBound(options)),
+        start_(Clock::now()) {}
 
   ConfigurationSearchOutcome run() {
     layers_ = findLayers(graph_);
@@ -125,9 +131,9 @@ class Search {
     if (configs_.empty()) {
       diags_.error(options_.settingsLoc,
                    fmt::format("search: no configuration of {} devices keeps the parameters of a rank within "
-                               "memory_budget {:.1f} GiB ({} considered; the least needs pipeline or optimizer "
+                               "{} ({} considered; the least needs pipeline or optimizer "
                                "sharding beyond what {} devices allow)",
-                               options_.deviceNum, options_.memoryBudget / kGiB, considered_, options_.deviceNum));
+                               options_.deviceNum, boundText(), considered_, options_.deviceNum));
       return ConfigurationSearchOutcome::Failed;
     }
     if (!estimateByLayerModels()) return ConfigurationSearchOutcome::Failed;
@@ -135,10 +141,9 @@ class Search {
     int compiled = 0;
     std::optional<Prepared> best = compileFastest(compiled);
     if (!best) {
-      diags_.error(options_.settingsLoc,
-                   fmt::format("search: no configuration of {} devices fits memory_budget {:.1f} GiB ({} "
-                               "considered, {} dropped by the memory lower bound, {} compiled)",
-                               options_.deviceNum, options_.memoryBudget / kGiB, considered_, pruned_, compiled));
+      diags_.error(options_.settingsLoc, fmt::format("search: no configuration of {} devices fits {} ({} "
+                                                     "considered, {} dropped by the memory lower bound, {} compiled)",
+                                                     options_.deviceNum, boundText(), considered_, pruned_, compiled));
       return ConfigurationSearchOutcome::Failed;
     }
     apply(std::move(*best), compiled);
@@ -197,7 +202,20 @@ class Search {
 
   static constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-  bool fits(double peak) const { return options_.memoryBudget <= 0 || peak <= options_.memoryBudget; }
+  // What a rank's peak must stay within: the budget, and on a cluster whose device's memory is
+  // known, that memory too (a plan over it would not run, budget or not); 0: unbounded.
+  static double memoryBound(const CompileOptions& o) {
+    const double device = o.cluster->device.hbmBytes;
+    if (o.memoryBudget > 0) return device > 0 ? std::min(o.memoryBudget, device) : o.memoryBudget;
+    return device;
+  }
+  std::string boundText() const {
+    if (options_.memoryBudget > 0 && bound_ == options_.memoryBudget)
+      return fmt::format("memory_budget {:.1f} GiB", bound_ / kGiB);
+    return fmt::format("the {:.1f} GiB a {} device holds", bound_ / kGiB,
+                       cluster_.preset.empty() ? "cluster's" : cluster_.preset);
+  }
+  bool fits(double peak) const { return bound_ <= 0 || peak <= bound_; }
   bool mayFit(double layerModelPeak) const { return fits(layerModelPeak * kModelMargin); }
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   // Whether another piece of work as long as `typical` (the mean of those done) would end past
@@ -380,8 +398,8 @@ class Search {
               // per-stage search): under a budget, with stages, the stages that fit without it run
               // none — faster each, and 1F1B's later stages hold fewer micro-batches. Not where the
               // model gives its checkpoints; zero-bubble holds P micro-batches on every stage.
-              c.recomputeWhereNeeded = r != Recompute::None && base.dims.pp > 1 && !givenRecompute_ &&
-                                       options_.memoryBudget > 0 && schedule != PipelineSchedule::ZeroBubble;
+              c.recomputeWhereNeeded = r != Recompute::None && base.dims.pp > 1 && !givenRecompute_ && bound_ > 0 &&
+                                       schedule != PipelineSchedule::ZeroBubble;
               configs_.push_back(c);
             }
     }
@@ -549,7 +567,7 @@ class Search {
     c.stageRecompute.assign(static_cast<size_t>(c.dims.pp), c.recompute != Recompute::None);
     for (int64_t s = 0; s < c.dims.pp; ++s) {
       StageFigures f = stageFigures(c, s, c.recompute, p2p);
-      if (c.recomputeWhereNeeded && f.peakWithoutRecompute <= options_.memoryBudget * kModelMargin)
+      if (c.recomputeWhereNeeded && f.peakWithoutRecompute <= bound_ * kModelMargin)
         f = stageFigures(c, s, Recompute::None, p2p), c.stageRecompute[s] = false;
       slowest = std::max(slowest, f.seconds);
       stagesTogether += f.seconds;
@@ -741,7 +759,7 @@ class Search {
     summary->status = unestimated_ > 0 || uncompiled_ > 0 ? "time_limit" : "structural";
     summary->objective = chosen.seconds;
     summary->timeLimit = options_.searchTimeLimit;
-    summary->memoryBudget = options_.memoryBudget;
+    summary->memoryBudget = bound_;
     summary->estimatedPeak = chosen.peak;
     ConfigurationSearch account;
     account.chosen = described(chosen);
@@ -769,11 +787,11 @@ class Search {
       SearchConfiguration s = described(c);
       if (!listed.insert(planKey(s)).second) continue;
       if (!fits(c.peak))
-        s.verdict = fmt::format("needs {:.1f} GiB{}, over the budget of {:.1f} GiB", c.peak / kGiB,
+        s.verdict = fmt::format("needs {:.1f} GiB{}, over {}", c.peak / kGiB,
                                 c.compiled && c.firstStepPeak < c.peak
                                     ? fmt::format(" from the second step on (the first step {:.1f} GiB)", c.firstStepPeak / kGiB)
                                     : "",
-                                options_.memoryBudget / kGiB);
+                                boundText());
       else s.verdict = slowerVerdict(c, chosen, compiled);
       account.alternatives.push_back(std::move(s));
     }
@@ -803,6 +821,7 @@ class Search {
   DiagnosticEngine& diags_;
   TrialCompile compile_;  // a copy: the caller may hand a temporary
   const ClusterDescription& cluster_;
+  const double bound_;  // memoryBound(options_)
   Clock::time_point start_;
   LayerMap layers_;
   int64_t batch_ = 0;

@@ -279,6 +279,35 @@ TEST_CASE("configuration search: a plan that fits, written back, compiles to the
   CHECK(verifyCompiled(all).ok);
 }
 
+TEST_CASE("configuration search: without a budget the device's memory bounds the plan; a budget above it is the device's") {
+  // The interleaved-schedule case's model and budget (2.5 MB needs pipeline stages), as the
+  // device's memory instead: with no memory_budget the search keeps every rank within the 2.5 MB
+  // the cluster says a device holds, and chooses what the 2.5 MB budget chooses; a budget of
+  // 80 GiB over such a device is bounded by the device too.
+  auto searched = [](const std::string& budget) {
+    std::string text = smallGpt(16, 16, 256);
+    text.replace(text.find("memory_budget: 80GB"), 19, budget);
+    text.replace(text.find("{preset: dgx-a100-80gb}"), 23, "{preset: dgx-a100-80gb, hbm_bytes: 2.5e6}");
+    auto [g, gSettings, gData] = parseModelAndSettings(text);
+    CompileOptions options = optionsFromModel(gSettings);
+    DiagnosticEngine diags("m.yaml", "");
+    REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
+    return std::make_pair(g.search->memoryBudget, g.search->configuration->chosen);
+  };
+  auto [unbudgeted, free] = searched("search_time_limit: 1e9");
+  auto [budgeted, bound] = searched("memory_budget: 2.5e6, search_time_limit: 1e9");
+  auto [above, capped] = searched("memory_budget: 80GiB, search_time_limit: 1e9");
+  CHECK(unbudgeted == 2.5e6);
+  CHECK(budgeted == 2.5e6);
+  CHECK(above == 2.5e6);
+  for (const SearchConfiguration* c : {&free, &bound, &capped}) {
+    CHECK(c->peakBytes <= 2.5e6);
+    CHECK(c->dims.pp > 1);
+  }
+  CHECK(free.stepSeconds == bound.stepSeconds);
+  CHECK(capped.stepSeconds == bound.stepSeconds);
+}
+
 TEST_CASE("configuration search: the interleaved schedule is a dimension, and its plan compiles to its estimate and verifies") {
   // 16 layers on 16 devices under a budget that needs pipeline stages (DP 16's bf16 weights,
   // 1.6 MB, and its ZeRO shards do not fit 2.5 MB with activations): with 4 micro-batches over
