@@ -156,7 +156,7 @@ std::optional<LoadedModel> loadModelOrReport(const std::string& path, ColorMode 
   if (overrides.searchMode) options.searchMode = *overrides.searchMode;
   if (overrides.redistribution) options.redistribution = *overrides.redistribution;
   return LoadedModel{std::move(file.diags), std::move(file.loaded->graph), std::move(options),
-                     std::move(file.loaded->parameterData)};
+                     std::move(file.loaded->parameterData), file.loaded->facts};
 }
 
 namespace {

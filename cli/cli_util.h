@@ -61,6 +61,7 @@ struct LoadedModel {
   // An ONNX file's parameter values (initializers and folded constants), when asked for with
   // ParallelOverrides::keepParameterData.
   std::map<ValueId, TensorValue> parameterData;
+  ModelFacts facts;  // what the frontend knows beyond the graph (the report and --torch-out say it)
 };
 
 // search_mode auto on a cluster: the structural search (search/configuration_search.h) on

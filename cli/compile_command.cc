@@ -514,8 +514,8 @@ DumpOptions dumpOptionsFor(const CompileArgs& a, const Graph& graph, const Compi
 // graph can then become the rank's graph without a copy.
 class CompileOutputs {
  public:
-  CompileOutputs(const CompileArgs& a, const CompileOptions& options, StageTimer& timer)
-      : a_(a), options_(options), timer_(timer) {}
+  CompileOutputs(const CompileArgs& a, const CompileOptions& options, const ModelFacts& facts, StageTimer& timer)
+      : a_(a), options_(options), facts_(facts), timer_(timer) {}
 
   void take(const Graph& graph) {
     auto start = StageTimer::Clock::now();
@@ -524,13 +524,13 @@ class CompileOutputs {
     start = StageTimer::Clock::now();
     if (!a_.report.empty() && a_.report != "-") {
       report_.emplace(a_.report, [&](std::ostream& out) {
-        writeReport(out, graph, options_, reportRank(), a_.reportIndent, &summary.memory);
+        writeReport(out, graph, options_, reportRank(), a_.reportIndent, &summary.memory, facts_);
       });
       timer_.add("report", start);
     }
     if (!a_.strategyCkptOut.empty() || !a_.mindsporeOut.empty()) checkpoint_ = strategyCheckpointJson(graph, options_.globalRank);
     if (!a_.torchOut.empty()) {
-      torch_ = torchPlanCode(graph, options_, summary.totals, summary.memory ? &*summary.memory : nullptr);
+      torch_ = torchPlanCode(graph, options_, summary.totals, summary.memory ? &*summary.memory : nullptr, facts_);
       for (const std::string& w : torch_.warnings) std::cerr << "irc: warning: --torch-out: " << w << "\n";
     }
     if (!a_.mindsporeOut.empty()) {
@@ -551,8 +551,8 @@ class CompileOutputs {
   bool write(const Graph& graph) {
     if (a_.report == "-") {
       auto start = StageTimer::Clock::now();
-      writeReport(std::cout, graph, options_, reportRank(), a_.reportIndent,
-                  &summary.memory);  // a failed write is caught by the driver
+      writeReport(std::cout, graph, options_, reportRank(), a_.reportIndent, &summary.memory,
+                  facts_);  // a failed write is caught by the driver
       timer_.add("report", start);
     }
     if (report_)
@@ -582,6 +582,7 @@ class CompileOutputs {
   }
   const CompileArgs& a_;
   const CompileOptions& options_;
+  const ModelFacts& facts_;
   StageTimer& timer_;
   std::optional<StagedFile> report_;
   std::string checkpoint_;
@@ -645,7 +646,7 @@ ExitStatus runCompile(const std::vector<std::string>& args) {
     }
     timer.add("teardown", start);
   };
-  CompileOutputs outputs(a, options, timer);
+  CompileOutputs outputs(a, options, loaded->facts, timer);
   hooks.globalGraph = [&](const Graph& global) { outputs.take(global); };
   hooks.keepGlobalGraph = outputs.needsGlobalGraph();
   if (a.timePasses) hooks.instrumentations.push_back(&timer);

@@ -227,14 +227,14 @@ std::string lossSection(const ModuleOutputs& boundaries) {
 
 // The file's header: what it is and irc's prediction for it.
 std::string predictionHeader(const Graph& graph, const CompileOptions& options, const CompileTotals& totals,
-                             const MemoryEstimate* memory, bool given, const std::vector<std::string>& warnings) {
+                             const MemoryEstimate* memory, bool given, bool modulesFromConfig,
+                             const std::vector<std::string>& warnings) {
   std::string out = fmt::format("# irc's plan for {} on {} devices as PyTorch DTensor tensor parallelism (torch >= 2.4).\n",
                                 graph.name, options.rankCount());
   out += given ? "# The plan's modules: styles, as written.\n"
                : "# Each Linear's and Embedding's style as its weight's layout in irc's plan says it.\n";
-  out += graph.modulesFromConfig
-             ? "# Module paths are those of the model transformers builds from the config.json (from_config).\n#\n"
-             : "# Module paths are those of the module torch.onnx.export saw (the exported root).\n#\n";
+  out += modulesFromConfig ? "# Module paths are those of the model transformers builds from the config.json (from_config).\n#\n"
+                           : "# Module paths are those of the module torch.onnx.export saw (the exported root).\n#\n";
   out += "# irc's prediction for one forward pass on every rank:\n";
   std::vector<std::string> collectives;
   for (CollectiveKind kind : kGroupCollectives)
@@ -325,7 +325,7 @@ const char* const kPipelineSplitSpec =
 }  // namespace
 
 PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const CompileTotals& totals,
-                       const MemoryEstimate* memory) {
+                       const MemoryEstimate* memory, const ModelFacts& facts) {
   PlanCode code;
   bool given = !graph.moduleStyles.empty();
   int64_t tpSize = options.deviceNum;
@@ -341,7 +341,7 @@ PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const 
                               std::vector<int64_t>(mesh.dims.begin() + stageDims, mesh.dims.end()));
   code.warnings.insert(code.warnings.end(), boundaries.warnings.begin(), boundaries.warnings.end());
   std::string& out = code.text;
-  out += predictionHeader(graph, options, totals, memory, given, code.warnings);
+  out += predictionHeader(graph, options, totals, memory, given, facts.modulesFromConfig, code.warnings);
   std::vector<std::string> dims;
   for (size_t a = 0; a < mesh.names.size(); ++a) dims.push_back(fmt::format("{}: {}", pythonString(mesh.names[a]), mesh.dims[a]));
   out += "# The device mesh's named dims, ranks row-major: init_device_mesh(\"cuda\", sizes, mesh_dim_names=names).\n";

@@ -19,9 +19,10 @@ struct PlanCode {
 // A Python file defining `parallelize(model, mesh)`: the plan's `modules:` styles as written
 // (each module it styled), or for other plans the style each Linear's and Embedding's weight
 // layout amounts to (colwise: its out features split; rowwise: its in features, or an
-// Embedding's vocabulary). Module paths are those of the exported module.
+// Embedding's vocabulary). Module paths are those of the exported module, or of the model
+// transformers builds from a config.json (`facts.modulesFromConfig`).
 PlanCode torchPlanCode(const Graph& graph, const CompileOptions& options, const CompileTotals& totals,
-                       const MemoryEstimate* memory);
+                       const MemoryEstimate* memory, const ModelFacts& facts);
 
 // A Python file with one `ops.<Type>().shard(<strategy>)` per op with a strategy, keyed by the
 // op's MindSpore name, in execution order: the strategies the checkpoint `checkpointFile` holds.

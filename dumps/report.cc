@@ -336,7 +336,7 @@ json clusterJson(const ClusterDescription& c, Precision precision) {
 // Every trainable weight, and the weights one token's forward pass multiplies with: all of
 // them but a lookup table's other rows and the experts a token does not choose (K of E of a
 // dispatch's experts' weights); a config.json's frontend gives its own count.
-std::pair<int64_t, int64_t> parameterCounts(const Graph& graph) {
+std::pair<int64_t, int64_t> parameterCounts(const Graph& graph, const ModelFacts& facts) {
   const std::vector<double> expertShare = activeParameterShares(graph);
   std::vector<int64_t> readRows(graph.values.size(), -1);  // a lookup table: the elements of one row
   for (const Op& op : graph.ops) {
@@ -354,12 +354,12 @@ std::pair<int64_t, int64_t> parameterCounts(const Graph& graph) {
     all += numElements(value.type.shape);
     active += readRows[v] >= 0 ? readRows[v] : std::llround(static_cast<double>(numElements(value.type.shape)) * expertShare[v]);
   }
-  return {all, graph.activeParameters >= 0 ? graph.activeParameters : active};
+  return {all, facts.activeParameters >= 0 ? facts.activeParameters : active};
 }
 
-json totalsJson(const Graph& graph, const CompileOptions& options, int64_t rank) {
+json totalsJson(const Graph& graph, const CompileOptions& options, int64_t rank, const ModelFacts& facts) {
   CompileTotals totals = compileTotals(graph, &options, rank);
-  auto [parameters, activeParameters] = parameterCounts(graph);
+  auto [parameters, activeParameters] = parameterCounts(graph, facts);
   int inserted = 0;
   for (const auto& [type, n] : totals.insertedByType) inserted += n;
   json out = {{"comm_bytes_per_rank", totals.commBytesPerRank},
@@ -537,7 +537,7 @@ json searchJson(const Graph& graph, const SearchSummary& s) {
 }  // namespace
 
 void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& options, int64_t rank, int indent,
-                 const std::optional<MemoryEstimate>* given) {
+                 const std::optional<MemoryEstimate>* given, const ModelFacts& facts) {
   JsonStream js(out, indent);
   js.beginObject();
   js.member("schema_version"_key, 1);
@@ -582,7 +582,7 @@ void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& op
   js.endArray();
 
   js.key("totals"_key);
-  js.value(totalsJson(graph, options, rank));
+  js.value(totalsJson(graph, options, rank, facts));
   if (graph.search) {
     js.key("search"_key);
     js.value(searchJson(graph, *graph.search));

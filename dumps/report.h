@@ -13,15 +13,17 @@
 #include "ir/graph.h"
 #include "passes/manager/compile_options.h"
 #include "cost/memory_estimate.h"
+#include "frontends/loaded_graph.h"
 
 namespace irc {
 
 // Writes the report to `out` as it goes (each op's object built and written on its own), in
 // nlohmann::json's dump() layout: compact with indent < 0, else `indent` spaces a level; ends
 // with a line break.
-// `memory`: the rank's memory estimate when the caller has it (else it is computed here).
+// `memory`: the rank's memory estimate when the caller has it (else it is computed here);
+// `facts`: what the frontend knows beyond the graph (a config.json's active parameters).
 void writeReport(std::ostream& out, const Graph& graph, const CompileOptions& options, int64_t rank, int indent,
-                 const std::optional<MemoryEstimate>* memory = nullptr);
+                 const std::optional<MemoryEstimate>* memory = nullptr, const ModelFacts& facts = {});
 // The same, parsed (for tests and tools that read it back).
 nlohmann::ordered_json buildReport(const Graph& graph, const CompileOptions& options, int64_t rank);
 

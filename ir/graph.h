@@ -181,12 +181,6 @@ class Graph {
   int32_t stage = 0;
   // Send/Receive pairs at the pipeline's stage boundaries, in order (docs/pipeline.md).
   std::vector<PipelineTransfer> transfers;
-  // The weights one token's forward pass multiplies with, where the frontend knows the routing (a
-  // config.json's mixture of experts); -1: every trainable parameter, a lookup table's one row.
-  int64_t activeParameters = -1;
-  // Whose modules `modulePaths` name: false, the module torch.onnx.export saw (an export's node
-  // metadata); true, the model transformers builds from a config.json (docs/config-json.md).
-  bool modulesFromConfig = false;
   // search_mode auto's account of the plan (shared by the graph's copies).
   std::shared_ptr<const SearchSummary> search;
 

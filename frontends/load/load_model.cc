@@ -29,9 +29,7 @@ void readGraph(ModelFile& file, const std::string& path, const std::string& text
     if (!model) return;
     DiagnosticEngine modelDiags(shownPath + " (as a model)", *model);
     if (auto loaded = loadModel(*model, modelDiags, {modelStem(path)})) {
-      file.loaded = LoadedGraph{std::move(loaded->graph), {}, {}};
-      file.loaded->graph.activeParameters = active;
-      file.loaded->graph.modulesFromConfig = true;
+      file.loaded = LoadedGraph{std::move(loaded->graph), {}, {}, {active, true}};
     } else {
       for (const Diagnostic& d : modelDiags.diagnostics())
         file.diags->error(

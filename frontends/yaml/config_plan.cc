@@ -60,8 +60,7 @@ bool PlanReader::loadConfigGraph(const YamlNode& graphNode, const std::string& f
     return false;
   }
   graph_ = std::move(loaded->graph);
-  graph_.activeParameters = activeParameterCount(*config);
-  graph_.modulesFromConfig = true;
+  facts_ = {activeParameterCount(*config), true};
   degreeStages_ = degrees && degrees->pp > 1;
   return true;
 }

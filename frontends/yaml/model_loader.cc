@@ -13,7 +13,7 @@ namespace irc::model_loading {
 
 std::optional<LoadedGraph> ModelLoader::finish() {
   if (reader_.diags().hasErrors()) return std::nullopt;
-  return LoadedGraph{std::move(graph_), std::move(parallel_), std::move(parameterData_)};
+  return LoadedGraph{std::move(graph_), std::move(parallel_), std::move(parameterData_), facts_};
 }
 
 namespace {

@@ -80,6 +80,7 @@ class ModelLoader {
   Graph graph_;
   ParallelConfig parallel_;                       // the `parallel` block (and `cluster`) as read
   std::map<ValueId, TensorValue> parameterData_;  // a plan's ONNX file's, when kept
+  ModelFacts facts_;                              // a plan's config.json's
   bool parallelOk_ = false;
 };
 
@@ -140,6 +141,7 @@ class PlanReader {
   const FrontendOptions& options_ = blocks_.options_;
   Graph& graph_ = blocks_.graph_;
   ParallelConfig& parallel_ = blocks_.parallel_;
+  ModelFacts& facts_ = blocks_.facts_;
 
   bool readPlanDims(const YamlNode& node, std::map<std::string, int64_t>& dims);
   // The plan's graph from its file into graph_; false after reporting at the `graph:` line.

@@ -69,7 +69,7 @@ TEST_CASE("primitive attrs are sorted, defaults included, strategies of configur
 }
 
 TEST_CASE("header: attrs sorted, inputs then parameters numbered from 1") {
-  auto [g, settings, gData] = parseModelAndSettings(
+  auto [g, settings, gData, gFacts] = parseModelAndSettings(
       "name: h\nparallel: {device_num: 4, global_rank: 2, device_matrix: [2, 2], alias_name: [dp, mp]}\n"
       "inputs:\n  - {name: x, shape: [4], dtype: int64}\nparameters:\n  - {name: p, shape: [4], dtype: int64}\n"
       "ops:\n  - {name: y, type: Add, inputs: [x, p]}\n");

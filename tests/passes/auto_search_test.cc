@@ -314,7 +314,7 @@ TEST_CASE("search paths: a budget no plan meets, an op with one candidate, confi
   // the test accepted either. A deterministic stand-in for the clock puts the limit at a count of
   // the solver's solutions.
   auto searchWithLimit = [&](int solutions, DiagnosticEngine& diags) {
-    auto [g, settings, gData] = parseModelAndSettings(withParallel(gpt, ", training: true, memory_budget: 1GiB"));
+    auto [g, settings, gData, gFacts] = parseModelAndSettings(withParallel(gpt, ", training: true, memory_budget: 1GiB"));
     CompileOptions options = optionsFromModel(settings);
     options.searchMode = SearchMode::Auto;
     options.searchLimitAtSolution = solutions;

@@ -149,7 +149,7 @@ TEST_CASE(
       "ops:\n  - {name: r, type: ReLU, inputs: [x], in_strategy: [[4, 1]]}\n"
       "  - {name: e, type: Exp, inputs: [r], in_strategy: [[4, 1]]}\noutputs: [e]\n";
   DiagnosticEngine diags("m.yaml", fitting);
-  auto [g, settings, gData] = *loadModel(fitting, diags, {"m"});
+  auto [g, settings, gData, gFacts] = *loadModel(fitting, diags, {"m"});
   PassContext context{diags};
   CompileOptions options = optionsFromModel(settings);
   REQUIRE(createStrategyPropagationPass(options)->run(g, context) == PassStatus::Annotated);

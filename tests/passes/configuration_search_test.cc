@@ -160,7 +160,7 @@ TEST_CASE("configuration search: expert parallelism's seeds dispatch each rank's
   std::string text = imported.out;
   REQUIRE(text.find("parallel: {device_num: 1}") != std::string::npos);
   text.replace(text.find("parallel: {device_num: 1}"), 25, "parallel: {device_num: 4, training: true, fully_use_devices: false}");
-  auto [g, settings, gData] = parseModelAndSettings(text);
+  auto [g, settings, gData, gFacts] = parseModelAndSettings(text);
   REQUIRE_FALSE(seedTensorParallel(g, {.dp = 4, .tp = 1, .ep = 4}).has_value());
   CHECK(seedOf(g, "L0.dispatch") == ShardStrategy{{4, 1, 1}, {4, 1, 1}});
   CHECK(seedOf(g, "L1.combine") == ShardStrategy{{4, 1, 1, 1}, {4, 1, 1}, {4, 1, 1}});
@@ -182,7 +182,7 @@ TEST_CASE("configuration search: expert parallelism's seeds dispatch each rank's
   // parallelism, Megatron-Core's default), the router whole: the dispatched tokens, whole on both
   // TP ranks, reach their experts by the AlltoAll alone (the fused gate_up's halves are taken per
   // rank block), and the experts' partial sums are reduced over TP once.
-  auto [g2, settings2, gData2] = parseModelAndSettings(text);
+  auto [g2, settings2, gData2, g2Facts] = parseModelAndSettings(text);
   REQUIRE_FALSE(seedTensorParallel(g2, {.dp = 2, .tp = 2, .ep = 2}).has_value());
   CHECK(seedOf(g2, "L0.router") == ShardStrategy{{2, 1}, {1, 1}});
   CHECK(seedOf(g2, "L0.gate_up") == ShardStrategy{{1, 2, 1, 1}, {2, 2, 1}});
@@ -221,7 +221,7 @@ TEST_CASE("configuration search: layers by the index in their names") {
 }
 
 TEST_CASE("configuration search: a plan that fits, written back, compiles to the same estimate and verifies") {
-  auto [g, gSettings, gData] = parseModelAndSettings(smallGpt(16, 4, 64));
+  auto [g, gSettings, gData, gFacts] = parseModelAndSettings(smallGpt(16, 4, 64));
   CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
   REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
@@ -263,7 +263,7 @@ TEST_CASE("configuration search: a plan that fits, written back, compiles to the
   REQUIRE(step);
   CHECK(step->total == relative(c.stepSeconds).epsilon(1e-12));
   // The written plan loads to the same settings and graph, and its compile verifies.
-  auto [again, againSettings, againData] = parseModelAndSettings(plan);
+  auto [again, againSettings, againData, againFacts] = parseModelAndSettings(plan);
   CompileOptions againOptions = optionsFromModel(againSettings);
   CHECK(againOptions.rankCount() == 16);
   CHECK(againOptions.pipelineStages == options.pipelineStages);
@@ -288,7 +288,7 @@ TEST_CASE("configuration search: without a budget the device's memory bounds the
     std::string text = smallGpt(16, 16, 256);
     text.replace(text.find("memory_budget: 80GB"), 19, budget);
     text.replace(text.find("{preset: dgx-a100-80gb}"), 23, "{preset: dgx-a100-80gb, hbm_bytes: 2.5e6}");
-    auto [g, gSettings, gData] = parseModelAndSettings(text);
+    auto [g, gSettings, gData, gFacts] = parseModelAndSettings(text);
     CompileOptions options = optionsFromModel(gSettings);
     DiagnosticEngine diags("m.yaml", "");
     REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
@@ -315,7 +315,7 @@ TEST_CASE("configuration search: the interleaved schedule is a dimension, and it
   // from one stage slot to an eighth, and is chosen.
   std::string text = smallGpt(16, 16, 256);
   text.replace(text.find("memory_budget: 80GB"), 19, "memory_budget: 2.5MB");
-  auto [g, gSettings, gData] = parseModelAndSettings(text);
+  auto [g, gSettings, gData, gFacts] = parseModelAndSettings(text);
   CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
   REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
@@ -339,7 +339,7 @@ TEST_CASE("configuration search: the interleaved schedule is a dimension, and it
   // not interleave, and the plan it writes names the schedule and compiles to its estimate.
   std::string zb = smallGpt(16, 16, 256, ", pipeline_schedule: zero_bubble");
   zb.replace(zb.find("memory_budget: 80GB"), 19, "memory_budget: 2.5MB");
-  auto [z, zSettings, zData] = parseModelAndSettings(zb);
+  auto [z, zSettings, zData, zFacts] = parseModelAndSettings(zb);
   CompileOptions zOptions = optionsFromModel(zSettings);
   REQUIRE(runConfigurationSearch(z, zOptions, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
   const SearchConfiguration& zc = z.search->configuration->chosen;
@@ -363,7 +363,7 @@ TEST_CASE("configuration search: the zero-bubble schedule is a dimension, and it
   auto search = [](const std::string& extra, CompileOptions& options) {
     std::string t = smallGpt(16, 6, 96, extra);
     t.replace(t.find("memory_budget: 80GB"), 19, "memory_budget: 1MB");
-    auto [g, settings, data] = parseModelAndSettings(t);
+    auto [g, settings, data, gFacts] = parseModelAndSettings(t);
     options = optionsFromModel(settings);
     DiagnosticEngine diags("m.yaml", "");
     REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
@@ -394,7 +394,7 @@ TEST_CASE("configuration search: the zero-bubble schedule is a dimension, and it
 TEST_CASE("configuration search: zero_stage, enable_parallel_optimizer, micro_batches and recompute the model gives are kept") {
   DiagnosticEngine diags("m.yaml", "");
   auto searched = [&](const std::string& extra, const std::string& tail = "") {
-    auto [g, settings, data] = parseModelAndSettings(smallGpt(16, 4, 64, extra) + tail);
+    auto [g, settings, data, gFacts] = parseModelAndSettings(smallGpt(16, 4, 64, extra) + tail);
     CompileOptions options = optionsFromModel(settings);
     REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
     return std::make_pair(*g.search->configuration, options);
@@ -436,7 +436,7 @@ TEST_CASE("configuration search: context parallelism is a dimension, and its pla
   // the devices go to tensor, pipeline or context ranks; the seeds of a CP plan split every
   // activation's tokens over the context ranks and keep the keys and values whole for the
   // attention products.
-  auto [seeded, seededSettings, seededData] = parseModelAndSettings(smallGpt(8, 2, 1, "", 256));
+  auto [seeded, seededSettings, seededData, seededFacts] = parseModelAndSettings(smallGpt(8, 2, 1, "", 256));
   REQUIRE_FALSE(seedTensorParallel(seeded, {.dp = 1, .tp = 2, .cp = 4}).has_value());
   CHECK(seedOf(seeded, "l0_qkv") == ShardStrategy{{4, 1}, {1, 2}});
   CHECK(seedOf(seeded, "l0_scores") == ShardStrategy{{1, 2, 4, 1}, {1, 2, 1, 1}});
@@ -444,7 +444,7 @@ TEST_CASE("configuration search: context parallelism is a dimension, and its pla
   CHECK(seedOf(seeded, "l0_proj") == ShardStrategy{{4, 2}, {2, 1}});
   CHECK(seedOf(seeded, "embed") == ShardStrategy{{1, 1}, {1, 4}});
 
-  auto [g, gSettings, gData] = parseModelAndSettings(smallGpt(8, 2, 1, "", 256));
+  auto [g, gSettings, gData, gFacts] = parseModelAndSettings(smallGpt(8, 2, 1, "", 256));
   CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
   REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
@@ -469,7 +469,7 @@ TEST_CASE("configuration search: context parallelism is a dimension, and its pla
 TEST_CASE("configuration search: nothing fits a budget below the parameters' floor") {
   std::string text = smallGpt(16, 4, 64);
   text.replace(text.find("80GB"), 4, "100KB");
-  auto [g, gSettings, gData] = parseModelAndSettings(text);
+  auto [g, gSettings, gData, gFacts] = parseModelAndSettings(text);
   CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
   CHECK(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Failed);
@@ -481,7 +481,7 @@ TEST_CASE("configuration search: a time limit that stops it says so and what it 
   // search_time_limit 1e-6 s: the first layer model is built (the search needs one plan), the
   // others not; it returned a plan 4.7 times slower than the full search's, saying nothing.
   auto run = [](const std::string& extra) {
-    auto [g, gSettings, gData] = parseModelAndSettings(smallGpt(16, 4, 64, extra));
+    auto [g, gSettings, gData, gFacts] = parseModelAndSettings(smallGpt(16, 4, 64, extra));
     CompileOptions options = optionsFromModel(gSettings);
     DiagnosticEngine diags("m.yaml", "");
     REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
@@ -501,7 +501,7 @@ TEST_CASE("configuration search: a time limit that stops it says so and what it 
 TEST_CASE("configuration search: on 7 devices it says that no degree splits the model, not that memory is short") {
   // 7 is prime: DP 7 does not divide the batch of 64, PP 7 is more than the 4 layers, TP 7 does
   // not split the 4 heads. The error blamed the memory budget (80 GB, which the model is far under).
-  auto [g, gSettings, gData] = parseModelAndSettings(smallGpt(7, 4, 64));
+  auto [g, gSettings, gData, gFacts] = parseModelAndSettings(smallGpt(7, 4, 64));
   CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
   CHECK(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Failed);
@@ -517,11 +517,11 @@ TEST_CASE("configuration search: on 7 devices it says that no degree splits the 
 TEST_CASE("configuration search: not for models it does not fit (no cluster, a configured op, no layers)") {
   std::string noCluster = smallGpt(16, 4, 64);
   noCluster.erase(noCluster.find("cluster:"), noCluster.find('\n', noCluster.find("cluster:")) - noCluster.find("cluster:") + 1);
-  auto [g, gSettings, gData] = parseModelAndSettings(noCluster);
+  auto [g, gSettings, gData, gFacts] = parseModelAndSettings(noCluster);
   CompileOptions options = optionsFromModel(gSettings);
   DiagnosticEngine diags("m.yaml", "");
   CHECK(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::NotApplicable);
-  auto [one, oneSettings, oneData] = parseModelAndSettings(smallGpt(16, 1, 64));
+  auto [one, oneSettings, oneData, oneFacts] = parseModelAndSettings(smallGpt(16, 1, 64));
   CompileOptions oneOptions = optionsFromModel(oneSettings);
   CHECK(runConfigurationSearch(one, oneOptions, diags, compileForTrials()) == ConfigurationSearchOutcome::NotApplicable);
 }
@@ -791,7 +791,7 @@ TEST_CASE("configuration search: a brute-force oracle compiling every configurat
     std::string text = smallGpt(k.devices, k.layers, k.batch);
     text.replace(text.find("memory_budget: 80GB"), 19, "memory_budget: " + k.budget);
     auto search = [&](bool everything) {
-      auto [g, gSettings, gData] = parseModelAndSettings(text);
+      auto [g, gSettings, gData, gFacts] = parseModelAndSettings(text);
       CompileOptions options = optionsFromModel(gSettings);
       options.searchCompilesEverything = everything;
       options.searchTimeLimit = 1e9;
@@ -831,7 +831,7 @@ TEST_CASE("configuration search: the layer model agrees with the compile on the 
     CAPTURE(k.budget);
     std::string text = smallGpt(k.devices, k.layers, k.batch);
     text.replace(text.find("memory_budget: 80GB"), 19, "memory_budget: " + k.budget);
-    auto [g, gSettings, gData] = parseModelAndSettings(text);
+    auto [g, gSettings, gData, gFacts] = parseModelAndSettings(text);
     CompileOptions options = optionsFromModel(gSettings);
     DiagnosticEngine diags("m.yaml", "");
     REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
@@ -880,7 +880,7 @@ TEST_CASE("configuration search: the layer model within 2 % of the compile for T
     std::string text = smallGpt(8, 2, 1, "", 256);
     text.replace(text.find("preset: dgx-a100-80gb"), 21, std::string("preset: dgx-a100-80gb") + k.keys);
     writeFile("/tmp/gap_" + cluster + ".yaml", text);
-    auto [g, gSettings, gData] = parseModelAndSettings(text);
+    auto [g, gSettings, gData, gFacts] = parseModelAndSettings(text);
     CompileOptions options = optionsFromModel(gSettings);
     DiagnosticEngine diags("m.yaml", "");
     REQUIRE(runConfigurationSearch(g, options, diags, compileForTrials()) == ConfigurationSearchOutcome::Applied);
@@ -957,7 +957,7 @@ TEST_CASE(
     CAPTURE(cluster);
     std::string text = smallGpt(8, 2, 1, "", 256);
     text.replace(text.find("preset: dgx-a100-80gb"), 21, std::string("preset: dgx-a100-80gb, hbm_bandwidth: 2e10") + k.keys);
-    auto [g, gSettings, gData] = parseModelAndSettings(text);
+    auto [g, gSettings, gData, gFacts] = parseModelAndSettings(text);
     CompileOptions options = optionsFromModel(gSettings);
     options.searchCompilesEverything = true;
     options.searchTimeLimit = 1e9;
