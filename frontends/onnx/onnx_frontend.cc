@@ -522,7 +522,7 @@ std::optional<LoadedGraph> OnnxLoader::load(const std::string& bytes) {
   rewrite(fuseWrittenOutActivations);
   rewrite(onnx_import::unmergeBatchRegions);
   onnx_import::markUntrainedConstants(b.graph);
-  return LoadedGraph{std::move(b.graph), {}, std::move(b.parameterData)};
+  return LoadedGraph{std::move(b.graph), {}, std::move(b.parameterData), {}};
 }
 
 }  // namespace
