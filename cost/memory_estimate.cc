@@ -248,11 +248,11 @@ SavedForBackwardPlan savedForBackward(const Graph& g, const Program& p, const st
     bool again = recomputed(g, g.order[pos]);
     if (again) ++plan.recomputedOps;
     SavedForBackward s = rulesOf(op).savedForBackward(op);
-    auto keepRoot = [&](ValueId r, bool boundary, bool regathered) {
+    auto keepRoot = [&](ValueId r, bool boundary, bool rebuilt) {
       if (resident(p, r) || p.bytes[r] == 0) return;
       plan.savedBy[pos].push_back(r);
       plan.earliestSaver[r] = std::min(plan.earliestSaver[r], pos);
-      if ((!again || boundary) && !regathered) plan.saved[r] = true;
+      if ((!again || boundary) && !rebuilt) plan.saved[r] = true;
       else plan.dropped[r] = true;
     };
     auto keep = [&](ValueId v, bool boundary) {
